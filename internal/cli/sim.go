@@ -1,0 +1,340 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/fsmgen/fsmgen/internal/diag"
+	"github.com/fsmgen/fsmgen/internal/interp"
+	"github.com/fsmgen/fsmgen/internal/ir"
+	"github.com/fsmgen/fsmgen/internal/names"
+)
+
+// SimResult is the JSON shape of `fsmgen sim --json` (documented in docs/spec.md).
+type SimResult struct {
+	Machine  string         `json:"machine"`
+	Initial  string         `json:"initial"`
+	Steps    []SimStep      `json:"steps"`
+	Final    string         `json:"final"`
+	Counters map[string]any `json:"counters,omitempty"`
+	Rejected *SimRejection  `json:"rejected,omitempty"`
+}
+
+// SimStep is one accepted event.
+type SimStep struct {
+	Index int    `json:"index"`
+	Event string `json:"event"`
+	From  string `json:"from"`
+	To    string `json:"to"`
+	Line  int    `json:"line"`
+}
+
+// SimRejection is the refused event that ended the run.
+type SimRejection struct {
+	Index              int                 `json:"index"`
+	Event              string              `json:"event"`
+	State              string              `json:"state"`
+	Reason             string              `json:"reason"`
+	Message            string              `json:"message"`
+	Errors             []interp.FieldError `json:"errors,omitempty"`
+	AllowedTransitions []string            `json:"allowedTransitions"`
+}
+
+var guardFlagRE = regexp.MustCompile(`^(.*?)(?:@(\d+))?=(true|false)$`)
+
+func (c *command) sim(args []string) int {
+	fs := c.flags("sim")
+	var guards, policies, sets listFlag
+	fs.Var(&guards, "guard", "hook guard value `g=true|false`, or g@INDEX=... for one step (repeatable)")
+	fs.Var(&policies, "policy", "turn a policy `name` on (repeatable)")
+	fs.Var(&sets, "set", "context field value `field=JSON` (repeatable)")
+	as := fs.String("as", "", "`role` that fires the events")
+	asJSON := fs.Bool("json", false, "print the result as JSON")
+	// --events a,b,c splits on commas and --event NAME does not; both keep their order
+	// among each other, so they are taken out before the flag set sees the rest.
+	var order []string
+	files, err := parse(fs, rewriteEventFlags(args, &order))
+	if err != nil {
+		return ExitUsage
+	}
+	if len(files) != 1 {
+		return c.usageErr("sim needs exactly one spec file")
+	}
+	m, ds, err := loadFile(files[0])
+	if err != nil {
+		return c.usageErr("%v", unwrapPath(err))
+	}
+	if ds.HasErrors() {
+		diag.Write(c.stderr, ds, diag.FormatText)
+		return ExitUsage
+	}
+	in, perStep, err := simInputs(m, guards, policies, sets, *as)
+	if err != nil {
+		return c.usageErr("%v", err)
+	}
+	if len(order) == 0 {
+		return c.usageErr("sim needs events: --events a,b,c")
+	}
+	res := runSim(m, order, in, perStep)
+	if *asJSON {
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(res)
+		c.stdout.Write(b.Bytes())
+	} else {
+		writeSimText(c.stdout, res)
+	}
+	if res.Rejected != nil {
+		return ExitFindings
+	}
+	return ExitOK
+}
+
+// rewriteEventFlags pulls --events/--event out of args into order (splitting --events on
+// commas), leaving the rest for the flag set.
+func rewriteEventFlags(args []string, order *[]string) []string {
+	var rest []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !strings.HasPrefix(a, "-") || (name != "events" && name != "event") {
+			rest = append(rest, a)
+			continue
+		}
+		if !hasVal {
+			if i+1 >= len(args) {
+				rest = append(rest, a)
+				continue
+			}
+			i++
+			val = args[i]
+		}
+		if name == "event" {
+			*order = append(*order, val)
+			continue
+		}
+		for _, e := range strings.Split(val, ",") {
+			if e = strings.TrimSpace(e); e != "" {
+				*order = append(*order, e)
+			}
+		}
+	}
+	return rest
+}
+
+type stepGuard struct {
+	step  int
+	guard *ir.Guard
+	value bool
+}
+
+func simInputs(m *ir.Machine, guards, policies, sets []string, as string) (interp.Inputs, []stepGuard, error) {
+	var in interp.Inputs
+	var perStep []stepGuard
+	hooks := map[string]*ir.Guard{}
+	var hookNames []string
+	for _, g := range m.Guards {
+		if g.Kind == ir.Hook {
+			hooks[g.Name] = g
+			hookNames = append(hookNames, g.Name)
+		}
+	}
+	base := make([]bool, len(m.Guards))
+	for _, s := range guards {
+		sub := guardFlagRE.FindStringSubmatch(s)
+		if sub == nil {
+			return in, nil, fmt.Errorf("--guard %q: want NAME=true|false or NAME@INDEX=true|false", s)
+		}
+		g := hooks[sub[1]]
+		if g == nil {
+			return in, nil, fmt.Errorf("--guard %q: no hook guard %q%s", s, sub[1], names.DidYouMean(sub[1], hookNames))
+		}
+		v := sub[3] == "true"
+		if sub[2] != "" {
+			i, _ := strconv.Atoi(sub[2])
+			perStep = append(perStep, stepGuard{step: i, guard: g, value: v})
+			continue
+		}
+		base[g.Index] = v
+	}
+	in.Guard = func(g *ir.Guard) bool { return base[g.Index] }
+
+	in.Policies = make([]bool, len(m.Policies))
+	var policyNames []string
+	for _, p := range m.Policies {
+		in.Policies[p.Index] = p.Default
+		policyNames = append(policyNames, p.Name)
+	}
+	for _, name := range policies {
+		p := findPolicy(m, name)
+		if p == nil {
+			return in, nil, fmt.Errorf("--policy: no policy %q%s", name, names.DidYouMean(name, policyNames))
+		}
+		in.Policies[p.Index] = true
+	}
+
+	if as != "" {
+		var roleNames []string
+		for _, r := range m.Roles {
+			roleNames = append(roleNames, r.Name)
+			if r.Name == as {
+				in.Role = r
+			}
+		}
+		if in.Role == nil {
+			return in, nil, fmt.Errorf("--as: no role %q%s", as, names.DidYouMean(as, roleNames))
+		}
+	}
+
+	in.Context = make([]any, len(m.Fields))
+	var fieldNames []string
+	for _, f := range m.Fields {
+		fieldNames = append(fieldNames, f.Name)
+	}
+	for _, s := range sets {
+		name, raw, ok := strings.Cut(s, "=")
+		if !ok {
+			return in, nil, fmt.Errorf("--set %q: want FIELD=JSON", s)
+		}
+		var f *ir.Field
+		for _, x := range m.Fields {
+			if x.Name == name {
+				f = x
+			}
+		}
+		if f == nil {
+			return in, nil, fmt.Errorf("--set: no context field %q%s", name, names.DidYouMean(name, fieldNames))
+		}
+		v, err := decodeValue(raw)
+		if err != nil {
+			return in, nil, fmt.Errorf("--set %s: %v", name, err)
+		}
+		if err := interp.CheckValue(f, v); err != nil {
+			return in, nil, fmt.Errorf("--set: %v", err)
+		}
+		in.Context[f.Index] = v
+	}
+	return in, perStep, nil
+}
+
+// decodeValue reads a JSON value; a bare word that is not JSON is taken as a string.
+func decodeValue(raw string) (any, error) {
+	dec := json.NewDecoder(strings.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil || dec.More() {
+		if strings.ContainsAny(raw, "[]{}\"") {
+			return nil, fmt.Errorf("invalid JSON %q", raw)
+		}
+		return raw, nil
+	}
+	return v, nil
+}
+
+func findPolicy(m *ir.Machine, name string) *ir.Policy {
+	for _, p := range m.Policies {
+		if p.Name == name {
+			return p
+		}
+	}
+	return nil
+}
+
+func runSim(m *ir.Machine, order []string, in interp.Inputs, perStep []stepGuard) *SimResult {
+	x := interp.New(m)
+	res := &SimResult{Machine: m.Name, Initial: m.Initial.Name, Steps: []SimStep{}}
+	byName := map[string]*ir.Event{}
+	var eventNames []string
+	for _, e := range m.Events {
+		byName[e.Name] = e
+		eventNames = append(eventNames, e.Name)
+	}
+	base := in.Guard
+	for i, name := range order {
+		step := i
+		in.Guard = func(g *ir.Guard) bool {
+			v := base(g)
+			for _, o := range perStep {
+				if o.step == step && o.guard == g {
+					v = o.value
+				}
+			}
+			return v
+		}
+		e := byName[name]
+		if e == nil {
+			res.Rejected = &SimRejection{Index: i, Event: name, State: x.State.Name, Reason: "unknown_event",
+				Message: fmt.Sprintf("unknown event %q%s", name, names.DidYouMean(name, eventNames))}
+			res.Rejected.AllowedTransitions = eventList(x.Allowed(in))
+			break
+		}
+		st, rej := x.Fire(e, in)
+		if rej != nil {
+			res.Rejected = &SimRejection{Index: i, Event: name, State: x.State.Name, Reason: string(rej.Reason), Message: rej.Message, Errors: rej.Errors}
+			res.Rejected.AllowedTransitions = eventList(x.Allowed(in))
+			break
+		}
+		res.Steps = append(res.Steps, SimStep{Index: i, Event: name, From: st.From.Name, To: st.To.Name, Line: st.Transition.Pos.Line})
+	}
+	res.Final = x.State.Name
+	if len(m.Counters) > 0 {
+		res.Counters = map[string]any{}
+		for _, c := range m.Counters {
+			if !c.PerState {
+				res.Counters[c.Name] = x.Counters[c.Index][0]
+				continue
+			}
+			per := map[string]int{}
+			for _, s := range m.States {
+				if n := x.Counters[c.Index][s.Index]; n != 0 {
+					per[s.Name] = n
+				}
+			}
+			res.Counters[c.Name] = per
+		}
+	}
+	return res
+}
+
+func eventList(es []*ir.Event) []string {
+	out := []string{}
+	for _, e := range es {
+		out = append(out, e.Name)
+	}
+	return out
+}
+
+func writeSimText(w io.Writer, r *SimResult) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "start: %s\n", r.Initial)
+	for _, s := range r.Steps {
+		fmt.Fprintf(&b, "%d: %s: %s -> %s\n", s.Index, s.Event, s.From, s.To)
+	}
+	if rj := r.Rejected; rj != nil {
+		fmt.Fprintf(&b, "%d: %s: refused in %s (%s): %s\n", rj.Index, rj.Event, rj.State, rj.Reason, rj.Message)
+		for _, e := range rj.Errors {
+			fmt.Fprintf(&b, "   %s: %s\n", e.Field, e.Message)
+		}
+		fmt.Fprintf(&b, "   allowed: %s\n", strings.Join(rj.AllowedTransitions, ", "))
+	}
+	fmt.Fprintf(&b, "final: %s\n", r.Final)
+	if len(r.Counters) > 0 {
+		keys := make([]string, 0, len(r.Counters))
+		for k := range r.Counters {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			v, _ := json.Marshal(r.Counters[k])
+			fmt.Fprintf(&b, "counter %s: %s\n", k, v)
+		}
+	}
+	io.WriteString(w, b.String())
+}

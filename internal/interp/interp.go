@@ -1,0 +1,358 @@
+// Package interp is the reference interpreter of the spec language: it runs events through
+// a machine's IR exactly as docs/spec.md describes. `fsmgen sim` is built on it, and it is
+// the oracle the generated code is tested against.
+package interp
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/fsmgen/fsmgen/internal/ir"
+)
+
+// Reason says why an event was refused.
+type Reason string
+
+const (
+	InvalidTransition Reason = "invalid_transition"
+	GuardRejected     Reason = "guard"
+	RoleDenied        Reason = "role"
+	NoChoice          Reason = "no_choice"
+	NoHistory         Reason = "no_history"
+	LimitReached      Reason = "limit"
+	MissingArtifacts  Reason = "artifacts"
+)
+
+// FieldError is one failed requirement of a context field.
+type FieldError struct {
+	Field   string `json:"field"`
+	Message string `json:"message"`
+}
+
+// Rejection explains a refused event. The machine is unchanged.
+type Rejection struct {
+	Reason  Reason
+	State   *ir.State
+	Event   *ir.Event
+	Message string
+	Errors  []FieldError // for MissingArtifacts
+}
+
+func (r *Rejection) Error() string { return r.Message }
+
+// Step is an accepted event.
+type Step struct {
+	Event      *ir.Event
+	From, To   *ir.State
+	Transition *ir.Transition
+	Tripped    *ir.Counter // the counter whose limit redirected the transition, if any
+	Actions    []*ir.Action
+	Checkpoint []*ir.Checkpoint
+}
+
+// Inputs are what the program would supply: who fires, hook guard values, policies and the
+// context. The zero value fires anonymously with every hook guard false.
+type Inputs struct {
+	Role     *ir.Role
+	Guard    func(g *ir.Guard) bool // hook guards; nil means all false
+	Policies []bool                 // by policy index; nil means every policy's default
+	Context  []any                  // by context field index, as decoded JSON; nil entries are unset
+}
+
+// Machine is one running instance.
+type Machine struct {
+	IR       *ir.Machine
+	State    *ir.State
+	Counters [][]int     // [counter][slot]: one slot, or one per state when per_state
+	Memory   []*ir.State // by state index: the state a remembering state was entered from
+}
+
+// New starts a machine in its initial state.
+func New(m *ir.Machine) *Machine {
+	x := &Machine{IR: m, State: m.Initial, Counters: make([][]int, len(m.Counters)), Memory: make([]*ir.State, len(m.States))}
+	for i, c := range m.Counters {
+		n := 1
+		if c.PerState {
+			n = len(m.States)
+		}
+		x.Counters[i] = make([]int, n)
+	}
+	return x
+}
+
+// Count returns the counter's value as seen from state s (s's slot when per_state).
+func (x *Machine) Count(c *ir.Counter, s *ir.State) int {
+	if c.PerState {
+		return x.Counters[c.Index][s.Index]
+	}
+	return x.Counters[c.Index][0]
+}
+
+func slot(c *ir.Counter, s *ir.State) int {
+	if c.PerState {
+		return s.Index
+	}
+	return 0
+}
+
+// plan is a decided transition, not yet applied.
+type plan struct {
+	step     Step
+	internal bool
+	trips    []*ir.Counter
+}
+
+// Fire runs one event. On refusal the machine is unchanged.
+func (x *Machine) Fire(e *ir.Event, in Inputs) (*Step, *Rejection) {
+	p, rej := x.decide(e, in)
+	if rej != nil {
+		return nil, rej
+	}
+	x.apply(p)
+	return &p.step, nil
+}
+
+// Can reports whether e would be accepted, without changing anything.
+func (x *Machine) Can(e *ir.Event, in Inputs) bool {
+	_, rej := x.decide(e, in)
+	return rej == nil
+}
+
+// Allowed lists the events that would be accepted now, in event order.
+func (x *Machine) Allowed(in Inputs) []*ir.Event {
+	var out []*ir.Event
+	for _, e := range x.IR.Events {
+		if x.Can(e, in) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func (x *Machine) reject(r Reason, e *ir.Event, format string, args ...any) *Rejection {
+	return &Rejection{Reason: r, State: x.State, Event: e, Message: fmt.Sprintf(format, args...)}
+}
+
+func (x *Machine) decide(e *ir.Event, in Inputs) (*plan, *Rejection) {
+	s := x.State
+	ts := x.IR.Lookup(s, e)
+	if len(ts) == 0 {
+		if s.Terminal {
+			return nil, x.reject(InvalidTransition, e, "%s is terminal: %s is not accepted", s.Name, e.Name)
+		}
+		return nil, x.reject(InvalidTransition, e, "no transition from %s on %s", s.Name, e.Name)
+	}
+	var t *ir.Transition
+	var failed []string
+	for _, cand := range ts {
+		if bad := x.failing(cand.Conds, in); len(bad) > 0 {
+			failed = append(failed, bad...)
+			continue
+		}
+		t = cand
+		break
+	}
+	if t == nil {
+		return nil, x.reject(GuardRejected, e, "%s on %s: guard %s does not hold", s.Name, e.Name, strings.Join(failed, ", "))
+	}
+	if !x.permitted(t, in) {
+		var who []string
+		for _, r := range t.Roles {
+			if r.Policy != nil {
+				who = append(who, r.Role.Name+" (if "+r.Policy.Name+")")
+			} else {
+				who = append(who, r.Role.Name)
+			}
+		}
+		as := "no role"
+		if in.Role != nil {
+			as = "role " + in.Role.Name
+		}
+		return nil, x.reject(RoleDenied, e, "%s on %s is not permitted to %s; allowed: %s", s.Name, e.Name, as, strings.Join(who, ", "))
+	}
+
+	p := &plan{step: Step{Event: e, From: s, Transition: t}}
+	target := t.Target
+	if target.Kind == ir.Choice {
+		found := false
+		for _, c := range t.Choices {
+			if len(x.failing(c.Conds, in)) == 0 {
+				target, found = c.Target, true
+				break
+			}
+		}
+		if !found {
+			return nil, x.reject(NoChoice, e, "%s on %s: no choice holds", s.Name, e.Name)
+		}
+	}
+	switch target.Kind {
+	case ir.Fixed:
+		p.step.To = target.State
+	case ir.Internal:
+		p.step.To, p.internal = s, true
+	case ir.History:
+		h := target.State
+		mem := x.Memory[h.Index]
+		if mem == nil {
+			return nil, x.reject(NoHistory, e, "%s on %s: %s remembers no state to return to", s.Name, e.Name, h.Name)
+		}
+		p.step.To = mem
+	}
+	for _, c := range t.Increment {
+		if c.Limit > 0 && x.Counters[c.Index][slot(c, s)]+1 >= c.Limit {
+			p.trips = append(p.trips, c)
+			if p.step.Tripped != nil {
+				continue
+			}
+			if c.Then == nil {
+				return nil, x.reject(LimitReached, e, "%s on %s: counter %s reached its limit of %d", s.Name, e.Name, c.Name, c.Limit)
+			}
+			p.step.Tripped, p.step.To, p.internal = c, c.Then, false
+		}
+	}
+	if !p.internal {
+		if errs := x.requirements(p.step.To, in); len(errs) > 0 {
+			r := x.reject(MissingArtifacts, e, "cannot enter %s: %d required field%s missing or invalid", p.step.To.Name, len(errs), plural(len(errs), " is", "s are"))
+			r.Errors = errs
+			return nil, r
+		}
+	}
+	if !p.internal {
+		p.step.Actions = append(p.step.Actions, s.Exit...)
+	}
+	p.step.Actions = append(p.step.Actions, t.Actions...)
+	if !p.internal {
+		p.step.Actions = append(p.step.Actions, p.step.To.Entry...)
+	}
+	if t.Checkpoint != nil {
+		p.step.Checkpoint = append(p.step.Checkpoint, t.Checkpoint)
+	}
+	for _, c := range x.IR.EveryCheckpoints() {
+		if c != t.Checkpoint {
+			p.step.Checkpoint = append(p.step.Checkpoint, c)
+		}
+	}
+	return p, nil
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// apply commits a decided transition: counters, state and memory.
+func (x *Machine) apply(p *plan) {
+	t, s := p.step.Transition, p.step.From
+	for _, c := range t.Increment {
+		x.Counters[c.Index][slot(c, s)]++
+	}
+	for _, c := range p.trips {
+		x.Counters[c.Index][slot(c, s)] = 0
+	}
+	for _, c := range t.Reset {
+		x.Counters[c.Index][slot(c, s)] = 0
+	}
+	if t.Target.Kind != ir.Internal || p.step.Tripped != nil {
+		for _, c := range x.IR.Counters {
+			if c.ResetOnSuccess && !containsCounter(t.Increment, c) {
+				x.Counters[c.Index][slot(c, s)] = 0
+			}
+		}
+	}
+	to := p.step.To
+	if !p.internal && to != s && to.Remembers {
+		x.Memory[to.Index] = s
+	}
+	x.State = to
+}
+
+func containsCounter(list []*ir.Counter, c *ir.Counter) bool {
+	for _, x := range list {
+		if x == c {
+			return true
+		}
+	}
+	return false
+}
+
+func (x *Machine) permitted(t *ir.Transition, in Inputs) bool {
+	if len(t.Roles) == 0 {
+		return true
+	}
+	if in.Role == nil {
+		return false
+	}
+	if in.Role.All {
+		return true
+	}
+	for _, r := range t.Roles {
+		if r.Role == in.Role && (r.Policy == nil || policy(in, r.Policy)) {
+			return true
+		}
+	}
+	return false
+}
+
+func policy(in Inputs, p *ir.Policy) bool {
+	if in.Policies == nil {
+		return p.Default
+	}
+	return in.Policies[p.Index]
+}
+
+// failing returns the conditions that do not hold, as written ("g" or "not g").
+func (x *Machine) failing(conds []ir.Cond, in Inputs) []string {
+	var out []string
+	for _, c := range conds {
+		if x.holds(c.Guard, in) == c.Negate {
+			if c.Negate {
+				out = append(out, "not "+c.Guard.Name)
+			} else {
+				out = append(out, c.Guard.Name)
+			}
+		}
+	}
+	return out
+}
+
+func (x *Machine) holds(g *ir.Guard, in Inputs) bool {
+	switch g.Kind {
+	case ir.CounterGuard:
+		v := float64(x.Count(g.Counter, x.State))
+		if g.Op == ir.Equals {
+			return v == g.Equals.Num
+		}
+		return compare(v, g.Op, threshold(g.Threshold, in))
+	case ir.FieldGuard:
+		v := fieldValue(g.Field, in)
+		if g.Op == ir.Equals {
+			return equal(g.Field, v, g.Equals)
+		}
+		n, ok := number(g.Field, v)
+		if !ok {
+			return false
+		}
+		return compare(n, g.Op, threshold(g.Threshold, in))
+	}
+	return in.Guard != nil && in.Guard(g)
+}
+
+func compare(v float64, op ir.Op, th float64) bool {
+	if op == ir.AtLeast {
+		return v >= th
+	}
+	return v < th
+}
+
+func threshold(t ir.Threshold, in Inputs) float64 {
+	if t.By == nil {
+		return t.Num
+	}
+	s, _ := fieldValue(t.By, in).(string)
+	if i := t.By.EnumIndex(s); i >= 0 {
+		return t.Values[i]
+	}
+	return t.Values[0]
+}

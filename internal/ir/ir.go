@@ -1,0 +1,396 @@
+// Package ir is the resolved model of a machine: what every emitter and the interpreter
+// consume. It holds plain structs in declaration order; names are resolved to pointers,
+// wildcards are expanded, and (state, event) lookups are precomputed. Nothing here knows
+// about YAML or Go code emission.
+package ir
+
+import (
+	"time"
+
+	"github.com/fsmgen/fsmgen/internal/diag"
+)
+
+// Pos is a position in the spec.
+type Pos = diag.Pos
+
+// Machine is one resolved spec.
+type Machine struct {
+	Source        string // the spec path as given on the command line
+	Name          string
+	GoName        string
+	Package       string
+	Doc           string
+	RecordHistory bool
+	Idempotent    bool
+
+	States      []*State
+	Events      []*Event
+	Groups      []*Group
+	Roles       []*Role
+	Policies    []*Policy
+	Fields      []*Field // context fields
+	Counters    []*Counter
+	Guards      []*Guard
+	Actions     []*Action
+	Checkpoints []*Checkpoint
+	Transitions []*Transition // declaration order
+	Levels      []Level       // spec-wide timeout levels, by ascending percentage
+
+	Initial *State
+
+	table [][]*Transition // [state*len(Events)+event], each in priority order
+}
+
+// Lookup returns the transitions for (s, e) in priority order: the first whose guards hold
+// is taken. It is empty when e is not accepted in s.
+func (m *Machine) Lookup(s *State, e *Event) []*Transition {
+	return m.table[s.Index*len(m.Events)+e.Index]
+}
+
+// SetTable installs the lookup table; lower calls it once.
+func (m *Machine) SetTable(t [][]*Transition) { m.table = t }
+
+// EveryCheckpoints lists the checkpoints taken on every transition.
+func (m *Machine) EveryCheckpoints() []*Checkpoint {
+	var out []*Checkpoint
+	for _, c := range m.Checkpoints {
+		if c.EveryTransition {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// State is a declared state.
+type State struct {
+	Index     int
+	Name      string
+	GoName    string
+	Doc       string
+	Pos       Pos
+	Initial   bool
+	Terminal  bool
+	Remembers bool
+	Groups    []*Group
+	Requires  []*Field
+	Entry     []*Action
+	Exit      []*Action
+	Timeout   *Timeout // nil when the state has none
+	// HistoryFrom lists, for a state that remembers, the states it can be entered from
+	// (the candidates of a history target), in state order.
+	HistoryFrom []*State
+}
+
+// InGroup reports whether s belongs to g.
+func (s *State) InGroup(g *Group) bool {
+	for _, x := range s.Groups {
+		if x == g {
+			return true
+		}
+	}
+	return false
+}
+
+// Group is a named set of states.
+type Group struct {
+	Index  int
+	Name   string
+	GoName string
+	States []*State
+}
+
+// Event is a declared (or target-implied) event.
+type Event struct {
+	Index    int
+	Name     string
+	GoName   string
+	Doc      string
+	Pos      Pos
+	Implicit bool // declared by a transition named by its target
+	Payload  []*Field
+}
+
+// Role is a declared role.
+type Role struct {
+	Index  int
+	Name   string
+	GoName string
+	Doc    string
+	All    bool
+}
+
+// Policy is a named run-time switch.
+type Policy struct {
+	Index   int
+	Name    string
+	GoName  string
+	Doc     string
+	Default bool
+}
+
+// Kind is the scalar kind of a field type.
+type Kind int
+
+const (
+	String Kind = iota
+	Int
+	Float
+	Bool
+	Duration
+	Time
+	Enum
+)
+
+var kindNames = [...]string{"string", "int", "float", "bool", "duration", "time", "enum"}
+
+// String returns the spec spelling of the kind.
+func (k Kind) String() string { return kindNames[k] }
+
+// Numeric reports whether values of the kind can be compared by size.
+func (k Kind) Numeric() bool { return k == Int || k == Float || k == Duration }
+
+// Type is a field type: a scalar, a list of scalars or a map from string to scalars.
+type Type struct {
+	Kind Kind
+	List bool
+	Map  bool
+}
+
+// String returns the spec spelling ("[]string", "map[string]int", "enum").
+func (t Type) String() string {
+	switch {
+	case t.List:
+		return "[]" + t.Kind.String()
+	case t.Map:
+		return "map[string]" + t.Kind.String()
+	}
+	return t.Kind.String()
+}
+
+// Collection reports whether the type is a list or a map.
+func (t Type) Collection() bool { return t.List || t.Map }
+
+// Literal is a constant from the spec: a default, an equals value or a bound.
+type Literal struct {
+	Set  bool
+	Str  string  // strings and enum values
+	Num  float64 // int, float; durations in nanoseconds
+	Bool bool
+}
+
+// Field is a typed context or payload field.
+type Field struct {
+	Index    int
+	Name     string
+	GoName   string
+	Doc      string
+	Pos      Pos
+	Type     Type
+	Required bool
+	NonEmpty bool
+	MinItems int // -1 when unset
+	MaxItems int // -1 when unset
+	Min      Literal
+	Max      Literal
+	Values   []string // enum values
+	Default  Literal
+	Message  string
+}
+
+// EnumIndex returns the index of v among the enum values, or -1.
+func (f *Field) EnumIndex(v string) int {
+	for i, x := range f.Values {
+		if x == v {
+			return i
+		}
+	}
+	return -1
+}
+
+// Counter is an integer counter with an optional limit.
+type Counter struct {
+	Index          int
+	Name           string
+	GoName         string
+	Doc            string
+	Pos            Pos
+	PerState       bool
+	ResetOnSuccess bool
+	Limit          int    // 0: no limit
+	Then           *State // where a tripped limit goes; nil: the transition is refused
+}
+
+// GuardKind says how a guard is evaluated.
+type GuardKind int
+
+const (
+	Hook         GuardKind = iota // a method the program implements
+	CounterGuard                  // compares a counter
+	FieldGuard                    // compares a context field
+)
+
+// Op is a comparison.
+type Op int
+
+const (
+	AtLeast Op = iota // >=
+	Below             // <
+	Equals            // ==
+)
+
+// String returns the spec key of the comparison.
+func (o Op) String() string { return [...]string{"at_least", "below", "equals"}[o] }
+
+// Symbol returns the comparison as an operator.
+func (o Op) Symbol() string { return [...]string{">=", "<", "=="}[o] }
+
+// Threshold is the number a counter or field is compared with: a constant, or one number
+// per value of an enum context field.
+type Threshold struct {
+	Num    float64
+	By     *Field    // nil for a constant
+	Values []float64 // indexed like By.Values
+}
+
+// Guard is a named condition.
+type Guard struct {
+	Index     int
+	Name      string
+	GoName    string
+	Doc       string
+	Pos       Pos
+	Kind      GuardKind
+	Counter   *Counter
+	Field     *Field
+	Op        Op
+	Threshold Threshold // for AtLeast and Below
+	Equals    Literal   // for Equals
+}
+
+// Cond is a guard that must hold, or must fail when Negate is set.
+type Cond struct {
+	Guard  *Guard
+	Negate bool
+}
+
+// Action is a named side effect.
+type Action struct {
+	Index  int
+	Name   string
+	GoName string
+	Doc    string
+}
+
+// Checkpoint is a named persistence point.
+type Checkpoint struct {
+	Index           int
+	Name            string
+	GoName          string
+	Doc             string
+	EveryTransition bool
+	Save            []string // what it saves, as written
+}
+
+// Level is a timeout report level.
+type Level struct {
+	Name    string
+	GoName  string
+	Percent int
+}
+
+// Timeout is a state's timeout.
+type Timeout struct {
+	After        time.Duration
+	Levels       []Level // ascending percentage
+	Configurable bool
+	OnExpiry     *Event // nil: reported only, never a hard stop
+	Doc          string
+}
+
+// TargetKind says where a transition goes.
+type TargetKind int
+
+const (
+	Fixed    TargetKind = iota // to State (re-entering when it is the source)
+	Internal                   // stays, without exit or entry
+	History                    // to the state State was entered from
+	Choice                     // the first candidate of Choices whose guards hold
+)
+
+// Target is a resolved destination.
+type Target struct {
+	Kind  TargetKind
+	State *State // Fixed: the target; History: the state whose memory is used
+}
+
+// Candidate is one option of a dynamic choice.
+type Candidate struct {
+	Pos    Pos
+	Conds  []Cond
+	Target Target // Fixed or History
+	Doc    string
+}
+
+// RoleRule allows a role, optionally only while a policy is on.
+type RoleRule struct {
+	Role   *Role
+	Policy *Policy
+}
+
+// Transition is one declared transition with its sources and events expanded.
+type Transition struct {
+	Index      int
+	Pos        Pos
+	Doc        string
+	From       []*State // expanded sources, in state order
+	Events     []*Event
+	Named      bool // named by its target (no `on`)
+	Conds      []Cond
+	Target     Target
+	Choices    []*Candidate
+	Roles      []RoleRule
+	Actions    []*Action
+	Increment  []*Counter
+	Reset      []*Counter
+	Checkpoint *Checkpoint
+}
+
+// Guarded reports whether the transition has conditions.
+func (t *Transition) Guarded() bool { return len(t.Conds) > 0 }
+
+// Targets lists the states the transition can lead to from state s, in order: the fixed
+// target, each choice candidate, the remembered candidates of history targets, and the
+// `then` states of counters it increments.
+func (t *Transition) Targets(s *State) []*State {
+	var out []*State
+	add := func(x *State) {
+		for _, y := range out {
+			if y == x {
+				return
+			}
+		}
+		out = append(out, x)
+	}
+	addTarget := func(tg Target) {
+		switch tg.Kind {
+		case Fixed:
+			add(tg.State)
+		case Internal:
+			add(s)
+		case History:
+			for _, x := range tg.State.HistoryFrom {
+				add(x)
+			}
+		}
+	}
+	addTarget(t.Target)
+	for _, c := range t.Choices {
+		addTarget(c.Target)
+	}
+	for _, c := range t.Increment {
+		if c.Then != nil {
+			add(c.Then)
+		}
+	}
+	return out
+}

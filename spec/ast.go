@@ -1,0 +1,245 @@
+// Package spec reads fsmgen specs: YAML in, a positioned syntax tree out. It validates the
+// document against the JSON Schema and reports every problem with its file:line:col; it
+// resolves nothing (that is internal/lower's job).
+package spec
+
+import "github.com/fsmgen/fsmgen/internal/diag"
+
+// Pos is a position in a spec file.
+type Pos = diag.Pos
+
+// Str is a string value with the position it was written at. Set is false when the key was
+// absent.
+type Str struct {
+	Value string
+	Pos   Pos
+	Set   bool
+}
+
+// Bool is a positioned boolean.
+type Bool struct {
+	Value bool
+	Pos   Pos
+	Set   bool
+}
+
+// Int is a positioned integer.
+type Int struct {
+	Value int64
+	Pos   Pos
+	Set   bool
+}
+
+// Scalar is a positioned scalar of any YAML type (string, number or boolean), kept with
+// its text and kind so that lowering can check it against a field type.
+type Scalar struct {
+	Kind ScalarKind
+	Text string // the value as written (for strings, the string)
+	Num  float64
+	Bool bool
+	Pos  Pos
+	Set  bool
+}
+
+// ScalarKind is the YAML type of a Scalar.
+type ScalarKind int
+
+const (
+	ScalarString ScalarKind = iota
+	ScalarNumber
+	ScalarBool
+)
+
+// File is one spec.
+type File struct {
+	Path          string
+	Version       Int
+	Machine       Str
+	Package       Str
+	Doc           Str
+	RecordHistory Bool
+	Idempotent    Bool
+	TimeoutLevels []*Level
+	LevelsPos     Pos
+	Roles         []*Role
+	Policies      []*Policy
+	Context       []*Field
+	Counters      []*Counter
+	Guards        []*Guard
+	Actions       []*Action
+	Checkpoints   []*Checkpoint
+	States        []*State
+	Events        []*Event
+	Transitions   []*Transition
+}
+
+// Level is a timeout report level: a name and a percentage.
+type Level struct {
+	Name    Str
+	Percent Int
+}
+
+// Role is a declared role.
+type Role struct {
+	Name Str
+	Doc  Str
+	All  Bool
+}
+
+// Policy is a declared run-time switch.
+type Policy struct {
+	Name    Str
+	Doc     Str
+	Default Bool
+}
+
+// Field is a typed context or payload field.
+type Field struct {
+	Name     Str
+	Type     Str
+	Doc      Str
+	Required Bool
+	NonEmpty Bool
+	MinItems Int
+	MaxItems Int
+	Min      Scalar
+	Max      Scalar
+	Values   []Str
+	Default  Scalar
+	Message  Str
+}
+
+// Counter is a declared counter.
+type Counter struct {
+	Name           Str
+	Doc            Str
+	PerState       Bool
+	ResetOnSuccess Bool
+	Limit          Int
+	Then           Str
+}
+
+// Threshold is a number, or a number chosen by an enum context field.
+type Threshold struct {
+	Pos    Pos
+	Set    bool
+	Num    Scalar
+	By     Str
+	Values []ThresholdValue
+}
+
+// ThresholdValue is one entry of a Threshold's values map.
+type ThresholdValue struct {
+	Name  Str
+	Value Scalar
+}
+
+// Guard is a declared guard.
+type Guard struct {
+	Name    Str
+	Doc     Str
+	Counter Str
+	Field   Str
+	AtLeast Threshold
+	Below   Threshold
+	Equals  Scalar
+}
+
+// Action is a declared action.
+type Action struct {
+	Name Str
+	Doc  Str
+}
+
+// Checkpoint is a declared persistence point.
+type Checkpoint struct {
+	Name            Str
+	Doc             Str
+	EveryTransition Bool
+	Save            []Str
+}
+
+// Timeout is a state's timeout.
+type Timeout struct {
+	Pos          Pos
+	After        Str
+	Levels       []*Level
+	LevelsPos    Pos
+	Configurable Bool
+	OnExpiry     Str
+	Doc          Str
+}
+
+// State is a declared state.
+type State struct {
+	Name      Str
+	Doc       Str
+	Initial   Bool
+	Terminal  Bool
+	Groups    []Str
+	Remembers Bool
+	Requires  []Str
+	Entry     []Str
+	Exit      []Str
+	Timeout   *Timeout
+}
+
+// Event is a declared event.
+type Event struct {
+	Name    Str
+	Doc     Str
+	Payload []*Field
+}
+
+// From is a transition's source.
+type From struct {
+	Pos    Pos
+	States []Str // one or several states
+	Group  Str   // {group: G}
+	Any    bool  // {any: true}
+	Except []Str
+}
+
+// Target is a transition's destination: a state, or the history of a remembering state.
+type Target struct {
+	Pos     Pos
+	Set     bool
+	State   Str
+	History Str
+}
+
+// RoleRule is a role allowed to fire a transition, optionally only under a policy.
+type RoleRule struct {
+	Pos    Pos
+	Role   Str
+	Policy Str
+}
+
+// Choice is a candidate of a dynamic transition.
+type Choice struct {
+	Pos    Pos
+	If     []Str
+	Unless []Str
+	To     Target
+	Doc    Str
+}
+
+// Transition is one entry of the transitions list.
+type Transition struct {
+	Pos        Pos
+	From       From
+	On         []Str
+	OnSet      bool
+	To         Target
+	Internal   Bool
+	Choose     []*Choice
+	ChoosePos  Pos
+	If         []Str
+	Unless     []Str
+	By         []RoleRule
+	Do         []Str
+	Increment  []Str
+	Reset      []Str
+	Checkpoint Str
+	Doc        Str
+}

@@ -1,0 +1,466 @@
+package spec
+
+import (
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// decode builds the syntax tree from a document that matched the schema. It still checks
+// every shape it relies on, so a schema bug can produce a finding but never a panic.
+func (l *loader) decode(root *yaml.Node) *File {
+	f := &File{Path: l.path}
+	l.fields(root, func(key string, k, v *yaml.Node) {
+		switch key {
+		case "version":
+			f.Version = l.int(v)
+		case "machine":
+			f.Machine = l.str(v)
+		case "package":
+			f.Package = l.str(v)
+		case "doc":
+			f.Doc = l.str(v)
+		case "record_history":
+			f.RecordHistory = l.bool(v)
+		case "idempotent":
+			f.Idempotent = l.bool(v)
+		case "timeout_levels":
+			f.TimeoutLevels, f.LevelsPos = l.levels(v), l.pos(v)
+		case "roles":
+			l.entries(v, func(name Str, b *yaml.Node) {
+				r := &Role{Name: name}
+				l.fields(b, func(key string, _, v *yaml.Node) {
+					switch key {
+					case "doc":
+						r.Doc = l.str(v)
+					case "all":
+						r.All = l.bool(v)
+					}
+				})
+				f.Roles = append(f.Roles, r)
+			})
+		case "policies":
+			l.entries(v, func(name Str, b *yaml.Node) {
+				p := &Policy{Name: name}
+				l.fields(b, func(key string, _, v *yaml.Node) {
+					switch key {
+					case "doc":
+						p.Doc = l.str(v)
+					case "default":
+						p.Default = l.bool(v)
+					}
+				})
+				f.Policies = append(f.Policies, p)
+			})
+		case "context":
+			f.Context = l.fieldMap(v)
+		case "counters":
+			l.entries(v, func(name Str, b *yaml.Node) {
+				c := &Counter{Name: name}
+				l.fields(b, func(key string, _, v *yaml.Node) {
+					switch key {
+					case "doc":
+						c.Doc = l.str(v)
+					case "per_state":
+						c.PerState = l.bool(v)
+					case "reset_on_success":
+						c.ResetOnSuccess = l.bool(v)
+					case "limit":
+						c.Limit = l.int(v)
+					case "then":
+						c.Then = l.str(v)
+					}
+				})
+				f.Counters = append(f.Counters, c)
+			})
+		case "guards":
+			l.entries(v, func(name Str, b *yaml.Node) {
+				g := &Guard{Name: name}
+				l.fields(b, func(key string, _, v *yaml.Node) {
+					switch key {
+					case "doc":
+						g.Doc = l.str(v)
+					case "counter":
+						g.Counter = l.str(v)
+					case "field":
+						g.Field = l.str(v)
+					case "at_least":
+						g.AtLeast = l.threshold(v)
+					case "below":
+						g.Below = l.threshold(v)
+					case "equals":
+						g.Equals = l.scalar(v)
+					}
+				})
+				f.Guards = append(f.Guards, g)
+			})
+		case "actions":
+			l.entries(v, func(name Str, b *yaml.Node) {
+				a := &Action{Name: name}
+				l.fields(b, func(key string, _, v *yaml.Node) {
+					if key == "doc" {
+						a.Doc = l.str(v)
+					}
+				})
+				f.Actions = append(f.Actions, a)
+			})
+		case "checkpoints":
+			l.entries(v, func(name Str, b *yaml.Node) {
+				c := &Checkpoint{Name: name}
+				l.fields(b, func(key string, _, v *yaml.Node) {
+					switch key {
+					case "doc":
+						c.Doc = l.str(v)
+					case "every_transition":
+						c.EveryTransition = l.bool(v)
+					case "save":
+						c.Save = l.strs(v)
+					}
+				})
+				f.Checkpoints = append(f.Checkpoints, c)
+			})
+		case "states":
+			l.entries(v, func(name Str, b *yaml.Node) { f.States = append(f.States, l.state(name, b)) })
+		case "events":
+			l.entries(v, func(name Str, b *yaml.Node) {
+				e := &Event{Name: name}
+				l.fields(b, func(key string, _, v *yaml.Node) {
+					switch key {
+					case "doc":
+						e.Doc = l.str(v)
+					case "payload":
+						e.Payload = l.fieldMap(v)
+					}
+				})
+				f.Events = append(f.Events, e)
+			})
+		case "transitions":
+			v = resolve(v)
+			for _, t := range v.Content {
+				f.Transitions = append(f.Transitions, l.transition(resolve(t)))
+			}
+		}
+	})
+	return f
+}
+
+func (l *loader) state(name Str, b *yaml.Node) *State {
+	s := &State{Name: name}
+	l.fields(b, func(key string, _, v *yaml.Node) {
+		switch key {
+		case "doc":
+			s.Doc = l.str(v)
+		case "initial":
+			s.Initial = l.bool(v)
+		case "terminal":
+			s.Terminal = l.bool(v)
+		case "groups":
+			s.Groups = l.strs(v)
+		case "remembers":
+			s.Remembers = l.bool(v)
+		case "requires":
+			s.Requires = l.strs(v)
+		case "entry":
+			s.Entry = l.strs(v)
+		case "exit":
+			s.Exit = l.strs(v)
+		case "timeout":
+			s.Timeout = l.timeout(v)
+		}
+	})
+	return s
+}
+
+func (l *loader) timeout(v *yaml.Node) *Timeout {
+	v = resolve(v)
+	t := &Timeout{Pos: l.pos(v)}
+	if v.Kind == yaml.ScalarNode {
+		t.After = l.str(v)
+		return t
+	}
+	l.fields(v, func(key string, _, v *yaml.Node) {
+		switch key {
+		case "after":
+			t.After = l.str(v)
+		case "levels":
+			t.Levels, t.LevelsPos = l.levels(v), l.pos(v)
+		case "configurable":
+			t.Configurable = l.bool(v)
+		case "on_expiry":
+			t.OnExpiry = l.str(v)
+		case "doc":
+			t.Doc = l.str(v)
+		}
+	})
+	return t
+}
+
+func (l *loader) levels(v *yaml.Node) []*Level {
+	var out []*Level
+	l.entries(v, func(name Str, b *yaml.Node) {
+		lv := &Level{Name: name}
+		s := l.str(b)
+		n, err := strconv.ParseInt(strings.TrimSuffix(s.Value, "%"), 10, 64)
+		if err != nil {
+			l.ds.Errorf(s.Pos, "invalid percentage %q", s.Value)
+		}
+		lv.Percent = Int{Value: n, Pos: s.Pos, Set: true}
+		out = append(out, lv)
+	})
+	return out
+}
+
+func (l *loader) fieldMap(v *yaml.Node) []*Field {
+	var out []*Field
+	l.entries(v, func(name Str, b *yaml.Node) {
+		fd := &Field{Name: name}
+		l.fields(b, func(key string, _, v *yaml.Node) {
+			switch key {
+			case "type":
+				fd.Type = l.str(v)
+			case "doc":
+				fd.Doc = l.str(v)
+			case "required":
+				fd.Required = l.bool(v)
+			case "non_empty":
+				fd.NonEmpty = l.bool(v)
+			case "min_items":
+				fd.MinItems = l.int(v)
+			case "max_items":
+				fd.MaxItems = l.int(v)
+			case "min":
+				fd.Min = l.scalar(v)
+			case "max":
+				fd.Max = l.scalar(v)
+			case "values":
+				fd.Values = l.strs(v)
+			case "default":
+				fd.Default = l.scalar(v)
+			case "message":
+				fd.Message = l.str(v)
+			}
+		})
+		out = append(out, fd)
+	})
+	return out
+}
+
+func (l *loader) threshold(v *yaml.Node) Threshold {
+	v = resolve(v)
+	t := Threshold{Pos: l.pos(v), Set: true}
+	if v.Kind == yaml.ScalarNode {
+		t.Num = l.scalar(v)
+		return t
+	}
+	l.fields(v, func(key string, _, v *yaml.Node) {
+		switch key {
+		case "by":
+			t.By = l.str(v)
+		case "values":
+			l.entries(v, func(name Str, b *yaml.Node) {
+				t.Values = append(t.Values, ThresholdValue{Name: name, Value: l.scalar(b)})
+			})
+		}
+	})
+	return t
+}
+
+func (l *loader) transition(n *yaml.Node) *Transition {
+	t := &Transition{Pos: l.pos(n)}
+	l.fields(n, func(key string, k, v *yaml.Node) {
+		switch key {
+		case "from":
+			t.From = l.from(v)
+		case "on":
+			t.On, t.OnSet = l.strs(v), true
+		case "to":
+			t.To = l.target(v)
+		case "internal":
+			t.Internal = l.bool(v)
+		case "choose":
+			v = resolve(v)
+			t.ChoosePos = l.pos(k)
+			for _, c := range v.Content {
+				t.Choose = append(t.Choose, l.choice(resolve(c)))
+			}
+		case "if":
+			t.If = l.strs(v)
+		case "unless":
+			t.Unless = l.strs(v)
+		case "by":
+			v = resolve(v)
+			for _, r := range v.Content {
+				t.By = append(t.By, l.roleRule(resolve(r)))
+			}
+		case "do":
+			t.Do = l.strs(v)
+		case "increment":
+			t.Increment = l.strs(v)
+		case "reset":
+			t.Reset = l.strs(v)
+		case "checkpoint":
+			t.Checkpoint = l.str(v)
+		case "doc":
+			t.Doc = l.str(v)
+		}
+	})
+	return t
+}
+
+func (l *loader) from(v *yaml.Node) From {
+	v = resolve(v)
+	f := From{Pos: l.pos(v)}
+	switch v.Kind {
+	case yaml.ScalarNode, yaml.SequenceNode:
+		f.States = l.strs(v)
+	case yaml.MappingNode:
+		l.fields(v, func(key string, _, v *yaml.Node) {
+			switch key {
+			case "group":
+				f.Group = l.str(v)
+			case "any":
+				f.Any = l.bool(v).Value
+			case "except":
+				f.Except = l.strs(v)
+			}
+		})
+	}
+	return f
+}
+
+func (l *loader) target(v *yaml.Node) Target {
+	v = resolve(v)
+	t := Target{Pos: l.pos(v), Set: true}
+	if v.Kind == yaml.ScalarNode {
+		t.State = l.str(v)
+		return t
+	}
+	l.fields(v, func(key string, _, v *yaml.Node) {
+		if key == "history" {
+			t.History = l.str(v)
+		}
+	})
+	return t
+}
+
+func (l *loader) choice(n *yaml.Node) *Choice {
+	c := &Choice{Pos: l.pos(n)}
+	l.fields(n, func(key string, _, v *yaml.Node) {
+		switch key {
+		case "if":
+			c.If = l.strs(v)
+		case "unless":
+			c.Unless = l.strs(v)
+		case "to":
+			c.To = l.target(v)
+		case "doc":
+			c.Doc = l.str(v)
+		}
+	})
+	return c
+}
+
+func (l *loader) roleRule(n *yaml.Node) RoleRule {
+	r := RoleRule{Pos: l.pos(n)}
+	if n.Kind == yaml.ScalarNode {
+		r.Role = l.str(n)
+		return r
+	}
+	l.fields(n, func(key string, _, v *yaml.Node) {
+		switch key {
+		case "role":
+			r.Role = l.str(v)
+		case "policy":
+			r.Policy = l.str(v)
+		}
+	})
+	return r
+}
+
+// fields calls fn for each key of a mapping, in order. A null node has no fields.
+func (l *loader) fields(n *yaml.Node, fn func(key string, k, v *yaml.Node)) {
+	n = resolve(n)
+	if n.Kind != yaml.MappingNode {
+		if !(n.Kind == yaml.ScalarNode && n.Tag == "!!null") {
+			l.ds.Errorf(l.pos(n), "expected a mapping")
+		}
+		return
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		fn(n.Content[i].Value, n.Content[i], n.Content[i+1])
+	}
+}
+
+// entries calls fn for each name: body entry of a mapping, in order; name carries the
+// key's position.
+func (l *loader) entries(n *yaml.Node, fn func(name Str, body *yaml.Node)) {
+	l.fields(n, func(key string, k, v *yaml.Node) {
+		fn(Str{Value: key, Pos: l.pos(k), Set: true}, v)
+	})
+}
+
+func (l *loader) str(n *yaml.Node) Str {
+	n = resolve(n)
+	if n.Kind != yaml.ScalarNode {
+		l.ds.Errorf(l.pos(n), "expected a string")
+		return Str{Pos: l.pos(n)}
+	}
+	return Str{Value: n.Value, Pos: l.pos(n), Set: true}
+}
+
+// strs reads one string or a list of strings.
+func (l *loader) strs(n *yaml.Node) []Str {
+	n = resolve(n)
+	if n.Kind == yaml.ScalarNode {
+		if n.Tag == "!!null" {
+			return nil
+		}
+		return []Str{l.str(n)}
+	}
+	out := make([]Str, 0, len(n.Content))
+	for _, c := range n.Content {
+		out = append(out, l.str(c))
+	}
+	return out
+}
+
+func (l *loader) bool(n *yaml.Node) Bool {
+	n = resolve(n)
+	var b bool
+	if n.Kind != yaml.ScalarNode || n.Decode(&b) != nil {
+		l.ds.Errorf(l.pos(n), "expected a boolean")
+	}
+	return Bool{Value: b, Pos: l.pos(n), Set: true}
+}
+
+func (l *loader) int(n *yaml.Node) Int {
+	n = resolve(n)
+	var i int64
+	if n.Kind != yaml.ScalarNode || n.Decode(&i) != nil {
+		l.ds.Errorf(l.pos(n), "expected an integer")
+	}
+	return Int{Value: i, Pos: l.pos(n), Set: true}
+}
+
+func (l *loader) scalar(n *yaml.Node) Scalar {
+	n = resolve(n)
+	s := Scalar{Text: n.Value, Pos: l.pos(n), Set: true}
+	if n.Kind != yaml.ScalarNode {
+		l.ds.Errorf(l.pos(n), "expected a scalar")
+		return s
+	}
+	switch n.Tag {
+	case "!!int", "!!float":
+		s.Kind = ScalarNumber
+		if n.Decode(&s.Num) != nil {
+			l.ds.Errorf(l.pos(n), "invalid number %q", n.Value)
+		}
+	case "!!bool":
+		s.Kind = ScalarBool
+		_ = n.Decode(&s.Bool)
+	default:
+		s.Kind = ScalarString
+	}
+	return s
+}
