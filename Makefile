@@ -1,0 +1,33 @@
+# fsmgen — see README.md. `make test` is what CI runs.
+GO       ?= go
+FUZZTIME ?= 60s
+SPECS    := $(wildcard examples/*/*.fsm.yaml)
+
+.PHONY: all build test vet fmt-check check-examples fuzz fuzz-short clean
+
+all: build
+
+build:
+	$(GO) build -o bin/fsmgen ./cmd/fsmgen
+
+# The whole test suite: formatting, vet, every test with the race detector, the seed specs
+# checked clean, and a short fuzz run of the loader and checker.
+test: fmt-check vet check-examples
+	$(GO) test -race -count=1 ./...
+	$(MAKE) --no-print-directory fuzz FUZZTIME=10s
+
+vet:
+	$(GO) vet ./...
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+check-examples:
+	$(GO) run ./cmd/fsmgen check $(SPECS)
+
+fuzz:
+	$(GO) test ./internal/lower -run '^$$' -fuzz FuzzLoad -fuzztime $(FUZZTIME)
+
+clean:
+	rm -rf bin
