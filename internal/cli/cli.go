@@ -28,6 +28,7 @@ const (
 const usage = `fsmgen turns YAML state-machine specs into Go code, tests, diagrams and docs.
 
 Usage:
+  fsmgen generate [-o DIR | --root DIR] [--check] FILE...
   fsmgen check [--format text|json|github-actions] FILE...
   fsmgen sim FILE --events a,b,c [--guard g=true] [--guard g@2=false] [--as ROLE]
              [--policy NAME] [--set field=JSON] [--json]
@@ -35,6 +36,9 @@ Usage:
   fsmgen version
 
 Examples:
+  fsmgen generate task.fsm.yaml                  # writes task_fsm.go next to the spec
+  fsmgen generate --root generated examples/*/*.fsm.yaml
+  fsmgen generate --check --root generated examples/*/*.fsm.yaml   # CI: exit 1 on drift
   fsmgen check examples/*/*.fsm.yaml
   fsmgen check --format json examples/review/review.fsm.yaml
   fsmgen sim examples/review/review.fsm.yaml --events in_progress,pending_review,completed
@@ -57,6 +61,8 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return c.check(args[1:])
 	case "sim":
 		return c.sim(args[1:])
+	case "generate":
+		return c.generate(args[1:])
 	case "schema":
 		fmt.Fprint(stdout, schema.V1)
 		return ExitOK

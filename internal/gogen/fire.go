@@ -1,0 +1,631 @@
+package gogen
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	. "github.com/dave/jennifer/jen"
+	"github.com/fsmgen/fsmgen/internal/ir"
+)
+
+func (g *gen) in() Code { return Id("in").Id(g.name("Input")) }
+
+// fire emits Fire, FireWith, the per-payload Fire methods, Can, Permitted, the dispatch
+// switch and one method per declared transition.
+func (g *gen) fire(f *File) {
+	m := g.m
+	T := g.T
+	recv := func() *Statement { return Func().Params(Id("m").Op("*").Id(T)) }
+	emptyIn := Id(g.name("Input")).Values()
+
+	f.Comment(comment("Fire fires e and returns the new state. When e is refused it returns the unchanged state\nand one of the typed errors (InvalidTransitionError, GuardError, ...), and nothing\nchanges. Refusing and accepting allocate nothing unless the spec asks for history,\npayloads or idempotency keys."))
+	f.Add(recv()).Id("Fire").Params(ctxParam(), Id("e").Id("Event")).Params(Id("State"), Error()).Block(
+		Return(Id("m").Dot("FireWith").Call(Id("ctx"), Id("e"), emptyIn)),
+	)
+	f.Line()
+
+	inDoc := "FireWith fires e with what the caller says about it (who fires it, when, ...)."
+	if !g.input {
+		inDoc = "FireWith is Fire with an input; this machine's input carries nothing."
+	}
+	f.Comment(comment(inDoc))
+	f.Add(recv()).Id("FireWith").Params(ctxParam(), Id("e").Id("Event"), g.in()).Params(Id("State"), Error()).BlockFunc(func(b *Group) {
+		var cases []Code
+		for _, e := range m.Events {
+			if len(e.Payload) > 0 {
+				cases = append(cases, Case(Id("Event"+e.GoName)).Block(Return(Id("m").Dot("Fire"+e.GoName).Call(Id("ctx"), Id(e.GoName+"Payload").Values(), Id("in")))))
+			}
+		}
+		if len(cases) > 0 {
+			b.Switch(Id("e")).Block(cases...)
+		}
+		b.Return(Id("m").Dot("fire").Call(Id("ctx"), Id("e"), Id("in")))
+	})
+	f.Line()
+
+	// fire: idempotency around step.
+	f.Add(recv()).Id("fire").Params(ctxParam(), Id("e").Id("Event"), g.in()).Params(Id("State"), Error()).BlockFunc(func(b *Group) {
+		if !m.Idempotent {
+			b.Return(Id("m").Dot("step").Call(Id("ctx"), Id("e"), Id("in"), False()))
+			return
+		}
+		b.If(Id("in").Dot("Key").Op("==").Lit("")).Block(Return(Id("m").Dot("step").Call(Id("ctx"), Id("e"), Id("in"), False())))
+		b.If(List(Id("r"), Id("ok")).Op(":=").Id("m").Dot("keys").Index(Id("in").Dot("Key")), Id("ok")).Block(
+			If(Id("r").Dot("event").Op("!=").Id("e")).Block(
+				Return(Id("m").Dot("state"), Op("&").Id("IdempotencyConflictError").Values(Dict{
+					Id("State"): Id("m").Dot("state"), Id("Event"): Id("e"), Id("Key"): Id("in").Dot("Key"), Id("Original"): Id("r").Dot("event")})),
+			),
+			Return(Id("r").Dot("state"), Nil()),
+		)
+		b.List(Id("to"), Err()).Op(":=").Id("m").Dot("step").Call(Id("ctx"), Id("e"), Id("in"), False())
+		b.If(Err().Op("==").Nil()).Block(
+			If(Id("m").Dot("keys").Op("==").Nil()).Block(Id("m").Dot("keys").Op("=").Map(String()).Id("idempotencyRecord").Values()),
+			Id("m").Dot("keys").Index(Id("in").Dot("Key")).Op("=").Id("idempotencyRecord").Values(Dict{Id("event"): Id("e"), Id("state"): Id("to")}),
+		)
+		b.Return(Id("to"), Err())
+	})
+	f.Line()
+
+	for _, e := range m.Events {
+		if len(e.Payload) == 0 {
+			continue
+		}
+		p := e.GoName + "Payload"
+		f.Comment(comment(fmt.Sprintf("Fire%s fires %s with its payload, which is validated first: an invalid\npayload is refused with a ValidationError (Payload set) and changes nothing.", e.GoName, quoted(e.Name))))
+		f.Add(recv()).Id("Fire"+e.GoName).Params(ctxParam(), Id("p").Id(p), g.in()).Params(Id("State"), Error()).Block(
+			If(Id("errs").Op(":=").Id("p").Dot("Validate").Call(), Id("errs").Op("!=").Nil()).Block(
+				Return(Id("m").Dot("state"), Op("&").Id("ValidationError").Values(Dict{
+					Id("State"): Id("m").Dot("state"), Id("Event"): Id("Event" + e.GoName), Id("Target"): Id("m").Dot("state"),
+					Id("Payload"): True(), Id("Errors"): Id("errs"), Id("Allowed"): Id("m").Dot("PermittedWith").Call(Id("ctx"), Id("in"), Nil())})),
+			),
+			Id("prev").Op(":=").Id("m").Dot("payload"+e.GoName),
+			Id("m").Dot("payload"+e.GoName).Op("=").Id("p"),
+			List(Id("to"), Err()).Op(":=").Id("m").Dot("fire").Call(Id("ctx"), Id("Event"+e.GoName), Id("in")),
+			If(Err().Op("!=").Nil()).Block(Id("m").Dot("payload"+e.GoName).Op("=").Id("prev")),
+			Return(Id("to"), Err()),
+		)
+		f.Line()
+	}
+
+	f.Comment("// Can reports whether e would be accepted now, without firing it. Guards are evaluated.")
+	f.Add(recv()).Id("Can").Params(ctxParam(), Id("e").Id("Event")).Bool().Block(
+		Return(Id("m").Dot("CanWith").Call(Id("ctx"), Id("e"), emptyIn)),
+	)
+	f.Line()
+	f.Comment("// CanWith is Can for a given input.")
+	f.Add(recv()).Id("CanWith").Params(ctxParam(), Id("e").Id("Event"), g.in()).Bool().Block(
+		List(Id("_"), Err()).Op(":=").Id("m").Dot("step").Call(Id("ctx"), Id("e"), Id("in"), True()),
+		Return(Err().Op("==").Nil()),
+	)
+	f.Line()
+	f.Comment("// Permitted appends to buf the events that would be accepted now, in declaration order,\n// and returns it. It allocates nothing when buf has room.")
+	f.Add(recv()).Id("Permitted").Params(ctxParam(), Id("buf").Index().Id("Event")).Index().Id("Event").Block(
+		Return(Id("m").Dot("PermittedWith").Call(Id("ctx"), emptyIn, Id("buf"))),
+	)
+	f.Line()
+	f.Comment("// PermittedWith is Permitted for a given input.")
+	f.Add(recv()).Id("PermittedWith").Params(ctxParam(), g.in(), Id("buf").Index().Id("Event")).Index().Id("Event").Block(
+		For(Id("e").Op(":=").Id("Event").Call(Lit(0)), Id("e").Op("<").Id("NumEvents"), Id("e").Op("++")).Block(
+			If(Id("m").Dot("CanWith").Call(Id("ctx"), Id("e"), Id("in"))).Block(Id("buf").Op("=").Append(Id("buf"), Id("e"))),
+		),
+		Return(Id("buf")),
+	)
+	f.Line()
+
+	// accepted: the static table of events with any transition from a state.
+	f.Comment("// accepted appends the events that have a transition from s, whatever the guards.")
+	f.Func().Id("accepted").Params(Id("s").Id("State"), Id("buf").Index().Id("Event")).Index().Id("Event").BlockFunc(func(b *Group) {
+		var cases []Code
+		for _, s := range m.States {
+			var evs []Code
+			for _, e := range m.Events {
+				if len(m.Lookup(s, e)) > 0 {
+					evs = append(evs, Id("Event"+e.GoName))
+				}
+			}
+			if len(evs) > 0 {
+				cases = append(cases, Case(Id("State"+s.GoName)).Block(Id("buf").Op("=").Append(append([]Code{Id("buf")}, evs...)...)))
+			}
+		}
+		if len(cases) > 0 {
+			b.Switch(Id("s")).Block(cases...)
+		}
+		b.Return(Id("buf"))
+	})
+	f.Line()
+
+	// step: the dispatch.
+	f.Comment("// step decides e in the current state and, unless dry, applies it.")
+	f.Add(recv()).Id("step").Params(ctxParam(), Id("e").Id("Event"), g.in(), Id("dry").Bool()).Params(Id("State"), Error()).BlockFunc(func(b *Group) {
+		b.Id("from").Op(":=").Id("m").Dot("state")
+		b.Id("st").Op(":=").Id(g.name("Step")).ValuesFunc(func(v *Group) {
+			v.Id("From").Op(":").Id("from")
+			v.Id("To").Op(":").Id("from")
+			v.Id("Event").Op(":").Id("e")
+			if len(m.Roles) > 0 {
+				v.Id("Role").Op(":").Id("in").Dot("Role")
+			}
+		})
+		var stateCases []Code
+		for _, s := range m.States {
+			var evCases []Code
+			for _, e := range m.Events {
+				ts := m.Lookup(s, e)
+				if len(ts) == 0 {
+					continue
+				}
+				var body []Code
+				for i, t := range ts {
+					call := Return(Id("m").Dot(g.tname(t)).Call(Id("ctx"), Id("st"), Id("in"), Id("dry")))
+					if !t.Guarded() {
+						body = append(body, call)
+						break
+					}
+					body = append(body, If(g.conds(t.Conds)).Block(call))
+					if i == len(ts)-1 {
+						body = append(body, Return(Id("from"), Op("&").Id("guardRefusals").Index(Id("from")).Index(Id("e"))))
+					}
+				}
+				evCases = append(evCases, Case(Id("Event"+e.GoName)).Block(body...))
+			}
+			if len(evCases) > 0 {
+				stateCases = append(stateCases, Case(Id("State"+s.GoName)).Block(Switch(Id("e")).Block(evCases...)))
+			}
+		}
+		if len(stateCases) > 0 {
+			b.Switch(Id("from")).Block(stateCases...)
+		}
+		b.If(Id("from").Op(">=").Id("NumStates").Op("||").Id("e").Op(">=").Id("NumEvents")).Block(
+			Return(Id("from"), Op("&").Id("InvalidTransitionError").Values(Id("from"), Id("e"))),
+		)
+		b.Return(Id("from"), Op("&").Id("invalidTransitions").Index(Id("from")).Index(Id("e")))
+	})
+	f.Line()
+
+	for _, t := range m.Transitions {
+		g.transition(f, t)
+	}
+	g.entryExit(f)
+	if g.anyRemembers() {
+		f.Comment("// remember records where a remembering state was entered from.")
+		f.Add(recv()).Id("remember").Params(Id("from"), Id("to").Id("State")).BlockFunc(func(b *Group) {
+			var cases []Code
+			for _, s := range m.States {
+				if s.Remembers {
+					st, set := memoryFields(s)
+					cases = append(cases, Case(Id("State"+s.GoName)).Block(
+						List(Id("m").Dot(st), Id("m").Dot(set)).Op("=").List(Id("from"), True())))
+				}
+			}
+			b.Switch(Id("to")).Block(cases...)
+		})
+		f.Line()
+	}
+	g.thresholds(f)
+}
+
+// tname is the method implementing a transition.
+func (g *gen) tname(t *ir.Transition) string { return fmt.Sprintf("transition%d", t.Index) }
+
+// conds is the conjunction of guard conditions, in order.
+func (g *gen) conds(cs []ir.Cond) *Statement {
+	var out *Statement
+	for _, c := range cs {
+		e := g.guardExpr(c.Guard)
+		if c.Negate {
+			e = Op("!").Parens(e)
+		}
+		if out == nil {
+			out = e
+		} else {
+			out = out.Op("&&").Add(e)
+		}
+	}
+	return out
+}
+
+// number renders a threshold for comparison with a value of kind k.
+func number(k ir.Kind, v float64) *Statement {
+	switch {
+	case k == ir.Duration:
+		return Qual("time", "Duration").Call(Lit(int64(v)))
+	case k == ir.Int && v == math.Trunc(v) && math.Abs(v) < 1<<53:
+		return Lit(int(v))
+	}
+	return Lit(v)
+}
+
+func (g *gen) guardExpr(gu *ir.Guard) *Statement {
+	switch gu.Kind {
+	case ir.CounterGuard:
+		v := Id("m").Dot(counterField(gu.Counter))
+		if gu.Counter.PerState {
+			v = v.Index(Id("st").Dot("From"))
+		}
+		return g.compare(v, ir.Int, gu)
+	case ir.FieldGuard:
+		v := Id("m").Dot("Context").Dot(gu.Field.GoName)
+		if gu.Op == ir.Equals {
+			return v.Op("==").Add(g.literal(gu.Field, gu.Equals))
+		}
+		return g.compare(v, gu.Field.Type.Kind, gu)
+	}
+	return Id("m").Dot("hooks").Dot(gu.GoName).Call(Id("ctx"), Id("m"), Id("st"))
+}
+
+func (g *gen) compare(v *Statement, k ir.Kind, gu *ir.Guard) *Statement {
+	op := gu.Op.Symbol()
+	if gu.Op == ir.Equals {
+		return v.Op(op).Add(number(k, gu.Equals.Num))
+	}
+	if gu.Threshold.By != nil {
+		return Float64().Parens(v).Op(op).Id("threshold" + gu.GoName).Call(Id("m").Dot("Context").Dot(gu.Threshold.By.GoName))
+	}
+	if k == ir.Int && gu.Threshold.Num != math.Trunc(gu.Threshold.Num) {
+		return Float64().Parens(v).Op(op).Lit(gu.Threshold.Num)
+	}
+	return v.Op(op).Add(number(k, gu.Threshold.Num))
+}
+
+// thresholds emits, for guards whose threshold depends on an enum field, the lookup.
+func (g *gen) thresholds(f *File) {
+	for _, gu := range g.m.Guards {
+		th := gu.Threshold
+		if th.By == nil || (gu.Kind != ir.CounterGuard && gu.Kind != ir.FieldGuard) {
+			continue
+		}
+		f.Comment(comment(fmt.Sprintf("threshold%s is the threshold of guard %s by %s.", gu.GoName, quoted(gu.Name), quoted(th.By.Name))))
+		f.Func().Id("threshold" + gu.GoName).Params(Id("v").Id(g.enumType(th.By))).Float64().BlockFunc(func(b *Group) {
+			var cases []Code
+			for i, v := range th.By.Values {
+				if i == 0 {
+					continue
+				}
+				cases = append(cases, Case(Id(g.enumType(th.By)+goNameOf(v))).Block(Return(Lit(th.Values[i]))))
+			}
+			if len(cases) > 0 {
+				b.Switch(Id("v")).Block(cases...)
+			}
+			b.Return(Lit(th.Values[0]))
+		})
+		f.Line()
+	}
+}
+
+func describe(t *ir.Transition) string {
+	var from, evs []string
+	for _, s := range t.From {
+		from = append(from, s.Name)
+	}
+	for _, e := range t.Events {
+		evs = append(evs, e.Name)
+	}
+	to := ""
+	switch t.Target.Kind {
+	case ir.Fixed:
+		to = t.Target.State.Name
+	case ir.Internal:
+		to = "(internal)"
+	case ir.History:
+		to = "history of " + t.Target.State.Name
+	case ir.Choice:
+		to = "(choice)"
+	}
+	if len(from) > 6 {
+		from = append(from[:5], fmt.Sprintf("... %d states", len(from)))
+	}
+	return fmt.Sprintf("%s on %s -> %s", strings.Join(from, ", "), strings.Join(evs, ", "), to)
+}
+
+// transition emits the method that decides and applies one declared transition.
+func (g *gen) transition(f *File, t *ir.Transition) {
+	m := g.m
+	name := g.tname(t)
+	f.Comment(comment(fmt.Sprintf("%s is the transition at %s:%d: %s.%s", name, g.source, t.Pos.Line, describe(t), docSuffix(t.Doc))))
+	f.Func().Params(Id("m").Op("*").Id(g.T)).Id(name).Params(ctxParam(), Id("st").Id(g.name("Step")), g.in(), Id("dry").Bool()).Params(Id("State"), Error()).BlockFunc(func(b *Group) {
+		// Roles.
+		if len(t.Roles) > 0 {
+			var allowed *Statement
+			or := func(e *Statement) {
+				if allowed == nil {
+					allowed = e
+				} else {
+					allowed = allowed.Op("||").Add(e)
+				}
+			}
+			for _, r := range m.Roles {
+				if r.All {
+					or(Id("in").Dot("Role").Op("==").Id("Role" + r.GoName))
+				}
+			}
+			for _, r := range t.Roles {
+				if r.Role.All {
+					continue
+				}
+				e := Id("in").Dot("Role").Op("==").Id("Role" + r.Role.GoName)
+				if r.Policy != nil {
+					e = e.Op("&&").Id("m").Dot("Policies").Dot(r.Policy.GoName)
+				}
+				or(e)
+			}
+			b.If(Op("!").Parens(allowed)).Block(
+				Return(Id("st").Dot("From"), Op("&").Id("PermissionError").Values(Dict{Id("State"): Id("st").Dot("From"), Id("Event"): Id("st").Dot("Event"), Id("Role"): Id("in").Dot("Role")})),
+			)
+		}
+		// Target.
+		internal := false
+		switch t.Target.Kind {
+		case ir.Fixed:
+			b.Id("to").Op(":=").Id("State" + t.Target.State.GoName)
+		case ir.Internal:
+			b.Id("to").Op(":=").Id("st").Dot("From")
+			internal = true
+		case ir.History:
+			b.Id("to").Op(":=").Id("st").Dot("From")
+			g.historyTarget(b, t.Target.State)
+		case ir.Choice:
+			b.Id("to").Op(":=").Id("st").Dot("From")
+			var cases []Code
+			hasDefault := false
+			for _, c := range t.Choices {
+				var body []Code
+				if c.Target.Kind == ir.History {
+					bg := &Group{}
+					_ = bg
+					body = g.historyBody(c.Target.State)
+				} else {
+					body = []Code{Id("to").Op("=").Id("State" + c.Target.State.GoName)}
+				}
+				if len(c.Conds) == 0 {
+					cases = append(cases, Default().Block(body...))
+					hasDefault = true
+					break
+				}
+				cases = append(cases, Case(g.conds(c.Conds)).Block(body...))
+			}
+			if !hasDefault {
+				cases = append(cases, Default().Block(
+					Return(Id("st").Dot("From"), Op("&").Id("NoChoiceError").Values(Dict{Id("State"): Id("st").Dot("From"), Id("Event"): Id("st").Dot("Event")}))))
+			}
+			b.Switch().Block(cases...)
+		}
+		// Limits.
+		var limited []*ir.Counter
+		for _, c := range t.Increment {
+			if c.Limit > 0 {
+				limited = append(limited, c)
+			}
+		}
+		redirects := false
+		for _, c := range limited {
+			if c.Then != nil {
+				redirects = true
+			}
+		}
+		if len(limited) > 0 {
+			if redirects {
+				b.Id("redirected").Op(":=").False()
+			}
+			for _, c := range limited {
+				v := Id("m").Dot(counterField(c))
+				if c.PerState {
+					v = v.Index(Id("st").Dot("From"))
+				}
+				b.Id("trip" + c.GoName).Op(":=").Add(v).Op("+").Lit(1).Op(">=").Lit(c.Limit)
+				if c.Then == nil {
+					cond := Id("trip" + c.GoName)
+					if redirects {
+						cond = Id("trip" + c.GoName).Op("&&").Op("!").Id("redirected")
+					}
+					b.If(cond).Block(Return(Id("st").Dot("From"), Op("&").Id("LimitError").Values(Dict{
+						Id("State"): Id("st").Dot("From"), Id("Event"): Id("st").Dot("Event"), Id("Counter"): Lit(c.Name), Id("Limit"): Lit(c.Limit)})))
+					continue
+				}
+				b.If(Id("trip" + c.GoName).Op("&&").Op("!").Id("redirected")).Block(
+					List(Id("to"), Id("redirected")).Op("=").List(Id("State"+c.Then.GoName), True()),
+				)
+			}
+		}
+		internalExpr := func() *Statement {
+			if !internal {
+				return False()
+			}
+			if redirects {
+				return Op("!").Id("redirected")
+			}
+			return True()
+		}
+		// Requirements.
+		if g.anyRequires() {
+			check := Id("errs").Op(":=").Id("m").Dot("Context").Dot("requirements").Call(Id("to"), Nil())
+			body := []Code{
+				If(Id("dry")).Block(Return(Id("st").Dot("From"), Id("ErrValidation"))),
+				Return(Id("st").Dot("From"), Op("&").Id("ValidationError").Values(Dict{
+					Id("State"): Id("st").Dot("From"), Id("Event"): Id("st").Dot("Event"), Id("Target"): Id("to"), Id("Errors"): Id("errs"),
+					Id("Allowed"): Id("m").Dot("PermittedWith").Call(Id("ctx"), Id("in"), Nil())})),
+			}
+			switch {
+			case !internal:
+				b.If(check, Id("errs").Op("!=").Nil()).Block(body...)
+			case redirects:
+				b.If(Id("redirected")).Block(If(check, Id("errs").Op("!=").Nil()).Block(body...))
+			}
+		}
+		b.If(Id("dry")).Block(Return(Id("to"), Nil()))
+		b.Id("st").Dot("To").Op("=").Id("to")
+
+		// Apply: exit, actions, counters, state, entry, checkpoints.
+		if g.anyExit() {
+			if !internal {
+				b.Id("m").Dot("exit").Call(Id("ctx"), Id("st"))
+			} else if redirects {
+				b.If(Id("redirected")).Block(Id("m").Dot("exit").Call(Id("ctx"), Id("st")))
+			}
+		}
+		for _, a := range t.Actions {
+			b.Id("m").Dot("hooks").Dot(a.GoName).Call(Id("ctx"), Id("m"), Id("st"))
+		}
+		slot := func(c *ir.Counter) *Statement {
+			v := Id("m").Dot(counterField(c))
+			if c.PerState {
+				v = v.Index(Id("st").Dot("From"))
+			}
+			return v
+		}
+		for _, c := range t.Increment {
+			if c.Limit > 0 {
+				b.If(Id("trip" + c.GoName)).Block(slot(c).Op("=").Lit(0)).Else().Block(slot(c).Op("++"))
+			} else {
+				b.Add(slot(c)).Op("++")
+			}
+		}
+		for _, c := range t.Reset {
+			b.Add(slot(c)).Op("=").Lit(0)
+		}
+		var resets []Code
+		for _, c := range m.Counters {
+			if c.ResetOnSuccess && !containsCounter(t.Increment, c) {
+				resets = append(resets, slot(c).Op("=").Lit(0))
+			}
+		}
+		if len(resets) > 0 {
+			switch {
+			case !internal:
+				for _, r := range resets {
+					b.Add(r)
+				}
+			case redirects:
+				b.If(Id("redirected")).Block(resets...)
+			}
+		}
+		if g.anyRemembers() && (!internal || redirects) {
+			b.If(Id("to").Op("!=").Id("st").Dot("From")).Block(Id("m").Dot("remember").Call(Id("st").Dot("From"), Id("to")))
+		}
+		b.Id("m").Dot("state").Op("=").Id("to")
+		if g.timing {
+			b.Id("now").Op(":=").Id("m").Dot("now").Call(Id("in"))
+			if internal && !redirects {
+				b.Id("_").Op("=").Id("now")
+			} else if internal {
+				b.If(Id("redirected")).Block(Id("m").Dot("enteredAt").Op("=").Id("now"))
+			} else {
+				b.Id("m").Dot("enteredAt").Op("=").Id("now")
+			}
+			if m.RecordHistory {
+				b.Id("m").Dot("history").Op("=").Append(Id("m").Dot("history"), Id(g.name("Record")).Values(Dict{
+					Id("From"): Id("st").Dot("From"), Id("To"): Id("to"), Id("Event"): Id("st").Dot("Event"), Id("EventID"): Id("in").Dot("EventID"),
+					Id("At"): Id("now"), Id("Actor"): Id("in").Dot("Actor"), Id("Reason"): Id("in").Dot("Reason")}))
+			}
+		}
+		if g.anyEntry() {
+			if !internal {
+				b.Id("m").Dot("enter").Call(Id("ctx"), Id("st"))
+			} else if redirects {
+				b.If(Id("redirected")).Block(Id("m").Dot("enter").Call(Id("ctx"), Id("st")))
+			}
+		}
+		_ = internalExpr
+		var cps []*ir.Checkpoint
+		if t.Checkpoint != nil {
+			cps = append(cps, t.Checkpoint)
+		}
+		for _, c := range m.EveryCheckpoints() {
+			if c != t.Checkpoint {
+				cps = append(cps, c)
+			}
+		}
+		for _, c := range cps {
+			b.If(Err().Op(":=").Id("m").Dot("hooks").Dot("Checkpoint").Call(Id("ctx"), Id("m"), Id("Checkpoint"+c.GoName), Id("st")), Err().Op("!=").Nil()).Block(
+				Return(Id("to"), Op("&").Id("CheckpointError").Values(Dict{Id("Checkpoint"): Id("Checkpoint" + c.GoName), Id("Err"): Err()})),
+			)
+		}
+		b.Return(Id("to"), Nil())
+	})
+	f.Line()
+}
+
+func (g *gen) historyBody(h *ir.State) []Code {
+	st, set := memoryFields(h)
+	return []Code{
+		If(Op("!").Id("m").Dot(set)).Block(
+			Return(Id("st").Dot("From"), Op("&").Id("NoHistoryError").Values(Dict{Id("State"): Id("st").Dot("From"), Id("Event"): Id("st").Dot("Event"), Id("Remembering"): Id("State" + h.GoName)})),
+		),
+		Id("to").Op("=").Id("m").Dot(st),
+	}
+}
+
+func (g *gen) historyTarget(b *Group, h *ir.State) {
+	for _, c := range g.historyBody(h) {
+		b.Add(c)
+	}
+}
+
+func containsCounter(list []*ir.Counter, c *ir.Counter) bool {
+	for _, x := range list {
+		if x == c {
+			return true
+		}
+	}
+	return false
+}
+
+func (g *gen) anyRequires() bool {
+	for _, s := range g.m.States {
+		if len(s.Requires) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func (g *gen) anyExit() bool {
+	for _, s := range g.m.States {
+		if len(s.Exit) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func (g *gen) anyEntry() bool {
+	for _, s := range g.m.States {
+		if len(s.Entry) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// entryExit emits the methods that run entry and exit actions by state.
+func (g *gen) entryExit(f *File) {
+	for _, x := range []struct {
+		name, field string
+		any         bool
+		acts        func(*ir.State) []*ir.Action
+	}{
+		{"exit", "From", g.anyExit(), func(s *ir.State) []*ir.Action { return s.Exit }},
+		{"enter", "To", g.anyEntry(), func(s *ir.State) []*ir.Action { return s.Entry }},
+	} {
+		if !x.any {
+			continue
+		}
+		f.Commentf("// %s runs the %s actions of st.%s.", x.name, map[string]string{"exit": "exit", "enter": "entry"}[x.name], x.field)
+		f.Func().Params(Id("m").Op("*").Id(g.T)).Id(x.name).Params(ctxParam(), Id("st").Id(g.name("Step"))).BlockFunc(func(b *Group) {
+			var cases []Code
+			for _, s := range g.m.States {
+				acts := x.acts(s)
+				if len(acts) == 0 {
+					continue
+				}
+				var body []Code
+				for _, a := range acts {
+					body = append(body, Id("m").Dot("hooks").Dot(a.GoName).Call(Id("ctx"), Id("m"), Id("st")))
+				}
+				cases = append(cases, Case(Id("State"+s.GoName)).Block(body...))
+			}
+			b.Switch(Id("st").Dot(x.field)).Block(cases...)
+		})
+		f.Line()
+	}
+}

@@ -1,0 +1,284 @@
+package gogen
+
+import (
+	"fmt"
+	"strings"
+
+	. "github.com/dave/jennifer/jen"
+	"github.com/fsmgen/fsmgen/internal/ir"
+)
+
+func ctxParam() Code { return Id("ctx").Qual("context", "Context") }
+
+// counterField is the machine field holding a counter.
+func counterField(c *ir.Counter) string { return "n" + c.GoName }
+
+// memoryFields are the machine fields holding what a remembering state remembers.
+func memoryFields(s *ir.State) (state, set string) {
+	return "prev" + s.GoName, "prev" + s.GoName + "Set"
+}
+
+func (g *gen) anyRemembers() bool {
+	for _, s := range g.m.States {
+		if s.Remembers {
+			return true
+		}
+	}
+	return false
+}
+
+func (g *gen) anyTimeouts() bool {
+	for _, s := range g.m.States {
+		if s.Timeout != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// machine emits the step value, the hooks interface and its no-op base, the input struct,
+// the machine type, its constructor and accessors.
+func (g *gen) machine(f *File) {
+	m := g.m
+	T := g.T
+
+	// Step.
+	stepFields := []Code{
+		Comment("From is the state the event was fired in."), Id("From").Id("State"),
+		Comment("To is the state being entered; for guards it is not decided yet and equals From."), Id("To").Id("State"),
+		Comment("Event is the event being fired."), Id("Event").Id("Event"),
+	}
+	if len(m.Roles) > 0 {
+		stepFields = append(stepFields, Comment("Role is who fires it."), Id("Role").Id("Role"))
+	}
+	f.Comment(comment(g.name("Step") + " describes the transition being decided or run; hooks receive it by value."))
+	f.Type().Id(g.name("Step")).Struct(stepFields...)
+	f.Line()
+
+	// Input.
+	var inFields []Code
+	if len(m.Roles) > 0 {
+		inFields = append(inFields, Comment("Role is who fires the event. Transitions that name roles refuse RoleNone."), Id("Role").Id("Role"))
+	}
+	if m.Idempotent {
+		inFields = append(inFields, Comment("Key is an idempotency key. A key already used for the same event returns the\noriginal result without firing again; for another event it is a conflict. Only\naccepted events are recorded, since a refusal changes nothing."), Id("Key").String())
+	}
+	if m.RecordHistory {
+		inFields = append(inFields,
+			Comment("EventID identifies the triggering event in the history."), Id("EventID").String(),
+			Comment("Actor and Reason are recorded in the history."), Id("Actor").String(), Id("Reason").String())
+	}
+	if g.timing {
+		inFields = append(inFields, Comment("At is when the event happened; the zero time means the machine's clock now."), Id("At").Qual("time", "Time"))
+	}
+	f.Comment(comment(g.name("Input") + " is what the caller says about one firing."))
+	f.Type().Id(g.name("Input")).Struct(inFields...)
+	f.Line()
+
+	// Hooks.
+	if g.hooks {
+		var methods, nops []Code
+		for _, gu := range m.Guards {
+			if gu.Kind != ir.Hook {
+				continue
+			}
+			methods = append(methods, Comment(comment(fmt.Sprintf("%s is the guard %s.%s", gu.GoName, quoted(gu.Name), docSuffix(gu.Doc)))),
+				Id(gu.GoName).Params(ctxParam(), Id("m").Op("*").Id(T), Id("s").Id(g.name("Step"))).Bool())
+			nops = append(nops, Func().Params(Id(g.name("NopHooks"))).Id(gu.GoName).Params(Qual("context", "Context"), Op("*").Id(T), Id(g.name("Step"))).Bool().Block(Return(False())))
+		}
+		for _, a := range m.Actions {
+			methods = append(methods, Comment(comment(fmt.Sprintf("%s is the action %s.%s", a.GoName, quoted(a.Name), docSuffix(a.Doc)))),
+				Id(a.GoName).Params(ctxParam(), Id("m").Op("*").Id(T), Id("s").Id(g.name("Step"))))
+			nops = append(nops, Func().Params(Id(g.name("NopHooks"))).Id(a.GoName).Params(Qual("context", "Context"), Op("*").Id(T), Id(g.name("Step"))).Block())
+		}
+		if len(m.Checkpoints) > 0 {
+			methods = append(methods, Comment("Checkpoint is called at each checkpoint the transition reaches, after the state\nchanged and entry actions ran. An error is returned from Fire wrapped in a\nCheckpointError; the transition has happened, but was not saved."),
+				Id("Checkpoint").Params(ctxParam(), Id("m").Op("*").Id(T), Id("cp").Id("Checkpoint"), Id("s").Id(g.name("Step"))).Error())
+			nops = append(nops, Func().Params(Id(g.name("NopHooks"))).Id("Checkpoint").Params(Qual("context", "Context"), Op("*").Id(T), Id("Checkpoint"), Id(g.name("Step"))).Error().Block(Return(Nil())))
+		}
+		f.Comment(comment(g.name("Hooks") + " is what the program implements: guards, actions and checkpoints. Fire calls\nthem synchronously, in this order: guards, exit actions of the old state, the\ntransition's actions, entry actions of the new state, checkpoints. A hook must not fire\nevents on the same machine."))
+		f.Type().Id(g.name("Hooks")).Interface(methods...)
+		f.Line()
+		f.Comment(comment(g.name("NopHooks") + " implements " + g.name("Hooks") + " with guards that never hold and actions that do\nnothing. Embed it to implement only some hooks."))
+		f.Type().Id(g.name("NopHooks")).Struct()
+		f.Line()
+		for _, n := range nops {
+			f.Add(n)
+			f.Line()
+		}
+		f.Var().Id("_").Id(g.name("Hooks")).Op("=").Id(g.name("NopHooks")).Values()
+		f.Line()
+	}
+
+	if m.Idempotent {
+		f.Type().Id("idempotencyRecord").Struct(Id("event").Id("Event"), Id("state").Id("State"))
+		f.Line()
+	}
+	if m.RecordHistory {
+		f.Comment(comment(g.name("Record") + " is one entry of the transition history."))
+		f.Type().Id(g.name("Record")).Struct(
+			Id("From").Id("State").Tag(map[string]string{"json": "from"}),
+			Id("To").Id("State").Tag(map[string]string{"json": "to"}),
+			Id("Event").Id("Event").Tag(map[string]string{"json": "event"}),
+			Id("EventID").String().Tag(map[string]string{"json": "eventId,omitempty"}),
+			Id("At").Qual("time", "Time").Tag(map[string]string{"json": "timestamp"}),
+			Id("Actor").String().Tag(map[string]string{"json": "actor,omitempty"}),
+			Id("Reason").String().Tag(map[string]string{"json": "reason,omitempty"}),
+		)
+		f.Line()
+	}
+
+	// The machine.
+	fields := []Code{Id("state").Id("State")}
+	if g.hooks {
+		fields = append(fields, Id("hooks").Id(g.name("Hooks")))
+	}
+	fields = append(fields, Line(), Comment("Context is the machine's data. Hooks may change it; states check what they require."), Id("Context").Id(g.name("Context")))
+	if len(m.Policies) > 0 {
+		fields = append(fields, Comment("Policies are the run-time switches, set to the spec's defaults by New"+T+"."), Id("Policies").Id(g.name("Policies")))
+	}
+	if len(m.Counters) > 0 {
+		fields = append(fields, Line())
+		for _, c := range m.Counters {
+			if c.PerState {
+				fields = append(fields, Id(counterField(c)).Index(Id("NumStates")).Int().Comment(fmt.Sprintf("counter %s, per state", quoted(c.Name))))
+			} else {
+				fields = append(fields, Id(counterField(c)).Int().Comment(fmt.Sprintf("counter %s", quoted(c.Name))))
+			}
+		}
+	}
+	for _, s := range m.States {
+		if s.Remembers {
+			st, set := memoryFields(s)
+			fields = append(fields, Id(st).Id("State").Comment(fmt.Sprintf("the state %s was entered from", quoted(s.Name))), Id(set).Bool())
+		}
+	}
+	if g.timing {
+		fields = append(fields, Line(), Id("clock").Id("Clock"), Id("enteredAt").Qual("time", "Time"))
+	}
+	if g.anyTimeouts() {
+		fields = append(fields, Id("timeouts").Index(Id("NumStates")).Qual("time", "Duration"))
+	}
+	if m.RecordHistory {
+		fields = append(fields, Id("history").Index().Id(g.name("Record")))
+	}
+	if m.Idempotent {
+		fields = append(fields, Id("keys").Map(String()).Id("idempotencyRecord"))
+	}
+	for _, e := range m.Events {
+		if len(e.Payload) > 0 {
+			fields = append(fields, Id("payload"+e.GoName).Id(e.GoName+"Payload"))
+		}
+	}
+	fields = append(fields, Line(), Id("_").Index(Lit(64)).Byte().Comment("keeps machines used by different goroutines off one cache line"))
+	doc := fmt.Sprintf("%s is one %s state machine.%s\n\nA %s is not safe for concurrent use: confine it to one goroutine, or guard it with a\nmutex. Different machines may be used from different goroutines. The machine does no\nI/O itself; hooks do.", T, m.Name, docSuffix(m.Doc), T)
+	f.Comment(comment(doc))
+	f.Type().Id(T).Struct(fields...)
+	f.Line()
+
+	// Constructor.
+	var params []Code
+	if g.hooks {
+		params = append(params, Id("hooks").Id(g.name("Hooks")))
+	}
+	f.Comment(comment(fmt.Sprintf("New%s returns a machine in the initial state %s, with context and policies at\ntheir spec defaults.", T, quoted(m.Initial.Name))))
+	f.Func().Id("New" + T).Params(params...).Op("*").Id(T).BlockFunc(func(b *Group) {
+		b.Id("m").Op(":=").Op("&").Id(T).Values(Id("state").Op(":").Id("State" + m.Initial.GoName))
+		if g.hooks {
+			b.Id("m").Dot("hooks").Op("=").Id("hooks")
+		}
+		if len(m.Policies) > 0 {
+			b.Id("m").Dot("Policies").Op("=").Id("default" + g.name("Policies")).Call()
+		}
+		for _, fd := range m.Fields {
+			if !fd.Default.Set {
+				continue
+			}
+			b.Id("m").Dot("Context").Dot(fd.GoName).Op("=").Add(g.literal(fd, fd.Default))
+		}
+		if g.timing {
+			b.Id("m").Dot("clock").Op("=").Id("systemClock").Values()
+		}
+		if g.anyTimeouts() {
+			b.Id("m").Dot("timeouts").Op("=").Id("defaultTimeouts").Call()
+		}
+		b.Return(Id("m"))
+	})
+	f.Line()
+
+	f.Comment("// State returns the current state.")
+	f.Func().Params(Id("m").Op("*").Id(T)).Id("State").Params().Id("State").Block(Return(Id("m").Dot("state")))
+	f.Line()
+
+	for _, c := range m.Counters {
+		doc := fmt.Sprintf("Count%s returns the counter %s", c.GoName, quoted(c.Name))
+		if c.Limit > 0 {
+			doc += fmt.Sprintf(" (limit %d)", c.Limit)
+		}
+		if c.PerState {
+			f.Comment(comment(doc + " of state s."))
+			f.Func().Params(Id("m").Op("*").Id(T)).Id("Count"+c.GoName).Params(Id("s").Id("State")).Int().Block(
+				If(Id("s").Op(">=").Id("NumStates")).Block(Return(Lit(0))),
+				Return(Id("m").Dot(counterField(c)).Index(Id("s"))),
+			)
+		} else {
+			f.Comment(comment(doc + "."))
+			f.Func().Params(Id("m").Op("*").Id(T)).Id("Count" + c.GoName).Params().Int().Block(Return(Id("m").Dot(counterField(c))))
+		}
+		f.Line()
+	}
+
+	if g.anyRemembers() {
+		f.Comment("// Remembered returns the state a remembering state s was last entered from.")
+		f.Func().Params(Id("m").Op("*").Id(T)).Id("Remembered").Params(Id("s").Id("State")).Params(Id("State"), Bool()).BlockFunc(func(b *Group) {
+			var cases []Code
+			for _, s := range m.States {
+				if s.Remembers {
+					st, set := memoryFields(s)
+					cases = append(cases, Case(Id("State"+s.GoName)).Block(Return(Id("m").Dot(st), Id("m").Dot(set))))
+				}
+			}
+			b.Switch(Id("s")).Block(cases...)
+			b.Return(Lit(0), False())
+		})
+		f.Line()
+	}
+	if m.RecordHistory {
+		f.Comment("// History returns a copy of the transition history, oldest first.")
+		f.Func().Params(Id("m").Op("*").Id(T)).Id("History").Params().Index().Id(g.name("Record")).Block(
+			Return(Append(Index().Id(g.name("Record")).Call(Nil()), Id("m").Dot("history").Op("..."))),
+		)
+		f.Line()
+	}
+	for _, e := range m.Events {
+		if len(e.Payload) > 0 {
+			f.Comment(comment(fmt.Sprintf("%sPayload returns the payload of the last %s event fired (hooks see the current one).", e.GoName, quoted(e.Name))))
+			f.Func().Params(Id("m").Op("*").Id(T)).Id(e.GoName + "Payload").Params().Id(e.GoName + "Payload").Block(Return(Id("m").Dot("payload" + e.GoName)))
+			f.Line()
+		}
+	}
+}
+
+// literal is a constant of the field's type.
+func (g *gen) literal(fd *ir.Field, lit ir.Literal) *Statement {
+	switch fd.Type.Kind {
+	case ir.Enum:
+		for _, v := range fd.Values {
+			if v == lit.Str {
+				return Id(g.enumType(fd) + goNameOf(v))
+			}
+		}
+		return Lit(0)
+	case ir.String:
+		return Lit(lit.Str)
+	case ir.Bool:
+		return Lit(lit.Bool)
+	case ir.Int:
+		return Lit(int(lit.Num))
+	case ir.Duration:
+		return Qual("time", "Duration").Call(Lit(int64(lit.Num)))
+	}
+	return Lit(lit.Num)
+}
+
+var _ = strings.Join

@@ -1,0 +1,207 @@
+package gogen
+
+import (
+	"fmt"
+
+	. "github.com/dave/jennifer/jen"
+	"github.com/fsmgen/fsmgen/internal/ir"
+)
+
+// SnapshotVersion is the version of the snapshot format generated code writes.
+const SnapshotVersion = 1
+
+// snapshot emits the snapshot type, Snapshot and Restore, and CheckpointError.
+func (g *gen) snapshot(f *File) {
+	m := g.m
+	T := g.T
+	S := g.name("Snapshot")
+
+	if len(m.Checkpoints) > 0 {
+		f.Comment("// CheckpointError says a checkpoint hook failed. The transition has happened.")
+		f.Type().Id("CheckpointError").Struct(Id("Checkpoint").Id("Checkpoint"), Id("Err").Error())
+		f.Line()
+		f.Func().Params(Id("e").Op("*").Id("CheckpointError")).Id("Error").Params().String().Block(
+			Return(Lit(m.Package + ": checkpoint ").Op("+").Id("e").Dot("Checkpoint").Dot("String").Call().Op("+").Lit(": ").Op("+").Id("e").Dot("Err").Dot("Error").Call()),
+		)
+		f.Line()
+		f.Comment("// Unwrap returns the hook's error.")
+		f.Func().Params(Id("e").Op("*").Id("CheckpointError")).Id("Unwrap").Params().Error().Block(Return(Id("e").Dot("Err")))
+		f.Line()
+	}
+
+	if m.Idempotent {
+		f.Comment("// IdempotencyRecord is what a used idempotency key remembers.")
+		f.Type().Id("IdempotencyRecord").Struct(
+			Id("Event").Id("Event").Tag(map[string]string{"json": "event"}),
+			Id("State").Id("State").Tag(map[string]string{"json": "state"}),
+		)
+		f.Line()
+	}
+
+	var counterFields []Code
+	for _, c := range m.Counters {
+		if c.PerState {
+			counterFields = append(counterFields, Id(c.GoName).Map(Id("State")).Int().Tag(map[string]string{"json": c.GoName + ",omitempty"}))
+		} else {
+			counterFields = append(counterFields, Id(c.GoName).Int().Tag(map[string]string{"json": c.GoName + ",omitempty"}))
+		}
+	}
+	fields := []Code{
+		Comment(fmt.Sprintf("Version is the snapshot format, %d.", SnapshotVersion)),
+		Id("Version").Int().Tag(map[string]string{"json": "version"}),
+		Id("State").Id("State").Tag(map[string]string{"json": "state"}),
+		Id("Context").Id(g.name("Context")).Tag(map[string]string{"json": "context"}),
+	}
+	if len(m.Policies) > 0 {
+		fields = append(fields, Id("Policies").Id(g.name("Policies")).Tag(map[string]string{"json": "policies"}))
+	}
+	if len(m.Counters) > 0 {
+		fields = append(fields, Comment("Counters hold every counter; per-state counters by state, zeros left out."),
+			Id("Counters").Struct(counterFields...).Tag(map[string]string{"json": "counters"}))
+	}
+	if g.anyRemembers() {
+		fields = append(fields, Comment("Remembered maps each remembering state to the state it was entered from."),
+			Id("Remembered").Map(Id("State")).Id("State").Tag(map[string]string{"json": "remembered,omitempty"}))
+	}
+	if g.timing {
+		fields = append(fields, Id("EnteredAt").Qual("time", "Time").Tag(map[string]string{"json": "enteredAt"}))
+	}
+	if g.anyTimeouts() {
+		fields = append(fields, Comment("Timeouts holds timeouts changed at run time."),
+			Id("Timeouts").Map(Id("State")).Qual("time", "Duration").Tag(map[string]string{"json": "timeouts,omitempty"}))
+	}
+	if m.RecordHistory {
+		fields = append(fields, Id("History").Index().Id(g.name("Record")).Tag(map[string]string{"json": "history,omitempty"}))
+	}
+	if m.Idempotent {
+		fields = append(fields, Id("Keys").Map(String()).Id("IdempotencyRecord").Tag(map[string]string{"json": "keys,omitempty"}))
+	}
+	f.Comment(comment(S + " is everything a machine holds, in a form that encodes to JSON by name and\nrestores exactly with Restore" + T + "."))
+	f.Type().Id(S).Struct(fields...)
+	f.Line()
+
+	f.Comment("// Snapshot returns the machine's state, context and bookkeeping. It shares nothing with the\n// machine except the context's slices and maps.")
+	f.Func().Params(Id("m").Op("*").Id(T)).Id("Snapshot").Params().Id(S).BlockFunc(func(b *Group) {
+		b.Id("s").Op(":=").Id(S).Values(Dict{Id("Version"): Lit(SnapshotVersion), Id("State"): Id("m").Dot("state"), Id("Context"): Id("m").Dot("Context")})
+		if len(m.Policies) > 0 {
+			b.Id("s").Dot("Policies").Op("=").Id("m").Dot("Policies")
+		}
+		for _, c := range m.Counters {
+			if !c.PerState {
+				b.Id("s").Dot("Counters").Dot(c.GoName).Op("=").Id("m").Dot(counterField(c))
+				continue
+			}
+			b.For(List(Id("st"), Id("n")).Op(":=").Range().Id("m").Dot(counterField(c))).Block(
+				If(Id("n").Op("!=").Lit(0)).Block(
+					If(Id("s").Dot("Counters").Dot(c.GoName).Op("==").Nil()).Block(Id("s").Dot("Counters").Dot(c.GoName).Op("=").Map(Id("State")).Int().Values()),
+					Id("s").Dot("Counters").Dot(c.GoName).Index(Id("State").Call(Id("st"))).Op("=").Id("n"),
+				),
+			)
+		}
+		for _, s := range m.States {
+			if !s.Remembers {
+				continue
+			}
+			st, set := memoryFields(s)
+			b.If(Id("m").Dot(set)).Block(
+				If(Id("s").Dot("Remembered").Op("==").Nil()).Block(Id("s").Dot("Remembered").Op("=").Map(Id("State")).Id("State").Values()),
+				Id("s").Dot("Remembered").Index(Id("State"+s.GoName)).Op("=").Id("m").Dot(st),
+			)
+		}
+		if g.timing {
+			b.Id("s").Dot("EnteredAt").Op("=").Id("m").Dot("enteredAt")
+		}
+		if g.anyTimeouts() {
+			b.Id("def").Op(":=").Id("defaultTimeouts").Call()
+			b.For(List(Id("st"), Id("d")).Op(":=").Range().Id("m").Dot("timeouts")).Block(
+				If(Id("d").Op("!=").Id("def").Index(Id("st"))).Block(
+					If(Id("s").Dot("Timeouts").Op("==").Nil()).Block(Id("s").Dot("Timeouts").Op("=").Map(Id("State")).Qual("time", "Duration").Values()),
+					Id("s").Dot("Timeouts").Index(Id("State").Call(Id("st"))).Op("=").Id("d"),
+				),
+			)
+		}
+		if m.RecordHistory {
+			b.Id("s").Dot("History").Op("=").Id("m").Dot("History").Call()
+		}
+		if m.Idempotent {
+			b.If(Len(Id("m").Dot("keys")).Op(">").Lit(0)).Block(
+				Id("s").Dot("Keys").Op("=").Make(Map(String()).Id("IdempotencyRecord"), Len(Id("m").Dot("keys"))),
+				For(List(Id("k"), Id("r")).Op(":=").Range().Id("m").Dot("keys")).Block(
+					Id("s").Dot("Keys").Index(Id("k")).Op("=").Id("IdempotencyRecord").Values(Dict{Id("Event"): Id("r").Dot("event"), Id("State"): Id("r").Dot("state")}),
+				),
+			)
+		}
+		b.Return(Id("s"))
+	})
+	f.Line()
+
+	var params []Code
+	params = append(params, Id("s").Id(S))
+	if g.hooks {
+		params = append(params, Id("hooks").Id(g.name("Hooks")))
+	}
+	errf := func(format string, args ...Code) Code {
+		return Return(Nil(), Qual("fmt", "Errorf").Call(append([]Code{Lit(m.Package + ": restore: " + format)}, args...)...))
+	}
+	f.Comment(comment("Restore" + T + " rebuilds a machine from a snapshot. It refuses snapshots of another format\nversion and values that are not states or events of this machine."))
+	f.Func().Id("Restore"+T).Params(params...).Params(Op("*").Id(T), Error()).BlockFunc(func(b *Group) {
+		b.If(Id("s").Dot("Version").Op("!=").Lit(SnapshotVersion)).Block(errf("unsupported snapshot version %d", Id("s").Dot("Version")))
+		b.If(Id("s").Dot("State").Op(">=").Id("NumStates")).Block(errf("invalid state %d", Id("s").Dot("State")))
+		args := []Code{}
+		if g.hooks {
+			args = append(args, Id("hooks"))
+		}
+		b.Id("m").Op(":=").Id("New" + T).Call(args...)
+		b.Id("m").Dot("state").Op("=").Id("s").Dot("State")
+		b.Id("m").Dot("Context").Op("=").Id("s").Dot("Context")
+		if len(m.Policies) > 0 {
+			b.Id("m").Dot("Policies").Op("=").Id("s").Dot("Policies")
+		}
+		for _, c := range m.Counters {
+			if !c.PerState {
+				b.Id("m").Dot(counterField(c)).Op("=").Id("s").Dot("Counters").Dot(c.GoName)
+				continue
+			}
+			b.For(List(Id("st"), Id("n")).Op(":=").Range().Id("s").Dot("Counters").Dot(c.GoName)).Block(
+				If(Id("st").Op(">=").Id("NumStates")).Block(errf("counter "+c.Name+": invalid state %d", Id("st"))),
+				Id("m").Dot(counterField(c)).Index(Id("st")).Op("=").Id("n"),
+			)
+		}
+		if g.anyRemembers() {
+			var cases []Code
+			for _, s := range m.States {
+				if s.Remembers {
+					st, set := memoryFields(s)
+					cases = append(cases, Case(Id("State"+s.GoName)).Block(List(Id("m").Dot(st), Id("m").Dot(set)).Op("=").List(Id("from"), True())))
+				}
+			}
+			cases = append(cases, Default().Block(errf("state %s does not remember", Id("st"))))
+			b.For(List(Id("st"), Id("from")).Op(":=").Range().Id("s").Dot("Remembered")).Block(
+				If(Id("from").Op(">=").Id("NumStates")).Block(errf("invalid remembered state %d", Id("from"))),
+				Switch(Id("st")).Block(cases...),
+			)
+		}
+		if g.timing {
+			b.Id("m").Dot("enteredAt").Op("=").Id("s").Dot("EnteredAt")
+		}
+		if g.anyTimeouts() {
+			b.For(List(Id("st"), Id("d")).Op(":=").Range().Id("s").Dot("Timeouts")).Block(
+				If(Id("st").Op(">=").Id("NumStates")).Block(errf("invalid timeout state %d", Id("st"))),
+				Id("m").Dot("timeouts").Index(Id("st")).Op("=").Id("d"),
+			)
+		}
+		if m.RecordHistory {
+			b.Id("m").Dot("history").Op("=").Append(Index().Id(g.name("Record")).Call(Nil()), Id("s").Dot("History").Op("..."))
+		}
+		if m.Idempotent {
+			b.For(List(Id("k"), Id("r")).Op(":=").Range().Id("s").Dot("Keys")).Block(
+				If(Id("m").Dot("keys").Op("==").Nil()).Block(Id("m").Dot("keys").Op("=").Map(String()).Id("idempotencyRecord").Values()),
+				Id("m").Dot("keys").Index(Id("k")).Op("=").Id("idempotencyRecord").Values(Dict{Id("event"): Id("r").Dot("Event"), Id("state"): Id("r").Dot("State")}),
+			)
+		}
+		b.Return(Id("m"), Nil())
+	})
+	f.Line()
+}
+
+var _ ir.Kind

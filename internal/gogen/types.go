@@ -1,0 +1,292 @@
+package gogen
+
+import (
+	"fmt"
+	"strconv"
+
+	. "github.com/dave/jennifer/jen"
+	"github.com/fsmgen/fsmgen/internal/ir"
+	"github.com/fsmgen/fsmgen/internal/names"
+)
+
+// enumSpec describes one small integer type with named constants.
+type enumSpec struct {
+	Type     string   // Go type name
+	What     string   // "state", "event", ...
+	Doc      string   // the type's doc comment
+	Prefix   string   // constant prefix
+	GoNames  []string // constant suffixes
+	Names    []string // spec names
+	Docs     []string // per-constant docs
+	Count    string   // exported count constant, or ""
+	Offset   int      // 1 when the zero value means "none"
+	NoneName string   // constant for the zero value when Offset is 1
+}
+
+// enum emits the type, its constants, String, Parse, MarshalText/UnmarshalText and a
+// compile guard that breaks the build if the constants are renumbered by hand.
+func (g *gen) enum(f *File, e enumSpec) {
+	n := len(e.Names)
+	f.Comment(comment(e.Doc))
+	f.Type().Id(e.Type).Id(uintType(n + e.Offset))
+	f.Line()
+	f.Const().DefsFunc(func(d *Group) {
+		if e.Offset == 1 {
+			d.Comment(comment(fmt.Sprintf("%s is the zero %s: none.", e.NoneName, e.Type)))
+			d.Id(e.NoneName).Id(e.Type).Op("=").Lit(0)
+		}
+		for i, name := range e.Names {
+			doc := fmt.Sprintf("%s%s is the %s %s.", e.Prefix, e.GoNames[i], e.What, quoted(name))
+			if e.Docs != nil && e.Docs[i] != "" {
+				doc += " " + e.Docs[i]
+			}
+			d.Comment(comment(doc))
+			d.Id(e.Prefix + e.GoNames[i]).Id(e.Type).Op("=").Lit(i + e.Offset)
+		}
+	})
+	f.Line()
+	if e.Count != "" {
+		f.Commentf("// %s is the number of %ss.", e.Count, e.What)
+		f.Const().Id(e.Count).Op("=").Lit(n)
+		f.Line()
+	}
+	namesVar := lowerFirst(e.Type) + "Names"
+	f.Var().Id(namesVar).Op("=").Index(Lit(n + e.Offset)).String().ValuesFunc(func(v *Group) {
+		if e.Offset == 1 {
+			v.Lit("")
+		}
+		for _, name := range e.Names {
+			v.Lit(name)
+		}
+	})
+	f.Line()
+	// Compile guard, as stringer does.
+	f.Comment("// An \"invalid array index\" compiler error means the constants changed: run fsmgen again.")
+	f.Func().Id("_").Params().BlockFunc(func(b *Group) {
+		b.Var().Id("x").Index(Lit(1)).Struct()
+		for i, gn := range e.GoNames {
+			b.Id("_").Op("=").Id("x").Index(Id(e.Prefix + gn).Op("-").Lit(i + e.Offset))
+		}
+	})
+	f.Line()
+	recv := "v"
+	f.Commentf("// String returns the %s's name as the spec writes it.", e.What)
+	f.Func().Params(Id(recv).Id(e.Type)).Id("String").Params().String().Block(
+		If(Int().Parens(Id(recv)).Op("<").Len(Id(namesVar))).Block(Return(Id(namesVar).Index(Id(recv)))),
+		Return(Lit(e.Type+"(").Op("+").Qual("strconv", "Itoa").Call(Int().Parens(Id(recv))).Op("+").Lit(")")),
+	)
+	f.Line()
+	parse := "Parse" + e.Type
+	f.Commentf("// %s returns the %s with the given spec name.", parse, e.What)
+	f.Func().Id(parse).Params(Id("name").String()).Params(Id(e.Type), Error()).Block(
+		For(List(Id("i"), Id("n")).Op(":=").Range().Id(namesVar)).Block(
+			If(Id("n").Op("==").Id("name").Op("&&").Id("name").Op("!=").Lit("")).Block(Return(Id(e.Type).Call(Id("i")), Nil())),
+		),
+		Return(Lit(0), Qual("fmt", "Errorf").Call(Lit(g.m.Package+": unknown "+e.What+" %q"), Id("name"))),
+	)
+	f.Line()
+	f.Commentf("// MarshalText encodes the %s by name.", e.What)
+	f.Func().Params(Id(recv).Id(e.Type)).Id("MarshalText").Params().Params(Index().Byte(), Error()).Block(
+		If(Int().Parens(Id(recv)).Op(">=").Len(Id(namesVar))).Block(
+			Return(Nil(), Qual("fmt", "Errorf").Call(Lit(g.m.Package+": invalid "+e.What+" %d"), Int().Parens(Id(recv)))),
+		),
+		Return(Index().Byte().Parens(Id(namesVar).Index(Id(recv))), Nil()),
+	)
+	f.Line()
+	f.Commentf("// UnmarshalText decodes a %s name.", e.What)
+	f.Func().Params(Id(recv).Op("*").Id(e.Type)).Id("UnmarshalText").Params(Id("b").Index().Byte()).Error().BlockFunc(func(b *Group) {
+		if e.Offset == 1 {
+			b.If(Len(Id("b")).Op("==").Lit(0)).Block(
+				Op("*").Id(recv).Op("=").Lit(0),
+				Return(Nil()),
+			)
+		}
+		b.List(Id("x"), Err()).Op(":=").Id(parse).Call(String().Parens(Id("b")))
+		b.If(Err().Op("!=").Nil()).Block(Return(Err()))
+		b.Op("*").Id(recv).Op("=").Id("x")
+		b.Return(Nil())
+	})
+	f.Line()
+}
+
+func lowerFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return string(s[0]|0x20) + s[1:]
+}
+
+// types emits State, Event, Role, Checkpoint, TimeoutLevel and the enum types of context
+// fields, with their queries.
+func (g *gen) types(f *File) {
+	m := g.m
+	st := enumSpec{Type: "State", What: "state", Prefix: "State", Count: "NumStates",
+		Doc: "// State is a state of the " + m.Name + " machine."}
+	for _, s := range m.States {
+		st.Names = append(st.Names, s.Name)
+		st.GoNames = append(st.GoNames, s.GoName)
+		doc := s.Doc
+		switch {
+		case s.Initial && s.Terminal:
+			doc = "Initial and terminal. " + doc
+		case s.Initial:
+			doc = "Initial. " + doc
+		case s.Terminal:
+			doc = "Terminal. " + doc
+		}
+		st.Docs = append(st.Docs, doc)
+	}
+	g.enum(f, st)
+
+	ev := enumSpec{Type: "Event", What: "event", Prefix: "Event", Count: "NumEvents",
+		Doc: "// Event is an event of the " + m.Name + " machine."}
+	for _, e := range m.Events {
+		ev.Names = append(ev.Names, e.Name)
+		ev.GoNames = append(ev.GoNames, e.GoName)
+		ev.Docs = append(ev.Docs, e.Doc)
+	}
+	g.enum(f, ev)
+
+	// States and Events.
+	for _, x := range []struct{ fn, typ, count, what string }{{"States", "State", "NumStates", "states"}, {"Events", "Event", "NumEvents", "events"}} {
+		f.Commentf("// %s returns every %s in declaration order.", x.fn, x.what[:len(x.what)-1])
+		f.Func().Id(x.fn).Params().Index().Id(x.typ).Block(
+			Id("out").Op(":=").Make(Index().Id(x.typ), Id(x.count)),
+			For(Id("i").Op(":=").Range().Id("out")).Block(Id("out").Index(Id("i")).Op("=").Id(x.typ).Call(Id("i"))),
+			Return(Id("out")),
+		)
+		f.Line()
+	}
+
+	// IsTerminal and group membership.
+	var terminals []Code
+	for _, s := range m.States {
+		if s.Terminal {
+			terminals = append(terminals, Id("State"+s.GoName))
+		}
+	}
+	g.stateSet(f, "IsTerminal", "reports whether no event is accepted in s.", terminals)
+	for _, gr := range m.Groups {
+		var members []Code
+		for _, s := range gr.States {
+			members = append(members, Id("State"+s.GoName))
+		}
+		g.stateSet(f, "Is"+gr.GoName, fmt.Sprintf("reports whether s is in the group %s.", quoted(gr.Name)), members)
+	}
+
+	if len(m.Roles) > 0 {
+		ro := enumSpec{Type: "Role", What: "role", Prefix: "Role", Offset: 1, NoneName: "RoleNone",
+			Doc: "// Role says who fires an event. The zero Role is nobody in particular: it may fire\n// only transitions that name no roles."}
+		for _, r := range m.Roles {
+			ro.Names = append(ro.Names, r.Name)
+			ro.GoNames = append(ro.GoNames, r.GoName)
+			doc := r.Doc
+			if r.All {
+				doc = "May fire every transition. " + doc
+			}
+			ro.Docs = append(ro.Docs, doc)
+		}
+		g.enum(f, ro)
+	}
+	if len(m.Checkpoints) > 0 {
+		cp := enumSpec{Type: "Checkpoint", What: "checkpoint", Prefix: "Checkpoint",
+			Doc: "// Checkpoint names a persistence point of the spec."}
+		for _, c := range m.Checkpoints {
+			cp.Names = append(cp.Names, c.Name)
+			cp.GoNames = append(cp.GoNames, c.GoName)
+			doc := c.Doc
+			if c.EveryTransition {
+				doc = "Taken on every transition. " + doc
+			}
+			if len(c.Save) > 0 {
+				doc += " Saves: " + joinNames(c.Save) + "."
+			}
+			cp.Docs = append(cp.Docs, doc)
+		}
+		g.enum(f, cp)
+	}
+	if levels := g.levels(); len(levels) > 0 {
+		lv := enumSpec{Type: "TimeoutLevel", What: "timeout level", Prefix: "Level", Offset: 1, NoneName: "LevelNone",
+			Doc: "// TimeoutLevel is how far past its timeout a machine is. Levels are reported, never\n// enforced."}
+		for _, l := range levels {
+			lv.Names = append(lv.Names, l.Name)
+			lv.GoNames = append(lv.GoNames, l.GoName)
+		}
+		g.enum(f, lv)
+	}
+	for _, fd := range m.Fields {
+		if fd.Type.Kind == ir.Enum {
+			g.fieldEnum(f, fd)
+		}
+	}
+	for _, e := range m.Events {
+		for _, fd := range e.Payload {
+			if fd.Type.Kind == ir.Enum {
+				g.fieldEnum(f, fd)
+			}
+		}
+	}
+}
+
+func (g *gen) fieldEnum(f *File, fd *ir.Field) {
+	en := enumSpec{Type: g.enumType(fd), What: fd.Name + " value", Prefix: g.enumType(fd),
+		Doc: comment(fmt.Sprintf("%s is the type of the enum field %s.%s", g.enumType(fd), quoted(fd.Name), docSuffix(fd.Doc)))}
+	for _, v := range fd.Values {
+		en.Names = append(en.Names, v)
+		en.GoNames = append(en.GoNames, names.GoName(v))
+	}
+	g.enum(f, en)
+}
+
+// enumType is the Go type of an enum field.
+func (g *gen) enumType(fd *ir.Field) string { return fd.GoName }
+
+// stateSet emits a State method reporting membership in a fixed set.
+func (g *gen) stateSet(f *File, name, doc string, members []Code) {
+	f.Comment(comment(name + " " + doc))
+	if len(members) == 0 {
+		f.Func().Params(Id("s").Id("State")).Id(name).Params().Bool().Block(Return(False()))
+	} else {
+		f.Func().Params(Id("s").Id("State")).Id(name).Params().Bool().Block(
+			Switch(Id("s")).Block(Case(members...).Block(Return(True()))),
+			Return(False()),
+		)
+	}
+	f.Line()
+}
+
+// levels is the union of every timeout level, by ascending percentage then name order.
+func (g *gen) levels() []ir.Level {
+	var out []ir.Level
+	seen := map[string]bool{}
+	add := func(ls []ir.Level) {
+		for _, l := range ls {
+			if !seen[l.Name] {
+				seen[l.Name] = true
+				out = append(out, l)
+			}
+		}
+	}
+	add(g.m.Levels)
+	for _, s := range g.m.States {
+		if s.Timeout != nil {
+			add(s.Timeout.Levels)
+		}
+	}
+	return out
+}
+
+func joinNames(names []string) string {
+	out := ""
+	for i, n := range names {
+		if i > 0 {
+			out += ", "
+		}
+		out += n
+	}
+	return out
+}
+
+var _ = strconv.Itoa
+
+func goNameOf(v string) string { return names.GoName(v) }
