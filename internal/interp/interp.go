@@ -21,6 +21,7 @@ const (
 	NoHistory         Reason = "no_history"
 	LimitReached      Reason = "limit"
 	MissingArtifacts  Reason = "artifacts"
+	InvalidPayload    Reason = "payload"
 )
 
 // FieldError is one failed requirement of a context field.
@@ -35,7 +36,7 @@ type Rejection struct {
 	State   *ir.State
 	Event   *ir.Event
 	Message string
-	Errors  []FieldError // for MissingArtifacts
+	Errors  []FieldError // for MissingArtifacts and InvalidPayload
 }
 
 func (r *Rejection) Error() string { return r.Message }
@@ -57,6 +58,9 @@ type Inputs struct {
 	Guard    func(g *ir.Guard) bool // hook guards; nil means all false
 	Policies []bool                 // by policy index; nil means every policy's default
 	Context  []any                  // by context field index, as decoded JSON; nil entries are unset
+	// Payload holds the event's payload fields by index, as decoded JSON. When it is nil
+	// the payload is not checked (fsmgen sim); otherwise it is validated first.
+	Payload []any
 }
 
 // Machine is one running instance.
@@ -135,6 +139,26 @@ func (x *Machine) reject(r Reason, e *ir.Event, format string, args ...any) *Rej
 
 func (x *Machine) decide(e *ir.Event, in Inputs) (*plan, *Rejection) {
 	s := x.State
+	if in.Payload != nil && len(e.Payload) > 0 {
+		var errs []FieldError
+		for _, f := range e.Payload {
+			var v any
+			if f.Index < len(in.Payload) {
+				v = in.Payload[f.Index]
+			}
+			if msg := fieldProblem(f, v, true); msg != "" {
+				if f.Message != "" {
+					msg = f.Message
+				}
+				errs = append(errs, FieldError{Field: f.Name, Message: msg})
+			}
+		}
+		if len(errs) > 0 {
+			r := x.reject(InvalidPayload, e, "invalid payload for %s: %d field%s", e.Name, len(errs), plural(len(errs), "", "s"))
+			r.Errors = errs
+			return nil, r
+		}
+	}
 	ts := x.IR.Lookup(s, e)
 	if len(ts) == 0 {
 		if s.Terminal {

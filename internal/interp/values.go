@@ -145,7 +145,7 @@ func checkScalar(f *ir.Field, v any) error {
 func (x *Machine) requirements(s *ir.State, in Inputs) []FieldError {
 	var out []FieldError
 	for _, f := range s.Requires {
-		if msg := fieldProblem(f, fieldValue(f, in)); msg != "" {
+		if msg := fieldProblem(f, fieldValue(f, in), false); msg != "" {
 			if f.Message != "" {
 				msg = f.Message
 			}
@@ -155,9 +155,16 @@ func (x *Machine) requirements(s *ir.State, in Inputs) []FieldError {
 	return out
 }
 
-// fieldProblem describes why a required field's value is missing or invalid, or "".
-func fieldProblem(f *ir.Field, v any) string {
+// fieldProblem describes why a field's value is missing or invalid, or "". A context field
+// a state requires must not be the zero value; a payload field only when it is required.
+func fieldProblem(f *ir.Field, v any, payload bool) string {
+	if v == nil && f.Type.Kind == ir.Enum && !f.Type.Collection() && len(f.Values) > 0 {
+		v = f.Values[0] // an enum's zero value is its first value
+	}
 	n := -1
+	if v == nil && (f.Type.Collection() || f.Type.Kind == ir.String) {
+		n = 0
+	}
 	switch x := v.(type) {
 	case []any:
 		n = len(x)
@@ -168,7 +175,7 @@ func fieldProblem(f *ir.Field, v any) string {
 			n = len(x)
 		}
 	}
-	if zero(v) {
+	if zero(f, v) && (!payload || f.Required) {
 		return f.Name + " is required"
 	}
 	if f.NonEmpty && n == 0 {
@@ -203,12 +210,22 @@ func fieldProblem(f *ir.Field, v any) string {
 	return ""
 }
 
-// zero reports whether v is absent or the zero value of its type.
-func zero(v any) bool {
+// zero reports whether v is absent or the zero value of the field's type.
+func zero(f *ir.Field, v any) bool {
 	switch x := v.(type) {
 	case nil:
 		return true
 	case string:
+		if !f.Type.Collection() {
+			switch f.Type.Kind {
+			case ir.Time:
+				t, err := time.Parse(time.RFC3339, x)
+				return err == nil && t.IsZero()
+			case ir.Duration:
+				d, err := time.ParseDuration(x)
+				return err == nil && d == 0
+			}
+		}
 		return x == ""
 	case bool:
 		return !x
