@@ -3,16 +3,25 @@ GO       ?= go
 FUZZTIME ?= 60s
 SPECS    := $(wildcard examples/*/*.fsm.yaml)
 
-.PHONY: all build test vet fmt-check check-examples fuzz fuzz-short clean
+.PHONY: all build generate check-generated test vet fmt-check check-examples fuzz clean
 
 all: build
 
 build:
 	$(GO) build -o bin/fsmgen ./cmd/fsmgen
 
+# Generate the example machines into generated/<name>/.
+generate:
+	$(GO) run ./cmd/fsmgen generate --root generated $(SPECS)
+
+# Fail (with a diff) when generated/ differs from what the specs produce, including missing
+# and stale files.
+check-generated:
+	$(GO) run ./cmd/fsmgen generate --check --root generated $(SPECS)
+
 # The whole test suite: formatting, vet, every test with the race detector, the seed specs
 # checked clean, and a short fuzz run of the loader and checker.
-test: fmt-check vet check-examples
+test: fmt-check vet check-examples check-generated
 	$(GO) test -race -count=1 ./...
 	$(MAKE) --no-print-directory fuzz FUZZTIME=10s
 

@@ -123,7 +123,15 @@ func (g *gen) errors(f *File) {
 		)
 		f.Line()
 		f.Commentf("// Reason names the kind of refusal as `fsmgen sim` does: %q.", t.reason)
-		f.Func().Params(Id("e").Op("*").Id(t.name)).Id("Reason").Params().String().Block(Return(Lit(t.reason)))
+		if t.name == "ValidationError" {
+			f.Comment("// An invalid payload is \"payload\".")
+		}
+		f.Func().Params(Id("e").Op("*").Id(t.name)).Id("Reason").Params().String().BlockFunc(func(b *Group) {
+			if t.name == "ValidationError" {
+				b.If(Id("e").Dot("Payload")).Block(Return(Lit("payload")))
+			}
+			b.Return(Lit(t.reason))
+		})
 		f.Line()
 	}
 

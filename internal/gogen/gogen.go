@@ -29,7 +29,7 @@ func Generate(m *ir.Machine, source string) ([]byte, error) {
 	f := jen.NewFile(m.Package)
 	f.HeaderComment(Header)
 	f.HeaderComment("source: " + g.source)
-	f.PackageComment(comment("Package " + m.Package + " implements the " + m.Name + " state machine." + docSuffix(m.Doc))[3:])
+	f.PackageComment(comment("Package " + m.Package + " implements the " + m.Name + " state machine." + docSuffix(m.Doc)))
 	g.types(f)
 	g.errors(f)
 	g.context(f)
@@ -133,12 +133,32 @@ func comment(text string) string {
 			lines = append(lines, "//")
 			continue
 		}
-		lines = append(lines, "// "+line)
+		for _, w := range wrap(line, 88) {
+			lines = append(lines, "// "+w)
+		}
 	}
 	for len(lines) > 1 && lines[len(lines)-1] == "//" {
 		lines = lines[:len(lines)-1]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// wrap breaks a line at spaces so that each piece is at most width bytes where possible,
+// keeping leading indentation on the first piece only.
+func wrap(line string, width int) []string {
+	if len(line) <= width {
+		return []string{line}
+	}
+	var out []string
+	for len(line) > width {
+		cut := strings.LastIndexByte(line[:width+1], ' ')
+		if cut <= 0 || strings.TrimSpace(line[:cut]) == "" {
+			break
+		}
+		out = append(out, strings.TrimRight(line[:cut], " "))
+		line = strings.TrimLeft(line[cut:], " ")
+	}
+	return append(out, line)
 }
 
 // docSuffix turns a spec doc into text that can follow a sentence.

@@ -121,7 +121,7 @@ func lowerFirst(s string) string {
 func (g *gen) types(f *File) {
 	m := g.m
 	st := enumSpec{Type: "State", What: "state", Prefix: "State", Count: "NumStates",
-		Doc: "// State is a state of the " + m.Name + " machine."}
+		Doc: "State is a state of the " + m.Name + " machine."}
 	for _, s := range m.States {
 		st.Names = append(st.Names, s.Name)
 		st.GoNames = append(st.GoNames, s.GoName)
@@ -139,7 +139,7 @@ func (g *gen) types(f *File) {
 	g.enum(f, st)
 
 	ev := enumSpec{Type: "Event", What: "event", Prefix: "Event", Count: "NumEvents",
-		Doc: "// Event is an event of the " + m.Name + " machine."}
+		Doc: "Event is an event of the " + m.Name + " machine."}
 	for _, e := range m.Events {
 		ev.Names = append(ev.Names, e.Name)
 		ev.GoNames = append(ev.GoNames, e.GoName)
@@ -176,7 +176,7 @@ func (g *gen) types(f *File) {
 
 	if len(m.Roles) > 0 {
 		ro := enumSpec{Type: "Role", What: "role", Prefix: "Role", Offset: 1, NoneName: "RoleNone",
-			Doc: "// Role says who fires an event. The zero Role is nobody in particular: it may fire\n// only transitions that name no roles."}
+			Doc: "Role says who fires an event. The zero Role is nobody in particular: it may fire only transitions that name no roles."}
 		for _, r := range m.Roles {
 			ro.Names = append(ro.Names, r.Name)
 			ro.GoNames = append(ro.GoNames, r.GoName)
@@ -190,7 +190,7 @@ func (g *gen) types(f *File) {
 	}
 	if len(m.Checkpoints) > 0 {
 		cp := enumSpec{Type: "Checkpoint", What: "checkpoint", Prefix: "Checkpoint",
-			Doc: "// Checkpoint names a persistence point of the spec."}
+			Doc: "Checkpoint names a persistence point of the spec."}
 		for _, c := range m.Checkpoints {
 			cp.Names = append(cp.Names, c.Name)
 			cp.GoNames = append(cp.GoNames, c.GoName)
@@ -207,7 +207,7 @@ func (g *gen) types(f *File) {
 	}
 	if levels := g.levels(); len(levels) > 0 {
 		lv := enumSpec{Type: "TimeoutLevel", What: "timeout level", Prefix: "Level", Offset: 1, NoneName: "LevelNone",
-			Doc: "// TimeoutLevel is how far past its timeout a machine is. Levels are reported, never\n// enforced."}
+			Doc: "TimeoutLevel is how far past its timeout a machine is. Levels are reported, never enforced."}
 		for _, l := range levels {
 			lv.Names = append(lv.Names, l.Name)
 			lv.GoNames = append(lv.GoNames, l.GoName)
@@ -230,7 +230,7 @@ func (g *gen) types(f *File) {
 
 func (g *gen) fieldEnum(f *File, fd *ir.Field) {
 	en := enumSpec{Type: g.enumType(fd), What: fd.Name + " value", Prefix: g.enumType(fd),
-		Doc: comment(fmt.Sprintf("%s is the type of the enum field %s.%s", g.enumType(fd), quoted(fd.Name), docSuffix(fd.Doc)))}
+		Doc: fmt.Sprintf("%s is the type of the enum field %s.%s", g.enumType(fd), quoted(fd.Name), docSuffix(fd.Doc))}
 	for _, v := range fd.Values {
 		en.Names = append(en.Names, v)
 		en.GoNames = append(en.GoNames, names.GoName(v))
