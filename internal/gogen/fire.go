@@ -139,14 +139,6 @@ func (g *gen) fire(f *File) {
 	f.Comment("// step decides e in the current state and, unless dry, applies it.")
 	f.Add(recv()).Id("step").Params(ctxParam(), Id("e").Id("Event"), g.in(), Id("dry").Bool()).Params(Id("State"), Error()).BlockFunc(func(b *Group) {
 		b.Id("from").Op(":=").Id("m").Dot("state")
-		b.Id("st").Op(":=").Id(g.name("Step")).ValuesFunc(func(v *Group) {
-			v.Id("From").Op(":").Id("from")
-			v.Id("To").Op(":").Id("from")
-			v.Id("Event").Op(":").Id("e")
-			if len(m.Roles) > 0 {
-				v.Id("Role").Op(":").Id("in").Dot("Role")
-			}
-		})
 		var stateCases []Code
 		for _, s := range m.States {
 			var evCases []Code
@@ -174,6 +166,14 @@ func (g *gen) fire(f *File) {
 			}
 		}
 		if len(stateCases) > 0 {
+			b.Id("st").Op(":=").Id(g.name("Step")).ValuesFunc(func(v *Group) {
+				v.Id("From").Op(":").Id("from")
+				v.Id("To").Op(":").Id("from")
+				v.Id("Event").Op(":").Id("e")
+				if len(m.Roles) > 0 {
+					v.Id("Role").Op(":").Id("in").Dot("Role")
+				}
+			})
 			b.Switch(Id("from")).Block(stateCases...)
 		}
 		b.If(Id("from").Op(">=").Id("NumStates").Op("||").Id("e").Op(">=").Id("NumEvents")).Block(

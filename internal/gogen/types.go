@@ -61,14 +61,16 @@ func (g *gen) enum(f *File, e enumSpec) {
 	})
 	f.Line()
 	// Compile guard, as stringer does.
-	f.Comment("// An \"invalid array index\" compiler error means the constants changed: run fsmgen again.")
-	f.Func().Id("_").Params().BlockFunc(func(b *Group) {
-		b.Var().Id("x").Index(Lit(1)).Struct()
-		for i, gn := range e.GoNames {
-			b.Id("_").Op("=").Id("x").Index(Id(e.Prefix + gn).Op("-").Lit(i + e.Offset))
-		}
-	})
-	f.Line()
+	if len(e.GoNames) > 0 {
+		f.Comment("// An \"invalid array index\" compiler error means the constants changed: run fsmgen again.")
+		f.Func().Id("_").Params().BlockFunc(func(b *Group) {
+			b.Var().Id("x").Index(Lit(1)).Struct()
+			for i, gn := range e.GoNames {
+				b.Id("_").Op("=").Id("x").Index(Id(e.Prefix + gn).Op("-").Lit(i + e.Offset))
+			}
+		})
+		f.Line()
+	}
 	recv := "v"
 	f.Commentf("// String returns the %s's name as the spec writes it.", e.What)
 	f.Func().Params(Id(recv).Id(e.Type)).Id("String").Params().String().Block(
