@@ -790,11 +790,9 @@ type TaskStep struct {
 type TaskInput struct {
 	// Role is who fires the event. Transitions that name roles refuse RoleNone.
 	Role Role
-	/*
-	   Key is an idempotency key. A key already used for the same event returns the
-	   original result without firing again; for another event it is a conflict. Only
-	   accepted events are recorded, since a refusal changes nothing.
-	*/
+	// Key is an idempotency key. A key already used for the same event returns the
+	// original result without firing again; for another event it is a conflict. Only
+	// accepted events are recorded, since a refusal changes nothing.
 	Key string
 }
 

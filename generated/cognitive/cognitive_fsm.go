@@ -636,11 +636,9 @@ type TaskHooks interface {
 	//
 	// All steps are done and the plan contains tool_call steps (continue the cognitive loop).
 	PlanHasToolCalls(ctx context.Context, m *Task, s TaskStep) bool
-	/*
-	   Checkpoint is called at each checkpoint the transition reaches, after the state
-	   changed and entry actions ran. An error is returned from Fire wrapped in a
-	   CheckpointError; the transition has happened, but was not saved.
-	*/
+	// Checkpoint is called at each checkpoint the transition reaches, after the state
+	// changed and entry actions ran. An error is returned from Fire wrapped in a
+	// CheckpointError; the transition has happened, but was not saved.
 	Checkpoint(ctx context.Context, m *Task, cp Checkpoint, s TaskStep) error
 }
 

@@ -76,7 +76,7 @@ func (g *gen) errors(f *File) {
 		{name: "ValidationError", sentinel: "ErrValidation", reason: "artifacts",
 			doc: "ValidationError says required fields are missing or invalid: the context fields the target\n// state requires, or the event's payload (Payload is true). Allowed lists the events that\n// would be accepted instead.",
 			fields: append(append([]Code{}, stateEvent...),
-				Comment("Target is the state that could not be entered."),
+				doc("Target is the state that could not be entered."),
 				Id("Target").Id("State"),
 				Id("Payload").Bool(),
 				Id("Errors").Index().Id("FieldError"),

@@ -161,6 +161,9 @@ func wrap(line string, width int) []string {
 	return append(out, line)
 }
 
+// doc is a comment statement of free text (see comment).
+func doc(text string) *jen.Statement { return jen.Comment(comment(text)) }
+
 // docSuffix turns a spec doc into text that can follow a sentence.
 func docSuffix(doc string) string {
 	doc = strings.TrimSpace(doc)
@@ -202,4 +205,3 @@ func Base(specPath string) string {
 	return b
 }
 
-var _ = jen.Null

@@ -44,12 +44,12 @@ func (g *gen) machine(f *File) {
 
 	// Step.
 	stepFields := []Code{
-		Comment("From is the state the event was fired in."), Id("From").Id("State"),
-		Comment("To is the state being entered; for guards it is not decided yet and equals From."), Id("To").Id("State"),
-		Comment("Event is the event being fired."), Id("Event").Id("Event"),
+		doc("From is the state the event was fired in."), Id("From").Id("State"),
+		doc("To is the state being entered; for guards it is not decided yet and equals From."), Id("To").Id("State"),
+		doc("Event is the event being fired."), Id("Event").Id("Event"),
 	}
 	if len(m.Roles) > 0 {
-		stepFields = append(stepFields, Comment("Role is who fires it."), Id("Role").Id("Role"))
+		stepFields = append(stepFields, doc("Role is who fires it."), Id("Role").Id("Role"))
 	}
 	f.Comment(comment(g.name("Step") + " describes the transition being decided or run; hooks receive it by value."))
 	f.Type().Id(g.name("Step")).Struct(stepFields...)
@@ -58,18 +58,18 @@ func (g *gen) machine(f *File) {
 	// Input.
 	var inFields []Code
 	if len(m.Roles) > 0 {
-		inFields = append(inFields, Comment("Role is who fires the event. Transitions that name roles refuse RoleNone."), Id("Role").Id("Role"))
+		inFields = append(inFields, doc("Role is who fires the event. Transitions that name roles refuse RoleNone."), Id("Role").Id("Role"))
 	}
 	if m.Idempotent {
-		inFields = append(inFields, Comment("Key is an idempotency key. A key already used for the same event returns the\noriginal result without firing again; for another event it is a conflict. Only\naccepted events are recorded, since a refusal changes nothing."), Id("Key").String())
+		inFields = append(inFields, doc("Key is an idempotency key. A key already used for the same event returns the\noriginal result without firing again; for another event it is a conflict. Only\naccepted events are recorded, since a refusal changes nothing."), Id("Key").String())
 	}
 	if m.RecordHistory {
 		inFields = append(inFields,
-			Comment("EventID identifies the triggering event in the history."), Id("EventID").String(),
-			Comment("Actor and Reason are recorded in the history."), Id("Actor").String(), Id("Reason").String())
+			doc("EventID identifies the triggering event in the history."), Id("EventID").String(),
+			doc("Actor and Reason are recorded in the history."), Id("Actor").String(), Id("Reason").String())
 	}
 	if g.timing {
-		inFields = append(inFields, Comment("At is when the event happened; the zero time means the machine's clock now."), Id("At").Qual("time", "Time"))
+		inFields = append(inFields, doc("At is when the event happened; the zero time means the machine's clock now."), Id("At").Qual("time", "Time"))
 	}
 	f.Comment(comment(g.name("Input") + " is what the caller says about one firing."))
 	f.Type().Id(g.name("Input")).Struct(inFields...)
@@ -92,7 +92,7 @@ func (g *gen) machine(f *File) {
 			nops = append(nops, Func().Params(Id(g.name("NopHooks"))).Id(a.GoName).Params(Qual("context", "Context"), Op("*").Id(T), Id(g.name("Step"))).Block())
 		}
 		if len(m.Checkpoints) > 0 {
-			methods = append(methods, Comment("Checkpoint is called at each checkpoint the transition reaches, after the state\nchanged and entry actions ran. An error is returned from Fire wrapped in a\nCheckpointError; the transition has happened, but was not saved."),
+			methods = append(methods, doc("Checkpoint is called at each checkpoint the transition reaches, after the state\nchanged and entry actions ran. An error is returned from Fire wrapped in a\nCheckpointError; the transition has happened, but was not saved."),
 				Id("Checkpoint").Params(ctxParam(), Id("m").Op("*").Id(T), Id("cp").Id("Checkpoint"), Id("s").Id(g.name("Step"))).Error())
 			nops = append(nops, Func().Params(Id(g.name("NopHooks"))).Id("Checkpoint").Params(Qual("context", "Context"), Op("*").Id(T), Id("Checkpoint"), Id(g.name("Step"))).Error().Block(Return(Nil())))
 		}
@@ -133,9 +133,9 @@ func (g *gen) machine(f *File) {
 	if g.hooks {
 		fields = append(fields, Id("hooks").Id(g.name("Hooks")))
 	}
-	fields = append(fields, Line(), Comment("Context is the machine's data. Hooks may change it; states check what they require."), Id("Context").Id(g.name("Context")))
+	fields = append(fields, Line(), doc("Context is the machine's data. Hooks may change it; states check what they require."), Id("Context").Id(g.name("Context")))
 	if len(m.Policies) > 0 {
-		fields = append(fields, Comment("Policies are the run-time switches, set to the spec's defaults by New"+T+"."), Id("Policies").Id(g.name("Policies")))
+		fields = append(fields, doc("Policies are the run-time switches, set to the spec's defaults by New"+T+"."), Id("Policies").Id(g.name("Policies")))
 	}
 	if len(m.Counters) > 0 {
 		fields = append(fields, Line())

@@ -56,18 +56,18 @@ func (g *gen) snapshot(f *File) {
 		fields = append(fields, Id("Policies").Id(g.name("Policies")).Tag(map[string]string{"json": "policies"}))
 	}
 	if len(m.Counters) > 0 {
-		fields = append(fields, Comment("Counters hold every counter; per-state counters by state, zeros left out."),
+		fields = append(fields, doc("Counters hold every counter; per-state counters by state, zeros left out."),
 			Id("Counters").Struct(counterFields...).Tag(map[string]string{"json": "counters"}))
 	}
 	if g.anyRemembers() {
-		fields = append(fields, Comment("Remembered maps each remembering state to the state it was entered from."),
+		fields = append(fields, doc("Remembered maps each remembering state to the state it was entered from."),
 			Id("Remembered").Map(Id("State")).Id("State").Tag(map[string]string{"json": "remembered,omitempty"}))
 	}
 	if g.timing {
 		fields = append(fields, Id("EnteredAt").Qual("time", "Time").Tag(map[string]string{"json": "enteredAt"}))
 	}
 	if g.anyTimeouts() {
-		fields = append(fields, Comment("Timeouts holds timeouts changed at run time."),
+		fields = append(fields, doc("Timeouts holds timeouts changed at run time."),
 			Id("Timeouts").Map(Id("State")).Qual("time", "Duration").Tag(map[string]string{"json": "timeouts,omitempty"}))
 	}
 	if m.RecordHistory {
