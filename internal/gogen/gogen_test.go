@@ -636,6 +636,22 @@ func main() {
 				r.Counters = nil
 			}
 			rs = append(rs, r)
+			// Continue from a snapshot that went through JSON: restoring must give the
+			// same machine, or the following steps disagree with the interpreter.
+			b, err := json.Marshal(x.Snapshot())
+			if err != nil {
+				panic(err)
+			}
+			var snap m.{{.T}}Snapshot
+			if err := json.Unmarshal(b, &snap); err != nil {
+				panic(err)
+			}
+			if x, err = m.Restore{{.T}}(snap{{if .Hooks}}, h{{end}}); err != nil {
+				panic(err)
+			}
+			if again, _ := json.Marshal(x.Snapshot()); string(again) != string(b) {
+				panic("snapshot does not round-trip:\n" + string(b) + "\n" + string(again))
+			}
 		}
 		out = append(out, rs)
 	}
