@@ -3,7 +3,7 @@ GO       ?= go
 FUZZTIME ?= 60s
 SPECS    := $(wildcard examples/*/*.fsm.yaml)
 
-.PHONY: all build generate check-generated test vet fmt-check check-examples fuzz clean
+.PHONY: all build generate check-generated test coverage vet fmt-check check-examples fuzz clean
 
 all: build
 
@@ -23,7 +23,12 @@ check-generated:
 # checked clean, and a short fuzz run of the loader and checker.
 test: fmt-check vet check-examples check-generated
 	$(GO) test -race -count=1 ./...
+	$(MAKE) --no-print-directory coverage
 	$(MAKE) --no-print-directory fuzz FUZZTIME=10s
+
+# Statement coverage of each generated seed package by its generated tests alone.
+coverage:
+	$(GO) test -count=1 -cover -run '^TestFsm' ./generated/...
 
 vet:
 	$(GO) vet ./...

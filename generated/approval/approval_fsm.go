@@ -45,17 +45,16 @@ const NumStates = 8
 var stateNames = [8]string{"INBOX", "ASSIGNED", "IN_PROGRESS", "REVIEW", "NEEDS_APPROVAL", "BLOCKED", "DONE", "CANCELED"}
 
 // An "invalid array index" compiler error means the constants changed: run fsmgen again.
-func _() {
-	var x [1]struct{}
-	_ = x[StateInbox-0]
-	_ = x[StateAssigned-1]
-	_ = x[StateInProgress-2]
-	_ = x[StateReview-3]
-	_ = x[StateNeedsApproval-4]
-	_ = x[StateBlocked-5]
-	_ = x[StateDone-6]
-	_ = x[StateCanceled-7]
-}
+var (
+	_ = [1]struct{}{}[StateInbox-0]
+	_ = [1]struct{}{}[StateAssigned-1]
+	_ = [1]struct{}{}[StateInProgress-2]
+	_ = [1]struct{}{}[StateReview-3]
+	_ = [1]struct{}{}[StateNeedsApproval-4]
+	_ = [1]struct{}{}[StateBlocked-5]
+	_ = [1]struct{}{}[StateDone-6]
+	_ = [1]struct{}{}[StateCanceled-7]
+)
 
 // String returns the state's name as the spec writes it.
 func (v State) String() string {
@@ -124,17 +123,16 @@ const NumEvents = 8
 var eventNames = [8]string{"ASSIGNED", "CANCELED", "INBOX", "IN_PROGRESS", "REVIEW", "NEEDS_APPROVAL", "BLOCKED", "DONE"}
 
 // An "invalid array index" compiler error means the constants changed: run fsmgen again.
-func _() {
-	var x [1]struct{}
-	_ = x[EventAssigned-0]
-	_ = x[EventCanceled-1]
-	_ = x[EventInbox-2]
-	_ = x[EventInProgress-3]
-	_ = x[EventReview-4]
-	_ = x[EventNeedsApproval-5]
-	_ = x[EventBlocked-6]
-	_ = x[EventDone-7]
-}
+var (
+	_ = [1]struct{}{}[EventAssigned-0]
+	_ = [1]struct{}{}[EventCanceled-1]
+	_ = [1]struct{}{}[EventInbox-2]
+	_ = [1]struct{}{}[EventInProgress-3]
+	_ = [1]struct{}{}[EventReview-4]
+	_ = [1]struct{}{}[EventNeedsApproval-5]
+	_ = [1]struct{}{}[EventBlocked-6]
+	_ = [1]struct{}{}[EventDone-7]
+)
 
 // String returns the event's name as the spec writes it.
 func (v Event) String() string {
@@ -224,14 +222,13 @@ const (
 var roleNames = [6]string{"", "intern", "specialist", "lead", "human", "system"}
 
 // An "invalid array index" compiler error means the constants changed: run fsmgen again.
-func _() {
-	var x [1]struct{}
-	_ = x[RoleIntern-1]
-	_ = x[RoleSpecialist-2]
-	_ = x[RoleLead-3]
-	_ = x[RoleHuman-4]
-	_ = x[RoleSystem-5]
-}
+var (
+	_ = [1]struct{}{}[RoleIntern-1]
+	_ = [1]struct{}{}[RoleSpecialist-2]
+	_ = [1]struct{}{}[RoleLead-3]
+	_ = [1]struct{}{}[RoleHuman-4]
+	_ = [1]struct{}{}[RoleSystem-5]
+)
 
 // String returns the role's name as the spec writes it.
 func (v Role) String() string {
@@ -587,8 +584,6 @@ func checkTaskContextAssigneeIds(v []string, errs []FieldError) []FieldError {
 	switch {
 	case len(v) == 0:
 		msg = "Must have at least one assignee"
-	case len(v) == 0:
-		msg = "Must have at least one assignee"
 	}
 	if msg != "" {
 		errs = append(errs, FieldError{
@@ -623,8 +618,6 @@ func checkTaskContextDeliverable(v string, errs []FieldError) []FieldError {
 	switch {
 	case v == "":
 		msg = "Deliverable required for REVIEW"
-	case len(v) == 0:
-		msg = "Deliverable required for REVIEW"
 	}
 	if msg != "" {
 		errs = append(errs, FieldError{
@@ -638,8 +631,6 @@ func checkTaskContextDeliverable(v string, errs []FieldError) []FieldError {
 func checkTaskContextReviewChecklist(v []string, errs []FieldError) []FieldError {
 	var msg string
 	switch {
-	case len(v) == 0:
-		msg = "Completed review checklist required for REVIEW"
 	case len(v) == 0:
 		msg = "Completed review checklist required for REVIEW"
 	}
@@ -656,8 +647,6 @@ func checkTaskContextApprovedBy(v string, errs []FieldError) []FieldError {
 	var msg string
 	switch {
 	case v == "":
-		msg = "Approval record required for DONE (approved by)"
-	case len(v) == 0:
 		msg = "Approval record required for DONE (approved by)"
 	}
 	if msg != "" {
@@ -689,8 +678,6 @@ func checkTaskContextDecisionNote(v string, errs []FieldError) []FieldError {
 	switch {
 	case v == "":
 		msg = "Decision note required for DONE"
-	case len(v) == 0:
-		msg = "Decision note required for DONE"
 	}
 	if msg != "" {
 		errs = append(errs, FieldError{
@@ -721,8 +708,6 @@ func checkTaskContextApprovalRequest(v string, errs []FieldError) []FieldError {
 	switch {
 	case v == "":
 		msg = "Approval request required for NEEDS_APPROVAL"
-	case len(v) == 0:
-		msg = "Approval request required for NEEDS_APPROVAL"
 	}
 	if msg != "" {
 		errs = append(errs, FieldError{
@@ -737,8 +722,6 @@ func checkTaskContextBlockReason(v string, errs []FieldError) []FieldError {
 	var msg string
 	switch {
 	case v == "":
-		msg = "Block reason required for BLOCKED"
-	case len(v) == 0:
 		msg = "Block reason required for BLOCKED"
 	}
 	if msg != "" {
@@ -1102,18 +1085,6 @@ func (m *Task) transition1(ctx context.Context, st TaskStep, in TaskInput, dry b
 		}
 	}
 	to := StateCanceled
-	if errs := m.Context.requirements(to, nil); errs != nil {
-		if dry {
-			return st.From, ErrValidation
-		}
-		return st.From, &ValidationError{
-			Allowed: m.PermittedWith(ctx, in, nil),
-			Errors:  errs,
-			Event:   st.Event,
-			State:   st.From,
-			Target:  to,
-		}
-	}
 	if dry {
 		return to, nil
 	}
@@ -1134,18 +1105,6 @@ func (m *Task) transition2(ctx context.Context, st TaskStep, in TaskInput, dry b
 		}
 	}
 	to := StateInbox
-	if errs := m.Context.requirements(to, nil); errs != nil {
-		if dry {
-			return st.From, ErrValidation
-		}
-		return st.From, &ValidationError{
-			Allowed: m.PermittedWith(ctx, in, nil),
-			Errors:  errs,
-			Event:   st.Event,
-			State:   st.From,
-			Target:  to,
-		}
-	}
 	if dry {
 		return to, nil
 	}
@@ -1201,18 +1160,6 @@ func (m *Task) transition4(ctx context.Context, st TaskStep, in TaskInput, dry b
 		}
 	}
 	to := StateCanceled
-	if errs := m.Context.requirements(to, nil); errs != nil {
-		if dry {
-			return st.From, ErrValidation
-		}
-		return st.From, &ValidationError{
-			Allowed: m.PermittedWith(ctx, in, nil),
-			Errors:  errs,
-			Event:   st.Event,
-			State:   st.From,
-			Target:  to,
-		}
-	}
 	if dry {
 		return to, nil
 	}
@@ -1334,18 +1281,6 @@ func (m *Task) transition8(ctx context.Context, st TaskStep, in TaskInput, dry b
 		}
 	}
 	to := StateCanceled
-	if errs := m.Context.requirements(to, nil); errs != nil {
-		if dry {
-			return st.From, ErrValidation
-		}
-		return st.From, &ValidationError{
-			Allowed: m.PermittedWith(ctx, in, nil),
-			Errors:  errs,
-			Event:   st.Event,
-			State:   st.From,
-			Target:  to,
-		}
-	}
 	if dry {
 		return to, nil
 	}
@@ -1512,18 +1447,6 @@ func (m *Task) transition13(ctx context.Context, st TaskStep, in TaskInput, dry 
 		}
 	}
 	to := StateCanceled
-	if errs := m.Context.requirements(to, nil); errs != nil {
-		if dry {
-			return st.From, ErrValidation
-		}
-		return st.From, &ValidationError{
-			Allowed: m.PermittedWith(ctx, in, nil),
-			Errors:  errs,
-			Event:   st.Event,
-			State:   st.From,
-			Target:  to,
-		}
-	}
 	if dry {
 		return to, nil
 	}
@@ -1544,18 +1467,6 @@ func (m *Task) transition14(ctx context.Context, st TaskStep, in TaskInput, dry 
 		}
 	}
 	to := StateInbox
-	if errs := m.Context.requirements(to, nil); errs != nil {
-		if dry {
-			return st.From, ErrValidation
-		}
-		return st.From, &ValidationError{
-			Allowed: m.PermittedWith(ctx, in, nil),
-			Errors:  errs,
-			Event:   st.Event,
-			State:   st.From,
-			Target:  to,
-		}
-	}
 	if dry {
 		return to, nil
 	}
@@ -1737,18 +1648,6 @@ func (m *Task) transition20(ctx context.Context, st TaskStep, in TaskInput, dry 
 		}
 	}
 	to := StateCanceled
-	if errs := m.Context.requirements(to, nil); errs != nil {
-		if dry {
-			return st.From, ErrValidation
-		}
-		return st.From, &ValidationError{
-			Allowed: m.PermittedWith(ctx, in, nil),
-			Errors:  errs,
-			Event:   st.Event,
-			State:   st.From,
-			Target:  to,
-		}
-	}
 	if dry {
 		return to, nil
 	}
@@ -1865,18 +1764,6 @@ func (m *Task) transition24(ctx context.Context, st TaskStep, in TaskInput, dry 
 		}
 	}
 	to := StateCanceled
-	if errs := m.Context.requirements(to, nil); errs != nil {
-		if dry {
-			return st.From, ErrValidation
-		}
-		return st.From, &ValidationError{
-			Allowed: m.PermittedWith(ctx, in, nil),
-			Errors:  errs,
-			Event:   st.Event,
-			State:   st.From,
-			Target:  to,
-		}
-	}
 	if dry {
 		return to, nil
 	}

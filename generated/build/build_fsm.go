@@ -59,21 +59,20 @@ const NumStates = 12
 var stateNames = [12]string{"pending", "assigned", "planning", "validated", "in_progress", "testing", "quality_review", "approved", "committing", "completed", "cto_intervention", "human_escalation"}
 
 // An "invalid array index" compiler error means the constants changed: run fsmgen again.
-func _() {
-	var x [1]struct{}
-	_ = x[StatePending-0]
-	_ = x[StateAssigned-1]
-	_ = x[StatePlanning-2]
-	_ = x[StateValidated-3]
-	_ = x[StateInProgress-4]
-	_ = x[StateTesting-5]
-	_ = x[StateQualityReview-6]
-	_ = x[StateApproved-7]
-	_ = x[StateCommitting-8]
-	_ = x[StateCompleted-9]
-	_ = x[StateCtoIntervention-10]
-	_ = x[StateHumanEscalation-11]
-}
+var (
+	_ = [1]struct{}{}[StatePending-0]
+	_ = [1]struct{}{}[StateAssigned-1]
+	_ = [1]struct{}{}[StatePlanning-2]
+	_ = [1]struct{}{}[StateValidated-3]
+	_ = [1]struct{}{}[StateInProgress-4]
+	_ = [1]struct{}{}[StateTesting-5]
+	_ = [1]struct{}{}[StateQualityReview-6]
+	_ = [1]struct{}{}[StateApproved-7]
+	_ = [1]struct{}{}[StateCommitting-8]
+	_ = [1]struct{}{}[StateCompleted-9]
+	_ = [1]struct{}{}[StateCtoIntervention-10]
+	_ = [1]struct{}{}[StateHumanEscalation-11]
+)
 
 // String returns the state's name as the spec writes it.
 func (v State) String() string {
@@ -152,23 +151,22 @@ const NumEvents = 14
 var eventNames = [14]string{"picked_up", "validation_started", "approach_approved", "approach_rejected", "implementation_started", "implementation_failed", "code_complete", "self_checks_done", "gates_passed", "quality_failed", "ready_to_commit", "commit_succeeded", "precommit_failed", "retry"}
 
 // An "invalid array index" compiler error means the constants changed: run fsmgen again.
-func _() {
-	var x [1]struct{}
-	_ = x[EventPickedUp-0]
-	_ = x[EventValidationStarted-1]
-	_ = x[EventApproachApproved-2]
-	_ = x[EventApproachRejected-3]
-	_ = x[EventImplementationStarted-4]
-	_ = x[EventImplementationFailed-5]
-	_ = x[EventCodeComplete-6]
-	_ = x[EventSelfChecksDone-7]
-	_ = x[EventGatesPassed-8]
-	_ = x[EventQualityFailed-9]
-	_ = x[EventReadyToCommit-10]
-	_ = x[EventCommitSucceeded-11]
-	_ = x[EventPrecommitFailed-12]
-	_ = x[EventRetry-13]
-}
+var (
+	_ = [1]struct{}{}[EventPickedUp-0]
+	_ = [1]struct{}{}[EventValidationStarted-1]
+	_ = [1]struct{}{}[EventApproachApproved-2]
+	_ = [1]struct{}{}[EventApproachRejected-3]
+	_ = [1]struct{}{}[EventImplementationStarted-4]
+	_ = [1]struct{}{}[EventImplementationFailed-5]
+	_ = [1]struct{}{}[EventCodeComplete-6]
+	_ = [1]struct{}{}[EventSelfChecksDone-7]
+	_ = [1]struct{}{}[EventGatesPassed-8]
+	_ = [1]struct{}{}[EventQualityFailed-9]
+	_ = [1]struct{}{}[EventReadyToCommit-10]
+	_ = [1]struct{}{}[EventCommitSucceeded-11]
+	_ = [1]struct{}{}[EventPrecommitFailed-12]
+	_ = [1]struct{}{}[EventRetry-13]
+)
 
 // String returns the event's name as the spec writes it.
 func (v Event) String() string {
@@ -259,16 +257,15 @@ const (
 var roleNames = [8]string{"", "build_orchestrator", "solution_validator", "fullstack_developer", "quality_monitor", "git_manager", "cto", "human"}
 
 // An "invalid array index" compiler error means the constants changed: run fsmgen again.
-func _() {
-	var x [1]struct{}
-	_ = x[RoleBuildOrchestrator-1]
-	_ = x[RoleSolutionValidator-2]
-	_ = x[RoleFullstackDeveloper-3]
-	_ = x[RoleQualityMonitor-4]
-	_ = x[RoleGitManager-5]
-	_ = x[RoleCto-6]
-	_ = x[RoleHuman-7]
-}
+var (
+	_ = [1]struct{}{}[RoleBuildOrchestrator-1]
+	_ = [1]struct{}{}[RoleSolutionValidator-2]
+	_ = [1]struct{}{}[RoleFullstackDeveloper-3]
+	_ = [1]struct{}{}[RoleQualityMonitor-4]
+	_ = [1]struct{}{}[RoleGitManager-5]
+	_ = [1]struct{}{}[RoleCto-6]
+	_ = [1]struct{}{}[RoleHuman-7]
+)
 
 // String returns the role's name as the spec writes it.
 func (v Role) String() string {
@@ -328,12 +325,11 @@ const (
 var timeoutLevelNames = [4]string{"", "warn", "alert", "escalate"}
 
 // An "invalid array index" compiler error means the constants changed: run fsmgen again.
-func _() {
-	var x [1]struct{}
-	_ = x[LevelWarn-1]
-	_ = x[LevelAlert-2]
-	_ = x[LevelEscalate-3]
-}
+var (
+	_ = [1]struct{}{}[LevelWarn-1]
+	_ = [1]struct{}{}[LevelAlert-2]
+	_ = [1]struct{}{}[LevelEscalate-3]
+)
 
 // String returns the timeout level's name as the spec writes it.
 func (v TimeoutLevel) String() string {
@@ -709,6 +705,7 @@ func NewTask(hooks TaskHooks) *Task {
 	m := &Task{state: StatePending}
 	m.hooks = hooks
 	m.clock = systemClock{}
+	m.enteredAt = m.clock.Now()
 	m.timeouts = defaultTimeouts()
 	return m
 }
@@ -1549,9 +1546,6 @@ func (m *Task) SetClock(c Clock) {
 func (m *Task) now(in TaskInput) time.Time {
 	if !in.At.IsZero() {
 		return in.At
-	}
-	if m.clock == nil {
-		m.clock = systemClock{}
 	}
 	return m.clock.Now()
 }

@@ -43,15 +43,14 @@ const NumStates = 6
 var stateNames = [6]string{"idle", "reasoning", "acting", "suspended", "completed", "failed"}
 
 // An "invalid array index" compiler error means the constants changed: run fsmgen again.
-func _() {
-	var x [1]struct{}
-	_ = x[StateIdle-0]
-	_ = x[StateReasoning-1]
-	_ = x[StateActing-2]
-	_ = x[StateSuspended-3]
-	_ = x[StateCompleted-4]
-	_ = x[StateFailed-5]
-}
+var (
+	_ = [1]struct{}{}[StateIdle-0]
+	_ = [1]struct{}{}[StateReasoning-1]
+	_ = [1]struct{}{}[StateActing-2]
+	_ = [1]struct{}{}[StateSuspended-3]
+	_ = [1]struct{}{}[StateCompleted-4]
+	_ = [1]struct{}{}[StateFailed-5]
+)
 
 // String returns the state's name as the spec writes it.
 func (v State) String() string {
@@ -126,19 +125,18 @@ const NumEvents = 10
 var eventNames = [10]string{"task_created", "reason_done", "need_more_info", "message_received", "tool_call_completed", "tool_call_failed", "step_completed", "task_suspended", "task_resumed", "task_failed"}
 
 // An "invalid array index" compiler error means the constants changed: run fsmgen again.
-func _() {
-	var x [1]struct{}
-	_ = x[EventTaskCreated-0]
-	_ = x[EventReasonDone-1]
-	_ = x[EventNeedMoreInfo-2]
-	_ = x[EventMessageReceived-3]
-	_ = x[EventToolCallCompleted-4]
-	_ = x[EventToolCallFailed-5]
-	_ = x[EventStepCompleted-6]
-	_ = x[EventTaskSuspended-7]
-	_ = x[EventTaskResumed-8]
-	_ = x[EventTaskFailed-9]
-}
+var (
+	_ = [1]struct{}{}[EventTaskCreated-0]
+	_ = [1]struct{}{}[EventReasonDone-1]
+	_ = [1]struct{}{}[EventNeedMoreInfo-2]
+	_ = [1]struct{}{}[EventMessageReceived-3]
+	_ = [1]struct{}{}[EventToolCallCompleted-4]
+	_ = [1]struct{}{}[EventToolCallFailed-5]
+	_ = [1]struct{}{}[EventStepCompleted-6]
+	_ = [1]struct{}{}[EventTaskSuspended-7]
+	_ = [1]struct{}{}[EventTaskResumed-8]
+	_ = [1]struct{}{}[EventTaskFailed-9]
+)
 
 // String returns the event's name as the spec writes it.
 func (v Event) String() string {
@@ -248,17 +246,16 @@ const (
 var checkpointNames = [8]string{"task_created", "reason_done", "tool_call_completed", "tool_call_failed", "need_more_info", "task_suspended", "task_completed", "task_failed"}
 
 // An "invalid array index" compiler error means the constants changed: run fsmgen again.
-func _() {
-	var x [1]struct{}
-	_ = x[CheckpointTaskCreated-0]
-	_ = x[CheckpointReasonDone-1]
-	_ = x[CheckpointToolCallCompleted-2]
-	_ = x[CheckpointToolCallFailed-3]
-	_ = x[CheckpointNeedMoreInfo-4]
-	_ = x[CheckpointTaskSuspended-5]
-	_ = x[CheckpointTaskCompleted-6]
-	_ = x[CheckpointTaskFailed-7]
-}
+var (
+	_ = [1]struct{}{}[CheckpointTaskCreated-0]
+	_ = [1]struct{}{}[CheckpointReasonDone-1]
+	_ = [1]struct{}{}[CheckpointToolCallCompleted-2]
+	_ = [1]struct{}{}[CheckpointToolCallFailed-3]
+	_ = [1]struct{}{}[CheckpointNeedMoreInfo-4]
+	_ = [1]struct{}{}[CheckpointTaskSuspended-5]
+	_ = [1]struct{}{}[CheckpointTaskCompleted-6]
+	_ = [1]struct{}{}[CheckpointTaskFailed-7]
+)
 
 // String returns the checkpoint's name as the spec writes it.
 func (v Checkpoint) String() string {
@@ -556,8 +553,6 @@ func checkTaskCreatedPayloadInputText(v string, errs []FieldError) []FieldError 
 	switch {
 	case v == "":
 		msg = "input_text is required"
-	case len(v) == 0:
-		msg = "input_text must not be empty"
 	}
 	if msg != "" {
 		errs = append(errs, FieldError{
@@ -704,6 +699,7 @@ func NewTask(hooks TaskHooks) *Task {
 	m := &Task{state: StateIdle}
 	m.hooks = hooks
 	m.clock = systemClock{}
+	m.enteredAt = m.clock.Now()
 	return m
 }
 
@@ -924,13 +920,7 @@ func (m *Task) transition0(ctx context.Context, st TaskStep, in TaskInput, dry b
 		Reason:  in.Reason,
 		To:      to,
 	})
-	if err := m.hooks.Checkpoint(ctx, m, CheckpointTaskCreated, st); err != nil {
-		return to, &CheckpointError{
-			Checkpoint: CheckpointTaskCreated,
-			Err:        err,
-		}
-	}
-	return to, nil
+	return to, m.checkpoint(ctx, st, CheckpointTaskCreated)
 }
 
 // transition1 is the transition at ../../examples/cognitive/cognitive.fsm.yaml:110:
@@ -956,13 +946,7 @@ func (m *Task) transition1(ctx context.Context, st TaskStep, in TaskInput, dry b
 		Reason:  in.Reason,
 		To:      to,
 	})
-	if err := m.hooks.Checkpoint(ctx, m, CheckpointReasonDone, st); err != nil {
-		return to, &CheckpointError{
-			Checkpoint: CheckpointReasonDone,
-			Err:        err,
-		}
-	}
-	return to, nil
+	return to, m.checkpoint(ctx, st, CheckpointReasonDone)
 }
 
 // transition2 is the transition at ../../examples/cognitive/cognitive.fsm.yaml:111:
@@ -988,13 +972,7 @@ func (m *Task) transition2(ctx context.Context, st TaskStep, in TaskInput, dry b
 		Reason:  in.Reason,
 		To:      to,
 	})
-	if err := m.hooks.Checkpoint(ctx, m, CheckpointNeedMoreInfo, st); err != nil {
-		return to, &CheckpointError{
-			Checkpoint: CheckpointNeedMoreInfo,
-			Err:        err,
-		}
-	}
-	return to, nil
+	return to, m.checkpoint(ctx, st, CheckpointNeedMoreInfo)
 }
 
 // transition3 is the transition at ../../examples/cognitive/cognitive.fsm.yaml:112:
@@ -1054,13 +1032,7 @@ func (m *Task) transition4(ctx context.Context, st TaskStep, in TaskInput, dry b
 		Reason:  in.Reason,
 		To:      to,
 	})
-	if err := m.hooks.Checkpoint(ctx, m, CheckpointToolCallCompleted, st); err != nil {
-		return to, &CheckpointError{
-			Checkpoint: CheckpointToolCallCompleted,
-			Err:        err,
-		}
-	}
-	return to, nil
+	return to, m.checkpoint(ctx, st, CheckpointToolCallCompleted)
 }
 
 // transition5 is the transition at ../../examples/cognitive/cognitive.fsm.yaml:134: acting
@@ -1094,13 +1066,7 @@ func (m *Task) transition5(ctx context.Context, st TaskStep, in TaskInput, dry b
 		Reason:  in.Reason,
 		To:      to,
 	})
-	if err := m.hooks.Checkpoint(ctx, m, CheckpointToolCallFailed, st); err != nil {
-		return to, &CheckpointError{
-			Checkpoint: CheckpointToolCallFailed,
-			Err:        err,
-		}
-	}
-	return to, nil
+	return to, m.checkpoint(ctx, st, CheckpointToolCallFailed)
 }
 
 // transition6 is the transition at ../../examples/cognitive/cognitive.fsm.yaml:141: acting
@@ -1134,13 +1100,7 @@ func (m *Task) transition6(ctx context.Context, st TaskStep, in TaskInput, dry b
 		Reason:  in.Reason,
 		To:      to,
 	})
-	if err := m.hooks.Checkpoint(ctx, m, CheckpointTaskCompleted, st); err != nil {
-		return to, &CheckpointError{
-			Checkpoint: CheckpointTaskCompleted,
-			Err:        err,
-		}
-	}
-	return to, nil
+	return to, m.checkpoint(ctx, st, CheckpointTaskCompleted)
 }
 
 // transition7 is the transition at ../../examples/cognitive/cognitive.fsm.yaml:150:
@@ -1200,13 +1160,7 @@ func (m *Task) transition8(ctx context.Context, st TaskStep, in TaskInput, dry b
 		Reason:  in.Reason,
 		To:      to,
 	})
-	if err := m.hooks.Checkpoint(ctx, m, CheckpointTaskSuspended, st); err != nil {
-		return to, &CheckpointError{
-			Checkpoint: CheckpointTaskSuspended,
-			Err:        err,
-		}
-	}
-	return to, nil
+	return to, m.checkpoint(ctx, st, CheckpointTaskSuspended)
 }
 
 // transition9 is the transition at ../../examples/cognitive/cognitive.fsm.yaml:154: idle,
@@ -1232,13 +1186,7 @@ func (m *Task) transition9(ctx context.Context, st TaskStep, in TaskInput, dry b
 		Reason:  in.Reason,
 		To:      to,
 	})
-	if err := m.hooks.Checkpoint(ctx, m, CheckpointTaskFailed, st); err != nil {
-		return to, &CheckpointError{
-			Checkpoint: CheckpointTaskFailed,
-			Err:        err,
-		}
-	}
-	return to, nil
+	return to, m.checkpoint(ctx, st, CheckpointTaskFailed)
 }
 
 // remember records where a remembering state was entered from.
@@ -1247,6 +1195,26 @@ func (m *Task) remember(from, to State) {
 	case StateSuspended:
 		m.prevSuspended, m.prevSuspendedSet = from, true
 	}
+}
+
+// noCheckpoint stands for a transition that names no checkpoint of its own.
+const noCheckpoint = Checkpoint(8)
+
+// checkpoint calls the Checkpoint hook for cp (unless noCheckpoint) and then for every
+// checkpoint taken on every transition.
+func (m *Task) checkpoint(ctx context.Context, st TaskStep, cp Checkpoint) error {
+	for i, c := range [...]Checkpoint{cp} {
+		if c == noCheckpoint || i > 0 && c == cp {
+			continue
+		}
+		if err := m.hooks.Checkpoint(ctx, m, c, st); err != nil {
+			return &CheckpointError{
+				Checkpoint: c,
+				Err:        err,
+			}
+		}
+	}
+	return nil
 }
 
 // CheckpointError says a checkpoint hook failed. The transition has happened.
@@ -1346,9 +1314,6 @@ func (m *Task) SetClock(c Clock) {
 func (m *Task) now(in TaskInput) time.Time {
 	if !in.At.IsZero() {
 		return in.At
-	}
-	if m.clock == nil {
-		m.clock = systemClock{}
 	}
 	return m.clock.Now()
 }

@@ -52,20 +52,19 @@ const NumStates = 11
 var stateNames = [11]string{"created", "classifying", "awaiting_clarification", "routing", "executing", "retrying", "escalating", "verifying", "completed", "failed", "stopped"}
 
 // An "invalid array index" compiler error means the constants changed: run fsmgen again.
-func _() {
-	var x [1]struct{}
-	_ = x[StateCreated-0]
-	_ = x[StateClassifying-1]
-	_ = x[StateAwaitingClarification-2]
-	_ = x[StateRouting-3]
-	_ = x[StateExecuting-4]
-	_ = x[StateRetrying-5]
-	_ = x[StateEscalating-6]
-	_ = x[StateVerifying-7]
-	_ = x[StateCompleted-8]
-	_ = x[StateFailed-9]
-	_ = x[StateStopped-10]
-}
+var (
+	_ = [1]struct{}{}[StateCreated-0]
+	_ = [1]struct{}{}[StateClassifying-1]
+	_ = [1]struct{}{}[StateAwaitingClarification-2]
+	_ = [1]struct{}{}[StateRouting-3]
+	_ = [1]struct{}{}[StateExecuting-4]
+	_ = [1]struct{}{}[StateRetrying-5]
+	_ = [1]struct{}{}[StateEscalating-6]
+	_ = [1]struct{}{}[StateVerifying-7]
+	_ = [1]struct{}{}[StateCompleted-8]
+	_ = [1]struct{}{}[StateFailed-9]
+	_ = [1]struct{}{}[StateStopped-10]
+)
 
 // String returns the state's name as the spec writes it.
 func (v State) String() string {
@@ -143,21 +142,20 @@ const NumEvents = 12
 var eventNames = [12]string{"start", "classified", "clarified", "routed", "phase_succeeded", "phase_failed", "retry", "escalated", "verification_passed", "verification_failed", "budget_exceeded", "cancel"}
 
 // An "invalid array index" compiler error means the constants changed: run fsmgen again.
-func _() {
-	var x [1]struct{}
-	_ = x[EventStart-0]
-	_ = x[EventClassified-1]
-	_ = x[EventClarified-2]
-	_ = x[EventRouted-3]
-	_ = x[EventPhaseSucceeded-4]
-	_ = x[EventPhaseFailed-5]
-	_ = x[EventRetry-6]
-	_ = x[EventEscalated-7]
-	_ = x[EventVerificationPassed-8]
-	_ = x[EventVerificationFailed-9]
-	_ = x[EventBudgetExceeded-10]
-	_ = x[EventCancel-11]
-}
+var (
+	_ = [1]struct{}{}[EventStart-0]
+	_ = [1]struct{}{}[EventClassified-1]
+	_ = [1]struct{}{}[EventClarified-2]
+	_ = [1]struct{}{}[EventRouted-3]
+	_ = [1]struct{}{}[EventPhaseSucceeded-4]
+	_ = [1]struct{}{}[EventPhaseFailed-5]
+	_ = [1]struct{}{}[EventRetry-6]
+	_ = [1]struct{}{}[EventEscalated-7]
+	_ = [1]struct{}{}[EventVerificationPassed-8]
+	_ = [1]struct{}{}[EventVerificationFailed-9]
+	_ = [1]struct{}{}[EventBudgetExceeded-10]
+	_ = [1]struct{}{}[EventCancel-11]
+)
 
 // String returns the event's name as the spec writes it.
 func (v Event) String() string {
@@ -235,10 +233,9 @@ const (
 var checkpointNames = [1]string{"progress"}
 
 // An "invalid array index" compiler error means the constants changed: run fsmgen again.
-func _() {
-	var x [1]struct{}
-	_ = x[CheckpointProgress-0]
-}
+var (
+	_ = [1]struct{}{}[CheckpointProgress-0]
+)
 
 // String returns the checkpoint's name as the spec writes it.
 func (v Checkpoint) String() string {
@@ -940,13 +937,7 @@ func (m *Task) transition0(ctx context.Context, st TaskStep, in TaskInput, dry b
 	m.hooks.ReadConfigs(ctx, m, st)
 	m.hooks.CreateCheckpoint(ctx, m, st)
 	m.state = to
-	if err := m.hooks.Checkpoint(ctx, m, CheckpointProgress, st); err != nil {
-		return to, &CheckpointError{
-			Checkpoint: CheckpointProgress,
-			Err:        err,
-		}
-	}
-	return to, nil
+	return to, m.checkpoint(ctx, st, noCheckpoint)
 }
 
 // transition1 is the transition at ../../examples/pipeline/pipeline.fsm.yaml:125:
@@ -959,13 +950,7 @@ func (m *Task) transition1(ctx context.Context, st TaskStep, in TaskInput, dry b
 	st.To = to
 	m.hooks.RecordIntent(ctx, m, st)
 	m.state = to
-	if err := m.hooks.Checkpoint(ctx, m, CheckpointProgress, st); err != nil {
-		return to, &CheckpointError{
-			Checkpoint: CheckpointProgress,
-			Err:        err,
-		}
-	}
-	return to, nil
+	return to, m.checkpoint(ctx, st, noCheckpoint)
 }
 
 // transition2 is the transition at ../../examples/pipeline/pipeline.fsm.yaml:126:
@@ -980,13 +965,7 @@ func (m *Task) transition2(ctx context.Context, st TaskStep, in TaskInput, dry b
 	st.To = to
 	m.hooks.PresentClarificationQuestions(ctx, m, st)
 	m.state = to
-	if err := m.hooks.Checkpoint(ctx, m, CheckpointProgress, st); err != nil {
-		return to, &CheckpointError{
-			Checkpoint: CheckpointProgress,
-			Err:        err,
-		}
-	}
-	return to, nil
+	return to, m.checkpoint(ctx, st, noCheckpoint)
 }
 
 // transition3 is the transition at ../../examples/pipeline/pipeline.fsm.yaml:128:
@@ -999,13 +978,7 @@ func (m *Task) transition3(ctx context.Context, st TaskStep, in TaskInput, dry b
 	st.To = to
 	m.hooks.ReclassifyWithContext(ctx, m, st)
 	m.state = to
-	if err := m.hooks.Checkpoint(ctx, m, CheckpointProgress, st); err != nil {
-		return to, &CheckpointError{
-			Checkpoint: CheckpointProgress,
-			Err:        err,
-		}
-	}
-	return to, nil
+	return to, m.checkpoint(ctx, st, noCheckpoint)
 }
 
 // transition4 is the transition at ../../examples/pipeline/pipeline.fsm.yaml:130: routing
@@ -1020,13 +993,7 @@ func (m *Task) transition4(ctx context.Context, st TaskStep, in TaskInput, dry b
 	m.hooks.AssignAgents(ctx, m, st)
 	m.hooks.RecordRouting(ctx, m, st)
 	m.state = to
-	if err := m.hooks.Checkpoint(ctx, m, CheckpointProgress, st); err != nil {
-		return to, &CheckpointError{
-			Checkpoint: CheckpointProgress,
-			Err:        err,
-		}
-	}
-	return to, nil
+	return to, m.checkpoint(ctx, st, noCheckpoint)
 }
 
 // transition5 is the transition at ../../examples/pipeline/pipeline.fsm.yaml:135:
@@ -1044,13 +1011,7 @@ func (m *Task) transition5(ctx context.Context, st TaskStep, in TaskInput, dry b
 	m.nAttempts = 0
 	m.nConsecutiveFailures = 0
 	m.state = to
-	if err := m.hooks.Checkpoint(ctx, m, CheckpointProgress, st); err != nil {
-		return to, &CheckpointError{
-			Checkpoint: CheckpointProgress,
-			Err:        err,
-		}
-	}
-	return to, nil
+	return to, m.checkpoint(ctx, st, noCheckpoint)
 }
 
 // transition6 is the transition at ../../examples/pipeline/pipeline.fsm.yaml:142:
@@ -1065,13 +1026,7 @@ func (m *Task) transition6(ctx context.Context, st TaskStep, in TaskInput, dry b
 	st.To = to
 	m.hooks.RecordPhaseOutput(ctx, m, st)
 	m.state = to
-	if err := m.hooks.Checkpoint(ctx, m, CheckpointProgress, st); err != nil {
-		return to, &CheckpointError{
-			Checkpoint: CheckpointProgress,
-			Err:        err,
-		}
-	}
-	return to, nil
+	return to, m.checkpoint(ctx, st, noCheckpoint)
 }
 
 // transition7 is the transition at ../../examples/pipeline/pipeline.fsm.yaml:152:
@@ -1085,13 +1040,7 @@ func (m *Task) transition7(ctx context.Context, st TaskStep, in TaskInput, dry b
 	m.hooks.LogFailure(ctx, m, st)
 	m.hooks.ReportFailure(ctx, m, st)
 	m.state = to
-	if err := m.hooks.Checkpoint(ctx, m, CheckpointProgress, st); err != nil {
-		return to, &CheckpointError{
-			Checkpoint: CheckpointProgress,
-			Err:        err,
-		}
-	}
-	return to, nil
+	return to, m.checkpoint(ctx, st, noCheckpoint)
 }
 
 // transition8 is the transition at ../../examples/pipeline/pipeline.fsm.yaml:153:
@@ -1105,13 +1054,7 @@ func (m *Task) transition8(ctx context.Context, st TaskStep, in TaskInput, dry b
 	m.hooks.LogFailure(ctx, m, st)
 	m.hooks.SaveForResume(ctx, m, st)
 	m.state = to
-	if err := m.hooks.Checkpoint(ctx, m, CheckpointProgress, st); err != nil {
-		return to, &CheckpointError{
-			Checkpoint: CheckpointProgress,
-			Err:        err,
-		}
-	}
-	return to, nil
+	return to, m.checkpoint(ctx, st, noCheckpoint)
 }
 
 // transition9 is the transition at ../../examples/pipeline/pipeline.fsm.yaml:154:
@@ -1127,13 +1070,7 @@ func (m *Task) transition9(ctx context.Context, st TaskStep, in TaskInput, dry b
 	m.nAttempts++
 	m.nConsecutiveFailures++
 	m.state = to
-	if err := m.hooks.Checkpoint(ctx, m, CheckpointProgress, st); err != nil {
-		return to, &CheckpointError{
-			Checkpoint: CheckpointProgress,
-			Err:        err,
-		}
-	}
-	return to, nil
+	return to, m.checkpoint(ctx, st, noCheckpoint)
 }
 
 // transition10 is the transition at ../../examples/pipeline/pipeline.fsm.yaml:161:
@@ -1146,13 +1083,7 @@ func (m *Task) transition10(ctx context.Context, st TaskStep, in TaskInput, dry 
 	st.To = to
 	m.hooks.SaveForResume(ctx, m, st)
 	m.state = to
-	if err := m.hooks.Checkpoint(ctx, m, CheckpointProgress, st); err != nil {
-		return to, &CheckpointError{
-			Checkpoint: CheckpointProgress,
-			Err:        err,
-		}
-	}
-	return to, nil
+	return to, m.checkpoint(ctx, st, noCheckpoint)
 }
 
 // transition11 is the transition at ../../examples/pipeline/pipeline.fsm.yaml:164:
@@ -1165,13 +1096,7 @@ func (m *Task) transition11(ctx context.Context, st TaskStep, in TaskInput, dry 
 	st.To = to
 	m.hooks.ReportFullDiagnostics(ctx, m, st)
 	m.state = to
-	if err := m.hooks.Checkpoint(ctx, m, CheckpointProgress, st); err != nil {
-		return to, &CheckpointError{
-			Checkpoint: CheckpointProgress,
-			Err:        err,
-		}
-	}
-	return to, nil
+	return to, m.checkpoint(ctx, st, noCheckpoint)
 }
 
 // transition12 is the transition at ../../examples/pipeline/pipeline.fsm.yaml:165:
@@ -1184,13 +1109,7 @@ func (m *Task) transition12(ctx context.Context, st TaskStep, in TaskInput, dry 
 	st.To = to
 	m.hooks.SelectHigherTier(ctx, m, st)
 	m.state = to
-	if err := m.hooks.Checkpoint(ctx, m, CheckpointProgress, st); err != nil {
-		return to, &CheckpointError{
-			Checkpoint: CheckpointProgress,
-			Err:        err,
-		}
-	}
-	return to, nil
+	return to, m.checkpoint(ctx, st, noCheckpoint)
 }
 
 // transition13 is the transition at ../../examples/pipeline/pipeline.fsm.yaml:166:
@@ -1206,13 +1125,7 @@ func (m *Task) transition13(ctx context.Context, st TaskStep, in TaskInput, dry 
 	m.hooks.AdjustStrategy(ctx, m, st)
 	m.hooks.RerunPhase(ctx, m, st)
 	m.state = to
-	if err := m.hooks.Checkpoint(ctx, m, CheckpointProgress, st); err != nil {
-		return to, &CheckpointError{
-			Checkpoint: CheckpointProgress,
-			Err:        err,
-		}
-	}
-	return to, nil
+	return to, m.checkpoint(ctx, st, noCheckpoint)
 }
 
 // transition14 is the transition at ../../examples/pipeline/pipeline.fsm.yaml:169:
@@ -1225,13 +1138,7 @@ func (m *Task) transition14(ctx context.Context, st TaskStep, in TaskInput, dry 
 	st.To = to
 	m.hooks.ReportFailure(ctx, m, st)
 	m.state = to
-	if err := m.hooks.Checkpoint(ctx, m, CheckpointProgress, st); err != nil {
-		return to, &CheckpointError{
-			Checkpoint: CheckpointProgress,
-			Err:        err,
-		}
-	}
-	return to, nil
+	return to, m.checkpoint(ctx, st, noCheckpoint)
 }
 
 // transition15 is the transition at ../../examples/pipeline/pipeline.fsm.yaml:170:
@@ -1244,13 +1151,7 @@ func (m *Task) transition15(ctx context.Context, st TaskStep, in TaskInput, dry 
 	st.To = to
 	m.hooks.RerunWithUpgradedModel(ctx, m, st)
 	m.state = to
-	if err := m.hooks.Checkpoint(ctx, m, CheckpointProgress, st); err != nil {
-		return to, &CheckpointError{
-			Checkpoint: CheckpointProgress,
-			Err:        err,
-		}
-	}
-	return to, nil
+	return to, m.checkpoint(ctx, st, noCheckpoint)
 }
 
 // transition16 is the transition at ../../examples/pipeline/pipeline.fsm.yaml:172:
@@ -1265,13 +1166,7 @@ func (m *Task) transition16(ctx context.Context, st TaskStep, in TaskInput, dry 
 	m.hooks.EvaluateEvolution(ctx, m, st)
 	m.hooks.SaveMemory(ctx, m, st)
 	m.state = to
-	if err := m.hooks.Checkpoint(ctx, m, CheckpointProgress, st); err != nil {
-		return to, &CheckpointError{
-			Checkpoint: CheckpointProgress,
-			Err:        err,
-		}
-	}
-	return to, nil
+	return to, m.checkpoint(ctx, st, noCheckpoint)
 }
 
 // transition17 is the transition at ../../examples/pipeline/pipeline.fsm.yaml:173:
@@ -1286,13 +1181,7 @@ func (m *Task) transition17(ctx context.Context, st TaskStep, in TaskInput, dry 
 	m.nAttempts++
 	m.nConsecutiveFailures++
 	m.state = to
-	if err := m.hooks.Checkpoint(ctx, m, CheckpointProgress, st); err != nil {
-		return to, &CheckpointError{
-			Checkpoint: CheckpointProgress,
-			Err:        err,
-		}
-	}
-	return to, nil
+	return to, m.checkpoint(ctx, st, noCheckpoint)
 }
 
 // transition18 is the transition at ../../examples/pipeline/pipeline.fsm.yaml:181:
@@ -1307,13 +1196,27 @@ func (m *Task) transition18(ctx context.Context, st TaskStep, in TaskInput, dry 
 	m.hooks.RecordPhaseInProgress(ctx, m, st)
 	m.hooks.ReportCancelSummary(ctx, m, st)
 	m.state = to
-	if err := m.hooks.Checkpoint(ctx, m, CheckpointProgress, st); err != nil {
-		return to, &CheckpointError{
-			Checkpoint: CheckpointProgress,
-			Err:        err,
+	return to, m.checkpoint(ctx, st, noCheckpoint)
+}
+
+// noCheckpoint stands for a transition that names no checkpoint of its own.
+const noCheckpoint = Checkpoint(1)
+
+// checkpoint calls the Checkpoint hook for cp (unless noCheckpoint) and then for every
+// checkpoint taken on every transition.
+func (m *Task) checkpoint(ctx context.Context, st TaskStep, cp Checkpoint) error {
+	for i, c := range [...]Checkpoint{cp, CheckpointProgress} {
+		if c == noCheckpoint || i > 0 && c == cp {
+			continue
+		}
+		if err := m.hooks.Checkpoint(ctx, m, c, st); err != nil {
+			return &CheckpointError{
+				Checkpoint: c,
+				Err:        err,
+			}
 		}
 	}
-	return to, nil
+	return nil
 }
 
 // CheckpointError says a checkpoint hook failed. The transition has happened.

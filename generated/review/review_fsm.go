@@ -48,16 +48,15 @@ const NumStates = 7
 var stateNames = [7]string{"not_started", "in_progress", "pending_review", "under_review", "final_review", "completed", "blocked"}
 
 // An "invalid array index" compiler error means the constants changed: run fsmgen again.
-func _() {
-	var x [1]struct{}
-	_ = x[StateNotStarted-0]
-	_ = x[StateInProgress-1]
-	_ = x[StatePendingReview-2]
-	_ = x[StateUnderReview-3]
-	_ = x[StateFinalReview-4]
-	_ = x[StateCompleted-5]
-	_ = x[StateBlocked-6]
-}
+var (
+	_ = [1]struct{}{}[StateNotStarted-0]
+	_ = [1]struct{}{}[StateInProgress-1]
+	_ = [1]struct{}{}[StatePendingReview-2]
+	_ = [1]struct{}{}[StateUnderReview-3]
+	_ = [1]struct{}{}[StateFinalReview-4]
+	_ = [1]struct{}{}[StateCompleted-5]
+	_ = [1]struct{}{}[StateBlocked-6]
+)
 
 // String returns the state's name as the spec writes it.
 func (v State) String() string {
@@ -129,18 +128,17 @@ const NumEvents = 9
 var eventNames = [9]string{"in_progress", "blocked", "pending_review", "not_started", "under_review", "final_review", "completed", "review_submitted", "security_review_submitted"}
 
 // An "invalid array index" compiler error means the constants changed: run fsmgen again.
-func _() {
-	var x [1]struct{}
-	_ = x[EventInProgress-0]
-	_ = x[EventBlocked-1]
-	_ = x[EventPendingReview-2]
-	_ = x[EventNotStarted-3]
-	_ = x[EventUnderReview-4]
-	_ = x[EventFinalReview-5]
-	_ = x[EventCompleted-6]
-	_ = x[EventReviewSubmitted-7]
-	_ = x[EventSecurityReviewSubmitted-8]
-}
+var (
+	_ = [1]struct{}{}[EventInProgress-0]
+	_ = [1]struct{}{}[EventBlocked-1]
+	_ = [1]struct{}{}[EventPendingReview-2]
+	_ = [1]struct{}{}[EventNotStarted-3]
+	_ = [1]struct{}{}[EventUnderReview-4]
+	_ = [1]struct{}{}[EventFinalReview-5]
+	_ = [1]struct{}{}[EventCompleted-6]
+	_ = [1]struct{}{}[EventReviewSubmitted-7]
+	_ = [1]struct{}{}[EventSecurityReviewSubmitted-8]
+)
 
 // String returns the event's name as the spec writes it.
 func (v Event) String() string {
@@ -223,12 +221,11 @@ const (
 var criticalityNames = [3]string{"standard", "complex", "security-sensitive"}
 
 // An "invalid array index" compiler error means the constants changed: run fsmgen again.
-func _() {
-	var x [1]struct{}
-	_ = x[CriticalityStandard-0]
-	_ = x[CriticalityComplex-1]
-	_ = x[CriticalitySecuritySensitive-2]
-}
+var (
+	_ = [1]struct{}{}[CriticalityStandard-0]
+	_ = [1]struct{}{}[CriticalityComplex-1]
+	_ = [1]struct{}{}[CriticalitySecuritySensitive-2]
+)
 
 // String returns the criticality value's name as the spec writes it.
 func (v Criticality) String() string {

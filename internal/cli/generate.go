@@ -8,6 +8,7 @@ import (
 	"github.com/fsmgen/fsmgen/internal/diag"
 	"github.com/fsmgen/fsmgen/internal/gogen"
 	"github.com/fsmgen/fsmgen/internal/output"
+	"github.com/fsmgen/fsmgen/internal/testgen"
 )
 
 func (c *command) generate(args []string) int {
@@ -16,6 +17,7 @@ func (c *command) generate(args []string) int {
 	root := fs.String("root", "", "write each spec into `dir`/<spec name>/ (for several specs)")
 	check := fs.Bool("check", false, "write nothing; exit 1 with a diff when the files on disk differ")
 	format := fs.String("format", "text", "findings `format`: text, json or github-actions")
+	noTests := fs.Bool("no-tests", false, "do not generate the exhaustive tests (<name>_fsm_test.go)")
 	files, err := parse(fs, args)
 	if err != nil {
 		return ExitUsage
@@ -67,6 +69,15 @@ func (c *command) generate(args []string) int {
 			continue
 		}
 		plan.Files = append(plan.Files, output.File{Path: filepath.Join(dir, gogen.Filename(path)), Data: code})
+		if !*noTests {
+			tests, err := testgen.Generate(m, src)
+			if err != nil {
+				fmt.Fprintf(c.stderr, "fsmgen: %v\n", err)
+				failed = true
+				continue
+			}
+			plan.Files = append(plan.Files, output.File{Path: filepath.Join(dir, testgen.Filename(gogen.Base(path))), Data: tests})
+		}
 		plan.Dirs = append(plan.Dirs, dir)
 	}
 	if *root != "" {

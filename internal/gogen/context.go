@@ -171,7 +171,8 @@ func (g *gen) fieldCheck(f *File, name string, fd *ir.Field, payload bool) {
 	if (!payload || fd.Required) && (fd.Type.Kind != ir.Enum || fd.Type.Collection()) {
 		cases = append(cases, Case(g.zero(fd)).Block(Id("msg").Op("=").Add(msg(Lit(fd.Name+" is required")))))
 	}
-	if fd.NonEmpty {
+	zeroIsEmpty := (!payload || fd.Required) && (fd.Type.Collection() || fd.Type.Kind == ir.String)
+	if fd.NonEmpty && !zeroIsEmpty { // otherwise the zero-value case already reports it
 		cases = append(cases, Case(Len(Id("v")).Op("==").Lit(0)).Block(Id("msg").Op("=").Add(msg(Lit(fd.Name+" must not be empty")))))
 	}
 	if fd.Type.Collection() {

@@ -203,6 +203,35 @@ func (g *gen) fire(f *File) {
 		f.Line()
 	}
 	g.thresholds(f)
+	g.checkpointFunc(f)
+}
+
+// checkpointFunc emits the method that takes a transition's checkpoint and then every
+// every_transition checkpoint, stopping at the first failure.
+func (g *gen) checkpointFunc(f *File) {
+	m := g.m
+	if len(m.Checkpoints) == 0 {
+		return
+	}
+	f.Comment("// noCheckpoint stands for a transition that names no checkpoint of its own.")
+	f.Const().Id("noCheckpoint").Op("=").Id("Checkpoint").Call(Lit(len(m.Checkpoints)))
+	f.Line()
+	f.Comment("// checkpoint calls the Checkpoint hook for cp (unless noCheckpoint) and then for every\n// checkpoint taken on every transition.")
+	f.Func().Params(Id("m").Op("*").Id(g.T)).Id("checkpoint").Params(ctxParam(), Id("st").Id(g.name("Step")), Id("cp").Id("Checkpoint")).Error().BlockFunc(func(b *Group) {
+		b.For(List(Id("i"), Id("c")).Op(":=").Range().Index(Op("...")).Id("Checkpoint").ValuesFunc(func(v *Group) {
+			v.Id("cp")
+			for _, c := range m.EveryCheckpoints() {
+				v.Id("Checkpoint" + c.GoName)
+			}
+		})).Block(
+			If(Id("c").Op("==").Id("noCheckpoint").Op("||").Id("i").Op(">").Lit(0).Op("&&").Id("c").Op("==").Id("cp")).Block(Continue()),
+			If(Err().Op(":=").Id("m").Dot("hooks").Dot("Checkpoint").Call(Id("ctx"), Id("m"), Id("c"), Id("st")), Err().Op("!=").Nil()).Block(
+				Return(Op("&").Id("CheckpointError").Values(Dict{Id("Checkpoint"): Id("c"), Id("Err"): Err()})),
+			),
+		)
+		b.Return(Nil())
+	})
+	f.Line()
 }
 
 // tname is the method implementing a transition.
@@ -436,8 +465,8 @@ func (g *gen) transition(f *File, t *ir.Transition) {
 			}
 			return True()
 		}
-		// Requirements.
-		if g.anyRequires() {
+		// Requirements, when a state the transition can enter requires fields.
+		if g.targetsRequire(t) {
 			check := Id("errs").Op(":=").Id("m").Dot("Context").Dot("requirements").Call(Id("to"), Nil())
 			body := []Code{
 				If(Id("dry")).Block(Return(Id("st").Dot("From"), Id("ErrValidation"))),
@@ -526,21 +555,14 @@ func (g *gen) transition(f *File, t *ir.Transition) {
 			}
 		}
 		_ = internalExpr
-		var cps []*ir.Checkpoint
-		if t.Checkpoint != nil {
-			cps = append(cps, t.Checkpoint)
+		switch {
+		case t.Checkpoint != nil:
+			b.Return(Id("to"), Id("m").Dot("checkpoint").Call(Id("ctx"), Id("st"), Id("Checkpoint"+t.Checkpoint.GoName)))
+		case len(m.EveryCheckpoints()) > 0:
+			b.Return(Id("to"), Id("m").Dot("checkpoint").Call(Id("ctx"), Id("st"), Id("noCheckpoint")))
+		default:
+			b.Return(Id("to"), Nil())
 		}
-		for _, c := range m.EveryCheckpoints() {
-			if c != t.Checkpoint {
-				cps = append(cps, c)
-			}
-		}
-		for _, c := range cps {
-			b.If(Err().Op(":=").Id("m").Dot("hooks").Dot("Checkpoint").Call(Id("ctx"), Id("m"), Id("Checkpoint"+c.GoName), Id("st")), Err().Op("!=").Nil()).Block(
-				Return(Id("to"), Op("&").Id("CheckpointError").Values(Dict{Id("Checkpoint"): Id("Checkpoint" + c.GoName), Id("Err"): Err()})),
-			)
-		}
-		b.Return(Id("to"), Nil())
 	})
 	f.Line()
 }
@@ -570,10 +592,13 @@ func containsCounter(list []*ir.Counter, c *ir.Counter) bool {
 	return false
 }
 
-func (g *gen) anyRequires() bool {
-	for _, s := range g.m.States {
-		if len(s.Requires) > 0 {
-			return true
+// targetsRequire reports whether any state t can enter requires context fields.
+func (g *gen) targetsRequire(t *ir.Transition) bool {
+	for _, s := range t.From {
+		for _, d := range t.Targets(s) {
+			if len(d.Requires) > 0 {
+				return true
+			}
 		}
 	}
 	return false

@@ -18,6 +18,7 @@ import (
 	"github.com/fsmgen/fsmgen/internal/interp"
 	"github.com/fsmgen/fsmgen/internal/ir"
 	"github.com/fsmgen/fsmgen/internal/lower"
+	"github.com/fsmgen/fsmgen/internal/testgen"
 )
 
 // specs lists every spec the generator must handle: the examples, the interpreter's
@@ -164,7 +165,8 @@ func must(t *testing.T, err error) {
 	}
 }
 
-// TestGeneratedCompiles generates every spec into one throwaway module and runs go vet.
+// TestGeneratedCompiles generates every spec, with its exhaustive tests, into one
+// throwaway module, runs go vet, and runs the generated tests.
 func TestGeneratedCompiles(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a module")
@@ -176,9 +178,16 @@ func TestGeneratedCompiles(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		tests, err := testgen.Generate(m, p)
+		if err != nil {
+			t.Fatal(err)
+		}
 		mod.write(fmt.Sprintf("p%d/%s", i, gogen.Filename(p)), code)
+		mod.write(fmt.Sprintf("p%d/%s", i, testgen.Filename(gogen.Base(p))), tests)
 	}
 	mod.run(t, nil, "vet", "./...")
+	out := mod.run(t, nil, "test", "-cover", "./...")
+	t.Logf("%s", out)
 }
 
 // TestDifferential runs seeded random event sequences through the generated code and the

@@ -198,6 +198,7 @@ func (g *gen) machine(f *File) {
 		}
 		if g.timing {
 			b.Id("m").Dot("clock").Op("=").Id("systemClock").Values()
+			b.Id("m").Dot("enteredAt").Op("=").Id("m").Dot("clock").Dot("Now").Call()
 		}
 		if g.anyTimeouts() {
 			b.Id("m").Dot("timeouts").Op("=").Id("defaultTimeouts").Call()

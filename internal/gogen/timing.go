@@ -31,7 +31,6 @@ func (g *gen) timingAPI(f *File) {
 	f.Line()
 	f.Add(recv()).Id("now").Params(Id("in").Id(g.name("Input"))).Qual("time", "Time").Block(
 		If(Op("!").Id("in").Dot("At").Dot("IsZero").Call()).Block(Return(Id("in").Dot("At"))),
-		If(Id("m").Dot("clock").Op("==").Nil()).Block(Id("m").Dot("clock").Op("=").Id("systemClock").Values()),
 		Return(Id("m").Dot("clock").Dot("Now").Call()),
 	)
 	f.Line()

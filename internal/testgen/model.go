@@ -1,0 +1,674 @@
+// Package testgen emits the exhaustive table-driven tests of a generated machine. The
+// expected outcome of every row comes from the reference interpreter, so the generated
+// tests check the generated code against the language's semantics: every (state, event)
+// pair, every guard outcome and choice candidate, roles allowed and denied, required fields
+// present and missing, counters and limits, history, timeouts, idempotency, terminal
+// states, and a shortest path from the initial state to every state.
+package testgen
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/fsmgen/fsmgen/internal/interp"
+	"github.com/fsmgen/fsmgen/internal/ir"
+)
+
+// preset is a change to the fixture before a row fires: a counter slot or a context field.
+type preset struct {
+	counter *ir.Counter
+	slot    *ir.State // for per-state counters
+	n       int
+	field   *ir.Field
+	v       value
+}
+
+func (p preset) goStmt() string {
+	if p.counter != nil {
+		if p.counter.PerState {
+			return fmt.Sprintf("m.n%s[State%s] = %d", p.counter.GoName, p.slot.GoName, p.n)
+		}
+		return fmt.Sprintf("m.n%s = %d", p.counter.GoName, p.n)
+	}
+	return fmt.Sprintf("m.Context.%s = %s", p.field.GoName, p.v.goEx)
+}
+
+// Row is one case of the transition table.
+type Row struct {
+	Name       string
+	Line       int // spec line of the transition taken; 0 for a refusal
+	From       *ir.State
+	Event      *ir.Event
+	Role       *ir.Role
+	Guards     []*ir.Guard // hook guards that hold; the others fail
+	Empty      bool        // an empty context instead of the good one
+	NoPolicies bool        // every policy off instead of on
+	NoMemory   bool        // remembering states remember nothing
+	presets    []preset
+	Want       *ir.State
+	Reason     string
+	Calls      []string
+	Counts     []int // nil: not checked
+	Errors     []interp.FieldError
+}
+
+// Setup is the Go code of the row's presets.
+func (r *Row) Setup() []string {
+	var out []string
+	for _, p := range r.presets {
+		out = append(out, p.goStmt())
+	}
+	return out
+}
+
+// PathStep is one firing on a path from the initial state.
+type PathStep struct {
+	Event     *ir.Event
+	Role      *ir.Role
+	GuardsOn  bool // hook guards all hold (else all fail)
+	Payloaded bool
+}
+
+// Path is a shortest path from the initial state to a state.
+type Path struct {
+	To    *ir.State
+	Steps []PathStep
+}
+
+// PermittedRow is the expected result of PermittedWith in a state, for a role, with the
+// good context or the default one.
+type PermittedRow struct {
+	From   *ir.State
+	Role   *ir.Role
+	Empty  bool
+	Events []*ir.Event
+}
+
+// PayloadRow is an invalid payload and the errors it must produce.
+type PayloadRow struct {
+	Name    string
+	Event   *ir.Event
+	Field   *ir.Field
+	Value   value
+	Errors  []interp.FieldError
+	Payload []*ir.Field
+}
+
+// Model is everything the test template needs.
+type Model struct {
+	M          *ir.Machine
+	Rows       []*Row
+	Paths      []Path
+	Permitted  []PermittedRow
+	Payloads   []PayloadRow
+	Checkpoint *Row // an accepted row that reaches a checkpoint
+	Idem       *Row // an accepted row from the initial state
+	IdemOther  *ir.Event
+}
+
+type oracle struct {
+	m     *ir.Machine
+	model *Model
+}
+
+// Build computes every row with the interpreter.
+func Build(m *ir.Machine) *Model {
+	o := &oracle{m: m, model: &Model{M: m}}
+	o.exhaustive()
+	o.paths()
+	o.permitted()
+	o.payloads()
+	return o.model
+}
+
+// inputs returns the interpreter's inputs and machine for a row.
+func (o *oracle) run(r *Row) {
+	m := o.m
+	x := interp.New(m)
+	x.State = r.From
+	if !r.NoMemory {
+		for _, s := range m.States {
+			if s.Remembers && len(s.HistoryFrom) > 0 {
+				x.Memory[s.Index] = s.HistoryFrom[0]
+			}
+		}
+	}
+	in := interp.Inputs{Role: r.Role, Policies: make([]bool, len(m.Policies)), Context: make([]any, len(m.Fields))}
+	if !r.NoPolicies {
+		for i := range in.Policies {
+			in.Policies[i] = true
+		}
+	}
+	if !r.Empty {
+		for _, f := range m.Fields {
+			in.Context[f.Index] = good(f).json
+		}
+	}
+	on := map[*ir.Guard]bool{}
+	for _, g := range r.Guards {
+		on[g] = true
+	}
+	in.Guard = func(g *ir.Guard) bool { return on[g] }
+	for _, p := range r.presets {
+		if p.counter != nil {
+			slot := 0
+			if p.counter.PerState {
+				slot = p.slot.Index
+			}
+			x.Counters[p.counter.Index][slot] = p.n
+		} else {
+			in.Context[p.field.Index] = p.v.json
+		}
+	}
+	in.Payload = goodPayload(r.Event)
+	st, rej := x.Fire(r.Event, in)
+	r.Want = x.State
+	r.Reason, r.Line, r.Calls, r.Errors = "", 0, nil, nil
+	if rej != nil {
+		r.Reason = string(rej.Reason)
+		r.Errors = rej.Errors
+	} else {
+		r.Line = st.Transition.Pos.Line
+		for _, a := range st.Actions {
+			r.Calls = append(r.Calls, a.Name)
+		}
+		for _, c := range st.Checkpoint {
+			r.Calls = append(r.Calls, "checkpoint:"+c.Name)
+		}
+	}
+	if r.Counts != nil {
+		r.Counts = counts(m, x)
+	}
+}
+
+func goodPayload(e *ir.Event) []any {
+	out := make([]any, len(e.Payload))
+	for _, f := range e.Payload {
+		out[f.Index] = good(f).json
+	}
+	return out
+}
+
+// counts flattens every counter: one value for a global counter, one per state for a
+// per-state counter.
+func counts(m *ir.Machine, x *interp.Machine) []int {
+	out := []int{}
+	for _, c := range m.Counters {
+		out = append(out, x.Counters[c.Index]...)
+	}
+	return out
+}
+
+// role picks who fires e in s: a role of the first transition's rules, or one that may fire
+// everything, or nobody when the transitions name no roles.
+func (o *oracle) role(s *ir.State, e *ir.Event) *ir.Role {
+	ts := o.m.Lookup(s, e)
+	if len(ts) == 0 || len(ts[0].Roles) == 0 {
+		return nil
+	}
+	for _, r := range ts[0].Roles {
+		if !r.Role.All {
+			return r.Role
+		}
+	}
+	return ts[0].Roles[0].Role
+}
+
+func (o *oracle) hookGuards() []*ir.Guard {
+	var out []*ir.Guard
+	for _, g := range o.m.Guards {
+		if g.Kind == ir.Hook {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// guardsAt lists the guards that decide (s, e), in order of first use.
+func (o *oracle) guardsAt(s *ir.State, e *ir.Event) []*ir.Guard {
+	var out []*ir.Guard
+	seen := map[*ir.Guard]bool{}
+	add := func(cs []ir.Cond) {
+		for _, c := range cs {
+			if !seen[c.Guard] {
+				seen[c.Guard] = true
+				out = append(out, c.Guard)
+			}
+		}
+	}
+	for _, t := range o.m.Lookup(s, e) {
+		add(t.Conds)
+		for _, c := range t.Choices {
+			add(c.Conds)
+		}
+	}
+	return out
+}
+
+func (o *oracle) base(s *ir.State, e *ir.Event) *Row {
+	return &Row{Name: s.Name + "/" + e.Name, From: s, Event: e, Role: o.role(s, e), Guards: o.hookGuards()}
+}
+
+func (o *oracle) add(r *Row) *Row {
+	o.run(r)
+	o.model.Rows = append(o.model.Rows, r)
+	return r
+}
+
+// setGuard makes guard g hold or fail in row r.
+func (o *oracle) setGuard(r *Row, g *ir.Guard, hold bool) {
+	switch g.Kind {
+	case ir.Hook:
+		var keep []*ir.Guard
+		for _, x := range r.Guards {
+			if x != g {
+				keep = append(keep, x)
+			}
+		}
+		if hold {
+			keep = append(keep, g)
+		}
+		r.Guards = keep
+	case ir.CounterGuard:
+		th := threshold(g)
+		n := 0
+		switch g.Op {
+		case ir.AtLeast:
+			if hold {
+				n = int(th + 0.999999)
+			}
+		case ir.Below:
+			if !hold {
+				n = int(th + 0.999999)
+			}
+		case ir.Equals:
+			n = int(g.Equals.Num)
+			if !hold {
+				n++
+			}
+		}
+		r.presets = append(r.presets, preset{counter: g.Counter, slot: r.From, n: n})
+	case ir.FieldGuard:
+		f := g.Field
+		var v value
+		switch g.Op {
+		case ir.Equals:
+			v = equalsValue(f, g.Equals, hold)
+		default:
+			th := threshold(g)
+			step := 1.0
+			if f.Type.Kind == ir.Duration {
+				step = 1e9
+			}
+			n := th
+			if (g.Op == ir.AtLeast) != hold {
+				n = th - step
+			}
+			v = scalarValue(f, n, "", false)
+		}
+		r.presets = append(r.presets, preset{field: f, v: v})
+	}
+}
+
+// threshold is the guard's threshold in the good context (enum fields at their last value).
+func threshold(g *ir.Guard) float64 {
+	if g.Threshold.By != nil {
+		return g.Threshold.Values[len(g.Threshold.Values)-1]
+	}
+	return g.Threshold.Num
+}
+
+func equalsValue(f *ir.Field, lit ir.Literal, hold bool) value {
+	switch f.Type.Kind {
+	case ir.Bool:
+		return scalarValue(f, 0, "", lit.Bool == hold)
+	case ir.Enum:
+		v := lit.Str
+		if !hold {
+			for _, x := range f.Values {
+				if x != lit.Str {
+					v = x
+					break
+				}
+			}
+		}
+		return scalarValue(f, 0, v, false)
+	case ir.String:
+		if hold {
+			return scalarValue(f, 0, lit.Str, false)
+		}
+		return scalarValue(f, 0, lit.Str+"-not", false)
+	}
+	n := lit.Num
+	if !hold {
+		n++
+	}
+	return scalarValue(f, n, "", false)
+}
+
+// combos lists guard outcome assignments to test beyond "all hold": every combination for
+// up to three guards, else all failing and each one failing alone.
+func combos(k int) [][]bool {
+	var out [][]bool
+	if k <= 3 {
+		for mask := 0; mask < 1<<k; mask++ {
+			if mask == 1<<k-1 {
+				continue
+			}
+			c := make([]bool, k)
+			for i := range c {
+				c[i] = mask&(1<<i) != 0
+			}
+			out = append(out, c)
+		}
+		return out
+	}
+	out = append(out, make([]bool, k))
+	for i := 0; i < k; i++ {
+		c := make([]bool, k)
+		for j := range c {
+			c[j] = j != i
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+func (o *oracle) exhaustive() {
+	m := o.m
+	requiresDone := map[*ir.State]bool{}
+	countersDone := map[*ir.Transition]bool{}
+	resetDone := map[*ir.Counter]bool{}
+	for _, s := range m.States {
+		for _, e := range m.Events {
+			b := o.add(o.base(s, e))
+			ts := m.Lookup(s, e)
+			if len(ts) == 0 {
+				continue
+			}
+			// Guard outcomes and choice candidates.
+			gs := o.guardsAt(s, e)
+			for _, c := range combos(len(gs)) {
+				r := o.base(s, e)
+				var parts []string
+				for i, g := range gs {
+					o.setGuard(r, g, c[i])
+					parts = append(parts, fmt.Sprintf("%s=%v", g.Name, c[i]))
+				}
+				r.Name += "/" + strings.Join(parts, ",")
+				o.add(r)
+			}
+			// Roles allowed and denied.
+			if len(ts[0].Roles) > 0 {
+				for _, ro := range append([]*ir.Role{nil}, m.Roles...) {
+					if ro == b.Role {
+						continue
+					}
+					r := o.base(s, e)
+					r.Role = ro
+					r.Name += "/as " + roleName(ro)
+					o.add(r)
+				}
+				for _, rule := range ts[0].Roles {
+					if rule.Policy != nil {
+						r := o.base(s, e)
+						r.Role, r.NoPolicies = rule.Role, true
+						r.Name += "/as " + rule.Role.Name + " without " + rule.Policy.Name
+						o.add(r)
+					}
+				}
+			}
+			if b.Reason != "" {
+				continue
+			}
+			t := ts[0]
+			for _, x := range ts {
+				if x.Pos.Line == b.Line {
+					t = x
+				}
+			}
+			// History with nothing remembered.
+			if t.Target.Kind == ir.History || anyHistoryChoice(t) {
+				r := o.base(s, e)
+				r.NoMemory = true
+				r.Name += "/nothing remembered"
+				o.add(r)
+			}
+			// Required fields of the target, missing and invalid.
+			to := b.Want
+			if len(to.Requires) > 0 && to != s {
+				r := o.base(s, e)
+				r.Empty = true
+				r.Name += "/empty context"
+				o.add(r)
+			}
+			if len(to.Requires) > 0 && to != s && !requiresDone[to] {
+				requiresDone[to] = true
+				for _, f := range to.Requires {
+					for _, v := range violations(f, true) {
+						r := o.base(s, e)
+						r.presets = append(r.presets, preset{field: f, v: v.v})
+						r.Name += "/" + f.Name + " " + v.name
+						o.add(r)
+					}
+				}
+			}
+			// Counters: the base case, limits tripping, resets on success.
+			if len(m.Counters) > 0 && len(m.States)*len(m.Counters) <= 256 {
+				if (len(t.Increment) > 0 || len(t.Reset) > 0) && !countersDone[t] {
+					countersDone[t] = true
+					r := o.base(s, e)
+					r.Counts = []int{}
+					for _, c := range append(append([]*ir.Counter{}, t.Increment...), t.Reset...) {
+						r.presets = append(r.presets, preset{counter: c, slot: s, n: 1})
+					}
+					r.Name += "/counters"
+					o.add(r)
+					for _, c := range t.Increment {
+						if c.Limit > 0 {
+							r := o.base(s, e)
+							r.Counts = []int{}
+							r.presets = append(r.presets, preset{counter: c, slot: s, n: c.Limit - 1})
+							r.Name += fmt.Sprintf("/%s at %d of %d", c.Name, c.Limit-1, c.Limit)
+							o.add(r)
+						}
+					}
+				}
+				for _, c := range m.Counters {
+					if c.ResetOnSuccess && !resetDone[c] && !containsCounter(t.Increment, c) && t.Target.Kind != ir.Internal {
+						resetDone[c] = true
+						r := o.base(s, e)
+						r.Counts = []int{}
+						r.presets = append(r.presets, preset{counter: c, slot: s, n: 1})
+						r.Name += "/" + c.Name + " reset on success"
+						o.add(r)
+					}
+				}
+			}
+			if o.model.Checkpoint == nil && hasCheckpoint(b.Calls) {
+				o.model.Checkpoint = b
+			}
+			if o.model.Idem == nil && s == m.Initial {
+				o.model.Idem = b
+			}
+		}
+	}
+	if o.model.Idem != nil {
+		for _, e := range m.Events {
+			if e != o.model.Idem.Event {
+				o.model.IdemOther = e
+				break
+			}
+		}
+	}
+}
+
+func anyHistoryChoice(t *ir.Transition) bool {
+	for _, c := range t.Choices {
+		if c.Target.Kind == ir.History {
+			return true
+		}
+	}
+	return false
+}
+
+func hasCheckpoint(calls []string) bool {
+	for _, c := range calls {
+		if strings.HasPrefix(c, "checkpoint:") {
+			return true
+		}
+	}
+	return false
+}
+
+func containsCounter(list []*ir.Counter, c *ir.Counter) bool {
+	for _, x := range list {
+		if x == c {
+			return true
+		}
+	}
+	return false
+}
+
+func roleName(r *ir.Role) string {
+	if r == nil {
+		return "nobody"
+	}
+	return r.Name
+}
+
+// paths finds, for every state, a shortest event path from the initial state with the
+// fixture's inputs (hook guards all holding or all failing), searching over the
+// interpreter's whole state (counters and memories included).
+func (o *oracle) paths() {
+	m := o.m
+	type node struct {
+		x     *interp.Machine
+		steps []PathStep
+	}
+	key := func(x *interp.Machine) string { return fmt.Sprint(x.State.Index, x.Counters, memIdx(x.Memory)) }
+	start := interp.New(m)
+	queue := []node{{x: start}}
+	seen := map[string]bool{key(start): true}
+	found := map[*ir.State][]PathStep{m.Initial: nil}
+	const limit = 20000
+	for len(queue) > 0 && len(seen) < limit && len(found) < len(m.States) {
+		n := queue[0]
+		queue = queue[1:]
+		for _, e := range m.Events {
+			for _, on := range []bool{true, false} {
+				y := clone(n.x)
+				r := o.role(y.State, e)
+				in := o.fixedInputs(r, on, e)
+				if _, rej := y.Fire(e, in); rej != nil {
+					continue
+				}
+				k := key(y)
+				if seen[k] {
+					continue
+				}
+				seen[k] = true
+				steps := append(append([]PathStep{}, n.steps...), PathStep{Event: e, Role: r, GuardsOn: on, Payloaded: len(e.Payload) > 0})
+				if _, ok := found[y.State]; !ok {
+					found[y.State] = steps
+				}
+				queue = append(queue, node{x: y, steps: steps})
+			}
+		}
+	}
+	for _, s := range m.States {
+		if steps, ok := found[s]; ok {
+			o.model.Paths = append(o.model.Paths, Path{To: s, Steps: steps})
+		}
+	}
+}
+
+// memIdx lists what each state remembers, leaving out states that remember nothing.
+func memIdx(mem []*ir.State) []int {
+	var out []int
+	for i, s := range mem {
+		if s != nil {
+			out = append(out, i, s.Index)
+		}
+	}
+	return out
+}
+
+func clone(x *interp.Machine) *interp.Machine {
+	y := *x
+	y.Counters = make([][]int, len(x.Counters))
+	for i, c := range x.Counters {
+		y.Counters[i] = append([]int(nil), c...)
+	}
+	y.Memory = append([]*ir.State(nil), x.Memory...)
+	return &y
+}
+
+// fixedInputs are the inputs of the fixture: the good context, every policy on, hook guards
+// all holding or all failing.
+func (o *oracle) fixedInputs(r *ir.Role, on bool, e *ir.Event) interp.Inputs {
+	m := o.m
+	in := interp.Inputs{Role: r, Policies: make([]bool, len(m.Policies)), Context: make([]any, len(m.Fields))}
+	for i := range in.Policies {
+		in.Policies[i] = true
+	}
+	for _, f := range m.Fields {
+		in.Context[f.Index] = good(f).json
+	}
+	in.Guard = func(*ir.Guard) bool { return on }
+	if e != nil {
+		in.Payload = goodPayload(e)
+	}
+	return in
+}
+
+func (o *oracle) permitted() {
+	m := o.m
+	roles := append([]*ir.Role{nil}, m.Roles...)
+	anyRequires := false
+	for _, s := range m.States {
+		anyRequires = anyRequires || len(s.Requires) > 0
+	}
+	for _, s := range m.States {
+		for _, r := range roles {
+			for _, empty := range []bool{false, true} {
+				if empty && !anyRequires {
+					continue
+				}
+				x := interp.New(m)
+				x.State = s
+				for _, h := range m.States {
+					if h.Remembers && len(h.HistoryFrom) > 0 {
+						x.Memory[h.Index] = h.HistoryFrom[0]
+					}
+				}
+				in := o.fixedInputs(r, true, nil)
+				if empty {
+					in.Context = make([]any, len(m.Fields))
+				}
+				o.model.Permitted = append(o.model.Permitted, PermittedRow{From: s, Role: r, Empty: empty, Events: x.Allowed(in)})
+			}
+		}
+	}
+}
+
+func (o *oracle) payloads() {
+	m := o.m
+	for _, e := range m.Events {
+		for _, f := range e.Payload {
+			for _, v := range violations(f, f.Required) {
+				x := interp.New(m)
+				in := o.fixedInputs(nil, true, e)
+				in.Payload[f.Index] = v.v.json
+				_, rej := x.Fire(e, in)
+				if rej == nil || rej.Reason != interp.InvalidPayload {
+					continue
+				}
+				o.model.Payloads = append(o.model.Payloads, PayloadRow{Name: e.Name + "/" + f.Name + " " + v.name, Event: e, Field: f, Value: v.v, Errors: rej.Errors, Payload: e.Payload})
+			}
+		}
+	}
+}
+
+var _ = sort.Strings
