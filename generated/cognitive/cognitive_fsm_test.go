@@ -247,7 +247,7 @@ var fsmRows = []struct {
 		want: StateSuspended, reason: "invalid_transition"},
 	{name: "suspended/task_resumed", line: 150, from: StateSuspended, event: EventTaskResumed,
 		want: StateReasoning},
-	{name: "suspended/task_resumed/nothing remembered", line: 0, from: StateSuspended, event: EventTaskResumed, noMemory: true,
+	{name: "suspended/task_resumed/nothing remembered", line: 150, from: StateSuspended, event: EventTaskResumed, noMemory: true,
 		want: StateSuspended, reason: "no_history"},
 	{name: "suspended/task_failed", line: 154, from: StateSuspended, event: EventTaskFailed,
 		want: StateFailed, calls: []string{"checkpoint:task_failed"}},

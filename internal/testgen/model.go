@@ -168,6 +168,9 @@ func (o *oracle) run(r *Row) {
 	if rej != nil {
 		r.Reason = string(rej.Reason)
 		r.Errors = rej.Errors
+		if ts := m.Lookup(r.From, r.Event); len(ts) > 0 {
+			r.Line = ts[0].Pos.Line
+		}
 	} else {
 		r.Line = st.Transition.Pos.Line
 		for _, a := range st.Actions {
@@ -389,7 +392,18 @@ func (o *oracle) exhaustive() {
 			}
 			// Guard outcomes and choice candidates.
 			gs := o.guardsAt(s, e)
-			for _, c := range combos(len(gs)) {
+			cs := combos(len(gs))
+			for _, g := range gs {
+				if g.Kind != ir.Hook { // the base row does not make these hold: add "all hold"
+					all := make([]bool, len(gs))
+					for i := range all {
+						all[i] = true
+					}
+					cs = append(cs, all)
+					break
+				}
+			}
+			for _, c := range cs {
 				r := o.base(s, e)
 				var parts []string
 				for i, g := range gs {
