@@ -230,6 +230,7 @@ type Transition struct {
 	From       From
 	On         []Str
 	OnSet      bool
+	OnPos      Pos // the value of on
 	To         Target
 	Internal   Bool
 	Choose     []*Choice

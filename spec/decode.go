@@ -203,7 +203,7 @@ func (l *loader) levels(v *yaml.Node) []*Level {
 		s := l.str(b)
 		n, err := strconv.ParseInt(strings.TrimSuffix(s.Value, "%"), 10, 64)
 		if err != nil {
-			l.ds.Errorf(s.Pos, "invalid percentage %q", s.Value)
+			l.ds.Errorf(s.Pos, "invalid percentage %q", short(s.Value))
 		}
 		lv.Percent = Int{Value: n, Pos: s.Pos, Set: true}
 		out = append(out, lv)
@@ -273,7 +273,7 @@ func (l *loader) transition(n *yaml.Node) *Transition {
 		case "from":
 			t.From = l.from(v)
 		case "on":
-			t.On, t.OnSet = l.strs(v), true
+			t.On, t.OnSet, t.OnPos = l.strs(v), true, l.pos(resolve(v))
 		case "to":
 			t.To = l.target(v)
 		case "internal":
@@ -438,7 +438,11 @@ func (l *loader) int(n *yaml.Node) Int {
 	n = resolve(n)
 	var i int64
 	if n.Kind != yaml.ScalarNode || n.Decode(&i) != nil {
-		l.ds.Errorf(l.pos(n), "expected an integer")
+		if n.Kind == yaml.ScalarNode && (n.Tag == "!!int" || n.Tag == "!!float") {
+			l.ds.Errorf(l.pos(n), "integer %s is out of range", short(n.Value))
+		} else {
+			l.ds.Errorf(l.pos(n), "expected an integer")
+		}
 	}
 	return Int{Value: i, Pos: l.pos(n), Set: true}
 }
@@ -454,7 +458,7 @@ func (l *loader) scalar(n *yaml.Node) Scalar {
 	case "!!int", "!!float":
 		s.Kind = ScalarNumber
 		if n.Decode(&s.Num) != nil {
-			l.ds.Errorf(l.pos(n), "invalid number %q", n.Value)
+			l.ds.Errorf(l.pos(n), "invalid number %q", short(n.Value))
 		}
 	case "!!bool":
 		s.Kind = ScalarBool

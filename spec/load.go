@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net/url"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/fsmgen/fsmgen/internal/diag"
 	"github.com/fsmgen/fsmgen/internal/names"
@@ -42,8 +44,8 @@ func Load(path string, data []byte) (*File, diag.List) {
 	}
 	doc, err := parseYAML(data)
 	if err != nil {
-		line, msg := yamlErrorLine(err)
-		ds.Errorf(at(line, 1), "%s", msg)
+		line, col, msg := yamlError(err, data)
+		ds.Errorf(at(line, col), "%s", msg)
 		return nil, ds
 	}
 	root := doc
@@ -54,7 +56,7 @@ func Load(path string, data []byte) (*File, diag.List) {
 		}
 		root = root.Content[0]
 	}
-	l := &loader{path: path, ptrs: map[string]*yaml.Node{}}
+	l := &loader{path: path, ptrs: map[string]*yaml.Node{}, keys: map[string]*yaml.Node{}}
 	// Read the version first: a document of another version is not validated against
 	// this version's schema.
 	if root.Kind == yaml.MappingNode {
@@ -63,15 +65,24 @@ func Load(path string, data []byte) (*File, diag.List) {
 			if k.Value != "version" {
 				continue
 			}
-			if v.Kind != yaml.ScalarNode || v.Tag != "!!int" || v.Value != strconv.Itoa(Version) {
-				ds.Errorf(l.pos(v), "unsupported version %s (this fsmgen reads version %d)", quoteShort(v), Version)
+			if msg := versionProblem(v); msg != "" {
+				ds.Errorf(l.pos(v), "%s", msg)
 				return nil, ds
 			}
+			break
 		}
+	}
+	if n, at := expandedSize(root); n > MaxNodes {
+		if at == nil {
+			ds.Errorf(l.pos(root), "spec has more than %d nodes", MaxNodes)
+		} else {
+			ds.Errorf(l.pos(at), "spec expands to more than %d nodes through aliases (alias bomb?)", MaxNodes)
+		}
+		return nil, ds
 	}
 	value := l.toJSON(root, "", 0)
 	if len(l.ds) > 0 {
-		return nil, l.ds
+		return nil, l.ds.Sorted()
 	}
 	l.validate(value)
 	if len(l.ds) > 0 {
@@ -82,6 +93,25 @@ func Load(path string, data []byte) (*File, diag.List) {
 		return nil, l.ds.Sorted()
 	}
 	return f, nil
+}
+
+// versionProblem explains why a version value is not the one this package reads, or
+// returns "".
+func versionProblem(v *yaml.Node) string {
+	want := strconv.Itoa(Version)
+	switch {
+	case v.Kind != yaml.ScalarNode:
+		return fmt.Sprintf("version must be the number %d, not a %s", Version, kindName(v))
+	case v.Tag == "!!int" && v.Value == want:
+		return ""
+	case v.Tag == "!!int" || v.Tag == "!!float":
+		return fmt.Sprintf("unsupported version %s (this fsmgen reads version %d)", short(v.Value), Version)
+	case v.Tag == "!!null":
+		return fmt.Sprintf("version is empty: write version: %d", Version)
+	case v.Value == want:
+		return fmt.Sprintf("version must be the number %d, not the string %q: remove the quotes", Version, v.Value)
+	}
+	return fmt.Sprintf("unsupported version %q (this fsmgen reads version %d)", short(v.Value), Version)
 }
 
 // parseYAML parses exactly one YAML document into a node tree.
@@ -103,30 +133,108 @@ func parseYAML(data []byte) (*yaml.Node, error) {
 	return &doc, nil
 }
 
-var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+var (
+	yamlLineRE   = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+	yamlAnchorRE = regexp.MustCompile(`^yaml: unknown anchor '(.*)' referenced$`)
+)
 
-// yamlErrorLine extracts the line from a yaml.v3 error ("yaml: line 3: ...").
-func yamlErrorLine(err error) (int, string) {
-	msg := err.Error()
+// isParserProblem reports whether a problem is one yaml.v3's parser (as opposed to its
+// scanner) reports. For these it prints the 0-based line of the construct being parsed, so
+// one is added.
+func isParserProblem(problem string) bool {
+	switch problem {
+	case "did not find expected ',' or ']'",
+		"did not find expected ',' or '}'",
+		"did not find expected '-' indicator",
+		"did not find expected <document start>",
+		"did not find expected <stream-start>",
+		"did not find expected key",
+		"did not find expected node content",
+		"found duplicate %TAG directive",
+		"found duplicate %YAML directive",
+		"found incompatible YAML document",
+		"found undefined tag handle":
+		return true
+	}
+	return false
+}
+
+// yamlError turns a yaml.v3 error into a position and a message. yaml.v3 gives at best a
+// line, and for some errors none; where the input itself shows the place (a control
+// character, invalid UTF-8, an unknown alias) the position is found in data.
+func yamlError(err error, data []byte) (line, col int, msg string) {
+	msg = err.Error()
 	if te, ok := err.(*yaml.TypeError); ok && len(te.Errors) > 0 {
 		msg = te.Errors[0]
 	}
 	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
 		n, _ := strconv.Atoi(m[1])
-		return n, "yaml: " + m[2]
+		if isParserProblem(m[2]) {
+			n++
+		}
+		return max(n, 1), 1, "yaml: " + m[2]
 	}
-	return 1, msg
+	if m := yamlAnchorRE.FindStringSubmatch(msg); m != nil {
+		if line, col, ok := findAlias(data, m[1]); ok {
+			return line, col, fmt.Sprintf("yaml: unknown alias *%s: no anchor &%s comes before it", short(m[1]), short(m[1]))
+		}
+	}
+	if isParserProblem(strings.TrimPrefix(msg, "yaml: ")) {
+		return 1, 1, msg
+	}
+	if line, col, what, ok := findBadByte(data); ok {
+		return line, col, "yaml: " + what
+	}
+	return 1, 1, msg
 }
 
-func quoteShort(n *yaml.Node) string {
-	if n.Kind == yaml.ScalarNode {
-		s := n.Value
-		if len(s) > 40 {
-			s = s[:40] + "..."
+// findBadByte finds the first character YAML refuses: invalid UTF-8, or a control
+// character other than tab, line feed and carriage return.
+func findBadByte(data []byte) (line, col int, what string, ok bool) {
+	line, col = 1, 1
+	for i := 0; i < len(data); {
+		r, size := utf8.DecodeRune(data[i:])
+		switch {
+		case r == utf8.RuneError && size <= 1:
+			return line, col, fmt.Sprintf("invalid UTF-8 (byte 0x%02x): a spec is UTF-8 text", data[i]), true
+		case r == '\n':
+			line, col = line+1, 0
+		case r == '\t' || r == '\r' || r == 0xFEFF && i == 0:
+		case r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f && r != 0x85) || r == 0xFFFE || r == 0xFFFF:
+			return line, col, fmt.Sprintf("control character %U is not allowed", r), true
 		}
-		return strconv.Quote(s)
+		i += size
+		col++
 	}
-	return "of kind " + kindName(n)
+	return 0, 0, "", false
+}
+
+// findAlias finds the first use of the alias *name in data.
+func findAlias(data []byte, name string) (line, col int, ok bool) {
+	needle := []byte("*" + name)
+	for i := 0; i+len(needle) <= len(data); i++ {
+		if !bytes.HasPrefix(data[i:], needle) {
+			continue
+		}
+		if end := i + len(needle); end < len(data) && !isAliasEnd(data[end]) {
+			continue
+		}
+		start := bytes.LastIndexByte(data[:i], '\n') + 1
+		return bytes.Count(data[:i], []byte("\n")) + 1, utf8.RuneCount(data[start:i]) + 1, true
+	}
+	return 0, 0, false
+}
+
+func isAliasEnd(b byte) bool {
+	return b == ' ' || b == '\t' || b == '\n' || b == '\r' || b == ',' || b == ']' || b == '}'
+}
+
+// short cuts a value for a message.
+func short(s string) string {
+	if utf8.RuneCountInString(s) > 40 {
+		s = string([]rune(s)[:40]) + "..."
+	}
+	return s
 }
 
 func kindName(n *yaml.Node) string {
@@ -147,11 +255,62 @@ func resolve(n *yaml.Node) *yaml.Node {
 	return n
 }
 
+// expandedSize counts the nodes of the tree with every alias expanded, without expanding
+// them: each node's size is computed once. Counts stop growing past MaxNodes. When the
+// count is over the limit, at is the first alias whose expansion alone is over it, or else
+// the alias with the largest expansion, or nil when there are no aliases.
+func expandedSize(root *yaml.Node) (n int, at *yaml.Node) {
+	memo := map[*yaml.Node]int{}
+	var size func(n *yaml.Node) int
+	size = func(n *yaml.Node) int {
+		if v, ok := memo[n]; ok {
+			return v
+		}
+		memo[n] = 1 // a cycle counts once here; toJSON reports it
+		total := 1
+		if n.Kind == yaml.AliasNode && n.Alias != nil {
+			total = size(n.Alias)
+		}
+		for _, c := range n.Content {
+			total = min(total+size(c), MaxNodes+1)
+		}
+		memo[n] = total
+		return total
+	}
+	n = size(root)
+	if n <= MaxNodes {
+		return n, nil
+	}
+	best := 0
+	var walk func(n *yaml.Node, depth int)
+	walk = func(n *yaml.Node, depth int) {
+		if depth > MaxDepth {
+			return
+		}
+		if n.Kind == yaml.AliasNode {
+			if s := memo[n]; best <= MaxNodes && s > best {
+				best, at = s, n
+			}
+			return
+		}
+		for _, c := range n.Content {
+			walk(c, depth+1)
+		}
+	}
+	walk(root, 0)
+	return n, at
+}
+
 type loader struct {
-	path  string
-	ds    diag.List
-	ptrs  map[string]*yaml.Node // JSON pointer -> value node
-	nodes int
+	path string
+	ds   diag.List
+	ptrs map[string]*yaml.Node // JSON pointer -> value node
+	keys map[string]*yaml.Node // JSON pointer -> the key node of a mapping entry
+	open map[*yaml.Node]bool   // collections being converted: an alias to one is a cycle
+	deep bool                  // the nesting error has been reported
+	// outerAlias is the outermost alias being expanded, if any.
+	outerAlias *yaml.Node
+	nodes      int
 }
 
 func (l *loader) pos(n *yaml.Node) Pos { return Pos{File: l.path, Line: n.Line, Col: n.Column} }
@@ -161,26 +320,48 @@ func (l *loader) pos(n *yaml.Node) Pos { return Pos{File: l.path, Line: n.Line, 
 // expansion past MaxNodes. It stops at the first structural problem of a subtree.
 func (l *loader) toJSON(n *yaml.Node, ptr string, depth int) any {
 	l.nodes++
-	if l.nodes > MaxNodes {
+	if l.nodes > MaxNodes { // expandedSize has refused such specs; this is a second line
 		if l.nodes == MaxNodes+1 {
-			l.ds.Errorf(l.pos(n), "spec expands to more than %d nodes (alias bomb?)", MaxNodes)
+			l.ds.Errorf(l.pos(n), "spec expands to more than %d nodes through aliases (alias bomb?)", MaxNodes)
 		}
 		return nil
 	}
 	if depth > MaxDepth {
-		l.ds.Errorf(l.pos(n), "spec nests deeper than %d levels", MaxDepth)
+		if !l.deep { // once: every sibling of a deep node is as deep
+			at, how := n, ""
+			if l.outerAlias != nil { // report where the author wrote the alias that nests
+				at, how = l.outerAlias, " through aliases"
+			}
+			l.ds.Errorf(l.pos(at), "spec nests deeper than %d levels%s", MaxDepth, how)
+			l.deep = true
+		}
 		return nil
 	}
 	if n.Kind == yaml.AliasNode {
 		if n.Alias == nil {
-			l.ds.Errorf(l.pos(n), "unknown alias %q", n.Value)
+			l.ds.Errorf(l.pos(n), "unknown alias %q", short(n.Value))
 			return nil
+		}
+		if l.open[n.Alias] {
+			l.ds.Errorf(l.pos(n), "alias *%s is inside the node its anchor names, so it would nest forever", short(n.Value))
+			return nil
+		}
+		if l.outerAlias == nil {
+			l.outerAlias = n
+			defer func() { l.outerAlias = nil }()
 		}
 		v := l.toJSON(n.Alias, ptr, depth+1)
 		l.ptrs[ptr] = n
 		return v
 	}
 	l.ptrs[ptr] = n
+	if n.Kind == yaml.MappingNode || n.Kind == yaml.SequenceNode {
+		if l.open == nil {
+			l.open = map[*yaml.Node]bool{}
+		}
+		l.open[n] = true
+		defer delete(l.open, n)
+	}
 	switch n.Kind {
 	case yaml.MappingNode:
 		obj := make(map[string]any, len(n.Content)/2)
@@ -188,19 +369,25 @@ func (l *loader) toJSON(n *yaml.Node, ptr string, depth int) any {
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := resolve(n.Content[i]), n.Content[i+1]
 			if k.Kind != yaml.ScalarNode {
-				l.ds.Errorf(l.pos(k), "mapping keys must be plain names, not a %s", kindName(k))
+				l.ds.Errorf(l.pos(n.Content[i]), "mapping keys must be plain names, not a %s", kindName(k))
 				continue
 			}
 			if k.Tag == "!!merge" {
-				l.ds.Errorf(l.pos(k), "merge keys (<<) are not supported; write the keys out")
+				l.ds.Errorf(l.pos(n.Content[i]), "merge keys (<<) are not supported; write the keys out")
 				continue
 			}
 			if prev, ok := first[k.Value]; ok {
-				l.ds.Errorf(l.pos(k), "duplicate key %q (first at %d:%d)", k.Value, prev.Line, prev.Column)
+				if kind := declKind(ptr); kind != "" {
+					l.ds.Errorf(l.pos(k), "duplicate %s %q (first declared at %d:%d)", kind, short(k.Value), prev.Line, prev.Column)
+				} else {
+					l.ds.Errorf(l.pos(k), "duplicate key %q (first at %d:%d)", short(k.Value), prev.Line, prev.Column)
+				}
 				continue
 			}
 			first[k.Value] = k
-			obj[k.Value] = l.toJSON(v, ptr+"/"+escapePointer(k.Value), depth+1)
+			kptr := ptr + "/" + escapePointer(k.Value)
+			l.keys[kptr] = n.Content[i]
+			obj[k.Value] = l.toJSON(v, kptr, depth+1)
 		}
 		return obj
 	case yaml.SequenceNode:
@@ -223,20 +410,20 @@ func (l *loader) scalarJSON(n *yaml.Node) any {
 	case "!!bool":
 		var b bool
 		if err := n.Decode(&b); err != nil {
-			l.ds.Errorf(l.pos(n), "invalid boolean %q", n.Value)
+			l.ds.Errorf(l.pos(n), "invalid boolean %q", short(n.Value))
 		}
 		return b
 	case "!!int":
 		var i int64
 		if err := n.Decode(&i); err != nil {
-			l.ds.Errorf(l.pos(n), "integer %s out of range", n.Value)
+			l.ds.Errorf(l.pos(n), "integer %s is out of range", short(n.Value))
 			return nil
 		}
 		return json.Number(strconv.FormatInt(i, 10))
 	case "!!float":
 		var f float64
 		if err := n.Decode(&f); err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
-			l.ds.Errorf(l.pos(n), "number %s is not a finite number", n.Value)
+			l.ds.Errorf(l.pos(n), "number %s is not a finite number", short(n.Value))
 			return nil
 		}
 		return json.Number(strconv.FormatFloat(f, 'g', -1, 64))
@@ -245,15 +432,58 @@ func (l *loader) scalarJSON(n *yaml.Node) any {
 	case "!!binary", "!!timestamp":
 		return n.Value
 	}
-	l.ds.Errorf(l.pos(n), "unsupported YAML tag %s", n.Tag)
+	l.ds.Errorf(l.pos(n), "unsupported YAML tag %s", short(n.Tag))
 	return nil
 }
 
+// declKind names what the keys of the mapping at ptr declare, for messages about
+// duplicates; "" for mappings whose keys are the schema's own.
+func declKind(ptr string) string {
+	segs := strings.Split(ptr, "/")
+	switch last := segs[len(segs)-1]; {
+	case len(segs) == 2:
+		switch last {
+		case "states":
+			return "state"
+		case "events":
+			return "event"
+		case "roles":
+			return "role"
+		case "policies":
+			return "policy"
+		case "context":
+			return "context field"
+		case "counters":
+			return "counter"
+		case "guards":
+			return "guard"
+		case "actions":
+			return "action"
+		case "checkpoints":
+			return "checkpoint"
+		case "timeout_levels":
+			return "timeout level"
+		}
+	case len(segs) == 4 && segs[1] == "events" && last == "payload":
+		return "payload field"
+	case len(segs) == 5 && segs[1] == "states" && segs[3] == "timeout" && last == "levels":
+		return "timeout level"
+	case len(segs) == 5 && segs[1] == "guards" && last == "values":
+		return "threshold value"
+	}
+	return ""
+}
+
+// escapePointer escapes one JSON pointer token the way the schema validator does in the
+// instance locations of its errors.
 func escapePointer(s string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
+	return url.PathEscape(strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1"))
 }
 
 func unescapePointer(s string) string {
+	if u, err := url.PathUnescape(s); err == nil {
+		s = u
+	}
 	return strings.ReplaceAll(strings.ReplaceAll(s, "~1", "/"), "~0", "~")
 }
 
@@ -285,7 +515,7 @@ var compiledSchema = sync.OnceValues(func() (*compiled, error) {
 func (l *loader) validate(v any) {
 	c, err := compiledSchema()
 	if err != nil {
-		l.ds.Errorf(Pos{File: l.path}, "internal error: schema does not compile: %v", err)
+		l.ds.Errorf(Pos{File: l.path, Line: 1, Col: 1}, "internal error: schema does not compile: %v", err)
 		return
 	}
 	err = c.schema.Validate(v)
@@ -302,49 +532,237 @@ func (l *loader) validate(v any) {
 
 var quotedRE = regexp.MustCompile(`'((?:[^'\\]|\\.)*)'`)
 
-// report walks the error tree. For oneOf/anyOf it descends into the one alternative whose
-// type matched, if exactly one did; otherwise it reports the alternatives as one message.
+// finding is one schema error mapped back to the spec, before it is reported.
+type finding struct {
+	loc     string // instance location (JSON pointer)
+	kw      string // the keyword that failed
+	node    *yaml.Node
+	msg     string   // the whole message, path included
+	missing []string // kw "required": the missing keys
+	suggest string   // kw "additionalProperties": the key suggested for the unknown one
+}
+
+// report turns the validator's error tree into findings: one per problem, at the node it is
+// about, worded for a YAML author. It leaves out findings that only restate another: a key
+// reported missing because it was misspelt, or an empty name that also fails the name
+// pattern.
 func (l *loader) report(c *compiled, ve *jsonschema.ValidationError) {
+	var fs []*finding
+	l.collect(c, ve, &fs)
+	explained := map[string]bool{} // loc + "\x00" + key: a missing key a misspelling explains
+	emptyAt := map[string]bool{}
+	for _, f := range fs {
+		switch f.kw {
+		case "additionalProperties":
+			if f.suggest != "" {
+				explained[f.loc+"\x00"+f.suggest] = true
+			}
+		case "minLength":
+			emptyAt[f.loc] = true
+		}
+	}
+	for _, f := range fs {
+		switch f.kw {
+		case "required":
+			var left []string
+			for _, k := range f.missing {
+				if !explained[f.loc+"\x00"+k] {
+					left = append(left, k)
+				}
+			}
+			if len(left) == 0 {
+				continue
+			}
+			f.msg = fmt.Sprintf("%s: missing %s", displayPath(f.loc), keyList(left))
+		case "pattern":
+			if emptyAt[f.loc] {
+				continue
+			}
+		}
+		l.ds.Errorf(l.pos(f.node), "%s", f.msg)
+	}
+}
+
+// keyList formats missing keys: key "a", keys "a" and "b".
+func keyList(keys []string) string {
+	q := make([]string, len(keys))
+	for i, k := range keys {
+		q[i] = strconv.Quote(k)
+	}
+	if len(q) == 1 {
+		return "key " + q[0]
+	}
+	return "keys " + strings.Join(q[:len(q)-1], ", ") + " and " + q[len(q)-1]
+}
+
+// collect walks the error tree. For oneOf/anyOf it descends into the one alternative the
+// value was meant to be (the only one of the right type, or the only one whose required
+// keys are present); failing that it reports keys no alternative knows, or describes the
+// alternatives in one message.
+func (l *loader) collect(c *compiled, ve *jsonschema.ValidationError, out *[]*finding) {
 	kw := lastSegment(ve.KeywordLocation)
+	loc := ve.InstanceLocation
 	if (kw == "oneOf" || kw == "anyOf") && len(ve.Causes) > 0 {
 		var matched []*jsonschema.ValidationError
 		for _, cause := range ve.Causes {
-			if !typeMismatch(cause, ve.InstanceLocation) {
+			if !typeMismatch(cause, loc) {
 				matched = append(matched, cause)
 			}
 		}
 		if len(matched) == 1 {
-			l.report(c, matched[0])
+			l.collect(c, matched[0], out)
 			return
 		}
-		node := l.nodeAt(ve.InstanceLocation)
-		l.ds.Errorf(l.pos(node), "%s: %s", displayPath(ve.InstanceLocation), describeAlternatives(c, ve.KeywordLocation))
+		var complete []*jsonschema.ValidationError
+		for _, m := range matched {
+			if !failsAt(m, loc, "required") {
+				complete = append(complete, m)
+			}
+		}
+		if len(complete) == 1 {
+			l.collect(c, complete[0], out)
+			return
+		}
+		if len(matched) > 1 && l.unknownKeys(c, ve, matched, out) {
+			return
+		}
+		*out = append(*out, &finding{loc: loc, kw: kw, node: l.nodeAt(loc),
+			msg: fmt.Sprintf("%s: %s", displayPath(loc), describeAlternatives(c, ve.KeywordLocation))})
 		return
 	}
 	if len(ve.Causes) > 0 {
 		for _, cause := range ve.Causes {
-			l.report(c, cause)
+			l.collect(c, cause, out)
 		}
 		return
 	}
-	node := l.nodeAt(ve.InstanceLocation)
-	switch kw {
-	case "additionalProperties":
+	node := l.nodeAt(loc)
+	path := displayPath(loc)
+	f := &finding{loc: loc, kw: kw, node: node}
+	switch {
+	case kw == "additionalProperties":
 		allowed := c.propertiesAt(ve.KeywordLocation)
 		for _, m := range quotedRE.FindAllStringSubmatch(ve.Message, -1) {
 			key := m[1]
-			kn := keyNode(node, key)
-			l.ds.Errorf(l.pos(kn), "unknown key %q%s", key, names.DidYouMean(key, allowed))
+			sug := names.Suggest(key, allowed)
+			*out = append(*out, &finding{loc: loc, kw: kw, node: keyNode(node, key), suggest: sug,
+				msg: fmt.Sprintf("unknown key %q%s", short(key), names.DidYouMean(key, allowed))})
 		}
 		return
-	case "required":
-		l.ds.Errorf(l.pos(node), "%s: %s", displayPath(ve.InstanceLocation), ve.Message)
-		return
-	case "pattern", "propertyNames":
-		l.ds.Errorf(l.pos(node), "%s: %s", displayPath(ve.InstanceLocation), patternMessage(c, ve))
-		return
+	case kw == "required":
+		for _, m := range quotedRE.FindAllStringSubmatch(ve.Message, -1) {
+			f.missing = append(f.missing, m[1])
+		}
+		f.msg = fmt.Sprintf("%s: missing %s", path, keyList(f.missing))
+	case strings.Contains(ve.KeywordLocation, "/propertyNames/"):
+		// The value is a key: report at the key.
+		if k, ok := l.keys[loc]; ok {
+			f.node = k
+		}
+		f.msg = fmt.Sprintf("%s: %s", displayPath(parentPointer(loc)), nameMessage(c, ve, kw, unescapePointer(lastSegment(loc))))
+	case kw == "pattern":
+		f.msg = fmt.Sprintf("%s: %s", path, patternMessage(c, ve, node))
+	case kw == "type":
+		if t := patternText(c.defName(strings.TrimSuffix(ve.KeywordLocation, "/type"))); strings.HasPrefix(t, "expected ") && resolve(node).Kind == yaml.ScalarNode {
+			f.msg = fmt.Sprintf("%s: %s, not %s", path, t, short(resolve(node).Value))
+			break
+		}
+		f.msg = fmt.Sprintf("%s: %s", path, yamlTypes(ve.Message))
+		if v := resolve(node); strings.HasPrefix(ve.Message, "expected boolean,") && v.Kind == yaml.ScalarNode && yaml11Bool(v.Value) {
+			f.msg = fmt.Sprintf("%s: expected boolean, but got string %q: write true or false", path, v.Value)
+		}
+	case (kw == "minItems" || kw == "minProperties" || kw == "minLength") && isEmpty(node):
+		f.msg = fmt.Sprintf("%s: must not be empty", path)
+	default:
+		f.msg = fmt.Sprintf("%s: %s", path, ve.Message)
 	}
-	l.ds.Errorf(l.pos(node), "%s: %s", displayPath(ve.InstanceLocation), ve.Message)
+	*out = append(*out, f)
+}
+
+// unknownKeys reports the keys of a mapping that none of the alternatives it was matched
+// against allows, with suggestions from all of them. It reports nothing, and returns false,
+// when every key is known to some alternative.
+func (l *loader) unknownKeys(c *compiled, ve *jsonschema.ValidationError, alts []*jsonschema.ValidationError, out *[]*finding) bool {
+	node := resolve(l.nodeAt(ve.InstanceLocation))
+	if node.Kind != yaml.MappingNode {
+		return false
+	}
+	known := map[string]bool{}
+	for _, alt := range alts {
+		rest := strings.TrimPrefix(alt.KeywordLocation, ve.KeywordLocation+"/")
+		if rest == alt.KeywordLocation {
+			return false
+		}
+		idx, _, _ := strings.Cut(rest, "/")
+		props, _ := c.sub(ve.KeywordLocation + "/" + idx)["properties"].(map[string]any)
+		for k := range props {
+			known[k] = true
+		}
+	}
+	allowed := make([]string, 0, len(known))
+	for k := range known {
+		allowed = append(allowed, k)
+	}
+	sort.Strings(allowed)
+	found := false
+	for i := 0; i+1 < len(node.Content); i += 2 {
+		k := resolve(node.Content[i])
+		if known[k.Value] {
+			continue
+		}
+		found = true
+		*out = append(*out, &finding{loc: ve.InstanceLocation, kw: "additionalProperties", node: k,
+			suggest: names.Suggest(k.Value, allowed),
+			msg:     fmt.Sprintf("unknown key %q%s", short(k.Value), names.DidYouMean(k.Value, allowed))})
+	}
+	return found
+}
+
+// failsAt reports whether ve, or one of its causes about the same value, is a failure of
+// keyword kw.
+func failsAt(ve *jsonschema.ValidationError, loc, kw string) bool {
+	if ve.InstanceLocation == loc && lastSegment(ve.KeywordLocation) == kw {
+		return true
+	}
+	for _, c := range ve.Causes {
+		if c.InstanceLocation == loc && failsAt(c, loc, kw) {
+			return true
+		}
+	}
+	return false
+}
+
+func parentPointer(ptr string) string {
+	if i := strings.LastIndexByte(ptr, '/'); i >= 0 {
+		return ptr[:i]
+	}
+	return ""
+}
+
+func isEmpty(n *yaml.Node) bool {
+	n = resolve(n)
+	switch n.Kind {
+	case yaml.MappingNode, yaml.SequenceNode:
+		return len(n.Content) == 0
+	case yaml.ScalarNode:
+		return n.Value == "" || n.Tag == "!!null"
+	}
+	return false
+}
+
+// yaml11Bool reports whether s was a boolean in YAML 1.1 (yes, no, on, off, ...), which
+// YAML 1.2 and this loader read as a string.
+func yaml11Bool(s string) bool {
+	switch strings.ToLower(s) {
+	case "y", "yes", "n", "no", "on", "off", "true", "false":
+		return true
+	}
+	return false
+}
+
+// yamlTypes rewords a JSON type error ("expected object, but got array") in YAML terms.
+func yamlTypes(msg string) string {
+	return strings.NewReplacer("object", "mapping", "array", "list").Replace(msg)
 }
 
 // typeMismatch reports whether an alternative failed because the value had the wrong type
@@ -487,25 +905,82 @@ func (c *compiled) propertiesAt(kwloc string) []string {
 	return out
 }
 
-// describeAlternatives explains a failed oneOf by the descriptions of the schema there.
+// describeAlternatives explains a failed oneOf by the description of the schema there.
 func describeAlternatives(c *compiled, kwloc string) string {
-	parent := c.sub(strings.TrimSuffix(strings.TrimSuffix(kwloc, "/oneOf"), "/anyOf"))
-	if d, ok := parent["description"].(string); ok && d != "" {
+	loc := strings.TrimSuffix(strings.TrimSuffix(kwloc, "/oneOf"), "/anyOf")
+	if d := alternativesText(c.defName(loc)); d != "" {
+		return "expected " + d
+	}
+	if d, ok := c.sub(loc)["description"].(string); ok && d != "" {
 		return "expected " + lowerFirst(strings.TrimSuffix(d, "."))
 	}
 	return "value matches none of the allowed forms"
 }
 
-func patternMessage(c *compiled, ve *jsonschema.ValidationError) string {
-	s := c.sub(strings.TrimSuffix(ve.KeywordLocation, "/pattern"))
-	if d, ok := s["description"].(string); ok && d != "" {
-		return "invalid value: expected " + lowerFirst(strings.TrimSuffix(d, "."))
+// alternativesText describes the forms of the schema's oneOf definitions whose
+// descriptions say what they mean rather than what they look like; "" for the others.
+func alternativesText(def string) string {
+	if def == "timeout" {
+		return "a duration such as 15m, or a mapping with after: DURATION"
+	}
+	return ""
+}
+
+// patternText explains a pattern of the schema in words, by definition name (or keyword
+// location, for patterns outside a definition); "" when there is no explanation.
+func patternText(key string) string {
+	switch key {
+	case "name":
+		return "names may not contain a comma or a control character"
+	case "/properties/package":
+		return "a Go package name is lower-case letters and digits, starting with a letter"
+	case "duration":
+		return "expected a Go duration such as 90s, 15m, 4h or 1h30m"
+	case "percent":
+		return "expected a percentage of the timeout, such as 80%"
+	case "fieldType":
+		return "expected string, int, float, bool, duration, time, enum, a list []T or a map map[string]T of a scalar T"
+	}
+	return ""
+}
+
+func patternMessage(c *compiled, ve *jsonschema.ValidationError, node *yaml.Node) string {
+	loc := strings.TrimSuffix(ve.KeywordLocation, "/pattern")
+	value := resolve(node).Value
+	if t := patternText(c.defName(loc)); t != "" {
+		return fmt.Sprintf("invalid value %q: %s", short(value), t)
+	}
+	if d, ok := c.sub(loc)["description"].(string); ok && d != "" {
+		return fmt.Sprintf("invalid value %q: expected %s", short(value), lowerFirst(strings.TrimSuffix(d, ".")))
 	}
 	return ve.Message
 }
 
+// nameMessage explains why a mapping key is not a valid name.
+func nameMessage(c *compiled, ve *jsonschema.ValidationError, kw, key string) string {
+	switch kw {
+	case "pattern":
+		return fmt.Sprintf("invalid name %q: %s", short(key), patternText("name"))
+	case "minLength":
+		return "a name must not be empty"
+	case "maxLength":
+		return fmt.Sprintf("name %q is too long: %s", short(key), ve.Message)
+	}
+	return fmt.Sprintf("invalid name %q: %s", short(key), ve.Message)
+}
+
+// defName names the schema at a keyword location: the $defs entry when the location ends
+// in a $ref, else the location itself (without $ref segments).
+func (c *compiled) defName(kwloc string) string {
+	if strings.HasSuffix(kwloc, "/$ref") {
+		ref, _ := c.sub(strings.TrimSuffix(kwloc, "/$ref"))["$ref"].(string)
+		return strings.TrimPrefix(ref, "#/$defs/")
+	}
+	return kwloc
+}
+
 func lowerFirst(s string) string {
-	if s == "" {
+	if s == "" || strings.HasPrefix(s, "Go ") {
 		return s
 	}
 	return strings.ToLower(s[:1]) + s[1:]

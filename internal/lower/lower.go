@@ -4,6 +4,8 @@
 package lower
 
 import (
+	"fmt"
+	"math"
 	"sort"
 	"strings"
 	"time"
@@ -50,15 +52,21 @@ type lowerer struct {
 	ac map[string]*ir.Action
 	cp map[string]*ir.Checkpoint
 
-	used     map[any]bool // declarations referenced somewhere
-	statePos map[*ir.State]spec.Pos
+	used      map[any]bool // declarations referenced somewhere
+	statePos  map[*ir.State]spec.Pos
+	expiryPos map[*ir.State]spec.Pos // where each state's timeout names its on_expiry event
 }
 
 func (l *lowerer) run() {
 	f := l.f
 	l.m.GoName = names.GoName(f.Machine.Value)
-	if !names.StartsWithLetter(l.m.GoName) {
+	switch {
+	case l.m.GoName == "":
+		l.ds.Errorf(f.Machine.Pos, "machine name %q has no letter or digit to make a Go name from", f.Machine.Value)
+	case !names.StartsWithLetter(l.m.GoName):
 		l.ds.Errorf(f.Machine.Pos, "machine name %q must start with a letter to be a Go type name", f.Machine.Value)
+	case !names.Exported(l.m.GoName):
+		l.ds.Errorf(f.Machine.Pos, "machine name %q maps to Go name %s, which must start with an upper-case letter to be exported", f.Machine.Value, l.m.GoName)
 	}
 	l.m.Levels = l.levels(f.TimeoutLevels)
 	l.declare()
@@ -76,34 +84,51 @@ func (l *lowerer) run() {
 	l.checkUnused()
 }
 
-// goNames checks that names of one kind map to distinct Go identifiers and, when bare, that
-// they start with a letter.
+// goNames checks that names sharing one Go namespace map to distinct Go identifiers and,
+// when bare (used without a prefix, as methods and struct fields), that the identifiers
+// are exported.
 type goNames struct {
 	kind  string
 	bare  bool
-	seen  map[string]spec.Str
+	seen  map[string]goName
 	owner *lowerer
 }
 
-func (l *lowerer) newGoNames(kind string, bare bool) *goNames {
-	return &goNames{kind: kind, bare: bare, seen: map[string]spec.Str{}, owner: l}
+type goName struct {
+	kind string
+	name spec.Str
 }
 
-func (g *goNames) add(n spec.Str) string {
+func (l *lowerer) newGoNames(kind string, bare bool) *goNames {
+	return &goNames{kind: kind, bare: bare, seen: map[string]goName{}, owner: l}
+}
+
+func (g *goNames) add(n spec.Str) string { return g.addAs(g.kind, n) }
+
+// addAs adds a name of the given kind, for namespaces that hold more than one kind (guards
+// and actions are both methods of the hooks interface).
+func (g *goNames) addAs(kind string, n spec.Str) string {
 	id := names.GoName(n.Value)
 	switch {
 	case id == "":
-		g.owner.ds.Errorf(n.Pos, "%s name %q has no letter or digit to make a Go name from", g.kind, n.Value)
+		g.owner.ds.Errorf(n.Pos, "%s name %q has no letter or digit to make a Go name from", kind, n.Value)
 		return ""
 	case g.bare && !names.StartsWithLetter(id):
-		g.owner.ds.Errorf(n.Pos, "%s name %q maps to Go name %s, which must start with a letter", g.kind, n.Value, id)
+		g.owner.ds.Errorf(n.Pos, "%s name %q maps to Go name %s, which must start with a letter", kind, n.Value, id)
+		return id
+	case g.bare && !names.Exported(id):
+		g.owner.ds.Errorf(n.Pos, "%s name %q maps to Go name %s, which must start with an upper-case letter to be exported", kind, n.Value, id)
 		return id
 	}
 	if prev, ok := g.seen[id]; ok {
-		g.owner.ds.Errorf(n.Pos, "%s %q maps to Go name %s, as does %q (%d:%d)", g.kind, n.Value, id, prev.Value, prev.Pos.Line, prev.Pos.Col)
+		other := fmt.Sprintf("%q", prev.name.Value)
+		if prev.kind != kind {
+			other = prev.kind + " " + other
+		}
+		g.owner.ds.Errorf(n.Pos, "%s %q maps to Go name %s, as does %s (%d:%d)", kind, n.Value, id, other, prev.name.Pos.Line, prev.name.Pos.Col)
 		return id
 	}
-	g.seen[id] = n
+	g.seen[id] = goName{kind, n}
 	return id
 }
 
@@ -150,8 +175,8 @@ func (l *lowerer) declare() {
 			continue
 		}
 		name := t.To.State
-		if _, ok := l.ev[name.Value]; ok {
-			continue
+		if _, ok := l.ev[name.Value]; ok || l.st[name.Value] == nil {
+			continue // an unknown target is reported once, as an unknown state
 		}
 		ev := &ir.Event{Index: len(l.m.Events), Name: name.Value, GoName: eventGo.add(name), Pos: name.Pos, Implicit: true,
 			Doc: "Move to " + name.Value + "."}
@@ -199,13 +224,13 @@ func (l *lowerer) declare() {
 	}
 
 	// Guards and actions both become methods of the generated hooks interface.
-	hookGo := l.newGoNames("guard or action", true)
+	hookGo := l.newGoNames("guard", true)
 	seen = map[string]spec.Pos{}
 	for _, g := range f.Guards {
 		if dup("guard", seen, g.Name) {
 			continue
 		}
-		gu := &ir.Guard{Index: len(l.m.Guards), Name: g.Name.Value, GoName: hookGo.add(g.Name), Doc: g.Doc.Value, Pos: g.Name.Pos}
+		gu := &ir.Guard{Index: len(l.m.Guards), Name: g.Name.Value, GoName: hookGo.addAs("guard", g.Name), Doc: g.Doc.Value, Pos: g.Name.Pos}
 		l.m.Guards = append(l.m.Guards, gu)
 		l.gu[gu.Name] = gu
 	}
@@ -214,7 +239,7 @@ func (l *lowerer) declare() {
 		if dup("action", seen, a.Name) {
 			continue
 		}
-		ac := &ir.Action{Index: len(l.m.Actions), Name: a.Name.Value, GoName: hookGo.add(a.Name), Doc: a.Doc.Value}
+		ac := &ir.Action{Index: len(l.m.Actions), Name: a.Name.Value, GoName: hookGo.addAs("action", a.Name), Doc: a.Doc.Value}
 		l.m.Actions = append(l.m.Actions, ac)
 		l.ac[ac.Name] = ac
 	}
@@ -255,7 +280,10 @@ func (l *lowerer) declare() {
 	}
 }
 
-var builtinSaves = []string{"state", "updated_at", "context", "counters", "history"}
+// builtinSaves lists what a checkpoint may save besides context fields and counters.
+func builtinSaves() []string {
+	return []string{"state", "updated_at", "context", "counters", "history"}
+}
 
 func (l *lowerer) fields(kind string, in []*spec.Field) []*ir.Field {
 	goNames := l.newGoNames(kind, true)
@@ -312,36 +340,40 @@ func (l *lowerer) checkField(f *spec.Field, fd *ir.Field) {
 	if fd.MinItems >= 0 && fd.MaxItems >= 0 && fd.MinItems > fd.MaxItems {
 		l.ds.Errorf(f.MaxItems.Pos, "max_items %d is below min_items %d", fd.MaxItems, fd.MinItems)
 	}
+	bounds := 0
 	for _, b := range []struct {
+		key string
 		s   spec.Scalar
 		dst *ir.Literal
-	}{{f.Min, &fd.Min}, {f.Max, &fd.Max}} {
+	}{{"min", f.Min, &fd.Min}, {"max", f.Max, &fd.Max}} {
 		if !b.s.Set {
 			continue
 		}
-		if !t.Kind.Numeric() {
+		if !t.Kind.Numeric() || t.Collection() {
 			l.ds.Errorf(b.s.Pos, "min and max apply to int, float and duration fields, not %s field %q", t, name)
 			continue
 		}
-		*b.dst = l.literal(b.s, fd, "bound")
+		var ok bool
+		if *b.dst, ok = l.literal(b.s, fd, b.key); ok {
+			bounds++
+		}
 	}
-	if fd.Min.Set && fd.Max.Set && fd.Min.Num > fd.Max.Num {
-		l.ds.Errorf(f.Max.Pos, "max is below min")
+	if bounds == 2 && fd.Min.Num > fd.Max.Num {
+		l.ds.Errorf(f.Max.Pos, "max %s is below min %s", f.Max.Text, f.Min.Text)
 	}
 	if t.Kind == ir.Enum {
 		if len(f.Values) == 0 {
 			l.ds.Errorf(f.Type.Pos, "enum field %q needs values", name)
 		}
-		seen := map[string]bool{}
-		for _, v := range f.Values {
-			if seen[v.Value] {
-				l.ds.Errorf(v.Pos, "duplicate enum value %q", v.Value)
-			}
-			seen[v.Value] = true
-			fd.Values = append(fd.Values, v.Value)
-		}
+		seen := map[string]spec.Pos{}
 		g := l.newGoNames("enum value", false)
 		for _, v := range f.Values {
+			if p, ok := seen[v.Value]; ok {
+				l.ds.Errorf(v.Pos, "duplicate enum value %q (first at %d:%d)", v.Value, p.Line, p.Col)
+				continue
+			}
+			seen[v.Value] = v.Pos
+			fd.Values = append(fd.Values, v.Value)
 			g.add(v)
 		}
 	} else if len(f.Values) > 0 {
@@ -349,45 +381,63 @@ func (l *lowerer) checkField(f *spec.Field, fd *ir.Field) {
 	}
 	if f.Default.Set {
 		if t.Collection() || t.Kind == ir.Time {
-			l.ds.Errorf(f.Default.Pos, "a %s field cannot have a default", t)
+			l.ds.Errorf(f.Default.Pos, "%s field %q cannot have a default", t, name)
 		} else {
-			fd.Default = l.literal(f.Default, fd, "default")
+			fd.Default, _ = l.literal(f.Default, fd, "default")
 		}
 	}
 }
 
-// literal converts a scalar to a value of fd's scalar kind.
-func (l *lowerer) literal(s spec.Scalar, fd *ir.Field, what string) ir.Literal {
+// literal converts a scalar to a value of fd's scalar kind. It reports whether the scalar
+// is a valid value of that kind.
+func (l *lowerer) literal(s spec.Scalar, fd *ir.Field, what string) (ir.Literal, bool) {
 	lit := ir.Literal{Set: true, Str: s.Text}
+	bad := func(format string, args ...any) (ir.Literal, bool) {
+		l.ds.Errorf(s.Pos, format, args...)
+		return lit, false
+	}
 	switch fd.Type.Kind {
 	case ir.Int, ir.Float:
-		if s.Kind != spec.ScalarNumber {
-			l.ds.Errorf(s.Pos, "%s of %s field %q must be a number, not %q", what, fd.Type.Kind, fd.Name, s.Text)
-		} else if fd.Type.Kind == ir.Int && s.Num != float64(int64(s.Num)) {
-			l.ds.Errorf(s.Pos, "%s of int field %q must be a whole number", what, fd.Name)
-		}
 		lit.Num = s.Num
+		if s.Kind != spec.ScalarNumber {
+			return bad("%s of %s field %q must be a number, not %s", what, fd.Type.Kind, fd.Name, shown(s))
+		}
+		if fd.Type.Kind == ir.Int && (s.Num != math.Trunc(s.Num) || math.Abs(s.Num) > 1<<53) {
+			return bad("%s of int field %q must be a whole number, not %s", what, fd.Name, shown(s))
+		}
 	case ir.Duration:
 		d, err := time.ParseDuration(s.Text)
-		if s.Kind != spec.ScalarString || err != nil {
-			l.ds.Errorf(s.Pos, "%s of duration field %q must be a duration such as 15m, not %q", what, fd.Name, s.Text)
-		}
 		lit.Num = float64(d)
-	case ir.Bool:
-		if s.Kind != spec.ScalarBool {
-			l.ds.Errorf(s.Pos, "%s of bool field %q must be true or false", what, fd.Name)
+		if s.Kind != spec.ScalarString || err != nil {
+			return bad("%s of duration field %q must be a duration such as 15m, not %s", what, fd.Name, shown(s))
 		}
+	case ir.Bool:
 		lit.Bool = s.Bool
+		if s.Kind != spec.ScalarBool {
+			return bad("%s of bool field %q must be true or false, not %s", what, fd.Name, shown(s))
+		}
 	case ir.Enum:
 		if fd.EnumIndex(s.Text) < 0 && len(fd.Values) > 0 {
-			l.ds.Errorf(s.Pos, "%s %q is not a value of enum field %q%s", what, s.Text, fd.Name, names.DidYouMean(s.Text, fd.Values))
+			return bad("%s %s is not a value of enum field %q%s", what, shown(s), fd.Name, names.DidYouMean(s.Text, fd.Values))
 		}
 	case ir.String:
 		if s.Kind != spec.ScalarString {
-			l.ds.Errorf(s.Pos, "%s of string field %q must be a string; quote it", what, fd.Name)
+			return bad("%s of string field %q must be a string, not %s; quote it", what, fd.Name, shown(s))
 		}
 	}
-	return lit
+	return lit, true
+}
+
+// shown formats a scalar as written: strings quoted, numbers and booleans bare.
+func shown(s spec.Scalar) string {
+	text := s.Text
+	if r := []rune(text); len(r) > 40 {
+		text = string(r[:40]) + "..."
+	}
+	if s.Kind == spec.ScalarString {
+		return fmt.Sprintf("%q", text)
+	}
+	return text
 }
 
 func (l *lowerer) levels(in []*spec.Level) []ir.Level {
@@ -448,6 +498,9 @@ func (l *lowerer) resolveStates() {
 				st.Exit = append(st.Exit, ac)
 			}
 		}
+		if st.Terminal && len(s.Exit) > 0 {
+			l.ds.Warnf(s.Exit[0].Pos, "terminal state %q is never left, so its exit actions never run", st.Name)
+		}
 		if s.Timeout != nil {
 			st.Timeout = l.timeout(st, s.Timeout)
 		}
@@ -488,6 +541,10 @@ func (l *lowerer) timeout(st *ir.State, t *spec.Timeout) *ir.Timeout {
 	if t.OnExpiry.Set {
 		if ev, ok := ref(l, "event", l.ev, t.OnExpiry); ok {
 			out.OnExpiry = ev
+			if l.expiryPos == nil {
+				l.expiryPos = map[*ir.State]spec.Pos{}
+			}
+			l.expiryPos[st] = t.OnExpiry.Pos
 		}
 	}
 	return out
@@ -499,60 +556,76 @@ func (l *lowerer) resolveGuards() {
 		if gu == nil || gu.Pos != g.Name.Pos {
 			continue
 		}
-		var cmps []string
+		type cmp struct {
+			name string
+			op   ir.Op
+			pos  spec.Pos
+		}
+		var cmps []cmp
 		if g.AtLeast.Set {
-			cmps = append(cmps, "at_least")
-			gu.Op = ir.AtLeast
+			cmps = append(cmps, cmp{"at_least", ir.AtLeast, g.AtLeast.Pos})
 		}
 		if g.Below.Set {
-			cmps = append(cmps, "below")
-			gu.Op = ir.Below
+			cmps = append(cmps, cmp{"below", ir.Below, g.Below.Pos})
 		}
 		if g.Equals.Set {
-			cmps = append(cmps, "equals")
-			gu.Op = ir.Equals
+			cmps = append(cmps, cmp{"equals", ir.Equals, g.Equals.Pos})
 		}
+		// Every problem of the guard is reported; the comparison is checked only when the
+		// guard's shape is right and its subject is known.
+		good := true
 		switch {
 		case g.Counter.Set && g.Field.Set:
 			l.ds.Errorf(g.Field.Pos, "guard %q compares either a counter or a field, not both", gu.Name)
-			continue
+			good = false
 		case !g.Counter.Set && !g.Field.Set:
 			if len(cmps) > 0 {
-				l.ds.Errorf(g.Name.Pos, "guard %q has %s but nothing to compare: add counter or field", gu.Name, cmps[0])
+				l.ds.Errorf(cmps[0].pos, "guard %q has %s but nothing to compare: add counter or field", gu.Name, cmps[0].name)
+				continue
 			}
 			gu.Kind = ir.Hook
 			continue
-		case len(cmps) != 1:
-			l.ds.Errorf(g.Name.Pos, "guard %q needs exactly one of at_least, below or equals", gu.Name)
-			continue
 		}
-		th := g.AtLeast
-		if g.Below.Set {
-			th = g.Below
+		switch len(cmps) {
+		case 0:
+			what := "counter"
+			if g.Field.Set {
+				what = "field"
+			}
+			l.ds.Errorf(g.Name.Pos, "guard %q names a %s but no comparison: add at_least, below or equals", gu.Name, what)
+			good = false
+		case 1:
+		default:
+			l.ds.Errorf(cmps[1].pos, "guard %q has both %s and %s; a guard makes exactly one comparison", gu.Name, cmps[0].name, cmps[1].name)
+			good = false
 		}
 		if g.Counter.Set {
 			gu.Kind = ir.CounterGuard
 			c, ok := ref(l, "counter", l.co, g.Counter)
-			if !ok {
+			if !ok || !good {
 				continue
 			}
-			gu.Counter = c
+			gu.Counter, gu.Op = c, cmps[0].op
 			if g.Equals.Set {
-				if g.Equals.Kind != spec.ScalarNumber {
-					l.ds.Errorf(g.Equals.Pos, "a counter equals a number, not %q", g.Equals.Text)
+				if g.Equals.Kind != spec.ScalarNumber || g.Equals.Num != math.Trunc(g.Equals.Num) {
+					l.ds.Errorf(g.Equals.Pos, "guard %q compares a counter, so equals takes a whole number, not %s", gu.Name, shown(g.Equals))
 				}
 				gu.Equals = ir.Literal{Set: true, Num: g.Equals.Num, Str: g.Equals.Text}
 				continue
+			}
+			th := g.AtLeast
+			if g.Below.Set {
+				th = g.Below
 			}
 			gu.Threshold = l.threshold(th, &ir.Field{Name: c.Name, Type: ir.Type{Kind: ir.Int}})
 			continue
 		}
 		gu.Kind = ir.FieldGuard
 		fd, ok := ref(l, "context field", l.fi, g.Field)
-		if !ok {
+		if !ok || !good {
 			continue
 		}
-		gu.Field = fd
+		gu.Field, gu.Op = fd, cmps[0].op
 		if fd.Type.Collection() {
 			l.ds.Errorf(g.Field.Pos, "guard %q cannot compare %s field %q", gu.Name, fd.Type, fd.Name)
 			continue
@@ -562,11 +635,15 @@ func (l *lowerer) resolveGuards() {
 				l.ds.Errorf(g.Equals.Pos, "guard %q cannot compare time field %q with equals", gu.Name, fd.Name)
 				continue
 			}
-			gu.Equals = l.literal(g.Equals, fd, "equals value")
+			gu.Equals, _ = l.literal(g.Equals, fd, "equals value")
 			continue
 		}
+		th := g.AtLeast
+		if g.Below.Set {
+			th = g.Below
+		}
 		if !fd.Type.Kind.Numeric() {
-			l.ds.Errorf(th.Pos, "%s compares numbers; field %q is %s (use equals)", cmps[0], fd.Name, fd.Type)
+			l.ds.Errorf(th.Pos, "guard %q: %s compares numbers, but field %q is %s (use equals)", gu.Name, cmps[0].name, fd.Name, fd.Type)
 			continue
 		}
 		gu.Threshold = l.threshold(th, fd)
@@ -576,7 +653,8 @@ func (l *lowerer) resolveGuards() {
 func (l *lowerer) threshold(t spec.Threshold, subject *ir.Field) ir.Threshold {
 	if !t.By.Set {
 		if subject.Type.Kind == ir.Duration {
-			return ir.Threshold{Num: l.literal(t.Num, subject, "threshold").Num}
+			lit, _ := l.literal(t.Num, subject, "threshold")
+			return ir.Threshold{Num: lit.Num}
 		}
 		if t.Num.Kind != spec.ScalarNumber {
 			l.ds.Errorf(t.Num.Pos, "threshold must be a number, not %q", t.Num.Text)
@@ -596,7 +674,7 @@ func (l *lowerer) threshold(t spec.Threshold, subject *ir.Field) ir.Threshold {
 	for _, v := range t.Values {
 		i := by.EnumIndex(v.Name.Value)
 		if i < 0 {
-			l.ds.Errorf(v.Name.Pos, "%q is not a value of enum field %q%s", v.Name.Value, by.Name, names.DidYouMean(v.Name.Value, by.Values))
+			l.ds.Errorf(v.Name.Pos, "unknown value %q of enum field %q%s", v.Name.Value, by.Name, names.DidYouMean(v.Name.Value, by.Values))
 			continue
 		}
 		if v.Value.Kind != spec.ScalarNumber {
@@ -639,13 +717,13 @@ func (l *lowerer) resolveCheckpoints() {
 			l.used[any(cp)] = true
 		}
 		for _, s := range c.Save {
-			if contains(builtinSaves, s.Value) || l.fi[s.Value] != nil || l.co[s.Value] != nil {
+			if contains(builtinSaves(), s.Value) || l.fi[s.Value] != nil || l.co[s.Value] != nil {
 				continue
 			}
-			cands := append(append([]string{}, builtinSaves...), keysOf(l.fi)...)
+			cands := append(builtinSaves(), keysOf(l.fi)...)
 			cands = append(cands, keysOf(l.co)...)
 			l.ds.Errorf(s.Pos, "checkpoint %q saves %q, which is neither a context field, a counter nor one of %s%s",
-				cp.Name, s.Value, strings.Join(builtinSaves, ", "), names.DidYouMean(s.Value, cands))
+				cp.Name, s.Value, strings.Join(builtinSaves(), ", "), names.DidYouMean(s.Value, cands))
 		}
 	}
 }
@@ -702,22 +780,27 @@ func (l *lowerer) resolveTransitions() {
 		ok := true
 
 		// Destination.
-		kinds := 0
+		var dests []string
 		if t.To.Set {
-			kinds++
+			dests = append(dests, "to")
 		}
 		if len(t.Choose) > 0 {
-			kinds++
+			dests = append(dests, "choose")
 		}
 		if t.Internal.Value {
-			kinds++
+			dests = append(dests, "internal: true")
 		}
 		switch {
-		case kinds == 0:
+		case len(dests) == 0:
 			l.ds.Errorf(t.Pos, "transition needs a destination: to, choose or internal: true")
 			ok = false
-		case kinds > 1:
-			l.ds.Errorf(t.Pos, "transition has more than one of to, choose and internal: true; keep one")
+		case len(dests) > 1:
+			// Report at the second destination, the one to delete or move.
+			p := t.ChoosePos
+			if dests[1] != "choose" {
+				p = t.Internal.Pos
+			}
+			l.ds.Errorf(p, "transition has both %s and %s; keep one", dests[0], dests[1])
 			ok = false
 		case t.To.Set:
 			tg, good := l.target(t.To)
@@ -726,38 +809,74 @@ func (l *lowerer) resolveTransitions() {
 			tr.Target = ir.Target{Kind: ir.Internal}
 		default:
 			tr.Target = ir.Target{Kind: ir.Choice}
-			for j, c := range t.Choose {
+			type earlier struct {
+				pos   spec.Pos
+				conds []ir.Cond
+			}
+			var prevs []earlier
+			hasDefault := false
+			for _, c := range t.Choose {
+				conds := l.conds(c.If, c.Unless)
+				if len(conds) == len(c.If)+len(c.Unless) { // every guard known
+					for _, p := range prevs {
+						if covers(p.conds, conds) {
+							if len(p.conds) == 0 {
+								l.ds.Errorf(c.Pos, "choice can never be taken: the choice at %d:%d has no guard and comes first", p.pos.Line, p.pos.Col)
+							} else {
+								l.ds.Errorf(c.Pos, "choice can never be taken: the choice at %d:%d comes first and its guards hold whenever these do", p.pos.Line, p.pos.Col)
+							}
+							break
+						}
+					}
+					prevs = append(prevs, earlier{c.Pos, conds})
+				}
+				if len(c.If)+len(c.Unless) == 0 {
+					hasDefault = true
+				}
 				tg, good := l.target(c.To)
 				if !good {
 					ok = false
 					continue
 				}
-				cand := &ir.Candidate{Pos: c.Pos, Conds: l.conds(c.If, c.Unless), Target: tg, Doc: c.Doc.Value}
-				if j > 0 && len(tr.Choices[len(tr.Choices)-1].Conds) == 0 {
-					l.ds.Errorf(c.Pos, "choice can never be taken: the choice before it has no guard")
-				}
-				tr.Choices = append(tr.Choices, cand)
+				tr.Choices = append(tr.Choices, &ir.Candidate{Pos: c.Pos, Conds: conds, Target: tg, Doc: c.Doc.Value})
 			}
-			if n := len(tr.Choices); n > 0 && len(tr.Choices[n-1].Conds) > 0 {
+			if !hasDefault {
 				l.ds.Warnf(t.ChoosePos, "choose has no default (a last choice without if/unless): firing is refused when no choice holds")
 			}
 		}
 
 		// Trigger.
-		if !t.OnSet {
-			if !t.To.State.Set {
-				l.ds.Errorf(t.Pos, "a transition without on is named by its target, so it needs to: STATE (not history, choose or internal)")
+		if !t.OnSet && len(dests) == 1 {
+			switch {
+			case t.To.History.Set:
+				l.ds.Errorf(t.To.Pos, "a transition without on takes its event from its target state, so a history target needs on: EVENT")
 				ok = false
-			} else if ev := l.ev[t.To.State.Value]; ev != nil {
-				tr.Events = []*ir.Event{ev}
-				l.used[any(ev)] = true
+			case len(t.Choose) > 0:
+				l.ds.Errorf(t.ChoosePos, "a transition without on takes its event from its target state, so choose needs on: EVENT")
+				ok = false
+			case t.Internal.Value:
+				l.ds.Errorf(t.Internal.Pos, "a transition without on takes its event from its target state, so internal: true needs on: EVENT")
+				ok = false
+			default:
+				if ev := l.ev[t.To.State.Value]; ev != nil {
+					tr.Events = []*ir.Event{ev}
+					l.used[any(ev)] = true
+				}
 			}
 		}
+		if t.OnSet && len(t.On) == 0 {
+			l.ds.Errorf(t.OnPos, "on lists no event, so the transition can never be taken")
+			ok = false
+		}
 		for _, n := range t.On {
-			if ev, good := ref(l, "event", l.ev, n); good {
-				tr.Events = append(tr.Events, ev)
-			} else {
+			ev, good := ref(l, "event", l.ev, n)
+			switch {
+			case !good:
 				ok = false
+			case containsEvent(tr.Events, ev):
+				l.ds.Errorf(n.Pos, "event %q is listed twice", ev.Name)
+			default:
+				tr.Events = append(tr.Events, ev)
 			}
 		}
 
@@ -810,6 +929,7 @@ func (l *lowerer) resolveTransitions() {
 func (l *lowerer) sources(t *spec.Transition, tr *ir.Transition) []*ir.State {
 	fr := t.From
 	picked := make([]bool, len(l.m.States))
+	var group *ir.Group
 	var fixed *ir.State
 	if tr.Target.Kind == ir.Fixed {
 		fixed = tr.Target.State
@@ -824,10 +944,8 @@ func (l *lowerer) sources(t *spec.Transition, tr *ir.Transition) []*ir.State {
 		if !ok {
 			return nil
 		}
+		group = g
 		for _, s := range g.States {
-			if s.Terminal {
-				l.ds.Errorf(fr.Group.Pos, "transition leaves terminal state %q (a member of group %q)", s.Name, g.Name)
-			}
 			picked[s.Index] = true
 		}
 	default:
@@ -855,6 +973,13 @@ func (l *lowerer) sources(t *spec.Transition, tr *ir.Transition) []*ir.State {
 		}
 		picked[s.Index] = false
 	}
+	if group != nil {
+		for _, s := range group.States {
+			if s.Terminal && picked[s.Index] {
+				l.ds.Errorf(fr.Group.Pos, "transition leaves terminal state %q (a member of group %q; add except: [%s])", s.Name, group.Name, s.Name)
+			}
+		}
+	}
 	var out []*ir.State
 	for _, s := range l.m.States {
 		if picked[s.Index] {
@@ -867,27 +992,86 @@ func (l *lowerer) sources(t *spec.Transition, tr *ir.Transition) []*ir.State {
 	return out
 }
 
-// buildTable fills the (state, event) lookup and reports transitions that can never be
-// taken because an unguarded one for the same state and event comes first.
+// buildTable fills the (state, event) lookup and reports transitions that an earlier one
+// for the same state and event shadows: one that is unguarded, or whose guards hold whenever
+// the later one's do. A transition shadowed for every state and event it covers can never
+// be taken (an error); one shadowed for only some of them, such as a {any: true} fallback
+// after a specific rule, works for the rest (a warning).
 func (l *lowerer) buildTable() {
 	ns, ne := len(l.m.States), len(l.m.Events)
 	table := make([][]*ir.Transition, ns*ne)
+	type shadow struct {
+		s    *ir.State
+		e    *ir.Event
+		prev *ir.Transition
+	}
 	for _, t := range l.m.Transitions {
+		var shadows []shadow
 		for _, s := range t.From {
 			for _, e := range t.Events {
 				cell := &table[s.Index*ne+e.Index]
 				for _, prev := range *cell {
-					if !prev.Guarded() {
-						l.ds.Errorf(t.Pos, "transition can never be taken from %q on %q: the unguarded transition at %d:%d comes first (nondeterminism)",
-							s.Name, e.Name, prev.Pos.Line, prev.Pos.Col)
+					if covers(prev.Conds, t.Conds) {
+						shadows = append(shadows, shadow{s, e, prev})
 						break
 					}
 				}
 				*cell = append(*cell, t)
 			}
 		}
+		if len(shadows) == 0 {
+			continue
+		}
+		sh := shadows[0]
+		why := fmt.Sprintf("the unguarded transition at %d:%d comes first", sh.prev.Pos.Line, sh.prev.Pos.Col)
+		if sh.prev.Guarded() {
+			why = fmt.Sprintf("the transition at %d:%d comes first and its guards hold whenever these do", sh.prev.Pos.Line, sh.prev.Pos.Col)
+		}
+		more := ""
+		switch n := len(shadows) - 1; {
+		case n == 1:
+			more = " (and 1 more state and event pair)"
+		case n > 1:
+			more = fmt.Sprintf(" (and %d more state and event pairs)", n)
+		}
+		if len(sh.prev.Roles) > 0 && len(t.Roles) > 0 {
+			more += "; roles are checked only after a transition is chosen, so list every role in one by"
+		}
+		if len(shadows) == len(t.From)*len(t.Events) {
+			l.ds.Errorf(t.Pos, "transition can never be taken from %q on %q: %s%s (nondeterminism)", sh.s.Name, sh.e.Name, why, more)
+		} else {
+			l.ds.Warnf(t.Pos, "transition is never taken from %q on %q: %s%s", sh.s.Name, sh.e.Name, why, more)
+		}
 	}
 	l.m.SetTable(table)
+}
+
+// covers reports whether conditions first always hold when conditions then do, so that
+// whatever is tried after first with conditions then can never be chosen: every condition
+// of first is also one of then (none at all, for an unguarded first).
+func covers(first, then []ir.Cond) bool {
+	for _, c := range first {
+		found := false
+		for _, d := range then {
+			if c.Guard == d.Guard && c.Negate == d.Negate {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+func containsEvent(list []*ir.Event, e *ir.Event) bool {
+	for _, x := range list {
+		if x == e {
+			return true
+		}
+	}
+	return false
 }
 
 // computeHistory fills HistoryFrom: the states each remembering state can be entered from.
@@ -967,7 +1151,7 @@ func (l *lowerer) checkGraph() {
 			l.ds.Errorf(s.Pos, "non-terminal state %q has no outgoing transition (mark it terminal: true, or add one)", s.Name)
 		}
 		if s.Timeout != nil && s.Timeout.OnExpiry != nil && len(m.Lookup(s, s.Timeout.OnExpiry)) == 0 {
-			l.ds.Errorf(s.Pos, "timeout of state %q fires %q, which has no transition from %q", s.Name, s.Timeout.OnExpiry.Name, s.Name)
+			l.ds.Errorf(l.expiryPos[s], "timeout of state %q fires %q, which has no transition from %q", s.Name, s.Timeout.OnExpiry.Name, s.Name)
 		}
 	}
 }

@@ -17,7 +17,9 @@ func GoName(name string) string {
 		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
 	}) {
 		if isUpper(w) {
-			w = strings.ToLower(w)
+			// Rune by rune: strings.ToLower may grow a rune into a letter and a combining
+			// mark (İ -> i + U+0307), which no Go identifier may hold.
+			w = strings.Map(unicode.ToLower, w)
 		}
 		rs := []rune(w)
 		rs[0] = unicode.ToUpper(rs[0])
@@ -30,6 +32,16 @@ func GoName(name string) string {
 func StartsWithLetter(id string) bool {
 	for _, r := range id {
 		return unicode.IsLetter(r)
+	}
+	return false
+}
+
+// Exported reports whether id starts with an upper-case letter, so that Go exports it when
+// it stands without a prefix (a method or a struct field). Letters without case, as in most
+// CJK scripts, are letters but not upper case.
+func Exported(id string) bool {
+	for _, r := range id {
+		return unicode.IsUpper(r)
 	}
 	return false
 }

@@ -1,0 +1,59 @@
+package lower_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/fsmgen/fsmgen/internal/lower"
+	"golang.org/x/tools/txtar"
+)
+
+// FuzzLoad feeds lower.Load arbitrary input. Whatever the input, Load must not panic or
+// hang, every finding must have a position (line and column from 1) and a message, and the
+// machine must be nil exactly when there is an error.
+//
+// The corpus starts from every example spec in the repository and the spec of every
+// checker case in testdata/check, plus testdata/fuzz/FuzzLoad.
+func FuzzLoad(f *testing.F) {
+	examples, err := filepath.Glob("../../examples/*/*.fsm.yaml")
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, path := range examples {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	cases, err := filepath.Glob("testdata/check/*.txtar")
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, path := range cases {
+		ar, err := txtar.ParseFile(path)
+		if err != nil {
+			f.Fatal(err)
+		}
+		for _, file := range ar.Files {
+			if file.Name == "spec.fsm.yaml" {
+				f.Add(file.Data)
+			}
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, ds := lower.Load("spec.fsm.yaml", data)
+		for _, d := range ds {
+			if d.Pos.Line < 1 || d.Pos.Col < 1 {
+				t.Errorf("finding without a position: %s", d)
+			}
+			if d.Message == "" {
+				t.Errorf("finding without a message at %s", d.Pos)
+			}
+		}
+		if (m == nil) != ds.HasErrors() {
+			t.Errorf("machine is nil: %v, but has errors: %v\n%v", m == nil, ds.HasErrors(), ds)
+		}
+	})
+}

@@ -1,0 +1,196 @@
+package names
+
+import (
+	"go/token"
+	"strings"
+	"testing"
+	"unicode"
+)
+
+func TestGoName(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		// The table of docs/spec.md.
+		{"in_progress", "InProgress"},
+		{"IN_PROGRESS", "InProgress"},
+		{"In Review", "InReview"},
+		{"half-closed (local)", "HalfClosedLocal"},
+		{"toolCall", "ToolCall"},
+		{"2fa_sent", "2faSent"},
+
+		// snake_case and UPPER_SNAKE.
+		{"task_created", "TaskCreated"},
+		{"a", "A"},
+		{"_leading_and_trailing_", "LeadingAndTrailing"},
+		{"double__underscore", "DoubleUnderscore"},
+		{"TASK_CREATED", "TaskCreated"},
+		{"A", "A"},
+		{"NEEDS_APPROVAL", "NeedsApproval"},
+
+		// camelCase and mixed case words keep their inner capitals; only all-upper words
+		// are lower-cased.
+		{"camelCase", "CamelCase"},
+		{"PascalCase", "PascalCase"},
+		{"HTTPServer", "HTTPServer"},
+		{"userID", "UserID"},
+		{"ID", "Id"},
+		{"user_ID", "UserId"},
+		{"OK", "Ok"},
+
+		// Free-form names: every run of non-alphanumerics separates words.
+		{"in review", "InReview"},
+		{"a--b", "AB"},
+		{"needs approval!", "NeedsApproval"},
+		{"state.with.dots", "StateWithDots"},
+		{"  spaced   out  ", "SpacedOut"},
+		{"x/y", "XY"},
+
+		// Digits are word characters; a word may start with one.
+		{"x1_y2", "X1Y2"},
+		{"v2", "V2"},
+		{"2", "2"},
+		{"404_not_found", "404NotFound"},
+		{"step_2", "Step2"},
+		{"RETRY_3X", "Retry3x"},
+
+		// Unicode letters and digits.
+		{"état_fermé", "ÉtatFermé"},
+		{"Ünïcode_ÜBER", "ÜnïcodeÜber"},
+		{"ΑΒΓ_δ", "ΑβγΔ"},
+		{"日本語", "日本語"},
+		{"ǅx", "Ǆx"},             // a title-case letter becomes upper case
+		{"İSTANBUL", "Istanbul"}, // lower-casing keeps one rune per rune
+		{"２fa", "２fa"},           // a full-width digit is a digit
+
+		// No letter or digit at all.
+		{"", ""},
+		{"!!", ""},
+		{"-", ""},
+		{"_", ""},
+		{"( )", ""},
+		{"\u0301", ""}, // a combining mark alone
+	} {
+		if got := GoName(c.in); got != c.want {
+			t.Errorf("GoName(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+// Whatever the name, GoName gives "" or an identifier that Go accepts after a prefix
+// (StateX), made of letters and digits only.
+func TestGoNameIsAnIdentifier(t *testing.T) {
+	inputs := []string{"in_progress", "İSTANBUL", "ﬁle", "ß", "ǲ", "Σ_ΑΣ", "a\u0301b", "x\u200by", "🙂 smile", "\uFFFD", "ʰx", "Ⅻ", "x²", "٣_arabic_digit"}
+	for r := rune(0); r < 0x3000; r += 7 {
+		inputs = append(inputs, string(r)+"a", "A"+string(r), strings.ToUpper(string(r))+"_"+string(r))
+	}
+	for _, in := range inputs {
+		id := GoName(in)
+		if id == "" {
+			continue
+		}
+		for _, r := range id {
+			if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+				t.Errorf("GoName(%q) = %q holds %U, which is neither a letter nor a digit", in, id, r)
+			}
+		}
+		if !token.IsIdentifier("State" + id) {
+			t.Errorf("GoName(%q) = %q: State%s is not a Go identifier", in, id, id)
+		}
+		if Exported(id) && !token.IsExported(id) {
+			t.Errorf("GoName(%q) = %q: Exported says yes, go/token says no", in, id)
+		}
+	}
+}
+
+func TestStartsWithLetterAndExported(t *testing.T) {
+	for _, c := range []struct {
+		id             string
+		letter, export bool
+	}{
+		{"InProgress", true, true},
+		{"2faSent", false, false},
+		{"２fa", false, false},
+		{"日本語", true, false}, // a letter without case: valid, but unexported
+		{"ßX", true, false},  // ß has no single upper-case rune
+		{"Ǆemal", true, true},
+		{"", false, false},
+	} {
+		if got := StartsWithLetter(c.id); got != c.letter {
+			t.Errorf("StartsWithLetter(%q) = %v, want %v", c.id, got, c.letter)
+		}
+		if got := Exported(c.id); got != c.export {
+			t.Errorf("Exported(%q) = %v, want %v", c.id, got, c.export)
+		}
+	}
+}
+
+func TestSuggest(t *testing.T) {
+	keys := []string{"version", "machine", "package", "states", "events", "transitions", "guards", "actions"}
+	for _, c := range []struct {
+		name       string
+		candidates []string
+		want       string
+	}{
+		{"reviw", []string{"draft", "review", "done"}, "review"},           // one deletion
+		{"tranistions", keys, "transitions"},                               // adjacent swap counts one
+		{"stats", keys, "states"},                                          // one insertion
+		{"evnets", keys, "events"},                                         // swap
+		{"REVIEW", []string{"review"}, "review"},                           // case is ignored
+		{"In review", []string{"In Review", "review"}, "In Review"},        // free-form names
+		{"etat", []string{"état"}, "état"},                                 // runes, not bytes
+		{"colour", keys, ""},                                               // nothing close
+		{"go", []string{"stop"}, ""},                                       // too far for a short name
+		{"abcdefghijkl", []string{"abcdefghijkl_extra_xx"}, ""},            // the distance limit caps at 4
+		{"abcdefghijkl", []string{"abcdefghijklmnop"}, "abcdefghijklmnop"}, // 4 insertions on 12 runes
+		{"x", nil, ""}, // no candidates
+		{"gard", []string{"card", "guard"}, "card"},                      // a tie goes to the first
+		{"gard", []string{"guard", "card"}, "guard"},                     // (whatever the order)
+		{"ready", []string{"redy", "ready"}, "ready"},                    // an exact match wins
+		{strings.Repeat("a", 65), []string{strings.Repeat("a", 66)}, ""}, // long names: exact only
+		{strings.Repeat("a", 65), []string{strings.Repeat("a", 65)}, strings.Repeat("a", 65)},
+	} {
+		if got := Suggest(c.name, c.candidates); got != c.want {
+			t.Errorf("Suggest(%q, %q) = %q, want %q", c.name, c.candidates, got, c.want)
+		}
+	}
+}
+
+func TestDidYouMean(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		candidates []string
+		want       string
+	}{
+		{"reviw", []string{"review"}, ` (did you mean "review"?)`},
+		{"Review", []string{"review"}, ` (did you mean "review"?)`},
+		{"review", []string{"review"}, ""}, // the name itself is no suggestion
+		{"colour", []string{"states"}, ""},
+		{"x", nil, ""},
+	} {
+		if got := DidYouMean(c.name, c.candidates); got != c.want {
+			t.Errorf("DidYouMean(%q, %q) = %q, want %q", c.name, c.candidates, got, c.want)
+		}
+	}
+}
+
+func TestDistance(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		want int
+	}{
+		{"", "", 0},
+		{"a", "", 1},
+		{"", "abc", 3},
+		{"kitten", "sitting", 3},
+		{"ab", "ba", 1},
+		{"abc", "ca", 3}, // optimal string alignment: no edits of a swapped pair
+		{"état", "etat", 1},
+		{"same", "same", 0},
+	} {
+		if got := distance(c.a, c.b); got != c.want {
+			t.Errorf("distance(%q, %q) = %d, want %d", c.a, c.b, got, c.want)
+		}
+		if got := distance(c.b, c.a); got != c.want {
+			t.Errorf("distance(%q, %q) = %d, want %d (symmetry)", c.b, c.a, got, c.want)
+		}
+	}
+}
