@@ -10,10 +10,14 @@ package approval
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
+	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -404,10 +408,8 @@ func (e *LimitError) Reason() string {
 }
 
 // ValidationError says required fields are missing or invalid: the context fields the
-// target
-// // state requires, or the event's payload (Payload is true). Allowed lists the events
-// that
-// // would be accepted instead.
+// target // state requires, or the event's payload (Payload is true). Allowed lists the
+// events that // would be accepted instead.
 type ValidationError struct {
 	State State
 	Event Event
@@ -513,8 +515,8 @@ func init() {
 	}
 }
 
-// TaskContext holds the machine's data: the spec's context fields. States check the
-// fields they require on entry; guards may compare them.
+// TaskContext holds the machine's data: the spec's context fields. States check the fields
+// they require on entry; guards may compare them.
 type TaskContext struct {
 	// AssigneeIds is "assignee_ids" ([]string). assigneeIds: the agents the task is assigned
 	// to.
@@ -773,10 +775,19 @@ type TaskStep struct {
 type TaskInput struct {
 	// Role is who fires the event. Transitions that name roles refuse RoleNone.
 	Role Role
-	// Key is an idempotency key. A key already used for the same event returns the
-	// original result without firing again; for another event it is a conflict. Only
-	// accepted events are recorded, since a refusal changes nothing.
+	// Key is an idempotency key. A key already used for the same event returns the original
+	// result without firing again; for another event it is a conflict. Only accepted events
+	// are recorded, since a refusal changes nothing.
 	Key string
+	// EventID identifies the triggering event in the history and the event log.
+	EventID string
+	// Actor and Reason say who fired the event and why; they are recorded in the history and
+	// the event log.
+	Actor  string
+	Reason string
+	// At is when the event happened; the zero time means now (the machine's clock). It is
+	// recorded in the history and the event log.
+	At time.Time
 }
 
 // TaskHooks is what the program implements: guards, actions and checkpoints. Fire calls
@@ -834,19 +845,27 @@ type idempotencyRecord struct {
 // state checks its required artifacts, and all transitions support idempotency keys.
 //
 // A Task is not safe for concurrent use: confine it to one goroutine, or guard it with a
-// mutex. Different machines may be used from different goroutines. The machine does no
-// I/O itself; hooks do.
+// mutex. Different machines may be used from different goroutines. The machine does no I/O
+// itself; hooks do.
 type Task struct {
 	state State
+	seq   int64 // accepted transitions so far
 	hooks TaskHooks
 
+	// ID names the machine in its store, its event log and a registry.
+	ID string
 	// Context is the machine's data. Hooks may change it; states check what they require.
 	Context TaskContext
 	// Policies are the run-time switches, set to the spec's defaults by NewTask.
 	Policies TaskPolicies
 
 	nReviewCycles int // counter "review_cycles"
-	keys          map[string]idempotencyRecord
+
+	store     TaskStore
+	saved     int64           // seq of the last snapshot saved to the store
+	firedWith json.RawMessage // the context when the current event was fired, for the log
+	logger    *slog.Logger
+	keys      map[string]idempotencyRecord
 
 	_ [64]byte // keeps machines used by different goroutines off one cache line
 }
@@ -865,6 +884,25 @@ func (m *Task) State() State {
 	return m.state
 }
 
+// Seq returns the number of transitions accepted so far (restored with a snapshot): the
+// sequence number of the last event log entry.
+func (m *Task) Seq() int64 {
+	return m.seq
+}
+
+// SetStore makes the machine append every accepted transition to the store's event log and
+// save a snapshot at each checkpoint. Errors from the store come back from Fire as a
+// StoreError; the transition has happened in memory: reload the machine from the store
+// before firing again.
+func (m *Task) SetStore(s TaskStore) {
+	m.store = s
+}
+
+// SetLogger makes the machine log every refused event (at Warn) through l.
+func (m *Task) SetLogger(l *slog.Logger) {
+	m.logger = l
+}
+
 // CountReviewCycles returns the counter "review_cycles" (limit 3).
 func (m *Task) CountReviewCycles() int {
 	return m.nReviewCycles
@@ -875,15 +913,36 @@ func (m *Task) CountReviewCycles() int {
 // changes. Refusing and accepting allocate nothing unless the spec asks for history,
 // payloads or idempotency keys.
 func (m *Task) Fire(ctx context.Context, e Event) (State, error) {
-	return m.FireWith(ctx, e, TaskInput{})
+	return m.fire(ctx, e, &noInput)
 }
+
+// noInput is the input of Fire, shared and never written, so that Fire does not build one.
+var noInput TaskInput
 
 // FireWith fires e with what the caller says about it (who fires it, when, ...).
 func (m *Task) FireWith(ctx context.Context, e Event, in TaskInput) (State, error) {
-	return m.fire(ctx, e, in)
+	return m.fire(ctx, e, &in)
 }
 
-func (m *Task) fire(ctx context.Context, e Event, in TaskInput) (State, error) {
+// fire runs step and logs a refusal when the machine has a logger.
+func (m *Task) fire(ctx context.Context, e Event, in *TaskInput) (State, error) {
+	if m.store != nil {
+		m.firedWith, _ = json.Marshal(m.Context)
+	}
+	to, err := m.once(ctx, e, in)
+	if err != nil && m.logger != nil {
+		m.logRefusal(ctx, e, err)
+	}
+	return to, err
+}
+
+// logRefusal logs a refused event at Warn.
+func (m *Task) logRefusal(ctx context.Context, e Event, err error) {
+	m.logger.LogAttrs(ctx, slog.LevelWarn, "event refused", slog.String("machine", "Task"), slog.String("id", m.ID), slog.String("state", m.state.String()), slog.String("event", e.String()), slog.String("error", err.Error()))
+}
+
+// once applies idempotency keys around step.
+func (m *Task) once(ctx context.Context, e Event, in *TaskInput) (State, error) {
 	if in.Key == "" {
 		return m.step(ctx, e, in, false)
 	}
@@ -918,7 +977,7 @@ func (m *Task) Can(ctx context.Context, e Event) bool {
 
 // CanWith is Can for a given input.
 func (m *Task) CanWith(ctx context.Context, e Event, in TaskInput) bool {
-	_, err := m.step(ctx, e, in, true)
+	_, err := m.step(ctx, e, &in, true)
 	return err == nil
 }
 
@@ -958,7 +1017,7 @@ func accepted(s State, buf []Event) []Event {
 }
 
 // step decides e in the current state and, unless dry, applies it.
-func (m *Task) step(ctx context.Context, e Event, in TaskInput, dry bool) (State, error) {
+func (m *Task) step(ctx context.Context, e Event, in *TaskInput, dry bool) (State, error) {
 	from := m.state
 	st := TaskStep{From: from, To: from, Event: e, Role: in.Role}
 	switch from {
@@ -1044,7 +1103,7 @@ func (m *Task) step(ctx context.Context, e Event, in TaskInput, dry bool) (State
 // ASSIGNED -> ASSIGNED.
 //
 // Assign (Lead) or claim (Specialist); Human may too.
-func (m *Task) transition0(ctx context.Context, st TaskStep, in TaskInput, dry bool) (State, error) {
+func (m *Task) transition0(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	if !(in.Role == RoleHuman || in.Role == RoleSpecialist || in.Role == RoleLead) {
 		return st.From, &PermissionError{
 			Event: st.Event,
@@ -1058,7 +1117,7 @@ func (m *Task) transition0(ctx context.Context, st TaskStep, in TaskInput, dry b
 			return st.From, ErrValidation
 		}
 		return st.From, &ValidationError{
-			Allowed: m.PermittedWith(ctx, in, nil),
+			Allowed: m.PermittedWith(ctx, *in, nil),
 			Errors:  errs,
 			Event:   st.Event,
 			State:   st.From,
@@ -1071,12 +1130,12 @@ func (m *Task) transition0(ctx context.Context, st TaskStep, in TaskInput, dry b
 	st.To = to
 	m.state = to
 	m.enter(ctx, st)
-	return to, nil
+	return to, m.commit(ctx, st, in)
 }
 
 // transition1 is the transition at ../../examples/approval/approval.fsm.yaml:135: INBOX on
 // CANCELED -> CANCELED.
-func (m *Task) transition1(ctx context.Context, st TaskStep, in TaskInput, dry bool) (State, error) {
+func (m *Task) transition1(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	if !(in.Role == RoleHuman) {
 		return st.From, &PermissionError{
 			Event: st.Event,
@@ -1091,12 +1150,12 @@ func (m *Task) transition1(ctx context.Context, st TaskStep, in TaskInput, dry b
 	st.To = to
 	m.state = to
 	m.enter(ctx, st)
-	return to, nil
+	return to, m.commit(ctx, st, in)
 }
 
 // transition2 is the transition at ../../examples/approval/approval.fsm.yaml:138: ASSIGNED
 // on INBOX -> INBOX.
-func (m *Task) transition2(ctx context.Context, st TaskStep, in TaskInput, dry bool) (State, error) {
+func (m *Task) transition2(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	if !(in.Role == RoleHuman) {
 		return st.From, &PermissionError{
 			Event: st.Event,
@@ -1111,14 +1170,14 @@ func (m *Task) transition2(ctx context.Context, st TaskStep, in TaskInput, dry b
 	st.To = to
 	m.state = to
 	m.enter(ctx, st)
-	return to, nil
+	return to, m.commit(ctx, st, in)
 }
 
 // transition3 is the transition at ../../examples/approval/approval.fsm.yaml:139: ASSIGNED
 // on IN_PROGRESS -> IN_PROGRESS.
 //
 // Start (+ work plan): the assigned agent.
-func (m *Task) transition3(ctx context.Context, st TaskStep, in TaskInput, dry bool) (State, error) {
+func (m *Task) transition3(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	if !(in.Role == RoleHuman || in.Role == RoleIntern || in.Role == RoleSpecialist || in.Role == RoleLead) {
 		return st.From, &PermissionError{
 			Event: st.Event,
@@ -1132,7 +1191,7 @@ func (m *Task) transition3(ctx context.Context, st TaskStep, in TaskInput, dry b
 			return st.From, ErrValidation
 		}
 		return st.From, &ValidationError{
-			Allowed: m.PermittedWith(ctx, in, nil),
+			Allowed: m.PermittedWith(ctx, *in, nil),
 			Errors:  errs,
 			Event:   st.Event,
 			State:   st.From,
@@ -1146,12 +1205,12 @@ func (m *Task) transition3(ctx context.Context, st TaskStep, in TaskInput, dry b
 	m.hooks.PostWorkPlanComment(ctx, m, st)
 	m.state = to
 	m.enter(ctx, st)
-	return to, nil
+	return to, m.commit(ctx, st, in)
 }
 
 // transition4 is the transition at ../../examples/approval/approval.fsm.yaml:140: ASSIGNED
 // on CANCELED -> CANCELED.
-func (m *Task) transition4(ctx context.Context, st TaskStep, in TaskInput, dry bool) (State, error) {
+func (m *Task) transition4(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	if !(in.Role == RoleHuman) {
 		return st.From, &PermissionError{
 			Event: st.Event,
@@ -1166,14 +1225,14 @@ func (m *Task) transition4(ctx context.Context, st TaskStep, in TaskInput, dry b
 	st.To = to
 	m.state = to
 	m.enter(ctx, st)
-	return to, nil
+	return to, m.commit(ctx, st, in)
 }
 
 // transition5 is the transition at ../../examples/approval/approval.fsm.yaml:143:
 // IN_PROGRESS on REVIEW -> REVIEW.
 //
 // Submit: the assigned agent.
-func (m *Task) transition5(ctx context.Context, st TaskStep, in TaskInput, dry bool) (State, error) {
+func (m *Task) transition5(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	if !(in.Role == RoleHuman || in.Role == RoleIntern || in.Role == RoleSpecialist || in.Role == RoleLead) {
 		return st.From, &PermissionError{
 			Event: st.Event,
@@ -1187,7 +1246,7 @@ func (m *Task) transition5(ctx context.Context, st TaskStep, in TaskInput, dry b
 			return st.From, ErrValidation
 		}
 		return st.From, &ValidationError{
-			Allowed: m.PermittedWith(ctx, in, nil),
+			Allowed: m.PermittedWith(ctx, *in, nil),
 			Errors:  errs,
 			Event:   st.Event,
 			State:   st.From,
@@ -1201,12 +1260,12 @@ func (m *Task) transition5(ctx context.Context, st TaskStep, in TaskInput, dry b
 	m.hooks.AttachReviewSubmission(ctx, m, st)
 	m.state = to
 	m.enter(ctx, st)
-	return to, nil
+	return to, m.commit(ctx, st, in)
 }
 
 // transition6 is the transition at ../../examples/approval/approval.fsm.yaml:144:
 // IN_PROGRESS on NEEDS_APPROVAL -> NEEDS_APPROVAL.
-func (m *Task) transition6(ctx context.Context, st TaskStep, in TaskInput, dry bool) (State, error) {
+func (m *Task) transition6(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	if !(in.Role == RoleHuman || in.Role == RoleSystem) {
 		return st.From, &PermissionError{
 			Event: st.Event,
@@ -1220,7 +1279,7 @@ func (m *Task) transition6(ctx context.Context, st TaskStep, in TaskInput, dry b
 			return st.From, ErrValidation
 		}
 		return st.From, &ValidationError{
-			Allowed: m.PermittedWith(ctx, in, nil),
+			Allowed: m.PermittedWith(ctx, *in, nil),
 			Errors:  errs,
 			Event:   st.Event,
 			State:   st.From,
@@ -1233,14 +1292,14 @@ func (m *Task) transition6(ctx context.Context, st TaskStep, in TaskInput, dry b
 	st.To = to
 	m.state = to
 	m.enter(ctx, st)
-	return to, nil
+	return to, m.commit(ctx, st, in)
 }
 
 // transition7 is the transition at ../../examples/approval/approval.fsm.yaml:145:
 // IN_PROGRESS on BLOCKED -> BLOCKED.
 //
 // Specialist and Lead may block their own task; System (or Human) any.
-func (m *Task) transition7(ctx context.Context, st TaskStep, in TaskInput, dry bool) (State, error) {
+func (m *Task) transition7(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	if !(in.Role == RoleHuman || in.Role == RoleSpecialist || in.Role == RoleLead || in.Role == RoleSystem) {
 		return st.From, &PermissionError{
 			Event: st.Event,
@@ -1254,7 +1313,7 @@ func (m *Task) transition7(ctx context.Context, st TaskStep, in TaskInput, dry b
 			return st.From, ErrValidation
 		}
 		return st.From, &ValidationError{
-			Allowed: m.PermittedWith(ctx, in, nil),
+			Allowed: m.PermittedWith(ctx, *in, nil),
 			Errors:  errs,
 			Event:   st.Event,
 			State:   st.From,
@@ -1267,12 +1326,12 @@ func (m *Task) transition7(ctx context.Context, st TaskStep, in TaskInput, dry b
 	st.To = to
 	m.state = to
 	m.enter(ctx, st)
-	return to, nil
+	return to, m.commit(ctx, st, in)
 }
 
 // transition8 is the transition at ../../examples/approval/approval.fsm.yaml:146:
 // IN_PROGRESS on CANCELED -> CANCELED.
-func (m *Task) transition8(ctx context.Context, st TaskStep, in TaskInput, dry bool) (State, error) {
+func (m *Task) transition8(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	if !(in.Role == RoleHuman) {
 		return st.From, &PermissionError{
 			Event: st.Event,
@@ -1287,7 +1346,7 @@ func (m *Task) transition8(ctx context.Context, st TaskStep, in TaskInput, dry b
 	st.To = to
 	m.state = to
 	m.enter(ctx, st)
-	return to, nil
+	return to, m.commit(ctx, st, in)
 }
 
 // transition9 is the transition at ../../examples/approval/approval.fsm.yaml:149: REVIEW
@@ -1295,7 +1354,7 @@ func (m *Task) transition8(ctx context.Context, st TaskStep, in TaskInput, dry b
 //
 // Revisions: the reviewer sends the task back with feedback; the 3rd cycle goes to
 // BLOCKED.
-func (m *Task) transition9(ctx context.Context, st TaskStep, in TaskInput, dry bool) (State, error) {
+func (m *Task) transition9(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	if !(in.Role == RoleHuman) {
 		return st.From, &PermissionError{
 			Event: st.Event,
@@ -1314,7 +1373,7 @@ func (m *Task) transition9(ctx context.Context, st TaskStep, in TaskInput, dry b
 			return st.From, ErrValidation
 		}
 		return st.From, &ValidationError{
-			Allowed: m.PermittedWith(ctx, in, nil),
+			Allowed: m.PermittedWith(ctx, *in, nil),
 			Errors:  errs,
 			Event:   st.Event,
 			State:   st.From,
@@ -1333,12 +1392,12 @@ func (m *Task) transition9(ctx context.Context, st TaskStep, in TaskInput, dry b
 	}
 	m.state = to
 	m.enter(ctx, st)
-	return to, nil
+	return to, m.commit(ctx, st, in)
 }
 
 // transition10 is the transition at ../../examples/approval/approval.fsm.yaml:156: REVIEW
 // on NEEDS_APPROVAL -> NEEDS_APPROVAL.
-func (m *Task) transition10(ctx context.Context, st TaskStep, in TaskInput, dry bool) (State, error) {
+func (m *Task) transition10(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	if !(in.Role == RoleHuman || in.Role == RoleSystem) {
 		return st.From, &PermissionError{
 			Event: st.Event,
@@ -1352,7 +1411,7 @@ func (m *Task) transition10(ctx context.Context, st TaskStep, in TaskInput, dry 
 			return st.From, ErrValidation
 		}
 		return st.From, &ValidationError{
-			Allowed: m.PermittedWith(ctx, in, nil),
+			Allowed: m.PermittedWith(ctx, *in, nil),
 			Errors:  errs,
 			Event:   st.Event,
 			State:   st.From,
@@ -1365,12 +1424,12 @@ func (m *Task) transition10(ctx context.Context, st TaskStep, in TaskInput, dry 
 	st.To = to
 	m.state = to
 	m.enter(ctx, st)
-	return to, nil
+	return to, m.commit(ctx, st, in)
 }
 
 // transition11 is the transition at ../../examples/approval/approval.fsm.yaml:157: REVIEW
 // on BLOCKED -> BLOCKED.
-func (m *Task) transition11(ctx context.Context, st TaskStep, in TaskInput, dry bool) (State, error) {
+func (m *Task) transition11(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	if !(in.Role == RoleHuman || in.Role == RoleSystem) {
 		return st.From, &PermissionError{
 			Event: st.Event,
@@ -1384,7 +1443,7 @@ func (m *Task) transition11(ctx context.Context, st TaskStep, in TaskInput, dry 
 			return st.From, ErrValidation
 		}
 		return st.From, &ValidationError{
-			Allowed: m.PermittedWith(ctx, in, nil),
+			Allowed: m.PermittedWith(ctx, *in, nil),
 			Errors:  errs,
 			Event:   st.Event,
 			State:   st.From,
@@ -1397,7 +1456,7 @@ func (m *Task) transition11(ctx context.Context, st TaskStep, in TaskInput, dry 
 	st.To = to
 	m.state = to
 	m.enter(ctx, st)
-	return to, nil
+	return to, m.commit(ctx, st, in)
 }
 
 // transition12 is the transition at ../../examples/approval/approval.fsm.yaml:158: REVIEW
@@ -1405,7 +1464,7 @@ func (m *Task) transition11(ctx context.Context, st TaskStep, in TaskInput, dry 
 //
 // Approve: Human by default, Lead if the policy allows (✓* = requires human approval by
 // default).
-func (m *Task) transition12(ctx context.Context, st TaskStep, in TaskInput, dry bool) (State, error) {
+func (m *Task) transition12(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	if !(in.Role == RoleHuman || in.Role == RoleLead && m.Policies.LeadMayApprove) {
 		return st.From, &PermissionError{
 			Event: st.Event,
@@ -1419,7 +1478,7 @@ func (m *Task) transition12(ctx context.Context, st TaskStep, in TaskInput, dry 
 			return st.From, ErrValidation
 		}
 		return st.From, &ValidationError{
-			Allowed: m.PermittedWith(ctx, in, nil),
+			Allowed: m.PermittedWith(ctx, *in, nil),
 			Errors:  errs,
 			Event:   st.Event,
 			State:   st.From,
@@ -1433,12 +1492,12 @@ func (m *Task) transition12(ctx context.Context, st TaskStep, in TaskInput, dry 
 	m.hooks.PostApprovalComment(ctx, m, st)
 	m.state = to
 	m.enter(ctx, st)
-	return to, nil
+	return to, m.commit(ctx, st, in)
 }
 
 // transition13 is the transition at ../../examples/approval/approval.fsm.yaml:163: REVIEW
 // on CANCELED -> CANCELED.
-func (m *Task) transition13(ctx context.Context, st TaskStep, in TaskInput, dry bool) (State, error) {
+func (m *Task) transition13(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	if !(in.Role == RoleHuman) {
 		return st.From, &PermissionError{
 			Event: st.Event,
@@ -1453,12 +1512,12 @@ func (m *Task) transition13(ctx context.Context, st TaskStep, in TaskInput, dry 
 	st.To = to
 	m.state = to
 	m.enter(ctx, st)
-	return to, nil
+	return to, m.commit(ctx, st, in)
 }
 
 // transition14 is the transition at ../../examples/approval/approval.fsm.yaml:166:
 // NEEDS_APPROVAL on INBOX -> INBOX.
-func (m *Task) transition14(ctx context.Context, st TaskStep, in TaskInput, dry bool) (State, error) {
+func (m *Task) transition14(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	if !(in.Role == RoleHuman) {
 		return st.From, &PermissionError{
 			Event: st.Event,
@@ -1473,12 +1532,12 @@ func (m *Task) transition14(ctx context.Context, st TaskStep, in TaskInput, dry 
 	st.To = to
 	m.state = to
 	m.enter(ctx, st)
-	return to, nil
+	return to, m.commit(ctx, st, in)
 }
 
 // transition15 is the transition at ../../examples/approval/approval.fsm.yaml:167:
 // NEEDS_APPROVAL on ASSIGNED -> ASSIGNED.
-func (m *Task) transition15(ctx context.Context, st TaskStep, in TaskInput, dry bool) (State, error) {
+func (m *Task) transition15(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	if !(in.Role == RoleHuman) {
 		return st.From, &PermissionError{
 			Event: st.Event,
@@ -1492,7 +1551,7 @@ func (m *Task) transition15(ctx context.Context, st TaskStep, in TaskInput, dry 
 			return st.From, ErrValidation
 		}
 		return st.From, &ValidationError{
-			Allowed: m.PermittedWith(ctx, in, nil),
+			Allowed: m.PermittedWith(ctx, *in, nil),
 			Errors:  errs,
 			Event:   st.Event,
 			State:   st.From,
@@ -1505,12 +1564,12 @@ func (m *Task) transition15(ctx context.Context, st TaskStep, in TaskInput, dry 
 	st.To = to
 	m.state = to
 	m.enter(ctx, st)
-	return to, nil
+	return to, m.commit(ctx, st, in)
 }
 
 // transition16 is the transition at ../../examples/approval/approval.fsm.yaml:168:
 // NEEDS_APPROVAL on IN_PROGRESS -> IN_PROGRESS.
-func (m *Task) transition16(ctx context.Context, st TaskStep, in TaskInput, dry bool) (State, error) {
+func (m *Task) transition16(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	if !(in.Role == RoleHuman) {
 		return st.From, &PermissionError{
 			Event: st.Event,
@@ -1524,7 +1583,7 @@ func (m *Task) transition16(ctx context.Context, st TaskStep, in TaskInput, dry 
 			return st.From, ErrValidation
 		}
 		return st.From, &ValidationError{
-			Allowed: m.PermittedWith(ctx, in, nil),
+			Allowed: m.PermittedWith(ctx, *in, nil),
 			Errors:  errs,
 			Event:   st.Event,
 			State:   st.From,
@@ -1537,12 +1596,12 @@ func (m *Task) transition16(ctx context.Context, st TaskStep, in TaskInput, dry 
 	st.To = to
 	m.state = to
 	m.enter(ctx, st)
-	return to, nil
+	return to, m.commit(ctx, st, in)
 }
 
 // transition17 is the transition at ../../examples/approval/approval.fsm.yaml:169:
 // NEEDS_APPROVAL on REVIEW -> REVIEW.
-func (m *Task) transition17(ctx context.Context, st TaskStep, in TaskInput, dry bool) (State, error) {
+func (m *Task) transition17(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	if !(in.Role == RoleHuman) {
 		return st.From, &PermissionError{
 			Event: st.Event,
@@ -1556,7 +1615,7 @@ func (m *Task) transition17(ctx context.Context, st TaskStep, in TaskInput, dry 
 			return st.From, ErrValidation
 		}
 		return st.From, &ValidationError{
-			Allowed: m.PermittedWith(ctx, in, nil),
+			Allowed: m.PermittedWith(ctx, *in, nil),
 			Errors:  errs,
 			Event:   st.Event,
 			State:   st.From,
@@ -1569,12 +1628,12 @@ func (m *Task) transition17(ctx context.Context, st TaskStep, in TaskInput, dry 
 	st.To = to
 	m.state = to
 	m.enter(ctx, st)
-	return to, nil
+	return to, m.commit(ctx, st, in)
 }
 
 // transition18 is the transition at ../../examples/approval/approval.fsm.yaml:170:
 // NEEDS_APPROVAL on BLOCKED -> BLOCKED.
-func (m *Task) transition18(ctx context.Context, st TaskStep, in TaskInput, dry bool) (State, error) {
+func (m *Task) transition18(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	if !(in.Role == RoleHuman || in.Role == RoleSystem) {
 		return st.From, &PermissionError{
 			Event: st.Event,
@@ -1588,7 +1647,7 @@ func (m *Task) transition18(ctx context.Context, st TaskStep, in TaskInput, dry 
 			return st.From, ErrValidation
 		}
 		return st.From, &ValidationError{
-			Allowed: m.PermittedWith(ctx, in, nil),
+			Allowed: m.PermittedWith(ctx, *in, nil),
 			Errors:  errs,
 			Event:   st.Event,
 			State:   st.From,
@@ -1601,12 +1660,12 @@ func (m *Task) transition18(ctx context.Context, st TaskStep, in TaskInput, dry 
 	st.To = to
 	m.state = to
 	m.enter(ctx, st)
-	return to, nil
+	return to, m.commit(ctx, st, in)
 }
 
 // transition19 is the transition at ../../examples/approval/approval.fsm.yaml:171:
 // NEEDS_APPROVAL on DONE -> DONE.
-func (m *Task) transition19(ctx context.Context, st TaskStep, in TaskInput, dry bool) (State, error) {
+func (m *Task) transition19(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	if !(in.Role == RoleHuman) {
 		return st.From, &PermissionError{
 			Event: st.Event,
@@ -1620,7 +1679,7 @@ func (m *Task) transition19(ctx context.Context, st TaskStep, in TaskInput, dry 
 			return st.From, ErrValidation
 		}
 		return st.From, &ValidationError{
-			Allowed: m.PermittedWith(ctx, in, nil),
+			Allowed: m.PermittedWith(ctx, *in, nil),
 			Errors:  errs,
 			Event:   st.Event,
 			State:   st.From,
@@ -1634,12 +1693,12 @@ func (m *Task) transition19(ctx context.Context, st TaskStep, in TaskInput, dry 
 	m.hooks.PostApprovalComment(ctx, m, st)
 	m.state = to
 	m.enter(ctx, st)
-	return to, nil
+	return to, m.commit(ctx, st, in)
 }
 
 // transition20 is the transition at ../../examples/approval/approval.fsm.yaml:172:
 // NEEDS_APPROVAL on CANCELED -> CANCELED.
-func (m *Task) transition20(ctx context.Context, st TaskStep, in TaskInput, dry bool) (State, error) {
+func (m *Task) transition20(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	if !(in.Role == RoleHuman) {
 		return st.From, &PermissionError{
 			Event: st.Event,
@@ -1654,12 +1713,12 @@ func (m *Task) transition20(ctx context.Context, st TaskStep, in TaskInput, dry 
 	st.To = to
 	m.state = to
 	m.enter(ctx, st)
-	return to, nil
+	return to, m.commit(ctx, st, in)
 }
 
 // transition21 is the transition at ../../examples/approval/approval.fsm.yaml:175: BLOCKED
 // on ASSIGNED -> ASSIGNED.
-func (m *Task) transition21(ctx context.Context, st TaskStep, in TaskInput, dry bool) (State, error) {
+func (m *Task) transition21(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	if !(in.Role == RoleHuman) {
 		return st.From, &PermissionError{
 			Event: st.Event,
@@ -1673,7 +1732,7 @@ func (m *Task) transition21(ctx context.Context, st TaskStep, in TaskInput, dry 
 			return st.From, ErrValidation
 		}
 		return st.From, &ValidationError{
-			Allowed: m.PermittedWith(ctx, in, nil),
+			Allowed: m.PermittedWith(ctx, *in, nil),
 			Errors:  errs,
 			Event:   st.Event,
 			State:   st.From,
@@ -1686,12 +1745,12 @@ func (m *Task) transition21(ctx context.Context, st TaskStep, in TaskInput, dry 
 	st.To = to
 	m.state = to
 	m.enter(ctx, st)
-	return to, nil
+	return to, m.commit(ctx, st, in)
 }
 
 // transition22 is the transition at ../../examples/approval/approval.fsm.yaml:176: BLOCKED
 // on IN_PROGRESS -> IN_PROGRESS.
-func (m *Task) transition22(ctx context.Context, st TaskStep, in TaskInput, dry bool) (State, error) {
+func (m *Task) transition22(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	if !(in.Role == RoleHuman) {
 		return st.From, &PermissionError{
 			Event: st.Event,
@@ -1705,7 +1764,7 @@ func (m *Task) transition22(ctx context.Context, st TaskStep, in TaskInput, dry 
 			return st.From, ErrValidation
 		}
 		return st.From, &ValidationError{
-			Allowed: m.PermittedWith(ctx, in, nil),
+			Allowed: m.PermittedWith(ctx, *in, nil),
 			Errors:  errs,
 			Event:   st.Event,
 			State:   st.From,
@@ -1718,12 +1777,12 @@ func (m *Task) transition22(ctx context.Context, st TaskStep, in TaskInput, dry 
 	st.To = to
 	m.state = to
 	m.enter(ctx, st)
-	return to, nil
+	return to, m.commit(ctx, st, in)
 }
 
 // transition23 is the transition at ../../examples/approval/approval.fsm.yaml:177: BLOCKED
 // on NEEDS_APPROVAL -> NEEDS_APPROVAL.
-func (m *Task) transition23(ctx context.Context, st TaskStep, in TaskInput, dry bool) (State, error) {
+func (m *Task) transition23(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	if !(in.Role == RoleHuman || in.Role == RoleSystem) {
 		return st.From, &PermissionError{
 			Event: st.Event,
@@ -1737,7 +1796,7 @@ func (m *Task) transition23(ctx context.Context, st TaskStep, in TaskInput, dry 
 			return st.From, ErrValidation
 		}
 		return st.From, &ValidationError{
-			Allowed: m.PermittedWith(ctx, in, nil),
+			Allowed: m.PermittedWith(ctx, *in, nil),
 			Errors:  errs,
 			Event:   st.Event,
 			State:   st.From,
@@ -1750,12 +1809,12 @@ func (m *Task) transition23(ctx context.Context, st TaskStep, in TaskInput, dry 
 	st.To = to
 	m.state = to
 	m.enter(ctx, st)
-	return to, nil
+	return to, m.commit(ctx, st, in)
 }
 
 // transition24 is the transition at ../../examples/approval/approval.fsm.yaml:178: BLOCKED
 // on CANCELED -> CANCELED.
-func (m *Task) transition24(ctx context.Context, st TaskStep, in TaskInput, dry bool) (State, error) {
+func (m *Task) transition24(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	if !(in.Role == RoleHuman) {
 		return st.From, &PermissionError{
 			Event: st.Event,
@@ -1770,7 +1829,7 @@ func (m *Task) transition24(ctx context.Context, st TaskStep, in TaskInput, dry 
 	st.To = to
 	m.state = to
 	m.enter(ctx, st)
-	return to, nil
+	return to, m.commit(ctx, st, in)
 }
 
 // enter runs the entry actions of st.To.
@@ -1779,6 +1838,31 @@ func (m *Task) enter(ctx context.Context, st TaskStep) {
 	case StateReview:
 		m.hooks.CalculateCostSummary(ctx, m, st)
 	}
+}
+
+// commit finishes an accepted transition: sequence number and history here, event log
+// and checkpoints in persist, which a machine without a store or checkpoints skips.
+func (m *Task) commit(ctx context.Context, st TaskStep, in *TaskInput) error {
+	m.seq++
+	if m.store == nil {
+		return nil
+	}
+	return m.persist(ctx, st, in)
+}
+
+// persist appends the transition to the store's event log and takes the checkpoints: the
+// hook, then a snapshot saved to the store.
+func (m *Task) persist(ctx context.Context, st TaskStep, in *TaskInput) error {
+	if m.store != nil {
+		if err := m.store.Append(ctx, m.ID, m.logEntry(st, in)); err != nil {
+			return &StoreError{
+				Err: err,
+				Op:  "append",
+				Seq: m.seq,
+			}
+		}
+	}
+	return nil
 }
 
 // IdempotencyRecord is what a used idempotency key remembers.
@@ -1791,7 +1875,10 @@ type IdempotencyRecord struct {
 // restores exactly with RestoreTask.
 type TaskSnapshot struct {
 	// Version is the snapshot format, 1.
-	Version  int          `json:"version"`
+	Version int    `json:"version"`
+	ID      string `json:"id"`
+	// Seq is the number of transitions accepted when the snapshot was taken.
+	Seq      int64        `json:"seq"`
 	State    State        `json:"state"`
 	Context  TaskContext  `json:"context"`
 	Policies TaskPolicies `json:"policies"`
@@ -1807,6 +1894,8 @@ type TaskSnapshot struct {
 func (m *Task) Snapshot() TaskSnapshot {
 	s := TaskSnapshot{
 		Context: m.Context,
+		ID:      m.ID,
+		Seq:     m.seq,
 		State:   m.state,
 		Version: 1,
 	}
@@ -1835,6 +1924,7 @@ func RestoreTask(s TaskSnapshot, hooks TaskHooks) (*Task, error) {
 	}
 	m := NewTask(hooks)
 	m.state = s.State
+	m.ID, m.seq, m.saved = s.ID, s.Seq, s.Seq
 	m.Context = s.Context
 	m.Policies = s.Policies
 	m.nReviewCycles = s.Counters.ReviewCycles
@@ -1848,4 +1938,382 @@ func RestoreTask(s TaskSnapshot, hooks TaskHooks) (*Task, error) {
 		}
 	}
 	return m, nil
+}
+
+// TaskStore persists machines: an append-only log of every accepted transition, and
+// snapshots taken at the spec's checkpoints. It is the seam for database adapters.
+//
+// Optimistic concurrency: log entries carry consecutive sequence numbers (1, 2, 3, ...)
+// per machine ID, and Append refuses an entry whose Seq is not the next one; Save replaces
+// the stored snapshot only if its Seq is prev (0 when none is stored). A refusal means
+// another writer got there first: reload with Load and Replay, then fire again.
+type TaskStore interface {
+	// Append adds an entry to the log of machine id.
+	Append(ctx context.Context, id string, e TaskLogEntry) error
+	// Save stores a snapshot of machine id taken at a checkpoint.
+	Save(ctx context.Context, id string, prev int64, s TaskSnapshot) error
+	// Load returns the last snapshot saved (ok false when none is) and the log entries after
+	// it, in order.
+	Load(ctx context.Context, id string) (s TaskSnapshot, ok bool, log []TaskLogEntry, err error)
+}
+
+// ErrStoreConflict is what a Store returns when another writer got there first.
+var ErrStoreConflict = errors.New("approval: store version conflict")
+
+// StoreError says the store refused or failed to persist an accepted transition. The
+// transition has happened in memory.
+type StoreError struct {
+	Op  string
+	Seq int64
+	Err error
+}
+
+func (e *StoreError) Error() string {
+	return fmt.Sprintf("approval: store %s of seq %d: %v", e.Op, e.Seq, e.Err)
+}
+
+// Unwrap returns the store's error.
+func (e *StoreError) Unwrap() error {
+	return e.Err
+}
+
+// TaskLogEntry is one entry of the event log, in the JSON form of the seed documents:
+// {"timestamp", "taskId", "event": "STATE_TRANSITION", "from", "to", "actor", "reason",
+// "metadata"}, plus what replaying it needs.
+type TaskLogEntry struct {
+	// Seq numbers the machine's accepted transitions from 1.
+	Seq       int64     `json:"seq"`
+	Timestamp time.Time `json:"timestamp"`
+	TaskID    string    `json:"taskId"`
+	// Kind is always STATE_TRANSITION.
+	Kind    string `json:"event"`
+	Trigger Event  `json:"trigger"`
+	From    State  `json:"from"`
+	To      State  `json:"to"`
+	Role    Role   `json:"role,omitempty"`
+	Actor   string `json:"actor"`
+	Reason  string `json:"reason"`
+	EventID string `json:"eventId,omitempty"`
+	Key     string `json:"idempotencyKey,omitempty"`
+	// Policies are the machine's policies when the event was fired.
+	Policies *TaskPolicies `json:"policies,omitempty"`
+	// Context is the machine's context when the event was fired, so that replaying the log
+	// sees what the guards and required fields saw.
+	Context json.RawMessage `json:"context,omitempty"`
+	// Payload is the event's payload, for events that carry one.
+	Payload  json.RawMessage   `json:"payload,omitempty"`
+	Metadata map[string]string `json:"metadata"`
+}
+
+// logEntry describes an accepted transition for the event log.
+func (m *Task) logEntry(st TaskStep, in *TaskInput) TaskLogEntry {
+	at := in.At
+	if at.IsZero() {
+		at = time.Now()
+	}
+	e := TaskLogEntry{
+		Actor:     in.Actor,
+		Context:   m.firedWith,
+		EventID:   in.EventID,
+		From:      st.From,
+		Key:       in.Key,
+		Kind:      "STATE_TRANSITION",
+		Metadata:  map[string]string{},
+		Policies:  &m.Policies,
+		Reason:    in.Reason,
+		Role:      in.Role,
+		Seq:       m.seq,
+		TaskID:    m.ID,
+		Timestamp: at,
+		To:        st.To,
+		Trigger:   st.Event,
+	}
+	return e
+}
+
+// ReplayTask rebuilds machine id from its store: the last snapshot (or a new machine),
+// then every later log entry fired again with what it recorded. It fails if the log has a
+// gap or a replayed event does not lead where the log says.
+func ReplayTask(ctx context.Context, store TaskStore, id string, hooks TaskHooks) (*Task, error) {
+	s, ok, log, err := store.Load(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	m := NewTask(hooks)
+	m.ID = id
+	if ok {
+		if m, err = RestoreTask(s, hooks); err != nil {
+			return nil, err
+		}
+	}
+	m.saved = m.seq
+	for _, e := range log {
+		if e.Seq != m.seq+1 {
+			return nil, fmt.Errorf("approval: replay %s: log entry %d follows %d", id, e.Seq, m.seq)
+		}
+		in := TaskInput{
+			Actor:   e.Actor,
+			At:      e.Timestamp,
+			EventID: e.EventID,
+			Key:     e.Key,
+			Reason:  e.Reason,
+			Role:    e.Role,
+		}
+		if e.Policies != nil {
+			m.Policies = *e.Policies
+		}
+		if len(e.Context) > 0 {
+			m.Context = TaskContext{}
+			if err = json.Unmarshal(e.Context, &m.Context); err != nil {
+				return nil, err
+			}
+		}
+		var to State
+		to, err = m.FireWith(ctx, e.Trigger, in)
+		if err != nil {
+			return nil, fmt.Errorf("approval: replay %s: seq %d (%s): %w", id, e.Seq, e.Trigger, err)
+		}
+		if to != e.To {
+			return nil, fmt.Errorf("approval: replay %s: seq %d (%s) led to %s, the log says %s", id, e.Seq, e.Trigger, to, e.To)
+		}
+	}
+	return m, nil
+}
+
+// TaskMemoryStore is a TaskStore in memory, safe for concurrent use: the embedded default
+// that needs no server. Snapshots are kept as JSON, so what Load returns is what a
+// database adapter would return.
+type TaskMemoryStore struct {
+	mu    sync.Mutex
+	snaps map[string][]byte
+	seqs  map[string]int64
+	logs  map[string][]TaskLogEntry
+}
+
+// NewTaskMemoryStore returns an empty store.
+func NewTaskMemoryStore() *TaskMemoryStore {
+	return &TaskMemoryStore{
+		logs:  map[string][]TaskLogEntry{},
+		seqs:  map[string]int64{},
+		snaps: map[string][]byte{},
+	}
+}
+
+// Append adds e to the log of id if it is the next entry.
+func (s *TaskMemoryStore) Append(_ context.Context, id string, e TaskLogEntry) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	log := s.logs[id]
+	last := s.seqs[id]
+	if n := len(log); n > 0 {
+		last = log[n-1].Seq
+	}
+	if e.Seq != last+1 {
+		return fmt.Errorf("%w: %s: entry %d after %d", ErrStoreConflict, id, e.Seq, last)
+	}
+	s.logs[id] = append(log, e)
+	return nil
+}
+
+// Save replaces the snapshot of id if the stored one has Seq prev, and drops the log
+// entries it covers.
+func (s *TaskMemoryStore) Save(_ context.Context, id string, prev int64, snap TaskSnapshot) error {
+	b, err := json.Marshal(snap)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.seqs[id] != prev {
+		return fmt.Errorf("%w: %s: snapshot %d, not %d", ErrStoreConflict, id, s.seqs[id], prev)
+	}
+	s.snaps[id], s.seqs[id] = b, snap.Seq
+	log := s.logs[id]
+	for len(log) > 0 && log[0].Seq <= snap.Seq {
+		log = log[1:]
+	}
+	s.logs[id] = log
+	return nil
+}
+
+// Load returns the snapshot of id, if any, and the log after it.
+func (s *TaskMemoryStore) Load(_ context.Context, id string) (TaskSnapshot, bool, []TaskLogEntry, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	log := append([]TaskLogEntry(nil), s.logs[id]...)
+	var snap TaskSnapshot
+	b, ok := s.snaps[id]
+	if !ok {
+		return snap, false, log, nil
+	}
+	return snap, true, log, json.Unmarshal(b, &snap)
+}
+
+var _ TaskStore = (*TaskMemoryStore)(nil)
+
+// ErrNotRegistered says no machine with that ID is registered.
+var ErrNotRegistered = errors.New("approval: not registered")
+
+// TaskRegistry holds machines by ID and answers queries over them. It is safe for
+// concurrent use: each machine has a lock, held while Do, Fire or a query looks at it.
+// Fire events on registered machines through Do or Fire, never directly from several
+// goroutines.
+type TaskRegistry struct {
+	mu        sync.RWMutex
+	tasks     map[string]*registeredTask
+	maxActive int
+	logger    *slog.Logger
+}
+
+type registeredTask struct {
+	mu sync.Mutex
+	m  *Task
+}
+
+// NewTaskRegistry returns an empty registry. Registering past maxActive active
+// (non-terminal) machines is not refused, but logged as a warning through logger
+// (slog.Default() when nil); maxActive 0 means no limit.
+func NewTaskRegistry(maxActive int, logger *slog.Logger) *TaskRegistry {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	return &TaskRegistry{
+		logger:    logger,
+		maxActive: maxActive,
+		tasks:     map[string]*registeredTask{},
+	}
+}
+
+// Register adds m under m.ID, which must be set and not yet registered.
+func (r *TaskRegistry) Register(m *Task) error {
+	if m.ID == "" {
+		return errors.New("approval: register: machine has no ID")
+	}
+	r.mu.Lock()
+	if _, dup := r.tasks[m.ID]; dup {
+		r.mu.Unlock()
+		return fmt.Errorf("approval: register: %q is already registered", m.ID)
+	}
+	r.tasks[m.ID] = &registeredTask{m: m}
+	r.mu.Unlock()
+	if r.maxActive > 0 {
+		if n := r.ActiveCount(); n > r.maxActive {
+			r.logger.Warn("active machines past the limit", "machine", "Task", "active", n, "max", r.maxActive)
+		}
+	}
+	return nil
+}
+
+// Get returns the machine registered under id, or ErrNotRegistered.
+func (r *TaskRegistry) Get(id string) (*Task, error) {
+	if m := r.GetOrNil(id); m != nil {
+		return m, nil
+	}
+	return nil, fmt.Errorf("%w: %q", ErrNotRegistered, id)
+}
+
+// GetOrNil returns the machine registered under id, or nil.
+func (r *TaskRegistry) GetOrNil(id string) *Task {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if e, ok := r.tasks[id]; ok {
+		return e.m
+	}
+	return nil
+}
+
+// Remove unregisters id and reports whether it was registered.
+func (r *TaskRegistry) Remove(id string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.tasks[id]
+	delete(r.tasks, id)
+	return ok
+}
+
+// Do runs fn on the machine registered under id while holding its lock.
+func (r *TaskRegistry) Do(id string, fn func(*Task) error) error {
+	r.mu.RLock()
+	e, ok := r.tasks[id]
+	r.mu.RUnlock()
+	if !ok {
+		return fmt.Errorf("%w: %q", ErrNotRegistered, id)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return fn(e.m)
+}
+
+// Fire fires e on the machine registered under id, holding its lock.
+func (r *TaskRegistry) Fire(ctx context.Context, id string, e Event, in TaskInput) (State, error) {
+	var to State
+	err := r.Do(id, func(m *Task) error {
+		var err error
+		to, err = m.FireWith(ctx, e, in)
+		return err
+	})
+	return to, err
+}
+
+// Where returns the machines for which keep holds (called under each machine's lock),
+// ordered by ID.
+func (r *TaskRegistry) Where(keep func(*Task) bool) []*Task {
+	r.mu.RLock()
+	ids := make([]string, 0, len(r.tasks))
+	for id := range r.tasks {
+		ids = append(ids, id)
+	}
+	entries := make([]*registeredTask, 0, len(ids))
+	sort.Strings(ids)
+	for _, id := range ids {
+		entries = append(entries, r.tasks[id])
+	}
+	r.mu.RUnlock()
+	var out []*Task
+	for _, e := range entries {
+		e.mu.Lock()
+		ok := keep(e.m)
+		e.mu.Unlock()
+		if ok {
+			out = append(out, e.m)
+		}
+	}
+	return out
+}
+
+// ListAll returns every registered machine, ordered by ID.
+func (r *TaskRegistry) ListAll() []*Task {
+	return r.Where(func(*Task) bool {
+		return true
+	})
+}
+
+// ListActive returns the machines that are not in a terminal state, ordered by ID.
+func (r *TaskRegistry) ListActive() []*Task {
+	return r.Where(func(m *Task) bool {
+		return !m.state.IsTerminal()
+	})
+}
+
+// ActiveCount returns the number of machines not in a terminal state.
+func (r *TaskRegistry) ActiveCount() int {
+	return len(r.ListActive())
+}
+
+// ByState returns the machines in state s, ordered by ID.
+func (r *TaskRegistry) ByState(s State) []*Task {
+	return r.Where(func(m *Task) bool {
+		return m.state == s
+	})
+}
+
+// CleanupTerminal unregisters every machine in a terminal state and returns how many.
+func (r *TaskRegistry) CleanupTerminal() int {
+	done := r.Where(func(m *Task) bool {
+		return m.state.IsTerminal()
+	})
+	for _, m := range done {
+		r.Remove(m.ID)
+	}
+	return len(done)
 }

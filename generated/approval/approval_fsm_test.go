@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"reflect"
 	"strings"
 	"testing"
@@ -1029,6 +1030,191 @@ func TestFsmRestoreRefusesBadSnapshots(t *testing.T) {
 		mutate(&s)
 		if _, err := RestoreTask(s, &fsmHooks{}); err == nil {
 			t.Errorf("%s: a bad snapshot was restored", name)
+		}
+	}
+}
+
+// Every path again, with a store: the event log and the checkpoints' snapshots must give
+// back the same machine through ReplayTask.
+func TestFsmStoreReplaysTheSameMachine(t *testing.T) {
+	ctx := context.Background()
+	store := NewTaskMemoryStore()
+	for _, p := range fsmPaths {
+		if len(p.steps) == 0 {
+			continue // nothing is logged for the initial state
+		}
+		id := "fsm-" + p.to.String()
+		m, h := fsmFixture(StateInbox, nil, false, false, true)
+		m.ID = id
+		m.SetStore(store)
+		for i, s := range p.steps {
+			h.off = map[string]bool{}
+			if !s.on {
+			}
+			if _, err := fsmFire(m, s.event, TaskInput{Role: s.role, Actor: "tester", Reason: fmt.Sprint("step ", i)}); err != nil {
+				t.Fatalf("%s step %d: %v", id, i, err)
+			}
+		}
+		h.off = map[string]bool{}
+		r, err := ReplayTask(ctx, store, id, h)
+		if err != nil {
+			t.Fatalf("%s: replay: %v", id, err)
+		}
+		want, _ := json.Marshal(m.Snapshot())
+		got, _ := json.Marshal(r.Snapshot())
+		if string(got) != string(want) {
+			t.Errorf("%s: replayed machine differs:\n%s\n%s", id, got, want)
+		}
+		_, _, log, _ := store.Load(ctx, id)
+		for _, e := range log {
+			if b, err := json.Marshal(e); err != nil || !strings.Contains(string(b), `"event":"STATE_TRANSITION"`) || e.TaskID != id {
+				t.Errorf("%s: log entry %s %v", id, b, err)
+			}
+		}
+	}
+	// Optimistic concurrency: a stale writer is refused.
+	if err := store.Append(ctx, "fsm-x", TaskLogEntry{Seq: 2}); !errors.Is(err, ErrStoreConflict) {
+		t.Errorf("append out of order: %v", err)
+	}
+	if err := store.Save(ctx, "fsm-x", 5, TaskSnapshot{Version: 1, Seq: 6}); !errors.Is(err, ErrStoreConflict) {
+		t.Errorf("save over the wrong version: %v", err)
+	}
+	if _, err := ReplayTask(ctx, store, "fsm-x", &fsmHooks{}); err != nil {
+		t.Errorf("replay of an empty log: %v", err)
+	}
+	for name, e := range map[string]TaskLogEntry{
+		"unknown event": {Seq: 1, Trigger: Event(NumEvents)},
+		"bad context":   {Seq: 1, Context: json.RawMessage("{")},
+		"wrong target":  {Seq: 1, Trigger: Event(0), To: State(NumStates)},
+	} {
+		id := "fsm-bad " + name
+		store.Append(ctx, id, e)
+		if _, err := ReplayTask(ctx, store, id, &fsmHooks{}); err == nil {
+			t.Errorf("%s: a log entry that cannot be replayed was accepted", name)
+		}
+	}
+	store.Append(ctx, "fsm-gap", TaskLogEntry{Seq: 1, Trigger: Event(NumEvents)})
+	store.logs["fsm-gap"][0].Seq = 2
+	if _, err := ReplayTask(ctx, store, "fsm-gap", &fsmHooks{}); err == nil {
+		t.Error("a log with a gap was replayed")
+	}
+	if _, err := ReplayTask(ctx, fsmFailingStore{}, "x", &fsmHooks{}); !errors.Is(err, errFsmStore) {
+		t.Errorf("replay from a failing store: %v", err)
+	}
+	bad := NewTaskMemoryStore()
+	bad.snaps["x"], bad.seqs["x"] = []byte(`{"version": 99}`), 1
+	if _, err := ReplayTask(ctx, bad, "x", &fsmHooks{}); err == nil {
+		t.Error("replayed from a bad snapshot")
+	}
+	bad.snaps["y"] = []byte("{")
+	if _, _, _, err := bad.Load(ctx, "y"); err == nil {
+		t.Error("loaded a broken snapshot")
+	}
+	// A store that fails: the transition happens, and Fire says it was not saved.
+	for _, appendOK := range []bool{false, true} {
+		m, _ := fsmFixture(StateInbox, nil, false, false, true)
+		m.SetStore(fsmFailingStore{appendOK: appendOK})
+		for e := Event(0); e < NumEvents; e++ {
+			if m.Can(ctx, e) {
+				_, err := fsmFire(m, e, TaskInput{})
+				var se *StoreError
+				if appendOK != (err == nil) || (err != nil && (!errors.As(err, &se) || !errors.Is(err, errFsmStore) || se.Error() == "")) || m.Seq() != 1 {
+					t.Errorf("failing store: %v", err)
+				}
+				break
+			}
+		}
+	}
+}
+
+var errFsmStore = errors.New("store down")
+
+// fsmFailingStore fails every call, but Append when appendOK.
+type fsmFailingStore struct{ appendOK bool }
+
+func (s fsmFailingStore) Append(context.Context, string, TaskLogEntry) error {
+	if s.appendOK {
+		return nil
+	}
+	return errFsmStore
+}
+func (fsmFailingStore) Save(context.Context, string, int64, TaskSnapshot) error { return errFsmStore }
+func (fsmFailingStore) Load(context.Context, string) (TaskSnapshot, bool, []TaskLogEntry, error) {
+	return TaskSnapshot{}, false, nil, errFsmStore
+}
+
+func TestFsmRegistry(t *testing.T) {
+	ctx := context.Background()
+	if NewTaskRegistry(0, nil).logger == nil {
+		t.Error("a registry without logger has no logger")
+	}
+	var logged strings.Builder
+	r := NewTaskRegistry(1, slog.New(slog.NewTextHandler(&logged, nil)))
+	var ids []string
+	for _, s := range States() {
+		m, _ := fsmFixture(s, nil, false, false, false)
+		m.ID = "m-" + s.String()
+		if err := r.Register(m); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, m.ID)
+	}
+	if err := r.Register(r.GetOrNil(ids[0])); err == nil {
+		t.Error("registered the same ID twice")
+	}
+	if err := r.Register(NewTask(&fsmHooks{})); err == nil {
+		t.Error("registered a machine without ID")
+	}
+	active := 0
+	for _, s := range States() {
+		if !s.IsTerminal() {
+			active++
+		}
+		if got := r.ByState(s); len(got) != 1 || got[0].State() != s {
+			t.Errorf("ByState(%s) = %v", s, got)
+		}
+	}
+	if r.ActiveCount() != active || len(r.ListActive()) != active || len(r.ListAll()) != int(NumStates) {
+		t.Errorf("active %d, listed %d of %d", r.ActiveCount(), len(r.ListActive()), len(r.ListAll()))
+	}
+	if active > 1 && !strings.Contains(logged.String(), "past the limit") {
+		t.Errorf("no warning past max active: %q", logged.String())
+	}
+	if _, err := r.Get("nobody"); !errors.Is(err, ErrNotRegistered) {
+		t.Errorf("Get of an unknown ID: %v", err)
+	}
+	if m, err := r.Get(ids[0]); err != nil || m.ID != ids[0] {
+		t.Errorf("Get: %v", err)
+	}
+	if _, err := r.Fire(ctx, "nobody", Event(0), TaskInput{}); !errors.Is(err, ErrNotRegistered) {
+		t.Errorf("Fire on an unknown ID: %v", err)
+	}
+	if _, err := r.Fire(ctx, ids[0], Event(0), TaskInput{}); err != nil && fsmReason(err) == "" {
+		t.Errorf("Fire: %v", err)
+	}
+	if n := r.CleanupTerminal(); n != int(NumStates)-active || len(r.ListAll()) != active {
+		t.Errorf("cleanup removed %d", n)
+	}
+	if !r.Remove(ids[0]) && !StateInbox.IsTerminal() {
+		t.Error("Remove of a registered ID")
+	}
+	if r.Remove("nobody") {
+		t.Error("Remove of an unknown ID")
+	}
+}
+
+func TestFsmLogsRefusals(t *testing.T) {
+	var logged strings.Builder
+	for s := State(0); s < NumStates; s++ {
+		m, _ := fsmFixture(s, nil, false, false, false)
+		m.SetLogger(slog.New(slog.NewTextHandler(&logged, nil)))
+		for e := Event(0); e < NumEvents; e++ {
+			if _, err := fsmFire(m, e, TaskInput{}); err != nil {
+				if !strings.Contains(logged.String(), "event refused") {
+					t.Fatalf("refusal of %s in %s not logged", e, s)
+				}
+				return
+			}
 		}
 	}
 }

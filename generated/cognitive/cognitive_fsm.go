@@ -10,10 +10,14 @@ package cognitive
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
+	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -426,10 +430,8 @@ func (e *LimitError) Reason() string {
 }
 
 // ValidationError says required fields are missing or invalid: the context fields the
-// target
-// // state requires, or the event's payload (Payload is true). Allowed lists the events
-// that
-// // would be accepted instead.
+// target // state requires, or the event's payload (Payload is true). Allowed lists the
+// events that // would be accepted instead.
 type ValidationError struct {
 	State State
 	Event Event
@@ -490,8 +492,8 @@ func init() {
 	}
 }
 
-// TaskContext holds the machine's data: the spec's context fields. States check the
-// fields they require on entry; guards may compare them.
+// TaskContext holds the machine's data: the spec's context fields. States check the fields
+// they require on entry; guards may compare them.
 type TaskContext struct {
 	// InputText is "input_text" (string). Original input text of the task.
 	InputText string `json:"input_text,omitempty"`
@@ -605,16 +607,20 @@ type TaskStep struct {
 	To State
 	// Event is the event being fired.
 	Event Event
+	// At is when the event happened (zero for guards).
+	At time.Time
 }
 
 // TaskInput is what the caller says about one firing.
 type TaskInput struct {
-	// EventID identifies the triggering event in the history.
+	// EventID identifies the triggering event in the history and the event log.
 	EventID string
-	// Actor and Reason are recorded in the history.
+	// Actor and Reason say who fired the event and why; they are recorded in the history and
+	// the event log.
 	Actor  string
 	Reason string
-	// At is when the event happened; the zero time means the machine's clock now.
+	// At is when the event happened; the zero time means now (the machine's clock). It is
+	// recorded in the history and the event log.
 	At time.Time
 }
 
@@ -631,9 +637,9 @@ type TaskHooks interface {
 	//
 	// All steps are done and the plan contains tool_call steps (continue the cognitive loop).
 	PlanHasToolCalls(ctx context.Context, m *Task, s TaskStep) bool
-	// Checkpoint is called at each checkpoint the transition reaches, after the state
-	// changed and entry actions ran. An error is returned from Fire wrapped in a
-	// CheckpointError; the transition has happened, but was not saved.
+	// Checkpoint is called at each checkpoint the transition reaches, after the state changed
+	// and entry actions ran. An error is returned from Fire wrapped in a CheckpointError; the
+	// transition has happened, but was not saved.
 	Checkpoint(ctx context.Context, m *Task, cp Checkpoint, s TaskStep) error
 }
 
@@ -673,19 +679,28 @@ type TaskRecord struct {
 // and other I/O are initiated by the Agent after a transition.
 //
 // A Task is not safe for concurrent use: confine it to one goroutine, or guard it with a
-// mutex. Different machines may be used from different goroutines. The machine does no
-// I/O itself; hooks do.
+// mutex. Different machines may be used from different goroutines. The machine does no I/O
+// itself; hooks do.
 type Task struct {
 	state State
+	seq   int64 // accepted transitions so far
 	hooks TaskHooks
 
+	// ID names the machine in its store, its event log and a registry.
+	ID string
 	// Context is the machine's data. Hooks may change it; states check what they require.
 	Context          TaskContext
 	prevSuspended    State // the state "suspended" was entered from
 	prevSuspendedSet bool
 
+	store              TaskStore
+	saved              int64           // seq of the last snapshot saved to the store
+	firedWith          json.RawMessage // the context when the current event was fired, for the log
+	logger             *slog.Logger
 	clock              Clock
+	createdAt          time.Time
 	enteredAt          time.Time
+	timeByState        [NumStates]time.Duration // time spent in each state, the current stay excluded
 	history            []TaskRecord
 	payloadTaskCreated TaskCreatedPayload
 	payloadTaskFailed  TaskFailedPayload
@@ -699,13 +714,33 @@ func NewTask(hooks TaskHooks) *Task {
 	m := &Task{state: StateIdle}
 	m.hooks = hooks
 	m.clock = systemClock{}
-	m.enteredAt = m.clock.Now()
+	m.createdAt = m.clock.Now()
+	m.enteredAt = m.createdAt
 	return m
 }
 
 // State returns the current state.
 func (m *Task) State() State {
 	return m.state
+}
+
+// Seq returns the number of transitions accepted so far (restored with a snapshot): the
+// sequence number of the last event log entry.
+func (m *Task) Seq() int64 {
+	return m.seq
+}
+
+// SetStore makes the machine append every accepted transition to the store's event log and
+// save a snapshot at each checkpoint. Errors from the store come back from Fire as a
+// StoreError; the transition has happened in memory: reload the machine from the store
+// before firing again.
+func (m *Task) SetStore(s TaskStore) {
+	m.store = s
+}
+
+// SetLogger makes the machine log every refused event (at Warn) through l.
+func (m *Task) SetLogger(l *slog.Logger) {
+	m.logger = l
 }
 
 // Remembered returns the state a remembering state s was last entered from.
@@ -739,8 +774,17 @@ func (m *Task) TaskFailedPayload() TaskFailedPayload {
 // changes. Refusing and accepting allocate nothing unless the spec asks for history,
 // payloads or idempotency keys.
 func (m *Task) Fire(ctx context.Context, e Event) (State, error) {
-	return m.FireWith(ctx, e, TaskInput{})
+	switch e {
+	case EventTaskCreated:
+		return m.FireTaskCreated(ctx, TaskCreatedPayload{}, TaskInput{})
+	case EventTaskFailed:
+		return m.FireTaskFailed(ctx, TaskFailedPayload{}, TaskInput{})
+	}
+	return m.fire(ctx, e, &noInput)
 }
+
+// noInput is the input of Fire, shared and never written, so that Fire does not build one.
+var noInput TaskInput
 
 // FireWith fires e with what the caller says about it (who fires it, when, ...).
 func (m *Task) FireWith(ctx context.Context, e Event, in TaskInput) (State, error) {
@@ -750,16 +794,33 @@ func (m *Task) FireWith(ctx context.Context, e Event, in TaskInput) (State, erro
 	case EventTaskFailed:
 		return m.FireTaskFailed(ctx, TaskFailedPayload{}, in)
 	}
-	return m.fire(ctx, e, in)
+	return m.fire(ctx, e, &in)
 }
 
-func (m *Task) fire(ctx context.Context, e Event, in TaskInput) (State, error) {
+// fire runs step and logs a refusal when the machine has a logger.
+func (m *Task) fire(ctx context.Context, e Event, in *TaskInput) (State, error) {
+	if m.store != nil {
+		m.firedWith, _ = json.Marshal(m.Context)
+	}
+	to, err := m.once(ctx, e, in)
+	if err != nil && m.logger != nil {
+		m.logRefusal(ctx, e, err)
+	}
+	return to, err
+}
+
+// logRefusal logs a refused event at Warn.
+func (m *Task) logRefusal(ctx context.Context, e Event, err error) {
+	m.logger.LogAttrs(ctx, slog.LevelWarn, "event refused", slog.String("machine", "Task"), slog.String("id", m.ID), slog.String("state", m.state.String()), slog.String("event", e.String()), slog.String("error", err.Error()))
+}
+
+// once applies idempotency keys around step.
+func (m *Task) once(ctx context.Context, e Event, in *TaskInput) (State, error) {
 	return m.step(ctx, e, in, false)
 }
 
 // FireTaskCreated fires "task_created" with its payload, which is validated first: an
-// invalid
-// payload is refused with a ValidationError (Payload set) and changes nothing.
+// invalid payload is refused with a ValidationError (Payload set) and changes nothing.
 func (m *Task) FireTaskCreated(ctx context.Context, p TaskCreatedPayload, in TaskInput) (State, error) {
 	if errs := p.Validate(); errs != nil {
 		return m.state, &ValidationError{
@@ -773,7 +834,7 @@ func (m *Task) FireTaskCreated(ctx context.Context, p TaskCreatedPayload, in Tas
 	}
 	prev := m.payloadTaskCreated
 	m.payloadTaskCreated = p
-	to, err := m.fire(ctx, EventTaskCreated, in)
+	to, err := m.fire(ctx, EventTaskCreated, &in)
 	if err != nil {
 		m.payloadTaskCreated = prev
 	}
@@ -781,8 +842,7 @@ func (m *Task) FireTaskCreated(ctx context.Context, p TaskCreatedPayload, in Tas
 }
 
 // FireTaskFailed fires "task_failed" with its payload, which is validated first: an
-// invalid
-// payload is refused with a ValidationError (Payload set) and changes nothing.
+// invalid payload is refused with a ValidationError (Payload set) and changes nothing.
 func (m *Task) FireTaskFailed(ctx context.Context, p TaskFailedPayload, in TaskInput) (State, error) {
 	if errs := p.Validate(); errs != nil {
 		return m.state, &ValidationError{
@@ -796,7 +856,7 @@ func (m *Task) FireTaskFailed(ctx context.Context, p TaskFailedPayload, in TaskI
 	}
 	prev := m.payloadTaskFailed
 	m.payloadTaskFailed = p
-	to, err := m.fire(ctx, EventTaskFailed, in)
+	to, err := m.fire(ctx, EventTaskFailed, &in)
 	if err != nil {
 		m.payloadTaskFailed = prev
 	}
@@ -810,7 +870,7 @@ func (m *Task) Can(ctx context.Context, e Event) bool {
 
 // CanWith is Can for a given input.
 func (m *Task) CanWith(ctx context.Context, e Event, in TaskInput) bool {
-	_, err := m.step(ctx, e, in, true)
+	_, err := m.step(ctx, e, &in, true)
 	return err == nil
 }
 
@@ -846,7 +906,7 @@ func accepted(s State, buf []Event) []Event {
 }
 
 // step decides e in the current state and, unless dry, applies it.
-func (m *Task) step(ctx context.Context, e Event, in TaskInput, dry bool) (State, error) {
+func (m *Task) step(ctx context.Context, e Event, in *TaskInput, dry bool) (State, error) {
 	from := m.state
 	st := TaskStep{From: from, To: from, Event: e}
 	switch from {
@@ -899,111 +959,75 @@ func (m *Task) step(ctx context.Context, e Event, in TaskInput, dry bool) (State
 
 // transition0 is the transition at ../../examples/cognitive/cognitive.fsm.yaml:109: idle
 // on task_created -> reasoning.
-func (m *Task) transition0(ctx context.Context, st TaskStep, in TaskInput, dry bool) (State, error) {
+func (m *Task) transition0(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	to := StateReasoning
 	if dry {
 		return to, nil
 	}
 	st.To = to
+	st.At = m.now(in)
 	if to != st.From {
 		m.remember(st.From, to)
 	}
 	m.state = to
-	now := m.now(in)
-	m.enteredAt = now
-	m.history = append(m.history, TaskRecord{
-		Actor:   in.Actor,
-		At:      now,
-		Event:   st.Event,
-		EventID: in.EventID,
-		From:    st.From,
-		Reason:  in.Reason,
-		To:      to,
-	})
-	return to, m.checkpoint(ctx, st, CheckpointTaskCreated)
+	m.moveClock(st)
+	return to, m.commit(ctx, st, in, CheckpointTaskCreated)
 }
 
 // transition1 is the transition at ../../examples/cognitive/cognitive.fsm.yaml:110:
 // reasoning on reason_done -> acting.
-func (m *Task) transition1(ctx context.Context, st TaskStep, in TaskInput, dry bool) (State, error) {
+func (m *Task) transition1(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	to := StateActing
 	if dry {
 		return to, nil
 	}
 	st.To = to
+	st.At = m.now(in)
 	if to != st.From {
 		m.remember(st.From, to)
 	}
 	m.state = to
-	now := m.now(in)
-	m.enteredAt = now
-	m.history = append(m.history, TaskRecord{
-		Actor:   in.Actor,
-		At:      now,
-		Event:   st.Event,
-		EventID: in.EventID,
-		From:    st.From,
-		Reason:  in.Reason,
-		To:      to,
-	})
-	return to, m.checkpoint(ctx, st, CheckpointReasonDone)
+	m.moveClock(st)
+	return to, m.commit(ctx, st, in, CheckpointReasonDone)
 }
 
 // transition2 is the transition at ../../examples/cognitive/cognitive.fsm.yaml:111:
 // reasoning on need_more_info -> suspended.
-func (m *Task) transition2(ctx context.Context, st TaskStep, in TaskInput, dry bool) (State, error) {
+func (m *Task) transition2(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	to := StateSuspended
 	if dry {
 		return to, nil
 	}
 	st.To = to
+	st.At = m.now(in)
 	if to != st.From {
 		m.remember(st.From, to)
 	}
 	m.state = to
-	now := m.now(in)
-	m.enteredAt = now
-	m.history = append(m.history, TaskRecord{
-		Actor:   in.Actor,
-		At:      now,
-		Event:   st.Event,
-		EventID: in.EventID,
-		From:    st.From,
-		Reason:  in.Reason,
-		To:      to,
-	})
-	return to, m.checkpoint(ctx, st, CheckpointNeedMoreInfo)
+	m.moveClock(st)
+	return to, m.commit(ctx, st, in, CheckpointNeedMoreInfo)
 }
 
 // transition3 is the transition at ../../examples/cognitive/cognitive.fsm.yaml:112:
 // suspended on message_received -> reasoning.
-func (m *Task) transition3(ctx context.Context, st TaskStep, in TaskInput, dry bool) (State, error) {
+func (m *Task) transition3(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	to := StateReasoning
 	if dry {
 		return to, nil
 	}
 	st.To = to
+	st.At = m.now(in)
 	if to != st.From {
 		m.remember(st.From, to)
 	}
 	m.state = to
-	now := m.now(in)
-	m.enteredAt = now
-	m.history = append(m.history, TaskRecord{
-		Actor:   in.Actor,
-		At:      now,
-		Event:   st.Event,
-		EventID: in.EventID,
-		From:    st.From,
-		Reason:  in.Reason,
-		To:      to,
-	})
-	return to, nil
+	m.moveClock(st)
+	return to, m.commit(ctx, st, in, noCheckpoint)
 }
 
 // transition4 is the transition at ../../examples/cognitive/cognitive.fsm.yaml:127: acting
 // on tool_call_completed -> (choice).
-func (m *Task) transition4(ctx context.Context, st TaskStep, in TaskInput, dry bool) (State, error) {
+func (m *Task) transition4(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	to := st.From
 	switch {
 	case m.hooks.PlanHasMoreSteps(ctx, m, st):
@@ -1017,27 +1041,18 @@ func (m *Task) transition4(ctx context.Context, st TaskStep, in TaskInput, dry b
 		return to, nil
 	}
 	st.To = to
+	st.At = m.now(in)
 	if to != st.From {
 		m.remember(st.From, to)
 	}
 	m.state = to
-	now := m.now(in)
-	m.enteredAt = now
-	m.history = append(m.history, TaskRecord{
-		Actor:   in.Actor,
-		At:      now,
-		Event:   st.Event,
-		EventID: in.EventID,
-		From:    st.From,
-		Reason:  in.Reason,
-		To:      to,
-	})
-	return to, m.checkpoint(ctx, st, CheckpointToolCallCompleted)
+	m.moveClock(st)
+	return to, m.commit(ctx, st, in, CheckpointToolCallCompleted)
 }
 
 // transition5 is the transition at ../../examples/cognitive/cognitive.fsm.yaml:134: acting
 // on tool_call_failed -> (choice).
-func (m *Task) transition5(ctx context.Context, st TaskStep, in TaskInput, dry bool) (State, error) {
+func (m *Task) transition5(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	to := st.From
 	switch {
 	case m.hooks.PlanHasMoreSteps(ctx, m, st):
@@ -1051,27 +1066,18 @@ func (m *Task) transition5(ctx context.Context, st TaskStep, in TaskInput, dry b
 		return to, nil
 	}
 	st.To = to
+	st.At = m.now(in)
 	if to != st.From {
 		m.remember(st.From, to)
 	}
 	m.state = to
-	now := m.now(in)
-	m.enteredAt = now
-	m.history = append(m.history, TaskRecord{
-		Actor:   in.Actor,
-		At:      now,
-		Event:   st.Event,
-		EventID: in.EventID,
-		From:    st.From,
-		Reason:  in.Reason,
-		To:      to,
-	})
-	return to, m.checkpoint(ctx, st, CheckpointToolCallFailed)
+	m.moveClock(st)
+	return to, m.commit(ctx, st, in, CheckpointToolCallFailed)
 }
 
 // transition6 is the transition at ../../examples/cognitive/cognitive.fsm.yaml:141: acting
 // on step_completed -> (choice).
-func (m *Task) transition6(ctx context.Context, st TaskStep, in TaskInput, dry bool) (State, error) {
+func (m *Task) transition6(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	to := st.From
 	switch {
 	case m.hooks.PlanHasMoreSteps(ctx, m, st):
@@ -1085,27 +1091,18 @@ func (m *Task) transition6(ctx context.Context, st TaskStep, in TaskInput, dry b
 		return to, nil
 	}
 	st.To = to
+	st.At = m.now(in)
 	if to != st.From {
 		m.remember(st.From, to)
 	}
 	m.state = to
-	now := m.now(in)
-	m.enteredAt = now
-	m.history = append(m.history, TaskRecord{
-		Actor:   in.Actor,
-		At:      now,
-		Event:   st.Event,
-		EventID: in.EventID,
-		From:    st.From,
-		Reason:  in.Reason,
-		To:      to,
-	})
-	return to, m.checkpoint(ctx, st, CheckpointTaskCompleted)
+	m.moveClock(st)
+	return to, m.commit(ctx, st, in, CheckpointTaskCompleted)
 }
 
 // transition7 is the transition at ../../examples/cognitive/cognitive.fsm.yaml:150:
 // suspended on task_resumed -> history of suspended.
-func (m *Task) transition7(ctx context.Context, st TaskStep, in TaskInput, dry bool) (State, error) {
+func (m *Task) transition7(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	to := st.From
 	if !m.prevSuspendedSet {
 		return st.From, &NoHistoryError{
@@ -1119,74 +1116,47 @@ func (m *Task) transition7(ctx context.Context, st TaskStep, in TaskInput, dry b
 		return to, nil
 	}
 	st.To = to
+	st.At = m.now(in)
 	if to != st.From {
 		m.remember(st.From, to)
 	}
 	m.state = to
-	now := m.now(in)
-	m.enteredAt = now
-	m.history = append(m.history, TaskRecord{
-		Actor:   in.Actor,
-		At:      now,
-		Event:   st.Event,
-		EventID: in.EventID,
-		From:    st.From,
-		Reason:  in.Reason,
-		To:      to,
-	})
-	return to, nil
+	m.moveClock(st)
+	return to, m.commit(ctx, st, in, noCheckpoint)
 }
 
 // transition8 is the transition at ../../examples/cognitive/cognitive.fsm.yaml:153:
 // reasoning, acting on task_suspended -> suspended.
-func (m *Task) transition8(ctx context.Context, st TaskStep, in TaskInput, dry bool) (State, error) {
+func (m *Task) transition8(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	to := StateSuspended
 	if dry {
 		return to, nil
 	}
 	st.To = to
+	st.At = m.now(in)
 	if to != st.From {
 		m.remember(st.From, to)
 	}
 	m.state = to
-	now := m.now(in)
-	m.enteredAt = now
-	m.history = append(m.history, TaskRecord{
-		Actor:   in.Actor,
-		At:      now,
-		Event:   st.Event,
-		EventID: in.EventID,
-		From:    st.From,
-		Reason:  in.Reason,
-		To:      to,
-	})
-	return to, m.checkpoint(ctx, st, CheckpointTaskSuspended)
+	m.moveClock(st)
+	return to, m.commit(ctx, st, in, CheckpointTaskSuspended)
 }
 
 // transition9 is the transition at ../../examples/cognitive/cognitive.fsm.yaml:154: idle,
 // reasoning, acting, suspended on task_failed -> failed.
-func (m *Task) transition9(ctx context.Context, st TaskStep, in TaskInput, dry bool) (State, error) {
+func (m *Task) transition9(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	to := StateFailed
 	if dry {
 		return to, nil
 	}
 	st.To = to
+	st.At = m.now(in)
 	if to != st.From {
 		m.remember(st.From, to)
 	}
 	m.state = to
-	now := m.now(in)
-	m.enteredAt = now
-	m.history = append(m.history, TaskRecord{
-		Actor:   in.Actor,
-		At:      now,
-		Event:   st.Event,
-		EventID: in.EventID,
-		From:    st.From,
-		Reason:  in.Reason,
-		To:      to,
-	})
-	return to, m.checkpoint(ctx, st, CheckpointTaskFailed)
+	m.moveClock(st)
+	return to, m.commit(ctx, st, in, CheckpointTaskFailed)
 }
 
 // remember records where a remembering state was entered from.
@@ -1200,9 +1170,37 @@ func (m *Task) remember(from, to State) {
 // noCheckpoint stands for a transition that names no checkpoint of its own.
 const noCheckpoint = Checkpoint(8)
 
-// checkpoint calls the Checkpoint hook for cp (unless noCheckpoint) and then for every
-// checkpoint taken on every transition.
-func (m *Task) checkpoint(ctx context.Context, st TaskStep, cp Checkpoint) error {
+// commit finishes an accepted transition: sequence number and history here, event log
+// and checkpoints in persist, which a machine without a store or checkpoints skips.
+func (m *Task) commit(ctx context.Context, st TaskStep, in *TaskInput, cp Checkpoint) error {
+	m.seq++
+	m.history = append(m.history, TaskRecord{
+		Actor:   in.Actor,
+		At:      st.At,
+		Event:   st.Event,
+		EventID: in.EventID,
+		From:    st.From,
+		Reason:  in.Reason,
+		To:      st.To,
+	})
+	if m.store == nil && cp == noCheckpoint {
+		return nil
+	}
+	return m.persist(ctx, st, in, cp)
+}
+
+// persist appends the transition to the store's event log and takes the checkpoints: the
+// hook, then a snapshot saved to the store.
+func (m *Task) persist(ctx context.Context, st TaskStep, in *TaskInput, cp Checkpoint) error {
+	if m.store != nil {
+		if err := m.store.Append(ctx, m.ID, m.logEntry(st, in)); err != nil {
+			return &StoreError{
+				Err: err,
+				Op:  "append",
+				Seq: m.seq,
+			}
+		}
+	}
 	for i, c := range [...]Checkpoint{cp} {
 		if c == noCheckpoint || i > 0 && c == cp {
 			continue
@@ -1212,6 +1210,16 @@ func (m *Task) checkpoint(ctx context.Context, st TaskStep, cp Checkpoint) error
 				Checkpoint: c,
 				Err:        err,
 			}
+		}
+		if m.store != nil && m.saved != m.seq {
+			if err := m.store.Save(ctx, m.ID, m.saved, m.Snapshot()); err != nil {
+				return &StoreError{
+					Err: err,
+					Op:  "save",
+					Seq: m.seq,
+				}
+			}
+			m.saved = m.seq
 		}
 	}
 	return nil
@@ -1236,13 +1244,19 @@ func (e *CheckpointError) Unwrap() error {
 // restores exactly with RestoreTask.
 type TaskSnapshot struct {
 	// Version is the snapshot format, 1.
-	Version int         `json:"version"`
+	Version int    `json:"version"`
+	ID      string `json:"id"`
+	// Seq is the number of transitions accepted when the snapshot was taken.
+	Seq     int64       `json:"seq"`
 	State   State       `json:"state"`
 	Context TaskContext `json:"context"`
 	// Remembered maps each remembering state to the state it was entered from.
 	Remembered map[State]State `json:"remembered,omitempty"`
+	CreatedAt  time.Time       `json:"createdAt"`
 	EnteredAt  time.Time       `json:"enteredAt"`
-	History    []TaskRecord    `json:"history,omitempty"`
+	// TimeByState is the time spent in each state before the current stay.
+	TimeByState map[State]time.Duration `json:"timeByState,omitempty"`
+	History     []TaskRecord            `json:"history,omitempty"`
 }
 
 // Snapshot returns the machine's state, context and bookkeeping. It shares nothing with the
@@ -1250,6 +1264,8 @@ type TaskSnapshot struct {
 func (m *Task) Snapshot() TaskSnapshot {
 	s := TaskSnapshot{
 		Context: m.Context,
+		ID:      m.ID,
+		Seq:     m.seq,
 		State:   m.state,
 		Version: 1,
 	}
@@ -1259,7 +1275,15 @@ func (m *Task) Snapshot() TaskSnapshot {
 		}
 		s.Remembered[StateSuspended] = m.prevSuspended
 	}
-	s.EnteredAt = m.enteredAt
+	s.CreatedAt, s.EnteredAt = m.createdAt, m.enteredAt
+	for st, d := range m.timeByState {
+		if d != 0 {
+			if s.TimeByState == nil {
+				s.TimeByState = map[State]time.Duration{}
+			}
+			s.TimeByState[State(st)] = d
+		}
+	}
 	s.History = m.History()
 	return s
 }
@@ -1275,6 +1299,7 @@ func RestoreTask(s TaskSnapshot, hooks TaskHooks) (*Task, error) {
 	}
 	m := NewTask(hooks)
 	m.state = s.State
+	m.ID, m.seq, m.saved = s.ID, s.Seq, s.Seq
 	m.Context = s.Context
 	for st, from := range s.Remembered {
 		if from >= NumStates {
@@ -1287,9 +1312,407 @@ func RestoreTask(s TaskSnapshot, hooks TaskHooks) (*Task, error) {
 			return nil, fmt.Errorf("cognitive: restore: state %s does not remember", st)
 		}
 	}
-	m.enteredAt = s.EnteredAt
+	m.createdAt, m.enteredAt = s.CreatedAt, s.EnteredAt
+	for st, d := range s.TimeByState {
+		if st >= NumStates {
+			return nil, fmt.Errorf("cognitive: restore: invalid time-by-state state %d", st)
+		}
+		m.timeByState[st] = d
+	}
 	m.history = append([]TaskRecord(nil), s.History...)
 	return m, nil
+}
+
+// TaskStore persists machines: an append-only log of every accepted transition, and
+// snapshots taken at the spec's checkpoints. It is the seam for database adapters.
+//
+// Optimistic concurrency: log entries carry consecutive sequence numbers (1, 2, 3, ...)
+// per machine ID, and Append refuses an entry whose Seq is not the next one; Save replaces
+// the stored snapshot only if its Seq is prev (0 when none is stored). A refusal means
+// another writer got there first: reload with Load and Replay, then fire again.
+type TaskStore interface {
+	// Append adds an entry to the log of machine id.
+	Append(ctx context.Context, id string, e TaskLogEntry) error
+	// Save stores a snapshot of machine id taken at a checkpoint.
+	Save(ctx context.Context, id string, prev int64, s TaskSnapshot) error
+	// Load returns the last snapshot saved (ok false when none is) and the log entries after
+	// it, in order.
+	Load(ctx context.Context, id string) (s TaskSnapshot, ok bool, log []TaskLogEntry, err error)
+}
+
+// ErrStoreConflict is what a Store returns when another writer got there first.
+var ErrStoreConflict = errors.New("cognitive: store version conflict")
+
+// StoreError says the store refused or failed to persist an accepted transition. The
+// transition has happened in memory.
+type StoreError struct {
+	Op  string
+	Seq int64
+	Err error
+}
+
+func (e *StoreError) Error() string {
+	return fmt.Sprintf("cognitive: store %s of seq %d: %v", e.Op, e.Seq, e.Err)
+}
+
+// Unwrap returns the store's error.
+func (e *StoreError) Unwrap() error {
+	return e.Err
+}
+
+// TaskLogEntry is one entry of the event log, in the JSON form of the seed documents:
+// {"timestamp", "taskId", "event": "STATE_TRANSITION", "from", "to", "actor", "reason",
+// "metadata"}, plus what replaying it needs.
+type TaskLogEntry struct {
+	// Seq numbers the machine's accepted transitions from 1.
+	Seq       int64     `json:"seq"`
+	Timestamp time.Time `json:"timestamp"`
+	TaskID    string    `json:"taskId"`
+	// Kind is always STATE_TRANSITION.
+	Kind    string `json:"event"`
+	Trigger Event  `json:"trigger"`
+	From    State  `json:"from"`
+	To      State  `json:"to"`
+	Actor   string `json:"actor"`
+	Reason  string `json:"reason"`
+	EventID string `json:"eventId,omitempty"`
+	// Context is the machine's context when the event was fired, so that replaying the log
+	// sees what the guards and required fields saw.
+	Context json.RawMessage `json:"context,omitempty"`
+	// Payload is the event's payload, for events that carry one.
+	Payload  json.RawMessage   `json:"payload,omitempty"`
+	Metadata map[string]string `json:"metadata"`
+}
+
+// logEntry describes an accepted transition for the event log.
+func (m *Task) logEntry(st TaskStep, in *TaskInput) TaskLogEntry {
+	at := st.At
+	e := TaskLogEntry{
+		Actor:     in.Actor,
+		Context:   m.firedWith,
+		EventID:   in.EventID,
+		From:      st.From,
+		Kind:      "STATE_TRANSITION",
+		Metadata:  map[string]string{},
+		Reason:    in.Reason,
+		Seq:       m.seq,
+		TaskID:    m.ID,
+		Timestamp: at,
+		To:        st.To,
+		Trigger:   st.Event,
+	}
+	switch st.Event {
+	case EventTaskCreated:
+		e.Payload, _ = json.Marshal(m.payloadTaskCreated)
+	case EventTaskFailed:
+		e.Payload, _ = json.Marshal(m.payloadTaskFailed)
+	}
+	return e
+}
+
+// ReplayTask rebuilds machine id from its store: the last snapshot (or a new machine),
+// then every later log entry fired again with what it recorded. It fails if the log has a
+// gap or a replayed event does not lead where the log says.
+func ReplayTask(ctx context.Context, store TaskStore, id string, hooks TaskHooks) (*Task, error) {
+	s, ok, log, err := store.Load(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	m := NewTask(hooks)
+	m.ID = id
+	if ok {
+		if m, err = RestoreTask(s, hooks); err != nil {
+			return nil, err
+		}
+	}
+	// Without a snapshot the machine's creation time is not stored: take the first event's.
+	if !ok && len(log) > 0 {
+		m.createdAt, m.enteredAt = log[0].Timestamp, log[0].Timestamp
+	}
+	m.saved = m.seq
+	for _, e := range log {
+		if e.Seq != m.seq+1 {
+			return nil, fmt.Errorf("cognitive: replay %s: log entry %d follows %d", id, e.Seq, m.seq)
+		}
+		in := TaskInput{
+			Actor:   e.Actor,
+			At:      e.Timestamp,
+			EventID: e.EventID,
+			Reason:  e.Reason,
+		}
+		if len(e.Context) > 0 {
+			m.Context = TaskContext{}
+			if err = json.Unmarshal(e.Context, &m.Context); err != nil {
+				return nil, err
+			}
+		}
+		var to State
+		switch e.Trigger {
+		case EventTaskCreated:
+			var p TaskCreatedPayload
+			if len(e.Payload) > 0 {
+				if err = json.Unmarshal(e.Payload, &p); err != nil {
+					return nil, err
+				}
+			}
+			to, err = m.FireTaskCreated(ctx, p, in)
+		case EventTaskFailed:
+			var p TaskFailedPayload
+			if len(e.Payload) > 0 {
+				if err = json.Unmarshal(e.Payload, &p); err != nil {
+					return nil, err
+				}
+			}
+			to, err = m.FireTaskFailed(ctx, p, in)
+		default:
+			to, err = m.FireWith(ctx, e.Trigger, in)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("cognitive: replay %s: seq %d (%s): %w", id, e.Seq, e.Trigger, err)
+		}
+		if to != e.To {
+			return nil, fmt.Errorf("cognitive: replay %s: seq %d (%s) led to %s, the log says %s", id, e.Seq, e.Trigger, to, e.To)
+		}
+	}
+	return m, nil
+}
+
+// TaskMemoryStore is a TaskStore in memory, safe for concurrent use: the embedded default
+// that needs no server. Snapshots are kept as JSON, so what Load returns is what a
+// database adapter would return.
+type TaskMemoryStore struct {
+	mu    sync.Mutex
+	snaps map[string][]byte
+	seqs  map[string]int64
+	logs  map[string][]TaskLogEntry
+}
+
+// NewTaskMemoryStore returns an empty store.
+func NewTaskMemoryStore() *TaskMemoryStore {
+	return &TaskMemoryStore{
+		logs:  map[string][]TaskLogEntry{},
+		seqs:  map[string]int64{},
+		snaps: map[string][]byte{},
+	}
+}
+
+// Append adds e to the log of id if it is the next entry.
+func (s *TaskMemoryStore) Append(_ context.Context, id string, e TaskLogEntry) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	log := s.logs[id]
+	last := s.seqs[id]
+	if n := len(log); n > 0 {
+		last = log[n-1].Seq
+	}
+	if e.Seq != last+1 {
+		return fmt.Errorf("%w: %s: entry %d after %d", ErrStoreConflict, id, e.Seq, last)
+	}
+	s.logs[id] = append(log, e)
+	return nil
+}
+
+// Save replaces the snapshot of id if the stored one has Seq prev, and drops the log
+// entries it covers.
+func (s *TaskMemoryStore) Save(_ context.Context, id string, prev int64, snap TaskSnapshot) error {
+	b, err := json.Marshal(snap)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.seqs[id] != prev {
+		return fmt.Errorf("%w: %s: snapshot %d, not %d", ErrStoreConflict, id, s.seqs[id], prev)
+	}
+	s.snaps[id], s.seqs[id] = b, snap.Seq
+	log := s.logs[id]
+	for len(log) > 0 && log[0].Seq <= snap.Seq {
+		log = log[1:]
+	}
+	s.logs[id] = log
+	return nil
+}
+
+// Load returns the snapshot of id, if any, and the log after it.
+func (s *TaskMemoryStore) Load(_ context.Context, id string) (TaskSnapshot, bool, []TaskLogEntry, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	log := append([]TaskLogEntry(nil), s.logs[id]...)
+	var snap TaskSnapshot
+	b, ok := s.snaps[id]
+	if !ok {
+		return snap, false, log, nil
+	}
+	return snap, true, log, json.Unmarshal(b, &snap)
+}
+
+var _ TaskStore = (*TaskMemoryStore)(nil)
+
+// ErrNotRegistered says no machine with that ID is registered.
+var ErrNotRegistered = errors.New("cognitive: not registered")
+
+// TaskRegistry holds machines by ID and answers queries over them. It is safe for
+// concurrent use: each machine has a lock, held while Do, Fire or a query looks at it.
+// Fire events on registered machines through Do or Fire, never directly from several
+// goroutines.
+type TaskRegistry struct {
+	mu        sync.RWMutex
+	tasks     map[string]*registeredTask
+	maxActive int
+	logger    *slog.Logger
+}
+
+type registeredTask struct {
+	mu sync.Mutex
+	m  *Task
+}
+
+// NewTaskRegistry returns an empty registry. Registering past maxActive active
+// (non-terminal) machines is not refused, but logged as a warning through logger
+// (slog.Default() when nil); maxActive 0 means no limit.
+func NewTaskRegistry(maxActive int, logger *slog.Logger) *TaskRegistry {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	return &TaskRegistry{
+		logger:    logger,
+		maxActive: maxActive,
+		tasks:     map[string]*registeredTask{},
+	}
+}
+
+// Register adds m under m.ID, which must be set and not yet registered.
+func (r *TaskRegistry) Register(m *Task) error {
+	if m.ID == "" {
+		return errors.New("cognitive: register: machine has no ID")
+	}
+	r.mu.Lock()
+	if _, dup := r.tasks[m.ID]; dup {
+		r.mu.Unlock()
+		return fmt.Errorf("cognitive: register: %q is already registered", m.ID)
+	}
+	r.tasks[m.ID] = &registeredTask{m: m}
+	r.mu.Unlock()
+	if r.maxActive > 0 {
+		if n := r.ActiveCount(); n > r.maxActive {
+			r.logger.Warn("active machines past the limit", "machine", "Task", "active", n, "max", r.maxActive)
+		}
+	}
+	return nil
+}
+
+// Get returns the machine registered under id, or ErrNotRegistered.
+func (r *TaskRegistry) Get(id string) (*Task, error) {
+	if m := r.GetOrNil(id); m != nil {
+		return m, nil
+	}
+	return nil, fmt.Errorf("%w: %q", ErrNotRegistered, id)
+}
+
+// GetOrNil returns the machine registered under id, or nil.
+func (r *TaskRegistry) GetOrNil(id string) *Task {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if e, ok := r.tasks[id]; ok {
+		return e.m
+	}
+	return nil
+}
+
+// Remove unregisters id and reports whether it was registered.
+func (r *TaskRegistry) Remove(id string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.tasks[id]
+	delete(r.tasks, id)
+	return ok
+}
+
+// Do runs fn on the machine registered under id while holding its lock.
+func (r *TaskRegistry) Do(id string, fn func(*Task) error) error {
+	r.mu.RLock()
+	e, ok := r.tasks[id]
+	r.mu.RUnlock()
+	if !ok {
+		return fmt.Errorf("%w: %q", ErrNotRegistered, id)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return fn(e.m)
+}
+
+// Fire fires e on the machine registered under id, holding its lock.
+func (r *TaskRegistry) Fire(ctx context.Context, id string, e Event, in TaskInput) (State, error) {
+	var to State
+	err := r.Do(id, func(m *Task) error {
+		var err error
+		to, err = m.FireWith(ctx, e, in)
+		return err
+	})
+	return to, err
+}
+
+// Where returns the machines for which keep holds (called under each machine's lock),
+// ordered by ID.
+func (r *TaskRegistry) Where(keep func(*Task) bool) []*Task {
+	r.mu.RLock()
+	ids := make([]string, 0, len(r.tasks))
+	for id := range r.tasks {
+		ids = append(ids, id)
+	}
+	entries := make([]*registeredTask, 0, len(ids))
+	sort.Strings(ids)
+	for _, id := range ids {
+		entries = append(entries, r.tasks[id])
+	}
+	r.mu.RUnlock()
+	var out []*Task
+	for _, e := range entries {
+		e.mu.Lock()
+		ok := keep(e.m)
+		e.mu.Unlock()
+		if ok {
+			out = append(out, e.m)
+		}
+	}
+	return out
+}
+
+// ListAll returns every registered machine, ordered by ID.
+func (r *TaskRegistry) ListAll() []*Task {
+	return r.Where(func(*Task) bool {
+		return true
+	})
+}
+
+// ListActive returns the machines that are not in a terminal state, ordered by ID.
+func (r *TaskRegistry) ListActive() []*Task {
+	return r.Where(func(m *Task) bool {
+		return !m.state.IsTerminal()
+	})
+}
+
+// ActiveCount returns the number of machines not in a terminal state.
+func (r *TaskRegistry) ActiveCount() int {
+	return len(r.ListActive())
+}
+
+// ByState returns the machines in state s, ordered by ID.
+func (r *TaskRegistry) ByState(s State) []*Task {
+	return r.Where(func(m *Task) bool {
+		return m.state == s
+	})
+}
+
+// CleanupTerminal unregisters every machine in a terminal state and returns how many.
+func (r *TaskRegistry) CleanupTerminal() int {
+	done := r.Where(func(m *Task) bool {
+		return m.state.IsTerminal()
+	})
+	for _, m := range done {
+		r.Remove(m.ID)
+	}
+	return len(done)
 }
 
 // Clock tells the time. Machines read it only when the spec asks for time (timeouts,
@@ -1305,17 +1728,45 @@ func (systemClock) Now() time.Time {
 }
 
 // SetClock replaces the machine's clock. Call it right after construction: it also
-// restarts the time in the current state from the new clock.
+// restarts the machine's creation time and its time in the current state.
 func (m *Task) SetClock(c Clock) {
 	m.clock = c
-	m.enteredAt = c.Now()
+	m.createdAt = c.Now()
+	m.enteredAt = m.createdAt
 }
 
-func (m *Task) now(in TaskInput) time.Time {
+func (m *Task) now(in *TaskInput) time.Time {
 	if !in.At.IsZero() {
 		return in.At
 	}
 	return m.clock.Now()
+}
+
+// moveClock accounts for leaving st.From and entering st.To at st.At.
+func (m *Task) moveClock(st TaskStep) {
+	if st.From < NumStates {
+		m.timeByState[st.From] += st.At.Sub(m.enteredAt)
+	}
+	m.enteredAt = st.At
+}
+
+// CreatedAt returns when the machine was created.
+func (m *Task) CreatedAt() time.Time {
+	return m.createdAt
+}
+
+// TotalTime returns how long the machine has existed at now.
+func (m *Task) TotalTime(now time.Time) time.Duration {
+	return now.Sub(m.createdAt)
+}
+
+// TimeByState returns the time spent in each state at now, the current stay included.
+func (m *Task) TimeByState(now time.Time) [NumStates]time.Duration {
+	t := m.timeByState
+	if m.state < NumStates {
+		t[m.state] += m.TimeInState(now)
+	}
+	return t
 }
 
 // EnteredAt returns when the current state was entered.

@@ -10,10 +10,15 @@ package pipeline
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
+	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 )
 
 // State is a state of the Task machine.
@@ -406,10 +411,8 @@ func (e *LimitError) Reason() string {
 }
 
 // ValidationError says required fields are missing or invalid: the context fields the
-// target
-// // state requires, or the event's payload (Payload is true). Allowed lists the events
-// that
-// // would be accepted instead.
+// target // state requires, or the event's payload (Payload is true). Allowed lists the
+// events that // would be accepted instead.
 type ValidationError struct {
 	State State
 	Event Event
@@ -470,8 +473,8 @@ func init() {
 	}
 }
 
-// TaskContext holds the machine's data: the spec's context fields. States check the
-// fields they require on entry; guards may compare them.
+// TaskContext holds the machine's data: the spec's context fields. States check the fields
+// they require on entry; guards may compare them.
 type TaskContext struct {
 	// TaskId is "task_id" (string). Task ID generated when the task starts.
 	TaskId string `json:"task_id,omitempty"`
@@ -507,7 +510,17 @@ type TaskStep struct {
 }
 
 // TaskInput is what the caller says about one firing.
-type TaskInput struct{}
+type TaskInput struct {
+	// EventID identifies the triggering event in the history and the event log.
+	EventID string
+	// Actor and Reason say who fired the event and why; they are recorded in the history and
+	// the event log.
+	Actor  string
+	Reason string
+	// At is when the event happened; the zero time means now (the machine's clock). It is
+	// recorded in the history and the event log.
+	At time.Time
+}
 
 // TaskHooks is what the program implements: guards, actions and checkpoints. Fire calls
 // them synchronously, in this order: guards, exit actions of the old state, the
@@ -634,9 +647,9 @@ type TaskHooks interface {
 	//
 	// Cancel: report what was completed, what was in progress, estimated cost so far.
 	ReportCancelSummary(ctx context.Context, m *Task, s TaskStep)
-	// Checkpoint is called at each checkpoint the transition reaches, after the state
-	// changed and entry actions ran. An error is returned from Fire wrapped in a
-	// CheckpointError; the transition has happened, but was not saved.
+	// Checkpoint is called at each checkpoint the transition reaches, after the state changed
+	// and entry actions ran. An error is returned from Fire wrapped in a CheckpointError; the
+	// transition has happened, but was not saved.
 	Checkpoint(ctx context.Context, m *Task, cp Checkpoint, s TaskStep) error
 }
 
@@ -725,17 +738,25 @@ var _ TaskHooks = TaskNopHooks{}
 // updated at every state transition so that /resume works from any point.
 //
 // A Task is not safe for concurrent use: confine it to one goroutine, or guard it with a
-// mutex. Different machines may be used from different goroutines. The machine does no
-// I/O itself; hooks do.
+// mutex. Different machines may be used from different goroutines. The machine does no I/O
+// itself; hooks do.
 type Task struct {
 	state State
+	seq   int64 // accepted transitions so far
 	hooks TaskHooks
 
+	// ID names the machine in its store, its event log and a registry.
+	ID string
 	// Context is the machine's data. Hooks may change it; states check what they require.
 	Context TaskContext
 
 	nAttempts            int // counter "attempts"
 	nConsecutiveFailures int // counter "consecutive_failures"
+
+	store     TaskStore
+	saved     int64           // seq of the last snapshot saved to the store
+	firedWith json.RawMessage // the context when the current event was fired, for the log
+	logger    *slog.Logger
 
 	_ [64]byte // keeps machines used by different goroutines off one cache line
 }
@@ -753,6 +774,25 @@ func (m *Task) State() State {
 	return m.state
 }
 
+// Seq returns the number of transitions accepted so far (restored with a snapshot): the
+// sequence number of the last event log entry.
+func (m *Task) Seq() int64 {
+	return m.seq
+}
+
+// SetStore makes the machine append every accepted transition to the store's event log and
+// save a snapshot at each checkpoint. Errors from the store come back from Fire as a
+// StoreError; the transition has happened in memory: reload the machine from the store
+// before firing again.
+func (m *Task) SetStore(s TaskStore) {
+	m.store = s
+}
+
+// SetLogger makes the machine log every refused event (at Warn) through l.
+func (m *Task) SetLogger(l *slog.Logger) {
+	m.logger = l
+}
+
 // CountAttempts returns the counter "attempts".
 func (m *Task) CountAttempts() int {
 	return m.nAttempts
@@ -768,15 +808,36 @@ func (m *Task) CountConsecutiveFailures() int {
 // changes. Refusing and accepting allocate nothing unless the spec asks for history,
 // payloads or idempotency keys.
 func (m *Task) Fire(ctx context.Context, e Event) (State, error) {
-	return m.FireWith(ctx, e, TaskInput{})
+	return m.fire(ctx, e, &noInput)
 }
+
+// noInput is the input of Fire, shared and never written, so that Fire does not build one.
+var noInput TaskInput
 
 // FireWith is Fire with an input; this machine's input carries nothing.
 func (m *Task) FireWith(ctx context.Context, e Event, in TaskInput) (State, error) {
-	return m.fire(ctx, e, in)
+	return m.fire(ctx, e, &in)
 }
 
-func (m *Task) fire(ctx context.Context, e Event, in TaskInput) (State, error) {
+// fire runs step and logs a refusal when the machine has a logger.
+func (m *Task) fire(ctx context.Context, e Event, in *TaskInput) (State, error) {
+	if m.store != nil {
+		m.firedWith, _ = json.Marshal(m.Context)
+	}
+	to, err := m.once(ctx, e, in)
+	if err != nil && m.logger != nil {
+		m.logRefusal(ctx, e, err)
+	}
+	return to, err
+}
+
+// logRefusal logs a refused event at Warn.
+func (m *Task) logRefusal(ctx context.Context, e Event, err error) {
+	m.logger.LogAttrs(ctx, slog.LevelWarn, "event refused", slog.String("machine", "Task"), slog.String("id", m.ID), slog.String("state", m.state.String()), slog.String("event", e.String()), slog.String("error", err.Error()))
+}
+
+// once applies idempotency keys around step.
+func (m *Task) once(ctx context.Context, e Event, in *TaskInput) (State, error) {
 	return m.step(ctx, e, in, false)
 }
 
@@ -787,7 +848,7 @@ func (m *Task) Can(ctx context.Context, e Event) bool {
 
 // CanWith is Can for a given input.
 func (m *Task) CanWith(ctx context.Context, e Event, in TaskInput) bool {
-	_, err := m.step(ctx, e, in, true)
+	_, err := m.step(ctx, e, &in, true)
 	return err == nil
 }
 
@@ -831,7 +892,7 @@ func accepted(s State, buf []Event) []Event {
 }
 
 // step decides e in the current state and, unless dry, applies it.
-func (m *Task) step(ctx context.Context, e Event, in TaskInput, dry bool) (State, error) {
+func (m *Task) step(ctx context.Context, e Event, in *TaskInput, dry bool) (State, error) {
 	from := m.state
 	st := TaskStep{From: from, To: from, Event: e}
 	switch from {
@@ -927,7 +988,7 @@ func (m *Task) step(ctx context.Context, e Event, in TaskInput, dry bool) (State
 
 // transition0 is the transition at ../../examples/pipeline/pipeline.fsm.yaml:120: created
 // on start -> classifying.
-func (m *Task) transition0(ctx context.Context, st TaskStep, in TaskInput, dry bool) (State, error) {
+func (m *Task) transition0(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	to := StateClassifying
 	if dry {
 		return to, nil
@@ -937,12 +998,12 @@ func (m *Task) transition0(ctx context.Context, st TaskStep, in TaskInput, dry b
 	m.hooks.ReadConfigs(ctx, m, st)
 	m.hooks.CreateCheckpoint(ctx, m, st)
 	m.state = to
-	return to, m.checkpoint(ctx, st, noCheckpoint)
+	return to, m.commit(ctx, st, in, noCheckpoint)
 }
 
 // transition1 is the transition at ../../examples/pipeline/pipeline.fsm.yaml:125:
 // classifying on classified -> routing.
-func (m *Task) transition1(ctx context.Context, st TaskStep, in TaskInput, dry bool) (State, error) {
+func (m *Task) transition1(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	to := StateRouting
 	if dry {
 		return to, nil
@@ -950,14 +1011,14 @@ func (m *Task) transition1(ctx context.Context, st TaskStep, in TaskInput, dry b
 	st.To = to
 	m.hooks.RecordIntent(ctx, m, st)
 	m.state = to
-	return to, m.checkpoint(ctx, st, noCheckpoint)
+	return to, m.commit(ctx, st, in, noCheckpoint)
 }
 
 // transition2 is the transition at ../../examples/pipeline/pipeline.fsm.yaml:126:
 // classifying on classified -> awaiting_clarification.
 //
 // confidence < 0.6
-func (m *Task) transition2(ctx context.Context, st TaskStep, in TaskInput, dry bool) (State, error) {
+func (m *Task) transition2(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	to := StateAwaitingClarification
 	if dry {
 		return to, nil
@@ -965,12 +1026,12 @@ func (m *Task) transition2(ctx context.Context, st TaskStep, in TaskInput, dry b
 	st.To = to
 	m.hooks.PresentClarificationQuestions(ctx, m, st)
 	m.state = to
-	return to, m.checkpoint(ctx, st, noCheckpoint)
+	return to, m.commit(ctx, st, in, noCheckpoint)
 }
 
 // transition3 is the transition at ../../examples/pipeline/pipeline.fsm.yaml:128:
 // awaiting_clarification on clarified -> classifying.
-func (m *Task) transition3(ctx context.Context, st TaskStep, in TaskInput, dry bool) (State, error) {
+func (m *Task) transition3(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	to := StateClassifying
 	if dry {
 		return to, nil
@@ -978,12 +1039,12 @@ func (m *Task) transition3(ctx context.Context, st TaskStep, in TaskInput, dry b
 	st.To = to
 	m.hooks.ReclassifyWithContext(ctx, m, st)
 	m.state = to
-	return to, m.checkpoint(ctx, st, noCheckpoint)
+	return to, m.commit(ctx, st, in, noCheckpoint)
 }
 
 // transition4 is the transition at ../../examples/pipeline/pipeline.fsm.yaml:130: routing
 // on routed -> executing.
-func (m *Task) transition4(ctx context.Context, st TaskStep, in TaskInput, dry bool) (State, error) {
+func (m *Task) transition4(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	to := StateExecuting
 	if dry {
 		return to, nil
@@ -993,14 +1054,14 @@ func (m *Task) transition4(ctx context.Context, st TaskStep, in TaskInput, dry b
 	m.hooks.AssignAgents(ctx, m, st)
 	m.hooks.RecordRouting(ctx, m, st)
 	m.state = to
-	return to, m.checkpoint(ctx, st, noCheckpoint)
+	return to, m.commit(ctx, st, in, noCheckpoint)
 }
 
 // transition5 is the transition at ../../examples/pipeline/pipeline.fsm.yaml:135:
 // executing on phase_succeeded -> (internal).
 //
 // Advance to the next phase.
-func (m *Task) transition5(ctx context.Context, st TaskStep, in TaskInput, dry bool) (State, error) {
+func (m *Task) transition5(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	to := st.From
 	if dry {
 		return to, nil
@@ -1011,14 +1072,14 @@ func (m *Task) transition5(ctx context.Context, st TaskStep, in TaskInput, dry b
 	m.nAttempts = 0
 	m.nConsecutiveFailures = 0
 	m.state = to
-	return to, m.checkpoint(ctx, st, noCheckpoint)
+	return to, m.commit(ctx, st, in, noCheckpoint)
 }
 
 // transition6 is the transition at ../../examples/pipeline/pipeline.fsm.yaml:142:
 // executing on phase_succeeded -> verifying.
 //
 // The last phase completed successfully; verify.
-func (m *Task) transition6(ctx context.Context, st TaskStep, in TaskInput, dry bool) (State, error) {
+func (m *Task) transition6(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	to := StateVerifying
 	if dry {
 		return to, nil
@@ -1026,12 +1087,12 @@ func (m *Task) transition6(ctx context.Context, st TaskStep, in TaskInput, dry b
 	st.To = to
 	m.hooks.RecordPhaseOutput(ctx, m, st)
 	m.state = to
-	return to, m.checkpoint(ctx, st, noCheckpoint)
+	return to, m.commit(ctx, st, in, noCheckpoint)
 }
 
 // transition7 is the transition at ../../examples/pipeline/pipeline.fsm.yaml:152:
 // executing on phase_failed -> failed.
-func (m *Task) transition7(ctx context.Context, st TaskStep, in TaskInput, dry bool) (State, error) {
+func (m *Task) transition7(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	to := StateFailed
 	if dry {
 		return to, nil
@@ -1040,12 +1101,12 @@ func (m *Task) transition7(ctx context.Context, st TaskStep, in TaskInput, dry b
 	m.hooks.LogFailure(ctx, m, st)
 	m.hooks.ReportFailure(ctx, m, st)
 	m.state = to
-	return to, m.checkpoint(ctx, st, noCheckpoint)
+	return to, m.commit(ctx, st, in, noCheckpoint)
 }
 
 // transition8 is the transition at ../../examples/pipeline/pipeline.fsm.yaml:153:
 // executing on phase_failed -> stopped.
-func (m *Task) transition8(ctx context.Context, st TaskStep, in TaskInput, dry bool) (State, error) {
+func (m *Task) transition8(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	to := StateStopped
 	if dry {
 		return to, nil
@@ -1054,12 +1115,12 @@ func (m *Task) transition8(ctx context.Context, st TaskStep, in TaskInput, dry b
 	m.hooks.LogFailure(ctx, m, st)
 	m.hooks.SaveForResume(ctx, m, st)
 	m.state = to
-	return to, m.checkpoint(ctx, st, noCheckpoint)
+	return to, m.commit(ctx, st, in, noCheckpoint)
 }
 
 // transition9 is the transition at ../../examples/pipeline/pipeline.fsm.yaml:154:
 // executing on phase_failed -> retrying.
-func (m *Task) transition9(ctx context.Context, st TaskStep, in TaskInput, dry bool) (State, error) {
+func (m *Task) transition9(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	to := StateRetrying
 	if dry {
 		return to, nil
@@ -1070,12 +1131,12 @@ func (m *Task) transition9(ctx context.Context, st TaskStep, in TaskInput, dry b
 	m.nAttempts++
 	m.nConsecutiveFailures++
 	m.state = to
-	return to, m.checkpoint(ctx, st, noCheckpoint)
+	return to, m.commit(ctx, st, in, noCheckpoint)
 }
 
 // transition10 is the transition at ../../examples/pipeline/pipeline.fsm.yaml:161:
 // executing on budget_exceeded -> stopped.
-func (m *Task) transition10(ctx context.Context, st TaskStep, in TaskInput, dry bool) (State, error) {
+func (m *Task) transition10(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	to := StateStopped
 	if dry {
 		return to, nil
@@ -1083,12 +1144,12 @@ func (m *Task) transition10(ctx context.Context, st TaskStep, in TaskInput, dry 
 	st.To = to
 	m.hooks.SaveForResume(ctx, m, st)
 	m.state = to
-	return to, m.checkpoint(ctx, st, noCheckpoint)
+	return to, m.commit(ctx, st, in, noCheckpoint)
 }
 
 // transition11 is the transition at ../../examples/pipeline/pipeline.fsm.yaml:164:
 // retrying on retry -> stopped.
-func (m *Task) transition11(ctx context.Context, st TaskStep, in TaskInput, dry bool) (State, error) {
+func (m *Task) transition11(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	to := StateStopped
 	if dry {
 		return to, nil
@@ -1096,12 +1157,12 @@ func (m *Task) transition11(ctx context.Context, st TaskStep, in TaskInput, dry 
 	st.To = to
 	m.hooks.ReportFullDiagnostics(ctx, m, st)
 	m.state = to
-	return to, m.checkpoint(ctx, st, noCheckpoint)
+	return to, m.commit(ctx, st, in, noCheckpoint)
 }
 
 // transition12 is the transition at ../../examples/pipeline/pipeline.fsm.yaml:165:
 // retrying on retry -> escalating.
-func (m *Task) transition12(ctx context.Context, st TaskStep, in TaskInput, dry bool) (State, error) {
+func (m *Task) transition12(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	to := StateEscalating
 	if dry {
 		return to, nil
@@ -1109,14 +1170,14 @@ func (m *Task) transition12(ctx context.Context, st TaskStep, in TaskInput, dry 
 	st.To = to
 	m.hooks.SelectHigherTier(ctx, m, st)
 	m.state = to
-	return to, m.checkpoint(ctx, st, noCheckpoint)
+	return to, m.commit(ctx, st, in, noCheckpoint)
 }
 
 // transition13 is the transition at ../../examples/pipeline/pipeline.fsm.yaml:166:
 // retrying on retry -> executing.
 //
 // Same model tier retry (attempts 1-2).
-func (m *Task) transition13(ctx context.Context, st TaskStep, in TaskInput, dry bool) (State, error) {
+func (m *Task) transition13(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	to := StateExecuting
 	if dry {
 		return to, nil
@@ -1125,12 +1186,12 @@ func (m *Task) transition13(ctx context.Context, st TaskStep, in TaskInput, dry 
 	m.hooks.AdjustStrategy(ctx, m, st)
 	m.hooks.RerunPhase(ctx, m, st)
 	m.state = to
-	return to, m.checkpoint(ctx, st, noCheckpoint)
+	return to, m.commit(ctx, st, in, noCheckpoint)
 }
 
 // transition14 is the transition at ../../examples/pipeline/pipeline.fsm.yaml:169:
 // escalating on escalated -> stopped.
-func (m *Task) transition14(ctx context.Context, st TaskStep, in TaskInput, dry bool) (State, error) {
+func (m *Task) transition14(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	to := StateStopped
 	if dry {
 		return to, nil
@@ -1138,12 +1199,12 @@ func (m *Task) transition14(ctx context.Context, st TaskStep, in TaskInput, dry 
 	st.To = to
 	m.hooks.ReportFailure(ctx, m, st)
 	m.state = to
-	return to, m.checkpoint(ctx, st, noCheckpoint)
+	return to, m.commit(ctx, st, in, noCheckpoint)
 }
 
 // transition15 is the transition at ../../examples/pipeline/pipeline.fsm.yaml:170:
 // escalating on escalated -> executing.
-func (m *Task) transition15(ctx context.Context, st TaskStep, in TaskInput, dry bool) (State, error) {
+func (m *Task) transition15(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	to := StateExecuting
 	if dry {
 		return to, nil
@@ -1151,12 +1212,12 @@ func (m *Task) transition15(ctx context.Context, st TaskStep, in TaskInput, dry 
 	st.To = to
 	m.hooks.RerunWithUpgradedModel(ctx, m, st)
 	m.state = to
-	return to, m.checkpoint(ctx, st, noCheckpoint)
+	return to, m.commit(ctx, st, in, noCheckpoint)
 }
 
 // transition16 is the transition at ../../examples/pipeline/pipeline.fsm.yaml:172:
 // verifying on verification_passed -> completed.
-func (m *Task) transition16(ctx context.Context, st TaskStep, in TaskInput, dry bool) (State, error) {
+func (m *Task) transition16(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	to := StateCompleted
 	if dry {
 		return to, nil
@@ -1166,12 +1227,12 @@ func (m *Task) transition16(ctx context.Context, st TaskStep, in TaskInput, dry 
 	m.hooks.EvaluateEvolution(ctx, m, st)
 	m.hooks.SaveMemory(ctx, m, st)
 	m.state = to
-	return to, m.checkpoint(ctx, st, noCheckpoint)
+	return to, m.commit(ctx, st, in, noCheckpoint)
 }
 
 // transition17 is the transition at ../../examples/pipeline/pipeline.fsm.yaml:173:
 // verifying on verification_failed -> retrying.
-func (m *Task) transition17(ctx context.Context, st TaskStep, in TaskInput, dry bool) (State, error) {
+func (m *Task) transition17(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	to := StateRetrying
 	if dry {
 		return to, nil
@@ -1181,13 +1242,13 @@ func (m *Task) transition17(ctx context.Context, st TaskStep, in TaskInput, dry 
 	m.nAttempts++
 	m.nConsecutiveFailures++
 	m.state = to
-	return to, m.checkpoint(ctx, st, noCheckpoint)
+	return to, m.commit(ctx, st, in, noCheckpoint)
 }
 
 // transition18 is the transition at ../../examples/pipeline/pipeline.fsm.yaml:181:
 // created, classifying, awaiting_clarification, routing, executing, ... 8 states on cancel
 // -> stopped.
-func (m *Task) transition18(ctx context.Context, st TaskStep, in TaskInput, dry bool) (State, error) {
+func (m *Task) transition18(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	to := StateStopped
 	if dry {
 		return to, nil
@@ -1196,15 +1257,31 @@ func (m *Task) transition18(ctx context.Context, st TaskStep, in TaskInput, dry 
 	m.hooks.RecordPhaseInProgress(ctx, m, st)
 	m.hooks.ReportCancelSummary(ctx, m, st)
 	m.state = to
-	return to, m.checkpoint(ctx, st, noCheckpoint)
+	return to, m.commit(ctx, st, in, noCheckpoint)
 }
 
 // noCheckpoint stands for a transition that names no checkpoint of its own.
 const noCheckpoint = Checkpoint(1)
 
-// checkpoint calls the Checkpoint hook for cp (unless noCheckpoint) and then for every
-// checkpoint taken on every transition.
-func (m *Task) checkpoint(ctx context.Context, st TaskStep, cp Checkpoint) error {
+// commit finishes an accepted transition: sequence number and history here, event log
+// and checkpoints in persist, which a machine without a store or checkpoints skips.
+func (m *Task) commit(ctx context.Context, st TaskStep, in *TaskInput, cp Checkpoint) error {
+	m.seq++
+	return m.persist(ctx, st, in, cp)
+}
+
+// persist appends the transition to the store's event log and takes the checkpoints: the
+// hook, then a snapshot saved to the store.
+func (m *Task) persist(ctx context.Context, st TaskStep, in *TaskInput, cp Checkpoint) error {
+	if m.store != nil {
+		if err := m.store.Append(ctx, m.ID, m.logEntry(st, in)); err != nil {
+			return &StoreError{
+				Err: err,
+				Op:  "append",
+				Seq: m.seq,
+			}
+		}
+	}
 	for i, c := range [...]Checkpoint{cp, CheckpointProgress} {
 		if c == noCheckpoint || i > 0 && c == cp {
 			continue
@@ -1214,6 +1291,16 @@ func (m *Task) checkpoint(ctx context.Context, st TaskStep, cp Checkpoint) error
 				Checkpoint: c,
 				Err:        err,
 			}
+		}
+		if m.store != nil && m.saved != m.seq {
+			if err := m.store.Save(ctx, m.ID, m.saved, m.Snapshot()); err != nil {
+				return &StoreError{
+					Err: err,
+					Op:  "save",
+					Seq: m.seq,
+				}
+			}
+			m.saved = m.seq
 		}
 	}
 	return nil
@@ -1238,7 +1325,10 @@ func (e *CheckpointError) Unwrap() error {
 // restores exactly with RestoreTask.
 type TaskSnapshot struct {
 	// Version is the snapshot format, 1.
-	Version int         `json:"version"`
+	Version int    `json:"version"`
+	ID      string `json:"id"`
+	// Seq is the number of transitions accepted when the snapshot was taken.
+	Seq     int64       `json:"seq"`
 	State   State       `json:"state"`
 	Context TaskContext `json:"context"`
 	// Counters hold every counter; per-state counters by state, zeros left out.
@@ -1253,6 +1343,8 @@ type TaskSnapshot struct {
 func (m *Task) Snapshot() TaskSnapshot {
 	s := TaskSnapshot{
 		Context: m.Context,
+		ID:      m.ID,
+		Seq:     m.seq,
 		State:   m.state,
 		Version: 1,
 	}
@@ -1272,8 +1364,375 @@ func RestoreTask(s TaskSnapshot, hooks TaskHooks) (*Task, error) {
 	}
 	m := NewTask(hooks)
 	m.state = s.State
+	m.ID, m.seq, m.saved = s.ID, s.Seq, s.Seq
 	m.Context = s.Context
 	m.nAttempts = s.Counters.Attempts
 	m.nConsecutiveFailures = s.Counters.ConsecutiveFailures
 	return m, nil
+}
+
+// TaskStore persists machines: an append-only log of every accepted transition, and
+// snapshots taken at the spec's checkpoints. It is the seam for database adapters.
+//
+// Optimistic concurrency: log entries carry consecutive sequence numbers (1, 2, 3, ...)
+// per machine ID, and Append refuses an entry whose Seq is not the next one; Save replaces
+// the stored snapshot only if its Seq is prev (0 when none is stored). A refusal means
+// another writer got there first: reload with Load and Replay, then fire again.
+type TaskStore interface {
+	// Append adds an entry to the log of machine id.
+	Append(ctx context.Context, id string, e TaskLogEntry) error
+	// Save stores a snapshot of machine id taken at a checkpoint.
+	Save(ctx context.Context, id string, prev int64, s TaskSnapshot) error
+	// Load returns the last snapshot saved (ok false when none is) and the log entries after
+	// it, in order.
+	Load(ctx context.Context, id string) (s TaskSnapshot, ok bool, log []TaskLogEntry, err error)
+}
+
+// ErrStoreConflict is what a Store returns when another writer got there first.
+var ErrStoreConflict = errors.New("pipeline: store version conflict")
+
+// StoreError says the store refused or failed to persist an accepted transition. The
+// transition has happened in memory.
+type StoreError struct {
+	Op  string
+	Seq int64
+	Err error
+}
+
+func (e *StoreError) Error() string {
+	return fmt.Sprintf("pipeline: store %s of seq %d: %v", e.Op, e.Seq, e.Err)
+}
+
+// Unwrap returns the store's error.
+func (e *StoreError) Unwrap() error {
+	return e.Err
+}
+
+// TaskLogEntry is one entry of the event log, in the JSON form of the seed documents:
+// {"timestamp", "taskId", "event": "STATE_TRANSITION", "from", "to", "actor", "reason",
+// "metadata"}, plus what replaying it needs.
+type TaskLogEntry struct {
+	// Seq numbers the machine's accepted transitions from 1.
+	Seq       int64     `json:"seq"`
+	Timestamp time.Time `json:"timestamp"`
+	TaskID    string    `json:"taskId"`
+	// Kind is always STATE_TRANSITION.
+	Kind    string `json:"event"`
+	Trigger Event  `json:"trigger"`
+	From    State  `json:"from"`
+	To      State  `json:"to"`
+	Actor   string `json:"actor"`
+	Reason  string `json:"reason"`
+	EventID string `json:"eventId,omitempty"`
+	// Context is the machine's context when the event was fired, so that replaying the log
+	// sees what the guards and required fields saw.
+	Context json.RawMessage `json:"context,omitempty"`
+	// Payload is the event's payload, for events that carry one.
+	Payload  json.RawMessage   `json:"payload,omitempty"`
+	Metadata map[string]string `json:"metadata"`
+}
+
+// logEntry describes an accepted transition for the event log.
+func (m *Task) logEntry(st TaskStep, in *TaskInput) TaskLogEntry {
+	at := in.At
+	if at.IsZero() {
+		at = time.Now()
+	}
+	e := TaskLogEntry{
+		Actor:     in.Actor,
+		Context:   m.firedWith,
+		EventID:   in.EventID,
+		From:      st.From,
+		Kind:      "STATE_TRANSITION",
+		Metadata:  map[string]string{},
+		Reason:    in.Reason,
+		Seq:       m.seq,
+		TaskID:    m.ID,
+		Timestamp: at,
+		To:        st.To,
+		Trigger:   st.Event,
+	}
+	return e
+}
+
+// ReplayTask rebuilds machine id from its store: the last snapshot (or a new machine),
+// then every later log entry fired again with what it recorded. It fails if the log has a
+// gap or a replayed event does not lead where the log says.
+func ReplayTask(ctx context.Context, store TaskStore, id string, hooks TaskHooks) (*Task, error) {
+	s, ok, log, err := store.Load(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	m := NewTask(hooks)
+	m.ID = id
+	if ok {
+		if m, err = RestoreTask(s, hooks); err != nil {
+			return nil, err
+		}
+	}
+	m.saved = m.seq
+	for _, e := range log {
+		if e.Seq != m.seq+1 {
+			return nil, fmt.Errorf("pipeline: replay %s: log entry %d follows %d", id, e.Seq, m.seq)
+		}
+		in := TaskInput{
+			Actor:   e.Actor,
+			At:      e.Timestamp,
+			EventID: e.EventID,
+			Reason:  e.Reason,
+		}
+		if len(e.Context) > 0 {
+			m.Context = TaskContext{}
+			if err = json.Unmarshal(e.Context, &m.Context); err != nil {
+				return nil, err
+			}
+		}
+		var to State
+		to, err = m.FireWith(ctx, e.Trigger, in)
+		if err != nil {
+			return nil, fmt.Errorf("pipeline: replay %s: seq %d (%s): %w", id, e.Seq, e.Trigger, err)
+		}
+		if to != e.To {
+			return nil, fmt.Errorf("pipeline: replay %s: seq %d (%s) led to %s, the log says %s", id, e.Seq, e.Trigger, to, e.To)
+		}
+	}
+	return m, nil
+}
+
+// TaskMemoryStore is a TaskStore in memory, safe for concurrent use: the embedded default
+// that needs no server. Snapshots are kept as JSON, so what Load returns is what a
+// database adapter would return.
+type TaskMemoryStore struct {
+	mu    sync.Mutex
+	snaps map[string][]byte
+	seqs  map[string]int64
+	logs  map[string][]TaskLogEntry
+}
+
+// NewTaskMemoryStore returns an empty store.
+func NewTaskMemoryStore() *TaskMemoryStore {
+	return &TaskMemoryStore{
+		logs:  map[string][]TaskLogEntry{},
+		seqs:  map[string]int64{},
+		snaps: map[string][]byte{},
+	}
+}
+
+// Append adds e to the log of id if it is the next entry.
+func (s *TaskMemoryStore) Append(_ context.Context, id string, e TaskLogEntry) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	log := s.logs[id]
+	last := s.seqs[id]
+	if n := len(log); n > 0 {
+		last = log[n-1].Seq
+	}
+	if e.Seq != last+1 {
+		return fmt.Errorf("%w: %s: entry %d after %d", ErrStoreConflict, id, e.Seq, last)
+	}
+	s.logs[id] = append(log, e)
+	return nil
+}
+
+// Save replaces the snapshot of id if the stored one has Seq prev, and drops the log
+// entries it covers.
+func (s *TaskMemoryStore) Save(_ context.Context, id string, prev int64, snap TaskSnapshot) error {
+	b, err := json.Marshal(snap)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.seqs[id] != prev {
+		return fmt.Errorf("%w: %s: snapshot %d, not %d", ErrStoreConflict, id, s.seqs[id], prev)
+	}
+	s.snaps[id], s.seqs[id] = b, snap.Seq
+	log := s.logs[id]
+	for len(log) > 0 && log[0].Seq <= snap.Seq {
+		log = log[1:]
+	}
+	s.logs[id] = log
+	return nil
+}
+
+// Load returns the snapshot of id, if any, and the log after it.
+func (s *TaskMemoryStore) Load(_ context.Context, id string) (TaskSnapshot, bool, []TaskLogEntry, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	log := append([]TaskLogEntry(nil), s.logs[id]...)
+	var snap TaskSnapshot
+	b, ok := s.snaps[id]
+	if !ok {
+		return snap, false, log, nil
+	}
+	return snap, true, log, json.Unmarshal(b, &snap)
+}
+
+var _ TaskStore = (*TaskMemoryStore)(nil)
+
+// ErrNotRegistered says no machine with that ID is registered.
+var ErrNotRegistered = errors.New("pipeline: not registered")
+
+// TaskRegistry holds machines by ID and answers queries over them. It is safe for
+// concurrent use: each machine has a lock, held while Do, Fire or a query looks at it.
+// Fire events on registered machines through Do or Fire, never directly from several
+// goroutines.
+type TaskRegistry struct {
+	mu        sync.RWMutex
+	tasks     map[string]*registeredTask
+	maxActive int
+	logger    *slog.Logger
+}
+
+type registeredTask struct {
+	mu sync.Mutex
+	m  *Task
+}
+
+// NewTaskRegistry returns an empty registry. Registering past maxActive active
+// (non-terminal) machines is not refused, but logged as a warning through logger
+// (slog.Default() when nil); maxActive 0 means no limit.
+func NewTaskRegistry(maxActive int, logger *slog.Logger) *TaskRegistry {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	return &TaskRegistry{
+		logger:    logger,
+		maxActive: maxActive,
+		tasks:     map[string]*registeredTask{},
+	}
+}
+
+// Register adds m under m.ID, which must be set and not yet registered.
+func (r *TaskRegistry) Register(m *Task) error {
+	if m.ID == "" {
+		return errors.New("pipeline: register: machine has no ID")
+	}
+	r.mu.Lock()
+	if _, dup := r.tasks[m.ID]; dup {
+		r.mu.Unlock()
+		return fmt.Errorf("pipeline: register: %q is already registered", m.ID)
+	}
+	r.tasks[m.ID] = &registeredTask{m: m}
+	r.mu.Unlock()
+	if r.maxActive > 0 {
+		if n := r.ActiveCount(); n > r.maxActive {
+			r.logger.Warn("active machines past the limit", "machine", "Task", "active", n, "max", r.maxActive)
+		}
+	}
+	return nil
+}
+
+// Get returns the machine registered under id, or ErrNotRegistered.
+func (r *TaskRegistry) Get(id string) (*Task, error) {
+	if m := r.GetOrNil(id); m != nil {
+		return m, nil
+	}
+	return nil, fmt.Errorf("%w: %q", ErrNotRegistered, id)
+}
+
+// GetOrNil returns the machine registered under id, or nil.
+func (r *TaskRegistry) GetOrNil(id string) *Task {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if e, ok := r.tasks[id]; ok {
+		return e.m
+	}
+	return nil
+}
+
+// Remove unregisters id and reports whether it was registered.
+func (r *TaskRegistry) Remove(id string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.tasks[id]
+	delete(r.tasks, id)
+	return ok
+}
+
+// Do runs fn on the machine registered under id while holding its lock.
+func (r *TaskRegistry) Do(id string, fn func(*Task) error) error {
+	r.mu.RLock()
+	e, ok := r.tasks[id]
+	r.mu.RUnlock()
+	if !ok {
+		return fmt.Errorf("%w: %q", ErrNotRegistered, id)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return fn(e.m)
+}
+
+// Fire fires e on the machine registered under id, holding its lock.
+func (r *TaskRegistry) Fire(ctx context.Context, id string, e Event, in TaskInput) (State, error) {
+	var to State
+	err := r.Do(id, func(m *Task) error {
+		var err error
+		to, err = m.FireWith(ctx, e, in)
+		return err
+	})
+	return to, err
+}
+
+// Where returns the machines for which keep holds (called under each machine's lock),
+// ordered by ID.
+func (r *TaskRegistry) Where(keep func(*Task) bool) []*Task {
+	r.mu.RLock()
+	ids := make([]string, 0, len(r.tasks))
+	for id := range r.tasks {
+		ids = append(ids, id)
+	}
+	entries := make([]*registeredTask, 0, len(ids))
+	sort.Strings(ids)
+	for _, id := range ids {
+		entries = append(entries, r.tasks[id])
+	}
+	r.mu.RUnlock()
+	var out []*Task
+	for _, e := range entries {
+		e.mu.Lock()
+		ok := keep(e.m)
+		e.mu.Unlock()
+		if ok {
+			out = append(out, e.m)
+		}
+	}
+	return out
+}
+
+// ListAll returns every registered machine, ordered by ID.
+func (r *TaskRegistry) ListAll() []*Task {
+	return r.Where(func(*Task) bool {
+		return true
+	})
+}
+
+// ListActive returns the machines that are not in a terminal state, ordered by ID.
+func (r *TaskRegistry) ListActive() []*Task {
+	return r.Where(func(m *Task) bool {
+		return !m.state.IsTerminal()
+	})
+}
+
+// ActiveCount returns the number of machines not in a terminal state.
+func (r *TaskRegistry) ActiveCount() int {
+	return len(r.ListActive())
+}
+
+// ByState returns the machines in state s, ordered by ID.
+func (r *TaskRegistry) ByState(s State) []*Task {
+	return r.Where(func(m *Task) bool {
+		return m.state == s
+	})
+}
+
+// CleanupTerminal unregisters every machine in a terminal state and returns how many.
+func (r *TaskRegistry) CleanupTerminal() int {
+	done := r.Where(func(m *Task) bool {
+		return m.state.IsTerminal()
+	})
+	for _, m := range done {
+		r.Remove(m.ID)
+	}
+	return len(done)
 }

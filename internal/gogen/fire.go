@@ -11,6 +11,10 @@ import (
 
 func (g *gen) in() Code { return Id("in").Id(g.name("Input")) }
 
+// inPtr is the input parameter of the internal methods: a pointer, so that the input is
+// not copied at every call on the hot path.
+func (g *gen) inPtr() Code { return Id("in").Op("*").Id(g.name("Input")) }
+
 // fire emits Fire, FireWith, the per-payload Fire methods, Can, Permitted, the dispatch
 // switch and one method per declared transition.
 func (g *gen) fire(f *File) {
@@ -20,9 +24,21 @@ func (g *gen) fire(f *File) {
 	emptyIn := Id(g.name("Input")).Values()
 
 	f.Comment(comment("Fire fires e and returns the new state. When e is refused it returns the unchanged state\nand one of the typed errors (InvalidTransitionError, GuardError, ...), and nothing\nchanges. Refusing and accepting allocate nothing unless the spec asks for history,\npayloads or idempotency keys."))
-	f.Add(recv()).Id("Fire").Params(ctxParam(), Id("e").Id("Event")).Params(Id("State"), Error()).Block(
-		Return(Id("m").Dot("FireWith").Call(Id("ctx"), Id("e"), emptyIn)),
-	)
+	f.Add(recv()).Id("Fire").Params(ctxParam(), Id("e").Id("Event")).Params(Id("State"), Error()).BlockFunc(func(b *Group) {
+		var cases []Code
+		for _, e := range m.Events {
+			if len(e.Payload) > 0 {
+				cases = append(cases, Case(Id("Event"+e.GoName)).Block(Return(Id("m").Dot("Fire"+e.GoName).Call(Id("ctx"), Id(e.GoName+"Payload").Values(), emptyIn))))
+			}
+		}
+		if len(cases) > 0 {
+			b.Switch(Id("e")).Block(cases...)
+		}
+		b.Return(Id("m").Dot("fire").Call(Id("ctx"), Id("e"), Op("&").Id("noInput")))
+	})
+	f.Line()
+	f.Comment("// noInput is the input of Fire, shared and never written, so that Fire does not build one.")
+	f.Var().Id("noInput").Id(g.name("Input"))
 	f.Line()
 
 	inDoc := "FireWith fires e with what the caller says about it (who fires it, when, ...)."
@@ -40,12 +56,33 @@ func (g *gen) fire(f *File) {
 		if len(cases) > 0 {
 			b.Switch(Id("e")).Block(cases...)
 		}
-		b.Return(Id("m").Dot("fire").Call(Id("ctx"), Id("e"), Id("in")))
+		b.Return(Id("m").Dot("fire").Call(Id("ctx"), Id("e"), Op("&").Id("in")))
 	})
 	f.Line()
 
-	// fire: idempotency around step.
-	f.Add(recv()).Id("fire").Params(ctxParam(), Id("e").Id("Event"), g.in()).Params(Id("State"), Error()).BlockFunc(func(b *Group) {
+	// fire: idempotency and logging around step.
+	f.Comment("// fire runs step and logs a refusal when the machine has a logger.")
+	f.Add(recv()).Id("fire").Params(ctxParam(), Id("e").Id("Event"), g.inPtr()).Params(Id("State"), Error()).Block(
+		If(Id("m").Dot("store").Op("!=").Nil()).Block(
+			List(Id("m").Dot("firedWith"), Id("_")).Op("=").Qual("encoding/json", "Marshal").Call(Id("m").Dot("Context")),
+		),
+		List(Id("to"), Err()).Op(":=").Id("m").Dot("once").Call(Id("ctx"), Id("e"), Id("in")),
+		If(Err().Op("!=").Nil().Op("&&").Id("m").Dot("logger").Op("!=").Nil()).Block(
+			Id("m").Dot("logRefusal").Call(Id("ctx"), Id("e"), Err()),
+		),
+		Return(Id("to"), Err()),
+	)
+	f.Line()
+	f.Comment("// logRefusal logs a refused event at Warn.")
+	f.Add(recv()).Id("logRefusal").Params(ctxParam(), Id("e").Id("Event"), Err().Error()).Block(
+		Id("m").Dot("logger").Dot("LogAttrs").Call(Id("ctx"), Qual("log/slog", "LevelWarn"), Lit("event refused"),
+			Qual("log/slog", "String").Call(Lit("machine"), Lit(m.Name)), Qual("log/slog", "String").Call(Lit("id"), Id("m").Dot("ID")),
+			Qual("log/slog", "String").Call(Lit("state"), Id("m").Dot("state").Dot("String").Call()), Qual("log/slog", "String").Call(Lit("event"), Id("e").Dot("String").Call()),
+			Qual("log/slog", "String").Call(Lit("error"), Err().Dot("Error").Call())),
+	)
+	f.Line()
+	f.Comment("// once applies idempotency keys around step.")
+	f.Add(recv()).Id("once").Params(ctxParam(), Id("e").Id("Event"), g.inPtr()).Params(Id("State"), Error()).BlockFunc(func(b *Group) {
 		if !m.Idempotent {
 			b.Return(Id("m").Dot("step").Call(Id("ctx"), Id("e"), Id("in"), False()))
 			return
@@ -81,7 +118,7 @@ func (g *gen) fire(f *File) {
 			),
 			Id("prev").Op(":=").Id("m").Dot("payload"+e.GoName),
 			Id("m").Dot("payload"+e.GoName).Op("=").Id("p"),
-			List(Id("to"), Err()).Op(":=").Id("m").Dot("fire").Call(Id("ctx"), Id("Event"+e.GoName), Id("in")),
+			List(Id("to"), Err()).Op(":=").Id("m").Dot("fire").Call(Id("ctx"), Id("Event"+e.GoName), Op("&").Id("in")),
 			If(Err().Op("!=").Nil()).Block(Id("m").Dot("payload"+e.GoName).Op("=").Id("prev")),
 			Return(Id("to"), Err()),
 		)
@@ -95,7 +132,7 @@ func (g *gen) fire(f *File) {
 	f.Line()
 	f.Comment("// CanWith is Can for a given input.")
 	f.Add(recv()).Id("CanWith").Params(ctxParam(), Id("e").Id("Event"), g.in()).Bool().Block(
-		List(Id("_"), Err()).Op(":=").Id("m").Dot("step").Call(Id("ctx"), Id("e"), Id("in"), True()),
+		List(Id("_"), Err()).Op(":=").Id("m").Dot("step").Call(Id("ctx"), Id("e"), Op("&").Id("in"), True()),
 		Return(Err().Op("==").Nil()),
 	)
 	f.Line()
@@ -137,7 +174,7 @@ func (g *gen) fire(f *File) {
 
 	// step: the dispatch.
 	f.Comment("// step decides e in the current state and, unless dry, applies it.")
-	f.Add(recv()).Id("step").Params(ctxParam(), Id("e").Id("Event"), g.in(), Id("dry").Bool()).Params(Id("State"), Error()).BlockFunc(func(b *Group) {
+	f.Add(recv()).Id("step").Params(ctxParam(), Id("e").Id("Event"), g.inPtr(), Id("dry").Bool()).Params(Id("State"), Error()).BlockFunc(func(b *Group) {
 		b.Id("from").Op(":=").Id("m").Dot("state")
 		var stateCases []Code
 		for _, s := range m.States {
@@ -203,35 +240,7 @@ func (g *gen) fire(f *File) {
 		f.Line()
 	}
 	g.thresholds(f)
-	g.checkpointFunc(f)
-}
-
-// checkpointFunc emits the method that takes a transition's checkpoint and then every
-// every_transition checkpoint, stopping at the first failure.
-func (g *gen) checkpointFunc(f *File) {
-	m := g.m
-	if len(m.Checkpoints) == 0 {
-		return
-	}
-	f.Comment("// noCheckpoint stands for a transition that names no checkpoint of its own.")
-	f.Const().Id("noCheckpoint").Op("=").Id("Checkpoint").Call(Lit(len(m.Checkpoints)))
-	f.Line()
-	f.Comment("// checkpoint calls the Checkpoint hook for cp (unless noCheckpoint) and then for every\n// checkpoint taken on every transition.")
-	f.Func().Params(Id("m").Op("*").Id(g.T)).Id("checkpoint").Params(ctxParam(), Id("st").Id(g.name("Step")), Id("cp").Id("Checkpoint")).Error().BlockFunc(func(b *Group) {
-		b.For(List(Id("i"), Id("c")).Op(":=").Range().Index(Op("...")).Id("Checkpoint").ValuesFunc(func(v *Group) {
-			v.Id("cp")
-			for _, c := range m.EveryCheckpoints() {
-				v.Id("Checkpoint" + c.GoName)
-			}
-		})).Block(
-			If(Id("c").Op("==").Id("noCheckpoint").Op("||").Id("i").Op(">").Lit(0).Op("&&").Id("c").Op("==").Id("cp")).Block(Continue()),
-			If(Err().Op(":=").Id("m").Dot("hooks").Dot("Checkpoint").Call(Id("ctx"), Id("m"), Id("c"), Id("st")), Err().Op("!=").Nil()).Block(
-				Return(Op("&").Id("CheckpointError").Values(Dict{Id("Checkpoint"): Id("c"), Id("Err"): Err()})),
-			),
-		)
-		b.Return(Nil())
-	})
-	f.Line()
+	g.commitFunc(f)
 }
 
 // tname is the method implementing a transition.
@@ -352,7 +361,7 @@ func (g *gen) transition(f *File, t *ir.Transition) {
 	m := g.m
 	name := g.tname(t)
 	f.Comment(comment(fmt.Sprintf("%s is the transition at %s:%d: %s.%s", name, g.source, t.Pos.Line, describe(t), docSuffix(t.Doc))))
-	f.Func().Params(Id("m").Op("*").Id(g.T)).Id(name).Params(ctxParam(), Id("st").Id(g.name("Step")), g.in(), Id("dry").Bool()).Params(Id("State"), Error()).BlockFunc(func(b *Group) {
+	f.Func().Params(Id("m").Op("*").Id(g.T)).Id(name).Params(ctxParam(), Id("st").Id(g.name("Step")), g.inPtr(), Id("dry").Bool()).Params(Id("State"), Error()).BlockFunc(func(b *Group) {
 		// Roles.
 		if len(t.Roles) > 0 {
 			var allowed *Statement
@@ -472,7 +481,7 @@ func (g *gen) transition(f *File, t *ir.Transition) {
 				If(Id("dry")).Block(Return(Id("st").Dot("From"), Id("ErrValidation"))),
 				Return(Id("st").Dot("From"), Op("&").Id("ValidationError").Values(Dict{
 					Id("State"): Id("st").Dot("From"), Id("Event"): Id("st").Dot("Event"), Id("Target"): Id("to"), Id("Errors"): Id("errs"),
-					Id("Allowed"): Id("m").Dot("PermittedWith").Call(Id("ctx"), Id("in"), Nil())})),
+					Id("Allowed"): Id("m").Dot("PermittedWith").Call(Id("ctx"), Op("*").Id("in"), Nil())})),
 			}
 			switch {
 			case !internal:
@@ -483,6 +492,9 @@ func (g *gen) transition(f *File, t *ir.Transition) {
 		}
 		b.If(Id("dry")).Block(Return(Id("to"), Nil()))
 		b.Id("st").Dot("To").Op("=").Id("to")
+		if g.timing {
+			b.Id("st").Dot("At").Op("=").Id("m").Dot("now").Call(Id("in"))
+		}
 
 		// Apply: exit, actions, counters, state, entry, checkpoints.
 		if g.anyExit() {
@@ -533,18 +545,11 @@ func (g *gen) transition(f *File, t *ir.Transition) {
 		}
 		b.Id("m").Dot("state").Op("=").Id("to")
 		if g.timing {
-			b.Id("now").Op(":=").Id("m").Dot("now").Call(Id("in"))
-			if internal && !redirects {
-				b.Id("_").Op("=").Id("now")
-			} else if internal {
-				b.If(Id("redirected")).Block(Id("m").Dot("enteredAt").Op("=").Id("now"))
-			} else {
-				b.Id("m").Dot("enteredAt").Op("=").Id("now")
-			}
-			if m.RecordHistory {
-				b.Id("m").Dot("history").Op("=").Append(Id("m").Dot("history"), Id(g.name("Record")).Values(Dict{
-					Id("From"): Id("st").Dot("From"), Id("To"): Id("to"), Id("Event"): Id("st").Dot("Event"), Id("EventID"): Id("in").Dot("EventID"),
-					Id("At"): Id("now"), Id("Actor"): Id("in").Dot("Actor"), Id("Reason"): Id("in").Dot("Reason")}))
+			switch {
+			case !internal:
+				b.Id("m").Dot("moveClock").Call(Id("st"))
+			case redirects:
+				b.If(Id("redirected")).Block(Id("m").Dot("moveClock").Call(Id("st")))
 			}
 		}
 		if g.anyEntry() {
@@ -555,14 +560,15 @@ func (g *gen) transition(f *File, t *ir.Transition) {
 			}
 		}
 		_ = internalExpr
-		switch {
-		case t.Checkpoint != nil:
-			b.Return(Id("to"), Id("m").Dot("checkpoint").Call(Id("ctx"), Id("st"), Id("Checkpoint"+t.Checkpoint.GoName)))
-		case len(m.EveryCheckpoints()) > 0:
-			b.Return(Id("to"), Id("m").Dot("checkpoint").Call(Id("ctx"), Id("st"), Id("noCheckpoint")))
-		default:
-			b.Return(Id("to"), Nil())
+		args := []Code{Id("ctx"), Id("st"), Id("in")}
+		if len(m.Checkpoints) > 0 {
+			if t.Checkpoint != nil {
+				args = append(args, Id("Checkpoint"+t.Checkpoint.GoName))
+			} else {
+				args = append(args, Id("noCheckpoint"))
+			}
 		}
+		b.Return(Id("to"), Id("m").Dot("commit").Call(args...))
 	})
 	f.Line()
 }

@@ -36,6 +36,8 @@ func Generate(m *ir.Machine, source string) ([]byte, error) {
 	g.machine(f)
 	g.fire(f)
 	g.snapshot(f)
+	g.store(f)
+	g.registry(f)
 	g.timingAPI(f)
 	var b bytes.Buffer
 	if err := f.Render(&b); err != nil {
@@ -82,10 +84,10 @@ func (g *gen) name(suffix string) string { return g.T + suffix }
 func (g *gen) checkNames() error {
 	reserved := map[string]string{
 		"State": "type", "Event": "type", "Role": "type", "Checkpoint": "type", "TimeoutLevel": "type",
-		"Clock": "type", "FieldError": "type", "NumStates": "constant", "NumEvents": "constant",
+		"Clock": "type", "FieldError": "type", "StoreError": "type", "ErrStoreConflict": "variable", "NumStates": "constant", "NumEvents": "constant",
 		"States": "function", "Events": "function", "ParseState": "function", "ParseEvent": "function",
 	}
-	for _, s := range []string{"", "Hooks", "NopHooks", "Context", "Policies", "Input", "Step", "Snapshot", "Record"} {
+	for _, s := range []string{"", "Hooks", "NopHooks", "Context", "Policies", "Input", "Step", "Snapshot", "Record", "Store", "MemoryStore", "LogEntry", "Registry"} {
 		reserved[g.name(s)] = "type"
 	}
 	for _, f := range g.m.Fields {
@@ -121,7 +123,7 @@ func (g *gen) checkNames() error {
 // dropped and every line starts with //, so no text can end the comment early.
 func comment(text string) string {
 	var lines []string
-	for _, line := range strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n") {
+	for _, line := range reflow(strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n")) {
 		line = strings.Map(func(r rune) rune {
 			if unicode.IsControl(r) || r == '\u2028' || r == '\u2029' {
 				return ' '
@@ -141,6 +143,24 @@ func comment(text string) string {
 		lines = lines[:len(lines)-1]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// reflow joins the lines of each paragraph, so that wrap can fill them; blank lines,
+// list items and indented lines keep their own line.
+func reflow(lines []string) []string {
+	var out []string
+	keep := func(l string) bool {
+		t := strings.TrimSpace(l)
+		return t == "" || strings.HasPrefix(l, " ") || strings.HasPrefix(l, "\t") || strings.HasPrefix(t, "- ") || strings.HasPrefix(t, "* ")
+	}
+	for i, l := range lines {
+		if i > 0 && !keep(l) && !keep(lines[i-1]) && len(out) > 0 {
+			out[len(out)-1] = strings.TrimRight(out[len(out)-1], " ") + " " + strings.TrimSpace(l)
+			continue
+		}
+		out = append(out, l)
+	}
+	return out
 }
 
 // wrap breaks a line at spaces so that each piece is at most width bytes where possible,
@@ -204,4 +224,3 @@ func Base(specPath string) string {
 	}
 	return b
 }
-

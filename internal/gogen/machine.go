@@ -51,6 +51,9 @@ func (g *gen) machine(f *File) {
 	if len(m.Roles) > 0 {
 		stepFields = append(stepFields, doc("Role is who fires it."), Id("Role").Id("Role"))
 	}
+	if g.timing {
+		stepFields = append(stepFields, doc("At is when the event happened (zero for guards)."), Id("At").Qual("time", "Time"))
+	}
 	f.Comment(comment(g.name("Step") + " describes the transition being decided or run; hooks receive it by value."))
 	f.Type().Id(g.name("Step")).Struct(stepFields...)
 	f.Line()
@@ -63,14 +66,10 @@ func (g *gen) machine(f *File) {
 	if m.Idempotent {
 		inFields = append(inFields, doc("Key is an idempotency key. A key already used for the same event returns the\noriginal result without firing again; for another event it is a conflict. Only\naccepted events are recorded, since a refusal changes nothing."), Id("Key").String())
 	}
-	if m.RecordHistory {
-		inFields = append(inFields,
-			doc("EventID identifies the triggering event in the history."), Id("EventID").String(),
-			doc("Actor and Reason are recorded in the history."), Id("Actor").String(), Id("Reason").String())
-	}
-	if g.timing {
-		inFields = append(inFields, doc("At is when the event happened; the zero time means the machine's clock now."), Id("At").Qual("time", "Time"))
-	}
+	inFields = append(inFields,
+		doc("EventID identifies the triggering event in the history and the event log."), Id("EventID").String(),
+		doc("Actor and Reason say who fired the event and why; they are recorded in the history and\nthe event log."), Id("Actor").String(), Id("Reason").String())
+	inFields = append(inFields, doc("At is when the event happened; the zero time means now (the machine's clock). It is\nrecorded in the history and the event log."), Id("At").Qual("time", "Time"))
 	f.Comment(comment(g.name("Input") + " is what the caller says about one firing."))
 	f.Type().Id(g.name("Input")).Struct(inFields...)
 	f.Line()
@@ -129,11 +128,13 @@ func (g *gen) machine(f *File) {
 	}
 
 	// The machine.
-	fields := []Code{Id("state").Id("State")}
+	fields := []Code{Id("state").Id("State"), Id("seq").Int64().Comment("accepted transitions so far")}
 	if g.hooks {
 		fields = append(fields, Id("hooks").Id(g.name("Hooks")))
 	}
-	fields = append(fields, Line(), doc("Context is the machine's data. Hooks may change it; states check what they require."), Id("Context").Id(g.name("Context")))
+	fields = append(fields,
+		Line(), doc("ID names the machine in its store, its event log and a registry."), Id("ID").String(),
+		doc("Context is the machine's data. Hooks may change it; states check what they require."), Id("Context").Id(g.name("Context")))
 	if len(m.Policies) > 0 {
 		fields = append(fields, doc("Policies are the run-time switches, set to the spec's defaults by New"+T+"."), Id("Policies").Id(g.name("Policies")))
 	}
@@ -153,8 +154,12 @@ func (g *gen) machine(f *File) {
 			fields = append(fields, Id(st).Id("State").Comment(fmt.Sprintf("the state %s was entered from", quoted(s.Name))), Id(set).Bool())
 		}
 	}
+	fields = append(fields, Line(), Id("store").Id(g.name("Store")), Id("saved").Int64().Comment("seq of the last snapshot saved to the store"),
+		Id("firedWith").Qual("encoding/json", "RawMessage").Comment("the context when the current event was fired, for the log"),
+		Id("logger").Op("*").Qual("log/slog", "Logger"))
 	if g.timing {
-		fields = append(fields, Line(), Id("clock").Id("Clock"), Id("enteredAt").Qual("time", "Time"))
+		fields = append(fields, Id("clock").Id("Clock"), Id("createdAt").Qual("time", "Time"), Id("enteredAt").Qual("time", "Time"),
+			Id("timeByState").Index(Id("NumStates")).Qual("time", "Duration").Comment("time spent in each state, the current stay excluded"))
 	}
 	if g.anyTimeouts() {
 		fields = append(fields, Id("timeouts").Index(Id("NumStates")).Qual("time", "Duration"))
@@ -198,7 +203,8 @@ func (g *gen) machine(f *File) {
 		}
 		if g.timing {
 			b.Id("m").Dot("clock").Op("=").Id("systemClock").Values()
-			b.Id("m").Dot("enteredAt").Op("=").Id("m").Dot("clock").Dot("Now").Call()
+			b.Id("m").Dot("createdAt").Op("=").Id("m").Dot("clock").Dot("Now").Call()
+			b.Id("m").Dot("enteredAt").Op("=").Id("m").Dot("createdAt")
 		}
 		if g.anyTimeouts() {
 			b.Id("m").Dot("timeouts").Op("=").Id("defaultTimeouts").Call()
@@ -209,6 +215,15 @@ func (g *gen) machine(f *File) {
 
 	f.Comment("// State returns the current state.")
 	f.Func().Params(Id("m").Op("*").Id(T)).Id("State").Params().Id("State").Block(Return(Id("m").Dot("state")))
+	f.Line()
+	f.Comment("// Seq returns the number of transitions accepted so far (restored with a snapshot): the\n// sequence number of the last event log entry.")
+	f.Func().Params(Id("m").Op("*").Id(T)).Id("Seq").Params().Int64().Block(Return(Id("m").Dot("seq")))
+	f.Line()
+	f.Comment(comment("SetStore makes the machine append every accepted transition to the store's event log and\nsave a snapshot at each checkpoint. Errors from the store come back from Fire as a\nStoreError; the transition has happened in memory: reload the machine from the store\nbefore firing again."))
+	f.Func().Params(Id("m").Op("*").Id(T)).Id("SetStore").Params(Id("s").Id(g.name("Store"))).Block(Id("m").Dot("store").Op("=").Id("s"))
+	f.Line()
+	f.Comment("// SetLogger makes the machine log every refused event (at Warn) through l.")
+	f.Func().Params(Id("m").Op("*").Id(T)).Id("SetLogger").Params(Id("l").Op("*").Qual("log/slog", "Logger")).Block(Id("m").Dot("logger").Op("=").Id("l"))
 	f.Line()
 
 	for _, c := range m.Counters {

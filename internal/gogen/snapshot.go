@@ -49,6 +49,9 @@ func (g *gen) snapshot(f *File) {
 	fields := []Code{
 		Comment(fmt.Sprintf("Version is the snapshot format, %d.", SnapshotVersion)),
 		Id("Version").Int().Tag(map[string]string{"json": "version"}),
+		Id("ID").String().Tag(map[string]string{"json": "id"}),
+		doc("Seq is the number of transitions accepted when the snapshot was taken."),
+		Id("Seq").Int64().Tag(map[string]string{"json": "seq"}),
 		Id("State").Id("State").Tag(map[string]string{"json": "state"}),
 		Id("Context").Id(g.name("Context")).Tag(map[string]string{"json": "context"}),
 	}
@@ -64,7 +67,11 @@ func (g *gen) snapshot(f *File) {
 			Id("Remembered").Map(Id("State")).Id("State").Tag(map[string]string{"json": "remembered,omitempty"}))
 	}
 	if g.timing {
-		fields = append(fields, Id("EnteredAt").Qual("time", "Time").Tag(map[string]string{"json": "enteredAt"}))
+		fields = append(fields,
+			Id("CreatedAt").Qual("time", "Time").Tag(map[string]string{"json": "createdAt"}),
+			Id("EnteredAt").Qual("time", "Time").Tag(map[string]string{"json": "enteredAt"}),
+			doc("TimeByState is the time spent in each state before the current stay."),
+			Id("TimeByState").Map(Id("State")).Qual("time", "Duration").Tag(map[string]string{"json": "timeByState,omitempty"}))
 	}
 	if g.anyTimeouts() {
 		fields = append(fields, doc("Timeouts holds timeouts changed at run time."),
@@ -82,7 +89,7 @@ func (g *gen) snapshot(f *File) {
 
 	f.Comment("// Snapshot returns the machine's state, context and bookkeeping. It shares nothing with the\n// machine except the context's slices and maps.")
 	f.Func().Params(Id("m").Op("*").Id(T)).Id("Snapshot").Params().Id(S).BlockFunc(func(b *Group) {
-		b.Id("s").Op(":=").Id(S).Values(Dict{Id("Version"): Lit(SnapshotVersion), Id("State"): Id("m").Dot("state"), Id("Context"): Id("m").Dot("Context")})
+		b.Id("s").Op(":=").Id(S).Values(Dict{Id("Version"): Lit(SnapshotVersion), Id("ID"): Id("m").Dot("ID"), Id("Seq"): Id("m").Dot("seq"), Id("State"): Id("m").Dot("state"), Id("Context"): Id("m").Dot("Context")})
 		if len(m.Policies) > 0 {
 			b.Id("s").Dot("Policies").Op("=").Id("m").Dot("Policies")
 		}
@@ -109,7 +116,13 @@ func (g *gen) snapshot(f *File) {
 			)
 		}
 		if g.timing {
-			b.Id("s").Dot("EnteredAt").Op("=").Id("m").Dot("enteredAt")
+			b.Id("s").Dot("CreatedAt").Op(",").Id("s").Dot("EnteredAt").Op("=").List(Id("m").Dot("createdAt"), Id("m").Dot("enteredAt"))
+			b.For(List(Id("st"), Id("d")).Op(":=").Range().Id("m").Dot("timeByState")).Block(
+				If(Id("d").Op("!=").Lit(0)).Block(
+					If(Id("s").Dot("TimeByState").Op("==").Nil()).Block(Id("s").Dot("TimeByState").Op("=").Map(Id("State")).Qual("time", "Duration").Values()),
+					Id("s").Dot("TimeByState").Index(Id("State").Call(Id("st"))).Op("=").Id("d"),
+				),
+			)
 		}
 		if g.anyTimeouts() {
 			b.Id("def").Op(":=").Id("defaultTimeouts").Call()
@@ -153,6 +166,7 @@ func (g *gen) snapshot(f *File) {
 		}
 		b.Id("m").Op(":=").Id("New" + T).Call(args...)
 		b.Id("m").Dot("state").Op("=").Id("s").Dot("State")
+		b.List(Id("m").Dot("ID"), Id("m").Dot("seq"), Id("m").Dot("saved")).Op("=").List(Id("s").Dot("ID"), Id("s").Dot("Seq"), Id("s").Dot("Seq"))
 		b.Id("m").Dot("Context").Op("=").Id("s").Dot("Context")
 		if len(m.Policies) > 0 {
 			b.Id("m").Dot("Policies").Op("=").Id("s").Dot("Policies")
@@ -182,7 +196,11 @@ func (g *gen) snapshot(f *File) {
 			)
 		}
 		if g.timing {
-			b.Id("m").Dot("enteredAt").Op("=").Id("s").Dot("EnteredAt")
+			b.List(Id("m").Dot("createdAt"), Id("m").Dot("enteredAt")).Op("=").List(Id("s").Dot("CreatedAt"), Id("s").Dot("EnteredAt"))
+			b.For(List(Id("st"), Id("d")).Op(":=").Range().Id("s").Dot("TimeByState")).Block(
+				If(Id("st").Op(">=").Id("NumStates")).Block(errf("invalid time-by-state state %d", Id("st"))),
+				Id("m").Dot("timeByState").Index(Id("st")).Op("=").Id("d"),
+			)
 		}
 		if g.anyTimeouts() {
 			b.For(List(Id("st"), Id("d")).Op(":=").Range().Id("s").Dot("Timeouts")).Block(

@@ -23,15 +23,37 @@ func (g *gen) timingAPI(f *File) {
 	f.Line()
 	f.Func().Params(Id("systemClock")).Id("Now").Params().Qual("time", "Time").Block(Return(Qual("time", "Now").Call()))
 	f.Line()
-	f.Comment("// SetClock replaces the machine's clock. Call it right after construction: it also\n// restarts the time in the current state from the new clock.")
+	f.Comment("// SetClock replaces the machine's clock. Call it right after construction: it also\n// restarts the machine's creation time and its time in the current state.")
 	f.Add(recv()).Id("SetClock").Params(Id("c").Id("Clock")).Block(
 		Id("m").Dot("clock").Op("=").Id("c"),
-		Id("m").Dot("enteredAt").Op("=").Id("c").Dot("Now").Call(),
+		Id("m").Dot("createdAt").Op("=").Id("c").Dot("Now").Call(),
+		Id("m").Dot("enteredAt").Op("=").Id("m").Dot("createdAt"),
 	)
 	f.Line()
-	f.Add(recv()).Id("now").Params(Id("in").Id(g.name("Input"))).Qual("time", "Time").Block(
+	f.Add(recv()).Id("now").Params(Id("in").Op("*").Id(g.name("Input"))).Qual("time", "Time").Block(
 		If(Op("!").Id("in").Dot("At").Dot("IsZero").Call()).Block(Return(Id("in").Dot("At"))),
 		Return(Id("m").Dot("clock").Dot("Now").Call()),
+	)
+	f.Line()
+	f.Comment("// moveClock accounts for leaving st.From and entering st.To at st.At.")
+	f.Add(recv()).Id("moveClock").Params(Id("st").Id(g.name("Step"))).Block(
+		If(Id("st").Dot("From").Op("<").Id("NumStates")).Block(
+			Id("m").Dot("timeByState").Index(Id("st").Dot("From")).Op("+=").Id("st").Dot("At").Dot("Sub").Call(Id("m").Dot("enteredAt")),
+		),
+		Id("m").Dot("enteredAt").Op("=").Id("st").Dot("At"),
+	)
+	f.Line()
+	f.Comment("// CreatedAt returns when the machine was created.")
+	f.Add(recv()).Id("CreatedAt").Params().Qual("time", "Time").Block(Return(Id("m").Dot("createdAt")))
+	f.Line()
+	f.Comment("// TotalTime returns how long the machine has existed at now.")
+	f.Add(recv()).Id("TotalTime").Params(Id("now").Qual("time", "Time")).Qual("time", "Duration").Block(Return(Id("now").Dot("Sub").Call(Id("m").Dot("createdAt"))))
+	f.Line()
+	f.Comment("// TimeByState returns the time spent in each state at now, the current stay included.")
+	f.Add(recv()).Id("TimeByState").Params(Id("now").Qual("time", "Time")).Index(Id("NumStates")).Qual("time", "Duration").Block(
+		Id("t").Op(":=").Id("m").Dot("timeByState"),
+		If(Id("m").Dot("state").Op("<").Id("NumStates")).Block(Id("t").Index(Id("m").Dot("state")).Op("+=").Id("m").Dot("TimeInState").Call(Id("now"))),
+		Return(Id("t")),
 	)
 	f.Line()
 	f.Comment("// EnteredAt returns when the current state was entered.")
