@@ -41,7 +41,7 @@ check-examples:
 	$(GO) run ./cmd/fsmgen check $(SPECS)
 
 fuzz:
-	$(GO) test ./internal/lower -run '^$$' -fuzz FuzzLoad -fuzztime $(FUZZTIME)
+	$(GO) test ./internal/lower -run '^$$' -fuzz FuzzLoad -fuzztime $(FUZZTIME) -fuzzminimizetime 3s
 
 clean:
 	rm -rf bin

@@ -28,7 +28,8 @@ const (
 const usage = `fsmgen turns YAML state-machine specs into Go code, tests, diagrams and docs.
 
 Usage:
-  fsmgen generate [-o DIR | --root DIR] [--check] FILE...
+  fsmgen generate [-o DIR | --root DIR] [--check] [--outputs go,tests,mermaid,markdown,dot] FILE...
+  fsmgen diagram [--format mermaid|dot|markdown] FILE
   fsmgen check [--format text|json|github-actions] FILE...
   fsmgen sim FILE --events a,b,c [--guard g=true] [--guard g@2=false] [--as ROLE]
              [--policy NAME] [--set field=JSON] [--json]
@@ -39,6 +40,8 @@ Examples:
   fsmgen generate task.fsm.yaml                  # writes task_fsm.go next to the spec
   fsmgen generate --root generated examples/*/*.fsm.yaml
   fsmgen generate --check --root generated examples/*/*.fsm.yaml   # CI: exit 1 on drift
+  fsmgen generate --outputs go task.fsm.yaml     # only the Go code
+  fsmgen diagram --format dot examples/build/build.fsm.yaml | dot -Tsvg > build.svg
   fsmgen check examples/*/*.fsm.yaml
   fsmgen check --format json examples/review/review.fsm.yaml
   fsmgen sim examples/review/review.fsm.yaml --events in_progress,pending_review,completed
@@ -63,6 +66,8 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return c.sim(args[1:])
 	case "generate":
 		return c.generate(args[1:])
+	case "diagram":
+		return c.diagram(args[1:])
 	case "schema":
 		fmt.Fprint(stdout, schema.V1)
 		return ExitOK

@@ -5,11 +5,45 @@ import (
 	"os"
 	"path/filepath"
 
+	"strings"
+
 	"github.com/fsmgen/fsmgen/internal/diag"
+	"github.com/fsmgen/fsmgen/internal/dot"
 	"github.com/fsmgen/fsmgen/internal/gogen"
+	"github.com/fsmgen/fsmgen/internal/ir"
+	"github.com/fsmgen/fsmgen/internal/markdown"
+	"github.com/fsmgen/fsmgen/internal/mermaid"
 	"github.com/fsmgen/fsmgen/internal/output"
 	"github.com/fsmgen/fsmgen/internal/testgen"
 )
+
+// outputKinds are what generate can write, in the order they are produced.
+var outputKinds = []string{"go", "tests", "mermaid", "markdown", "dot"}
+
+// defaultOutputs are written unless --outputs says otherwise.
+const defaultOutputs = "go,tests,mermaid,markdown"
+
+// emit renders one output of a machine whose spec is at path, with the header's source
+// path src.
+func emit(kind string, m *ir.Machine, path, src string) (name string, data []byte, err error) {
+	base := gogen.Base(path)
+	switch kind {
+	case "go":
+		data, err = gogen.Generate(m, src)
+		return gogen.Filename(path), data, err
+	case "tests":
+		data, err = testgen.Generate(m, src)
+		return testgen.Filename(base), data, err
+	case "mermaid":
+		return base + ".mmd", mermaid.File(m), nil
+	case "markdown":
+		data, err = markdown.Document(m, mermaid.StateDiagram(m))
+		return base + ".md", data, err
+	case "dot":
+		return base + ".dot", []byte(dot.Graph(m)), nil
+	}
+	return "", nil, fmt.Errorf("unknown output %q (want %s)", kind, strings.Join(outputKinds, ", "))
+}
 
 func (c *command) generate(args []string) int {
 	fs := c.flags("generate")
@@ -17,7 +51,8 @@ func (c *command) generate(args []string) int {
 	root := fs.String("root", "", "write each spec into `dir`/<spec name>/ (for several specs)")
 	check := fs.Bool("check", false, "write nothing; exit 1 with a diff when the files on disk differ")
 	format := fs.String("format", "text", "findings `format`: text, json or github-actions")
-	noTests := fs.Bool("no-tests", false, "do not generate the exhaustive tests (<name>_fsm_test.go)")
+	outputs := fs.String("outputs", defaultOutputs, "comma-separated `kinds` to write: "+strings.Join(outputKinds, ", "))
+	noTests := fs.Bool("no-tests", false, "leave out the exhaustive tests (<name>_fsm_test.go)")
 	files, err := parse(fs, args)
 	if err != nil {
 		return ExitUsage
@@ -34,6 +69,20 @@ func (c *command) generate(args []string) int {
 	}
 	if *out != "" && len(files) > 1 {
 		return c.usageErr("-o takes one spec (each spec is its own Go package); use --root DIR for several")
+	}
+
+	var kinds []string
+	for _, k := range strings.Split(*outputs, ",") {
+		if k = strings.TrimSpace(k); k == "" || (k == "tests" && *noTests) {
+			continue
+		}
+		if !contains(outputKinds, k) {
+			return c.usageErr("--outputs: unknown kind %q (want %s)", k, strings.Join(outputKinds, ", "))
+		}
+		kinds = append(kinds, k)
+	}
+	if len(kinds) == 0 {
+		return c.usageErr("--outputs: nothing to write")
 	}
 
 	var plan output.Plan
@@ -62,21 +111,14 @@ func (c *command) generate(args []string) int {
 			fmt.Fprintf(c.stderr, "fsmgen: %v\n", err)
 			return ExitUsage
 		}
-		code, err := gogen.Generate(m, src)
-		if err != nil {
-			fmt.Fprintf(c.stderr, "fsmgen: %v\n", err)
-			failed = true
-			continue
-		}
-		plan.Files = append(plan.Files, output.File{Path: filepath.Join(dir, gogen.Filename(path)), Data: code})
-		if !*noTests {
-			tests, err := testgen.Generate(m, src)
+		for _, kind := range kinds {
+			name, data, err := emit(kind, m, path, src)
 			if err != nil {
 				fmt.Fprintf(c.stderr, "fsmgen: %v\n", err)
 				failed = true
 				continue
 			}
-			plan.Files = append(plan.Files, output.File{Path: filepath.Join(dir, testgen.Filename(gogen.Base(path))), Data: tests})
+			plan.Files = append(plan.Files, output.File{Path: filepath.Join(dir, name), Data: data})
 		}
 		plan.Dirs = append(plan.Dirs, dir)
 	}
@@ -136,6 +178,47 @@ func relSource(dir, spec string) (string, error) {
 		return "", err
 	}
 	return filepath.ToSlash(rel), nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// diagram prints one machine's diagram.
+func (c *command) diagram(args []string) int {
+	fs := c.flags("diagram")
+	format := fs.String("format", "mermaid", "`format`: mermaid, dot or markdown")
+	files, err := parse(fs, args)
+	if err != nil {
+		return ExitUsage
+	}
+	if len(files) != 1 {
+		return c.usageErr("diagram needs exactly one spec file")
+	}
+	kind := *format
+	if kind != "mermaid" && kind != "dot" && kind != "markdown" {
+		return c.usageErr("--format: unknown format %q (want mermaid, dot or markdown)", kind)
+	}
+	m, ds, err := loadFile(files[0])
+	if err != nil {
+		return c.usageErr("%v", unwrapPath(err))
+	}
+	if ds.HasErrors() {
+		diag.Write(c.stderr, ds, diag.FormatText)
+		return ExitFindings
+	}
+	_, data, err := emit(kind, m, files[0], files[0])
+	if err != nil {
+		fmt.Fprintf(c.stderr, "fsmgen: %v\n", err)
+		return ExitFindings
+	}
+	c.stdout.Write(data)
+	return ExitOK
 }
 
 var _ = os.Stat
