@@ -572,6 +572,20 @@ func (e *PermissionError) Reason() string {
 	return "role"
 }
 
+// MarshalJSON encodes the refusal the way the seed documents' API reports one:
+// {"success": false, "errors": [{"field", "message"}...], "allowedTransitions": [...]}.
+func (e *ValidationError) MarshalJSON() ([]byte, error) {
+	v := struct {
+		Success bool         `json:"success"`
+		Errors  []FieldError `json:"errors"`
+		Allowed []Event      `json:"allowedTransitions"`
+	}{
+		Allowed: append([]Event{}, e.Allowed...),
+		Errors:  append([]FieldError{}, e.Errors...),
+	}
+	return json.Marshal(v)
+}
+
 // Permitted lists the events the state accepts at all (guards, roles and fields aside).
 func (e *InvalidTransitionError) Permitted() []Event {
 	return accepted(e.State, nil)

@@ -502,6 +502,10 @@ func TestFsmErrors(t *testing.T) {
 			t.Errorf("%T matches an unrelated error", c.err)
 		}
 	}
+	b, err := json.Marshal(&ValidationError{Errors: []FieldError{{Field: "f", Message: "m"}}, Allowed: []Event{e}})
+	if want := `{"success":false,"errors":[{"field":"f","message":"m"}],"allowedTransitions":["` + e.String() + `"]}`; err != nil || string(b) != want {
+		t.Errorf("ValidationError JSON %s, want %s", b, want)
+	}
 	if got := (&InvalidTransitionError{State: s, Event: e}).Permitted(); !reflect.DeepEqual(got, accepted(s, nil)) {
 		t.Errorf("Permitted() = %v", got)
 	}

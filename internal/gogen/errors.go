@@ -135,6 +135,16 @@ func (g *gen) errors(f *File) {
 		f.Line()
 	}
 
+	f.Comment("// MarshalJSON encodes the refusal the way the seed documents' API reports one:\n// {\"success\": false, \"errors\": [{\"field\", \"message\"}...], \"allowedTransitions\": [...]}.")
+	f.Func().Params(Id("e").Op("*").Id("ValidationError")).Id("MarshalJSON").Params().Params(Index().Byte(), Error()).Block(
+		Id("v").Op(":=").Struct(
+			Id("Success").Bool().Tag(map[string]string{"json": "success"}),
+			Id("Errors").Index().Id("FieldError").Tag(map[string]string{"json": "errors"}),
+			Id("Allowed").Index().Id("Event").Tag(map[string]string{"json": "allowedTransitions"}),
+		).Values(Dict{Id("Errors"): Append(Index().Id("FieldError").Values(), Id("e").Dot("Errors").Op("...")), Id("Allowed"): Append(Index().Id("Event").Values(), Id("e").Dot("Allowed").Op("..."))}),
+		Return(Qual("encoding/json", "Marshal").Call(Id("v"))),
+	)
+	f.Line()
 	f.Comment("// Permitted lists the events the state accepts at all (guards, roles and fields aside).")
 	f.Func().Params(Id("e").Op("*").Id("InvalidTransitionError")).Id("Permitted").Params().Index().Id("Event").Block(
 		Return(Id("accepted").Call(Id("e").Dot("State"), Nil())),
