@@ -118,10 +118,8 @@ func fsmCounts(m *Task) []int {
 	return out
 }
 
-// fsmRows has a row for every (state, event) pair, then rows for every outcome of the
-// guards that decide a pair, for roles allowed and denied, for required fields missing and
-// invalid, for counters and their limits, and for history with nothing remembered.
-var fsmRows = []struct {
+// fsmRow is one case of the transition table.
+type fsmRow struct {
 	name       string
 	line       int // spec line of the transition
 	from       State
@@ -137,7 +135,23 @@ var fsmRows = []struct {
 	calls      []string
 	counts     []int
 	errors     []FieldError
-}{
+}
+
+// fsmRows has, for each state, a row for every event, then rows for every outcome of the
+// guards that decide a pair, for roles allowed and denied, for required fields missing and
+// invalid, for counters and their limits, and for history with nothing remembered.
+var fsmRows = [][]fsmRow{
+	fsmRows0,
+	fsmRows1,
+	fsmRows2,
+	fsmRows3,
+	fsmRows4,
+	fsmRows5,
+	fsmRows6,
+	fsmRows7,
+}
+
+var fsmRows0 = []fsmRow{
 	{name: "INBOX/ASSIGNED", line: 134, from: StateInbox, event: EventAssigned, role: RoleSpecialist,
 		want: StateAssigned},
 	{name: "INBOX/ASSIGNED/as nobody", line: 134, from: StateInbox, event: EventAssigned,
@@ -178,6 +192,9 @@ var fsmRows = []struct {
 		want: StateInbox, reason: "invalid_transition"},
 	{name: "INBOX/DONE", line: 0, from: StateInbox, event: EventDone,
 		want: StateInbox, reason: "invalid_transition"},
+}
+
+var fsmRows1 = []fsmRow{
 	{name: "ASSIGNED/ASSIGNED", line: 0, from: StateAssigned, event: EventAssigned,
 		want: StateAssigned, reason: "invalid_transition"},
 	{name: "ASSIGNED/CANCELED", line: 140, from: StateAssigned, event: EventCanceled, role: RoleHuman,
@@ -234,6 +251,9 @@ var fsmRows = []struct {
 		want: StateAssigned, reason: "invalid_transition"},
 	{name: "ASSIGNED/DONE", line: 0, from: StateAssigned, event: EventDone,
 		want: StateAssigned, reason: "invalid_transition"},
+}
+
+var fsmRows2 = []fsmRow{
 	{name: "IN_PROGRESS/ASSIGNED", line: 0, from: StateInProgress, event: EventAssigned,
 		want: StateInProgress, reason: "invalid_transition"},
 	{name: "IN_PROGRESS/CANCELED", line: 146, from: StateInProgress, event: EventCanceled, role: RoleHuman,
@@ -304,6 +324,9 @@ var fsmRows = []struct {
 		want: StateInProgress, reason: "artifacts", errors: []FieldError{{Field: "block_reason", Message: "Block reason required for BLOCKED"}}},
 	{name: "IN_PROGRESS/DONE", line: 0, from: StateInProgress, event: EventDone,
 		want: StateInProgress, reason: "invalid_transition"},
+}
+
+var fsmRows3 = []fsmRow{
 	{name: "REVIEW/ASSIGNED", line: 0, from: StateReview, event: EventAssigned,
 		want: StateReview, reason: "invalid_transition"},
 	{name: "REVIEW/CANCELED", line: 163, from: StateReview, event: EventCanceled, role: RoleHuman,
@@ -396,6 +419,9 @@ var fsmRows = []struct {
 		want: StateReview, reason: "artifacts", errors: []FieldError{{Field: "deliverable_accepted", Message: "Deliverable must be confirmed acceptable"}}},
 	{name: "REVIEW/DONE/decision_note zero", line: 158, from: StateReview, event: EventDone, role: RoleLead, setup: func(m *Task) { m.Context.DecisionNote = "" },
 		want: StateReview, reason: "artifacts", errors: []FieldError{{Field: "decision_note", Message: "Decision note required for DONE"}}},
+}
+
+var fsmRows4 = []fsmRow{
 	{name: "NEEDS_APPROVAL/ASSIGNED", line: 167, from: StateNeedsApproval, event: EventAssigned, role: RoleHuman,
 		want: StateAssigned},
 	{name: "NEEDS_APPROVAL/ASSIGNED/as nobody", line: 167, from: StateNeedsApproval, event: EventAssigned,
@@ -492,6 +518,9 @@ var fsmRows = []struct {
 		want: StateNeedsApproval, reason: "role"},
 	{name: "NEEDS_APPROVAL/DONE/empty context", line: 171, from: StateNeedsApproval, event: EventDone, role: RoleHuman, empty: true,
 		want: StateNeedsApproval, reason: "artifacts", errors: []FieldError{{Field: "approved_by", Message: "Approval record required for DONE (approved by)"}, {Field: "approved_at", Message: "Approval record required for DONE (approved at)"}, {Field: "deliverable_accepted", Message: "Deliverable must be confirmed acceptable"}, {Field: "decision_note", Message: "Decision note required for DONE"}}},
+}
+
+var fsmRows5 = []fsmRow{
 	{name: "BLOCKED/ASSIGNED", line: 175, from: StateBlocked, event: EventAssigned, role: RoleHuman,
 		want: StateAssigned},
 	{name: "BLOCKED/ASSIGNED/as nobody", line: 175, from: StateBlocked, event: EventAssigned,
@@ -554,6 +583,9 @@ var fsmRows = []struct {
 		want: StateBlocked, reason: "invalid_transition"},
 	{name: "BLOCKED/DONE", line: 0, from: StateBlocked, event: EventDone,
 		want: StateBlocked, reason: "invalid_transition"},
+}
+
+var fsmRows6 = []fsmRow{
 	{name: "DONE/ASSIGNED", line: 0, from: StateDone, event: EventAssigned,
 		want: StateDone, reason: "invalid_transition"},
 	{name: "DONE/CANCELED", line: 0, from: StateDone, event: EventCanceled,
@@ -570,6 +602,9 @@ var fsmRows = []struct {
 		want: StateDone, reason: "invalid_transition"},
 	{name: "DONE/DONE", line: 0, from: StateDone, event: EventDone,
 		want: StateDone, reason: "invalid_transition"},
+}
+
+var fsmRows7 = []fsmRow{
 	{name: "CANCELED/ASSIGNED", line: 0, from: StateCanceled, event: EventAssigned,
 		want: StateCanceled, reason: "invalid_transition"},
 	{name: "CANCELED/CANCELED", line: 0, from: StateCanceled, event: EventCanceled,
@@ -589,41 +624,49 @@ var fsmRows = []struct {
 }
 
 func TestFsmTransitions(t *testing.T) {
-	for _, r := range fsmRows {
-		t.Run(r.name, func(t *testing.T) {
-			m, h := fsmFixture(r.from, r.off, r.empty, r.noPolicies, r.noMemory)
-			if r.setup != nil {
-				r.setup(m)
-			}
-			before, _ := json.Marshal(m.Snapshot())
-			to, err := fsmFire(m, r.event, TaskInput{Role: r.role})
-			where := fmt.Sprintf("%s on %s (spec line %d)", r.from, r.event, r.line)
-			if got := fsmReason(err); got != r.reason {
-				t.Fatalf("%s: refusal %q (%v), want %q", where, got, err, r.reason)
-			}
-			if to != r.want || m.State() != r.want {
-				t.Fatalf("%s: got %s (state %s), want %s", where, to, m.State(), r.want)
-			}
-			if r.reason != "" {
-				if after, _ := json.Marshal(m.Snapshot()); string(after) != string(before) {
-					t.Fatalf("%s: refused, but the machine changed:\n%s\n%s", where, before, after)
-				}
-				var ve *ValidationError
-				if errors.As(err, &ve) && !reflect.DeepEqual(ve.Errors, r.errors) {
-					t.Fatalf("%s: field errors %v, want %v", where, ve.Errors, r.errors)
-				}
-				return
-			}
-			if len(h.calls) != 0 || len(r.calls) != 0 {
-				if !reflect.DeepEqual(h.calls, r.calls) {
-					t.Errorf("%s: hooks ran %v, want %v", where, h.calls, r.calls)
-				}
-			}
-			if r.counts != nil && !reflect.DeepEqual(fsmCounts(m), r.counts) {
-				t.Errorf("%s: counters %v, want %v", where, fsmCounts(m), r.counts)
-			}
-		})
+	for _, rows := range fsmRows {
+		for _, r := range rows {
+			fsmRun(t, r)
+		}
 	}
+}
+
+// fsmRun runs one row as a subtest named state/event[/variant].
+func fsmRun(t *testing.T, r fsmRow) {
+	t.Helper()
+	t.Run(r.name, func(t *testing.T) {
+		m, h := fsmFixture(r.from, r.off, r.empty, r.noPolicies, r.noMemory)
+		if r.setup != nil {
+			r.setup(m)
+		}
+		before, _ := json.Marshal(m.Snapshot())
+		to, err := fsmFire(m, r.event, TaskInput{Role: r.role})
+		where := fmt.Sprintf("%s on %s (spec line %d)", r.from, r.event, r.line)
+		if got := fsmReason(err); got != r.reason {
+			t.Fatalf("%s: refusal %q (%v), want %q", where, got, err, r.reason)
+		}
+		if to != r.want || m.State() != r.want {
+			t.Fatalf("%s: got %s (state %s), want %s", where, to, m.State(), r.want)
+		}
+		if r.reason != "" {
+			if after, _ := json.Marshal(m.Snapshot()); string(after) != string(before) {
+				t.Fatalf("%s: refused, but the machine changed:\n%s\n%s", where, before, after)
+			}
+			var ve *ValidationError
+			if errors.As(err, &ve) && !reflect.DeepEqual(ve.Errors, r.errors) {
+				t.Fatalf("%s: field errors %v, want %v", where, ve.Errors, r.errors)
+			}
+			return
+		}
+		if len(h.calls) != 0 || len(r.calls) != 0 {
+			if !reflect.DeepEqual(h.calls, r.calls) {
+				t.Errorf("%s: hooks ran %v, want %v", where, h.calls, r.calls)
+			}
+		}
+		if r.counts != nil && !reflect.DeepEqual(fsmCounts(m), r.counts) {
+			t.Errorf("%s: counters %v, want %v", where, fsmCounts(m), r.counts)
+		}
+	})
 }
 
 // fsmPermitted is what PermittedWith returns in each state, for each role.

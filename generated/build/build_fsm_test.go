@@ -99,10 +99,8 @@ func fsmCounts(m *Task) []int {
 	return out
 }
 
-// fsmRows has a row for every (state, event) pair, then rows for every outcome of the
-// guards that decide a pair, for roles allowed and denied, for required fields missing and
-// invalid, for counters and their limits, and for history with nothing remembered.
-var fsmRows = []struct {
+// fsmRow is one case of the transition table.
+type fsmRow struct {
 	name       string
 	line       int // spec line of the transition
 	from       State
@@ -118,7 +116,27 @@ var fsmRows = []struct {
 	calls      []string
 	counts     []int
 	errors     []FieldError
-}{
+}
+
+// fsmRows has, for each state, a row for every event, then rows for every outcome of the
+// guards that decide a pair, for roles allowed and denied, for required fields missing and
+// invalid, for counters and their limits, and for history with nothing remembered.
+var fsmRows = [][]fsmRow{
+	fsmRows0,
+	fsmRows1,
+	fsmRows2,
+	fsmRows3,
+	fsmRows4,
+	fsmRows5,
+	fsmRows6,
+	fsmRows7,
+	fsmRows8,
+	fsmRows9,
+	fsmRows10,
+	fsmRows11,
+}
+
+var fsmRows0 = []fsmRow{
 	{name: "pending/picked_up", line: 124, from: StatePending, event: EventPickedUp, role: RoleBuildOrchestrator,
 		want: StateAssigned},
 	{name: "pending/picked_up/as nobody", line: 124, from: StatePending, event: EventPickedUp,
@@ -163,6 +181,9 @@ var fsmRows = []struct {
 		want: StatePending, reason: "invalid_transition"},
 	{name: "pending/retry", line: 0, from: StatePending, event: EventRetry,
 		want: StatePending, reason: "invalid_transition"},
+}
+
+var fsmRows1 = []fsmRow{
 	{name: "assigned/picked_up", line: 0, from: StateAssigned, event: EventPickedUp,
 		want: StateAssigned, reason: "invalid_transition"},
 	{name: "assigned/validation_started", line: 125, from: StateAssigned, event: EventValidationStarted, role: RoleSolutionValidator,
@@ -205,6 +226,9 @@ var fsmRows = []struct {
 		want: StateAssigned, reason: "invalid_transition"},
 	{name: "assigned/retry", line: 0, from: StateAssigned, event: EventRetry,
 		want: StateAssigned, reason: "invalid_transition"},
+}
+
+var fsmRows2 = []fsmRow{
 	{name: "planning/picked_up", line: 0, from: StatePlanning, event: EventPickedUp,
 		want: StatePlanning, reason: "invalid_transition"},
 	{name: "planning/validation_started", line: 0, from: StatePlanning, event: EventValidationStarted,
@@ -265,6 +289,9 @@ var fsmRows = []struct {
 		want: StatePlanning, reason: "invalid_transition"},
 	{name: "planning/retry", line: 0, from: StatePlanning, event: EventRetry,
 		want: StatePlanning, reason: "invalid_transition"},
+}
+
+var fsmRows3 = []fsmRow{
 	{name: "validated/picked_up", line: 0, from: StateValidated, event: EventPickedUp,
 		want: StateValidated, reason: "invalid_transition"},
 	{name: "validated/validation_started", line: 0, from: StateValidated, event: EventValidationStarted,
@@ -307,6 +334,9 @@ var fsmRows = []struct {
 		want: StateValidated, reason: "invalid_transition"},
 	{name: "validated/retry", line: 0, from: StateValidated, event: EventRetry,
 		want: StateValidated, reason: "invalid_transition"},
+}
+
+var fsmRows4 = []fsmRow{
 	{name: "in_progress/picked_up", line: 0, from: StateInProgress, event: EventPickedUp,
 		want: StateInProgress, reason: "invalid_transition"},
 	{name: "in_progress/validation_started", line: 0, from: StateInProgress, event: EventValidationStarted,
@@ -367,6 +397,9 @@ var fsmRows = []struct {
 		want: StateInProgress, reason: "invalid_transition"},
 	{name: "in_progress/retry", line: 0, from: StateInProgress, event: EventRetry,
 		want: StateInProgress, reason: "invalid_transition"},
+}
+
+var fsmRows5 = []fsmRow{
 	{name: "testing/picked_up", line: 0, from: StateTesting, event: EventPickedUp,
 		want: StateTesting, reason: "invalid_transition"},
 	{name: "testing/validation_started", line: 0, from: StateTesting, event: EventValidationStarted,
@@ -409,6 +442,9 @@ var fsmRows = []struct {
 		want: StateTesting, reason: "invalid_transition"},
 	{name: "testing/retry", line: 0, from: StateTesting, event: EventRetry,
 		want: StateTesting, reason: "invalid_transition"},
+}
+
+var fsmRows6 = []fsmRow{
 	{name: "quality_review/picked_up", line: 0, from: StateQualityReview, event: EventPickedUp,
 		want: StateQualityReview, reason: "invalid_transition"},
 	{name: "quality_review/validation_started", line: 0, from: StateQualityReview, event: EventValidationStarted,
@@ -469,6 +505,9 @@ var fsmRows = []struct {
 		want: StateQualityReview, reason: "invalid_transition"},
 	{name: "quality_review/retry", line: 0, from: StateQualityReview, event: EventRetry,
 		want: StateQualityReview, reason: "invalid_transition"},
+}
+
+var fsmRows7 = []fsmRow{
 	{name: "approved/picked_up", line: 0, from: StateApproved, event: EventPickedUp,
 		want: StateApproved, reason: "invalid_transition"},
 	{name: "approved/validation_started", line: 0, from: StateApproved, event: EventValidationStarted,
@@ -511,6 +550,9 @@ var fsmRows = []struct {
 		want: StateApproved, reason: "invalid_transition"},
 	{name: "approved/retry", line: 0, from: StateApproved, event: EventRetry,
 		want: StateApproved, reason: "invalid_transition"},
+}
+
+var fsmRows8 = []fsmRow{
 	{name: "committing/picked_up", line: 0, from: StateCommitting, event: EventPickedUp,
 		want: StateCommitting, reason: "invalid_transition"},
 	{name: "committing/validation_started", line: 0, from: StateCommitting, event: EventValidationStarted,
@@ -571,6 +613,9 @@ var fsmRows = []struct {
 		want: StateCtoIntervention, calls: []string{"record_failure"}, counts: []int{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}},
 	{name: "committing/retry", line: 0, from: StateCommitting, event: EventRetry,
 		want: StateCommitting, reason: "invalid_transition"},
+}
+
+var fsmRows9 = []fsmRow{
 	{name: "completed/picked_up", line: 0, from: StateCompleted, event: EventPickedUp,
 		want: StateCompleted, reason: "invalid_transition"},
 	{name: "completed/validation_started", line: 0, from: StateCompleted, event: EventValidationStarted,
@@ -599,6 +644,9 @@ var fsmRows = []struct {
 		want: StateCompleted, reason: "invalid_transition"},
 	{name: "completed/retry", line: 0, from: StateCompleted, event: EventRetry,
 		want: StateCompleted, reason: "invalid_transition"},
+}
+
+var fsmRows10 = []fsmRow{
 	{name: "cto_intervention/picked_up", line: 0, from: StateCtoIntervention, event: EventPickedUp,
 		want: StateCtoIntervention, reason: "invalid_transition"},
 	{name: "cto_intervention/validation_started", line: 0, from: StateCtoIntervention, event: EventValidationStarted,
@@ -647,6 +695,9 @@ var fsmRows = []struct {
 		want: StateHumanEscalation, calls: []string{"record_cto_guidance"}, counts: []int{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}},
 	{name: "cto_intervention/retry/cto_attempts at 1 of 2", line: 150, from: StateCtoIntervention, event: EventRetry, role: RoleCto, setup: func(m *Task) { m.nCtoAttempts = 1 },
 		want: StateHumanEscalation, calls: []string{"record_cto_guidance"}, counts: []int{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}},
+}
+
+var fsmRows11 = []fsmRow{
 	{name: "human_escalation/picked_up", line: 0, from: StateHumanEscalation, event: EventPickedUp,
 		want: StateHumanEscalation, reason: "invalid_transition"},
 	{name: "human_escalation/validation_started", line: 0, from: StateHumanEscalation, event: EventValidationStarted,
@@ -678,41 +729,49 @@ var fsmRows = []struct {
 }
 
 func TestFsmTransitions(t *testing.T) {
-	for _, r := range fsmRows {
-		t.Run(r.name, func(t *testing.T) {
-			m, h := fsmFixture(r.from, r.off, r.empty, r.noPolicies, r.noMemory)
-			if r.setup != nil {
-				r.setup(m)
-			}
-			before, _ := json.Marshal(m.Snapshot())
-			to, err := fsmFire(m, r.event, TaskInput{Role: r.role})
-			where := fmt.Sprintf("%s on %s (spec line %d)", r.from, r.event, r.line)
-			if got := fsmReason(err); got != r.reason {
-				t.Fatalf("%s: refusal %q (%v), want %q", where, got, err, r.reason)
-			}
-			if to != r.want || m.State() != r.want {
-				t.Fatalf("%s: got %s (state %s), want %s", where, to, m.State(), r.want)
-			}
-			if r.reason != "" {
-				if after, _ := json.Marshal(m.Snapshot()); string(after) != string(before) {
-					t.Fatalf("%s: refused, but the machine changed:\n%s\n%s", where, before, after)
-				}
-				var ve *ValidationError
-				if errors.As(err, &ve) && !reflect.DeepEqual(ve.Errors, r.errors) {
-					t.Fatalf("%s: field errors %v, want %v", where, ve.Errors, r.errors)
-				}
-				return
-			}
-			if len(h.calls) != 0 || len(r.calls) != 0 {
-				if !reflect.DeepEqual(h.calls, r.calls) {
-					t.Errorf("%s: hooks ran %v, want %v", where, h.calls, r.calls)
-				}
-			}
-			if r.counts != nil && !reflect.DeepEqual(fsmCounts(m), r.counts) {
-				t.Errorf("%s: counters %v, want %v", where, fsmCounts(m), r.counts)
-			}
-		})
+	for _, rows := range fsmRows {
+		for _, r := range rows {
+			fsmRun(t, r)
+		}
 	}
+}
+
+// fsmRun runs one row as a subtest named state/event[/variant].
+func fsmRun(t *testing.T, r fsmRow) {
+	t.Helper()
+	t.Run(r.name, func(t *testing.T) {
+		m, h := fsmFixture(r.from, r.off, r.empty, r.noPolicies, r.noMemory)
+		if r.setup != nil {
+			r.setup(m)
+		}
+		before, _ := json.Marshal(m.Snapshot())
+		to, err := fsmFire(m, r.event, TaskInput{Role: r.role})
+		where := fmt.Sprintf("%s on %s (spec line %d)", r.from, r.event, r.line)
+		if got := fsmReason(err); got != r.reason {
+			t.Fatalf("%s: refusal %q (%v), want %q", where, got, err, r.reason)
+		}
+		if to != r.want || m.State() != r.want {
+			t.Fatalf("%s: got %s (state %s), want %s", where, to, m.State(), r.want)
+		}
+		if r.reason != "" {
+			if after, _ := json.Marshal(m.Snapshot()); string(after) != string(before) {
+				t.Fatalf("%s: refused, but the machine changed:\n%s\n%s", where, before, after)
+			}
+			var ve *ValidationError
+			if errors.As(err, &ve) && !reflect.DeepEqual(ve.Errors, r.errors) {
+				t.Fatalf("%s: field errors %v, want %v", where, ve.Errors, r.errors)
+			}
+			return
+		}
+		if len(h.calls) != 0 || len(r.calls) != 0 {
+			if !reflect.DeepEqual(h.calls, r.calls) {
+				t.Errorf("%s: hooks ran %v, want %v", where, h.calls, r.calls)
+			}
+		}
+		if r.counts != nil && !reflect.DeepEqual(fsmCounts(m), r.counts) {
+			t.Errorf("%s: counters %v, want %v", where, fsmCounts(m), r.counts)
+		}
+	})
 }
 
 // fsmPermitted is what PermittedWith returns in each state, for each role.

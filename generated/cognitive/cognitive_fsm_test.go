@@ -133,10 +133,8 @@ func fsmReason(err error) string {
 	return "error: " + err.Error()
 }
 
-// fsmRows has a row for every (state, event) pair, then rows for every outcome of the
-// guards that decide a pair, for roles allowed and denied, for required fields missing and
-// invalid, for counters and their limits, and for history with nothing remembered.
-var fsmRows = []struct {
+// fsmRow is one case of the transition table.
+type fsmRow struct {
 	name       string
 	line       int // spec line of the transition
 	from       State
@@ -151,7 +149,21 @@ var fsmRows = []struct {
 	calls      []string
 	counts     []int
 	errors     []FieldError
-}{
+}
+
+// fsmRows has, for each state, a row for every event, then rows for every outcome of the
+// guards that decide a pair, for roles allowed and denied, for required fields missing and
+// invalid, for counters and their limits, and for history with nothing remembered.
+var fsmRows = [][]fsmRow{
+	fsmRows0,
+	fsmRows1,
+	fsmRows2,
+	fsmRows3,
+	fsmRows4,
+	fsmRows5,
+}
+
+var fsmRows0 = []fsmRow{
 	{name: "idle/task_created", line: 109, from: StateIdle, event: EventTaskCreated,
 		want: StateReasoning, calls: []string{"checkpoint:task_created"}},
 	{name: "idle/reason_done", line: 0, from: StateIdle, event: EventReasonDone,
@@ -172,6 +184,9 @@ var fsmRows = []struct {
 		want: StateIdle, reason: "invalid_transition"},
 	{name: "idle/task_failed", line: 154, from: StateIdle, event: EventTaskFailed,
 		want: StateFailed, calls: []string{"checkpoint:task_failed"}},
+}
+
+var fsmRows1 = []fsmRow{
 	{name: "reasoning/task_created", line: 0, from: StateReasoning, event: EventTaskCreated,
 		want: StateReasoning, reason: "invalid_transition"},
 	{name: "reasoning/reason_done", line: 110, from: StateReasoning, event: EventReasonDone,
@@ -192,6 +207,9 @@ var fsmRows = []struct {
 		want: StateReasoning, reason: "invalid_transition"},
 	{name: "reasoning/task_failed", line: 154, from: StateReasoning, event: EventTaskFailed,
 		want: StateFailed, calls: []string{"checkpoint:task_failed"}},
+}
+
+var fsmRows2 = []fsmRow{
 	{name: "acting/task_created", line: 0, from: StateActing, event: EventTaskCreated,
 		want: StateActing, reason: "invalid_transition"},
 	{name: "acting/reason_done", line: 0, from: StateActing, event: EventReasonDone,
@@ -230,6 +248,9 @@ var fsmRows = []struct {
 		want: StateActing, reason: "invalid_transition"},
 	{name: "acting/task_failed", line: 154, from: StateActing, event: EventTaskFailed,
 		want: StateFailed, calls: []string{"checkpoint:task_failed"}},
+}
+
+var fsmRows3 = []fsmRow{
 	{name: "suspended/task_created", line: 0, from: StateSuspended, event: EventTaskCreated,
 		want: StateSuspended, reason: "invalid_transition"},
 	{name: "suspended/reason_done", line: 0, from: StateSuspended, event: EventReasonDone,
@@ -252,6 +273,9 @@ var fsmRows = []struct {
 		want: StateSuspended, reason: "no_history"},
 	{name: "suspended/task_failed", line: 154, from: StateSuspended, event: EventTaskFailed,
 		want: StateFailed, calls: []string{"checkpoint:task_failed"}},
+}
+
+var fsmRows4 = []fsmRow{
 	{name: "completed/task_created", line: 0, from: StateCompleted, event: EventTaskCreated,
 		want: StateCompleted, reason: "invalid_transition"},
 	{name: "completed/reason_done", line: 0, from: StateCompleted, event: EventReasonDone,
@@ -272,6 +296,9 @@ var fsmRows = []struct {
 		want: StateCompleted, reason: "invalid_transition"},
 	{name: "completed/task_failed", line: 0, from: StateCompleted, event: EventTaskFailed,
 		want: StateCompleted, reason: "invalid_transition"},
+}
+
+var fsmRows5 = []fsmRow{
 	{name: "failed/task_created", line: 0, from: StateFailed, event: EventTaskCreated,
 		want: StateFailed, reason: "invalid_transition"},
 	{name: "failed/reason_done", line: 0, from: StateFailed, event: EventReasonDone,
@@ -295,38 +322,46 @@ var fsmRows = []struct {
 }
 
 func TestFsmTransitions(t *testing.T) {
-	for _, r := range fsmRows {
-		t.Run(r.name, func(t *testing.T) {
-			m, h := fsmFixture(r.from, r.off, r.empty, r.noPolicies, r.noMemory)
-			if r.setup != nil {
-				r.setup(m)
-			}
-			before, _ := json.Marshal(m.Snapshot())
-			to, err := fsmFire(m, r.event, TaskInput{})
-			where := fmt.Sprintf("%s on %s (spec line %d)", r.from, r.event, r.line)
-			if got := fsmReason(err); got != r.reason {
-				t.Fatalf("%s: refusal %q (%v), want %q", where, got, err, r.reason)
-			}
-			if to != r.want || m.State() != r.want {
-				t.Fatalf("%s: got %s (state %s), want %s", where, to, m.State(), r.want)
-			}
-			if r.reason != "" {
-				if after, _ := json.Marshal(m.Snapshot()); string(after) != string(before) {
-					t.Fatalf("%s: refused, but the machine changed:\n%s\n%s", where, before, after)
-				}
-				var ve *ValidationError
-				if errors.As(err, &ve) && !reflect.DeepEqual(ve.Errors, r.errors) {
-					t.Fatalf("%s: field errors %v, want %v", where, ve.Errors, r.errors)
-				}
-				return
-			}
-			if len(h.calls) != 0 || len(r.calls) != 0 {
-				if !reflect.DeepEqual(h.calls, r.calls) {
-					t.Errorf("%s: hooks ran %v, want %v", where, h.calls, r.calls)
-				}
-			}
-		})
+	for _, rows := range fsmRows {
+		for _, r := range rows {
+			fsmRun(t, r)
+		}
 	}
+}
+
+// fsmRun runs one row as a subtest named state/event[/variant].
+func fsmRun(t *testing.T, r fsmRow) {
+	t.Helper()
+	t.Run(r.name, func(t *testing.T) {
+		m, h := fsmFixture(r.from, r.off, r.empty, r.noPolicies, r.noMemory)
+		if r.setup != nil {
+			r.setup(m)
+		}
+		before, _ := json.Marshal(m.Snapshot())
+		to, err := fsmFire(m, r.event, TaskInput{})
+		where := fmt.Sprintf("%s on %s (spec line %d)", r.from, r.event, r.line)
+		if got := fsmReason(err); got != r.reason {
+			t.Fatalf("%s: refusal %q (%v), want %q", where, got, err, r.reason)
+		}
+		if to != r.want || m.State() != r.want {
+			t.Fatalf("%s: got %s (state %s), want %s", where, to, m.State(), r.want)
+		}
+		if r.reason != "" {
+			if after, _ := json.Marshal(m.Snapshot()); string(after) != string(before) {
+				t.Fatalf("%s: refused, but the machine changed:\n%s\n%s", where, before, after)
+			}
+			var ve *ValidationError
+			if errors.As(err, &ve) && !reflect.DeepEqual(ve.Errors, r.errors) {
+				t.Fatalf("%s: field errors %v, want %v", where, ve.Errors, r.errors)
+			}
+			return
+		}
+		if len(h.calls) != 0 || len(r.calls) != 0 {
+			if !reflect.DeepEqual(h.calls, r.calls) {
+				t.Errorf("%s: hooks ran %v, want %v", where, h.calls, r.calls)
+			}
+		}
+	})
 }
 
 // fsmPermitted is what PermittedWith returns in each state, for each role.

@@ -212,10 +212,8 @@ func fsmCounts(m *Task) []int {
 	return out
 }
 
-// fsmRows has a row for every (state, event) pair, then rows for every outcome of the
-// guards that decide a pair, for roles allowed and denied, for required fields missing and
-// invalid, for counters and their limits, and for history with nothing remembered.
-var fsmRows = []struct {
+// fsmRow is one case of the transition table.
+type fsmRow struct {
 	name       string
 	line       int // spec line of the transition
 	from       State
@@ -230,7 +228,26 @@ var fsmRows = []struct {
 	calls      []string
 	counts     []int
 	errors     []FieldError
-}{
+}
+
+// fsmRows has, for each state, a row for every event, then rows for every outcome of the
+// guards that decide a pair, for roles allowed and denied, for required fields missing and
+// invalid, for counters and their limits, and for history with nothing remembered.
+var fsmRows = [][]fsmRow{
+	fsmRows0,
+	fsmRows1,
+	fsmRows2,
+	fsmRows3,
+	fsmRows4,
+	fsmRows5,
+	fsmRows6,
+	fsmRows7,
+	fsmRows8,
+	fsmRows9,
+	fsmRows10,
+}
+
+var fsmRows0 = []fsmRow{
 	{name: "created/start", line: 120, from: StateCreated, event: EventStart,
 		want: StateClassifying, calls: []string{"generate_task_id", "read_configs", "create_checkpoint", "checkpoint:progress"}},
 	{name: "created/classified", line: 0, from: StateCreated, event: EventClassified,
@@ -255,6 +272,9 @@ var fsmRows = []struct {
 		want: StateCreated, reason: "invalid_transition"},
 	{name: "created/cancel", line: 181, from: StateCreated, event: EventCancel,
 		want: StateStopped, calls: []string{"record_phase_in_progress", "report_cancel_summary", "checkpoint:progress"}},
+}
+
+var fsmRows1 = []fsmRow{
 	{name: "classifying/start", line: 0, from: StateClassifying, event: EventStart,
 		want: StateClassifying, reason: "invalid_transition"},
 	{name: "classifying/classified", line: 125, from: StateClassifying, event: EventClassified,
@@ -283,6 +303,9 @@ var fsmRows = []struct {
 		want: StateClassifying, reason: "invalid_transition"},
 	{name: "classifying/cancel", line: 181, from: StateClassifying, event: EventCancel,
 		want: StateStopped, calls: []string{"record_phase_in_progress", "report_cancel_summary", "checkpoint:progress"}},
+}
+
+var fsmRows2 = []fsmRow{
 	{name: "awaiting_clarification/start", line: 0, from: StateAwaitingClarification, event: EventStart,
 		want: StateAwaitingClarification, reason: "invalid_transition"},
 	{name: "awaiting_clarification/classified", line: 0, from: StateAwaitingClarification, event: EventClassified,
@@ -307,6 +330,9 @@ var fsmRows = []struct {
 		want: StateAwaitingClarification, reason: "invalid_transition"},
 	{name: "awaiting_clarification/cancel", line: 181, from: StateAwaitingClarification, event: EventCancel,
 		want: StateStopped, calls: []string{"record_phase_in_progress", "report_cancel_summary", "checkpoint:progress"}},
+}
+
+var fsmRows3 = []fsmRow{
 	{name: "routing/start", line: 0, from: StateRouting, event: EventStart,
 		want: StateRouting, reason: "invalid_transition"},
 	{name: "routing/classified", line: 0, from: StateRouting, event: EventClassified,
@@ -331,6 +357,9 @@ var fsmRows = []struct {
 		want: StateRouting, reason: "invalid_transition"},
 	{name: "routing/cancel", line: 181, from: StateRouting, event: EventCancel,
 		want: StateStopped, calls: []string{"record_phase_in_progress", "report_cancel_summary", "checkpoint:progress"}},
+}
+
+var fsmRows4 = []fsmRow{
 	{name: "executing/start", line: 0, from: StateExecuting, event: EventStart,
 		want: StateExecuting, reason: "invalid_transition"},
 	{name: "executing/classified", line: 0, from: StateExecuting, event: EventClassified,
@@ -367,6 +396,9 @@ var fsmRows = []struct {
 		want: StateStopped, calls: []string{"save_for_resume", "checkpoint:progress"}},
 	{name: "executing/cancel", line: 181, from: StateExecuting, event: EventCancel,
 		want: StateStopped, calls: []string{"record_phase_in_progress", "report_cancel_summary", "checkpoint:progress"}},
+}
+
+var fsmRows5 = []fsmRow{
 	{name: "retrying/start", line: 0, from: StateRetrying, event: EventStart,
 		want: StateRetrying, reason: "invalid_transition"},
 	{name: "retrying/classified", line: 0, from: StateRetrying, event: EventClassified,
@@ -399,6 +431,9 @@ var fsmRows = []struct {
 		want: StateRetrying, reason: "invalid_transition"},
 	{name: "retrying/cancel", line: 181, from: StateRetrying, event: EventCancel,
 		want: StateStopped, calls: []string{"record_phase_in_progress", "report_cancel_summary", "checkpoint:progress"}},
+}
+
+var fsmRows6 = []fsmRow{
 	{name: "escalating/start", line: 0, from: StateEscalating, event: EventStart,
 		want: StateEscalating, reason: "invalid_transition"},
 	{name: "escalating/classified", line: 0, from: StateEscalating, event: EventClassified,
@@ -429,6 +464,9 @@ var fsmRows = []struct {
 		want: StateEscalating, reason: "invalid_transition"},
 	{name: "escalating/cancel", line: 181, from: StateEscalating, event: EventCancel,
 		want: StateStopped, calls: []string{"record_phase_in_progress", "report_cancel_summary", "checkpoint:progress"}},
+}
+
+var fsmRows7 = []fsmRow{
 	{name: "verifying/start", line: 0, from: StateVerifying, event: EventStart,
 		want: StateVerifying, reason: "invalid_transition"},
 	{name: "verifying/classified", line: 0, from: StateVerifying, event: EventClassified,
@@ -455,6 +493,9 @@ var fsmRows = []struct {
 		want: StateVerifying, reason: "invalid_transition"},
 	{name: "verifying/cancel", line: 181, from: StateVerifying, event: EventCancel,
 		want: StateStopped, calls: []string{"record_phase_in_progress", "report_cancel_summary", "checkpoint:progress"}},
+}
+
+var fsmRows8 = []fsmRow{
 	{name: "completed/start", line: 0, from: StateCompleted, event: EventStart,
 		want: StateCompleted, reason: "invalid_transition"},
 	{name: "completed/classified", line: 0, from: StateCompleted, event: EventClassified,
@@ -479,6 +520,9 @@ var fsmRows = []struct {
 		want: StateCompleted, reason: "invalid_transition"},
 	{name: "completed/cancel", line: 0, from: StateCompleted, event: EventCancel,
 		want: StateCompleted, reason: "invalid_transition"},
+}
+
+var fsmRows9 = []fsmRow{
 	{name: "failed/start", line: 0, from: StateFailed, event: EventStart,
 		want: StateFailed, reason: "invalid_transition"},
 	{name: "failed/classified", line: 0, from: StateFailed, event: EventClassified,
@@ -503,6 +547,9 @@ var fsmRows = []struct {
 		want: StateFailed, reason: "invalid_transition"},
 	{name: "failed/cancel", line: 0, from: StateFailed, event: EventCancel,
 		want: StateFailed, reason: "invalid_transition"},
+}
+
+var fsmRows10 = []fsmRow{
 	{name: "stopped/start", line: 0, from: StateStopped, event: EventStart,
 		want: StateStopped, reason: "invalid_transition"},
 	{name: "stopped/classified", line: 0, from: StateStopped, event: EventClassified,
@@ -530,41 +577,49 @@ var fsmRows = []struct {
 }
 
 func TestFsmTransitions(t *testing.T) {
-	for _, r := range fsmRows {
-		t.Run(r.name, func(t *testing.T) {
-			m, h := fsmFixture(r.from, r.off, r.empty, r.noPolicies, r.noMemory)
-			if r.setup != nil {
-				r.setup(m)
-			}
-			before, _ := json.Marshal(m.Snapshot())
-			to, err := fsmFire(m, r.event, TaskInput{})
-			where := fmt.Sprintf("%s on %s (spec line %d)", r.from, r.event, r.line)
-			if got := fsmReason(err); got != r.reason {
-				t.Fatalf("%s: refusal %q (%v), want %q", where, got, err, r.reason)
-			}
-			if to != r.want || m.State() != r.want {
-				t.Fatalf("%s: got %s (state %s), want %s", where, to, m.State(), r.want)
-			}
-			if r.reason != "" {
-				if after, _ := json.Marshal(m.Snapshot()); string(after) != string(before) {
-					t.Fatalf("%s: refused, but the machine changed:\n%s\n%s", where, before, after)
-				}
-				var ve *ValidationError
-				if errors.As(err, &ve) && !reflect.DeepEqual(ve.Errors, r.errors) {
-					t.Fatalf("%s: field errors %v, want %v", where, ve.Errors, r.errors)
-				}
-				return
-			}
-			if len(h.calls) != 0 || len(r.calls) != 0 {
-				if !reflect.DeepEqual(h.calls, r.calls) {
-					t.Errorf("%s: hooks ran %v, want %v", where, h.calls, r.calls)
-				}
-			}
-			if r.counts != nil && !reflect.DeepEqual(fsmCounts(m), r.counts) {
-				t.Errorf("%s: counters %v, want %v", where, fsmCounts(m), r.counts)
-			}
-		})
+	for _, rows := range fsmRows {
+		for _, r := range rows {
+			fsmRun(t, r)
+		}
 	}
+}
+
+// fsmRun runs one row as a subtest named state/event[/variant].
+func fsmRun(t *testing.T, r fsmRow) {
+	t.Helper()
+	t.Run(r.name, func(t *testing.T) {
+		m, h := fsmFixture(r.from, r.off, r.empty, r.noPolicies, r.noMemory)
+		if r.setup != nil {
+			r.setup(m)
+		}
+		before, _ := json.Marshal(m.Snapshot())
+		to, err := fsmFire(m, r.event, TaskInput{})
+		where := fmt.Sprintf("%s on %s (spec line %d)", r.from, r.event, r.line)
+		if got := fsmReason(err); got != r.reason {
+			t.Fatalf("%s: refusal %q (%v), want %q", where, got, err, r.reason)
+		}
+		if to != r.want || m.State() != r.want {
+			t.Fatalf("%s: got %s (state %s), want %s", where, to, m.State(), r.want)
+		}
+		if r.reason != "" {
+			if after, _ := json.Marshal(m.Snapshot()); string(after) != string(before) {
+				t.Fatalf("%s: refused, but the machine changed:\n%s\n%s", where, before, after)
+			}
+			var ve *ValidationError
+			if errors.As(err, &ve) && !reflect.DeepEqual(ve.Errors, r.errors) {
+				t.Fatalf("%s: field errors %v, want %v", where, ve.Errors, r.errors)
+			}
+			return
+		}
+		if len(h.calls) != 0 || len(r.calls) != 0 {
+			if !reflect.DeepEqual(h.calls, r.calls) {
+				t.Errorf("%s: hooks ran %v, want %v", where, h.calls, r.calls)
+			}
+		}
+		if r.counts != nil && !reflect.DeepEqual(fsmCounts(m), r.counts) {
+			t.Errorf("%s: counters %v, want %v", where, fsmCounts(m), r.counts)
+		}
+	})
 }
 
 // fsmPermitted is what PermittedWith returns in each state, for each role.

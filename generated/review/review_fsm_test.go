@@ -75,10 +75,8 @@ func fsmCounts(m *Task) []int {
 	return out
 }
 
-// fsmRows has a row for every (state, event) pair, then rows for every outcome of the
-// guards that decide a pair, for roles allowed and denied, for required fields missing and
-// invalid, for counters and their limits, and for history with nothing remembered.
-var fsmRows = []struct {
+// fsmRow is one case of the transition table.
+type fsmRow struct {
 	name       string
 	line       int // spec line of the transition
 	from       State
@@ -93,7 +91,22 @@ var fsmRows = []struct {
 	calls      []string
 	counts     []int
 	errors     []FieldError
-}{
+}
+
+// fsmRows has, for each state, a row for every event, then rows for every outcome of the
+// guards that decide a pair, for roles allowed and denied, for required fields missing and
+// invalid, for counters and their limits, and for history with nothing remembered.
+var fsmRows = [][]fsmRow{
+	fsmRows0,
+	fsmRows1,
+	fsmRows2,
+	fsmRows3,
+	fsmRows4,
+	fsmRows5,
+	fsmRows6,
+}
+
+var fsmRows0 = []fsmRow{
 	{name: "not_started/in_progress", line: 64, from: StateNotStarted, event: EventInProgress,
 		want: StateInProgress},
 	{name: "not_started/blocked", line: 65, from: StateNotStarted, event: EventBlocked,
@@ -112,6 +125,9 @@ var fsmRows = []struct {
 		want: StateNotStarted, reason: "invalid_transition"},
 	{name: "not_started/security_review_submitted", line: 0, from: StateNotStarted, event: EventSecurityReviewSubmitted,
 		want: StateNotStarted, reason: "invalid_transition"},
+}
+
+var fsmRows1 = []fsmRow{
 	{name: "in_progress/in_progress", line: 0, from: StateInProgress, event: EventInProgress,
 		want: StateInProgress, reason: "invalid_transition"},
 	{name: "in_progress/blocked", line: 67, from: StateInProgress, event: EventBlocked,
@@ -130,6 +146,9 @@ var fsmRows = []struct {
 		want: StateInProgress, reason: "invalid_transition"},
 	{name: "in_progress/security_review_submitted", line: 0, from: StateInProgress, event: EventSecurityReviewSubmitted,
 		want: StateInProgress, reason: "invalid_transition"},
+}
+
+var fsmRows2 = []fsmRow{
 	{name: "pending_review/in_progress", line: 0, from: StatePendingReview, event: EventInProgress,
 		want: StatePendingReview, reason: "invalid_transition"},
 	{name: "pending_review/blocked", line: 0, from: StatePendingReview, event: EventBlocked,
@@ -150,6 +169,9 @@ var fsmRows = []struct {
 		want: StatePendingReview, reason: "invalid_transition"},
 	{name: "pending_review/security_review_submitted", line: 0, from: StatePendingReview, event: EventSecurityReviewSubmitted,
 		want: StatePendingReview, reason: "invalid_transition"},
+}
+
+var fsmRows3 = []fsmRow{
 	{name: "under_review/in_progress", line: 0, from: StateUnderReview, event: EventInProgress,
 		want: StateUnderReview, reason: "invalid_transition"},
 	{name: "under_review/blocked", line: 0, from: StateUnderReview, event: EventBlocked,
@@ -180,6 +202,9 @@ var fsmRows = []struct {
 		want: StateUnderReview},
 	{name: "under_review/security_review_submitted/counters", line: 74, from: StateUnderReview, event: EventSecurityReviewSubmitted, setup: func(m *Task) { m.nReviews = 1; m.nSecurityReviews = 1 },
 		want: StateUnderReview, counts: []int{2, 2}},
+}
+
+var fsmRows4 = []fsmRow{
 	{name: "final_review/in_progress", line: 77, from: StateFinalReview, event: EventInProgress,
 		want: StateInProgress},
 	{name: "final_review/blocked", line: 0, from: StateFinalReview, event: EventBlocked,
@@ -198,6 +223,9 @@ var fsmRows = []struct {
 		want: StateFinalReview, reason: "invalid_transition"},
 	{name: "final_review/security_review_submitted", line: 0, from: StateFinalReview, event: EventSecurityReviewSubmitted,
 		want: StateFinalReview, reason: "invalid_transition"},
+}
+
+var fsmRows5 = []fsmRow{
 	{name: "completed/in_progress", line: 0, from: StateCompleted, event: EventInProgress,
 		want: StateCompleted, reason: "invalid_transition"},
 	{name: "completed/blocked", line: 0, from: StateCompleted, event: EventBlocked,
@@ -216,6 +244,9 @@ var fsmRows = []struct {
 		want: StateCompleted, reason: "invalid_transition"},
 	{name: "completed/security_review_submitted", line: 0, from: StateCompleted, event: EventSecurityReviewSubmitted,
 		want: StateCompleted, reason: "invalid_transition"},
+}
+
+var fsmRows6 = []fsmRow{
 	{name: "blocked/in_progress", line: 69, from: StateBlocked, event: EventInProgress,
 		want: StateInProgress},
 	{name: "blocked/blocked", line: 0, from: StateBlocked, event: EventBlocked,
@@ -237,41 +268,49 @@ var fsmRows = []struct {
 }
 
 func TestFsmTransitions(t *testing.T) {
-	for _, r := range fsmRows {
-		t.Run(r.name, func(t *testing.T) {
-			m, h := fsmFixture(r.from, r.off, r.empty, r.noPolicies, r.noMemory)
-			if r.setup != nil {
-				r.setup(m)
-			}
-			before, _ := json.Marshal(m.Snapshot())
-			to, err := fsmFire(m, r.event, TaskInput{})
-			where := fmt.Sprintf("%s on %s (spec line %d)", r.from, r.event, r.line)
-			if got := fsmReason(err); got != r.reason {
-				t.Fatalf("%s: refusal %q (%v), want %q", where, got, err, r.reason)
-			}
-			if to != r.want || m.State() != r.want {
-				t.Fatalf("%s: got %s (state %s), want %s", where, to, m.State(), r.want)
-			}
-			if r.reason != "" {
-				if after, _ := json.Marshal(m.Snapshot()); string(after) != string(before) {
-					t.Fatalf("%s: refused, but the machine changed:\n%s\n%s", where, before, after)
-				}
-				var ve *ValidationError
-				if errors.As(err, &ve) && !reflect.DeepEqual(ve.Errors, r.errors) {
-					t.Fatalf("%s: field errors %v, want %v", where, ve.Errors, r.errors)
-				}
-				return
-			}
-			if len(h.calls) != 0 || len(r.calls) != 0 {
-				if !reflect.DeepEqual(h.calls, r.calls) {
-					t.Errorf("%s: hooks ran %v, want %v", where, h.calls, r.calls)
-				}
-			}
-			if r.counts != nil && !reflect.DeepEqual(fsmCounts(m), r.counts) {
-				t.Errorf("%s: counters %v, want %v", where, fsmCounts(m), r.counts)
-			}
-		})
+	for _, rows := range fsmRows {
+		for _, r := range rows {
+			fsmRun(t, r)
+		}
 	}
+}
+
+// fsmRun runs one row as a subtest named state/event[/variant].
+func fsmRun(t *testing.T, r fsmRow) {
+	t.Helper()
+	t.Run(r.name, func(t *testing.T) {
+		m, h := fsmFixture(r.from, r.off, r.empty, r.noPolicies, r.noMemory)
+		if r.setup != nil {
+			r.setup(m)
+		}
+		before, _ := json.Marshal(m.Snapshot())
+		to, err := fsmFire(m, r.event, TaskInput{})
+		where := fmt.Sprintf("%s on %s (spec line %d)", r.from, r.event, r.line)
+		if got := fsmReason(err); got != r.reason {
+			t.Fatalf("%s: refusal %q (%v), want %q", where, got, err, r.reason)
+		}
+		if to != r.want || m.State() != r.want {
+			t.Fatalf("%s: got %s (state %s), want %s", where, to, m.State(), r.want)
+		}
+		if r.reason != "" {
+			if after, _ := json.Marshal(m.Snapshot()); string(after) != string(before) {
+				t.Fatalf("%s: refused, but the machine changed:\n%s\n%s", where, before, after)
+			}
+			var ve *ValidationError
+			if errors.As(err, &ve) && !reflect.DeepEqual(ve.Errors, r.errors) {
+				t.Fatalf("%s: field errors %v, want %v", where, ve.Errors, r.errors)
+			}
+			return
+		}
+		if len(h.calls) != 0 || len(r.calls) != 0 {
+			if !reflect.DeepEqual(h.calls, r.calls) {
+				t.Errorf("%s: hooks ran %v, want %v", where, h.calls, r.calls)
+			}
+		}
+		if r.counts != nil && !reflect.DeepEqual(fsmCounts(m), r.counts) {
+			t.Errorf("%s: counters %v, want %v", where, fsmCounts(m), r.counts)
+		}
+	})
 }
 
 // fsmPermitted is what PermittedWith returns in each state, for each role.

@@ -182,6 +182,21 @@ func (v view) EnumFields() []*ir.Field {
 	return out
 }
 
+// RowsByState groups the rows by their source state, in state order (rows are built in
+// that order), so that each group is its own declaration: one huge literal is slow to
+// format and to compile.
+func (v view) RowsByState() [][]*Row {
+	var out [][]*Row
+	for _, r := range v.Rows {
+		if n := len(out); n > 0 && out[n-1][0].From == r.From {
+			out[n-1] = append(out[n-1], r)
+			continue
+		}
+		out = append(out, []*Row{r})
+	}
+	return out
+}
+
 // Accepted lists, by state, the events with a transition from it.
 func (v view) Accepted() [][]*ir.Event {
 	out := make([][]*ir.Event, len(v.M.States))
