@@ -933,7 +933,7 @@ func (m *Task) Fire(ctx context.Context, e Event) (State, error) {
 // noInput is the input of Fire, shared and never written, so that Fire does not build one.
 var noInput TaskInput
 
-// FireWith fires e with what the caller says about it (who fires it, when, ...).
+// FireWith fires e with what the caller says about it (who fires it, when, why, ...).
 func (m *Task) FireWith(ctx context.Context, e Event, in TaskInput) (State, error) {
 	return m.fire(ctx, e, &in)
 }
@@ -1009,6 +1009,17 @@ func (m *Task) PermittedWith(ctx context.Context, in TaskInput, buf []Event) []E
 		}
 	}
 	return buf
+}
+
+// accepts reports whether s has a transition on e, whatever the guards.
+func accepts(s State, e Event) bool {
+	var buf [NumEvents]Event
+	for _, x := range accepted(s, buf[:0]) {
+		if x == e {
+			return true
+		}
+	}
+	return false
 }
 
 // accepted appends the events that have a transition from s, whatever the guards.
@@ -2025,6 +2036,7 @@ func (m *Task) logEntry(st TaskStep, in *TaskInput) TaskLogEntry {
 	if at.IsZero() {
 		at = time.Now()
 	}
+	policies := m.Policies // a copy: the entry must not change with the machine
 	e := TaskLogEntry{
 		Actor:     in.Actor,
 		Context:   m.firedWith,
@@ -2033,7 +2045,7 @@ func (m *Task) logEntry(st TaskStep, in *TaskInput) TaskLogEntry {
 		Key:       in.Key,
 		Kind:      "STATE_TRANSITION",
 		Metadata:  map[string]string{},
-		Policies:  &m.Policies,
+		Policies:  &policies,
 		Reason:    in.Reason,
 		Role:      in.Role,
 		Seq:       m.seq,

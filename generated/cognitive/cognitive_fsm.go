@@ -800,7 +800,7 @@ func (m *Task) Fire(ctx context.Context, e Event) (State, error) {
 // noInput is the input of Fire, shared and never written, so that Fire does not build one.
 var noInput TaskInput
 
-// FireWith fires e with what the caller says about it (who fires it, when, ...).
+// FireWith fires e with what the caller says about it (who fires it, when, why, ...).
 func (m *Task) FireWith(ctx context.Context, e Event, in TaskInput) (State, error) {
 	switch e {
 	case EventTaskCreated:
@@ -833,10 +833,11 @@ func (m *Task) once(ctx context.Context, e Event, in *TaskInput) (State, error) 
 	return m.step(ctx, e, in, false)
 }
 
-// FireTaskCreated fires "task_created" with its payload, which is validated first: an
-// invalid payload is refused with a ValidationError (Payload set) and changes nothing.
+// FireTaskCreated fires "task_created" with its payload, which is validated as soon as the
+// state is known to accept the event: an invalid payload is refused with a ValidationError
+// (Payload set) and changes nothing.
 func (m *Task) FireTaskCreated(ctx context.Context, p TaskCreatedPayload, in TaskInput) (State, error) {
-	if errs := p.Validate(); errs != nil {
+	if errs := p.Validate(); errs != nil && accepts(m.state, EventTaskCreated) {
 		return m.state, &ValidationError{
 			Allowed: m.PermittedWith(ctx, in, nil),
 			Errors:  errs,
@@ -855,10 +856,11 @@ func (m *Task) FireTaskCreated(ctx context.Context, p TaskCreatedPayload, in Tas
 	return to, err
 }
 
-// FireTaskFailed fires "task_failed" with its payload, which is validated first: an
-// invalid payload is refused with a ValidationError (Payload set) and changes nothing.
+// FireTaskFailed fires "task_failed" with its payload, which is validated as soon as the
+// state is known to accept the event: an invalid payload is refused with a ValidationError
+// (Payload set) and changes nothing.
 func (m *Task) FireTaskFailed(ctx context.Context, p TaskFailedPayload, in TaskInput) (State, error) {
-	if errs := p.Validate(); errs != nil {
+	if errs := p.Validate(); errs != nil && accepts(m.state, EventTaskFailed) {
 		return m.state, &ValidationError{
 			Allowed: m.PermittedWith(ctx, in, nil),
 			Errors:  errs,
@@ -902,6 +904,17 @@ func (m *Task) PermittedWith(ctx context.Context, in TaskInput, buf []Event) []E
 		}
 	}
 	return buf
+}
+
+// accepts reports whether s has a transition on e, whatever the guards.
+func accepts(s State, e Event) bool {
+	var buf [NumEvents]Event
+	for _, x := range accepted(s, buf[:0]) {
+		if x == e {
+			return true
+		}
+	}
+	return false
 }
 
 // accepted appends the events that have a transition from s, whatever the guards.

@@ -828,7 +828,7 @@ func (m *Task) Fire(ctx context.Context, e Event) (State, error) {
 // noInput is the input of Fire, shared and never written, so that Fire does not build one.
 var noInput TaskInput
 
-// FireWith is Fire with an input; this machine's input carries nothing.
+// FireWith fires e with what the caller says about it (who fires it, when, why, ...).
 func (m *Task) FireWith(ctx context.Context, e Event, in TaskInput) (State, error) {
 	return m.fire(ctx, e, &in)
 }
@@ -880,6 +880,17 @@ func (m *Task) PermittedWith(ctx context.Context, in TaskInput, buf []Event) []E
 		}
 	}
 	return buf
+}
+
+// accepts reports whether s has a transition on e, whatever the guards.
+func accepts(s State, e Event) bool {
+	var buf [NumEvents]Event
+	for _, x := range accepted(s, buf[:0]) {
+		if x == e {
+			return true
+		}
+	}
+	return false
 }
 
 // accepted appends the events that have a transition from s, whatever the guards.

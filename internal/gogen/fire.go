@@ -41,10 +41,7 @@ func (g *gen) fire(f *File) {
 	f.Var().Id("noInput").Id(g.name("Input"))
 	f.Line()
 
-	inDoc := "FireWith fires e with what the caller says about it (who fires it, when, ...)."
-	if !g.input {
-		inDoc = "FireWith is Fire with an input; this machine's input carries nothing."
-	}
+	inDoc := "FireWith fires e with what the caller says about it (who fires it, when, why, ...)."
 	f.Comment(comment(inDoc))
 	f.Add(recv()).Id("FireWith").Params(ctxParam(), Id("e").Id("Event"), g.in()).Params(Id("State"), Error()).BlockFunc(func(b *Group) {
 		var cases []Code
@@ -109,9 +106,9 @@ func (g *gen) fire(f *File) {
 			continue
 		}
 		p := e.GoName + "Payload"
-		f.Comment(comment(fmt.Sprintf("Fire%s fires %s with its payload, which is validated first: an invalid\npayload is refused with a ValidationError (Payload set) and changes nothing.", e.GoName, quoted(e.Name))))
+		f.Comment(comment(fmt.Sprintf("Fire%s fires %s with its payload, which is validated as soon as the state is known to\naccept the event: an invalid payload is refused with a ValidationError (Payload set) and\nchanges nothing.", e.GoName, quoted(e.Name))))
 		f.Add(recv()).Id("Fire"+e.GoName).Params(ctxParam(), Id("p").Id(p), g.in()).Params(Id("State"), Error()).Block(
-			If(Id("errs").Op(":=").Id("p").Dot("Validate").Call(), Id("errs").Op("!=").Nil()).Block(
+			If(Id("errs").Op(":=").Id("p").Dot("Validate").Call(), Id("errs").Op("!=").Nil().Op("&&").Id("accepts").Call(Id("m").Dot("state"), Id("Event"+e.GoName))).Block(
 				Return(Id("m").Dot("state"), Op("&").Id("ValidationError").Values(Dict{
 					Id("State"): Id("m").Dot("state"), Id("Event"): Id("Event" + e.GoName), Id("Target"): Id("m").Dot("state"),
 					Id("Payload"): True(), Id("Errors"): Id("errs"), Id("Allowed"): Id("m").Dot("PermittedWith").Call(Id("ctx"), Id("in"), Nil())})),
@@ -147,6 +144,16 @@ func (g *gen) fire(f *File) {
 			If(Id("m").Dot("CanWith").Call(Id("ctx"), Id("e"), Id("in"))).Block(Id("buf").Op("=").Append(Id("buf"), Id("e"))),
 		),
 		Return(Id("buf")),
+	)
+	f.Line()
+
+	f.Comment("// accepts reports whether s has a transition on e, whatever the guards.")
+	f.Func().Id("accepts").Params(Id("s").Id("State"), Id("e").Id("Event")).Bool().Block(
+		Var().Id("buf").Index(Id("NumEvents")).Id("Event"),
+		For(List(Id("_"), Id("x")).Op(":=").Range().Id("accepted").Call(Id("s"), Id("buf").Index(Empty(), Lit(0)))).Block(
+			If(Id("x").Op("==").Id("e")).Block(Return(True())),
+		),
+		Return(False()),
 	)
 	f.Line()
 

@@ -167,7 +167,8 @@ func (g *gen) store(f *File) {
 		}
 		d[Id("Context")] = Id("m").Dot("firedWith")
 		if len(m.Policies) > 0 {
-			d[Id("Policies")] = Op("&").Id("m").Dot("Policies")
+			b.Id("policies").Op(":=").Id("m").Dot("Policies").Comment("a copy: the entry must not change with the machine")
+			d[Id("Policies")] = Op("&").Id("policies")
 		}
 		b.Id("e").Op(":=").Id(L).Values(d)
 		var cases []Code

@@ -139,7 +139,9 @@ func (x *Machine) reject(r Reason, e *ir.Event, format string, args ...any) *Rej
 
 func (x *Machine) decide(e *ir.Event, in Inputs) (*plan, *Rejection) {
 	s := x.State
-	if in.Payload != nil && len(e.Payload) > 0 {
+	// The payload is validated once the event is known to be accepted in the state at all:
+	// a terminal state refuses every event as an invalid transition, payload or not.
+	if in.Payload != nil && len(e.Payload) > 0 && len(x.IR.Lookup(s, e)) > 0 {
 		var errs []FieldError
 		for _, f := range e.Payload {
 			var v any
