@@ -836,13 +836,18 @@ func (m *Task) FireWith(ctx context.Context, e Event, in TaskInput) (State, erro
 // fire runs step and logs a refusal when the machine has a logger.
 func (m *Task) fire(ctx context.Context, e Event, in *TaskInput) (State, error) {
 	if m.store != nil {
-		m.firedWith, _ = json.Marshal(m.Context)
+		m.keepContext()
 	}
 	to, err := m.once(ctx, e, in)
 	if err != nil && m.logger != nil {
 		m.logRefusal(ctx, e, err)
 	}
 	return to, err
+}
+
+// keepContext encodes the context as the event is fired, for the event log.
+func (m *Task) keepContext() {
+	m.firedWith, _ = json.Marshal(m.Context)
 }
 
 // logRefusal logs a refused event at Warn.

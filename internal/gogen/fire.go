@@ -60,14 +60,17 @@ func (g *gen) fire(f *File) {
 	// fire: idempotency and logging around step.
 	f.Comment("// fire runs step and logs a refusal when the machine has a logger.")
 	f.Add(recv()).Id("fire").Params(ctxParam(), Id("e").Id("Event"), g.inPtr()).Params(Id("State"), Error()).Block(
-		If(Id("m").Dot("store").Op("!=").Nil()).Block(
-			List(Id("m").Dot("firedWith"), Id("_")).Op("=").Qual("encoding/json", "Marshal").Call(Id("m").Dot("Context")),
-		),
+		If(Id("m").Dot("store").Op("!=").Nil()).Block(Id("m").Dot("keepContext").Call()),
 		List(Id("to"), Err()).Op(":=").Id("m").Dot("once").Call(Id("ctx"), Id("e"), Id("in")),
 		If(Err().Op("!=").Nil().Op("&&").Id("m").Dot("logger").Op("!=").Nil()).Block(
 			Id("m").Dot("logRefusal").Call(Id("ctx"), Id("e"), Err()),
 		),
 		Return(Id("to"), Err()),
+	)
+	f.Line()
+	f.Comment("// keepContext encodes the context as the event is fired, for the event log.")
+	f.Add(recv()).Id("keepContext").Params().Block(
+		List(Id("m").Dot("firedWith"), Id("_")).Op("=").Qual("encoding/json", "Marshal").Call(Id("m").Dot("Context")),
 	)
 	f.Line()
 	f.Comment("// logRefusal logs a refused event at Warn.")
