@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"strings"
 
@@ -76,7 +77,7 @@ func (c *command) generate(args []string) int {
 		if k = strings.TrimSpace(k); k == "" || (k == "tests" && *noTests) {
 			continue
 		}
-		if !contains(outputKinds, k) {
+		if !slices.Contains(outputKinds, k) {
 			return c.usageErr("--outputs: unknown kind %q (want %s)", k, strings.Join(outputKinds, ", "))
 		}
 		kinds = append(kinds, k)
@@ -178,15 +179,6 @@ func relSource(dir, spec string) (string, error) {
 		return "", err
 	}
 	return filepath.ToSlash(rel), nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // diagram prints one machine's diagram.

@@ -3,6 +3,7 @@ package gogen
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	. "github.com/dave/jennifer/jen"
@@ -536,7 +537,7 @@ func (g *gen) transition(f *File, t *ir.Transition) {
 		}
 		var resets []Code
 		for _, c := range m.Counters {
-			if c.ResetOnSuccess && !containsCounter(t.Increment, c) {
+			if c.ResetOnSuccess && !slices.Contains(t.Increment, c) {
 				resets = append(resets, slot(c).Op("=").Lit(0))
 			}
 		}
@@ -597,15 +598,6 @@ func (g *gen) historyTarget(b *Group, h *ir.State) {
 	for _, c := range g.historyBody(h) {
 		b.Add(c)
 	}
-}
-
-func containsCounter(list []*ir.Counter, c *ir.Counter) bool {
-	for _, x := range list {
-		if x == c {
-			return true
-		}
-	}
-	return false
 }
 
 // targetsRequire reports whether any state t can enter requires context fields.

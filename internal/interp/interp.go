@@ -5,6 +5,7 @@ package interp
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/fsmgen/fsmgen/internal/ir"
@@ -282,7 +283,7 @@ func (x *Machine) apply(p *plan) {
 	}
 	if t.Target.Kind != ir.Internal || p.step.Tripped != nil {
 		for _, c := range x.IR.Counters {
-			if c.ResetOnSuccess && !containsCounter(t.Increment, c) {
+			if c.ResetOnSuccess && !slices.Contains(t.Increment, c) {
 				x.Counters[c.Index][slot(c, s)] = 0
 			}
 		}
@@ -292,15 +293,6 @@ func (x *Machine) apply(p *plan) {
 		x.Memory[to.Index] = s
 	}
 	x.State = to
-}
-
-func containsCounter(list []*ir.Counter, c *ir.Counter) bool {
-	for _, x := range list {
-		if x == c {
-			return true
-		}
-	}
-	return false
 }
 
 func (x *Machine) permitted(t *ir.Transition, in Inputs) bool {

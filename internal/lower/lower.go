@@ -6,6 +6,7 @@ package lower
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -717,7 +718,7 @@ func (l *lowerer) resolveCheckpoints() {
 			l.used[any(cp)] = true
 		}
 		for _, s := range c.Save {
-			if contains(builtinSaves(), s.Value) || l.fi[s.Value] != nil || l.co[s.Value] != nil {
+			if slices.Contains(builtinSaves(), s.Value) || l.fi[s.Value] != nil || l.co[s.Value] != nil {
 				continue
 			}
 			cands := append(builtinSaves(), keysOf(l.fi)...)
@@ -735,15 +736,6 @@ func keysOf[T any](m map[string]T) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func (l *lowerer) conds(ifs, unless []spec.Str) []ir.Cond {
@@ -873,7 +865,7 @@ func (l *lowerer) resolveTransitions() {
 			switch {
 			case !good:
 				ok = false
-			case containsEvent(tr.Events, ev):
+			case slices.Contains(tr.Events, ev):
 				l.ds.Errorf(n.Pos, "event %q is listed twice", ev.Name)
 			default:
 				tr.Events = append(tr.Events, ev)
@@ -1065,15 +1057,6 @@ func covers(first, then []ir.Cond) bool {
 	return true
 }
 
-func containsEvent(list []*ir.Event, e *ir.Event) bool {
-	for _, x := range list {
-		if x == e {
-			return true
-		}
-	}
-	return false
-}
-
 // computeHistory fills HistoryFrom: the states each remembering state can be entered from.
 // History targets add edges themselves, so iterate to a fixed point.
 func (l *lowerer) computeHistory() {
@@ -1083,7 +1066,7 @@ func (l *lowerer) computeHistory() {
 			for _, e := range l.m.Events {
 				for _, t := range l.m.Lookup(s, e) {
 					for _, d := range t.Targets(s) {
-						if d.Remembers && d != s && !containsState(d.HistoryFrom, s) {
+						if d.Remembers && d != s && !slices.Contains(d.HistoryFrom, s) {
 							d.HistoryFrom = insertState(d.HistoryFrom, s)
 							changed = true
 						}
@@ -1092,15 +1075,6 @@ func (l *lowerer) computeHistory() {
 			}
 		}
 	}
-}
-
-func containsState(list []*ir.State, s *ir.State) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func insertState(list []*ir.State, s *ir.State) []*ir.State {

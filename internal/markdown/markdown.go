@@ -11,6 +11,7 @@ package markdown
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"text/template"
@@ -180,9 +181,9 @@ func states(m *ir.Machine) *Table {
 		}
 		var next []*ir.State
 		for _, t := range m.Transitions {
-			if containsState(t.From, s) {
+			if slices.Contains(t.From, s) {
 				for _, x := range t.Targets(s) {
-					if !containsState(next, x) {
+					if !slices.Contains(next, x) {
 						next = append(next, x)
 					}
 				}
@@ -539,15 +540,15 @@ func actions(m *ir.Machine) *Table {
 	for _, a := range m.Actions {
 		var where []string
 		for _, s := range m.States {
-			if containsAction(s.Entry, a) {
+			if slices.Contains(s.Entry, a) {
 				where = append(where, "entering "+CodeCell(s.Name))
 			}
-			if containsAction(s.Exit, a) {
+			if slices.Contains(s.Exit, a) {
 				where = append(where, "leaving "+CodeCell(s.Name))
 			}
 		}
 		for _, t := range m.Transitions {
-			if containsAction(t.Actions, a) {
+			if slices.Contains(t.Actions, a) {
 				for _, s := range t.From {
 					where = append(where, move(t, s))
 				}
@@ -579,10 +580,10 @@ func counters(m *ir.Machine) *Table {
 		var inc, reset []string
 		for _, t := range m.Transitions {
 			for _, s := range t.From {
-				if containsCounter(t.Increment, c) {
+				if slices.Contains(t.Increment, c) {
 					inc = append(inc, move(t, s))
 				}
-				if containsCounter(t.Reset, c) {
+				if slices.Contains(t.Reset, c) {
 					reset = append(reset, move(t, s))
 				}
 			}
@@ -720,33 +721,6 @@ func actionList(as []*ir.Action) string {
 		out = append(out, CodeCell(a.Name))
 	}
 	return strings.Join(out, ", ")
-}
-
-func containsState(list []*ir.State, s *ir.State) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-func containsAction(list []*ir.Action, a *ir.Action) bool {
-	for _, x := range list {
-		if x == a {
-			return true
-		}
-	}
-	return false
-}
-
-func containsCounter(list []*ir.Counter, c *ir.Counter) bool {
-	for _, x := range list {
-		if x == c {
-			return true
-		}
-	}
-	return false
 }
 
 // Code renders a name as an inline code span, outside tables: the span's backtick fence is

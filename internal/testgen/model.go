@@ -8,6 +8,7 @@ package testgen
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -490,7 +491,7 @@ func (o *oracle) exhaustive() {
 					}
 				}
 				for _, c := range m.Counters {
-					if c.ResetOnSuccess && !resetDone[c] && !containsCounter(t.Increment, c) && t.Target.Kind != ir.Internal {
+					if c.ResetOnSuccess && !resetDone[c] && !slices.Contains(t.Increment, c) && t.Target.Kind != ir.Internal {
 						resetDone[c] = true
 						r := o.base(s, e)
 						r.Counts = []int{}
@@ -530,15 +531,6 @@ func anyHistoryChoice(t *ir.Transition) bool {
 func hasCheckpoint(calls []string) bool {
 	for _, c := range calls {
 		if strings.HasPrefix(c, "checkpoint:") {
-			return true
-		}
-	}
-	return false
-}
-
-func containsCounter(list []*ir.Counter, c *ir.Counter) bool {
-	for _, x := range list {
-		if x == c {
 			return true
 		}
 	}
