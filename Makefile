@@ -3,7 +3,7 @@ GO       ?= go
 FUZZTIME ?= 60s
 SPECS    := $(wildcard examples/*/*.fsm.yaml)
 
-.PHONY: all build generate check-generated test coverage vet fmt-check check-examples fuzz clean
+.PHONY: all build generate check-generated test coverage vet fmt-check check-examples fuzz bench bench-smoke clean
 
 all: build
 
@@ -25,6 +25,7 @@ test: fmt-check vet check-examples check-generated
 	$(GO) test -race -count=1 ./...
 	$(MAKE) --no-print-directory coverage
 	$(MAKE) --no-print-directory fuzz FUZZTIME=10s
+	$(MAKE) --no-print-directory bench-smoke
 
 # Statement coverage of each generated seed package by its generated tests alone.
 coverage:
@@ -42,6 +43,19 @@ check-examples:
 
 fuzz:
 	$(GO) test ./internal/lower -run '^$$' -fuzz FuzzLoad -fuzztime $(FUZZTIME) -fuzzminimizetime 3s
+
+# The full benchmark run (about 20 minutes on 2 CPUs): generated code against looplab/fsm,
+# qmuntal/stateless and a hand-written switch, and generation scaling; writes BENCHMARKS.md.
+bench:
+	bash bench/run.sh
+
+# What CI runs of the bench module (its own go.mod): vet, the agreement and scaling tests,
+# every benchmark once, so that it never rots; and the committed big machine up to date.
+bench-smoke:
+	cd bench && $(GO) vet ./...
+	cd bench && $(GO) test -count=1 -bench . -benchtime 1x ./...
+	cd bench/big && $(GO) run ../cmd/bigspec -o - | cmp - big.fsm.yaml
+	cd bench/big && $(GO) tool fsmgen generate --check --outputs go -o . big.fsm.yaml
 
 clean:
 	rm -rf bin

@@ -1,0 +1,383 @@
+// Command report writes BENCHMARKS.md from the outputs of bench/run.sh: the raw benchmark
+// output, benchstat's CSV and text summaries, the scaling measurement's JSON and
+// bench/notes.md. Every number in the document comes from those files.
+//
+//	go run ./cmd/report -dir results -o ../BENCHMARKS.md
+package main
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+)
+
+// Row is one benchmark × machine × implementation: benchstat's median and confidence
+// interval per unit.
+type Row struct {
+	Bench, Machine, Impl string
+	Values               map[string]float64 // by unit: sec/op, B/op, allocs/op
+	CI                   map[string]string
+}
+
+// Scaling is the part of bench/scaling's JSON that the report shows.
+type Scaling struct {
+	Table      string  `json:"table"`
+	Stopped    string  `json:"stopped"`
+	Profile    string  `json:"profile"`
+	ProfiledAt int     `json:"profiled_states"`
+	PerState   int     `json:"transitions_per_state"`
+	Repeat     int     `json:"repeat"`
+	LimitSec   float64 `json:"limit_sec"`
+	Sizes      []struct {
+		States int `json:"states"`
+		Events int `json:"events"`
+	} `json:"sizes"`
+}
+
+var (
+	benches = []string{"FireValid", "FireRejected", "Lifecycle", "Can", "Permitted", "FireParallel", "New"}
+	impls   = []string{"hand", "fsmgen", "looplab", "stateless"}
+	mach    = []string{"review", "big"}
+)
+
+func main() {
+	dir := flag.String("dir", "results", "`directory` with benchstat.csv, benchstat.txt, scaling.json, env.txt")
+	notes := flag.String("notes", "notes.md", "hand-written notes on the runtime benchmarks (`file`)")
+	scNotes := flag.String("scaling-notes", "notes-scaling.md", "hand-written notes on generation scaling (`file`)")
+	out := flag.String("o", "../BENCHMARKS.md", "output `file`")
+	flag.Parse()
+
+	rows, err := readCSV(filepath.Join(*dir, "benchstat.csv"))
+	if err != nil {
+		fatal(err)
+	}
+	text, err := os.ReadFile(filepath.Join(*dir, "benchstat.txt"))
+	if err != nil {
+		fatal(err)
+	}
+	env := readEnv(filepath.Join(*dir, "env.txt"))
+	var sc *Scaling
+	if data, err := os.ReadFile(filepath.Join(*dir, "scaling.json")); err == nil {
+		sc = &Scaling{}
+		if err := json.Unmarshal(data, sc); err != nil {
+			fatal(fmt.Errorf("scaling.json: %v", err))
+		}
+	}
+	notesText, _ := os.ReadFile(*notes)
+	scNotesText, _ := os.ReadFile(*scNotes)
+
+	doc := render(rows, string(text), env, sc, string(notesText), string(scNotesText))
+	if err := os.WriteFile(*out, []byte(doc), 0o644); err != nil {
+		fatal(err)
+	}
+}
+
+// readCSV reads `benchstat -format csv`: one section per unit, each a header line naming
+// the input, a line naming the unit, then name,value,CI rows.
+func readCSV(path string) (map[string]*Row, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	r := csv.NewReader(bytes.NewReader(data))
+	r.FieldsPerRecord = -1
+	recs, err := r.ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	rows := map[string]*Row{}
+	unit := ""
+	for _, rec := range recs {
+		if len(rec) < 2 {
+			continue
+		}
+		if rec[0] == "" {
+			if len(rec) >= 3 && rec[2] == "CI" {
+				unit = rec[1]
+			}
+			continue
+		}
+		if rec[0] == "geomean" || unit == "" {
+			continue
+		}
+		b, m, i, ok := splitName(rec[0])
+		if !ok {
+			continue
+		}
+		v, err := strconv.ParseFloat(rec[1], 64)
+		if err != nil {
+			continue
+		}
+		key := b + "/" + m + "/" + i
+		row := rows[key]
+		if row == nil {
+			row = &Row{Bench: b, Machine: m, Impl: i, Values: map[string]float64{}, CI: map[string]string{}}
+			rows[key] = row
+		}
+		row.Values[unit] = v
+		if len(rec) >= 3 {
+			row.CI[unit] = rec[2]
+		}
+	}
+	if len(rows) == 0 {
+		return nil, fmt.Errorf("%s: no benchmarks", path)
+	}
+	return rows, nil
+}
+
+var procs = regexp.MustCompile(`-\d+$`)
+
+// splitName parses "FireValid/machine=review/impl=hand-2".
+func splitName(name string) (bench, machine, impl string, ok bool) {
+	name = procs.ReplaceAllString(name, "")
+	parts := strings.Split(name, "/")
+	if len(parts) != 3 {
+		return "", "", "", false
+	}
+	bench = strings.TrimPrefix(parts[0], "Benchmark")
+	machine, ok1 := strings.CutPrefix(parts[1], "machine=")
+	impl, ok2 := strings.CutPrefix(parts[2], "impl=")
+	return bench, machine, impl, ok1 && ok2
+}
+
+// readEnv reads key=value lines that run.sh records.
+func readEnv(path string) map[string]string {
+	env := map[string]string{}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return env
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if k, v, ok := strings.Cut(l, "="); ok {
+			env[strings.TrimSpace(k)] = strings.TrimSpace(v)
+		}
+	}
+	return env
+}
+
+func get(rows map[string]*Row, b, m, i string) *Row { return rows[b+"/"+m+"/"+i] }
+
+func render(rows map[string]*Row, text string, env map[string]string, sc *Scaling, notes, scNotes string) string {
+	var w strings.Builder
+	p := func(format string, a ...any) { fmt.Fprintf(&w, format, a...) }
+
+	p("# Benchmarks\n\n")
+	p("<!-- Generated by `make bench` (bench/run.sh, bench/cmd/report) from the files in bench/results/. Do not edit by hand: edit bench/notes.md or the programs, and run make bench. -->\n\n")
+	p("The Go code fsmgen generates, next to the two Go state-machine libraries users compare it with, ")
+	p("[looplab/fsm](https://github.com/looplab/fsm) and [qmuntal/stateless](https://github.com/qmuntal/stateless), ")
+	p("and a hand-written `switch` over small integer types: the floor, what a careful person writes without a library. ")
+	p("Then how `fsmgen generate` itself scales with the size of a spec.\n\n")
+
+	// Targets.
+	p("## Targets\n\n")
+	p("| target | measured | met |\n|---|---|---|\n")
+	allocRows, maxRatio, minPeer := targetFacts(rows)
+	p("| 0 allocs/op for generated `Fire`, valid and rejected | %s | %s |\n", allocRows.text, yes(allocRows.ok))
+	p("| generated `Fire` within 1.5x of the hand-written floor | %s | %s |\n", maxRatio.text, yes(maxRatio.ok))
+	p("| generated `Fire` at least 50x faster than both peers | %s | %s |\n", minPeer.text, yes(minPeer.ok))
+	p("\n`Fire` here is FireValid and FireRejected on both machines; the other benchmarks are in the tables below.\n\n")
+
+	// Environment.
+	p("## Where and how\n\n")
+	p("| | |\n|---|---|\n")
+	p("| date | %s |\n", orDash(env["date"]))
+	p("| Go | %s |\n", orDash(env["go"]))
+	p("| CPU | %s, %s logical CPUs (GOMAXPROCS %s) |\n", orDash(env["cpu"]), orDash(env["nproc"]), orDash(env["gomaxprocs"]))
+	p("| OS | %s/%s, kernel %s |\n", runtime.GOOS, runtime.GOARCH, orDash(env["kernel"]))
+	p("| fsmgen | commit %s%s |\n", orDash(env["commit"]), env["dirty"])
+	p("| looplab/fsm | %s |\n", orDash(env["looplab"]))
+	p("| qmuntal/stateless | %s |\n", orDash(env["stateless"]))
+	p("| benchstat | %s |\n", orDash(env["benchstat"]))
+	p("| load average (1, 5, 15 min) | before %s; after %s |\n", orDash(env["load_before"]), orDash(env["load_after"]))
+	p("| runs | %s rounds of every benchmark (`-benchmem -benchtime %s -count 1` each round, rounds interleaved), %s samples per benchmark |\n\n",
+		orDash(env["count"]), orDash(env["benchtime"]), orDash(env["count"]))
+
+	p("%s\n", strings.TrimSpace(notes))
+
+	// Runtime tables.
+	p("\n## Results\n\n")
+	p("Medians of the samples as benchstat reports them (± is benchstat's 95%% confidence interval of the median). ")
+	p("*x hand* is the time relative to the hand-written floor on the same machine; *fsmgen speed-up* is a peer's time ")
+	p("divided by the generated code's.\n\n")
+	for _, b := range benches {
+		if !hasBench(rows, b) {
+			continue
+		}
+		p("### %s\n\n%s\n\n", b, benchDoc[b])
+		p("| machine | impl | ns/op | ± | B/op | allocs/op | x hand | fsmgen speed-up |\n")
+		p("|---|---|---:|---:|---:|---:|---:|---:|\n")
+		for _, m := range mach {
+			h := get(rows, b, m, "hand")
+			g := get(rows, b, m, "fsmgen")
+			for _, i := range impls {
+				r := get(rows, b, m, i)
+				if r == nil {
+					continue
+				}
+				ns := r.Values["sec/op"] * 1e9
+				rel, up := "", ""
+				if h != nil && h.Values["sec/op"] > 0 {
+					rel = ratioText(r.Values["sec/op"] / h.Values["sec/op"])
+				}
+				if g != nil && (i == "looplab" || i == "stateless") && g.Values["sec/op"] > 0 {
+					up = fmt.Sprintf("%.0fx", r.Values["sec/op"]/g.Values["sec/op"])
+				}
+				name := i
+				if i == "fsmgen" {
+					name = "**fsmgen**"
+				}
+				p("| %s | %s | %s | %s | %s | %s | %s | %s |\n", m, name, num(ns), r.CI["sec/op"],
+					num(r.Values["B/op"]), num(r.Values["allocs/op"]), rel, up)
+			}
+		}
+		p("\n")
+	}
+
+	// Scaling.
+	p("## Generation scaling\n\n")
+	if sc == nil {
+		p("Not measured in this run.\n\n")
+	} else {
+		events := 0
+		if len(sc.Sizes) > 0 {
+			events = sc.Sizes[0].Events
+		}
+		p("`fsmgen generate` run as a user runs it (a fresh process, the binary built once) on synthetic specs ")
+		p("(bench/specgen: a ring of states, %d events, %d transitions per non-terminal state, one of them a `fail` event to the terminal state), ", events, sc.PerState)
+		p("median wall time of %d runs, peak RSS (`ru_maxrss`) the largest of those runs. ", sc.Repeat)
+		p("The default run writes the Go code, the exhaustive tests, the Mermaid diagram and the Markdown document; ")
+		p("`--no-tests` leaves out the tests. *ratio* is the time against the size before. ")
+		p("*go test of the output* compiles (cold build cache for the package) and runs the generated tests. ")
+		p("A run longer than %.0f s would be stopped, and larger sizes not tried.\n\n", sc.LimitSec)
+		p("%s\n", sc.Table)
+		if sc.Stopped != "" {
+			p("**Stopped:** %s\n\n", sc.Stopped)
+		}
+		if sc.Profile != "" {
+			p("Where the time goes at %d states (CPU profile of one `generate` run with tests, by bench/cmd/fsmgenprof; cumulative, so stages nest):\n\n", sc.ProfiledAt)
+			p("```\n%s```\n\n", sc.Profile)
+		}
+		if scNotes != "" {
+			p("%s\n\n", strings.TrimSpace(scNotes))
+		}
+	}
+
+	p("## benchstat\n\n<details><summary>benchstat -col /impl (the hand-written floor is the base column)</summary>\n\n```\n%s```\n\n</details>\n", strings.TrimLeft(text, "\n"))
+	return w.String()
+}
+
+var benchDoc = map[string]string{
+	"FireValid":    "One accepted transition per op: review toggles in_progress ⇄ blocked, big s00 ⇄ s01.",
+	"FireRejected": "One refused event per op, the state unchanged: review fires completed in pending_review (skipping phases), big e02 in s00.",
+	"Lifecycle":    "Per op: put the machine back at its start, then the same 10 transitions (review: blocked, not_started, in_progress, blocked, in_progress, pending_review, under_review, review_submitted, final_review, completed — an internal transition and a guard included; big: s00 to the terminal s49 through forward, back, jump and fail transitions).",
+	"Can":          "One query of an accepted event without firing it (review: pending_review in in_progress; big: e05 in s00). Unguarded, because looplab's Can does not run guards.",
+	"Permitted":    "One query of every event the current state accepts (review: in_progress, 2 events; big: s00, 6 events). fsmgen and hand append to a caller's buffer; looplab's AvailableTransitions and stateless's PermittedTriggers return a new slice.",
+	"FireParallel": "FireValid with one machine per goroutine under b.RunParallel (GOMAXPROCS goroutines): ns/op is wall time per transition over all of them.",
+	"New":          "Building one machine in its initial state (kept in a package variable, as a program keeps its machines). The hand-written machines are values, so they cost nothing here.",
+}
+
+type fact struct {
+	text string
+	ok   bool
+}
+
+func targetFacts(rows map[string]*Row) (allocs, ratio, peers fact) {
+	allocs.ok, ratio.ok, peers.ok = true, true, true
+	var at, rt, pt []string
+	worstRatio, bestPeer := 0.0, math.Inf(1)
+	for _, b := range []string{"FireValid", "FireRejected"} {
+		for _, m := range mach {
+			g, h := get(rows, b, m, "fsmgen"), get(rows, b, m, "hand")
+			if g == nil {
+				allocs.ok, ratio.ok, peers.ok = false, false, false
+				continue
+			}
+			a := g.Values["allocs/op"]
+			at = append(at, fmt.Sprintf("%s %s %s", b, m, num(a)))
+			if a != 0 {
+				allocs.ok = false
+			}
+			if h != nil {
+				x := g.Values["sec/op"] / h.Values["sec/op"]
+				worstRatio = max(worstRatio, x)
+				rt = append(rt, fmt.Sprintf("%s %s %.2fx", b, m, x))
+				if x > 1.5 {
+					ratio.ok = false
+				}
+			}
+			for _, peer := range []string{"looplab", "stateless"} {
+				if r := get(rows, b, m, peer); r != nil {
+					x := r.Values["sec/op"] / g.Values["sec/op"]
+					bestPeer = min(bestPeer, x)
+					pt = append(pt, fmt.Sprintf("%s %s %s %.0fx", b, m, peer, x))
+					if x < 50 {
+						peers.ok = false
+					}
+				}
+			}
+		}
+	}
+	allocs.text = strings.Join(at, "; ")
+	ratio.text = fmt.Sprintf("worst %.2fx (%s)", worstRatio, strings.Join(rt, "; "))
+	peers.text = fmt.Sprintf("least %.0fx (%s)", bestPeer, strings.Join(pt, "; "))
+	return
+}
+
+func ratioText(x float64) string {
+	if x < 10 {
+		return fmt.Sprintf("%.2f", x)
+	}
+	return fmt.Sprintf("%.0f", x)
+}
+
+func hasBench(rows map[string]*Row, b string) bool {
+	for _, r := range rows {
+		if r.Bench == b {
+			return true
+		}
+	}
+	return false
+}
+
+func yes(ok bool) string {
+	if ok {
+		return "yes"
+	}
+	return "**no**"
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "–"
+	}
+	return s
+}
+
+// num prints a median with three significant digits, integers as they are.
+func num(v float64) string {
+	switch {
+	case v == 0:
+		return "0"
+	case v == math.Trunc(v) && v < 1e6:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	case v >= 100:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	case v >= 10:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 2, 64)
+}
+
+func fatal(err error) {
+	fmt.Fprintln(os.Stderr, "report:", err)
+	os.Exit(1)
+}
