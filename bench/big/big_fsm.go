@@ -378,7 +378,7 @@ var (
 )
 
 // InvalidTransitionError says the event is not accepted in the state at all (every event
-// // is refused in a terminal state). Permitted lists what is.
+// is refused in a terminal state). Permitted lists what is.
 type InvalidTransitionError struct {
 	State State
 	Event Event
@@ -491,8 +491,8 @@ func (e *LimitError) Reason() string {
 }
 
 // ValidationError says required fields are missing or invalid: the context fields the
-// target // state requires, or the event's payload (Payload is true). Allowed lists the
-// events that // would be accepted instead.
+// target state requires, or the event's payload (Payload is true). Allowed lists the
+// events that would be accepted instead.
 type ValidationError struct {
 	State State
 	Event Event
@@ -659,6 +659,19 @@ func (m *Big) SetLogger(l *slog.Logger) {
 // changes. Refusing and accepting allocate nothing unless the spec asks for history,
 // payloads or idempotency keys.
 func (m *Big) Fire(ctx context.Context, e Event) (State, error) {
+	if m.store == nil && m.logger == nil && e < NumEvents {
+		from := m.state
+		switch to := moves[from][e]; to {
+		case moveRefused:
+			return from, &invalidTransitions[from][e]
+		case moveStep:
+			return m.step(ctx, e, &noInput, false)
+		default:
+			m.state = State(to)
+			m.seq++
+			return State(to), nil
+		}
+	}
 	return m.fire(ctx, e, &noInput)
 }
 
@@ -699,6 +712,15 @@ func (m *Big) once(ctx context.Context, e Event, in *BigInput) (State, error) {
 
 // Can reports whether e would be accepted now, without firing it. Guards are evaluated.
 func (m *Big) Can(ctx context.Context, e Event) bool {
+	if e < NumEvents {
+		switch moves[m.state][e] {
+		case moveRefused:
+			return false
+		case moveStep: // step decides
+		default:
+			return true
+		}
+	}
 	return m.CanWith(ctx, e, BigInput{})
 }
 
@@ -716,129 +738,98 @@ func (m *Big) Permitted(ctx context.Context, buf []Event) []Event {
 
 // PermittedWith is Permitted for a given input.
 func (m *Big) PermittedWith(ctx context.Context, in BigInput, buf []Event) []Event {
-	for e := Event(0); e < NumEvents; e++ {
-		if m.CanWith(ctx, e, in) {
-			buf = append(buf, e)
+	for i, to := range &moves[m.state] {
+		e := Event(i)
+		switch to {
+		case moveRefused:
+			continue
+		case moveStep:
+			if _, err := m.step(ctx, e, &in, true); err != nil {
+				continue
+			}
 		}
+		buf = append(buf, e)
 	}
 	return buf
 }
 
 // accepts reports whether s has a transition on e, whatever the guards.
 func accepts(s State, e Event) bool {
-	var buf [NumEvents]Event
-	for _, x := range accepted(s, buf[:0]) {
-		if x == e {
-			return true
-		}
-	}
-	return false
+	return s < NumStates && e < NumEvents && moves[s][e] != moveRefused
 }
 
 // accepted appends the events that have a transition from s, whatever the guards.
 func accepted(s State, buf []Event) []Event {
-	switch s {
-	case StateS00:
-		buf = append(buf, EventE00, EventE01, EventE05, EventE11, EventE15, EventE19)
-	case StateS01:
-		buf = append(buf, EventE01, EventE02, EventE06, EventE12, EventE16, EventE19)
-	case StateS02:
-		buf = append(buf, EventE02, EventE03, EventE07, EventE13, EventE17, EventE19)
-	case StateS03:
-		buf = append(buf, EventE03, EventE04, EventE08, EventE14, EventE18, EventE19)
-	case StateS04:
-		buf = append(buf, EventE00, EventE04, EventE05, EventE09, EventE15, EventE19)
-	case StateS05:
-		buf = append(buf, EventE01, EventE05, EventE06, EventE10, EventE16, EventE19)
-	case StateS06:
-		buf = append(buf, EventE02, EventE06, EventE07, EventE11, EventE17, EventE19)
-	case StateS07:
-		buf = append(buf, EventE03, EventE07, EventE08, EventE12, EventE18, EventE19)
-	case StateS08:
-		buf = append(buf, EventE00, EventE04, EventE08, EventE09, EventE13, EventE19)
-	case StateS09:
-		buf = append(buf, EventE01, EventE05, EventE09, EventE10, EventE14, EventE19)
-	case StateS10:
-		buf = append(buf, EventE02, EventE06, EventE10, EventE11, EventE15, EventE19)
-	case StateS11:
-		buf = append(buf, EventE03, EventE07, EventE11, EventE12, EventE16, EventE19)
-	case StateS12:
-		buf = append(buf, EventE04, EventE08, EventE12, EventE13, EventE17, EventE19)
-	case StateS13:
-		buf = append(buf, EventE05, EventE09, EventE13, EventE14, EventE18, EventE19)
-	case StateS14:
-		buf = append(buf, EventE00, EventE06, EventE10, EventE14, EventE15, EventE19)
-	case StateS15:
-		buf = append(buf, EventE01, EventE07, EventE11, EventE15, EventE16, EventE19)
-	case StateS16:
-		buf = append(buf, EventE02, EventE08, EventE12, EventE16, EventE17, EventE19)
-	case StateS17:
-		buf = append(buf, EventE03, EventE09, EventE13, EventE17, EventE18, EventE19)
-	case StateS18:
-		buf = append(buf, EventE00, EventE04, EventE10, EventE14, EventE18, EventE19)
-	case StateS19:
-		buf = append(buf, EventE00, EventE01, EventE05, EventE11, EventE15, EventE19)
-	case StateS20:
-		buf = append(buf, EventE01, EventE02, EventE06, EventE12, EventE16, EventE19)
-	case StateS21:
-		buf = append(buf, EventE02, EventE03, EventE07, EventE13, EventE17, EventE19)
-	case StateS22:
-		buf = append(buf, EventE03, EventE04, EventE08, EventE14, EventE18, EventE19)
-	case StateS23:
-		buf = append(buf, EventE00, EventE04, EventE05, EventE09, EventE15, EventE19)
-	case StateS24:
-		buf = append(buf, EventE01, EventE05, EventE06, EventE10, EventE16, EventE19)
-	case StateS25:
-		buf = append(buf, EventE02, EventE06, EventE07, EventE11, EventE17, EventE19)
-	case StateS26:
-		buf = append(buf, EventE03, EventE07, EventE08, EventE12, EventE18, EventE19)
-	case StateS27:
-		buf = append(buf, EventE00, EventE04, EventE08, EventE09, EventE13, EventE19)
-	case StateS28:
-		buf = append(buf, EventE01, EventE05, EventE09, EventE10, EventE14, EventE19)
-	case StateS29:
-		buf = append(buf, EventE02, EventE06, EventE10, EventE11, EventE15, EventE19)
-	case StateS30:
-		buf = append(buf, EventE03, EventE07, EventE11, EventE12, EventE16, EventE19)
-	case StateS31:
-		buf = append(buf, EventE04, EventE08, EventE12, EventE13, EventE17, EventE19)
-	case StateS32:
-		buf = append(buf, EventE05, EventE09, EventE13, EventE14, EventE18, EventE19)
-	case StateS33:
-		buf = append(buf, EventE00, EventE06, EventE10, EventE14, EventE15, EventE19)
-	case StateS34:
-		buf = append(buf, EventE01, EventE07, EventE11, EventE15, EventE16, EventE19)
-	case StateS35:
-		buf = append(buf, EventE02, EventE08, EventE12, EventE16, EventE17, EventE19)
-	case StateS36:
-		buf = append(buf, EventE03, EventE09, EventE13, EventE17, EventE18, EventE19)
-	case StateS37:
-		buf = append(buf, EventE00, EventE04, EventE10, EventE14, EventE18, EventE19)
-	case StateS38:
-		buf = append(buf, EventE00, EventE01, EventE05, EventE11, EventE15, EventE19)
-	case StateS39:
-		buf = append(buf, EventE01, EventE02, EventE06, EventE12, EventE16, EventE19)
-	case StateS40:
-		buf = append(buf, EventE02, EventE03, EventE07, EventE13, EventE17, EventE19)
-	case StateS41:
-		buf = append(buf, EventE03, EventE04, EventE08, EventE14, EventE18, EventE19)
-	case StateS42:
-		buf = append(buf, EventE00, EventE04, EventE05, EventE09, EventE15, EventE19)
-	case StateS43:
-		buf = append(buf, EventE01, EventE05, EventE06, EventE10, EventE16, EventE19)
-	case StateS44:
-		buf = append(buf, EventE02, EventE06, EventE07, EventE11, EventE17, EventE19)
-	case StateS45:
-		buf = append(buf, EventE03, EventE07, EventE08, EventE12, EventE18, EventE19)
-	case StateS46:
-		buf = append(buf, EventE00, EventE04, EventE08, EventE09, EventE13, EventE19)
-	case StateS47:
-		buf = append(buf, EventE01, EventE05, EventE09, EventE10, EventE14, EventE19)
-	case StateS48:
-		buf = append(buf, EventE02, EventE06, EventE10, EventE11, EventE15, EventE19)
+	for e := Event(0); e < NumEvents; e++ {
+		if accepts(s, e) {
+			buf = append(buf, e)
+		}
 	}
 	return buf
 }
+
+// moves is the dispatch table of Fire, Can and Permitted, a row per state and a column per
+// event in declaration order: the target state of a transition that only moves the state,
+// moveRefused where the state has no transition on the event, moveStep where step decides
+// (guards, roles, hooks, counters, required fields, checkpoints, the clock or a payload).
+var moves = [NumStates][NumEvents]uint8{
+	{1, 48, 50, 50, 50, 7, 50, 50, 50, 50, 50, 20, 50, 50, 50, 33, 50, 50, 50, 49},
+	{50, 2, 0, 50, 50, 50, 8, 50, 50, 50, 50, 50, 21, 50, 50, 50, 34, 50, 50, 49},
+	{50, 50, 3, 1, 50, 50, 50, 9, 50, 50, 50, 50, 50, 22, 50, 50, 50, 35, 50, 49},
+	{50, 50, 50, 4, 2, 50, 50, 50, 10, 50, 50, 50, 50, 50, 23, 50, 50, 50, 36, 49},
+	{37, 50, 50, 50, 5, 3, 50, 50, 50, 11, 50, 50, 50, 50, 50, 24, 50, 50, 50, 49},
+	{50, 38, 50, 50, 50, 6, 4, 50, 50, 50, 12, 50, 50, 50, 50, 50, 25, 50, 50, 49},
+	{50, 50, 39, 50, 50, 50, 7, 5, 50, 50, 50, 13, 50, 50, 50, 50, 50, 26, 50, 49},
+	{50, 50, 50, 40, 50, 50, 50, 8, 6, 50, 50, 50, 14, 50, 50, 50, 50, 50, 27, 49},
+	{28, 50, 50, 50, 41, 50, 50, 50, 9, 7, 50, 50, 50, 15, 50, 50, 50, 50, 50, 49},
+	{50, 29, 50, 50, 50, 42, 50, 50, 50, 10, 8, 50, 50, 50, 16, 50, 50, 50, 50, 49},
+	{50, 50, 30, 50, 50, 50, 43, 50, 50, 50, 11, 9, 50, 50, 50, 17, 50, 50, 50, 49},
+	{50, 50, 50, 31, 50, 50, 50, 44, 50, 50, 50, 12, 10, 50, 50, 50, 18, 50, 50, 49},
+	{50, 50, 50, 50, 32, 50, 50, 50, 45, 50, 50, 50, 13, 11, 50, 50, 50, 19, 50, 49},
+	{50, 50, 50, 50, 50, 33, 50, 50, 50, 46, 50, 50, 50, 14, 12, 50, 50, 50, 20, 49},
+	{21, 50, 50, 50, 50, 50, 34, 50, 50, 50, 47, 50, 50, 50, 15, 13, 50, 50, 50, 49},
+	{50, 22, 50, 50, 50, 50, 50, 35, 50, 50, 50, 48, 50, 50, 50, 16, 14, 50, 50, 49},
+	{50, 50, 23, 50, 50, 50, 50, 50, 36, 50, 50, 50, 0, 50, 50, 50, 17, 15, 50, 49},
+	{50, 50, 50, 24, 50, 50, 50, 50, 50, 37, 50, 50, 50, 1, 50, 50, 50, 18, 16, 49},
+	{17, 50, 50, 50, 25, 50, 50, 50, 50, 50, 38, 50, 50, 50, 2, 50, 50, 50, 19, 49},
+	{20, 18, 50, 50, 50, 26, 50, 50, 50, 50, 50, 39, 50, 50, 50, 3, 50, 50, 50, 49},
+	{50, 21, 19, 50, 50, 50, 27, 50, 50, 50, 50, 50, 40, 50, 50, 50, 4, 50, 50, 49},
+	{50, 50, 22, 20, 50, 50, 50, 28, 50, 50, 50, 50, 50, 41, 50, 50, 50, 5, 50, 49},
+	{50, 50, 50, 23, 21, 50, 50, 50, 29, 50, 50, 50, 50, 50, 42, 50, 50, 50, 6, 49},
+	{7, 50, 50, 50, 24, 22, 50, 50, 50, 30, 50, 50, 50, 50, 50, 43, 50, 50, 50, 49},
+	{50, 8, 50, 50, 50, 25, 23, 50, 50, 50, 31, 50, 50, 50, 50, 50, 44, 50, 50, 49},
+	{50, 50, 9, 50, 50, 50, 26, 24, 50, 50, 50, 32, 50, 50, 50, 50, 50, 45, 50, 49},
+	{50, 50, 50, 10, 50, 50, 50, 27, 25, 50, 50, 50, 33, 50, 50, 50, 50, 50, 46, 49},
+	{47, 50, 50, 50, 11, 50, 50, 50, 28, 26, 50, 50, 50, 34, 50, 50, 50, 50, 50, 49},
+	{50, 48, 50, 50, 50, 12, 50, 50, 50, 29, 27, 50, 50, 50, 35, 50, 50, 50, 50, 49},
+	{50, 50, 0, 50, 50, 50, 13, 50, 50, 50, 30, 28, 50, 50, 50, 36, 50, 50, 50, 49},
+	{50, 50, 50, 1, 50, 50, 50, 14, 50, 50, 50, 31, 29, 50, 50, 50, 37, 50, 50, 49},
+	{50, 50, 50, 50, 2, 50, 50, 50, 15, 50, 50, 50, 32, 30, 50, 50, 50, 38, 50, 49},
+	{50, 50, 50, 50, 50, 3, 50, 50, 50, 16, 50, 50, 50, 33, 31, 50, 50, 50, 39, 49},
+	{40, 50, 50, 50, 50, 50, 4, 50, 50, 50, 17, 50, 50, 50, 34, 32, 50, 50, 50, 49},
+	{50, 41, 50, 50, 50, 50, 50, 5, 50, 50, 50, 18, 50, 50, 50, 35, 33, 50, 50, 49},
+	{50, 50, 42, 50, 50, 50, 50, 50, 6, 50, 50, 50, 19, 50, 50, 50, 36, 34, 50, 49},
+	{50, 50, 50, 43, 50, 50, 50, 50, 50, 7, 50, 50, 50, 20, 50, 50, 50, 37, 35, 49},
+	{36, 50, 50, 50, 44, 50, 50, 50, 50, 50, 8, 50, 50, 50, 21, 50, 50, 50, 38, 49},
+	{39, 37, 50, 50, 50, 45, 50, 50, 50, 50, 50, 9, 50, 50, 50, 22, 50, 50, 50, 49},
+	{50, 40, 38, 50, 50, 50, 46, 50, 50, 50, 50, 50, 10, 50, 50, 50, 23, 50, 50, 49},
+	{50, 50, 41, 39, 50, 50, 50, 47, 50, 50, 50, 50, 50, 11, 50, 50, 50, 24, 50, 49},
+	{50, 50, 50, 42, 40, 50, 50, 50, 48, 50, 50, 50, 50, 50, 12, 50, 50, 50, 25, 49},
+	{26, 50, 50, 50, 43, 41, 50, 50, 50, 0, 50, 50, 50, 50, 50, 13, 50, 50, 50, 49},
+	{50, 27, 50, 50, 50, 44, 42, 50, 50, 50, 1, 50, 50, 50, 50, 50, 14, 50, 50, 49},
+	{50, 50, 28, 50, 50, 50, 45, 43, 50, 50, 50, 2, 50, 50, 50, 50, 50, 15, 50, 49},
+	{50, 50, 50, 29, 50, 50, 50, 46, 44, 50, 50, 50, 3, 50, 50, 50, 50, 50, 16, 49},
+	{17, 50, 50, 50, 30, 50, 50, 50, 47, 45, 50, 50, 50, 4, 50, 50, 50, 50, 50, 49},
+	{50, 18, 50, 50, 50, 31, 50, 50, 50, 48, 46, 50, 50, 50, 5, 50, 50, 50, 50, 49},
+	{50, 50, 19, 50, 50, 50, 32, 50, 50, 50, 0, 47, 50, 50, 50, 6, 50, 50, 50, 49},
+	{50, 50, 50, 50, 50, 50, 50, 50, 50, 50, 50, 50, 50, 50, 50, 50, 50, 50, 50, 50},
+}
+
+// The values of moves that are not states.
+const (
+	moveRefused = NumStates
+	moveStep    = NumStates + 1
+)
 
 // step decides e in the current state and, unless dry, applies it.
 func (m *Big) step(ctx context.Context, e Event, in *BigInput, dry bool) (State, error) {

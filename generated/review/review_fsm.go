@@ -288,7 +288,7 @@ var (
 )
 
 // InvalidTransitionError says the event is not accepted in the state at all (every event
-// // is refused in a terminal state). Permitted lists what is.
+// is refused in a terminal state). Permitted lists what is.
 type InvalidTransitionError struct {
 	State State
 	Event Event
@@ -401,8 +401,8 @@ func (e *LimitError) Reason() string {
 }
 
 // ValidationError says required fields are missing or invalid: the context fields the
-// target // state requires, or the event's payload (Payload is true). Allowed lists the
-// events that // would be accepted instead.
+// target state requires, or the event's payload (Payload is true). Allowed lists the
+// events that would be accepted instead.
 type ValidationError struct {
 	State State
 	Event Event
@@ -592,6 +592,19 @@ func (m *Task) CountSecurityReviews() int {
 // changes. Refusing and accepting allocate nothing unless the spec asks for history,
 // payloads or idempotency keys.
 func (m *Task) Fire(ctx context.Context, e Event) (State, error) {
+	if m.store == nil && m.logger == nil && e < NumEvents {
+		from := m.state
+		switch to := moves[from][e]; to {
+		case moveRefused:
+			return from, &invalidTransitions[from][e]
+		case moveStep:
+			return m.step(ctx, e, &noInput, false)
+		default:
+			m.state = State(to)
+			m.seq++
+			return State(to), nil
+		}
+	}
 	return m.fire(ctx, e, &noInput)
 }
 
@@ -632,6 +645,15 @@ func (m *Task) once(ctx context.Context, e Event, in *TaskInput) (State, error) 
 
 // Can reports whether e would be accepted now, without firing it. Guards are evaluated.
 func (m *Task) Can(ctx context.Context, e Event) bool {
+	if e < NumEvents {
+		switch moves[m.state][e] {
+		case moveRefused:
+			return false
+		case moveStep: // step decides
+		default:
+			return true
+		}
+	}
 	return m.CanWith(ctx, e, TaskInput{})
 }
 
@@ -649,43 +671,55 @@ func (m *Task) Permitted(ctx context.Context, buf []Event) []Event {
 
 // PermittedWith is Permitted for a given input.
 func (m *Task) PermittedWith(ctx context.Context, in TaskInput, buf []Event) []Event {
-	for e := Event(0); e < NumEvents; e++ {
-		if m.CanWith(ctx, e, in) {
-			buf = append(buf, e)
+	for i, to := range &moves[m.state] {
+		e := Event(i)
+		switch to {
+		case moveRefused:
+			continue
+		case moveStep:
+			if _, err := m.step(ctx, e, &in, true); err != nil {
+				continue
+			}
 		}
+		buf = append(buf, e)
 	}
 	return buf
 }
 
 // accepts reports whether s has a transition on e, whatever the guards.
 func accepts(s State, e Event) bool {
-	var buf [NumEvents]Event
-	for _, x := range accepted(s, buf[:0]) {
-		if x == e {
-			return true
-		}
-	}
-	return false
+	return s < NumStates && e < NumEvents && moves[s][e] != moveRefused
 }
 
 // accepted appends the events that have a transition from s, whatever the guards.
 func accepted(s State, buf []Event) []Event {
-	switch s {
-	case StateNotStarted:
-		buf = append(buf, EventInProgress, EventBlocked)
-	case StateInProgress:
-		buf = append(buf, EventBlocked, EventPendingReview)
-	case StatePendingReview:
-		buf = append(buf, EventUnderReview)
-	case StateUnderReview:
-		buf = append(buf, EventFinalReview, EventReviewSubmitted, EventSecurityReviewSubmitted)
-	case StateFinalReview:
-		buf = append(buf, EventInProgress, EventCompleted)
-	case StateBlocked:
-		buf = append(buf, EventInProgress, EventNotStarted)
+	for e := Event(0); e < NumEvents; e++ {
+		if accepts(s, e) {
+			buf = append(buf, e)
+		}
 	}
 	return buf
 }
+
+// moves is the dispatch table of Fire, Can and Permitted, a row per state and a column per
+// event in declaration order: the target state of a transition that only moves the state,
+// moveRefused where the state has no transition on the event, moveStep where step decides
+// (guards, roles, hooks, counters, required fields, checkpoints, the clock or a payload).
+var moves = [NumStates][NumEvents]uint8{
+	{1, 6, 7, 7, 7, 7, 7, 7, 7},
+	{7, 6, 2, 7, 7, 7, 7, 7, 7},
+	{7, 7, 7, 7, 8, 7, 7, 7, 7},
+	{7, 7, 7, 7, 7, 8, 7, 8, 8},
+	{1, 7, 7, 7, 7, 7, 5, 7, 7},
+	{7, 7, 7, 7, 7, 7, 7, 7, 7},
+	{1, 7, 7, 0, 7, 7, 7, 7, 7},
+}
+
+// The values of moves that are not states.
+const (
+	moveRefused = NumStates
+	moveStep    = NumStates + 1
+)
 
 // step decides e in the current state and, unless dry, applies it.
 func (m *Task) step(ctx context.Context, e Event, in *TaskInput, dry bool) (State, error) {

@@ -39,7 +39,7 @@ func (g *gen) errors(f *File) {
 	stateEvent := []Code{Id("State").Id("State"), Id("Event").Id("Event")}
 	types := []errType{
 		{name: "InvalidTransitionError", sentinel: "ErrInvalidTransition", reason: "invalid_transition",
-			doc:    "InvalidTransitionError says the event is not accepted in the state at all (every event\n// is refused in a terminal state). Permitted lists what is.",
+			doc:    "InvalidTransitionError says the event is not accepted in the state at all (every event\nis refused in a terminal state). Permitted lists what is.",
 			fields: stateEvent,
 			msg: func() []Code {
 				return []Code{
@@ -74,7 +74,7 @@ func (g *gen) errors(f *File) {
 				return []Code{Return(Qual("fmt", "Sprintf").Call(Lit(pkg+"%s on %s: counter %s reached its limit of %d"), Id("e").Dot("State"), Id("e").Dot("Event"), Id("e").Dot("Counter"), Id("e").Dot("Limit")))}
 			}},
 		{name: "ValidationError", sentinel: "ErrValidation", reason: "artifacts",
-			doc: "ValidationError says required fields are missing or invalid: the context fields the target\n// state requires, or the event's payload (Payload is true). Allowed lists the events that\n// would be accepted instead.",
+			doc: "ValidationError says required fields are missing or invalid: the context fields the target\nstate requires, or the event's payload (Payload is true). Allowed lists the events that\nwould be accepted instead.",
 			fields: append(append([]Code{}, stateEvent...),
 				doc("Target is the state that could not be entered."),
 				Id("Target").Id("State"),

@@ -26,6 +26,20 @@ func (g *gen) fire(f *File) {
 
 	f.Comment(comment("Fire fires e and returns the new state. When e is refused it returns the unchanged state\nand one of the typed errors (InvalidTransitionError, GuardError, ...), and nothing\nchanges. Refusing and accepting allocate nothing unless the spec asks for history,\npayloads or idempotency keys."))
 	f.Add(recv()).Id("Fire").Params(ctxParam(), Id("e").Id("Event")).Params(Id("State"), Error()).BlockFunc(func(b *Group) {
+		if len(m.Events) > 0 {
+			b.If(Id("m").Dot("store").Op("==").Nil().Op("&&").Id("m").Dot("logger").Op("==").Nil().Op("&&").Id("e").Op("<").Id("NumEvents")).Block(
+				Id("from").Op(":=").Id("m").Dot("state"),
+				Switch(Id("to").Op(":=").Id("moves").Index(Id("from")).Index(Id("e")), Id("to")).Block(
+					Case(Id("moveRefused")).Block(Return(Id("from"), Op("&").Id("invalidTransitions").Index(Id("from")).Index(Id("e")))),
+					g.fireStepCase(),
+					Default().Block(
+						Id("m").Dot("state").Op("=").Id("State").Call(Id("to")),
+						Id("m").Dot("seq").Op("++"),
+						Return(Id("State").Call(Id("to")), Nil()),
+					),
+				),
+			)
+		}
 		var cases []Code
 		for _, e := range m.Events {
 			if len(e.Payload) > 0 {
@@ -127,9 +141,18 @@ func (g *gen) fire(f *File) {
 	}
 
 	f.Comment("// Can reports whether e would be accepted now, without firing it. Guards are evaluated.")
-	f.Add(recv()).Id("Can").Params(ctxParam(), Id("e").Id("Event")).Bool().Block(
-		Return(Id("m").Dot("CanWith").Call(Id("ctx"), Id("e"), emptyIn)),
-	)
+	f.Add(recv()).Id("Can").Params(ctxParam(), Id("e").Id("Event")).Bool().BlockFunc(func(b *Group) {
+		if len(m.Events) > 0 {
+			b.If(Id("e").Op("<").Id("NumEvents")).Block(
+				Switch(Id("moves").Index(Id("m").Dot("state")).Index(Id("e"))).Block(
+					Case(Id("moveRefused")).Block(Return(False())),
+					Case(Id("moveStep")).Comment("// step decides"),
+					Default().Block(Return(True())),
+				),
+			)
+		}
+		b.Return(Id("m").Dot("CanWith").Call(Id("ctx"), Id("e"), emptyIn))
+	})
 	f.Line()
 	f.Comment("// CanWith is Can for a given input.")
 	f.Add(recv()).Id("CanWith").Params(ctxParam(), Id("e").Id("Event"), g.in()).Bool().Block(
@@ -144,8 +167,15 @@ func (g *gen) fire(f *File) {
 	f.Line()
 	f.Comment("// PermittedWith is Permitted for a given input.")
 	f.Add(recv()).Id("PermittedWith").Params(ctxParam(), g.in(), Id("buf").Index().Id("Event")).Index().Id("Event").Block(
-		For(Id("e").Op(":=").Id("Event").Call(Lit(0)), Id("e").Op("<").Id("NumEvents"), Id("e").Op("++")).Block(
-			If(Id("m").Dot("CanWith").Call(Id("ctx"), Id("e"), Id("in"))).Block(Id("buf").Op("=").Append(Id("buf"), Id("e"))),
+		For(List(Id("i"), Id("to")).Op(":=").Range().Op("&").Id("moves").Index(Id("m").Dot("state"))).Block(
+			Id("e").Op(":=").Id("Event").Call(Id("i")),
+			Switch(Id("to")).Block(
+				Case(Id("moveRefused")).Block(Continue()),
+				Case(Id("moveStep")).Block(
+					If(List(Id("_"), Err()).Op(":=").Id("m").Dot("step").Call(Id("ctx"), Id("e"), Op("&").Id("in"), True()), Err().Op("!=").Nil()).Block(Continue()),
+				),
+			),
+			Id("buf").Op("=").Append(Id("buf"), Id("e")),
 		),
 		Return(Id("buf")),
 	)
@@ -153,35 +183,20 @@ func (g *gen) fire(f *File) {
 
 	f.Comment("// accepts reports whether s has a transition on e, whatever the guards.")
 	f.Func().Id("accepts").Params(Id("s").Id("State"), Id("e").Id("Event")).Bool().Block(
-		Var().Id("buf").Index(Id("NumEvents")).Id("Event"),
-		For(List(Id("_"), Id("x")).Op(":=").Range().Id("accepted").Call(Id("s"), Id("buf").Index(Empty(), Lit(0)))).Block(
-			If(Id("x").Op("==").Id("e")).Block(Return(True())),
-		),
-		Return(False()),
+		Return(Id("s").Op("<").Id("NumStates").Op("&&").Id("e").Op("<").Id("NumEvents").Op("&&").Id("moves").Index(Id("s")).Index(Id("e")).Op("!=").Id("moveRefused")),
 	)
 	f.Line()
 
-	// accepted: the static table of events with any transition from a state.
 	f.Comment("// accepted appends the events that have a transition from s, whatever the guards.")
-	f.Func().Id("accepted").Params(Id("s").Id("State"), Id("buf").Index().Id("Event")).Index().Id("Event").BlockFunc(func(b *Group) {
-		var cases []Code
-		for _, s := range m.States {
-			var evs []Code
-			for _, e := range m.Events {
-				if len(m.Lookup(s, e)) > 0 {
-					evs = append(evs, Id("Event"+e.GoName))
-				}
-			}
-			if len(evs) > 0 {
-				cases = append(cases, Case(Id("State"+s.GoName)).Block(Id("buf").Op("=").Append(append([]Code{Id("buf")}, evs...)...)))
-			}
-		}
-		if len(cases) > 0 {
-			b.Switch(Id("s")).Block(cases...)
-		}
-		b.Return(Id("buf"))
-	})
+	f.Func().Id("accepted").Params(Id("s").Id("State"), Id("buf").Index().Id("Event")).Index().Id("Event").Block(
+		For(Id("e").Op(":=").Id("Event").Call(Lit(0)), Id("e").Op("<").Id("NumEvents"), Id("e").Op("++")).Block(
+			If(Id("accepts").Call(Id("s"), Id("e"))).Block(Id("buf").Op("=").Append(Id("buf"), Id("e"))),
+		),
+		Return(Id("buf")),
+	)
 	f.Line()
+
+	g.movesTable(f)
 
 	// step: the dispatch.
 	f.Comment("// step decides e in the current state and, unless dry, applies it.")
@@ -252,6 +267,87 @@ func (g *gen) fire(f *File) {
 	}
 	g.thresholds(f)
 	g.commitFunc(f)
+}
+
+// fireStepCase is Fire's case for moveStep when the machine has no store or logger: step
+// directly, unless some event carries a payload, which Fire must route first.
+func (g *gen) fireStepCase() *Statement {
+	for _, e := range g.m.Events {
+		if len(e.Payload) > 0 {
+			return Case(Id("moveStep")).Comment("// below")
+		}
+	}
+	return Case(Id("moveStep")).Block(Return(Id("m").Dot("step").Call(Id("ctx"), Id("e"), Op("&").Id("noInput"), False())))
+}
+
+// movesTable emits the dispatch table Fire, Can and Permitted read first: for each state
+// and event, the target of a transition that does nothing but move the state (no guard,
+// role, hook, counter, required field, checkpoint, clock or payload), moveRefused where
+// the state has no transition on the event, and moveStep where step must decide.
+func (g *gen) movesTable(f *File) {
+	m := g.m
+	typ := uintType(len(m.States) + 2)
+	f.Comment(comment("moves is the dispatch table of Fire, Can and Permitted, a row per state and a column per\nevent in declaration order: the target state of a transition that only moves the state,\nmoveRefused where the state has no transition on the event, moveStep where step decides\n(guards, roles, hooks, counters, required fields, checkpoints, the clock or a payload)."))
+	f.Var().Id("moves").Op("=").Index(Id("NumStates")).Index(Id("NumEvents")).Id(typ).ValuesFunc(func(rows *Group) {
+		for _, s := range m.States {
+			rows.Line().ValuesFunc(func(row *Group) {
+				for _, e := range m.Events {
+					switch to := g.move(s, e); to {
+					case moveRefused:
+						row.Lit(len(m.States))
+					case moveStep:
+						row.Lit(len(m.States) + 1)
+					default:
+						row.Lit(to)
+					}
+				}
+			})
+		}
+		rows.Line()
+	})
+	f.Line()
+	f.Comment("// The values of moves that are not states.")
+	f.Const().Defs(
+		Id("moveRefused").Op("=").Id("NumStates"),
+		Id("moveStep").Op("=").Id("NumStates").Op("+").Lit(1),
+	)
+	f.Line()
+}
+
+// Outcomes of move other than a target state index.
+const (
+	moveRefused = -1
+	moveStep    = -2
+)
+
+// move is the dispatch table's entry for s and e (see movesTable): the index of the target
+// state, moveRefused or moveStep. It must agree with what transition emits: an entry with a
+// target is a transition whose method would do nothing but move the state and commit.
+func (g *gen) move(s *ir.State, e *ir.Event) int {
+	m := g.m
+	ts := m.Lookup(s, e)
+	switch {
+	case len(ts) == 0:
+		return moveRefused
+	case len(ts) > 1, len(e.Payload) > 0, g.timing, m.RecordHistory, g.everyCheckpoint:
+		return moveStep
+	}
+	t := ts[0]
+	if t.Guarded() || len(t.Roles) > 0 || len(t.Actions) > 0 || len(t.Increment) > 0 || len(t.Reset) > 0 || t.Checkpoint != nil {
+		return moveStep
+	}
+	switch t.Target.Kind {
+	case ir.Internal:
+		return s.Index
+	case ir.Fixed:
+	default:
+		return moveStep
+	}
+	to := t.Target.State
+	if len(s.Exit) > 0 || len(to.Entry) > 0 || len(to.Requires) > 0 || (to.Remembers && to != s) || g.resetsOnSuccess {
+		return moveStep
+	}
+	return to.Index
 }
 
 // tname is the method implementing a transition.
@@ -612,23 +708,9 @@ func (g *gen) targetsRequire(t *ir.Transition) bool {
 	return false
 }
 
-func (g *gen) anyExit() bool {
-	for _, s := range g.m.States {
-		if len(s.Exit) > 0 {
-			return true
-		}
-	}
-	return false
-}
+func (g *gen) anyExit() bool { return g.exits }
 
-func (g *gen) anyEntry() bool {
-	for _, s := range g.m.States {
-		if len(s.Entry) > 0 {
-			return true
-		}
-	}
-	return false
-}
+func (g *gen) anyEntry() bool { return g.entries }
 
 // entryExit emits the methods that run entry and exit actions by state.
 func (g *gen) entryExit(f *File) {

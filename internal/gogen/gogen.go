@@ -53,6 +53,11 @@ type gen struct {
 	hooks  bool   // the spec has hook guards, actions or checkpoints
 	timing bool   // the machine reads the clock (timeouts or history)
 	input  bool   // FireWith takes an input struct
+
+	// Facts about the whole machine, computed once: the emitters ask them per transition.
+	exits, entries, remembers bool // some state has exit actions, entry actions, remembers
+	resetsOnSuccess           bool // some counter resets on every successful transition
+	everyCheckpoint           bool // some checkpoint is taken on every transition
 }
 
 func newGen(m *ir.Machine) *gen {
@@ -69,7 +74,14 @@ func newGen(m *ir.Machine) *gen {
 		if s.Timeout != nil {
 			g.timing = true
 		}
+		g.exits = g.exits || len(s.Exit) > 0
+		g.entries = g.entries || len(s.Entry) > 0
+		g.remembers = g.remembers || s.Remembers
 	}
+	for _, c := range m.Counters {
+		g.resetsOnSuccess = g.resetsOnSuccess || c.ResetOnSuccess
+	}
+	g.everyCheckpoint = len(m.EveryCheckpoints()) > 0
 	if m.RecordHistory {
 		g.timing = true
 	}

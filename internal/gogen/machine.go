@@ -18,14 +18,7 @@ func memoryFields(s *ir.State) (state, set string) {
 	return "prev" + s.GoName, "prev" + s.GoName + "Set"
 }
 
-func (g *gen) anyRemembers() bool {
-	for _, s := range g.m.States {
-		if s.Remembers {
-			return true
-		}
-	}
-	return false
-}
+func (g *gen) anyRemembers() bool { return g.remembers }
 
 func (g *gen) anyTimeouts() bool {
 	for _, s := range g.m.States {
