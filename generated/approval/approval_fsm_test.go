@@ -825,57 +825,66 @@ var fsmAccepted = [NumStates][]Event{
 	nil,
 }
 
-// fsmPaths is a shortest event path from the initial state to every state it can reach
-// (hook guards all holding, or all failing, at each step).
-var fsmPaths = []struct {
-	to    State
-	steps []struct {
-		event Event
-		role  Role
-		on    bool
-	}
-}{
-	{to: StateInbox, steps: []struct {
-		event Event
-		role  Role
-		on    bool
-	}{}},
-	{to: StateAssigned, steps: []struct {
-		event Event
-		role  Role
-		on    bool
-	}{{EventAssigned, RoleSpecialist, true}}},
-	{to: StateInProgress, steps: []struct {
-		event Event
-		role  Role
-		on    bool
-	}{{EventAssigned, RoleSpecialist, true}, {EventInProgress, RoleIntern, true}}},
-	{to: StateReview, steps: []struct {
-		event Event
-		role  Role
-		on    bool
-	}{{EventAssigned, RoleSpecialist, true}, {EventInProgress, RoleIntern, true}, {EventReview, RoleIntern, true}}},
-	{to: StateNeedsApproval, steps: []struct {
-		event Event
-		role  Role
-		on    bool
-	}{{EventAssigned, RoleSpecialist, true}, {EventInProgress, RoleIntern, true}, {EventNeedsApproval, RoleSystem, true}}},
-	{to: StateBlocked, steps: []struct {
-		event Event
-		role  Role
-		on    bool
-	}{{EventAssigned, RoleSpecialist, true}, {EventInProgress, RoleIntern, true}, {EventBlocked, RoleSpecialist, true}}},
-	{to: StateDone, steps: []struct {
-		event Event
-		role  Role
-		on    bool
-	}{{EventAssigned, RoleSpecialist, true}, {EventInProgress, RoleIntern, true}, {EventReview, RoleIntern, true}, {EventDone, RoleLead, true}}},
-	{to: StateCanceled, steps: []struct {
-		event Event
-		role  Role
-		on    bool
-	}{{EventCanceled, RoleHuman, true}}},
+// fsmStep is one firing on a path: the event, who fires it, and whether hook guards all
+// hold (else all fail).
+type fsmStep struct {
+	event Event
+	role  Role
+	on    bool
 }
+
+// fsmPathTree is the tree of the shortest paths the generator found: each node is one step
+// from its parent node (-1: from the initial state).
+var fsmPathTree = []struct {
+	parent int
+	step   fsmStep
+}{
+	{-1, fsmStep{EventAssigned, RoleSpecialist, true}},
+	{-1, fsmStep{EventCanceled, RoleHuman, true}},
+	{0, fsmStep{EventInProgress, RoleIntern, true}},
+	{2, fsmStep{EventReview, RoleIntern, true}},
+	{2, fsmStep{EventNeedsApproval, RoleSystem, true}},
+	{2, fsmStep{EventBlocked, RoleSpecialist, true}},
+	{3, fsmStep{EventDone, RoleLead, true}},
+}
+
+// fsmPathEnds is, for every state the fixture's inputs reach, the node of fsmPathTree its
+// shortest path ends at (-1: the initial state, no step).
+var fsmPathEnds = []struct {
+	to   State
+	node int
+}{
+	{StateInbox, -1},
+	{StateAssigned, 0},
+	{StateInProgress, 2},
+	{StateReview, 3},
+	{StateNeedsApproval, 4},
+	{StateBlocked, 5},
+	{StateDone, 6},
+	{StateCanceled, 1},
+}
+
+type fsmPath struct {
+	to    State
+	steps []fsmStep
+}
+
+// fsmPaths is a shortest event path from the initial state to every state it can reach
+// (hook guards all holding, or all failing, at each step), read off fsmPathTree.
+var fsmPaths = func() []fsmPath {
+	var out []fsmPath
+	for _, end := range fsmPathEnds {
+		var steps []fsmStep
+		for n := end.node; n >= 0; n = fsmPathTree[n].parent {
+			steps = append(steps, fsmPathTree[n].step)
+		}
+		for i, j := 0, len(steps)-1; i < j; i, j = i+1, j-1 {
+			steps[i], steps[j] = steps[j], steps[i]
+		}
+		out = append(out, fsmPath{end.to, steps})
+	}
+	return out
+}()
 
 func TestFsmReachability(t *testing.T) {
 	for _, p := range fsmPaths {

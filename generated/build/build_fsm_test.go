@@ -934,77 +934,80 @@ var fsmAccepted = [NumStates][]Event{
 	nil,
 }
 
-// fsmPaths is a shortest event path from the initial state to every state it can reach
-// (hook guards all holding, or all failing, at each step).
-var fsmPaths = []struct {
-	to    State
-	steps []struct {
-		event Event
-		role  Role
-		on    bool
-	}
-}{
-	{to: StatePending, steps: []struct {
-		event Event
-		role  Role
-		on    bool
-	}{}},
-	{to: StateAssigned, steps: []struct {
-		event Event
-		role  Role
-		on    bool
-	}{{EventPickedUp, RoleBuildOrchestrator, true}}},
-	{to: StatePlanning, steps: []struct {
-		event Event
-		role  Role
-		on    bool
-	}{{EventPickedUp, RoleBuildOrchestrator, true}, {EventValidationStarted, RoleSolutionValidator, true}}},
-	{to: StateValidated, steps: []struct {
-		event Event
-		role  Role
-		on    bool
-	}{{EventPickedUp, RoleBuildOrchestrator, true}, {EventValidationStarted, RoleSolutionValidator, true}, {EventApproachApproved, RoleSolutionValidator, true}}},
-	{to: StateInProgress, steps: []struct {
-		event Event
-		role  Role
-		on    bool
-	}{{EventPickedUp, RoleBuildOrchestrator, true}, {EventValidationStarted, RoleSolutionValidator, true}, {EventApproachApproved, RoleSolutionValidator, true}, {EventImplementationStarted, RoleFullstackDeveloper, true}}},
-	{to: StateTesting, steps: []struct {
-		event Event
-		role  Role
-		on    bool
-	}{{EventPickedUp, RoleBuildOrchestrator, true}, {EventValidationStarted, RoleSolutionValidator, true}, {EventApproachApproved, RoleSolutionValidator, true}, {EventImplementationStarted, RoleFullstackDeveloper, true}, {EventCodeComplete, RoleFullstackDeveloper, true}}},
-	{to: StateQualityReview, steps: []struct {
-		event Event
-		role  Role
-		on    bool
-	}{{EventPickedUp, RoleBuildOrchestrator, true}, {EventValidationStarted, RoleSolutionValidator, true}, {EventApproachApproved, RoleSolutionValidator, true}, {EventImplementationStarted, RoleFullstackDeveloper, true}, {EventCodeComplete, RoleFullstackDeveloper, true}, {EventSelfChecksDone, RoleFullstackDeveloper, true}}},
-	{to: StateApproved, steps: []struct {
-		event Event
-		role  Role
-		on    bool
-	}{{EventPickedUp, RoleBuildOrchestrator, true}, {EventValidationStarted, RoleSolutionValidator, true}, {EventApproachApproved, RoleSolutionValidator, true}, {EventImplementationStarted, RoleFullstackDeveloper, true}, {EventCodeComplete, RoleFullstackDeveloper, true}, {EventSelfChecksDone, RoleFullstackDeveloper, true}, {EventGatesPassed, RoleQualityMonitor, true}}},
-	{to: StateCommitting, steps: []struct {
-		event Event
-		role  Role
-		on    bool
-	}{{EventPickedUp, RoleBuildOrchestrator, true}, {EventValidationStarted, RoleSolutionValidator, true}, {EventApproachApproved, RoleSolutionValidator, true}, {EventImplementationStarted, RoleFullstackDeveloper, true}, {EventCodeComplete, RoleFullstackDeveloper, true}, {EventSelfChecksDone, RoleFullstackDeveloper, true}, {EventGatesPassed, RoleQualityMonitor, true}, {EventReadyToCommit, RoleGitManager, true}}},
-	{to: StateCompleted, steps: []struct {
-		event Event
-		role  Role
-		on    bool
-	}{{EventPickedUp, RoleBuildOrchestrator, true}, {EventValidationStarted, RoleSolutionValidator, true}, {EventApproachApproved, RoleSolutionValidator, true}, {EventImplementationStarted, RoleFullstackDeveloper, true}, {EventCodeComplete, RoleFullstackDeveloper, true}, {EventSelfChecksDone, RoleFullstackDeveloper, true}, {EventGatesPassed, RoleQualityMonitor, true}, {EventReadyToCommit, RoleGitManager, true}, {EventCommitSucceeded, RoleGitManager, true}}},
-	{to: StateCtoIntervention, steps: []struct {
-		event Event
-		role  Role
-		on    bool
-	}{{EventPickedUp, RoleBuildOrchestrator, true}, {EventValidationStarted, RoleSolutionValidator, true}, {EventApproachRejected, RoleSolutionValidator, true}, {EventApproachRejected, RoleSolutionValidator, true}, {EventApproachRejected, RoleSolutionValidator, true}}},
-	{to: StateHumanEscalation, steps: []struct {
-		event Event
-		role  Role
-		on    bool
-	}{{EventPickedUp, RoleBuildOrchestrator, true}, {EventValidationStarted, RoleSolutionValidator, true}, {EventApproachRejected, RoleSolutionValidator, true}, {EventApproachRejected, RoleSolutionValidator, true}, {EventApproachRejected, RoleSolutionValidator, true}, {EventRetry, RoleCto, true}, {EventApproachRejected, RoleSolutionValidator, true}, {EventApproachRejected, RoleSolutionValidator, true}, {EventApproachRejected, RoleSolutionValidator, true}, {EventRetry, RoleCto, true}}},
+// fsmStep is one firing on a path: the event, who fires it, and whether hook guards all
+// hold (else all fail).
+type fsmStep struct {
+	event Event
+	role  Role
+	on    bool
 }
+
+// fsmPathTree is the tree of the shortest paths the generator found: each node is one step
+// from its parent node (-1: from the initial state).
+var fsmPathTree = []struct {
+	parent int
+	step   fsmStep
+}{
+	{-1, fsmStep{EventPickedUp, RoleBuildOrchestrator, true}},
+	{0, fsmStep{EventValidationStarted, RoleSolutionValidator, true}},
+	{1, fsmStep{EventApproachApproved, RoleSolutionValidator, true}},
+	{1, fsmStep{EventApproachRejected, RoleSolutionValidator, true}},
+	{2, fsmStep{EventImplementationStarted, RoleFullstackDeveloper, true}},
+	{3, fsmStep{EventApproachRejected, RoleSolutionValidator, true}},
+	{4, fsmStep{EventCodeComplete, RoleFullstackDeveloper, true}},
+	{5, fsmStep{EventApproachRejected, RoleSolutionValidator, true}},
+	{6, fsmStep{EventSelfChecksDone, RoleFullstackDeveloper, true}},
+	{7, fsmStep{EventRetry, RoleCto, true}},
+	{8, fsmStep{EventGatesPassed, RoleQualityMonitor, true}},
+	{9, fsmStep{EventApproachRejected, RoleSolutionValidator, true}},
+	{10, fsmStep{EventReadyToCommit, RoleGitManager, true}},
+	{11, fsmStep{EventApproachRejected, RoleSolutionValidator, true}},
+	{12, fsmStep{EventCommitSucceeded, RoleGitManager, true}},
+	{13, fsmStep{EventApproachRejected, RoleSolutionValidator, true}},
+	{15, fsmStep{EventRetry, RoleCto, true}},
+}
+
+// fsmPathEnds is, for every state the fixture's inputs reach, the node of fsmPathTree its
+// shortest path ends at (-1: the initial state, no step).
+var fsmPathEnds = []struct {
+	to   State
+	node int
+}{
+	{StatePending, -1},
+	{StateAssigned, 0},
+	{StatePlanning, 1},
+	{StateValidated, 2},
+	{StateInProgress, 4},
+	{StateTesting, 6},
+	{StateQualityReview, 8},
+	{StateApproved, 10},
+	{StateCommitting, 12},
+	{StateCompleted, 14},
+	{StateCtoIntervention, 7},
+	{StateHumanEscalation, 16},
+}
+
+type fsmPath struct {
+	to    State
+	steps []fsmStep
+}
+
+// fsmPaths is a shortest event path from the initial state to every state it can reach
+// (hook guards all holding, or all failing, at each step), read off fsmPathTree.
+var fsmPaths = func() []fsmPath {
+	var out []fsmPath
+	for _, end := range fsmPathEnds {
+		var steps []fsmStep
+		for n := end.node; n >= 0; n = fsmPathTree[n].parent {
+			steps = append(steps, fsmPathTree[n].step)
+		}
+		for i, j := 0, len(steps)-1; i < j; i, j = i+1, j-1 {
+			steps[i], steps[j] = steps[j], steps[i]
+		}
+		out = append(out, fsmPath{end.to, steps})
+	}
+	return out
+}()
 
 func TestFsmReachability(t *testing.T) {
 	for _, p := range fsmPaths {

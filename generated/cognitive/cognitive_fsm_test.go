@@ -427,40 +427,61 @@ var fsmAccepted = [NumStates][]Event{
 	nil,
 }
 
-// fsmPaths is a shortest event path from the initial state to every state it can reach
-// (hook guards all holding, or all failing, at each step).
-var fsmPaths = []struct {
-	to    State
-	steps []struct {
-		event Event
-		on    bool
-	}
-}{
-	{to: StateIdle, steps: []struct {
-		event Event
-		on    bool
-	}{}},
-	{to: StateReasoning, steps: []struct {
-		event Event
-		on    bool
-	}{{EventTaskCreated, true}}},
-	{to: StateActing, steps: []struct {
-		event Event
-		on    bool
-	}{{EventTaskCreated, true}, {EventReasonDone, true}}},
-	{to: StateSuspended, steps: []struct {
-		event Event
-		on    bool
-	}{{EventTaskCreated, true}, {EventNeedMoreInfo, true}}},
-	{to: StateCompleted, steps: []struct {
-		event Event
-		on    bool
-	}{{EventTaskCreated, true}, {EventReasonDone, true}, {EventToolCallCompleted, false}}},
-	{to: StateFailed, steps: []struct {
-		event Event
-		on    bool
-	}{{EventTaskFailed, true}}},
+// fsmStep is one firing on a path: the event, and whether hook guards all
+// hold (else all fail).
+type fsmStep struct {
+	event Event
+	on    bool
 }
+
+// fsmPathTree is the tree of the shortest paths the generator found: each node is one step
+// from its parent node (-1: from the initial state).
+var fsmPathTree = []struct {
+	parent int
+	step   fsmStep
+}{
+	{-1, fsmStep{EventTaskCreated, true}},
+	{-1, fsmStep{EventTaskFailed, true}},
+	{0, fsmStep{EventReasonDone, true}},
+	{0, fsmStep{EventNeedMoreInfo, true}},
+	{2, fsmStep{EventToolCallCompleted, false}},
+}
+
+// fsmPathEnds is, for every state the fixture's inputs reach, the node of fsmPathTree its
+// shortest path ends at (-1: the initial state, no step).
+var fsmPathEnds = []struct {
+	to   State
+	node int
+}{
+	{StateIdle, -1},
+	{StateReasoning, 0},
+	{StateActing, 2},
+	{StateSuspended, 3},
+	{StateCompleted, 4},
+	{StateFailed, 1},
+}
+
+type fsmPath struct {
+	to    State
+	steps []fsmStep
+}
+
+// fsmPaths is a shortest event path from the initial state to every state it can reach
+// (hook guards all holding, or all failing, at each step), read off fsmPathTree.
+var fsmPaths = func() []fsmPath {
+	var out []fsmPath
+	for _, end := range fsmPathEnds {
+		var steps []fsmStep
+		for n := end.node; n >= 0; n = fsmPathTree[n].parent {
+			steps = append(steps, fsmPathTree[n].step)
+		}
+		for i, j := 0, len(steps)-1; i < j; i, j = i+1, j-1 {
+			steps[i], steps[j] = steps[j], steps[i]
+		}
+		out = append(out, fsmPath{end.to, steps})
+	}
+	return out
+}()
 
 func TestFsmReachability(t *testing.T) {
 	for _, p := range fsmPaths {

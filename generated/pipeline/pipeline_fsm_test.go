@@ -695,56 +695,71 @@ var fsmAccepted = [NumStates][]Event{
 	nil,
 }
 
-// fsmPaths is a shortest event path from the initial state to every state it can reach
-// (hook guards all holding, or all failing, at each step).
-var fsmPaths = []struct {
-	to    State
-	steps []struct {
-		event Event
-		on    bool
-	}
-}{
-	{to: StateCreated, steps: []struct {
-		event Event
-		on    bool
-	}{}},
-	{to: StateClassifying, steps: []struct {
-		event Event
-		on    bool
-	}{{EventStart, true}}},
-	{to: StateRouting, steps: []struct {
-		event Event
-		on    bool
-	}{{EventStart, true}, {EventClassified, true}}},
-	{to: StateExecuting, steps: []struct {
-		event Event
-		on    bool
-	}{{EventStart, true}, {EventClassified, true}, {EventRouted, true}}},
-	{to: StateRetrying, steps: []struct {
-		event Event
-		on    bool
-	}{{EventStart, true}, {EventClassified, true}, {EventRouted, true}, {EventPhaseFailed, true}}},
-	{to: StateEscalating, steps: []struct {
-		event Event
-		on    bool
-	}{{EventStart, true}, {EventClassified, true}, {EventRouted, true}, {EventPhaseFailed, true}, {EventRetry, true}, {EventPhaseFailed, true}, {EventRetry, true}}},
-	{to: StateVerifying, steps: []struct {
-		event Event
-		on    bool
-	}{{EventStart, true}, {EventClassified, true}, {EventRouted, true}, {EventPhaseSucceeded, false}}},
-	{to: StateCompleted, steps: []struct {
-		event Event
-		on    bool
-	}{{EventStart, true}, {EventClassified, true}, {EventRouted, true}, {EventPhaseSucceeded, false}, {EventVerificationPassed, true}}},
-	{to: StateFailed, steps: []struct {
-		event Event
-		on    bool
-	}{{EventStart, true}, {EventClassified, true}, {EventRouted, true}, {EventPhaseFailed, false}}},
-	{to: StateStopped, steps: []struct {
-		event Event
-		on    bool
-	}{{EventCancel, true}}},
+// fsmStep is one firing on a path: the event, and whether hook guards all
+// hold (else all fail).
+type fsmStep struct {
+	event Event
+	on    bool
 }
+
+// fsmPathTree is the tree of the shortest paths the generator found: each node is one step
+// from its parent node (-1: from the initial state).
+var fsmPathTree = []struct {
+	parent int
+	step   fsmStep
+}{
+	{-1, fsmStep{EventStart, true}},
+	{-1, fsmStep{EventCancel, true}},
+	{0, fsmStep{EventClassified, true}},
+	{2, fsmStep{EventRouted, true}},
+	{3, fsmStep{EventPhaseSucceeded, false}},
+	{3, fsmStep{EventPhaseFailed, true}},
+	{3, fsmStep{EventPhaseFailed, false}},
+	{4, fsmStep{EventVerificationPassed, true}},
+	{5, fsmStep{EventRetry, true}},
+	{8, fsmStep{EventPhaseFailed, true}},
+	{9, fsmStep{EventRetry, true}},
+}
+
+// fsmPathEnds is, for every state the fixture's inputs reach, the node of fsmPathTree its
+// shortest path ends at (-1: the initial state, no step).
+var fsmPathEnds = []struct {
+	to   State
+	node int
+}{
+	{StateCreated, -1},
+	{StateClassifying, 0},
+	{StateRouting, 2},
+	{StateExecuting, 3},
+	{StateRetrying, 5},
+	{StateEscalating, 10},
+	{StateVerifying, 4},
+	{StateCompleted, 7},
+	{StateFailed, 6},
+	{StateStopped, 1},
+}
+
+type fsmPath struct {
+	to    State
+	steps []fsmStep
+}
+
+// fsmPaths is a shortest event path from the initial state to every state it can reach
+// (hook guards all holding, or all failing, at each step), read off fsmPathTree.
+var fsmPaths = func() []fsmPath {
+	var out []fsmPath
+	for _, end := range fsmPathEnds {
+		var steps []fsmStep
+		for n := end.node; n >= 0; n = fsmPathTree[n].parent {
+			steps = append(steps, fsmPathTree[n].step)
+		}
+		for i, j := 0, len(steps)-1; i < j; i, j = i+1, j-1 {
+			steps[i], steps[j] = steps[j], steps[i]
+		}
+		out = append(out, fsmPath{end.to, steps})
+	}
+	return out
+}()
 
 func TestFsmReachability(t *testing.T) {
 	for _, p := range fsmPaths {

@@ -378,44 +378,65 @@ var fsmAccepted = [NumStates][]Event{
 	[]Event{EventInProgress, EventNotStarted},
 }
 
-// fsmPaths is a shortest event path from the initial state to every state it can reach
-// (hook guards all holding, or all failing, at each step).
-var fsmPaths = []struct {
-	to    State
-	steps []struct {
-		event Event
-		on    bool
-	}
-}{
-	{to: StateNotStarted, steps: []struct {
-		event Event
-		on    bool
-	}{}},
-	{to: StateInProgress, steps: []struct {
-		event Event
-		on    bool
-	}{{EventInProgress, true}}},
-	{to: StatePendingReview, steps: []struct {
-		event Event
-		on    bool
-	}{{EventInProgress, true}, {EventPendingReview, true}}},
-	{to: StateUnderReview, steps: []struct {
-		event Event
-		on    bool
-	}{{EventInProgress, true}, {EventPendingReview, true}, {EventUnderReview, true}}},
-	{to: StateFinalReview, steps: []struct {
-		event Event
-		on    bool
-	}{{EventInProgress, true}, {EventPendingReview, true}, {EventUnderReview, true}, {EventSecurityReviewSubmitted, true}, {EventSecurityReviewSubmitted, true}, {EventFinalReview, true}}},
-	{to: StateCompleted, steps: []struct {
-		event Event
-		on    bool
-	}{{EventInProgress, true}, {EventPendingReview, true}, {EventUnderReview, true}, {EventSecurityReviewSubmitted, true}, {EventSecurityReviewSubmitted, true}, {EventFinalReview, true}, {EventCompleted, true}}},
-	{to: StateBlocked, steps: []struct {
-		event Event
-		on    bool
-	}{{EventBlocked, true}}},
+// fsmStep is one firing on a path: the event, and whether hook guards all
+// hold (else all fail).
+type fsmStep struct {
+	event Event
+	on    bool
 }
+
+// fsmPathTree is the tree of the shortest paths the generator found: each node is one step
+// from its parent node (-1: from the initial state).
+var fsmPathTree = []struct {
+	parent int
+	step   fsmStep
+}{
+	{-1, fsmStep{EventInProgress, true}},
+	{-1, fsmStep{EventBlocked, true}},
+	{0, fsmStep{EventPendingReview, true}},
+	{2, fsmStep{EventUnderReview, true}},
+	{3, fsmStep{EventSecurityReviewSubmitted, true}},
+	{4, fsmStep{EventSecurityReviewSubmitted, true}},
+	{5, fsmStep{EventFinalReview, true}},
+	{6, fsmStep{EventCompleted, true}},
+}
+
+// fsmPathEnds is, for every state the fixture's inputs reach, the node of fsmPathTree its
+// shortest path ends at (-1: the initial state, no step).
+var fsmPathEnds = []struct {
+	to   State
+	node int
+}{
+	{StateNotStarted, -1},
+	{StateInProgress, 0},
+	{StatePendingReview, 2},
+	{StateUnderReview, 3},
+	{StateFinalReview, 6},
+	{StateCompleted, 7},
+	{StateBlocked, 1},
+}
+
+type fsmPath struct {
+	to    State
+	steps []fsmStep
+}
+
+// fsmPaths is a shortest event path from the initial state to every state it can reach
+// (hook guards all holding, or all failing, at each step), read off fsmPathTree.
+var fsmPaths = func() []fsmPath {
+	var out []fsmPath
+	for _, end := range fsmPathEnds {
+		var steps []fsmStep
+		for n := end.node; n >= 0; n = fsmPathTree[n].parent {
+			steps = append(steps, fsmPathTree[n].step)
+		}
+		for i, j := 0, len(steps)-1; i < j; i, j = i+1, j-1 {
+			steps[i], steps[j] = steps[j], steps[i]
+		}
+		out = append(out, fsmPath{end.to, steps})
+	}
+	return out
+}()
 
 func TestFsmReachability(t *testing.T) {
 	for _, p := range fsmPaths {

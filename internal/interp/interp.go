@@ -69,12 +69,12 @@ type Machine struct {
 	IR       *ir.Machine
 	State    *ir.State
 	Counters [][]int     // [counter][slot]: one slot, or one per state when per_state
-	Memory   []*ir.State // by state index: the state a remembering state was entered from
+	Memory   []*ir.State // by state index: the state a remembering state was entered from (nil until one is)
 }
 
 // New starts a machine in its initial state.
 func New(m *ir.Machine) *Machine {
-	x := &Machine{IR: m, State: m.Initial, Counters: make([][]int, len(m.Counters)), Memory: make([]*ir.State, len(m.States))}
+	x := &Machine{IR: m, State: m.Initial, Counters: make([][]int, len(m.Counters))}
 	for i, c := range m.Counters {
 		n := 1
 		if c.PerState {
@@ -83,6 +83,22 @@ func New(m *ir.Machine) *Machine {
 		x.Counters[i] = make([]int, n)
 	}
 	return x
+}
+
+// Remembered returns the state the remembering state h was last entered from, or nil.
+func (x *Machine) Remembered(h *ir.State) *ir.State {
+	if x.Memory == nil {
+		return nil
+	}
+	return x.Memory[h.Index]
+}
+
+// Remember records that the remembering state h was entered from s.
+func (x *Machine) Remember(h, s *ir.State) {
+	if x.Memory == nil {
+		x.Memory = make([]*ir.State, len(x.IR.States))
+	}
+	x.Memory[h.Index] = s
 }
 
 // Count returns the counter's value as seen from state s (s's slot when per_state).
@@ -219,7 +235,7 @@ func (x *Machine) decide(e *ir.Event, in Inputs) (*plan, *Rejection) {
 		p.step.To, p.internal = s, true
 	case ir.History:
 		h := target.State
-		mem := x.Memory[h.Index]
+		mem := x.Remembered(h)
 		if mem == nil {
 			return nil, x.reject(NoHistory, e, "%s on %s: %s remembers no state to return to", s.Name, e.Name, h.Name)
 		}
@@ -290,7 +306,7 @@ func (x *Machine) apply(p *plan) {
 	}
 	to := p.step.To
 	if !p.internal && to != s && to.Remembers {
-		x.Memory[to.Index] = s
+		x.Remember(to, s)
 	}
 	x.State = to
 }

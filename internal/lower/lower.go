@@ -920,6 +920,9 @@ func (l *lowerer) resolveTransitions() {
 // sources expands a transition's from into states, in state order.
 func (l *lowerer) sources(t *spec.Transition, tr *ir.Transition) []*ir.State {
 	fr := t.From
+	if !fr.Any && !fr.Group.Set && len(fr.Except) == 0 {
+		return l.listedSources(fr.States)
+	}
 	picked := make([]bool, len(l.m.States))
 	var group *ir.Group
 	var fixed *ir.State
@@ -981,6 +984,28 @@ func (l *lowerer) sources(t *spec.Transition, tr *ir.Transition) []*ir.State {
 	if len(out) == 0 && (fr.Any || fr.Group.Set) {
 		l.ds.Errorf(fr.Pos, "transition starts from no state: every candidate is excluded")
 	}
+	return out
+}
+
+// listedSources resolves a plain list of source states without visiting every state of
+// the machine, so that lowering stays linear in the spec for machines of many states.
+func (l *lowerer) listedSources(names []spec.Str) []*ir.State {
+	var out []*ir.State
+	for _, n := range names {
+		s, ok := ref(l, "state", l.st, n)
+		if !ok {
+			continue
+		}
+		if s.Terminal {
+			l.ds.Errorf(n.Pos, "transition leaves terminal state %q", s.Name)
+		}
+		if slices.Contains(out, s) {
+			l.ds.Errorf(n.Pos, "state %q is listed twice", s.Name)
+			continue
+		}
+		out = append(out, s)
+	}
+	slices.SortFunc(out, func(a, b *ir.State) int { return a.Index - b.Index })
 	return out
 }
 

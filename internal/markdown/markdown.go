@@ -159,6 +159,17 @@ func plural(n int, one, many string) string {
 }
 
 func states(m *ir.Machine) *Table {
+	// The states each state can lead to, in transition order: one pass over the transitions.
+	next := make([][]*ir.State, len(m.States))
+	for _, t := range m.Transitions {
+		for _, s := range t.From {
+			for _, x := range t.Targets(s) {
+				if !slices.Contains(next[s.Index], x) {
+					next[s.Index] = append(next[s.Index], x)
+				}
+			}
+		}
+	}
 	var rows [][]string
 	for _, s := range m.States {
 		var kind []string
@@ -179,16 +190,6 @@ func states(m *ir.Machine) *Table {
 				remembers += ": " + stateList(s.HistoryFrom, " or ")
 			}
 		}
-		var next []*ir.State
-		for _, t := range m.Transitions {
-			if slices.Contains(t.From, s) {
-				for _, x := range t.Targets(s) {
-					if !slices.Contains(next, x) {
-						next = append(next, x)
-					}
-				}
-			}
-		}
 		timeout := ""
 		if s.Timeout != nil {
 			timeout = graph.Duration(s.Timeout.After)
@@ -199,7 +200,7 @@ func states(m *ir.Machine) *Table {
 		rows = append(rows, []string{
 			CodeCell(s.Name), Text(s.Doc), strings.Join(kind, ", "), strings.Join(groups, ", "),
 			remembers, fieldList(s.Requires), actionList(s.Entry), actionList(s.Exit), timeout,
-			stateList(next, ", "),
+			stateList(next[s.Index], ", "),
 		})
 	}
 	return table(2, []string{"State", "Description", "Initial / terminal", "Groups", "Remembers", "Requires", "Entry", "Exit", "Timeout", "Next states"}, rows)

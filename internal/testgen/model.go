@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/fsmgen/fsmgen/internal/interp"
@@ -71,10 +72,19 @@ type PathStep struct {
 	Payloaded bool
 }
 
-// Path is a shortest path from the initial state to a state.
-type Path struct {
-	To    *ir.State
-	Steps []PathStep
+// PathNode is a node of the tree of shortest paths: one step from its parent node (-1 for
+// the initial state). The tree keeps the generated tests linear in the number of states,
+// where listing every path in full would not be.
+type PathNode struct {
+	Parent int
+	Step   PathStep
+}
+
+// PathEnd is the node of the tree where the shortest path to a state ends (-1 when the state
+// is the initial state: no step).
+type PathEnd struct {
+	To   *ir.State
+	Node int
 }
 
 // PermittedRow is the expected result of PermittedWith in a state, for a role, with the
@@ -100,7 +110,8 @@ type PayloadRow struct {
 type Model struct {
 	M          *ir.Machine
 	Rows       []*Row
-	Paths      []Path
+	PathTree   []PathNode
+	PathEnds   []PathEnd // in state order
 	Permitted  []PermittedRow
 	Payloads   []PayloadRow
 	Checkpoint *Row // an accepted row that reaches a checkpoint
@@ -111,11 +122,35 @@ type Model struct {
 type oracle struct {
 	m     *ir.Machine
 	model *Model
+	// remembering lists the states that remember where they were entered from and can
+	// be returned to.
+	remembering []*ir.State
+}
+
+func newOracle(m *ir.Machine) *oracle {
+	o := &oracle{m: m, model: &Model{M: m}}
+	for _, s := range m.States {
+		if s.Remembers && len(s.HistoryFrom) > 0 {
+			o.remembering = append(o.remembering, s)
+		}
+	}
+	return o
+}
+
+// newMachine starts an interpreter in state s with every remembering state remembering
+// its first candidate (the fixture's memory).
+func (o *oracle) newMachine(s *ir.State) *interp.Machine {
+	x := interp.New(o.m)
+	x.State = s
+	for _, h := range o.remembering {
+		x.Remember(h, h.HistoryFrom[0])
+	}
+	return x
 }
 
 // Build computes every row with the interpreter.
 func Build(m *ir.Machine) *Model {
-	o := &oracle{m: m, model: &Model{M: m}}
+	o := newOracle(m)
 	o.exhaustive()
 	o.paths()
 	o.permitted()
@@ -126,14 +161,9 @@ func Build(m *ir.Machine) *Model {
 // inputs returns the interpreter's inputs and machine for a row.
 func (o *oracle) run(r *Row) {
 	m := o.m
-	x := interp.New(m)
-	x.State = r.From
-	if !r.NoMemory {
-		for _, s := range m.States {
-			if s.Remembers && len(s.HistoryFrom) > 0 {
-				x.Memory[s.Index] = s.HistoryFrom[0]
-			}
-		}
+	x := o.newMachine(r.From)
+	if r.NoMemory {
+		x.Memory = nil
 	}
 	in := interp.Inputs{Role: r.Role, Policies: make([]bool, len(m.Policies)), Context: make([]any, len(m.Fields))}
 	if !r.NoPolicies {
@@ -549,25 +579,50 @@ func roleName(r *ir.Role) string {
 // interpreter's whole state (counters and memories included).
 func (o *oracle) paths() {
 	m := o.m
+	// A node is an interpreter state reached by the search; its path is the chain of
+	// parents, kept as indices so that no node copies its path.
 	type node struct {
-		x     *interp.Machine
-		steps []PathStep
+		x      *interp.Machine
+		parent int // index in nodes; -1 for the start
+		step   PathStep
 	}
-	key := func(x *interp.Machine) string { return fmt.Sprint(x.State.Index, x.Counters, memIdx(x.Memory)) }
+	var buf []byte
+	key := func(x *interp.Machine) string {
+		buf = strconv.AppendInt(buf[:0], int64(x.State.Index), 10)
+		for _, c := range x.Counters {
+			buf = append(buf, '|')
+			for _, v := range c {
+				buf = strconv.AppendInt(append(buf, ' '), int64(v), 10)
+			}
+		}
+		for _, h := range o.remembering {
+			if r := x.Remembered(h); r != nil {
+				buf = strconv.AppendInt(append(buf, ' ', 'm'), int64(r.Index), 10)
+			} else {
+				buf = append(buf, ' ', '-')
+			}
+		}
+		return string(buf)
+	}
 	start := interp.New(m)
-	queue := []node{{x: start}}
+	nodes := []node{{x: start, parent: -1}}
 	seen := map[string]bool{key(start): true}
-	found := map[*ir.State][]PathStep{m.Initial: nil}
+	found := map[*ir.State]int{m.Initial: 0}
 	const limit = 20000
-	for len(queue) > 0 && len(seen) < limit && len(found) < len(m.States) {
-		n := queue[0]
-		queue = queue[1:]
+	for head := 0; head < len(nodes) && len(seen) < limit && len(found) < len(m.States); head++ {
+		n := nodes[head]
 		for _, e := range m.Events {
+			ts := m.Lookup(n.x.State, e)
+			if len(ts) == 0 {
+				continue
+			}
+			r := o.role(n.x.State, e)
 			for _, on := range []bool{true, false} {
+				if !on && !hookGuarded(ts) {
+					break // the same outcome as with the guards on
+				}
 				y := clone(n.x)
-				r := o.role(y.State, e)
-				in := o.fixedInputs(r, on, e)
-				if _, rej := y.Fire(e, in); rej != nil {
+				if _, rej := y.Fire(e, o.fixedInputs(r, on, e)); rej != nil {
 					continue
 				}
 				k := key(y)
@@ -575,30 +630,57 @@ func (o *oracle) paths() {
 					continue
 				}
 				seen[k] = true
-				steps := append(append([]PathStep{}, n.steps...), PathStep{Event: e, Role: r, GuardsOn: on, Payloaded: len(e.Payload) > 0})
 				if _, ok := found[y.State]; !ok {
-					found[y.State] = steps
+					found[y.State] = len(nodes)
 				}
-				queue = append(queue, node{x: y, steps: steps})
+				nodes = append(nodes, node{x: y, parent: head, step: PathStep{Event: e, Role: r, GuardsOn: on, Payloaded: len(e.Payload) > 0}})
 			}
 		}
 	}
+	// Keep the nodes on some state's path, numbered in search order (parents first).
+	keep := make([]int, len(nodes))
+	for i := range keep {
+		keep[i] = -1
+	}
+	for _, i := range found {
+		for ; i > 0 && keep[i] < 0; i = nodes[i].parent {
+			keep[i] = 0
+		}
+	}
+	for i := 1; i < len(nodes); i++ {
+		if keep[i] < 0 {
+			continue
+		}
+		keep[i] = len(o.model.PathTree)
+		parent := -1
+		if p := nodes[i].parent; p > 0 {
+			parent = keep[p]
+		}
+		o.model.PathTree = append(o.model.PathTree, PathNode{Parent: parent, Step: nodes[i].step})
+	}
 	for _, s := range m.States {
-		if steps, ok := found[s]; ok {
-			o.model.Paths = append(o.model.Paths, Path{To: s, Steps: steps})
+		if i, ok := found[s]; ok {
+			end := -1
+			if i > 0 {
+				end = keep[i]
+			}
+			o.model.PathEnds = append(o.model.PathEnds, PathEnd{To: s, Node: end})
 		}
 	}
 }
 
-// memIdx lists what each state remembers, leaving out states that remember nothing.
-func memIdx(mem []*ir.State) []int {
-	var out []int
-	for i, s := range mem {
-		if s != nil {
-			out = append(out, i, s.Index)
+// hookGuarded reports whether any of the transitions, or their choices, asks a hook guard:
+// only then can the guards' outcome change what firing does.
+func hookGuarded(ts []*ir.Transition) bool {
+	hook := func(cs []ir.Cond) bool {
+		return slices.ContainsFunc(cs, func(c ir.Cond) bool { return c.Guard.Kind == ir.Hook })
+	}
+	for _, t := range ts {
+		if hook(t.Conds) || slices.ContainsFunc(t.Choices, func(c *ir.Candidate) bool { return hook(c.Conds) }) {
+			return true
 		}
 	}
-	return out
+	return false
 }
 
 func clone(x *interp.Machine) *interp.Machine {
@@ -607,7 +689,9 @@ func clone(x *interp.Machine) *interp.Machine {
 	for i, c := range x.Counters {
 		y.Counters[i] = append([]int(nil), c...)
 	}
-	y.Memory = append([]*ir.State(nil), x.Memory...)
+	if x.Memory != nil {
+		y.Memory = append([]*ir.State(nil), x.Memory...)
+	}
 	return &y
 }
 
@@ -642,13 +726,7 @@ func (o *oracle) permitted() {
 				if empty && !anyRequires {
 					continue
 				}
-				x := interp.New(m)
-				x.State = s
-				for _, h := range m.States {
-					if h.Remembers && len(h.HistoryFrom) > 0 {
-						x.Memory[h.Index] = h.HistoryFrom[0]
-					}
-				}
+				x := o.newMachine(s)
 				in := o.fixedInputs(r, true, nil)
 				if empty {
 					in.Context = make([]any, len(m.Fields))

@@ -233,14 +233,8 @@ func (v view) Expiries() []ExpiryRow {
 		if s.Timeout.OnExpiry == nil {
 			continue
 		}
-		x := interp.New(v.M)
-		x.State = s
-		for _, h := range v.M.States {
-			if h.Remembers && len(h.HistoryFrom) > 0 {
-				x.Memory[h.Index] = h.HistoryFrom[0]
-			}
-		}
-		o := &oracle{m: v.M}
+		o := newOracle(v.M)
+		x := o.newMachine(s)
 		_, rej := x.Fire(s.Timeout.OnExpiry, o.fixedInputs(nil, true, s.Timeout.OnExpiry))
 		r := ExpiryRow{From: s, Want: x.State}
 		if rej != nil {
