@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -166,13 +167,22 @@ func must(t *testing.T, err error) {
 }
 
 // TestGeneratedCompiles generates every spec, with its exhaustive tests, into one
-// throwaway module, runs go vet, and runs the generated tests.
+// throwaway module, runs go vet, and runs the generated tests: every package must report
+// its tests passed, so a corner case cannot be only compiled.
 func TestGeneratedCompiles(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a module")
 	}
 	mod := newModule(t)
-	for i, p := range specs(t) {
+	all := specs(t)
+	defer func() {
+		if t.Failed() {
+			for i, p := range all {
+				t.Logf("fsmtest/p%d: %s", i, p)
+			}
+		}
+	}()
+	for i, p := range all {
 		m := loadSpec(t, p)
 		code, err := gogen.Generate(m, p)
 		if err != nil {
@@ -188,6 +198,11 @@ func TestGeneratedCompiles(t *testing.T) {
 	mod.run(t, nil, "vet", "./...")
 	out := mod.run(t, nil, "test", "-cover", "./...")
 	t.Logf("%s", out)
+	for i, p := range all {
+		if !regexp.MustCompile(fmt.Sprintf(`(?m)^ok\s+fsmtest/p%d\s.*coverage: [0-9.]+%% of statements`, i)).Match(out) {
+			t.Errorf("%s: the generated tests of fsmtest/p%d did not run", p, i)
+		}
+	}
 }
 
 // TestDifferential runs seeded random event sequences through the generated code and the
@@ -222,7 +237,7 @@ func TestDifferential(t *testing.T) {
 	for _, w := range all {
 		t.Run(w.m.Package, func(t *testing.T) {
 			want := oracle(t, w.m, w.vectors) // fills in the events the generated side fires
-			in, _ := json.Marshal(w.vectors)
+			in, _ := json.Marshal(driverVectors(w.m, w.vectors))
 			out := mod.run(t, in, "run", "./drive"+w.pkg)
 			var got [][]result
 			if err := json.Unmarshal(out, &got); err != nil {
@@ -276,6 +291,42 @@ type result struct {
 	Reason   string         `json:"reason,omitempty"`
 	Actions  []string       `json:"actions,omitempty"`
 	Counters map[string]int `json:"counters,omitempty"`
+}
+
+// driverVectors returns the vectors with context and payload fields keyed by the JSON
+// names of the generated structs: the spec name when encoding/json accepts it as a tag,
+// else the Go name (a name with quotes or backslashes).
+func driverVectors(m *ir.Machine, vs []vector) []vector {
+	key := func(f *ir.Field) string {
+		for _, r := range f.Name {
+			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("!#$%&()*+-./:;<=>?@[]^_{|}~ ", r)) {
+				return f.GoName
+			}
+		}
+		return f.Name
+	}
+	rekey := func(in map[string]any, fields []*ir.Field) map[string]any {
+		out := map[string]any{}
+		for _, f := range fields {
+			if v, ok := in[f.Name]; ok {
+				out[key(f)] = v
+			}
+		}
+		return out
+	}
+	var payload []*ir.Field
+	for _, e := range m.Events {
+		payload = append(payload, e.Payload...)
+	}
+	out := make([]vector, len(vs))
+	for i, v := range vs {
+		out[i] = make(vector, len(v))
+		for j, st := range v {
+			st.Context, st.Payload = rekey(st.Context, m.Fields), rekey(st.Payload, payload)
+			out[i][j] = st
+		}
+	}
+	return out
 }
 
 func vectors(m *ir.Machine, rng *rand.Rand, runs, length int) []vector {
@@ -416,11 +467,12 @@ func randomValue(f *ir.Field, rng *rand.Rand) (any, bool) {
 }
 
 // oracle runs the vectors through the interpreter. Steps with an empty event pick one the
-// interpreter accepts (or the first event when none is), and the choice is written back so
-// the generated side fires the same event.
+// interpreter accepts (or the first event when none is), at random with a seed per run, and
+// the choice is written back so the generated side fires the same event.
 func oracle(t *testing.T, m *ir.Machine, vs []vector) [][]result {
 	var out [][]result
-	for _, v := range vs {
+	for r, v := range vs {
+		rng := rand.New(rand.NewPCG(uint64(r)+1, 7))
 		x := interp.New(m)
 		var rs []result
 		for i := range v {
@@ -448,11 +500,11 @@ func oracle(t *testing.T, m *ir.Machine, vs []vector) [][]result {
 						}
 					}
 				}
-				if len(live) > 0 && (i*13+len(v))%10 != 0 {
+				if len(live) > 0 && rng.IntN(10) != 0 {
 					ok = live
 				}
 				if len(ok) > 0 {
-					st.Event = ok[(i*7+len(rs))%len(ok)].Name
+					st.Event = ok[rng.IntN(len(ok))].Name
 				}
 			}
 			var e *ir.Event
