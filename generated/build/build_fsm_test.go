@@ -1201,7 +1201,7 @@ func TestFsmTimeouts(t *testing.T) {
 			t.Errorf("just before 80%%: %s, want %s", got, prev)
 		}
 		if got := m.TimeoutLevel(at); got != LevelWarn {
-			t.Errorf("at 80%%: %s, want warn", got)
+			t.Errorf("at 80%%: %s, want %s", got, LevelWarn)
 		}
 		prev = LevelWarn
 		at = fsmEpoch.Add(time.Duration(3600000000000))
@@ -1209,7 +1209,7 @@ func TestFsmTimeouts(t *testing.T) {
 			t.Errorf("just before 100%%: %s, want %s", got, prev)
 		}
 		if got := m.TimeoutLevel(at); got != LevelAlert {
-			t.Errorf("at 100%%: %s, want alert", got)
+			t.Errorf("at 100%%: %s, want %s", got, LevelAlert)
 		}
 		prev = LevelAlert
 		at = fsmEpoch.Add(time.Duration(5400000000000))
@@ -1217,7 +1217,7 @@ func TestFsmTimeouts(t *testing.T) {
 			t.Errorf("just before 150%%: %s, want %s", got, prev)
 		}
 		if got := m.TimeoutLevel(at); got != LevelEscalate {
-			t.Errorf("at 150%%: %s, want escalate", got)
+			t.Errorf("at 150%%: %s, want %s", got, LevelEscalate)
 		}
 		prev = LevelEscalate
 		if m.State() != StatePending {
@@ -1236,7 +1236,7 @@ func TestFsmTimeouts(t *testing.T) {
 			t.Errorf("just before 80%%: %s, want %s", got, prev)
 		}
 		if got := m.TimeoutLevel(at); got != LevelWarn {
-			t.Errorf("at 80%%: %s, want warn", got)
+			t.Errorf("at 80%%: %s, want %s", got, LevelWarn)
 		}
 		prev = LevelWarn
 		at = fsmEpoch.Add(time.Duration(900000000000))
@@ -1244,7 +1244,7 @@ func TestFsmTimeouts(t *testing.T) {
 			t.Errorf("just before 100%%: %s, want %s", got, prev)
 		}
 		if got := m.TimeoutLevel(at); got != LevelAlert {
-			t.Errorf("at 100%%: %s, want alert", got)
+			t.Errorf("at 100%%: %s, want %s", got, LevelAlert)
 		}
 		prev = LevelAlert
 		at = fsmEpoch.Add(time.Duration(1350000000000))
@@ -1252,7 +1252,7 @@ func TestFsmTimeouts(t *testing.T) {
 			t.Errorf("just before 150%%: %s, want %s", got, prev)
 		}
 		if got := m.TimeoutLevel(at); got != LevelEscalate {
-			t.Errorf("at 150%%: %s, want escalate", got)
+			t.Errorf("at 150%%: %s, want %s", got, LevelEscalate)
 		}
 		prev = LevelEscalate
 		if m.State() != StateAssigned {
@@ -1271,7 +1271,7 @@ func TestFsmTimeouts(t *testing.T) {
 			t.Errorf("just before 80%%: %s, want %s", got, prev)
 		}
 		if got := m.TimeoutLevel(at); got != LevelWarn {
-			t.Errorf("at 80%%: %s, want warn", got)
+			t.Errorf("at 80%%: %s, want %s", got, LevelWarn)
 		}
 		prev = LevelWarn
 		at = fsmEpoch.Add(time.Duration(1800000000000))
@@ -1279,7 +1279,7 @@ func TestFsmTimeouts(t *testing.T) {
 			t.Errorf("just before 100%%: %s, want %s", got, prev)
 		}
 		if got := m.TimeoutLevel(at); got != LevelAlert {
-			t.Errorf("at 100%%: %s, want alert", got)
+			t.Errorf("at 100%%: %s, want %s", got, LevelAlert)
 		}
 		prev = LevelAlert
 		at = fsmEpoch.Add(time.Duration(2700000000000))
@@ -1287,7 +1287,7 @@ func TestFsmTimeouts(t *testing.T) {
 			t.Errorf("just before 150%%: %s, want %s", got, prev)
 		}
 		if got := m.TimeoutLevel(at); got != LevelEscalate {
-			t.Errorf("at 150%%: %s, want escalate", got)
+			t.Errorf("at 150%%: %s, want %s", got, LevelEscalate)
 		}
 		prev = LevelEscalate
 		if m.State() != StatePlanning {
@@ -1306,7 +1306,7 @@ func TestFsmTimeouts(t *testing.T) {
 			t.Errorf("just before 80%%: %s, want %s", got, prev)
 		}
 		if got := m.TimeoutLevel(at); got != LevelWarn {
-			t.Errorf("at 80%%: %s, want warn", got)
+			t.Errorf("at 80%%: %s, want %s", got, LevelWarn)
 		}
 		prev = LevelWarn
 		at = fsmEpoch.Add(time.Duration(900000000000))
@@ -1314,7 +1314,7 @@ func TestFsmTimeouts(t *testing.T) {
 			t.Errorf("just before 100%%: %s, want %s", got, prev)
 		}
 		if got := m.TimeoutLevel(at); got != LevelAlert {
-			t.Errorf("at 100%%: %s, want alert", got)
+			t.Errorf("at 100%%: %s, want %s", got, LevelAlert)
 		}
 		prev = LevelAlert
 		at = fsmEpoch.Add(time.Duration(1350000000000))
@@ -1322,7 +1322,7 @@ func TestFsmTimeouts(t *testing.T) {
 			t.Errorf("just before 150%%: %s, want %s", got, prev)
 		}
 		if got := m.TimeoutLevel(at); got != LevelEscalate {
-			t.Errorf("at 150%%: %s, want escalate", got)
+			t.Errorf("at 150%%: %s, want %s", got, LevelEscalate)
 		}
 		prev = LevelEscalate
 		if m.State() != StateValidated {
@@ -1341,7 +1341,7 @@ func TestFsmTimeouts(t *testing.T) {
 			t.Errorf("just before 80%%: %s, want %s", got, prev)
 		}
 		if got := m.TimeoutLevel(at); got != LevelWarn {
-			t.Errorf("at 80%%: %s, want warn", got)
+			t.Errorf("at 80%%: %s, want %s", got, LevelWarn)
 		}
 		prev = LevelWarn
 		at = fsmEpoch.Add(time.Duration(14400000000000))
@@ -1349,7 +1349,7 @@ func TestFsmTimeouts(t *testing.T) {
 			t.Errorf("just before 100%%: %s, want %s", got, prev)
 		}
 		if got := m.TimeoutLevel(at); got != LevelAlert {
-			t.Errorf("at 100%%: %s, want alert", got)
+			t.Errorf("at 100%%: %s, want %s", got, LevelAlert)
 		}
 		prev = LevelAlert
 		at = fsmEpoch.Add(time.Duration(21600000000000))
@@ -1357,7 +1357,7 @@ func TestFsmTimeouts(t *testing.T) {
 			t.Errorf("just before 150%%: %s, want %s", got, prev)
 		}
 		if got := m.TimeoutLevel(at); got != LevelEscalate {
-			t.Errorf("at 150%%: %s, want escalate", got)
+			t.Errorf("at 150%%: %s, want %s", got, LevelEscalate)
 		}
 		prev = LevelEscalate
 		if m.State() != StateInProgress {
@@ -1376,7 +1376,7 @@ func TestFsmTimeouts(t *testing.T) {
 			t.Errorf("just before 80%%: %s, want %s", got, prev)
 		}
 		if got := m.TimeoutLevel(at); got != LevelWarn {
-			t.Errorf("at 80%%: %s, want warn", got)
+			t.Errorf("at 80%%: %s, want %s", got, LevelWarn)
 		}
 		prev = LevelWarn
 		at = fsmEpoch.Add(time.Duration(1800000000000))
@@ -1384,7 +1384,7 @@ func TestFsmTimeouts(t *testing.T) {
 			t.Errorf("just before 100%%: %s, want %s", got, prev)
 		}
 		if got := m.TimeoutLevel(at); got != LevelAlert {
-			t.Errorf("at 100%%: %s, want alert", got)
+			t.Errorf("at 100%%: %s, want %s", got, LevelAlert)
 		}
 		prev = LevelAlert
 		at = fsmEpoch.Add(time.Duration(2700000000000))
@@ -1392,7 +1392,7 @@ func TestFsmTimeouts(t *testing.T) {
 			t.Errorf("just before 150%%: %s, want %s", got, prev)
 		}
 		if got := m.TimeoutLevel(at); got != LevelEscalate {
-			t.Errorf("at 150%%: %s, want escalate", got)
+			t.Errorf("at 150%%: %s, want %s", got, LevelEscalate)
 		}
 		prev = LevelEscalate
 		if m.State() != StateTesting {
@@ -1411,7 +1411,7 @@ func TestFsmTimeouts(t *testing.T) {
 			t.Errorf("just before 80%%: %s, want %s", got, prev)
 		}
 		if got := m.TimeoutLevel(at); got != LevelWarn {
-			t.Errorf("at 80%%: %s, want warn", got)
+			t.Errorf("at 80%%: %s, want %s", got, LevelWarn)
 		}
 		prev = LevelWarn
 		at = fsmEpoch.Add(time.Duration(1800000000000))
@@ -1419,7 +1419,7 @@ func TestFsmTimeouts(t *testing.T) {
 			t.Errorf("just before 100%%: %s, want %s", got, prev)
 		}
 		if got := m.TimeoutLevel(at); got != LevelAlert {
-			t.Errorf("at 100%%: %s, want alert", got)
+			t.Errorf("at 100%%: %s, want %s", got, LevelAlert)
 		}
 		prev = LevelAlert
 		at = fsmEpoch.Add(time.Duration(2700000000000))
@@ -1427,7 +1427,7 @@ func TestFsmTimeouts(t *testing.T) {
 			t.Errorf("just before 150%%: %s, want %s", got, prev)
 		}
 		if got := m.TimeoutLevel(at); got != LevelEscalate {
-			t.Errorf("at 150%%: %s, want escalate", got)
+			t.Errorf("at 150%%: %s, want %s", got, LevelEscalate)
 		}
 		prev = LevelEscalate
 		if m.State() != StateQualityReview {
@@ -1446,7 +1446,7 @@ func TestFsmTimeouts(t *testing.T) {
 			t.Errorf("just before 80%%: %s, want %s", got, prev)
 		}
 		if got := m.TimeoutLevel(at); got != LevelWarn {
-			t.Errorf("at 80%%: %s, want warn", got)
+			t.Errorf("at 80%%: %s, want %s", got, LevelWarn)
 		}
 		prev = LevelWarn
 		at = fsmEpoch.Add(time.Duration(600000000000))
@@ -1454,7 +1454,7 @@ func TestFsmTimeouts(t *testing.T) {
 			t.Errorf("just before 100%%: %s, want %s", got, prev)
 		}
 		if got := m.TimeoutLevel(at); got != LevelAlert {
-			t.Errorf("at 100%%: %s, want alert", got)
+			t.Errorf("at 100%%: %s, want %s", got, LevelAlert)
 		}
 		prev = LevelAlert
 		at = fsmEpoch.Add(time.Duration(900000000000))
@@ -1462,7 +1462,7 @@ func TestFsmTimeouts(t *testing.T) {
 			t.Errorf("just before 150%%: %s, want %s", got, prev)
 		}
 		if got := m.TimeoutLevel(at); got != LevelEscalate {
-			t.Errorf("at 150%%: %s, want escalate", got)
+			t.Errorf("at 150%%: %s, want %s", got, LevelEscalate)
 		}
 		prev = LevelEscalate
 		if m.State() != StateApproved {
@@ -1481,7 +1481,7 @@ func TestFsmTimeouts(t *testing.T) {
 			t.Errorf("just before 80%%: %s, want %s", got, prev)
 		}
 		if got := m.TimeoutLevel(at); got != LevelWarn {
-			t.Errorf("at 80%%: %s, want warn", got)
+			t.Errorf("at 80%%: %s, want %s", got, LevelWarn)
 		}
 		prev = LevelWarn
 		at = fsmEpoch.Add(time.Duration(900000000000))
@@ -1489,7 +1489,7 @@ func TestFsmTimeouts(t *testing.T) {
 			t.Errorf("just before 100%%: %s, want %s", got, prev)
 		}
 		if got := m.TimeoutLevel(at); got != LevelAlert {
-			t.Errorf("at 100%%: %s, want alert", got)
+			t.Errorf("at 100%%: %s, want %s", got, LevelAlert)
 		}
 		prev = LevelAlert
 		at = fsmEpoch.Add(time.Duration(1350000000000))
@@ -1497,7 +1497,7 @@ func TestFsmTimeouts(t *testing.T) {
 			t.Errorf("just before 150%%: %s, want %s", got, prev)
 		}
 		if got := m.TimeoutLevel(at); got != LevelEscalate {
-			t.Errorf("at 150%%: %s, want escalate", got)
+			t.Errorf("at 150%%: %s, want %s", got, LevelEscalate)
 		}
 		prev = LevelEscalate
 		if m.State() != StateCommitting {
@@ -1516,7 +1516,7 @@ func TestFsmTimeouts(t *testing.T) {
 			t.Errorf("just before 80%%: %s, want %s", got, prev)
 		}
 		if got := m.TimeoutLevel(at); got != LevelWarn {
-			t.Errorf("at 80%%: %s, want warn", got)
+			t.Errorf("at 80%%: %s, want %s", got, LevelWarn)
 		}
 		prev = LevelWarn
 		at = fsmEpoch.Add(time.Duration(3600000000000))
@@ -1524,7 +1524,7 @@ func TestFsmTimeouts(t *testing.T) {
 			t.Errorf("just before 100%%: %s, want %s", got, prev)
 		}
 		if got := m.TimeoutLevel(at); got != LevelAlert {
-			t.Errorf("at 100%%: %s, want alert", got)
+			t.Errorf("at 100%%: %s, want %s", got, LevelAlert)
 		}
 		prev = LevelAlert
 		at = fsmEpoch.Add(time.Duration(5400000000000))
@@ -1532,7 +1532,7 @@ func TestFsmTimeouts(t *testing.T) {
 			t.Errorf("just before 150%%: %s, want %s", got, prev)
 		}
 		if got := m.TimeoutLevel(at); got != LevelEscalate {
-			t.Errorf("at 150%%: %s, want escalate", got)
+			t.Errorf("at 150%%: %s, want %s", got, LevelEscalate)
 		}
 		prev = LevelEscalate
 		if m.State() != StateCtoIntervention {
@@ -1559,7 +1559,7 @@ func TestFsmTimeouts(t *testing.T) {
 		t.Errorf("restored timeout: %v", err)
 	}
 	if err := c.SetTimeout(StatePending, time.Hour); err == nil {
-		t.Error("the timeout of pending is not configurable, but SetTimeout accepted it")
+		t.Errorf("the timeout of %s is not configurable, but SetTimeout accepted it", StatePending)
 	}
 }
 

@@ -740,10 +740,10 @@ func TestFsmNopHooks(t *testing.T) {
 	m := NewTask(h)
 	st := TaskStep{}
 	if h.PlanHasMoreSteps(ctx, m, st) {
-		t.Error("no-op guard plan_has_more_steps holds")
+		t.Errorf("no-op guard %s holds", "plan_has_more_steps")
 	}
 	if h.PlanHasToolCalls(ctx, m, st) {
-		t.Error("no-op guard plan_has_tool_calls holds")
+		t.Errorf("no-op guard %s holds", "plan_has_tool_calls")
 	}
 	if err := h.Checkpoint(ctx, m, 0, st); err != nil {
 		t.Error(err)

@@ -935,16 +935,16 @@ func TestFsmNopHooks(t *testing.T) {
 	m := NewTask(h)
 	st := TaskStep{}
 	if h.HasMorePhases(ctx, m, st) {
-		t.Error("no-op guard has_more_phases holds")
+		t.Errorf("no-op guard %s holds", "has_more_phases")
 	}
 	if h.RetriesRemaining(ctx, m, st) {
-		t.Error("no-op guard retries_remaining holds")
+		t.Errorf("no-op guard %s holds", "retries_remaining")
 	}
 	if h.BudgetAvailable(ctx, m, st) {
-		t.Error("no-op guard budget_available holds")
+		t.Errorf("no-op guard %s holds", "budget_available")
 	}
 	if h.AtHighestTier(ctx, m, st) {
-		t.Error("no-op guard at_highest_tier holds")
+		t.Errorf("no-op guard %s holds", "at_highest_tier")
 	}
 	h.GenerateTaskId(ctx, m, st)
 	h.ReadConfigs(ctx, m, st)

@@ -596,22 +596,22 @@ func TestFsmErrors(t *testing.T) {
 
 func TestFsmThresholds(t *testing.T) {
 	if got := thresholdReviewsComplete(CriticalityStandard); got != 1 {
-		t.Errorf("threshold of reviews_complete for standard: %v", got)
+		t.Errorf("threshold of %s for %s: %v", "reviews_complete", "standard", got)
 	}
 	if got := thresholdReviewsComplete(CriticalityComplex); got != 2 {
-		t.Errorf("threshold of reviews_complete for complex: %v", got)
+		t.Errorf("threshold of %s for %s: %v", "reviews_complete", "complex", got)
 	}
 	if got := thresholdReviewsComplete(CriticalitySecuritySensitive); got != 2 {
-		t.Errorf("threshold of reviews_complete for security-sensitive: %v", got)
+		t.Errorf("threshold of %s for %s: %v", "reviews_complete", "security-sensitive", got)
 	}
 	if got := thresholdSecurityReviewsComplete(CriticalityStandard); got != 0 {
-		t.Errorf("threshold of security_reviews_complete for standard: %v", got)
+		t.Errorf("threshold of %s for %s: %v", "security_reviews_complete", "standard", got)
 	}
 	if got := thresholdSecurityReviewsComplete(CriticalityComplex); got != 0 {
-		t.Errorf("threshold of security_reviews_complete for complex: %v", got)
+		t.Errorf("threshold of %s for %s: %v", "security_reviews_complete", "complex", got)
 	}
 	if got := thresholdSecurityReviewsComplete(CriticalitySecuritySensitive); got != 2 {
-		t.Errorf("threshold of security_reviews_complete for security-sensitive: %v", got)
+		t.Errorf("threshold of %s for %s: %v", "security_reviews_complete", "security-sensitive", got)
 	}
 }
 
