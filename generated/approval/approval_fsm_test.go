@@ -21,32 +21,45 @@ import (
 // fsmHooks is the tests' double of TaskHooks. Hook guards hold unless they are listed in
 // off or, when script is set, as script says for the firing with that sequence number, so
 // that a replay from the event log sees the outcomes the original run saw. Actions and
-// checkpoints are recorded in calls.
+// checkpoints are recorded in calls; trace records every hook call, guards included, in
+// order.
 type fsmHooks struct {
 	off            map[string]bool
 	script         []bool
 	calls          []string
+	trace          []fsmCall
 	failCheckpoint bool
 }
 
+// fsmCall is one call of a hook: a guard, an action or a checkpoint.
+type fsmCall struct {
+	kind string // "guard", "action" or "checkpoint"
+	name string
+}
+
+func (h *fsmHooks) action(name string) {
+	h.calls = append(h.calls, name)
+	h.trace = append(h.trace, fsmCall{"action", name})
+}
+
 func (h *fsmHooks) PostWorkPlanComment(context.Context, *Task, TaskStep) {
-	h.calls = append(h.calls, "post_work_plan_comment")
+	h.action("post_work_plan_comment")
 }
 
 func (h *fsmHooks) AttachReviewSubmission(context.Context, *Task, TaskStep) {
-	h.calls = append(h.calls, "attach_review_submission")
+	h.action("attach_review_submission")
 }
 
 func (h *fsmHooks) CalculateCostSummary(context.Context, *Task, TaskStep) {
-	h.calls = append(h.calls, "calculate_cost_summary")
+	h.action("calculate_cost_summary")
 }
 
 func (h *fsmHooks) PostReviewComment(context.Context, *Task, TaskStep) {
-	h.calls = append(h.calls, "post_review_comment")
+	h.action("post_review_comment")
 }
 
 func (h *fsmHooks) PostApprovalComment(context.Context, *Task, TaskStep) {
-	h.calls = append(h.calls, "post_approval_comment")
+	h.action("post_approval_comment")
 }
 
 // fsmGoodContext meets every constraint of every context field.
@@ -1059,6 +1072,43 @@ func TestFsmNopHooks(t *testing.T) {
 	h.PostReviewComment(ctx, m, st)
 	h.PostApprovalComment(ctx, m, st)
 	_ = m
+}
+
+// The hooks of one transition run in the documented order: the guards (before anything
+// changes), the exit actions of the source, the transition's actions, the entry actions of
+// the target, the checkpoints.
+func TestFsmHookOrder(t *testing.T) {
+	m, h := fsmFixture(StateInProgress, nil, false, false, false)
+	if _, err := fsmFire(m, EventReview, TaskInput{Role: RoleIntern}); err != nil {
+		t.Fatal(err)
+	}
+	asked := map[string]bool{}
+	var rest []fsmCall
+	for _, c := range h.trace {
+		if c.kind == "guard" && len(rest) == 0 {
+			asked[c.name] = true
+			continue
+		}
+		rest = append(rest, c)
+	}
+	guards := map[string]bool{}
+	var want []fsmCall
+	for _, phase := range []struct {
+		kind  string
+		names []string
+	}{
+		{"action", nil}, // exit actions of the source
+		{"action", []string{"attach_review_submission"}}, // the transition's actions
+		{"action", []string{"calculate_cost_summary"}},   // entry actions of the target
+		{"checkpoint", nil},
+	} {
+		for _, n := range phase.names {
+			want = append(want, fsmCall{phase.kind, n})
+		}
+	}
+	if !reflect.DeepEqual(asked, guards) || !reflect.DeepEqual(rest, want) {
+		t.Errorf("hooks ran %v; want the guards %v, then %v", h.trace, guards, want)
+	}
 }
 
 func TestFsmIdempotencyKeys(t *testing.T) {

@@ -21,20 +21,31 @@ import (
 // fsmHooks is the tests' double of TaskHooks. Hook guards hold unless they are listed in
 // off or, when script is set, as script says for the firing with that sequence number, so
 // that a replay from the event log sees the outcomes the original run saw. Actions and
-// checkpoints are recorded in calls.
+// checkpoints are recorded in calls; trace records every hook call, guards included, in
+// order.
 type fsmHooks struct {
 	off            map[string]bool
 	script         []bool
 	calls          []string
+	trace          []fsmCall
 	failCheckpoint bool
 }
 
-func (h *fsmHooks) RecordFailure(context.Context, *Task, TaskStep) {
-	h.calls = append(h.calls, "record_failure")
+// fsmCall is one call of a hook: a guard, an action or a checkpoint.
+type fsmCall struct {
+	kind string // "guard", "action" or "checkpoint"
+	name string
 }
 
+func (h *fsmHooks) action(name string) {
+	h.calls = append(h.calls, name)
+	h.trace = append(h.trace, fsmCall{"action", name})
+}
+
+func (h *fsmHooks) RecordFailure(context.Context, *Task, TaskStep) { h.action("record_failure") }
+
 func (h *fsmHooks) RecordCtoGuidance(context.Context, *Task, TaskStep) {
-	h.calls = append(h.calls, "record_cto_guidance")
+	h.action("record_cto_guidance")
 }
 
 // fsmClock is a clock that stands still.
@@ -119,6 +130,8 @@ type fsmRow struct {
 	calls      []string
 	counts     []int
 	errors     []FieldError
+	remembers  bool // want remembers a state: back, or fsmNothing
+	back       State
 }
 
 // fsmRows has, for each state, a row for every event, then rows for every outcome of the
@@ -271,7 +284,7 @@ var fsmRows2 = []fsmRow{
 	{name: "planning/approach_rejected/counters", line: 137, from: StatePlanning, event: EventApproachRejected, role: RoleSolutionValidator, setup: func(m *Task) { m.nFailures[StatePlanning] = 1 },
 		want: StatePlanning, calls: []string{"record_failure"}, counts: []int{0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}},
 	{name: "planning/approach_rejected/failures at 2 of 3", line: 137, from: StatePlanning, event: EventApproachRejected, role: RoleSolutionValidator, setup: func(m *Task) { m.nFailures[StatePlanning] = 2 },
-		want: StateCtoIntervention, calls: []string{"record_failure"}, counts: []int{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}},
+		want: StateCtoIntervention, calls: []string{"record_failure"}, counts: []int{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, remembers: true, back: StatePlanning},
 	{name: "planning/implementation_started", line: 0, from: StatePlanning, event: EventImplementationStarted,
 		want: StatePlanning, reason: "invalid_transition"},
 	{name: "planning/implementation_failed", line: 0, from: StatePlanning, event: EventImplementationFailed,
@@ -369,7 +382,7 @@ var fsmRows4 = []fsmRow{
 	{name: "in_progress/implementation_failed/counters", line: 143, from: StateInProgress, event: EventImplementationFailed, role: RoleFullstackDeveloper, setup: func(m *Task) { m.nFailures[StateInProgress] = 1 },
 		want: StateInProgress, calls: []string{"record_failure"}, counts: []int{0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0}},
 	{name: "in_progress/implementation_failed/failures at 2 of 3", line: 143, from: StateInProgress, event: EventImplementationFailed, role: RoleFullstackDeveloper, setup: func(m *Task) { m.nFailures[StateInProgress] = 2 },
-		want: StateCtoIntervention, calls: []string{"record_failure"}, counts: []int{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}},
+		want: StateCtoIntervention, calls: []string{"record_failure"}, counts: []int{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, remembers: true, back: StateInProgress},
 	{name: "in_progress/code_complete", line: 128, from: StateInProgress, event: EventCodeComplete, role: RoleFullstackDeveloper,
 		want: StateTesting},
 	{name: "in_progress/code_complete/as nobody", line: 128, from: StateInProgress, event: EventCodeComplete,
@@ -499,7 +512,7 @@ var fsmRows6 = []fsmRow{
 	{name: "quality_review/quality_failed/counters", line: 138, from: StateQualityReview, event: EventQualityFailed, role: RoleQualityMonitor, setup: func(m *Task) { m.nFailures[StateQualityReview] = 1 },
 		want: StateInProgress, calls: []string{"record_failure"}, counts: []int{0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0}},
 	{name: "quality_review/quality_failed/failures at 2 of 3", line: 138, from: StateQualityReview, event: EventQualityFailed, role: RoleQualityMonitor, setup: func(m *Task) { m.nFailures[StateQualityReview] = 2 },
-		want: StateCtoIntervention, calls: []string{"record_failure"}, counts: []int{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}},
+		want: StateCtoIntervention, calls: []string{"record_failure"}, counts: []int{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, remembers: true, back: StateQualityReview},
 	{name: "quality_review/ready_to_commit", line: 0, from: StateQualityReview, event: EventReadyToCommit,
 		want: StateQualityReview, reason: "invalid_transition"},
 	{name: "quality_review/commit_succeeded", line: 0, from: StateQualityReview, event: EventCommitSucceeded,
@@ -613,7 +626,7 @@ var fsmRows8 = []fsmRow{
 	{name: "committing/precommit_failed/counters", line: 139, from: StateCommitting, event: EventPrecommitFailed, role: RoleGitManager, setup: func(m *Task) { m.nFailures[StateCommitting] = 1 },
 		want: StateInProgress, calls: []string{"record_failure"}, counts: []int{0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0}},
 	{name: "committing/precommit_failed/failures at 2 of 3", line: 139, from: StateCommitting, event: EventPrecommitFailed, role: RoleGitManager, setup: func(m *Task) { m.nFailures[StateCommitting] = 2 },
-		want: StateCtoIntervention, calls: []string{"record_failure"}, counts: []int{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}},
+		want: StateCtoIntervention, calls: []string{"record_failure"}, counts: []int{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, remembers: true, back: StateCommitting},
 	{name: "committing/retry", line: 0, from: StateCommitting, event: EventRetry,
 		want: StateCommitting, reason: "invalid_transition"},
 }
@@ -771,10 +784,27 @@ func fsmRun(t *testing.T, r fsmRow) {
 				t.Errorf("%s: hooks ran %v, want %v", where, h.calls, r.calls)
 			}
 		}
+		if r.remembers {
+			if err := fsmRemembers(m, r.want, r.back); err != nil {
+				t.Errorf("%s: %v", where, err)
+			}
+		}
 		if r.counts != nil && !reflect.DeepEqual(fsmCounts(m), r.counts) {
 			t.Errorf("%s: counters %v, want %v", where, fsmCounts(m), r.counts)
 		}
 	})
+}
+
+// fsmNothing stands for "remembers nothing".
+const fsmNothing = State(NumStates)
+
+// fsmRemembers checks what s remembers: back, or nothing.
+func fsmRemembers(m *Task, s, back State) error {
+	got, ok := m.Remembered(s)
+	if ok != (back != fsmNothing) || ok && got != back {
+		return fmt.Errorf("%s remembers %s (%v), want %s", s, got, ok, back)
+	}
+	return nil
 }
 
 // fsmPermitted is what PermittedWith returns in each state, for each role.
@@ -943,6 +973,7 @@ type fsmStep struct {
 	event Event
 	role  Role
 	on    bool
+	back  State // what the state the step leads to remembers, or fsmNothing
 }
 
 // fsmPathTree is the tree of the shortest paths the generator found: each node is one step
@@ -951,23 +982,23 @@ var fsmPathTree = []struct {
 	parent int
 	step   fsmStep
 }{
-	{-1, fsmStep{EventPickedUp, RoleBuildOrchestrator, true}},
-	{0, fsmStep{EventValidationStarted, RoleSolutionValidator, true}},
-	{1, fsmStep{EventApproachApproved, RoleSolutionValidator, true}},
-	{1, fsmStep{EventApproachRejected, RoleSolutionValidator, true}},
-	{2, fsmStep{EventImplementationStarted, RoleFullstackDeveloper, true}},
-	{3, fsmStep{EventApproachRejected, RoleSolutionValidator, true}},
-	{4, fsmStep{EventCodeComplete, RoleFullstackDeveloper, true}},
-	{5, fsmStep{EventApproachRejected, RoleSolutionValidator, true}},
-	{6, fsmStep{EventSelfChecksDone, RoleFullstackDeveloper, true}},
-	{7, fsmStep{EventRetry, RoleCto, true}},
-	{8, fsmStep{EventGatesPassed, RoleQualityMonitor, true}},
-	{9, fsmStep{EventApproachRejected, RoleSolutionValidator, true}},
-	{10, fsmStep{EventReadyToCommit, RoleGitManager, true}},
-	{11, fsmStep{EventApproachRejected, RoleSolutionValidator, true}},
-	{12, fsmStep{EventCommitSucceeded, RoleGitManager, true}},
-	{13, fsmStep{EventApproachRejected, RoleSolutionValidator, true}},
-	{15, fsmStep{EventRetry, RoleCto, true}},
+	{-1, fsmStep{EventPickedUp, RoleBuildOrchestrator, true, fsmNothing}},
+	{0, fsmStep{EventValidationStarted, RoleSolutionValidator, true, fsmNothing}},
+	{1, fsmStep{EventApproachApproved, RoleSolutionValidator, true, fsmNothing}},
+	{1, fsmStep{EventApproachRejected, RoleSolutionValidator, true, fsmNothing}},
+	{2, fsmStep{EventImplementationStarted, RoleFullstackDeveloper, true, fsmNothing}},
+	{3, fsmStep{EventApproachRejected, RoleSolutionValidator, true, fsmNothing}},
+	{4, fsmStep{EventCodeComplete, RoleFullstackDeveloper, true, fsmNothing}},
+	{5, fsmStep{EventApproachRejected, RoleSolutionValidator, true, StatePlanning}},
+	{6, fsmStep{EventSelfChecksDone, RoleFullstackDeveloper, true, fsmNothing}},
+	{7, fsmStep{EventRetry, RoleCto, true, fsmNothing}},
+	{8, fsmStep{EventGatesPassed, RoleQualityMonitor, true, fsmNothing}},
+	{9, fsmStep{EventApproachRejected, RoleSolutionValidator, true, fsmNothing}},
+	{10, fsmStep{EventReadyToCommit, RoleGitManager, true, fsmNothing}},
+	{11, fsmStep{EventApproachRejected, RoleSolutionValidator, true, fsmNothing}},
+	{12, fsmStep{EventCommitSucceeded, RoleGitManager, true, fsmNothing}},
+	{13, fsmStep{EventApproachRejected, RoleSolutionValidator, true, StatePlanning}},
+	{15, fsmStep{EventRetry, RoleCto, true, fsmNothing}},
 }
 
 // fsmPathEnds is, for every state the fixture's inputs reach, the node of fsmPathTree its
@@ -1029,6 +1060,11 @@ func TestFsmReachability(t *testing.T) {
 			for i, s := range p.steps {
 				if _, err := fsmFire(m, s.event, TaskInput{Role: s.role}); err != nil {
 					t.Fatalf("step %d (%s in %s): %v", i, s.event, m.State(), err)
+				}
+				// What a remembering state remembers comes from real firings here, not from
+				// the fixture.
+				if err := fsmRemembers(m, m.State(), s.back); err != nil {
+					t.Fatalf("step %d (%s): %v", i, s.event, err)
 				}
 			}
 			if m.State() != p.to {

@@ -21,15 +21,24 @@ import (
 // fsmHooks is the tests' double of TaskHooks. Hook guards hold unless they are listed in
 // off or, when script is set, as script says for the firing with that sequence number, so
 // that a replay from the event log sees the outcomes the original run saw. Actions and
-// checkpoints are recorded in calls.
+// checkpoints are recorded in calls; trace records every hook call, guards included, in
+// order.
 type fsmHooks struct {
 	off            map[string]bool
 	script         []bool
 	calls          []string
+	trace          []fsmCall
 	failCheckpoint bool
 }
 
+// fsmCall is one call of a hook: a guard, an action or a checkpoint.
+type fsmCall struct {
+	kind string // "guard", "action" or "checkpoint"
+	name string
+}
+
 func (h *fsmHooks) guard(m *Task, name string) bool {
+	h.trace = append(h.trace, fsmCall{"guard", name})
 	if h.script != nil {
 		seq := m.Seq()
 		return seq < int64(len(h.script)) && h.script[seq]
@@ -49,6 +58,7 @@ var errFsmCheckpoint = errors.New("checkpoint store unavailable")
 
 func (h *fsmHooks) Checkpoint(_ context.Context, _ *Task, cp Checkpoint, _ TaskStep) error {
 	h.calls = append(h.calls, "checkpoint:"+cp.String())
+	h.trace = append(h.trace, fsmCall{"checkpoint", cp.String()})
 	if h.failCheckpoint {
 		return errFsmCheckpoint
 	}
@@ -160,6 +170,8 @@ type fsmRow struct {
 	calls      []string
 	counts     []int
 	errors     []FieldError
+	remembers  bool // want remembers a state: back, or fsmNothing
+	back       State
 }
 
 // fsmRows has, for each state, a row for every event, then rows for every outcome of the
@@ -203,7 +215,7 @@ var fsmRows1 = []fsmRow{
 	{name: "reasoning/reason_done", line: 110, from: StateReasoning, event: EventReasonDone,
 		want: StateActing, calls: []string{"checkpoint:reason_done"}},
 	{name: "reasoning/need_more_info", line: 111, from: StateReasoning, event: EventNeedMoreInfo,
-		want: StateSuspended, calls: []string{"checkpoint:need_more_info"}},
+		want: StateSuspended, calls: []string{"checkpoint:need_more_info"}, remembers: true, back: StateReasoning},
 	{name: "reasoning/message_received", line: 0, from: StateReasoning, event: EventMessageReceived,
 		want: StateReasoning, reason: "invalid_transition"},
 	{name: "reasoning/tool_call_completed", line: 0, from: StateReasoning, event: EventToolCallCompleted,
@@ -213,7 +225,7 @@ var fsmRows1 = []fsmRow{
 	{name: "reasoning/step_completed", line: 0, from: StateReasoning, event: EventStepCompleted,
 		want: StateReasoning, reason: "invalid_transition"},
 	{name: "reasoning/task_suspended", line: 153, from: StateReasoning, event: EventTaskSuspended,
-		want: StateSuspended, calls: []string{"checkpoint:task_suspended"}},
+		want: StateSuspended, calls: []string{"checkpoint:task_suspended"}, remembers: true, back: StateReasoning},
 	{name: "reasoning/task_resumed", line: 0, from: StateReasoning, event: EventTaskResumed,
 		want: StateReasoning, reason: "invalid_transition"},
 	{name: "reasoning/task_failed", line: 154, from: StateReasoning, event: EventTaskFailed,
@@ -254,7 +266,7 @@ var fsmRows2 = []fsmRow{
 	{name: "acting/step_completed/plan_has_more_steps=false,plan_has_tool_calls=true", line: 141, from: StateActing, event: EventStepCompleted, off: []string{"plan_has_more_steps"},
 		want: StateReasoning, calls: []string{"checkpoint:task_completed"}},
 	{name: "acting/task_suspended", line: 153, from: StateActing, event: EventTaskSuspended,
-		want: StateSuspended, calls: []string{"checkpoint:task_suspended"}},
+		want: StateSuspended, calls: []string{"checkpoint:task_suspended"}, remembers: true, back: StateActing},
 	{name: "acting/task_resumed", line: 0, from: StateActing, event: EventTaskResumed,
 		want: StateActing, reason: "invalid_transition"},
 	{name: "acting/task_failed", line: 154, from: StateActing, event: EventTaskFailed,
@@ -372,7 +384,40 @@ func fsmRun(t *testing.T, r fsmRow) {
 				t.Errorf("%s: hooks ran %v, want %v", where, h.calls, r.calls)
 			}
 		}
+		if !fsmGuardsFirst(h.trace) {
+			t.Errorf("%s: a guard was asked after an action or checkpoint ran: %v", where, h.trace)
+		}
+		if r.remembers {
+			if err := fsmRemembers(m, r.want, r.back); err != nil {
+				t.Errorf("%s: %v", where, err)
+			}
+		}
 	})
+}
+
+// fsmGuardsFirst reports whether every guard was asked before the first action or
+// checkpoint ran: nothing changes before the transition is decided.
+func fsmGuardsFirst(trace []fsmCall) bool {
+	acted := false
+	for _, c := range trace {
+		if c.kind == "guard" && acted {
+			return false
+		}
+		acted = acted || c.kind != "guard"
+	}
+	return true
+}
+
+// fsmNothing stands for "remembers nothing".
+const fsmNothing = State(NumStates)
+
+// fsmRemembers checks what s remembers: back, or nothing.
+func fsmRemembers(m *Task, s, back State) error {
+	got, ok := m.Remembered(s)
+	if ok != (back != fsmNothing) || ok && got != back {
+		return fmt.Errorf("%s remembers %s (%v), want %s", s, got, ok, back)
+	}
+	return nil
 }
 
 // fsmPermitted is what PermittedWith returns in each state, for each role.
@@ -443,6 +488,7 @@ var fsmAccepted = [NumStates][]Event{
 type fsmStep struct {
 	event Event
 	on    bool
+	back  State // what the state the step leads to remembers, or fsmNothing
 }
 
 // fsmPathTree is the tree of the shortest paths the generator found: each node is one step
@@ -451,11 +497,11 @@ var fsmPathTree = []struct {
 	parent int
 	step   fsmStep
 }{
-	{-1, fsmStep{EventTaskCreated, true}},
-	{-1, fsmStep{EventTaskFailed, true}},
-	{0, fsmStep{EventReasonDone, true}},
-	{0, fsmStep{EventNeedMoreInfo, true}},
-	{2, fsmStep{EventToolCallCompleted, false}},
+	{-1, fsmStep{EventTaskCreated, true, fsmNothing}},
+	{-1, fsmStep{EventTaskFailed, true, fsmNothing}},
+	{0, fsmStep{EventReasonDone, true, fsmNothing}},
+	{0, fsmStep{EventNeedMoreInfo, true, StateReasoning}},
+	{2, fsmStep{EventToolCallCompleted, false, fsmNothing}},
 }
 
 // fsmPathEnds is, for every state the fixture's inputs reach, the node of fsmPathTree its
@@ -511,6 +557,11 @@ func TestFsmReachability(t *testing.T) {
 			for i, s := range p.steps {
 				if _, err := fsmFire(m, s.event, TaskInput{}); err != nil {
 					t.Fatalf("step %d (%s in %s): %v", i, s.event, m.State(), err)
+				}
+				// What a remembering state remembers comes from real firings here, not from
+				// the fixture.
+				if err := fsmRemembers(m, m.State(), s.back); err != nil {
+					t.Fatalf("step %d (%s): %v", i, s.event, err)
 				}
 			}
 			if m.State() != p.to {

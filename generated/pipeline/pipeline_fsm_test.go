@@ -20,15 +20,24 @@ import (
 // fsmHooks is the tests' double of TaskHooks. Hook guards hold unless they are listed in
 // off or, when script is set, as script says for the firing with that sequence number, so
 // that a replay from the event log sees the outcomes the original run saw. Actions and
-// checkpoints are recorded in calls.
+// checkpoints are recorded in calls; trace records every hook call, guards included, in
+// order.
 type fsmHooks struct {
 	off            map[string]bool
 	script         []bool
 	calls          []string
+	trace          []fsmCall
 	failCheckpoint bool
 }
 
+// fsmCall is one call of a hook: a guard, an action or a checkpoint.
+type fsmCall struct {
+	kind string // "guard", "action" or "checkpoint"
+	name string
+}
+
 func (h *fsmHooks) guard(m *Task, name string) bool {
+	h.trace = append(h.trace, fsmCall{"guard", name})
 	if h.script != nil {
 		seq := m.Seq()
 		return seq < int64(len(h.script)) && h.script[seq]
@@ -52,114 +61,90 @@ func (h *fsmHooks) AtHighestTier(_ context.Context, m *Task, _ TaskStep) bool {
 	return h.guard(m, "at_highest_tier")
 }
 
-func (h *fsmHooks) GenerateTaskId(context.Context, *Task, TaskStep) {
-	h.calls = append(h.calls, "generate_task_id")
+func (h *fsmHooks) action(name string) {
+	h.calls = append(h.calls, name)
+	h.trace = append(h.trace, fsmCall{"action", name})
 }
 
-func (h *fsmHooks) ReadConfigs(context.Context, *Task, TaskStep) {
-	h.calls = append(h.calls, "read_configs")
-}
+func (h *fsmHooks) GenerateTaskId(context.Context, *Task, TaskStep) { h.action("generate_task_id") }
 
-func (h *fsmHooks) CreateCheckpoint(context.Context, *Task, TaskStep) {
-	h.calls = append(h.calls, "create_checkpoint")
-}
+func (h *fsmHooks) ReadConfigs(context.Context, *Task, TaskStep) { h.action("read_configs") }
 
-func (h *fsmHooks) RecordIntent(context.Context, *Task, TaskStep) {
-	h.calls = append(h.calls, "record_intent")
-}
+func (h *fsmHooks) CreateCheckpoint(context.Context, *Task, TaskStep) { h.action("create_checkpoint") }
+
+func (h *fsmHooks) RecordIntent(context.Context, *Task, TaskStep) { h.action("record_intent") }
 
 func (h *fsmHooks) PresentClarificationQuestions(context.Context, *Task, TaskStep) {
-	h.calls = append(h.calls, "present_clarification_questions")
+	h.action("present_clarification_questions")
 }
 
 func (h *fsmHooks) ReclassifyWithContext(context.Context, *Task, TaskStep) {
-	h.calls = append(h.calls, "reclassify_with_context")
+	h.action("reclassify_with_context")
 }
 
-func (h *fsmHooks) SelectPipeline(context.Context, *Task, TaskStep) {
-	h.calls = append(h.calls, "select_pipeline")
-}
+func (h *fsmHooks) SelectPipeline(context.Context, *Task, TaskStep) { h.action("select_pipeline") }
 
-func (h *fsmHooks) AssignAgents(context.Context, *Task, TaskStep) {
-	h.calls = append(h.calls, "assign_agents")
-}
+func (h *fsmHooks) AssignAgents(context.Context, *Task, TaskStep) { h.action("assign_agents") }
 
-func (h *fsmHooks) RecordRouting(context.Context, *Task, TaskStep) {
-	h.calls = append(h.calls, "record_routing")
-}
+func (h *fsmHooks) RecordRouting(context.Context, *Task, TaskStep) { h.action("record_routing") }
 
 func (h *fsmHooks) RecordPhaseOutput(context.Context, *Task, TaskStep) {
-	h.calls = append(h.calls, "record_phase_output")
+	h.action("record_phase_output")
 }
 
-func (h *fsmHooks) AdvancePhase(context.Context, *Task, TaskStep) {
-	h.calls = append(h.calls, "advance_phase")
-}
+func (h *fsmHooks) AdvancePhase(context.Context, *Task, TaskStep) { h.action("advance_phase") }
 
-func (h *fsmHooks) LogFailure(context.Context, *Task, TaskStep) {
-	h.calls = append(h.calls, "log_failure")
-}
+func (h *fsmHooks) LogFailure(context.Context, *Task, TaskStep) { h.action("log_failure") }
 
 func (h *fsmHooks) DetermineRetryStrategy(context.Context, *Task, TaskStep) {
-	h.calls = append(h.calls, "determine_retry_strategy")
+	h.action("determine_retry_strategy")
 }
 
-func (h *fsmHooks) SaveForResume(context.Context, *Task, TaskStep) {
-	h.calls = append(h.calls, "save_for_resume")
-}
+func (h *fsmHooks) SaveForResume(context.Context, *Task, TaskStep) { h.action("save_for_resume") }
 
-func (h *fsmHooks) AdjustStrategy(context.Context, *Task, TaskStep) {
-	h.calls = append(h.calls, "adjust_strategy")
-}
+func (h *fsmHooks) AdjustStrategy(context.Context, *Task, TaskStep) { h.action("adjust_strategy") }
 
-func (h *fsmHooks) RerunPhase(context.Context, *Task, TaskStep) {
-	h.calls = append(h.calls, "rerun_phase")
-}
+func (h *fsmHooks) RerunPhase(context.Context, *Task, TaskStep) { h.action("rerun_phase") }
 
-func (h *fsmHooks) SelectHigherTier(context.Context, *Task, TaskStep) {
-	h.calls = append(h.calls, "select_higher_tier")
-}
+func (h *fsmHooks) SelectHigherTier(context.Context, *Task, TaskStep) { h.action("select_higher_tier") }
 
 func (h *fsmHooks) ReportFullDiagnostics(context.Context, *Task, TaskStep) {
-	h.calls = append(h.calls, "report_full_diagnostics")
+	h.action("report_full_diagnostics")
 }
 
 func (h *fsmHooks) RerunWithUpgradedModel(context.Context, *Task, TaskStep) {
-	h.calls = append(h.calls, "rerun_with_upgraded_model")
+	h.action("rerun_with_upgraded_model")
 }
 
-func (h *fsmHooks) ReportFailure(context.Context, *Task, TaskStep) {
-	h.calls = append(h.calls, "report_failure")
-}
+func (h *fsmHooks) ReportFailure(context.Context, *Task, TaskStep) { h.action("report_failure") }
 
 func (h *fsmHooks) MoveCheckpointToCompleted(context.Context, *Task, TaskStep) {
-	h.calls = append(h.calls, "move_checkpoint_to_completed")
+	h.action("move_checkpoint_to_completed")
 }
 
 func (h *fsmHooks) EvaluateEvolution(context.Context, *Task, TaskStep) {
-	h.calls = append(h.calls, "evaluate_evolution")
+	h.action("evaluate_evolution")
 }
 
-func (h *fsmHooks) SaveMemory(context.Context, *Task, TaskStep) {
-	h.calls = append(h.calls, "save_memory")
-}
+func (h *fsmHooks) SaveMemory(context.Context, *Task, TaskStep) { h.action("save_memory") }
 
 func (h *fsmHooks) FeedVerificationResults(context.Context, *Task, TaskStep) {
-	h.calls = append(h.calls, "feed_verification_results")
+	h.action("feed_verification_results")
 }
 
 func (h *fsmHooks) RecordPhaseInProgress(context.Context, *Task, TaskStep) {
-	h.calls = append(h.calls, "record_phase_in_progress")
+	h.action("record_phase_in_progress")
 }
 
 func (h *fsmHooks) ReportCancelSummary(context.Context, *Task, TaskStep) {
-	h.calls = append(h.calls, "report_cancel_summary")
+	h.action("report_cancel_summary")
 }
 
 var errFsmCheckpoint = errors.New("checkpoint store unavailable")
 
 func (h *fsmHooks) Checkpoint(_ context.Context, _ *Task, cp Checkpoint, _ TaskStep) error {
 	h.calls = append(h.calls, "checkpoint:"+cp.String())
+	h.trace = append(h.trace, fsmCall{"checkpoint", cp.String()})
 	if h.failCheckpoint {
 		return errFsmCheckpoint
 	}
@@ -627,10 +612,26 @@ func fsmRun(t *testing.T, r fsmRow) {
 				t.Errorf("%s: hooks ran %v, want %v", where, h.calls, r.calls)
 			}
 		}
+		if !fsmGuardsFirst(h.trace) {
+			t.Errorf("%s: a guard was asked after an action or checkpoint ran: %v", where, h.trace)
+		}
 		if r.counts != nil && !reflect.DeepEqual(fsmCounts(m), r.counts) {
 			t.Errorf("%s: counters %v, want %v", where, fsmCounts(m), r.counts)
 		}
 	})
+}
+
+// fsmGuardsFirst reports whether every guard was asked before the first action or
+// checkpoint ran: nothing changes before the transition is decided.
+func fsmGuardsFirst(trace []fsmCall) bool {
+	acted := false
+	for _, c := range trace {
+		if c.kind == "guard" && acted {
+			return false
+		}
+		acted = acted || c.kind != "guard"
+	}
+	return true
 }
 
 // fsmPermitted is what PermittedWith returns in each state, for each role.
@@ -976,6 +977,43 @@ func TestFsmNopHooks(t *testing.T) {
 		t.Error(err)
 	}
 	_ = m
+}
+
+// The hooks of one transition run in the documented order: the guards (before anything
+// changes), the exit actions of the source, the transition's actions, the entry actions of
+// the target, the checkpoints.
+func TestFsmHookOrder(t *testing.T) {
+	m, h := fsmFixture(StateExecuting, nil, false, false, false)
+	if _, err := fsmFire(m, EventPhaseSucceeded, TaskInput{}); err != nil {
+		t.Fatal(err)
+	}
+	asked := map[string]bool{}
+	var rest []fsmCall
+	for _, c := range h.trace {
+		if c.kind == "guard" && len(rest) == 0 {
+			asked[c.name] = true
+			continue
+		}
+		rest = append(rest, c)
+	}
+	guards := map[string]bool{"has_more_phases": true}
+	var want []fsmCall
+	for _, phase := range []struct {
+		kind  string
+		names []string
+	}{
+		{"action", nil}, // exit actions of the source
+		{"action", []string{"record_phase_output", "advance_phase"}}, // the transition's actions
+		{"action", nil}, // entry actions of the target
+		{"checkpoint", []string{"progress"}},
+	} {
+		for _, n := range phase.names {
+			want = append(want, fsmCall{phase.kind, n})
+		}
+	}
+	if !reflect.DeepEqual(asked, guards) || !reflect.DeepEqual(rest, want) {
+		t.Errorf("hooks ran %v; want the guards %v, then %v", h.trace, guards, want)
+	}
 }
 
 // A failing checkpoint hook does not undo the transition; Fire reports it.

@@ -20,12 +20,20 @@ import (
 // fsmHooks is the tests' double of TaskHooks. Hook guards hold unless they are listed in
 // off or, when script is set, as script says for the firing with that sequence number, so
 // that a replay from the event log sees the outcomes the original run saw. Actions and
-// checkpoints are recorded in calls.
+// checkpoints are recorded in calls; trace records every hook call, guards included, in
+// order.
 type fsmHooks struct {
 	off            map[string]bool
 	script         []bool
 	calls          []string
+	trace          []fsmCall
 	failCheckpoint bool
+}
+
+// fsmCall is one call of a hook: a guard, an action or a checkpoint.
+type fsmCall struct {
+	kind string // "guard", "action" or "checkpoint"
+	name string
 }
 
 // fsmGoodContext meets every constraint of every context field.

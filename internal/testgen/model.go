@@ -53,6 +53,11 @@ type Row struct {
 	Calls      []string
 	Counts     []int // nil: not checked
 	Errors     []interp.FieldError
+	// Remembers is set when the row is accepted into a remembering state; Back is what that
+	// state then remembers (nil: nothing).
+	Remembers bool
+	Back      *ir.State
+	step      *interp.Step // the interpreter's step, when accepted
 }
 
 // Setup is the Go code of the row's presets.
@@ -70,6 +75,7 @@ type PathStep struct {
 	Role      *ir.Role
 	GuardsOn  bool // hook guards all hold (else all fail)
 	Payloaded bool
+	Back      *ir.State // what the state the step leads to remembers, if it remembers
 }
 
 // PathNode is a node of the tree of shortest paths: one step from its parent node (-1 for
@@ -114,9 +120,33 @@ type Model struct {
 	PathEnds   []PathEnd // in state order
 	Permitted  []PermittedRow
 	Payloads   []PayloadRow
-	Checkpoint *Row // an accepted row that reaches a checkpoint
-	Idem       *Row // an accepted row from the initial state
+	Checkpoint *Row      // an accepted row that reaches a checkpoint
+	Order      *OrderRow // a row where hooks of several kinds run, for the hook order
+	Idem       *Row      // an accepted row from the initial state
 	IdemOther  *ir.Event
+}
+
+// OrderRow is an accepted row where hooks of several kinds run, split by the phase in which
+// the documented order runs them: the guards the transition asks, the exit actions of the
+// source, the transition's actions, the entry actions of the target, the checkpoints.
+type OrderRow struct {
+	*Row
+	Guards      []string
+	Exit        []string
+	Do          []string
+	Entry       []string
+	Checkpoints []string
+}
+
+// phases is how many of the phases have a hook.
+func (r *OrderRow) phases() int {
+	n := 0
+	for _, p := range [][]string{r.Guards, r.Exit, r.Do, r.Entry, r.Checkpoints} {
+		if len(p) > 0 {
+			n++
+		}
+	}
+	return n
 }
 
 type oracle struct {
@@ -195,7 +225,8 @@ func (o *oracle) run(r *Row) {
 	in.Payload = goodPayload(r.Event)
 	st, rej := x.Fire(r.Event, in)
 	r.Want = x.State
-	r.Reason, r.Line, r.Calls, r.Errors = "", 0, nil, nil
+	r.Reason, r.Line, r.Calls, r.Errors, r.step = "", 0, nil, nil, nil
+	r.Remembers, r.Back = false, nil
 	if rej != nil {
 		r.Reason = string(rej.Reason)
 		r.Errors = rej.Errors
@@ -204,6 +235,10 @@ func (o *oracle) run(r *Row) {
 		}
 	} else {
 		r.Line = st.Transition.Pos.Line
+		r.step = st
+		if x.State.Remembers {
+			r.Remembers, r.Back = true, x.Remembered(x.State)
+		}
 		for _, a := range st.Actions {
 			r.Calls = append(r.Calls, a.Name)
 		}
@@ -534,6 +569,9 @@ func (o *oracle) exhaustive() {
 			if o.model.Checkpoint == nil && hasCheckpoint(b.Calls) {
 				o.model.Checkpoint = b
 			}
+			if r := o.order(b, ts); r != nil && (o.model.Order == nil || r.phases() > o.model.Order.phases()) {
+				o.model.Order = r
+			}
 			if o.model.Idem == nil && s == m.Initial {
 				o.model.Idem = b
 			}
@@ -547,6 +585,44 @@ func (o *oracle) exhaustive() {
 			}
 		}
 	}
+}
+
+// order splits the hooks of an accepted base row by phase, when the phases are known from
+// the spec alone: the transition taken is the first of the pair, asks only hook guards that
+// must hold, and has no choice (else the generated code may ask other guards on the way).
+// It returns nil for other rows and for rows where fewer than two phases have a hook.
+func (o *oracle) order(b *Row, ts []*ir.Transition) *OrderRow {
+	st := b.step
+	if st == nil || st.Transition != ts[0] || st.Transition.Target.Kind == ir.Choice {
+		return nil
+	}
+	t := st.Transition
+	r := &OrderRow{Row: b}
+	for _, c := range t.Conds {
+		if c.Guard.Kind != ir.Hook || c.Negate {
+			return nil
+		}
+		r.Guards = append(r.Guards, c.Guard.Name)
+	}
+	internal := t.Target.Kind == ir.Internal && st.Tripped == nil
+	names := func(as []*ir.Action) []string {
+		var out []string
+		for _, a := range as {
+			out = append(out, a.Name)
+		}
+		return out
+	}
+	if !internal {
+		r.Exit, r.Entry = names(st.From.Exit), names(st.To.Entry)
+	}
+	r.Do = names(t.Actions)
+	for _, c := range st.Checkpoint {
+		r.Checkpoints = append(r.Checkpoints, c.Name)
+	}
+	if len(r.Exit)+len(r.Do)+len(r.Entry) != len(st.Actions) || r.phases() < 2 {
+		return nil
+	}
+	return r
 }
 
 func anyHistoryChoice(t *ir.Transition) bool {
@@ -633,7 +709,11 @@ func (o *oracle) paths() {
 				if _, ok := found[y.State]; !ok {
 					found[y.State] = len(nodes)
 				}
-				nodes = append(nodes, node{x: y, parent: head, step: PathStep{Event: e, Role: r, GuardsOn: on, Payloaded: len(e.Payload) > 0}})
+				step := PathStep{Event: e, Role: r, GuardsOn: on, Payloaded: len(e.Payload) > 0}
+				if y.State.Remembers {
+					step.Back = y.Remembered(y.State)
+				}
+				nodes = append(nodes, node{x: y, parent: head, step: step})
 			}
 		}
 	}

@@ -315,6 +315,12 @@ func funcs(m *ir.Machine) template.FuncMap {
 			return "Role" + r.GoName
 		},
 		"q": strconv.Quote,
+		"back": func(s *ir.State) string {
+			if s == nil {
+				return "fsmNothing"
+			}
+			return "State" + s.GoName
+		},
 		"strs": func(list []string) string {
 			if list == nil {
 				return "nil"

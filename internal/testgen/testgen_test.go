@@ -7,6 +7,7 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -221,5 +222,30 @@ transitions:
 		if imp.Path.Value == `"time"` {
 			t.Error(`"time" imported for names that only mention it`)
 		}
+	}
+}
+
+// TestOrderAndMemoryExpectations checks what the hook order and history checks are built
+// from, on the corner case that has every construct: a row where every kind of hook runs,
+// and path steps that enter remembering states.
+func TestOrderAndMemoryExpectations(t *testing.T) {
+	model := testgen.Build(load(t, "../gogen/testdata/sink.fsm.yaml"))
+	o := model.Order
+	if o == nil {
+		t.Fatal("no row for the hook order")
+	}
+	got := [][]string{o.Guards, o.Exit, o.Do, o.Entry, o.Checkpoints}
+	want := [][]string{{"approved"}, {"close_triage"}, {"assign_agent", "notify"}, {"greet"}, {"opened", "every"}}
+	if o.From.Name != "triage" || o.Event.Name != "take" || !reflect.DeepEqual(got, want) {
+		t.Errorf("order row %s: %q, want triage/take %q", o.Name, got, want)
+	}
+	remembered := 0
+	for _, n := range model.PathTree {
+		if n.Step.Back != nil {
+			remembered++
+		}
+	}
+	if remembered == 0 {
+		t.Error("no path step checks what a remembering state remembers")
 	}
 }
