@@ -9,25 +9,29 @@ import "github.com/fsmgen/fsmgen/internal/diag"
 type Pos = diag.Pos
 
 // Str is a string value with the position it was written at. Set is false when the key was
-// absent.
+// absent. Bad is true when the value is malformed (an error about it has been reported):
+// its Value means nothing, and lowering must not report anything about it again.
 type Str struct {
 	Value string
 	Pos   Pos
 	Set   bool
+	Bad   bool
 }
 
-// Bool is a positioned boolean.
+// Bool is a positioned boolean. A Bad boolean reads as false.
 type Bool struct {
 	Value bool
 	Pos   Pos
 	Set   bool
+	Bad   bool
 }
 
-// Int is a positioned integer.
+// Int is a positioned integer. A Bad integer reads as 0.
 type Int struct {
 	Value int64
 	Pos   Pos
 	Set   bool
+	Bad   bool
 }
 
 // Scalar is a positioned scalar of any YAML type (string, number or boolean), kept with
@@ -39,6 +43,7 @@ type Scalar struct {
 	Bool bool
 	Pos  Pos
 	Set  bool
+	Bad  bool
 }
 
 // ScalarKind is the YAML type of a Scalar.
@@ -51,8 +56,17 @@ const (
 )
 
 // File is one spec.
+//
+// A File read from a spec with errors (LoadPartial) is partial: the parts with errors are
+// marked, so that lowering can check the rest without reporting consequences of the errors
+// already reported. Broken names the top-level keys whose value is unusable as a whole: it
+// has the wrong shape, is missing although required, or an unknown top-level key looks
+// like a misspelling of it. A declaration with Broken set had an error inside it (or was
+// declared twice): what it states is as written, but what it does not state is unknown
+// (a misspelt "terminal" is absent, not false).
 type File struct {
 	Path          string
+	Broken        map[string]bool
 	Version       Int
 	Machine       Str
 	Package       Str
@@ -76,19 +90,22 @@ type File struct {
 // Level is a timeout report level: a name and a percentage.
 type Level struct {
 	Name    Str
+	Broken  bool
 	Percent Int
 }
 
 // Role is a declared role.
 type Role struct {
-	Name Str
-	Doc  Str
-	All  Bool
+	Name   Str
+	Broken bool
+	Doc    Str
+	All    Bool
 }
 
 // Policy is a declared run-time switch.
 type Policy struct {
 	Name    Str
+	Broken  bool
 	Doc     Str
 	Default Bool
 }
@@ -96,6 +113,7 @@ type Policy struct {
 // Field is a typed context or payload field.
 type Field struct {
 	Name     Str
+	Broken   bool
 	Type     Str
 	Doc      Str
 	Required Bool
@@ -112,6 +130,7 @@ type Field struct {
 // Counter is a declared counter.
 type Counter struct {
 	Name           Str
+	Broken         bool
 	Doc            Str
 	PerState       Bool
 	ResetOnSuccess Bool
@@ -137,6 +156,7 @@ type ThresholdValue struct {
 // Guard is a declared guard.
 type Guard struct {
 	Name    Str
+	Broken  bool
 	Doc     Str
 	Counter Str
 	Field   Str
@@ -147,13 +167,15 @@ type Guard struct {
 
 // Action is a declared action.
 type Action struct {
-	Name Str
-	Doc  Str
+	Name   Str
+	Broken bool
+	Doc    Str
 }
 
 // Checkpoint is a declared persistence point.
 type Checkpoint struct {
 	Name            Str
+	Broken          bool
 	Doc             Str
 	EveryTransition Bool
 	Save            []Str
@@ -173,6 +195,7 @@ type Timeout struct {
 // State is a declared state.
 type State struct {
 	Name      Str
+	Broken    bool
 	Doc       Str
 	Initial   Bool
 	Terminal  Bool
@@ -187,6 +210,7 @@ type State struct {
 // Event is a declared event.
 type Event struct {
 	Name    Str
+	Broken  bool
 	Doc     Str
 	Payload []*Field
 }
@@ -194,6 +218,7 @@ type Event struct {
 // From is a transition's source.
 type From struct {
 	Pos    Pos
+	Bad    bool  // from has errors: its states are not known
 	States []Str // one or several states
 	Group  Str   // {group: G}
 	Any    bool  // {any: true}
@@ -204,6 +229,7 @@ type From struct {
 type Target struct {
 	Pos     Pos
 	Set     bool
+	Bad     bool // the target has errors: where it leads is not known
 	State   Str
 	History Str
 }
@@ -227,14 +253,17 @@ type Choice struct {
 // Transition is one entry of the transitions list.
 type Transition struct {
 	Pos        Pos
+	Broken     bool
 	From       From
 	On         []Str
 	OnSet      bool
-	OnPos      Pos // the value of on
+	OnPos      Pos  // the value of on
+	OnBad      bool // on has errors: its events are not known
 	To         Target
 	Internal   Bool
 	Choose     []*Choice
 	ChoosePos  Pos
+	ChooseBad  bool // choose was written, but not as a list
 	If         []Str
 	Unless     []Str
 	By         []RoleRule

@@ -7,10 +7,12 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// decode builds the syntax tree from a document that matched the schema. It still checks
-// every shape it relies on, so a schema bug can produce a finding but never a panic.
+// decode builds the syntax tree. The document may have failed the schema: decode still
+// checks every shape it relies on, so that nothing can panic, but reports a wrong shape
+// only when no error was reported before (then it is a schema bug). Values with errors come
+// out Bad, and declarations with errors Broken.
 func (l *loader) decode(root *yaml.Node) *File {
-	f := &File{Path: l.path}
+	f := &File{Path: l.path, Broken: l.sections}
 	l.fields(root, func(key string, k, v *yaml.Node) {
 		switch key {
 		case "version":
@@ -26,10 +28,10 @@ func (l *loader) decode(root *yaml.Node) *File {
 		case "idempotent":
 			f.Idempotent = l.bool(v)
 		case "timeout_levels":
-			f.TimeoutLevels, f.LevelsPos = l.levels(v), l.pos(v)
+			f.TimeoutLevels, f.LevelsPos = l.levels(v, func(name string) bool { return l.declBroken("timeout_levels", name) }), l.pos(v)
 		case "roles":
 			l.entries(v, func(name Str, b *yaml.Node) {
-				r := &Role{Name: name}
+				r := &Role{Name: name, Broken: l.declBroken("roles", name.Value)}
 				l.fields(b, func(key string, _, v *yaml.Node) {
 					switch key {
 					case "doc":
@@ -42,7 +44,7 @@ func (l *loader) decode(root *yaml.Node) *File {
 			})
 		case "policies":
 			l.entries(v, func(name Str, b *yaml.Node) {
-				p := &Policy{Name: name}
+				p := &Policy{Name: name, Broken: l.declBroken("policies", name.Value)}
 				l.fields(b, func(key string, _, v *yaml.Node) {
 					switch key {
 					case "doc":
@@ -54,10 +56,10 @@ func (l *loader) decode(root *yaml.Node) *File {
 				f.Policies = append(f.Policies, p)
 			})
 		case "context":
-			f.Context = l.fieldMap(v)
+			f.Context = l.fieldMap(v, func(name string) bool { return l.declBroken("context", name) })
 		case "counters":
 			l.entries(v, func(name Str, b *yaml.Node) {
-				c := &Counter{Name: name}
+				c := &Counter{Name: name, Broken: l.declBroken("counters", name.Value)}
 				l.fields(b, func(key string, _, v *yaml.Node) {
 					switch key {
 					case "doc":
@@ -76,7 +78,7 @@ func (l *loader) decode(root *yaml.Node) *File {
 			})
 		case "guards":
 			l.entries(v, func(name Str, b *yaml.Node) {
-				g := &Guard{Name: name}
+				g := &Guard{Name: name, Broken: l.declBroken("guards", name.Value)}
 				l.fields(b, func(key string, _, v *yaml.Node) {
 					switch key {
 					case "doc":
@@ -97,7 +99,7 @@ func (l *loader) decode(root *yaml.Node) *File {
 			})
 		case "actions":
 			l.entries(v, func(name Str, b *yaml.Node) {
-				a := &Action{Name: name}
+				a := &Action{Name: name, Broken: l.declBroken("actions", name.Value)}
 				l.fields(b, func(key string, _, v *yaml.Node) {
 					if key == "doc" {
 						a.Doc = l.str(v)
@@ -107,7 +109,7 @@ func (l *loader) decode(root *yaml.Node) *File {
 			})
 		case "checkpoints":
 			l.entries(v, func(name Str, b *yaml.Node) {
-				c := &Checkpoint{Name: name}
+				c := &Checkpoint{Name: name, Broken: l.declBroken("checkpoints", name.Value)}
 				l.fields(b, func(key string, _, v *yaml.Node) {
 					switch key {
 					case "doc":
@@ -121,32 +123,54 @@ func (l *loader) decode(root *yaml.Node) *File {
 				f.Checkpoints = append(f.Checkpoints, c)
 			})
 		case "states":
-			l.entries(v, func(name Str, b *yaml.Node) { f.States = append(f.States, l.state(name, b)) })
+			l.entries(v, func(name Str, b *yaml.Node) {
+				f.States = append(f.States, l.state(name, b, l.declBroken("states", name.Value)))
+			})
 		case "events":
 			l.entries(v, func(name Str, b *yaml.Node) {
-				e := &Event{Name: name}
+				e := &Event{Name: name, Broken: l.declBroken("events", name.Value)}
 				l.fields(b, func(key string, _, v *yaml.Node) {
 					switch key {
 					case "doc":
 						e.Doc = l.str(v)
 					case "payload":
-						e.Payload = l.fieldMap(v)
+						e.Payload = l.fieldMap(v, func(string) bool { return e.Broken })
 					}
 				})
 				f.Events = append(f.Events, e)
 			})
 		case "transitions":
 			v = resolve(v)
-			for _, t := range v.Content {
-				f.Transitions = append(f.Transitions, l.transition(resolve(t)))
+			if v.Kind != yaml.SequenceNode {
+				l.shape(v, "expected a list")
+				return
+			}
+			for i, t := range v.Content {
+				tr := l.transition(resolve(t))
+				if ptr := "/transitions/" + strconv.Itoa(i); l.under[ptr] {
+					tr.Broken = true
+					tr.From.Bad = l.under[ptr+"/from"]
+					tr.To.Bad = l.under[ptr+"/to"]
+					tr.OnBad = l.under[ptr+"/on"]
+					tr.ChooseBad = tr.ChooseBad || l.under[ptr+"/choose"]
+				}
+				f.Transitions = append(f.Transitions, tr)
 			}
 		}
 	})
 	return f
 }
 
-func (l *loader) state(name Str, b *yaml.Node) *State {
-	s := &State{Name: name}
+// shape reports that n does not have the shape decoding relies on, unless an error has
+// been reported already (the schema's, about the same thing, said it better).
+func (l *loader) shape(n *yaml.Node, msg string) {
+	if !l.hadErrors {
+		l.ds.Errorf(l.pos(n), "%s", msg)
+	}
+}
+
+func (l *loader) state(name Str, b *yaml.Node, broken bool) *State {
+	s := &State{Name: name, Broken: broken}
 	l.fields(b, func(key string, _, v *yaml.Node) {
 		switch key {
 		case "doc":
@@ -166,13 +190,13 @@ func (l *loader) state(name Str, b *yaml.Node) *State {
 		case "exit":
 			s.Exit = l.strs(v)
 		case "timeout":
-			s.Timeout = l.timeout(v)
+			s.Timeout = l.timeout(v, broken)
 		}
 	})
 	return s
 }
 
-func (l *loader) timeout(v *yaml.Node) *Timeout {
+func (l *loader) timeout(v *yaml.Node, broken bool) *Timeout {
 	v = resolve(v)
 	t := &Timeout{Pos: l.pos(v)}
 	if v.Kind == yaml.ScalarNode {
@@ -184,7 +208,7 @@ func (l *loader) timeout(v *yaml.Node) *Timeout {
 		case "after":
 			t.After = l.str(v)
 		case "levels":
-			t.Levels, t.LevelsPos = l.levels(v), l.pos(v)
+			t.Levels, t.LevelsPos = l.levels(v, func(string) bool { return broken }), l.pos(v)
 		case "configurable":
 			t.Configurable = l.bool(v)
 		case "on_expiry":
@@ -196,25 +220,27 @@ func (l *loader) timeout(v *yaml.Node) *Timeout {
 	return t
 }
 
-func (l *loader) levels(v *yaml.Node) []*Level {
+func (l *loader) levels(v *yaml.Node, broken func(name string) bool) []*Level {
 	var out []*Level
 	l.entries(v, func(name Str, b *yaml.Node) {
-		lv := &Level{Name: name}
+		lv := &Level{Name: name, Broken: broken(name.Value)}
 		s := l.str(b)
 		n, err := strconv.ParseInt(strings.TrimSuffix(s.Value, "%"), 10, 64)
-		if err != nil {
+		bad := s.Bad
+		if err != nil && !bad {
 			l.ds.Errorf(s.Pos, "invalid percentage %q", short(s.Value))
+			bad = true
 		}
-		lv.Percent = Int{Value: n, Pos: s.Pos, Set: true}
+		lv.Percent = Int{Value: n, Pos: s.Pos, Set: true, Bad: bad}
 		out = append(out, lv)
 	})
 	return out
 }
 
-func (l *loader) fieldMap(v *yaml.Node) []*Field {
+func (l *loader) fieldMap(v *yaml.Node, broken func(name string) bool) []*Field {
 	var out []*Field
 	l.entries(v, func(name Str, b *yaml.Node) {
-		fd := &Field{Name: name}
+		fd := &Field{Name: name, Broken: broken(name.Value)}
 		l.fields(b, func(key string, _, v *yaml.Node) {
 			switch key {
 			case "type":
@@ -281,6 +307,11 @@ func (l *loader) transition(n *yaml.Node) *Transition {
 		case "choose":
 			v = resolve(v)
 			t.ChoosePos = l.pos(k)
+			if v.Kind != yaml.SequenceNode {
+				l.shape(v, "expected a list")
+				t.ChooseBad = true
+				return
+			}
 			for _, c := range v.Content {
 				t.Choose = append(t.Choose, l.choice(resolve(c)))
 			}
@@ -290,6 +321,10 @@ func (l *loader) transition(n *yaml.Node) *Transition {
 			t.Unless = l.strs(v)
 		case "by":
 			v = resolve(v)
+			if v.Kind == yaml.ScalarNode {
+				t.By = append(t.By, l.roleRule(v))
+				return
+			}
 			for _, r := range v.Content {
 				t.By = append(t.By, l.roleRule(resolve(r)))
 			}
@@ -378,17 +413,30 @@ func (l *loader) roleRule(n *yaml.Node) RoleRule {
 	return r
 }
 
-// fields calls fn for each key of a mapping, in order. A null node has no fields.
+// fields calls fn for each key of a mapping, in order. A null node has no fields. Keys
+// toJSON refused (merge keys, keys that are not scalars, the second of a duplicate) are
+// left out.
 func (l *loader) fields(n *yaml.Node, fn func(key string, k, v *yaml.Node)) {
 	n = resolve(n)
 	if n.Kind != yaml.MappingNode {
 		if !(n.Kind == yaml.ScalarNode && n.Tag == "!!null") {
-			l.ds.Errorf(l.pos(n), "expected a mapping")
+			l.shape(n, "expected a mapping")
 		}
 		return
 	}
+	var seen map[string]bool
+	if len(n.Content) > 2 {
+		seen = make(map[string]bool, len(n.Content)/2)
+	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		fn(n.Content[i].Value, n.Content[i], n.Content[i+1])
+		k := resolve(n.Content[i])
+		if k.Kind != yaml.ScalarNode || k.Tag == "!!merge" || seen[k.Value] {
+			continue
+		}
+		if seen != nil {
+			seen[k.Value] = true
+		}
+		fn(k.Value, n.Content[i], n.Content[i+1])
 	}
 }
 
@@ -396,42 +444,48 @@ func (l *loader) fields(n *yaml.Node, fn func(key string, k, v *yaml.Node)) {
 // key's position.
 func (l *loader) entries(n *yaml.Node, fn func(name Str, body *yaml.Node)) {
 	l.fields(n, func(key string, k, v *yaml.Node) {
-		fn(Str{Value: key, Pos: l.pos(k), Set: true}, v)
+		fn(Str{Value: key, Pos: l.pos(k), Set: true, Bad: l.bad[k] || l.bad[resolve(k)]}, v)
 	})
 }
 
 func (l *loader) str(n *yaml.Node) Str {
 	n = resolve(n)
 	if n.Kind != yaml.ScalarNode {
-		l.ds.Errorf(l.pos(n), "expected a string")
-		return Str{Pos: l.pos(n)}
+		l.shape(n, "expected a string")
+		return Str{Pos: l.pos(n), Set: true, Bad: true}
 	}
-	return Str{Value: n.Value, Pos: l.pos(n), Set: true}
+	return Str{Value: n.Value, Pos: l.pos(n), Set: true, Bad: l.bad[n]}
 }
 
-// strs reads one string or a list of strings.
+// strs reads one string or a list of strings. A value of the wrong shape reads as one Bad
+// string.
 func (l *loader) strs(n *yaml.Node) []Str {
 	n = resolve(n)
-	if n.Kind == yaml.ScalarNode {
+	switch n.Kind {
+	case yaml.ScalarNode:
 		if n.Tag == "!!null" {
 			return nil
 		}
 		return []Str{l.str(n)}
+	case yaml.SequenceNode:
+		out := make([]Str, 0, len(n.Content))
+		for _, c := range n.Content {
+			out = append(out, l.str(c))
+		}
+		return out
 	}
-	out := make([]Str, 0, len(n.Content))
-	for _, c := range n.Content {
-		out = append(out, l.str(c))
-	}
-	return out
+	l.shape(n, "expected a string or a list of strings")
+	return []Str{{Pos: l.pos(n), Set: true, Bad: true}}
 }
 
 func (l *loader) bool(n *yaml.Node) Bool {
 	n = resolve(n)
 	var b bool
 	if n.Kind != yaml.ScalarNode || n.Decode(&b) != nil {
-		l.ds.Errorf(l.pos(n), "expected a boolean")
+		l.shape(n, "expected a boolean")
+		return Bool{Pos: l.pos(n), Set: true, Bad: true}
 	}
-	return Bool{Value: b, Pos: l.pos(n), Set: true}
+	return Bool{Value: b, Pos: l.pos(n), Set: true, Bad: l.bad[n]}
 }
 
 func (l *loader) int(n *yaml.Node) Int {
@@ -439,26 +493,33 @@ func (l *loader) int(n *yaml.Node) Int {
 	var i int64
 	if n.Kind != yaml.ScalarNode || n.Decode(&i) != nil {
 		if n.Kind == yaml.ScalarNode && (n.Tag == "!!int" || n.Tag == "!!float") {
-			l.ds.Errorf(l.pos(n), "integer %s is out of range", short(n.Value))
+			if !l.bad[n] { // a valid number the schema accepts, too large for an integer
+				l.ds.Errorf(l.pos(n), "integer %s is out of range", short(n.Value))
+			}
 		} else {
-			l.ds.Errorf(l.pos(n), "expected an integer")
+			l.shape(n, "expected an integer")
 		}
+		return Int{Pos: l.pos(n), Set: true, Bad: true}
 	}
-	return Int{Value: i, Pos: l.pos(n), Set: true}
+	return Int{Value: i, Pos: l.pos(n), Set: true, Bad: l.bad[n]}
 }
 
 func (l *loader) scalar(n *yaml.Node) Scalar {
 	n = resolve(n)
-	s := Scalar{Text: n.Value, Pos: l.pos(n), Set: true}
+	s := Scalar{Text: n.Value, Pos: l.pos(n), Set: true, Bad: l.bad[n]}
 	if n.Kind != yaml.ScalarNode {
-		l.ds.Errorf(l.pos(n), "expected a scalar")
+		l.shape(n, "expected a scalar")
+		s.Text, s.Bad = "", true
 		return s
 	}
 	switch n.Tag {
 	case "!!int", "!!float":
 		s.Kind = ScalarNumber
 		if n.Decode(&s.Num) != nil {
-			l.ds.Errorf(l.pos(n), "invalid number %q", short(n.Value))
+			if !s.Bad {
+				l.ds.Errorf(l.pos(n), "invalid number %q", short(n.Value))
+			}
+			s.Bad = true
 		}
 	case "!!bool":
 		s.Kind = ScalarBool

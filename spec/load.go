@@ -36,6 +36,19 @@ const Version = 1
 // well-formed and matches the schema, and every finding either way; the tree is nil when
 // there are errors.
 func Load(path string, data []byte) (*File, diag.List) {
+	f, ds := LoadPartial(path, data)
+	if ds.HasErrors() {
+		return nil, ds
+	}
+	return f, ds
+}
+
+// LoadPartial is Load for a checker that reports every finding: it returns a tree whenever
+// the document is a mapping that could be read, errors or not, with the parts that have
+// errors marked (see File). It returns nil only when nothing can be read soundly: YAML
+// syntax errors, an unsupported version, hostile input (size, nesting, aliases), or a
+// document that is not a mapping.
+func LoadPartial(path string, data []byte) (*File, diag.List) {
 	var ds diag.List
 	at := func(line, col int) Pos { return Pos{File: path, Line: line, Col: col} }
 	if len(data) > MaxBytes {
@@ -56,7 +69,7 @@ func Load(path string, data []byte) (*File, diag.List) {
 		}
 		root = root.Content[0]
 	}
-	l := &loader{path: path, ptrs: map[string]*yaml.Node{}, keys: map[string]*yaml.Node{}}
+	l := newLoader(path)
 	// Read the version first: a document of another version is not validated against
 	// this version's schema.
 	if root.Kind == yaml.MappingNode {
@@ -81,18 +94,19 @@ func Load(path string, data []byte) (*File, diag.List) {
 		return nil, ds
 	}
 	value := l.toJSON(root, "", 0)
-	if len(l.ds) > 0 {
+	if l.fatal {
 		return nil, l.ds.Sorted()
 	}
+	// Problems of single values (a duplicate key, an integer out of range) leave the rest of
+	// the document readable: validate it, and decode what can be decoded.
 	l.validate(value)
-	if len(l.ds) > 0 {
+	if root.Kind != yaml.MappingNode || l.holes[""] {
 		return nil, l.ds.Sorted()
 	}
+	l.markBroken()
+	l.hadErrors = l.ds.HasErrors()
 	f := l.decode(root)
-	if len(l.ds) > 0 {
-		return nil, l.ds.Sorted()
-	}
-	return f, nil
+	return f, l.ds.Sorted()
 }
 
 // versionProblem explains why a version value is not the one this package reads, or
@@ -311,6 +325,55 @@ type loader struct {
 	// outerAlias is the outermost alias being expanded, if any.
 	outerAlias *yaml.Node
 	nodes      int
+
+	// What went wrong where, so that later stages skip what depends on it.
+	fatal     bool                // the tree cannot be used at all (nesting, aliases, size)
+	nulled    []string            // pointers whose value toJSON could not convert (nil in the JSON)
+	holes     map[string]bool     // mappings that lost keys (merge keys, non-scalar keys)
+	broken    map[string]bool     // pointers with a reported error at or below them
+	bad       map[*yaml.Node]bool // nodes a reported error is about
+	sections  map[string]bool     // top-level keys that are unusable as a whole
+	decls     map[string]bool     // section + "\x00" + name (or index): declarations with errors
+	under     map[string]bool     // pointers with a broken pointer at or below them
+	hadErrors bool                // errors were reported before decoding
+}
+
+func newLoader(path string) *loader {
+	return &loader{path: path, ptrs: map[string]*yaml.Node{}, keys: map[string]*yaml.Node{},
+		holes: map[string]bool{}, broken: map[string]bool{}, bad: map[*yaml.Node]bool{},
+		sections: map[string]bool{}, decls: map[string]bool{}, under: map[string]bool{}}
+}
+
+// markBad records that a reported error is about node n (and what n aliases).
+func (l *loader) markBad(n *yaml.Node) {
+	l.bad[n] = true
+	l.bad[resolve(n)] = true
+}
+
+// markBroken turns the pointers with errors into the sections and declarations they break.
+func (l *loader) markBroken() {
+	for p := range l.broken {
+		for q := p; q != "" && !l.under[q]; q = parentPointer(q) {
+			l.under[q] = true
+		}
+		segs := strings.Split(strings.TrimPrefix(p, "/"), "/")
+		if p == "" || len(segs) == 0 {
+			continue
+		}
+		for i := range segs {
+			segs[i] = unescapePointer(segs[i])
+		}
+		if len(segs) == 1 {
+			l.sections[segs[0]] = true
+			continue
+		}
+		l.decls[segs[0]+"\x00"+segs[1]] = true
+	}
+}
+
+// declBroken reports whether the declaration name of a top-level section had errors.
+func (l *loader) declBroken(section, name string) bool {
+	return l.decls[section+"\x00"+name]
 }
 
 func (l *loader) pos(n *yaml.Node) Pos { return Pos{File: l.path, Line: n.Line, Col: n.Column} }
@@ -324,6 +387,7 @@ func (l *loader) toJSON(n *yaml.Node, ptr string, depth int) any {
 		if l.nodes == MaxNodes+1 {
 			l.ds.Errorf(l.pos(n), "spec expands to more than %d nodes through aliases (alias bomb?)", MaxNodes)
 		}
+		l.fatal = true
 		return nil
 	}
 	if depth > MaxDepth {
@@ -335,15 +399,18 @@ func (l *loader) toJSON(n *yaml.Node, ptr string, depth int) any {
 			l.ds.Errorf(l.pos(at), "spec nests deeper than %d levels%s", MaxDepth, how)
 			l.deep = true
 		}
+		l.fatal = true
 		return nil
 	}
 	if n.Kind == yaml.AliasNode {
 		if n.Alias == nil {
 			l.ds.Errorf(l.pos(n), "unknown alias %q", short(n.Value))
+			l.fatal = true
 			return nil
 		}
 		if l.open[n.Alias] {
 			l.ds.Errorf(l.pos(n), "alias *%s is inside the node its anchor names, so it would nest forever", short(n.Value))
+			l.fatal = true
 			return nil
 		}
 		if l.outerAlias == nil {
@@ -370,10 +437,12 @@ func (l *loader) toJSON(n *yaml.Node, ptr string, depth int) any {
 			k, v := resolve(n.Content[i]), n.Content[i+1]
 			if k.Kind != yaml.ScalarNode {
 				l.ds.Errorf(l.pos(n.Content[i]), "mapping keys must be plain names, not a %s", kindName(k))
+				l.hole(ptr)
 				continue
 			}
 			if k.Tag == "!!merge" {
 				l.ds.Errorf(l.pos(n.Content[i]), "merge keys (<<) are not supported; write the keys out")
+				l.hole(ptr)
 				continue
 			}
 			if prev, ok := first[k.Value]; ok {
@@ -382,6 +451,8 @@ func (l *loader) toJSON(n *yaml.Node, ptr string, depth int) any {
 				} else {
 					l.ds.Errorf(l.pos(k), "duplicate key %q (first at %d:%d)", short(k.Value), prev.Line, prev.Column)
 				}
+				// The first is kept; which one the author meant is unknown.
+				l.broken[ptr+"/"+escapePointer(k.Value)] = true
 				continue
 			}
 			first[k.Value] = k
@@ -397,43 +468,59 @@ func (l *loader) toJSON(n *yaml.Node, ptr string, depth int) any {
 		}
 		return arr
 	case yaml.ScalarNode:
-		return l.scalarJSON(n)
+		v, ok := l.scalarJSON(n)
+		if !ok {
+			l.nulled = append(l.nulled, ptr)
+			l.broken[ptr] = true
+			l.markBad(n)
+		}
+		return v
 	}
 	l.ds.Errorf(l.pos(n), "unexpected YAML node")
+	l.fatal = true
 	return nil
 }
 
-func (l *loader) scalarJSON(n *yaml.Node) any {
+// hole records that the mapping at ptr lost keys, so that the schema's complaints about
+// missing keys there may be wrong.
+func (l *loader) hole(ptr string) {
+	l.holes[ptr] = true
+	l.broken[ptr] = true
+}
+
+// scalarJSON converts a scalar; ok is false when it is reported as invalid.
+func (l *loader) scalarJSON(n *yaml.Node) (v any, ok bool) {
 	switch n.Tag {
 	case "!!null":
-		return nil
+		return nil, true
 	case "!!bool":
 		var b bool
 		if err := n.Decode(&b); err != nil {
 			l.ds.Errorf(l.pos(n), "invalid boolean %q", short(n.Value))
+			return nil, false
 		}
-		return b
+		return b, true
 	case "!!int":
 		var i int64
 		if err := n.Decode(&i); err != nil {
 			l.ds.Errorf(l.pos(n), "integer %s is out of range", short(n.Value))
-			return nil
+			return nil, false
 		}
-		return json.Number(strconv.FormatInt(i, 10))
+		return json.Number(strconv.FormatInt(i, 10)), true
 	case "!!float":
 		var f float64
 		if err := n.Decode(&f); err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
 			l.ds.Errorf(l.pos(n), "number %s is not a finite number", short(n.Value))
-			return nil
+			return nil, false
 		}
-		return json.Number(strconv.FormatFloat(f, 'g', -1, 64))
+		return json.Number(strconv.FormatFloat(f, 'g', -1, 64)), true
 	case "!!str", "":
-		return n.Value
+		return n.Value, true
 	case "!!binary", "!!timestamp":
-		return n.Value
+		return n.Value, true
 	}
 	l.ds.Errorf(l.pos(n), "unsupported YAML tag %s", short(n.Tag))
-	return nil
+	return nil, false
 }
 
 // declKind names what the keys of the mapping at ptr declare, for messages about
@@ -562,6 +649,10 @@ func (l *loader) report(c *compiled, ve *jsonschema.ValidationError) {
 		}
 	}
 	for _, f := range fs {
+		if l.consequence(f) {
+			continue
+		}
+		l.record(f)
 		switch f.kw {
 		case "required":
 			var left []string
@@ -580,6 +671,49 @@ func (l *loader) report(c *compiled, ve *jsonschema.ValidationError) {
 			}
 		}
 		l.ds.Errorf(l.pos(f.node), "%s", f.msg)
+	}
+}
+
+// consequence reports whether a schema finding may only restate a problem toJSON has
+// reported: a complaint at or below a value it could not convert (which is null in the
+// JSON), about the alternatives of a value that holds one, or about missing keys or
+// emptiness of a mapping that lost keys.
+func (l *loader) consequence(f *finding) bool {
+	for _, p := range l.nulled {
+		if f.loc == p || strings.HasPrefix(f.loc, p+"/") {
+			return true
+		}
+		if (f.kw == "oneOf" || f.kw == "anyOf") && strings.HasPrefix(p, f.loc+"/") {
+			return true
+		}
+	}
+	if l.holes[f.loc] {
+		switch f.kw {
+		case "required", "minProperties", "oneOf", "anyOf":
+			return true
+		}
+	}
+	return false
+}
+
+// record notes what a schema finding breaks: the value it is about, and the section or
+// declaration holding it. At the top level, a missing key breaks that section, and an
+// unknown key breaks the section it looks like a misspelling of (when that is absent).
+func (l *loader) record(f *finding) {
+	l.markBad(f.node)
+	if f.loc != "" {
+		l.broken[f.loc] = true
+		return
+	}
+	switch f.kw {
+	case "required":
+		for _, k := range f.missing {
+			l.broken["/"+escapePointer(k)] = true
+		}
+	case "additionalProperties":
+		if _, present := l.ptrs["/"+escapePointer(f.suggest)]; f.suggest != "" && !present {
+			l.broken["/"+escapePointer(f.suggest)] = true
+		}
 	}
 }
 
