@@ -19,6 +19,13 @@ import (
 
 // Lower resolves f. It returns the machine, or nil when there are errors, and every
 // finding (warnings do not stop lowering).
+//
+// f may be partial (spec.LoadPartial): lowering then checks everything that does not
+// depend on the parts with errors, and reports nothing that could be a consequence of them.
+// Within a complete spec it does the same for its own errors: an unknown name is reported
+// once, and the checks that would need to know what it names are skipped or made
+// conservative (a transition from an unknown state could be the way out of any state, so
+// no state is reported as a dead end).
 func Lower(f *spec.File) (*ir.Machine, diag.List) {
 	l := &lowerer{
 		f:  f,
@@ -26,8 +33,10 @@ func Lower(f *spec.File) (*ir.Machine, diag.List) {
 		st: map[string]*ir.State{}, ev: map[string]*ir.Event{}, gr: map[string]*ir.Group{},
 		ro: map[string]*ir.Role{}, po: map[string]*ir.Policy{}, fi: map[string]*ir.Field{},
 		co: map[string]*ir.Counter{}, gu: map[string]*ir.Guard{}, ac: map[string]*ir.Action{},
-		cp:   map[string]*ir.Checkpoint{},
-		used: map[any]bool{},
+		cp:     map[string]*ir.Checkpoint{},
+		used:   map[any]bool{},
+		unsure: map[string]bool{}, failed: map[string]bool{}, keys: map[string][]string{},
+		broken: map[*ir.State]bool{}, typeUnknown: map[*ir.Field]bool{}, brokenDecl: map[any]bool{},
 	}
 	l.run()
 	ds := l.ds.Sorted()
@@ -56,11 +65,65 @@ type lowerer struct {
 	used      map[any]bool // declarations referenced somewhere
 	statePos  map[*ir.State]spec.Pos
 	expiryPos map[*ir.State]spec.Pos // where each state's timeout names its on_expiry event
+
+	// What is not known because of errors, so that no check reports their consequences.
+	unsure      map[string]bool     // kinds whose declarations may be incomplete: unknown names are not reported
+	failed      map[string]bool     // kinds with a reference that did not resolve
+	keys        map[string][]string // declared names by kind, sorted, for suggestions
+	broken      map[*ir.State]bool  // states declared with errors (spec.State.Broken)
+	typeUnknown map[*ir.Field]bool  // fields whose type is not known
+	brokenDecl  map[any]bool        // other declarations with errors (roles, counters)
+	checks      []*trCheck          // every transition, resolved as far as it goes
+	cells       map[int][]*trCheck  // state*len(Events)+event -> transitions, in priority order
+	initials    []*ir.State         // the states marked initial
+	brokenTrans bool                // some transition was declared with errors
 }
 
 func (l *lowerer) run() {
 	f := l.f
+	l.unsureSections()
+	l.machineName()
+	l.m.Levels = l.levels(f.TimeoutLevels)
+	l.declare()
+	l.resolveStates()
+	l.resolveGuards()
+	l.resolveCounters()
+	l.resolveCheckpoints()
+	l.resolveTransitions()
+	l.checkShadowing()
+	l.computeHistory()
+	l.checkGraph()
+	l.checkUnused()
+	if !l.ds.HasErrors() {
+		l.m.SetTable(l.table())
+	}
+}
+
+// unsureSections marks the kinds of declaration whose section has errors as a whole: a
+// name missing from them may be declared in the part that could not be read.
+func (l *lowerer) unsureSections() {
+	for section, kind := range map[string]string{
+		"states": "state", "events": "event", "roles": "role", "policies": "policy", "context": "context field",
+		"counters": "counter", "guards": "guard", "actions": "action", "checkpoints": "checkpoint",
+	} {
+		if l.f.Broken[section] {
+			l.unsure[kind] = true
+		}
+	}
+	if l.f.Broken["states"] {
+		l.unsure["group"] = true
+	}
+	if l.f.Broken["transitions"] {
+		l.brokenTrans = true
+	}
+}
+
+func (l *lowerer) machineName() {
+	f := l.f
 	l.m.GoName = names.GoName(f.Machine.Value)
+	if f.Broken["machine"] || f.Machine.Bad || !f.Machine.Set {
+		return
+	}
 	switch {
 	case l.m.GoName == "":
 		l.ds.Errorf(f.Machine.Pos, "machine name %q has no letter or digit to make a Go name from", f.Machine.Value)
@@ -69,20 +132,6 @@ func (l *lowerer) run() {
 	case !names.Exported(l.m.GoName):
 		l.ds.Errorf(f.Machine.Pos, "machine name %q maps to Go name %s, which must start with an upper-case letter to be exported", f.Machine.Value, l.m.GoName)
 	}
-	l.m.Levels = l.levels(f.TimeoutLevels)
-	l.declare()
-	l.resolveStates()
-	l.resolveGuards()
-	l.resolveCounters()
-	l.resolveCheckpoints()
-	l.resolveTransitions()
-	if l.ds.HasErrors() {
-		return
-	}
-	l.buildTable()
-	l.computeHistory()
-	l.checkGraph()
-	l.checkUnused()
 }
 
 // goNames checks that names sharing one Go namespace map to distinct Go identifiers and,
@@ -110,6 +159,9 @@ func (g *goNames) add(n spec.Str) string { return g.addAs(g.kind, n) }
 // and actions are both methods of the hooks interface).
 func (g *goNames) addAs(kind string, n spec.Str) string {
 	id := names.GoName(n.Value)
+	if n.Bad { // reported already
+		return id
+	}
 	switch {
 	case id == "":
 		g.owner.ds.Errorf(n.Pos, "%s name %q has no letter or digit to make a Go name from", kind, n.Value)
@@ -154,6 +206,10 @@ func (l *lowerer) declare() {
 		}
 		st := &ir.State{Index: len(l.m.States), Name: s.Name.Value, GoName: stateGo.add(s.Name), Doc: s.Doc.Value, Pos: s.Name.Pos,
 			Initial: s.Initial.Value, Terminal: s.Terminal.Value, Remembers: s.Remembers.Value}
+		if s.Broken {
+			l.broken[st] = true
+			l.unsure["group"] = true // the state may belong to groups it does not list
+		}
 		l.m.States = append(l.m.States, st)
 		l.st[st.Name] = st
 		l.statePos[st] = s.Name.Pos
@@ -192,6 +248,7 @@ func (l *lowerer) declare() {
 			continue
 		}
 		ro := &ir.Role{Index: len(l.m.Roles), Name: r.Name.Value, GoName: roleGo.add(r.Name), Doc: r.Doc.Value, All: r.All.Value}
+		l.brokenDecl[any(ro)] = r.Broken
 		l.m.Roles = append(l.m.Roles, ro)
 		l.ro[ro.Name] = ro
 	}
@@ -220,6 +277,7 @@ func (l *lowerer) declare() {
 		}
 		co := &ir.Counter{Index: len(l.m.Counters), Name: c.Name.Value, GoName: counterGo.add(c.Name), Doc: c.Doc.Value, Pos: c.Name.Pos,
 			PerState: c.PerState.Value, ResetOnSuccess: c.ResetOnSuccess.Value, Limit: int(c.Limit.Value)}
+		l.brokenDecl[any(co)] = c.Broken
 		l.m.Counters = append(l.m.Counters, co)
 		l.co[co.Name] = co
 	}
@@ -268,6 +326,9 @@ func (l *lowerer) declare() {
 		}
 		for _, g := range s.Groups {
 			gr := l.gr[g.Value]
+			if g.Bad {
+				continue
+			}
 			if gr == nil {
 				gr = &ir.Group{Index: len(l.m.Groups), Name: g.Value, GoName: groupGo.add(g)}
 				l.m.Groups = append(l.m.Groups, gr)
@@ -299,7 +360,13 @@ func (l *lowerer) fields(kind string, in []*spec.Field) []*ir.Field {
 		fd := &ir.Field{Index: len(out), Name: f.Name.Value, GoName: goNames.add(f.Name), Doc: f.Doc.Value, Pos: f.Name.Pos,
 			Required: f.Required.Value, NonEmpty: f.NonEmpty.Value, MinItems: -1, MaxItems: -1, Message: f.Message.Value}
 		fd.Type = parseType(f.Type.Value)
-		l.checkField(f, fd)
+		if !f.Type.Set || f.Type.Bad {
+			// The schema has said what is wrong with the type; nothing that depends on
+			// it can be checked.
+			l.typeUnknown[fd] = true
+		} else {
+			l.checkField(f, fd)
+		}
 		out = append(out, fd)
 	}
 	return out
@@ -324,7 +391,7 @@ func parseType(s string) ir.Type {
 func (l *lowerer) checkField(f *spec.Field, fd *ir.Field) {
 	t := fd.Type
 	name := f.Name.Value
-	if f.NonEmpty.Set && f.NonEmpty.Value && !(t.Collection() || t.Kind == ir.String) {
+	if f.NonEmpty.Set && f.NonEmpty.Value && !f.NonEmpty.Bad && !(t.Collection() || t.Kind == ir.String) {
 		l.ds.Errorf(f.NonEmpty.Pos, "non_empty applies to strings, lists and maps, not %s field %q", t, name)
 	}
 	for _, b := range []spec.Int{f.MinItems, f.MaxItems} {
@@ -332,10 +399,10 @@ func (l *lowerer) checkField(f *spec.Field, fd *ir.Field) {
 			l.ds.Errorf(b.Pos, "min_items and max_items apply to lists and maps, not %s field %q", t, name)
 		}
 	}
-	if f.MinItems.Set {
+	if f.MinItems.Set && !f.MinItems.Bad {
 		fd.MinItems = int(f.MinItems.Value)
 	}
-	if f.MaxItems.Set {
+	if f.MaxItems.Set && !f.MaxItems.Bad {
 		fd.MaxItems = int(f.MaxItems.Value)
 	}
 	if fd.MinItems >= 0 && fd.MaxItems >= 0 && fd.MinItems > fd.MaxItems {
@@ -348,6 +415,9 @@ func (l *lowerer) checkField(f *spec.Field, fd *ir.Field) {
 		dst *ir.Literal
 	}{{"min", f.Min, &fd.Min}, {"max", f.Max, &fd.Max}} {
 		if !b.s.Set {
+			continue
+		}
+		if b.s.Bad {
 			continue
 		}
 		if !t.Kind.Numeric() || t.Collection() {
@@ -363,12 +433,16 @@ func (l *lowerer) checkField(f *spec.Field, fd *ir.Field) {
 		l.ds.Errorf(f.Max.Pos, "max %s is below min %s", f.Max.Text, f.Min.Text)
 	}
 	if t.Kind == ir.Enum {
-		if len(f.Values) == 0 {
+		if len(f.Values) == 0 && !f.Broken { // a broken field may have misspelt values
 			l.ds.Errorf(f.Type.Pos, "enum field %q needs values", name)
 		}
 		seen := map[string]spec.Pos{}
 		g := l.newGoNames("enum value", false)
 		for _, v := range f.Values {
+			if v.Bad {
+				l.typeUnknown[fd] = true // the values are not all known
+				continue
+			}
 			if p, ok := seen[v.Value]; ok {
 				l.ds.Errorf(v.Pos, "duplicate enum value %q (first at %d:%d)", v.Value, p.Line, p.Col)
 				continue
@@ -380,7 +454,7 @@ func (l *lowerer) checkField(f *spec.Field, fd *ir.Field) {
 	} else if len(f.Values) > 0 {
 		l.ds.Errorf(f.Values[0].Pos, "values apply to enum fields, not %s field %q", t, name)
 	}
-	if f.Default.Set {
+	if f.Default.Set && !f.Default.Bad {
 		if t.Collection() || t.Kind == ir.Time {
 			l.ds.Errorf(f.Default.Pos, "%s field %q cannot have a default", t, name)
 		} else {
@@ -418,6 +492,9 @@ func (l *lowerer) literal(s spec.Scalar, fd *ir.Field, what string) (ir.Literal,
 			return bad("%s of bool field %q must be true or false, not %s", what, fd.Name, shown(s))
 		}
 	case ir.Enum:
+		if l.typeUnknown[fd] {
+			return lit, false
+		}
 		if fd.EnumIndex(s.Text) < 0 && len(fd.Values) > 0 {
 			return bad("%s %s is not a value of enum field %q%s", what, shown(s), fd.Name, names.DidYouMean(s.Text, fd.Values))
 		}
@@ -445,7 +522,7 @@ func (l *lowerer) levels(in []*spec.Level) []ir.Level {
 	g := l.newGoNames("timeout level", true)
 	var out []ir.Level
 	for _, lv := range in {
-		if lv.Percent.Value <= 0 {
+		if lv.Percent.Value <= 0 && !lv.Percent.Bad {
 			l.ds.Errorf(lv.Percent.Pos, "timeout level %q must be above 0%%", lv.Name.Value)
 		}
 		out = append(out, ir.Level{Name: lv.Name.Value, GoName: g.add(lv.Name), Percent: int(lv.Percent.Value)})
@@ -455,24 +532,58 @@ func (l *lowerer) levels(in []*spec.Level) []ir.Level {
 }
 
 // ref looks a name up among declarations of one kind, reporting unknown names with a
-// suggestion.
+// suggestion. A name that is malformed (reported already), or missing from a kind whose
+// declarations could not all be read, fails without a finding. Every failure is noted, so
+// that checks needing the reference (is this declaration used?) are skipped.
 func ref[T any](l *lowerer, kind string, m map[string]T, n spec.Str) (T, bool) {
 	v, ok := m[n.Value]
-	if !ok {
-		keys := make([]string, 0, len(m))
-		for k := range m {
-			keys = append(keys, k)
+	if !ok || !n.Set || n.Bad {
+		l.failed[kind] = true
+		if n.Set && !n.Bad && !l.unsure[kind] {
+			l.ds.Errorf(n.Pos, "unknown %s %q%s", kind, n.Value, names.DidYouMean(n.Value, l.keysOf(kind, m)))
 		}
-		sort.Strings(keys)
-		l.ds.Errorf(n.Pos, "unknown %s %q%s", kind, n.Value, names.DidYouMean(n.Value, keys))
-		return v, false
+		var zero T
+		return zero, false
 	}
 	l.used[any(v)] = true
 	return v, true
 }
 
+// keysOf returns the sorted names of m, computed once per kind.
+func (l *lowerer) keysOf(kind string, m any) []string {
+	if k, ok := l.keys[kind]; ok {
+		return k
+	}
+	var out []string
+	switch m := m.(type) {
+	case map[string]*ir.State:
+		out = keysOf(m)
+	case map[string]*ir.Event:
+		out = keysOf(m)
+	case map[string]*ir.Group:
+		out = keysOf(m)
+	case map[string]*ir.Role:
+		out = keysOf(m)
+	case map[string]*ir.Policy:
+		out = keysOf(m)
+	case map[string]*ir.Field:
+		out = keysOf(m)
+	case map[string]*ir.Counter:
+		out = keysOf(m)
+	case map[string]*ir.Guard:
+		out = keysOf(m)
+	case map[string]*ir.Action:
+		out = keysOf(m)
+	case map[string]*ir.Checkpoint:
+		out = keysOf(m)
+	}
+	l.keys[kind] = out
+	return out
+}
+
 func (l *lowerer) resolveStates() {
 	var initials []*ir.State
+	unsure := false // a state with errors may be the initial one
 	for _, s := range l.f.States {
 		st := l.st[s.Name.Value]
 		if st == nil || l.statePos[st] != s.Name.Pos {
@@ -480,6 +591,8 @@ func (l *lowerer) resolveStates() {
 		}
 		if st.Initial {
 			initials = append(initials, st)
+		} else if l.broken[st] {
+			unsure = true
 		}
 		if st.Terminal && st.Remembers {
 			l.ds.Errorf(s.Remembers.Pos, "terminal state %q cannot remember: nothing leaves it", st.Name)
@@ -506,14 +619,16 @@ func (l *lowerer) resolveStates() {
 			st.Timeout = l.timeout(st, s.Timeout)
 		}
 	}
-	switch len(initials) {
-	case 0:
+	l.initials = initials
+	switch {
+	case len(initials) == 0 && (unsure || l.unsure["state"]):
+	case len(initials) == 0:
 		p := spec.Pos{File: l.f.Path, Line: 1, Col: 1}
 		if len(l.f.States) > 0 {
 			p = l.f.States[0].Name.Pos
 		}
 		l.ds.Errorf(p, "no initial state: mark one state with initial: true")
-	case 1:
+	case len(initials) == 1:
 		l.m.Initial = initials[0]
 	default:
 		for _, s := range initials[1:] {
@@ -527,7 +642,7 @@ func (l *lowerer) timeout(st *ir.State, t *spec.Timeout) *ir.Timeout {
 		l.ds.Errorf(t.Pos, "terminal state %q cannot have a timeout", st.Name)
 	}
 	d, err := time.ParseDuration(t.After.Value)
-	if err != nil || d <= 0 {
+	if (err != nil || d <= 0) && t.After.Set && !t.After.Bad {
 		l.ds.Errorf(t.After.Pos, "timeout %q must be a positive duration such as 15m", t.After.Value)
 	}
 	out := &ir.Timeout{After: d, Configurable: t.Configurable.Value, Doc: t.Doc.Value}
@@ -580,7 +695,7 @@ func (l *lowerer) resolveGuards() {
 			l.ds.Errorf(g.Field.Pos, "guard %q compares either a counter or a field, not both", gu.Name)
 			good = false
 		case !g.Counter.Set && !g.Field.Set:
-			if len(cmps) > 0 {
+			if len(cmps) > 0 && !g.Broken { // a broken guard may have a misspelt subject
 				l.ds.Errorf(cmps[0].pos, "guard %q has %s but nothing to compare: add counter or field", gu.Name, cmps[0].name)
 				continue
 			}
@@ -593,7 +708,9 @@ func (l *lowerer) resolveGuards() {
 			if g.Field.Set {
 				what = "field"
 			}
-			l.ds.Errorf(g.Name.Pos, "guard %q names a %s but no comparison: add at_least, below or equals", gu.Name, what)
+			if !g.Broken {
+				l.ds.Errorf(g.Name.Pos, "guard %q names a %s but no comparison: add at_least, below or equals", gu.Name, what)
+			}
 			good = false
 		case 1:
 		default:
@@ -608,6 +725,9 @@ func (l *lowerer) resolveGuards() {
 			}
 			gu.Counter, gu.Op = c, cmps[0].op
 			if g.Equals.Set {
+				if g.Equals.Bad {
+					continue
+				}
 				if g.Equals.Kind != spec.ScalarNumber || g.Equals.Num != math.Trunc(g.Equals.Num) {
 					l.ds.Errorf(g.Equals.Pos, "guard %q compares a counter, so equals takes a whole number, not %s", gu.Name, shown(g.Equals))
 				}
@@ -618,7 +738,7 @@ func (l *lowerer) resolveGuards() {
 			if g.Below.Set {
 				th = g.Below
 			}
-			gu.Threshold = l.threshold(th, &ir.Field{Name: c.Name, Type: ir.Type{Kind: ir.Int}})
+			gu.Threshold = l.threshold(th, &ir.Field{Name: c.Name, Type: ir.Type{Kind: ir.Int}}, g.Broken)
 			continue
 		}
 		gu.Kind = ir.FieldGuard
@@ -627,11 +747,17 @@ func (l *lowerer) resolveGuards() {
 			continue
 		}
 		gu.Field, gu.Op = fd, cmps[0].op
+		if l.typeUnknown[fd] {
+			continue
+		}
 		if fd.Type.Collection() {
 			l.ds.Errorf(g.Field.Pos, "guard %q cannot compare %s field %q", gu.Name, fd.Type, fd.Name)
 			continue
 		}
 		if g.Equals.Set {
+			if g.Equals.Bad {
+				continue
+			}
 			if fd.Type.Kind == ir.Time {
 				l.ds.Errorf(g.Equals.Pos, "guard %q cannot compare time field %q with equals", gu.Name, fd.Name)
 				continue
@@ -647,12 +773,17 @@ func (l *lowerer) resolveGuards() {
 			l.ds.Errorf(th.Pos, "guard %q: %s compares numbers, but field %q is %s (use equals)", gu.Name, cmps[0].name, fd.Name, fd.Type)
 			continue
 		}
-		gu.Threshold = l.threshold(th, fd)
+		gu.Threshold = l.threshold(th, fd, g.Broken)
 	}
 }
 
-func (l *lowerer) threshold(t spec.Threshold, subject *ir.Field) ir.Threshold {
+// threshold resolves a comparison's number. A broken guard may have lost values of a
+// threshold by an enum, so their absence is not reported.
+func (l *lowerer) threshold(t spec.Threshold, subject *ir.Field, broken bool) ir.Threshold {
 	if !t.By.Set {
+		if t.Num.Bad || !t.Num.Set {
+			return ir.Threshold{}
+		}
 		if subject.Type.Kind == ir.Duration {
 			lit, _ := l.literal(t.Num, subject, "threshold")
 			return ir.Threshold{Num: lit.Num}
@@ -663,7 +794,7 @@ func (l *lowerer) threshold(t spec.Threshold, subject *ir.Field) ir.Threshold {
 		return ir.Threshold{Num: t.Num.Num}
 	}
 	by, ok := ref(l, "context field", l.fi, t.By)
-	if !ok {
+	if !ok || l.typeUnknown[by] {
 		return ir.Threshold{}
 	}
 	if by.Type.Kind != ir.Enum || by.Type.Collection() {
@@ -678,13 +809,13 @@ func (l *lowerer) threshold(t spec.Threshold, subject *ir.Field) ir.Threshold {
 			l.ds.Errorf(v.Name.Pos, "unknown value %q of enum field %q%s", v.Name.Value, by.Name, names.DidYouMean(v.Name.Value, by.Values))
 			continue
 		}
-		if v.Value.Kind != spec.ScalarNumber {
+		if v.Value.Kind != spec.ScalarNumber && !v.Value.Bad {
 			l.ds.Errorf(v.Value.Pos, "threshold for %q must be a number", v.Name.Value)
 		}
 		out.Values[i], have[i] = v.Value.Num, true
 	}
 	for i, ok := range have {
-		if !ok {
+		if !ok && !broken {
 			l.ds.Errorf(t.Pos, "threshold by %q has no value for %q", by.Name, by.Values[i])
 		}
 	}
@@ -698,7 +829,7 @@ func (l *lowerer) resolveCounters() {
 			continue
 		}
 		if c.Then.Set {
-			if !c.Limit.Set {
+			if !c.Limit.Set && !c.Broken {
 				l.ds.Errorf(c.Then.Pos, "counter %q has then but no limit", co.Name)
 			}
 			if st, ok := ref(l, "state", l.st, c.Then); ok {
@@ -714,11 +845,14 @@ func (l *lowerer) resolveCheckpoints() {
 		if cp == nil {
 			continue
 		}
-		if cp.EveryTransition {
+		if cp.EveryTransition || c.Broken { // a broken checkpoint may have a misspelt every_transition
 			l.used[any(cp)] = true
 		}
 		for _, s := range c.Save {
-			if slices.Contains(builtinSaves(), s.Value) || l.fi[s.Value] != nil || l.co[s.Value] != nil {
+			if s.Bad || slices.Contains(builtinSaves(), s.Value) || l.fi[s.Value] != nil || l.co[s.Value] != nil {
+				continue
+			}
+			if l.unsure["context field"] || l.unsure["counter"] {
 				continue
 			}
 			cands := append(builtinSaves(), keysOf(l.fi)...)
@@ -738,45 +872,88 @@ func keysOf[T any](m map[string]T) []string {
 	return out
 }
 
-func (l *lowerer) conds(ifs, unless []spec.Str) []ir.Cond {
-	var out []ir.Cond
+// conds resolves guard conditions; known is false when a guard did not resolve.
+func (l *lowerer) conds(ifs, unless []spec.Str) (out []ir.Cond, known bool) {
+	known = true
 	for i, list := range [][]spec.Str{ifs, unless} {
 		for _, n := range list {
 			if g, ok := ref(l, "guard", l.gu, n); ok {
 				out = append(out, ir.Cond{Guard: g, Negate: i == 1})
+			} else {
+				known = false
 			}
 		}
 	}
-	return out
+	return out, known
 }
 
+// target resolves a destination. One that does not resolve comes back as an internal
+// target, which leads nowhere new, so that the checks can still walk the transition.
 func (l *lowerer) target(t spec.Target) (ir.Target, bool) {
+	unresolved := ir.Target{Kind: ir.Internal}
+	if t.Bad {
+		return unresolved, false // the schema has said what is wrong
+	}
 	if t.History.Set {
 		st, ok := ref(l, "state", l.st, t.History)
 		if !ok {
-			return ir.Target{}, false
+			return unresolved, false
 		}
 		if !st.Remembers {
-			l.ds.Errorf(t.History.Pos, "history target %q does not remember: add remembers: true to the state", st.Name)
-			return ir.Target{}, false
+			if !l.broken[st] { // a state with errors may have a misspelt remembers
+				l.ds.Errorf(t.History.Pos, "history target %q does not remember: add remembers: true to the state", st.Name)
+			}
+			return unresolved, false
 		}
 		return ir.Target{Kind: ir.History, State: st}, true
 	}
 	st, ok := ref(l, "state", l.st, t.State)
-	return ir.Target{Kind: ir.Fixed, State: st}, ok
+	if !ok {
+		return unresolved, false
+	}
+	return ir.Target{Kind: ir.Fixed, State: st}, true
 }
+
+// trCheck is a transition resolved as far as it goes, for the checks that look at every
+// transition (shadowing, reachability, dead ends, unused declarations). What is known of it
+// decides which of them may use it, so that none reports a consequence of an error.
+type trCheck struct {
+	tr *ir.Transition // From, Events, Conds, Target, Choices and Increment, as far as resolved
+
+	srcComplete bool // no source is missing (more may be listed: an unknown except name)
+	cellsReal   bool // every source in tr.From is a real source
+	evKnown     bool // tr.Events are all the events
+	condsKnown  bool // tr.Conds are all the conditions
+	dstKnown    bool // every target is resolved, counters' then included
+	anyLike     bool // the sources are {any: true} or a group, which states with errors may join
+	history     bool // a target is the history of a state
+}
+
+// shadower reports whether the transition may be said to shadow later ones in its cells.
+func (c *trCheck) shadower() bool { return c.cellsReal && c.condsKnown }
+
+// shadowee reports whether the transition may be reported as shadowed.
+func (c *trCheck) shadowee() bool { return c.cellsReal && c.srcComplete && c.evKnown }
 
 func (l *lowerer) resolveTransitions() {
 	for i, t := range l.f.Transitions {
-		tr := &ir.Transition{Index: i, Pos: t.Pos, Doc: t.Doc.Value, Named: !t.OnSet}
+		tr := &ir.Transition{Index: i, Pos: t.Pos, Doc: t.Doc.Value, Named: !t.OnSet, Target: ir.Target{Kind: ir.Internal}}
+		c := &trCheck{tr: tr, evKnown: true, condsKnown: true, dstKnown: true}
+		if t.Broken {
+			// What it says is as written; what it does not say may be misspelt: its
+			// destination, its guards.
+			l.brokenTrans = true
+			c.dstKnown = false
+		}
 		ok := true
 
 		// Destination.
+		chooseSet := t.ChoosePos.Line > 0 // written, even if not as a list
 		var dests []string
 		if t.To.Set {
 			dests = append(dests, "to")
 		}
-		if len(t.Choose) > 0 {
+		if chooseSet {
 			dests = append(dests, "choose")
 		}
 		if t.Internal.Value {
@@ -784,8 +961,10 @@ func (l *lowerer) resolveTransitions() {
 		}
 		switch {
 		case len(dests) == 0:
-			l.ds.Errorf(t.Pos, "transition needs a destination: to, choose or internal: true")
-			ok = false
+			if !t.Broken {
+				l.ds.Errorf(t.Pos, "transition needs a destination: to, choose or internal: true")
+			}
+			ok, c.dstKnown = false, false
 		case len(dests) > 1:
 			// Report at the second destination, the one to delete or move.
 			p := t.ChoosePos
@@ -794,77 +973,64 @@ func (l *lowerer) resolveTransitions() {
 			}
 			l.ds.Errorf(p, "transition has both %s and %s; keep one", dests[0], dests[1])
 			ok = false
+			// Either may be the one meant: both count as targets.
+			tr.Target = ir.Target{Kind: ir.Internal}
+			if t.To.Set {
+				tg, good := l.target(t.To)
+				tr.Target, c.dstKnown = tg, c.dstKnown && good
+			}
+			if chooseSet {
+				l.choose(t, tr, c, false)
+			}
 		case t.To.Set:
 			tg, good := l.target(t.To)
 			tr.Target, ok = tg, good
+			c.dstKnown = c.dstKnown && good
+			c.history = tg.Kind == ir.History
 		case t.Internal.Value:
 			tr.Target = ir.Target{Kind: ir.Internal}
 		default:
 			tr.Target = ir.Target{Kind: ir.Choice}
-			type earlier struct {
-				pos   spec.Pos
-				conds []ir.Cond
-			}
-			var prevs []earlier
-			hasDefault := false
-			for _, c := range t.Choose {
-				conds := l.conds(c.If, c.Unless)
-				if len(conds) == len(c.If)+len(c.Unless) { // every guard known
-					for _, p := range prevs {
-						if covers(p.conds, conds) {
-							if len(p.conds) == 0 {
-								l.ds.Errorf(c.Pos, "choice can never be taken: the choice at %d:%d has no guard and comes first", p.pos.Line, p.pos.Col)
-							} else {
-								l.ds.Errorf(c.Pos, "choice can never be taken: the choice at %d:%d comes first and its guards hold whenever these do", p.pos.Line, p.pos.Col)
-							}
-							break
-						}
-					}
-					prevs = append(prevs, earlier{c.Pos, conds})
-				}
-				if len(c.If)+len(c.Unless) == 0 {
-					hasDefault = true
-				}
-				tg, good := l.target(c.To)
-				if !good {
-					ok = false
-					continue
-				}
-				tr.Choices = append(tr.Choices, &ir.Candidate{Pos: c.Pos, Conds: conds, Target: tg, Doc: c.Doc.Value})
-			}
-			if !hasDefault {
-				l.ds.Warnf(t.ChoosePos, "choose has no default (a last choice without if/unless): firing is refused when no choice holds")
+			if !l.choose(t, tr, c, !t.Broken) {
+				ok = false
 			}
 		}
 
 		// Trigger.
-		if !t.OnSet && len(dests) == 1 {
+		switch {
+		case !t.OnSet && len(dests) == 1:
 			switch {
-			case t.To.History.Set:
-				l.ds.Errorf(t.To.Pos, "a transition without on takes its event from its target state, so a history target needs on: EVENT")
-				ok = false
-			case len(t.Choose) > 0:
-				l.ds.Errorf(t.ChoosePos, "a transition without on takes its event from its target state, so choose needs on: EVENT")
-				ok = false
-			case t.Internal.Value:
-				l.ds.Errorf(t.Internal.Pos, "a transition without on takes its event from its target state, so internal: true needs on: EVENT")
-				ok = false
+			case t.To.History.Set, chooseSet, t.Internal.Value:
+				if !t.Broken { // a broken transition may have a misspelt on
+					p, what := t.To.Pos, "a history target"
+					switch {
+					case chooseSet:
+						p, what = t.ChoosePos, "choose"
+					case t.Internal.Value:
+						p, what = t.Internal.Pos, "internal: true"
+					}
+					l.ds.Errorf(p, "a transition without on takes its event from its target state, so %s needs on: EVENT", what)
+				}
+				ok, c.evKnown = false, false
 			default:
-				if ev := l.ev[t.To.State.Value]; ev != nil {
+				if ev := l.ev[t.To.State.Value]; ev != nil && !t.Broken {
 					tr.Events = []*ir.Event{ev}
 					l.used[any(ev)] = true
+				} else {
+					c.evKnown = false
 				}
 			}
-		}
-		if t.OnSet && len(t.On) == 0 {
+		case !t.OnSet || t.OnBad:
+			c.evKnown = false
+		case len(t.On) == 0:
 			l.ds.Errorf(t.OnPos, "on lists no event, so the transition can never be taken")
-			ok = false
+			ok, c.evKnown = false, false
 		}
 		for _, n := range t.On {
 			ev, good := ref(l, "event", l.ev, n)
 			switch {
 			case !good:
-				ok = false
+				ok, c.evKnown = false, false
 			case slices.Contains(tr.Events, ev):
 				l.ds.Errorf(n.Pos, "event %q is listed twice", ev.Name)
 			default:
@@ -873,12 +1039,14 @@ func (l *lowerer) resolveTransitions() {
 		}
 
 		// Sources.
-		tr.From = l.sources(t, tr)
+		tr.From = l.sources(t, tr, c)
 		if len(tr.From) == 0 {
 			ok = false
 		}
 
-		tr.Conds = l.conds(t.If, t.Unless)
+		conds, known := l.conds(t.If, t.Unless)
+		tr.Conds = conds
+		c.condsKnown = known && !t.Broken
 		for _, r := range t.By {
 			rule := ir.RoleRule{}
 			if ro, good := ref(l, "role", l.ro, r.Role); good {
@@ -896,13 +1064,19 @@ func (l *lowerer) resolveTransitions() {
 				tr.Actions = append(tr.Actions, ac)
 			}
 		}
-		for _, c := range t.Increment {
-			if co, good := ref(l, "counter", l.co, c); good {
-				tr.Increment = append(tr.Increment, co)
+		for _, n := range t.Increment {
+			co, good := ref(l, "counter", l.co, n)
+			if !good {
+				c.dstKnown = false // the counter may redirect to a state
+				continue
 			}
+			if l.brokenDecl[any(co)] && co.Then == nil {
+				c.dstKnown = false // its then may be misspelt
+			}
+			tr.Increment = append(tr.Increment, co)
 		}
-		for _, c := range t.Reset {
-			if co, good := ref(l, "counter", l.co, c); good {
+		for _, n := range t.Reset {
+			if co, good := ref(l, "counter", l.co, n); good {
 				tr.Reset = append(tr.Reset, co)
 			}
 		}
@@ -914,129 +1088,196 @@ func (l *lowerer) resolveTransitions() {
 		if ok {
 			l.m.Transitions = append(l.m.Transitions, tr)
 		}
+		l.checks = append(l.checks, c)
 	}
 }
 
-// sources expands a transition's from into states, in state order.
-func (l *lowerer) sources(t *spec.Transition, tr *ir.Transition) []*ir.State {
-	fr := t.From
-	if !fr.Any && !fr.Group.Set && len(fr.Except) == 0 {
-		return l.listedSources(fr.States)
+// choose resolves the candidates of a dynamic transition into tr.Choices, and when report
+// is set checks them: a candidate an earlier one shadows, no default. It reports whether
+// every candidate resolved.
+func (l *lowerer) choose(t *spec.Transition, tr *ir.Transition, c *trCheck, report bool) bool {
+	if t.ChooseBad {
+		c.dstKnown = false
+		return false
 	}
-	picked := make([]bool, len(l.m.States))
-	var group *ir.Group
+	type earlier struct {
+		pos   spec.Pos
+		conds []ir.Cond
+	}
+	var prevs []earlier
+	ok, hasDefault := true, false
+	for _, ch := range t.Choose {
+		conds, known := l.conds(ch.If, ch.Unless)
+		if known && report {
+			for _, p := range prevs {
+				if covers(p.conds, conds) {
+					if len(p.conds) == 0 {
+						l.ds.Errorf(ch.Pos, "choice can never be taken: the choice at %d:%d has no guard and comes first", p.pos.Line, p.pos.Col)
+					} else {
+						l.ds.Errorf(ch.Pos, "choice can never be taken: the choice at %d:%d comes first and its guards hold whenever these do", p.pos.Line, p.pos.Col)
+					}
+					break
+				}
+			}
+			prevs = append(prevs, earlier{ch.Pos, conds})
+		}
+		if len(ch.If)+len(ch.Unless) == 0 {
+			hasDefault = true
+		}
+		tg, good := l.target(ch.To)
+		if !good {
+			ok, c.dstKnown = false, false
+			continue
+		}
+		c.history = c.history || tg.Kind == ir.History
+		tr.Choices = append(tr.Choices, &ir.Candidate{Pos: ch.Pos, Conds: conds, Target: tg, Doc: ch.Doc.Value})
+	}
+	if !hasDefault && report {
+		l.ds.Warnf(t.ChoosePos, "choose has no default (a last choice without if/unless): firing is refused when no choice holds")
+	}
+	return ok
+}
+
+// sources expands a transition's from into states, in state order, and records in c how
+// well they are known. Only {any: true} visits every state; a group visits its members and
+// a list its names, so that lowering stays linear in the spec.
+func (l *lowerer) sources(t *spec.Transition, tr *ir.Transition, c *trCheck) []*ir.State {
+	fr := t.From
+	c.srcComplete, c.cellsReal = true, true
+	if fr.Pos.Line == 0 || fr.Bad { // from is missing or malformed: the schema says so
+		c.srcComplete, c.cellsReal = false, false
+		return nil
+	}
+	if !fr.Any && !fr.Group.Set && len(fr.Except) == 0 {
+		out, complete := l.listedSources(fr.States)
+		c.srcComplete = complete
+		return out
+	}
 	var fixed *ir.State
 	if tr.Target.Kind == ir.Fixed {
 		fixed = tr.Target.State
 	}
+	var cands []*ir.State // in state order
+	var member func(s *ir.State) bool
+	var group *ir.Group
 	switch {
 	case fr.Any:
+		c.anyLike = true
 		for _, s := range l.m.States {
-			picked[s.Index] = !s.Terminal && s != fixed
+			if !s.Terminal && s != fixed {
+				cands = append(cands, s)
+			}
 		}
+		member = func(s *ir.State) bool { return !s.Terminal && s != fixed }
 	case fr.Group.Set:
+		c.anyLike = true
 		g, ok := ref(l, "group", l.gr, fr.Group)
 		if !ok {
+			c.srcComplete, c.cellsReal = false, false
 			return nil
 		}
-		group = g
-		for _, s := range g.States {
-			picked[s.Index] = true
-		}
+		group, cands = g, g.States
+		member = func(s *ir.State) bool { return s.InGroup(g) }
 	default:
-		for _, n := range fr.States {
-			s, ok := ref(l, "state", l.st, n)
-			if !ok {
-				continue
-			}
-			if s.Terminal {
-				l.ds.Errorf(n.Pos, "transition leaves terminal state %q", s.Name)
-			}
-			if picked[s.Index] {
-				l.ds.Errorf(n.Pos, "state %q is listed twice", s.Name)
-			}
-			picked[s.Index] = true
+		var complete bool
+		cands, complete = l.listedSources(fr.States)
+		c.srcComplete = complete
+		set := make(map[*ir.State]bool, len(cands))
+		for _, s := range cands {
+			set[s] = true
 		}
+		member = func(s *ir.State) bool { return set[s] }
 	}
+	excluded := map[*ir.State]bool{}
 	for _, n := range fr.Except {
 		s, ok := ref(l, "state", l.st, n)
 		if !ok {
+			c.cellsReal = false // the unknown name may be a source, now counted as one
 			continue
 		}
-		if !picked[s.Index] && !(fr.Any && (s.Terminal || s == fixed)) {
+		if !member(s) && !(fr.Any && (s.Terminal || s == fixed)) && !l.broken[s] {
 			l.ds.Warnf(n.Pos, "except %q excludes a state the transition does not start from", s.Name)
 		}
-		picked[s.Index] = false
+		excluded[s] = true
 	}
-	if group != nil {
-		for _, s := range group.States {
-			if s.Terminal && picked[s.Index] {
-				l.ds.Errorf(fr.Group.Pos, "transition leaves terminal state %q (a member of group %q; add except: [%s])", s.Name, group.Name, s.Name)
-			}
+	out := make([]*ir.State, 0, len(cands))
+	for _, s := range cands {
+		if excluded[s] {
+			continue
 		}
-	}
-	var out []*ir.State
-	for _, s := range l.m.States {
-		if picked[s.Index] {
-			out = append(out, s)
+		if group != nil && s.Terminal {
+			l.ds.Errorf(fr.Group.Pos, "transition leaves terminal state %q (a member of group %q; add except: [%s])", s.Name, group.Name, s.Name)
 		}
+		out = append(out, s)
 	}
-	if len(out) == 0 && (fr.Any || fr.Group.Set) {
+	if len(out) == 0 && (fr.Any || fr.Group.Set) && len(l.broken) == 0 {
 		l.ds.Errorf(fr.Pos, "transition starts from no state: every candidate is excluded")
 	}
 	return out
 }
 
-// listedSources resolves a plain list of source states without visiting every state of
-// the machine, so that lowering stays linear in the spec for machines of many states.
-func (l *lowerer) listedSources(names []spec.Str) []*ir.State {
-	var out []*ir.State
+// listedSources resolves a plain list of source states, in state order. complete is false
+// when a name did not resolve.
+func (l *lowerer) listedSources(names []spec.Str) (out []*ir.State, complete bool) {
+	complete = true
+	seen := make(map[*ir.State]bool, len(names))
 	for _, n := range names {
 		s, ok := ref(l, "state", l.st, n)
 		if !ok {
+			complete = false
 			continue
 		}
 		if s.Terminal {
 			l.ds.Errorf(n.Pos, "transition leaves terminal state %q", s.Name)
 		}
-		if slices.Contains(out, s) {
+		if seen[s] {
 			l.ds.Errorf(n.Pos, "state %q is listed twice", s.Name)
 			continue
 		}
+		seen[s] = true
 		out = append(out, s)
 	}
 	slices.SortFunc(out, func(a, b *ir.State) int { return a.Index - b.Index })
-	return out
+	return out, complete
 }
 
-// buildTable fills the (state, event) lookup and reports transitions that an earlier one
-// for the same state and event shadows: one that is unguarded, or whose guards hold whenever
-// the later one's do. A transition shadowed for every state and event it covers can never
-// be taken (an error); one shadowed for only some of them, such as a {any: true} fallback
-// after a specific rule, works for the rest (a warning).
-func (l *lowerer) buildTable() {
-	ns, ne := len(l.m.States), len(l.m.Events)
-	table := make([][]*ir.Transition, ns*ne)
+// checkShadowing reports transitions that an earlier one for the same state and event
+// shadows: one that is unguarded, or whose guards hold whenever the later one's do. A
+// transition shadowed for every state and event it covers can never be taken (an error);
+// one shadowed for only some of them, such as a {any: true} fallback after a specific rule,
+// works for the rest (a warning). The (state, event) cells are kept sparse, so the check is
+// linear in the transitions as written.
+func (l *lowerer) checkShadowing() {
+	ne := len(l.m.Events)
+	l.cells = map[int][]*trCheck{}
 	type shadow struct {
 		s    *ir.State
 		e    *ir.Event
 		prev *ir.Transition
 	}
-	for _, t := range l.m.Transitions {
+	for _, c := range l.checks {
+		t := c.tr
 		var shadows []shadow
+		pairs, uncertain := 0, c.anyLike && len(l.broken) > 0
 		for _, s := range t.From {
 			for _, e := range t.Events {
-				cell := &table[s.Index*ne+e.Index]
-				for _, prev := range *cell {
-					if covers(prev.Conds, t.Conds) {
-						shadows = append(shadows, shadow{s, e, prev})
+				key := s.Index*ne + e.Index
+				cell := l.cells[key]
+				l.cells[key] = append(cell, c)
+				if l.broken[s] { // the state may be terminal, or not a source at all
+					uncertain = true
+					continue
+				}
+				pairs++
+				for _, prev := range cell {
+					if prev.shadower() && covers(prev.tr.Conds, t.Conds) {
+						shadows = append(shadows, shadow{s, e, prev.tr})
 						break
 					}
 				}
-				*cell = append(*cell, t)
 			}
 		}
-		if len(shadows) == 0 {
+		if len(shadows) == 0 || !c.shadowee() {
 			continue
 		}
 		sh := shadows[0]
@@ -1054,13 +1295,26 @@ func (l *lowerer) buildTable() {
 		if len(sh.prev.Roles) > 0 && len(t.Roles) > 0 {
 			more += "; roles are checked only after a transition is chosen, so list every role in one by"
 		}
-		if len(shadows) == len(t.From)*len(t.Events) {
+		if len(shadows) == pairs && !uncertain {
 			l.ds.Errorf(t.Pos, "transition can never be taken from %q on %q: %s%s (nondeterminism)", sh.s.Name, sh.e.Name, why, more)
 		} else {
 			l.ds.Warnf(t.Pos, "transition is never taken from %q on %q: %s%s", sh.s.Name, sh.e.Name, why, more)
 		}
 	}
-	l.m.SetTable(table)
+}
+
+// table is the machine's (state, event) lookup, each cell in priority order.
+func (l *lowerer) table() [][]*ir.Transition {
+	ne := len(l.m.Events)
+	table := make([][]*ir.Transition, len(l.m.States)*ne)
+	for _, t := range l.m.Transitions {
+		for _, s := range t.From {
+			for _, e := range t.Events {
+				table[s.Index*ne+e.Index] = append(table[s.Index*ne+e.Index], t)
+			}
+		}
+	}
+	return table
 }
 
 // covers reports whether conditions first always hold when conditions then do, so that
@@ -1085,16 +1339,19 @@ func covers(first, then []ir.Cond) bool {
 // computeHistory fills HistoryFrom: the states each remembering state can be entered from.
 // History targets add edges themselves, so iterate to a fixed point.
 func (l *lowerer) computeHistory() {
+	seen := map[[2]int]bool{}
 	for changed := true; changed; {
 		changed = false
-		for _, s := range l.m.States {
-			for _, e := range l.m.Events {
-				for _, t := range l.m.Lookup(s, e) {
-					for _, d := range t.Targets(s) {
-						if d.Remembers && d != s && !slices.Contains(d.HistoryFrom, s) {
-							d.HistoryFrom = insertState(d.HistoryFrom, s)
-							changed = true
-						}
+		for _, c := range l.checks {
+			if len(c.tr.Events) == 0 {
+				continue // never taken
+			}
+			for _, s := range c.tr.From {
+				for _, d := range c.tr.Targets(s) {
+					if d.Remembers && d != s && !seen[[2]int{d.Index, s.Index}] {
+						seen[[2]int{d.Index, s.Index}] = true
+						d.HistoryFrom = insertState(d.HistoryFrom, s)
+						changed = true
 					}
 				}
 			}
@@ -1110,92 +1367,171 @@ func insertState(list []*ir.State, s *ir.State) []*ir.State {
 	return list
 }
 
+// checkGraph reports states no transition leaves and states the initial state cannot
+// reach. A transition from an unknown state could leave any state, so then no dead end is
+// reported; one to an unknown state could reach any state, so then (if it can be taken at
+// all) no state is reported unreachable. States with errors are not reported, and count
+// as reachable (they may be initial).
 func (l *lowerer) checkGraph() {
 	m := l.m
-	if m.Initial == nil {
+	transitionsKnown := !l.f.Broken["transitions"] && !l.unsure["state"]
+	complete, eventsKnown, anyHistory, anyUnknownSource := transitionsKnown, transitionsKnown, false, false
+	hasOut := make([]bool, len(m.States))
+	for _, c := range l.checks {
+		if !c.srcComplete {
+			complete, anyUnknownSource = false, true
+		}
+		if !c.evKnown && len(c.tr.From) > 0 {
+			eventsKnown = false
+		}
+		anyHistory = anyHistory || c.history
+		for _, s := range c.tr.From {
+			hasOut[s.Index] = true
+		}
+	}
+	eventsKnown = eventsKnown && complete
+	for _, s := range m.States {
+		if s.Terminal || l.broken[s] {
+			continue
+		}
+		if complete && !hasOut[s.Index] {
+			l.ds.Errorf(s.Pos, "non-terminal state %q has no outgoing transition (mark it terminal: true, or add one)", s.Name)
+		}
+		if eventsKnown && s.Timeout != nil && s.Timeout.OnExpiry != nil && len(l.cells[s.Index*len(m.Events)+s.Timeout.OnExpiry.Index]) == 0 {
+			l.ds.Errorf(l.expiryPos[s], "timeout of state %q fires %q, which has no transition from %q", s.Name, s.Timeout.OnExpiry.Name, s.Name)
+		}
+	}
+
+	if len(l.initials) == 0 || !transitionsKnown || (anyUnknownSource && anyHistory) {
 		return
 	}
+	// Every state marked initial is a root: whichever is meant, what none reaches is
+	// unreachable. So are states with errors, and the targets of transitions from unknown
+	// states.
+	adj := make([][]*ir.State, len(m.States))
 	seen := make([]bool, len(m.States))
-	queue := []*ir.State{m.Initial}
-	seen[m.Initial.Index] = true
+	var queue []*ir.State
+	push := func(s *ir.State) {
+		if s != nil && !seen[s.Index] {
+			seen[s.Index] = true
+			queue = append(queue, s)
+		}
+	}
+	for _, s := range l.initials {
+		push(s)
+	}
+	var brokenStates []*ir.State
+	for _, s := range m.States {
+		if l.broken[s] {
+			brokenStates = append(brokenStates, s)
+			push(s)
+		}
+	}
+	for _, c := range l.checks {
+		if len(c.tr.Events) == 0 && c.evKnown {
+			continue // never taken
+		}
+		from := c.tr.From
+		if c.anyLike && len(brokenStates) > 0 {
+			from = append(slices.Clip(from), brokenStates...)
+		}
+		for _, s := range from {
+			adj[s.Index] = append(adj[s.Index], c.tr.Targets(s)...)
+		}
+		if !c.srcComplete {
+			for _, s := range c.tr.Targets(nil) {
+				push(s)
+			}
+		}
+	}
 	for len(queue) > 0 {
 		s := queue[0]
 		queue = queue[1:]
-		for _, e := range m.Events {
-			for _, t := range m.Lookup(s, e) {
-				for _, d := range t.Targets(s) {
-					if !seen[d.Index] {
-						seen[d.Index] = true
-						queue = append(queue, d)
-					}
-				}
+		for _, d := range adj[s.Index] {
+			push(d)
+		}
+	}
+	for _, c := range l.checks {
+		if c.dstKnown {
+			continue
+		}
+		if !c.srcComplete {
+			return // a transition from anywhere to anywhere
+		}
+		for _, s := range c.tr.From {
+			if seen[s.Index] {
+				return // a transition that can be taken, to anywhere
 			}
 		}
 	}
 	for _, s := range m.States {
 		if !seen[s.Index] {
-			l.ds.Errorf(s.Pos, "state %q is unreachable from the initial state %q", s.Name, m.Initial.Name)
-		}
-		if s.Terminal {
-			continue
-		}
-		out := false
-		for _, e := range m.Events {
-			if len(m.Lookup(s, e)) > 0 {
-				out = true
-				break
-			}
-		}
-		if !out {
-			l.ds.Errorf(s.Pos, "non-terminal state %q has no outgoing transition (mark it terminal: true, or add one)", s.Name)
-		}
-		if s.Timeout != nil && s.Timeout.OnExpiry != nil && len(m.Lookup(s, s.Timeout.OnExpiry)) == 0 {
-			l.ds.Errorf(l.expiryPos[s], "timeout of state %q fires %q, which has no transition from %q", s.Name, s.Timeout.OnExpiry.Name, s.Name)
+			l.ds.Errorf(s.Pos, "state %q is unreachable from the initial state %q", s.Name, l.initials[0].Name)
 		}
 	}
 }
 
+// checkUnused warns about declarations nothing refers to. A kind is left out when a
+// reference of that kind did not resolve (it may have been meant for one of them), or when
+// declarations that could hold such references have errors.
 func (l *lowerer) checkUnused() {
 	f := l.f
+	brokenStates := len(l.broken) > 0
+	skip := func(kind string) bool { return l.failed[kind] || l.unsure[kind] || l.brokenTrans }
 	warn := func(kind string, n spec.Str, v any) {
 		if !l.used[v] {
 			l.ds.Warnf(n.Pos, "%s %q is never used", kind, n.Value)
 		}
 	}
-	for _, e := range f.Events {
-		if ev := l.ev[e.Name.Value]; ev != nil && ev.Pos == e.Name.Pos {
-			warn("event", e.Name, ev)
+	if !skip("event") && !brokenStates { // on_expiry
+		for _, e := range f.Events {
+			if ev := l.ev[e.Name.Value]; ev != nil && ev.Pos == e.Name.Pos {
+				warn("event", e.Name, ev)
+			}
 		}
 	}
-	for _, g := range f.Guards {
-		if gu := l.gu[g.Name.Value]; gu != nil && gu.Pos == g.Name.Pos {
-			warn("guard", g.Name, gu)
+	if !skip("guard") {
+		for _, g := range f.Guards {
+			if gu := l.gu[g.Name.Value]; gu != nil && gu.Pos == g.Name.Pos {
+				warn("guard", g.Name, gu)
+			}
 		}
 	}
-	for _, a := range f.Actions {
-		if ac := l.ac[a.Name.Value]; ac != nil {
-			warn("action", a.Name, ac)
+	if !skip("action") && !brokenStates { // entry, exit
+		for _, a := range f.Actions {
+			if ac := l.ac[a.Name.Value]; ac != nil {
+				warn("action", a.Name, ac)
+			}
 		}
 	}
-	for _, r := range f.Roles {
-		if ro := l.ro[r.Name.Value]; ro != nil && !ro.All {
-			warn("role", r.Name, ro)
+	if !skip("role") {
+		for _, r := range f.Roles {
+			if ro := l.ro[r.Name.Value]; ro != nil && !ro.All && !l.brokenDecl[any(ro)] {
+				warn("role", r.Name, ro)
+			}
 		}
 	}
-	for _, p := range f.Policies {
-		if po := l.po[p.Name.Value]; po != nil {
-			warn("policy", p.Name, po)
+	if !skip("policy") {
+		for _, p := range f.Policies {
+			if po := l.po[p.Name.Value]; po != nil {
+				warn("policy", p.Name, po)
+			}
 		}
 	}
-	for _, c := range f.Checkpoints {
-		if cp := l.cp[c.Name.Value]; cp != nil {
-			warn("checkpoint", c.Name, cp)
+	if !skip("checkpoint") {
+		for _, c := range f.Checkpoints {
+			if cp := l.cp[c.Name.Value]; cp != nil {
+				warn("checkpoint", c.Name, cp)
+			}
 		}
+	}
+	if skip("counter") {
+		return
 	}
 	incremented := map[*ir.Counter]bool{}
-	for _, t := range l.m.Transitions {
-		for _, c := range t.Increment {
-			incremented[c] = true
+	for _, c := range l.checks {
+		for _, co := range c.tr.Increment {
+			incremented[co] = true
 		}
 	}
 	for _, c := range f.Counters {
@@ -1205,11 +1541,17 @@ func (l *lowerer) checkUnused() {
 	}
 }
 
-// Load reads, validates and lowers one spec: the front half of every command.
+// Load reads, validates and lowers one spec: the front half of every command. Every
+// finding is reported: when the spec has errors that leave the rest readable, the rest is
+// still lowered and checked.
 func Load(path string, data []byte) (*ir.Machine, diag.List) {
-	f, ds := spec.Load(path, data)
+	f, ds := spec.LoadPartial(path, data)
 	if f == nil {
 		return nil, ds
 	}
-	return Lower(f)
+	m, more := Lower(f)
+	if ds.HasErrors() {
+		m = nil
+	}
+	return m, append(ds, more...).Sorted()
 }
