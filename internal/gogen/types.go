@@ -84,13 +84,13 @@ func (g *gen) enum(f *File, e enumSpec) {
 		For(List(Id("i"), Id("n")).Op(":=").Range().Id(namesVar)).Block(
 			If(Id("n").Op("==").Id("name").Op("&&").Id("name").Op("!=").Lit("")).Block(Return(Id(e.Type).Call(Id("i")), Nil())),
 		),
-		Return(Lit(0), Qual("fmt", "Errorf").Call(Lit(g.m.Package+": unknown "+e.What+" %q"), Id("name"))),
+		Return(Lit(0), Qual("fmt", "Errorf").Call(Lit(g.m.Package+": unknown %s %q"), Lit(e.What), Id("name"))),
 	)
 	f.Line()
 	f.Commentf("// MarshalText encodes the %s by name.", e.What)
 	f.Func().Params(Id(recv).Id(e.Type)).Id("MarshalText").Params().Params(Index().Byte(), Error()).Block(
 		If(Int().Parens(Id(recv)).Op(">=").Len(Id(namesVar))).Block(
-			Return(Nil(), Qual("fmt", "Errorf").Call(Lit(g.m.Package+": invalid "+e.What+" %d"), Int().Parens(Id(recv)))),
+			Return(Nil(), Qual("fmt", "Errorf").Call(Lit(g.m.Package+": invalid %s %d"), Lit(e.What), Int().Parens(Id(recv)))),
 		),
 		Return(Index().Byte().Parens(Id(namesVar).Index(Id(recv))), Nil()),
 	)
