@@ -5,6 +5,7 @@ package lower
 
 import (
 	"fmt"
+	"go/token"
 	"math"
 	"slices"
 	"sort"
@@ -37,6 +38,7 @@ func Lower(f *spec.File) (*ir.Machine, diag.List) {
 		used:   map[any]bool{},
 		unsure: map[string]bool{}, failed: map[string]bool{}, keys: map[string][]string{},
 		broken: map[*ir.State]bool{}, typeUnknown: map[*ir.Field]bool{}, brokenDecl: map[any]bool{},
+		groupPos: map[*ir.Group]spec.Pos{},
 	}
 	l.run()
 	ds := l.ds.Sorted()
@@ -67,26 +69,29 @@ type lowerer struct {
 	expiryPos map[*ir.State]spec.Pos // where each state's timeout names its on_expiry event
 
 	// What is not known because of errors, so that no check reports their consequences.
-	unsure      map[string]bool     // kinds whose declarations may be incomplete: unknown names are not reported
-	failed      map[string]bool     // kinds with a reference that did not resolve
-	keys        map[string][]string // declared names by kind, sorted, for suggestions
-	broken      map[*ir.State]bool  // states declared with errors (spec.State.Broken)
-	typeUnknown map[*ir.Field]bool  // fields whose type is not known
-	brokenDecl  map[any]bool        // other declarations with errors (roles, counters)
-	checks      []*trCheck          // every transition, resolved as far as it goes
-	cells       map[int][]*trCheck  // state*len(Events)+event -> transitions, in priority order
-	initials    []*ir.State         // the states marked initial
-	brokenTrans bool                // some transition was declared with errors
+	unsure      map[string]bool        // kinds whose declarations may be incomplete: unknown names are not reported
+	failed      map[string]bool        // kinds with a reference that did not resolve
+	keys        map[string][]string    // declared names by kind, sorted, for suggestions
+	broken      map[*ir.State]bool     // states declared with errors (spec.State.Broken)
+	typeUnknown map[*ir.Field]bool     // fields whose type is not known
+	brokenDecl  map[any]bool           // other declarations with errors (roles, counters)
+	groupPos    map[*ir.Group]spec.Pos // where each group is first mentioned
+	checks      []*trCheck             // every transition, resolved as far as it goes
+	cells       map[int][]*trCheck     // state*len(Events)+event -> transitions, in priority order
+	initials    []*ir.State            // the states marked initial
+	brokenTrans bool                   // some transition was declared with errors
 }
 
 func (l *lowerer) run() {
 	f := l.f
 	l.unsureSections()
 	l.machineName()
+	l.packageName()
 	l.m.Levels = l.levels(f.TimeoutLevels)
 	l.declare()
 	l.resolveStates()
 	l.resolveGuards()
+	l.checkGoDecls()
 	l.resolveCounters()
 	l.resolveCheckpoints()
 	l.resolveTransitions()
@@ -131,6 +136,18 @@ func (l *lowerer) machineName() {
 		l.ds.Errorf(f.Machine.Pos, "machine name %q must start with a letter to be a Go type name", f.Machine.Value)
 	case !names.Exported(l.m.GoName):
 		l.ds.Errorf(f.Machine.Pos, "machine name %q maps to Go name %s, which must start with an upper-case letter to be exported", f.Machine.Value, l.m.GoName)
+	}
+}
+
+// packageName refuses package names Go cannot declare (the schema allows lower-case letters
+// and digits, which keywords are too).
+func (l *lowerer) packageName() {
+	p := l.f.Package
+	if l.f.Broken["package"] || p.Bad || !p.Set {
+		return
+	}
+	if token.IsKeyword(p.Value) {
+		l.ds.Errorf(p.Pos, "package %q is a Go keyword, so it cannot name a package", p.Value)
 	}
 }
 
@@ -333,6 +350,7 @@ func (l *lowerer) declare() {
 				gr = &ir.Group{Index: len(l.m.Groups), Name: g.Value, GoName: groupGo.add(g)}
 				l.m.Groups = append(l.m.Groups, gr)
 				l.gr[g.Value] = gr
+				l.groupPos[gr] = g.Pos
 			}
 			if !st.InGroup(gr) {
 				st.Groups = append(st.Groups, gr)
