@@ -28,6 +28,10 @@ import (
 // conservative (a transition from an unknown state could be the way out of any state, so
 // no state is reported as a dead end).
 func Lower(f *spec.File) (*ir.Machine, diag.List) {
+	return lower(f, true)
+}
+
+func lower(f *spec.File, table bool) (*ir.Machine, diag.List) {
 	l := &lowerer{
 		f:  f,
 		m:  &ir.Machine{Source: f.Path, Name: f.Machine.Value, Package: f.Package.Value, Doc: f.Doc.Value, RecordHistory: f.RecordHistory.Value, Idempotent: f.Idempotent.Value},
@@ -41,6 +45,9 @@ func Lower(f *spec.File) (*ir.Machine, diag.List) {
 		groupPos: map[*ir.Group]spec.Pos{},
 	}
 	l.run()
+	if table && !l.ds.HasErrors() {
+		l.m.SetTable(l.table())
+	}
 	ds := l.ds.Sorted()
 	if ds.HasErrors() {
 		return nil, ds
@@ -99,9 +106,6 @@ func (l *lowerer) run() {
 	l.computeHistory()
 	l.checkGraph()
 	l.checkUnused()
-	if !l.ds.HasErrors() {
-		l.m.SetTable(l.table())
-	}
 }
 
 // unsureSections marks the kinds of declaration whose section has errors as a whole: a
@@ -1572,4 +1576,17 @@ func Load(path string, data []byte) (*ir.Machine, diag.List) {
 		m = nil
 	}
 	return m, append(ds, more...).Sorted()
+}
+
+// Check reads, validates and checks one spec and returns its findings, as Load does,
+// without building the machine's (state, event) lookup table: that table has a cell for
+// every state and event, which for a machine of thousands of states and events costs more
+// than the whole check.
+func Check(path string, data []byte) diag.List {
+	f, ds := spec.LoadPartial(path, data)
+	if f == nil {
+		return ds
+	}
+	_, more := lower(f, false)
+	return append(ds, more...).Sorted()
 }
