@@ -407,7 +407,7 @@ func TestSeed004BuildWorkflow(t *testing.T) {
 		}
 		sort.Strings(extra)
 		// Beyond the seed's format the entry carries what replaying it needs.
-		if got := strings.Join(extra, ","); got != "context,role,seq,trigger" {
+		if got := strings.Join(extra, ","); got != "context,role,seq,transition,trigger" {
 			t.Errorf("keys beyond the seed's format: %s", got)
 		}
 	})

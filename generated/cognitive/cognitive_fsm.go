@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -71,13 +72,13 @@ func ParseState(name string) (State, error) {
 			return State(i), nil
 		}
 	}
-	return 0, fmt.Errorf("cognitive: unknown state %q", name)
+	return 0, fmt.Errorf("cognitive: unknown %s %q", "state", name)
 }
 
 // MarshalText encodes the state by name.
 func (v State) MarshalText() ([]byte, error) {
 	if int(v) >= len(stateNames) {
-		return nil, fmt.Errorf("cognitive: invalid state %d", int(v))
+		return nil, fmt.Errorf("cognitive: invalid %s %d", "state", int(v))
 	}
 	return []byte(stateNames[v]), nil
 }
@@ -157,13 +158,13 @@ func ParseEvent(name string) (Event, error) {
 			return Event(i), nil
 		}
 	}
-	return 0, fmt.Errorf("cognitive: unknown event %q", name)
+	return 0, fmt.Errorf("cognitive: unknown %s %q", "event", name)
 }
 
 // MarshalText encodes the event by name.
 func (v Event) MarshalText() ([]byte, error) {
 	if int(v) >= len(eventNames) {
-		return nil, fmt.Errorf("cognitive: invalid event %d", int(v))
+		return nil, fmt.Errorf("cognitive: invalid %s %d", "event", int(v))
 	}
 	return []byte(eventNames[v]), nil
 }
@@ -276,13 +277,13 @@ func ParseCheckpoint(name string) (Checkpoint, error) {
 			return Checkpoint(i), nil
 		}
 	}
-	return 0, fmt.Errorf("cognitive: unknown checkpoint %q", name)
+	return 0, fmt.Errorf("cognitive: unknown %s %q", "checkpoint", name)
 }
 
 // MarshalText encodes the checkpoint by name.
 func (v Checkpoint) MarshalText() ([]byte, error) {
 	if int(v) >= len(checkpointNames) {
-		return nil, fmt.Errorf("cognitive: invalid checkpoint %d", int(v))
+		return nil, fmt.Errorf("cognitive: invalid %s %d", "checkpoint", int(v))
 	}
 	return []byte(checkpointNames[v]), nil
 }
@@ -708,8 +709,8 @@ type Task struct {
 	prevSuspendedSet bool
 
 	store              TaskStore
-	saved              int64           // seq of the last snapshot saved to the store
-	firedWith          json.RawMessage // the context when the current event was fired, for the log
+	saved              int64     // seq of the last snapshot saved to the store
+	updatedAt          time.Time // when the last transition happened, if the machine keeps time or persists
 	logger             *slog.Logger
 	clock              Clock
 	createdAt          time.Time
@@ -825,19 +826,11 @@ func (m *Task) FireWith(ctx context.Context, e Event, in TaskInput) (State, erro
 
 // fire runs step and logs a refusal when the machine has a logger.
 func (m *Task) fire(ctx context.Context, e Event, in *TaskInput) (State, error) {
-	if m.store != nil {
-		m.keepContext()
-	}
 	to, err := m.once(ctx, e, in)
 	if err != nil && m.logger != nil {
 		m.logRefusal(ctx, e, err)
 	}
 	return to, err
-}
-
-// keepContext encodes the context as the event is fired, for the event log.
-func (m *Task) keepContext() {
-	m.firedWith, _ = json.Marshal(m.Context)
 }
 
 // logRefusal logs a refused event at Warn.
@@ -1039,7 +1032,7 @@ func (m *Task) transition0(ctx context.Context, st TaskStep, in *TaskInput, dry 
 	}
 	m.state = to
 	m.moveClock(st)
-	return to, m.commit(ctx, st, in, CheckpointTaskCreated)
+	return to, m.commit(ctx, st, in, 0, CheckpointTaskCreated)
 }
 
 // transition1 is the transition at ../../examples/cognitive/cognitive.fsm.yaml:110:
@@ -1056,7 +1049,7 @@ func (m *Task) transition1(ctx context.Context, st TaskStep, in *TaskInput, dry 
 	}
 	m.state = to
 	m.moveClock(st)
-	return to, m.commit(ctx, st, in, CheckpointReasonDone)
+	return to, m.commit(ctx, st, in, 1, CheckpointReasonDone)
 }
 
 // transition2 is the transition at ../../examples/cognitive/cognitive.fsm.yaml:111:
@@ -1073,7 +1066,7 @@ func (m *Task) transition2(ctx context.Context, st TaskStep, in *TaskInput, dry 
 	}
 	m.state = to
 	m.moveClock(st)
-	return to, m.commit(ctx, st, in, CheckpointNeedMoreInfo)
+	return to, m.commit(ctx, st, in, 2, CheckpointNeedMoreInfo)
 }
 
 // transition3 is the transition at ../../examples/cognitive/cognitive.fsm.yaml:112:
@@ -1090,7 +1083,7 @@ func (m *Task) transition3(ctx context.Context, st TaskStep, in *TaskInput, dry 
 	}
 	m.state = to
 	m.moveClock(st)
-	return to, m.commit(ctx, st, in, noCheckpoint)
+	return to, m.commit(ctx, st, in, 3, noCheckpoint)
 }
 
 // transition4 is the transition at ../../examples/cognitive/cognitive.fsm.yaml:127: acting
@@ -1115,7 +1108,7 @@ func (m *Task) transition4(ctx context.Context, st TaskStep, in *TaskInput, dry 
 	}
 	m.state = to
 	m.moveClock(st)
-	return to, m.commit(ctx, st, in, CheckpointToolCallCompleted)
+	return to, m.commit(ctx, st, in, 4, CheckpointToolCallCompleted)
 }
 
 // transition5 is the transition at ../../examples/cognitive/cognitive.fsm.yaml:134: acting
@@ -1140,7 +1133,7 @@ func (m *Task) transition5(ctx context.Context, st TaskStep, in *TaskInput, dry 
 	}
 	m.state = to
 	m.moveClock(st)
-	return to, m.commit(ctx, st, in, CheckpointToolCallFailed)
+	return to, m.commit(ctx, st, in, 5, CheckpointToolCallFailed)
 }
 
 // transition6 is the transition at ../../examples/cognitive/cognitive.fsm.yaml:141: acting
@@ -1165,7 +1158,7 @@ func (m *Task) transition6(ctx context.Context, st TaskStep, in *TaskInput, dry 
 	}
 	m.state = to
 	m.moveClock(st)
-	return to, m.commit(ctx, st, in, CheckpointTaskCompleted)
+	return to, m.commit(ctx, st, in, 6, CheckpointTaskCompleted)
 }
 
 // transition7 is the transition at ../../examples/cognitive/cognitive.fsm.yaml:150:
@@ -1190,7 +1183,7 @@ func (m *Task) transition7(ctx context.Context, st TaskStep, in *TaskInput, dry 
 	}
 	m.state = to
 	m.moveClock(st)
-	return to, m.commit(ctx, st, in, noCheckpoint)
+	return to, m.commit(ctx, st, in, 7, noCheckpoint)
 }
 
 // transition8 is the transition at ../../examples/cognitive/cognitive.fsm.yaml:153:
@@ -1207,7 +1200,7 @@ func (m *Task) transition8(ctx context.Context, st TaskStep, in *TaskInput, dry 
 	}
 	m.state = to
 	m.moveClock(st)
-	return to, m.commit(ctx, st, in, CheckpointTaskSuspended)
+	return to, m.commit(ctx, st, in, 8, CheckpointTaskSuspended)
 }
 
 // transition9 is the transition at ../../examples/cognitive/cognitive.fsm.yaml:154: idle,
@@ -1224,7 +1217,7 @@ func (m *Task) transition9(ctx context.Context, st TaskStep, in *TaskInput, dry 
 	}
 	m.state = to
 	m.moveClock(st)
-	return to, m.commit(ctx, st, in, CheckpointTaskFailed)
+	return to, m.commit(ctx, st, in, 9, CheckpointTaskFailed)
 }
 
 // remember records where a remembering state was entered from.
@@ -1238,10 +1231,12 @@ func (m *Task) remember(from, to State) {
 // noCheckpoint stands for a transition that names no checkpoint of its own.
 const noCheckpoint = Checkpoint(8)
 
-// commit finishes an accepted transition: sequence number and history here, event log
-// and checkpoints in persist, which a machine without a store or checkpoints skips.
-func (m *Task) commit(ctx context.Context, st TaskStep, in *TaskInput, cp Checkpoint) error {
+// commit finishes an accepted transition (t is its index in the spec): sequence number and
+// history here, event log and checkpoints in persist, which a machine without a store or
+// checkpoints skips.
+func (m *Task) commit(ctx context.Context, st TaskStep, in *TaskInput, t int, cp Checkpoint) error {
 	m.seq++
+	m.updatedAt = st.At
 	m.history = append(m.history, TaskRecord{
 		Actor:   in.Actor,
 		At:      st.At,
@@ -1254,14 +1249,19 @@ func (m *Task) commit(ctx context.Context, st TaskStep, in *TaskInput, cp Checkp
 	if m.store == nil && cp == noCheckpoint {
 		return nil
 	}
-	return m.persist(ctx, st, in, cp)
+	return m.persist(ctx, st, in, t, cp)
 }
 
 // persist appends the transition to the store's event log and takes the checkpoints: the
-// hook, then a snapshot saved to the store.
-func (m *Task) persist(ctx context.Context, st TaskStep, in *TaskInput, cp Checkpoint) error {
+// hook, then a snapshot saved to the store. It is the only place a machine that keeps no
+// time reads the clock, for the time of the transition.
+func (m *Task) persist(ctx context.Context, st TaskStep, in *TaskInput, t int, cp Checkpoint) error {
 	if m.store != nil {
-		if err := m.store.Append(ctx, m.ID, m.logEntry(st, in)); err != nil {
+		e, err := m.logEntry(st, in, t)
+		if err == nil {
+			err = m.store.Append(ctx, m.ID, e)
+		}
+		if err != nil {
 			return &StoreError{
 				Err: err,
 				Op:  "append",
@@ -1315,9 +1315,17 @@ type TaskSnapshot struct {
 	Version int    `json:"version"`
 	ID      string `json:"id"`
 	// Seq is the number of transitions accepted when the snapshot was taken.
-	Seq     int64       `json:"seq"`
-	State   State       `json:"state"`
-	Context TaskContext `json:"context"`
+	Seq   int64 `json:"seq"`
+	State State `json:"state"`
+	// UpdatedAt is when the last transition happened (its input's At, else the clock), for a
+	// machine that keeps time or persists (a store or checkpoints); zero otherwise.
+	UpdatedAt time.Time   `json:"updatedAt"`
+	Context   TaskContext `json:"context"`
+	// Payloads are the last payload of each event that carries one.
+	Payloads struct {
+		TaskCreated TaskCreatedPayload `json:"task_created,omitzero"`
+		TaskFailed  TaskFailedPayload  `json:"task_failed,omitzero"`
+	} `json:"payloads"`
 	// Remembered maps each remembering state to the state it was entered from.
 	Remembered map[State]State `json:"remembered,omitempty"`
 	CreatedAt  time.Time       `json:"createdAt"`
@@ -1328,15 +1336,18 @@ type TaskSnapshot struct {
 }
 
 // Snapshot returns the machine's state, context and bookkeeping. It shares nothing with the
-// machine except the context's slices and maps.
+// machine except the slices and maps of the context and payloads.
 func (m *Task) Snapshot() TaskSnapshot {
 	s := TaskSnapshot{
-		Context: m.Context,
-		ID:      m.ID,
-		Seq:     m.seq,
-		State:   m.state,
-		Version: 1,
+		Context:   m.Context,
+		ID:        m.ID,
+		Seq:       m.seq,
+		State:     m.state,
+		UpdatedAt: m.updatedAt,
+		Version:   1,
 	}
+	s.Payloads.TaskCreated = m.payloadTaskCreated
+	s.Payloads.TaskFailed = m.payloadTaskFailed
 	if m.prevSuspendedSet {
 		if s.Remembered == nil {
 			s.Remembered = map[State]State{}
@@ -1368,7 +1379,9 @@ func RestoreTask(s TaskSnapshot, hooks TaskHooks) (*Task, error) {
 	m := NewTask(hooks)
 	m.state = s.State
 	m.ID, m.seq, m.saved = s.ID, s.Seq, s.Seq
-	m.Context = s.Context
+	m.Context, m.updatedAt = s.Context, s.UpdatedAt
+	m.payloadTaskCreated = s.Payloads.TaskCreated
+	m.payloadTaskFailed = s.Payloads.TaskFailed
 	for st, from := range s.Remembered {
 		if from >= NumStates {
 			return nil, fmt.Errorf("cognitive: restore: invalid remembered state %d", from)
@@ -1391,17 +1404,28 @@ func RestoreTask(s TaskSnapshot, hooks TaskHooks) (*Task, error) {
 	return m, nil
 }
 
-// TaskStore persists machines: an append-only log of every accepted transition, and
-// snapshots taken at the spec's checkpoints. It is the seam for database adapters.
+// TaskStore persists machines: an append-only event log of every accepted transition, and
+// the snapshot taken at the last checkpoint. It is the seam for database adapters.
 //
 // Optimistic concurrency: log entries carry consecutive sequence numbers (1, 2, 3, ...)
 // per machine ID, and Append refuses an entry whose Seq is not the next one; Save replaces
-// the stored snapshot only if its Seq is prev (0 when none is stored). A refusal means
-// another writer got there first: reload with Load and Replay, then fire again.
+// the stored snapshot only if the stored one has Seq prev (0 when none is stored). A
+// refusal wraps ErrStoreConflict: another writer got there first, so reload with
+// ReplayTask and fire again.
+//
+// Entries are never changed or deleted: a snapshot does not replace the entries it covers,
+// Load returns the entries after it. A database adapter keeps one row per entry with the
+// key (id, seq), so that a second writer of the same seq fails on the key, and one
+// snapshot row per id, replaced by an update conditional on its seq (an insert when prev
+// is 0); Load reads the snapshot and the entries after it in one transaction. Append and
+// Save are separate calls: after a failure between them the log is ahead of the snapshot,
+// which Load and ReplayTask handle. Adapters should also read back the whole log as
+// TaskMemoryStore.Log does (entries after a sequence number, in order).
 type TaskStore interface {
-	// Append adds an entry to the log of machine id.
+	// Append adds an entry to the log of machine id if its Seq is the next one.
 	Append(ctx context.Context, id string, e TaskLogEntry) error
-	// Save stores a snapshot of machine id taken at a checkpoint.
+	// Save stores a snapshot of machine id taken at a checkpoint, in place of the stored one
+	// if that has Seq prev.
 	Save(ctx context.Context, id string, prev int64, s TaskSnapshot) error
 	// Load returns the last snapshot saved (ok false when none is) and the log entries after
 	// it, in order.
@@ -1430,57 +1454,136 @@ func (e *StoreError) Unwrap() error {
 
 // TaskLogEntry is one entry of the event log, in the JSON form of the seed documents:
 // {"timestamp", "taskId", "event": "STATE_TRANSITION", "from", "to", "actor", "reason",
-// "metadata"}, plus what replaying it needs.
+// "metadata"}, plus what replaying it needs: the transition that fired and the machine's
+// data after it.
 type TaskLogEntry struct {
 	// Seq numbers the machine's accepted transitions from 1.
-	Seq       int64     `json:"seq"`
+	Seq int64 `json:"seq"`
+	// Timestamp is when the transition happened: the input's At, else the machine's clock.
 	Timestamp time.Time `json:"timestamp"`
 	TaskID    string    `json:"taskId"`
-	// Kind is always STATE_TRANSITION.
+	// Created is when the machine was created, in its first entry only: replaying the whole
+	// log restores the time spent in the initial state.
+	Created time.Time `json:"created,omitzero"`
+	// Kind is STATE_TRANSITION.
 	Kind    string `json:"event"`
 	Trigger Event  `json:"trigger"`
 	From    State  `json:"from"`
 	To      State  `json:"to"`
-	Actor   string `json:"actor"`
-	Reason  string `json:"reason"`
-	EventID string `json:"eventId,omitempty"`
-	// Context is the machine's context when the event was fired, so that replaying the log
-	// sees what the guards and required fields saw.
+	// Transition is the index of the declared transition that fired, in spec order from 0 (-1
+	// for a resumption): replaying applies its bookkeeping without asking the guards.
+	Transition int    `json:"transition"`
+	Actor      string `json:"actor"`
+	Reason     string `json:"reason"`
+	EventID    string `json:"eventId,omitempty"`
+	// Context is the machine's context after the transition, as its actions left it.
 	Context json.RawMessage `json:"context,omitempty"`
 	// Payload is the event's payload, for events that carry one.
 	Payload  json.RawMessage   `json:"payload,omitempty"`
 	Metadata map[string]string `json:"metadata"`
 }
 
-// logEntry describes an accepted transition for the event log.
-func (m *Task) logEntry(st TaskStep, in *TaskInput) TaskLogEntry {
-	at := st.At
+// logEntry describes an accepted transition (t: its index) for the event log.
+func (m *Task) logEntry(st TaskStep, in *TaskInput, t int) (TaskLogEntry, error) {
 	e := TaskLogEntry{
-		Actor:     in.Actor,
-		Context:   m.firedWith,
-		EventID:   in.EventID,
-		From:      st.From,
-		Kind:      "STATE_TRANSITION",
-		Metadata:  map[string]string{},
-		Reason:    in.Reason,
-		Seq:       m.seq,
-		TaskID:    m.ID,
-		Timestamp: at,
-		To:        st.To,
-		Trigger:   st.Event,
+		Actor:      in.Actor,
+		EventID:    in.EventID,
+		From:       st.From,
+		Kind:       "STATE_TRANSITION",
+		Metadata:   map[string]string{},
+		Reason:     in.Reason,
+		Seq:        m.seq,
+		TaskID:     m.ID,
+		Timestamp:  m.updatedAt,
+		To:         st.To,
+		Transition: t,
+		Trigger:    st.Event,
 	}
+	if m.seq == 1 {
+		e.Created = m.createdAt
+	}
+	var err error
 	switch st.Event {
 	case EventTaskCreated:
-		e.Payload, _ = json.Marshal(m.payloadTaskCreated)
+		e.Payload, err = json.Marshal(m.payloadTaskCreated)
 	case EventTaskFailed:
-		e.Payload, _ = json.Marshal(m.payloadTaskFailed)
+		e.Payload, err = json.Marshal(m.payloadTaskFailed)
 	}
-	return e
+	if err == nil {
+		e.Context, err = json.Marshal(m.Context)
+	}
+	return e, err
+}
+
+// loggedTransition is a declared transition as replaying the event log sees it: the states
+// it leaves, its events, the states it can lead to, whether it is internal.
+type loggedTransition struct {
+	from, to []State
+	on       []Event
+	internal bool
+}
+
+// loggedTransitions are the spec's transitions, in order: a log entry's Transition indexes it.
+var loggedTransitions = [...]loggedTransition{
+	{
+		from: []State{StateIdle},
+		on:   []Event{EventTaskCreated},
+		to:   []State{StateReasoning},
+	},
+	{
+		from: []State{StateReasoning},
+		on:   []Event{EventReasonDone},
+		to:   []State{StateActing},
+	},
+	{
+		from: []State{StateReasoning},
+		on:   []Event{EventNeedMoreInfo},
+		to:   []State{StateSuspended},
+	},
+	{
+		from: []State{StateSuspended},
+		on:   []Event{EventMessageReceived},
+		to:   []State{StateReasoning},
+	},
+	{
+		from: []State{StateActing},
+		on:   []Event{EventToolCallCompleted},
+		to:   []State{StateReasoning, StateActing, StateCompleted},
+	},
+	{
+		from: []State{StateActing},
+		on:   []Event{EventToolCallFailed},
+		to:   []State{StateReasoning, StateActing, StateCompleted},
+	},
+	{
+		from: []State{StateActing},
+		on:   []Event{EventStepCompleted},
+		to:   []State{StateReasoning, StateActing, StateCompleted},
+	},
+	{
+		from: []State{StateSuspended},
+		on:   []Event{EventTaskResumed},
+		to:   []State{StateReasoning, StateActing},
+	},
+	{
+		from: []State{StateReasoning, StateActing},
+		on:   []Event{EventTaskSuspended},
+		to:   []State{StateSuspended},
+	},
+	{
+		from: []State{StateIdle, StateReasoning, StateActing, StateSuspended},
+		on:   []Event{EventTaskFailed},
+		to:   []State{StateFailed},
+	},
 }
 
 // ReplayTask rebuilds machine id from its store: the last snapshot (or a new machine),
-// then every later log entry fired again with what it recorded. It fails if the log has a
-// gap or a replayed event does not lead where the log says.
+// then every later log entry applied as it was recorded: the transition's counters,
+// memory, history and idempotency key, and the state, context, policies and payload after
+// it. No hook runs: guards are not asked again, and actions and checkpoints, done when the
+// transitions happened, are not repeated. It fails if the log has a gap or an entry is not
+// a transition of this machine from the state the log has reached. The machine returned
+// has no store: set one to fire on.
 func ReplayTask(ctx context.Context, store TaskStore, id string, hooks TaskHooks) (*Task, error) {
 	s, ok, log, err := store.Load(ctx, id)
 	if err != nil {
@@ -1493,65 +1596,79 @@ func ReplayTask(ctx context.Context, store TaskStore, id string, hooks TaskHooks
 			return nil, err
 		}
 	}
-	// Without a snapshot the machine's creation time is not stored: take the first event's.
+	// Without a snapshot the creation time is in the first entry.
 	if !ok && len(log) > 0 {
-		m.createdAt, m.enteredAt = log[0].Timestamp, log[0].Timestamp
+		m.createdAt, m.enteredAt = log[0].Created, log[0].Created
 	}
 	m.saved = m.seq
-	for _, e := range log {
-		if e.Seq != m.seq+1 {
-			return nil, fmt.Errorf("cognitive: replay %s: log entry %d follows %d", id, e.Seq, m.seq)
-		}
-		in := TaskInput{
-			Actor:   e.Actor,
-			At:      e.Timestamp,
-			EventID: e.EventID,
-			Reason:  e.Reason,
-		}
-		if len(e.Context) > 0 {
-			m.Context = TaskContext{}
-			if err = json.Unmarshal(e.Context, &m.Context); err != nil {
-				return nil, err
-			}
-		}
-		var to State
-		switch e.Trigger {
-		case EventTaskCreated:
-			var p TaskCreatedPayload
-			if len(e.Payload) > 0 {
-				if err = json.Unmarshal(e.Payload, &p); err != nil {
-					return nil, err
-				}
-			}
-			to, err = m.FireTaskCreated(ctx, p, in)
-		case EventTaskFailed:
-			var p TaskFailedPayload
-			if len(e.Payload) > 0 {
-				if err = json.Unmarshal(e.Payload, &p); err != nil {
-					return nil, err
-				}
-			}
-			to, err = m.FireTaskFailed(ctx, p, in)
-		default:
-			to, err = m.FireWith(ctx, e.Trigger, in)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("cognitive: replay %s: seq %d (%s): %w", id, e.Seq, e.Trigger, err)
-		}
-		if to != e.To {
-			return nil, fmt.Errorf("cognitive: replay %s: seq %d (%s) led to %s, the log says %s", id, e.Seq, e.Trigger, to, e.To)
+	for i := range log {
+		if err := m.apply(&log[i]); err != nil {
+			return nil, fmt.Errorf("cognitive: replay %s: seq %d (%s): %w", id, log[i].Seq, log[i].Trigger, err)
 		}
 	}
 	return m, nil
 }
 
+// apply replays log entry e: it checks that e is the next entry and a transition of this
+// machine from the current state, then applies what the transition did, without hooks.
+func (m *Task) apply(e *TaskLogEntry) error {
+	if e.Seq != m.seq+1 {
+		return fmt.Errorf("the log has a gap: seq %d follows %d", e.Seq, m.seq)
+	}
+	if len(e.Context) > 0 {
+		m.Context = TaskContext{}
+		if err := json.Unmarshal(e.Context, &m.Context); err != nil {
+			return err
+		}
+	}
+	var err error
+	switch e.Trigger {
+	case EventTaskCreated:
+		m.payloadTaskCreated = TaskCreatedPayload{}
+		err = json.Unmarshal(e.Payload, &m.payloadTaskCreated)
+	case EventTaskFailed:
+		m.payloadTaskFailed = TaskFailedPayload{}
+		err = json.Unmarshal(e.Payload, &m.payloadTaskFailed)
+	}
+	if err != nil {
+		return err
+	}
+	if e.From != m.state || e.Transition < 0 || e.Transition >= len(loggedTransitions) || !slices.Contains(loggedTransitions[e.Transition].from, e.From) || !slices.Contains(loggedTransitions[e.Transition].on, e.Trigger) || !slices.Contains(loggedTransitions[e.Transition].to, e.To) {
+		return fmt.Errorf("%s -> %s on %s is not transition %d from %s", e.From, e.To, e.Trigger, e.Transition, m.state)
+	}
+	t := &loggedTransitions[e.Transition]
+	moved := !t.internal || e.To != e.From
+	if e.To != e.From {
+		m.remember(e.From, e.To)
+	}
+	m.state = e.To
+	if moved {
+		m.moveClock(TaskStep{
+			At:   e.Timestamp,
+			From: e.From,
+			To:   e.To,
+		})
+	}
+	m.history = append(m.history, TaskRecord{
+		Actor:   e.Actor,
+		At:      e.Timestamp,
+		Event:   e.Trigger,
+		EventID: e.EventID,
+		From:    e.From,
+		Reason:  e.Reason,
+		To:      e.To,
+	})
+	m.seq, m.updatedAt = e.Seq, e.Timestamp
+	return nil
+}
+
 // TaskMemoryStore is a TaskStore in memory, safe for concurrent use: the embedded default
-// that needs no server. Snapshots are kept as JSON, so what Load returns is what a
-// database adapter would return.
+// that needs no server. It keeps every log entry, and snapshots as JSON, so that what Load
+// returns is what a database adapter would return.
 type TaskMemoryStore struct {
 	mu    sync.Mutex
 	snaps map[string][]byte
-	seqs  map[string]int64
+	seqs  map[string]int64 // Seq of each stored snapshot
 	logs  map[string][]TaskLogEntry
 }
 
@@ -1580,8 +1697,8 @@ func (s *TaskMemoryStore) Append(_ context.Context, id string, e TaskLogEntry) e
 	return nil
 }
 
-// Save replaces the snapshot of id if the stored one has Seq prev, and drops the log
-// entries it covers.
+// Save replaces the snapshot of id if the stored one has Seq prev. The log keeps every
+// entry.
 func (s *TaskMemoryStore) Save(_ context.Context, id string, prev int64, snap TaskSnapshot) error {
 	b, err := json.Marshal(snap)
 	if err != nil {
@@ -1593,11 +1710,6 @@ func (s *TaskMemoryStore) Save(_ context.Context, id string, prev int64, snap Ta
 		return fmt.Errorf("%w: %s: snapshot %d, not %d", ErrStoreConflict, id, s.seqs[id], prev)
 	}
 	s.snaps[id], s.seqs[id] = b, snap.Seq
-	log := s.logs[id]
-	for len(log) > 0 && log[0].Seq <= snap.Seq {
-		log = log[1:]
-	}
-	s.logs[id] = log
 	return nil
 }
 
@@ -1605,13 +1717,29 @@ func (s *TaskMemoryStore) Save(_ context.Context, id string, prev int64, snap Ta
 func (s *TaskMemoryStore) Load(_ context.Context, id string) (TaskSnapshot, bool, []TaskLogEntry, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	log := append([]TaskLogEntry(nil), s.logs[id]...)
 	var snap TaskSnapshot
 	b, ok := s.snaps[id]
 	if !ok {
-		return snap, false, log, nil
+		return snap, false, s.after(id, 0), nil
 	}
-	return snap, true, log, json.Unmarshal(b, &snap)
+	return snap, true, s.after(id, s.seqs[id]), json.Unmarshal(b, &snap)
+}
+
+// Log returns a copy of the log of id after seq after.
+func (s *TaskMemoryStore) Log(_ context.Context, id string, after int64) ([]TaskLogEntry, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.after(id, after), nil
+}
+
+// after returns a copy of the entries of id with a Seq greater than seq. The caller holds
+// the lock.
+func (s *TaskMemoryStore) after(id string, seq int64) []TaskLogEntry {
+	log := s.logs[id]
+	for len(log) > 0 && log[0].Seq <= seq {
+		log = log[1:]
+	}
+	return append([]TaskLogEntry(nil), log...)
 }
 
 var _ TaskStore = (*TaskMemoryStore)(nil)

@@ -976,3 +976,124 @@ func TestSeed000PersistenceSeam(t *testing.T) {
 		t.Errorf("reloaded %v seq %d", reloaded.Context.ActionsDone, reloaded.Seq())
 	}
 }
+
+// seedCountingAgent is the Agent, counting the guards it is asked.
+type seedCountingAgent struct {
+	seedAgent
+	guards int
+}
+
+func (a *seedCountingAgent) PlanHasMoreSteps(ctx context.Context, m *cognitive.Task, s cognitive.TaskStep) bool {
+	a.guards++
+	return a.seedAgent.PlanHasMoreSteps(ctx, m, s)
+}
+
+func (a *seedCountingAgent) PlanHasToolCalls(ctx context.Context, m *cognitive.Task, s cognitive.TaskStep) bool {
+	a.guards++
+	return a.seedAgent.PlanHasToolCalls(ctx, m, s)
+}
+
+// seedSame checks that two machines are the same: snapshot, payloads and history.
+func seedSame(t *testing.T, what string, got, want *cognitive.Task) {
+	t.Helper()
+	if a, b := seedJSON(t, got.Snapshot()), seedJSON(t, want.Snapshot()); a != b {
+		t.Errorf("%s: snapshot\n got %s\nwant %s", what, a, b)
+	}
+	if !reflect.DeepEqual(got.TaskCreatedPayload(), want.TaskCreatedPayload()) || !reflect.DeepEqual(got.TaskFailedPayload(), want.TaskFailedPayload()) {
+		t.Errorf("%s: payloads %+v, %+v; want %+v, %+v", what, got.TaskCreatedPayload(), got.TaskFailedPayload(), want.TaskCreatedPayload(), want.TaskFailedPayload())
+	}
+	if !reflect.DeepEqual(got.History(), want.History()) {
+		t.Errorf("%s: history\n got %+v\nwant %+v", what, got.History(), want.History())
+	}
+}
+
+// The persistence seam is exact for this machine too: payloads, the transition history, what
+// SUSPENDED remembers and the time by state come back from a snapshot through JSON and from
+// the event log, and replaying the log asks no guard and takes no checkpoint again.
+func TestSeed000PersistenceExact(t *testing.T) {
+	ctx := context.Background()
+	store := cognitive.NewTaskMemoryStore()
+	c := &seedClock{now: seedEpoch}
+	agent := &seedCountingAgent{}
+	m := cognitive.NewTask(agent)
+	m.SetClock(c)
+	m.ID = "task-exact"
+	m.SetStore(store)
+	step := func(e cognitive.Event, want cognitive.State) {
+		t.Helper()
+		c.Advance(time.Minute)
+		if to, err := m.FireWith(ctx, e, cognitive.TaskInput{EventID: "ev-" + e.String(), Actor: "agent"}); err != nil || to != want {
+			t.Fatalf("%s: %s, %v; want %s", e, to, err, want)
+		}
+	}
+	replayed := func(s cognitive.TaskStore, h *seedCountingAgent) *cognitive.Task {
+		t.Helper()
+		r, err := cognitive.ReplayTask(ctx, s, "task-exact", h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h.guards != 0 || len(h.checkpoints()) != 0 {
+			t.Errorf("replaying asked %d guards and took %d checkpoints", h.guards, len(h.checkpoints()))
+		}
+		return r
+	}
+
+	c.Advance(time.Minute)
+	seedCreate(t, m, "book a table for two", cognitive.TaskInput{EventID: "in-1", Actor: "telegram"})
+	step(cognitive.EventNeedMoreInfo, cognitive.StateSuspended)
+	step(cognitive.EventMessageReceived, cognitive.StateReasoning) // no checkpoint: in the log only
+	// The snapshot (taken at need_more_info) and the entry after it: the TASK_CREATED payload
+	// comes from the snapshot.
+	seedSame(t, "snapshot and log", replayed(store, &seedCountingAgent{}), m)
+
+	seedPlan(m, "table", "tool_call: find a restaurant", "respond: confirm")
+	step(cognitive.EventReasonDone, cognitive.StateActing)
+	m.Context.ActionsDone = append(m.Context.ActionsDone, "found: Tasca")
+	step(cognitive.EventToolCallCompleted, cognitive.StateActing) // the guards chose acting
+	step(cognitive.EventTaskSuspended, cognitive.StateSuspended)
+	step(cognitive.EventTaskResumed, cognitive.StateActing) // back where it was suspended
+	c.Advance(time.Minute)
+	if _, err := m.FireTaskFailed(ctx, cognitive.TaskFailedPayload{Error: "restaurant closed"}, cognitive.TaskInput{EventID: "ev-fail"}); err != nil {
+		t.Fatal(err)
+	}
+	if agent.guards == 0 || len(agent.checkpoints()) == 0 {
+		t.Fatalf("the live run asked %d guards, took %d checkpoints", agent.guards, len(agent.checkpoints()))
+	}
+
+	// Snapshot -> JSON -> Restore.
+	var snap cognitive.TaskSnapshot
+	if err := json.Unmarshal([]byte(seedJSON(t, m.Snapshot())), &snap); err != nil {
+		t.Fatal(err)
+	}
+	if snap.Payloads.TaskCreated.InputText != "book a table for two" || snap.Payloads.TaskFailed.Error != "restaurant closed" || !snap.UpdatedAt.Equal(c.Now()) {
+		t.Errorf("snapshot payloads %+v, updated at %v", snap.Payloads, snap.UpdatedAt)
+	}
+	restored, err := cognitive.RestoreTask(snap, &seedCountingAgent{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seedSame(t, "restored", restored, m)
+
+	// Store -> Replay: the last checkpoint (task_failed) covers the whole run.
+	seedSame(t, "replayed", replayed(store, &seedCountingAgent{}), m)
+
+	// The whole event log alone, replayed from a new machine, gives the same machine.
+	log, err := store.Log(ctx, "task-exact", 0)
+	if err != nil || int64(len(log)) != m.Seq() {
+		t.Fatalf("log: %d entries for %d transitions, %v", len(log), m.Seq(), err)
+	}
+	whole := cognitive.NewTaskMemoryStore()
+	for _, e := range log {
+		if err := whole.Append(ctx, "task-exact", e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := replayed(whole, &seedCountingAgent{})
+	seedSame(t, "replayed from the whole log", r, m)
+	if r.TimeByState(c.Now()) != m.TimeByState(c.Now()) || !r.CreatedAt().Equal(m.CreatedAt()) {
+		t.Errorf("time by state %v, want %v", r.TimeByState(c.Now()), m.TimeByState(c.Now()))
+	}
+	if back, ok := r.Remembered(cognitive.StateSuspended); !ok || back != cognitive.StateActing {
+		t.Errorf("suspended remembers %s, %v", back, ok)
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -86,13 +87,13 @@ func ParseState(name string) (State, error) {
 			return State(i), nil
 		}
 	}
-	return 0, fmt.Errorf("pipeline: unknown state %q", name)
+	return 0, fmt.Errorf("pipeline: unknown %s %q", "state", name)
 }
 
 // MarshalText encodes the state by name.
 func (v State) MarshalText() ([]byte, error) {
 	if int(v) >= len(stateNames) {
-		return nil, fmt.Errorf("pipeline: invalid state %d", int(v))
+		return nil, fmt.Errorf("pipeline: invalid %s %d", "state", int(v))
 	}
 	return []byte(stateNames[v]), nil
 }
@@ -177,13 +178,13 @@ func ParseEvent(name string) (Event, error) {
 			return Event(i), nil
 		}
 	}
-	return 0, fmt.Errorf("pipeline: unknown event %q", name)
+	return 0, fmt.Errorf("pipeline: unknown %s %q", "event", name)
 }
 
 // MarshalText encodes the event by name.
 func (v Event) MarshalText() ([]byte, error) {
 	if int(v) >= len(eventNames) {
-		return nil, fmt.Errorf("pipeline: invalid event %d", int(v))
+		return nil, fmt.Errorf("pipeline: invalid %s %d", "event", int(v))
 	}
 	return []byte(eventNames[v]), nil
 }
@@ -257,13 +258,13 @@ func ParseCheckpoint(name string) (Checkpoint, error) {
 			return Checkpoint(i), nil
 		}
 	}
-	return 0, fmt.Errorf("pipeline: unknown checkpoint %q", name)
+	return 0, fmt.Errorf("pipeline: unknown %s %q", "checkpoint", name)
 }
 
 // MarshalText encodes the checkpoint by name.
 func (v Checkpoint) MarshalText() ([]byte, error) {
 	if int(v) >= len(checkpointNames) {
-		return nil, fmt.Errorf("pipeline: invalid checkpoint %d", int(v))
+		return nil, fmt.Errorf("pipeline: invalid %s %d", "checkpoint", int(v))
 	}
 	return []byte(checkpointNames[v]), nil
 }
@@ -764,12 +765,14 @@ type Task struct {
 	// Context is the machine's data. Hooks may change it; states check what they require.
 	Context TaskContext
 
-	nAttempts            int // counter "attempts"
-	nConsecutiveFailures int // counter "consecutive_failures"
+	nAttempts            int   // counter "attempts"
+	nConsecutiveFailures int   // counter "consecutive_failures"
+	lastFrom             State // the state the last transition left, for Resume
+	lastEvent            Event
 
 	store     TaskStore
-	saved     int64           // seq of the last snapshot saved to the store
-	firedWith json.RawMessage // the context when the current event was fired, for the log
+	saved     int64     // seq of the last snapshot saved to the store
+	updatedAt time.Time // when the last transition happened, if the machine keeps time or persists
 	logger    *slog.Logger
 
 	_ [64]byte // keeps machines used by different goroutines off one cache line
@@ -848,19 +851,11 @@ func (m *Task) FireWith(ctx context.Context, e Event, in TaskInput) (State, erro
 
 // fire runs step and logs a refusal when the machine has a logger.
 func (m *Task) fire(ctx context.Context, e Event, in *TaskInput) (State, error) {
-	if m.store != nil {
-		m.keepContext()
-	}
 	to, err := m.once(ctx, e, in)
 	if err != nil && m.logger != nil {
 		m.logRefusal(ctx, e, err)
 	}
 	return to, err
-}
-
-// keepContext encodes the context as the event is fired, for the event log.
-func (m *Task) keepContext() {
-	m.firedWith, _ = json.Marshal(m.Context)
 }
 
 // logRefusal logs a refused event at Warn.
@@ -1062,7 +1057,7 @@ func (m *Task) transition0(ctx context.Context, st TaskStep, in *TaskInput, dry 
 	m.hooks.ReadConfigs(ctx, m, st)
 	m.hooks.CreateCheckpoint(ctx, m, st)
 	m.state = to
-	return to, m.commit(ctx, st, in, noCheckpoint)
+	return to, m.commit(ctx, st, in, 0, noCheckpoint)
 }
 
 // transition1 is the transition at ../../examples/pipeline/pipeline.fsm.yaml:125:
@@ -1075,7 +1070,7 @@ func (m *Task) transition1(ctx context.Context, st TaskStep, in *TaskInput, dry 
 	st.To = to
 	m.hooks.RecordIntent(ctx, m, st)
 	m.state = to
-	return to, m.commit(ctx, st, in, noCheckpoint)
+	return to, m.commit(ctx, st, in, 1, noCheckpoint)
 }
 
 // transition2 is the transition at ../../examples/pipeline/pipeline.fsm.yaml:126:
@@ -1090,7 +1085,7 @@ func (m *Task) transition2(ctx context.Context, st TaskStep, in *TaskInput, dry 
 	st.To = to
 	m.hooks.PresentClarificationQuestions(ctx, m, st)
 	m.state = to
-	return to, m.commit(ctx, st, in, noCheckpoint)
+	return to, m.commit(ctx, st, in, 2, noCheckpoint)
 }
 
 // transition3 is the transition at ../../examples/pipeline/pipeline.fsm.yaml:128:
@@ -1103,7 +1098,7 @@ func (m *Task) transition3(ctx context.Context, st TaskStep, in *TaskInput, dry 
 	st.To = to
 	m.hooks.ReclassifyWithContext(ctx, m, st)
 	m.state = to
-	return to, m.commit(ctx, st, in, noCheckpoint)
+	return to, m.commit(ctx, st, in, 3, noCheckpoint)
 }
 
 // transition4 is the transition at ../../examples/pipeline/pipeline.fsm.yaml:130: routing
@@ -1118,7 +1113,7 @@ func (m *Task) transition4(ctx context.Context, st TaskStep, in *TaskInput, dry 
 	m.hooks.AssignAgents(ctx, m, st)
 	m.hooks.RecordRouting(ctx, m, st)
 	m.state = to
-	return to, m.commit(ctx, st, in, noCheckpoint)
+	return to, m.commit(ctx, st, in, 4, noCheckpoint)
 }
 
 // transition5 is the transition at ../../examples/pipeline/pipeline.fsm.yaml:135:
@@ -1136,7 +1131,7 @@ func (m *Task) transition5(ctx context.Context, st TaskStep, in *TaskInput, dry 
 	m.nAttempts = 0
 	m.nConsecutiveFailures = 0
 	m.state = to
-	return to, m.commit(ctx, st, in, noCheckpoint)
+	return to, m.commit(ctx, st, in, 5, noCheckpoint)
 }
 
 // transition6 is the transition at ../../examples/pipeline/pipeline.fsm.yaml:142:
@@ -1151,7 +1146,7 @@ func (m *Task) transition6(ctx context.Context, st TaskStep, in *TaskInput, dry 
 	st.To = to
 	m.hooks.RecordPhaseOutput(ctx, m, st)
 	m.state = to
-	return to, m.commit(ctx, st, in, noCheckpoint)
+	return to, m.commit(ctx, st, in, 6, noCheckpoint)
 }
 
 // transition7 is the transition at ../../examples/pipeline/pipeline.fsm.yaml:152:
@@ -1165,7 +1160,7 @@ func (m *Task) transition7(ctx context.Context, st TaskStep, in *TaskInput, dry 
 	m.hooks.LogFailure(ctx, m, st)
 	m.hooks.ReportFailure(ctx, m, st)
 	m.state = to
-	return to, m.commit(ctx, st, in, noCheckpoint)
+	return to, m.commit(ctx, st, in, 7, noCheckpoint)
 }
 
 // transition8 is the transition at ../../examples/pipeline/pipeline.fsm.yaml:153:
@@ -1179,7 +1174,7 @@ func (m *Task) transition8(ctx context.Context, st TaskStep, in *TaskInput, dry 
 	m.hooks.LogFailure(ctx, m, st)
 	m.hooks.SaveForResume(ctx, m, st)
 	m.state = to
-	return to, m.commit(ctx, st, in, noCheckpoint)
+	return to, m.commit(ctx, st, in, 8, noCheckpoint)
 }
 
 // transition9 is the transition at ../../examples/pipeline/pipeline.fsm.yaml:154:
@@ -1195,7 +1190,7 @@ func (m *Task) transition9(ctx context.Context, st TaskStep, in *TaskInput, dry 
 	m.nAttempts++
 	m.nConsecutiveFailures++
 	m.state = to
-	return to, m.commit(ctx, st, in, noCheckpoint)
+	return to, m.commit(ctx, st, in, 9, noCheckpoint)
 }
 
 // transition10 is the transition at ../../examples/pipeline/pipeline.fsm.yaml:161:
@@ -1208,7 +1203,7 @@ func (m *Task) transition10(ctx context.Context, st TaskStep, in *TaskInput, dry
 	st.To = to
 	m.hooks.SaveForResume(ctx, m, st)
 	m.state = to
-	return to, m.commit(ctx, st, in, noCheckpoint)
+	return to, m.commit(ctx, st, in, 10, noCheckpoint)
 }
 
 // transition11 is the transition at ../../examples/pipeline/pipeline.fsm.yaml:164:
@@ -1221,7 +1216,7 @@ func (m *Task) transition11(ctx context.Context, st TaskStep, in *TaskInput, dry
 	st.To = to
 	m.hooks.ReportFullDiagnostics(ctx, m, st)
 	m.state = to
-	return to, m.commit(ctx, st, in, noCheckpoint)
+	return to, m.commit(ctx, st, in, 11, noCheckpoint)
 }
 
 // transition12 is the transition at ../../examples/pipeline/pipeline.fsm.yaml:165:
@@ -1234,7 +1229,7 @@ func (m *Task) transition12(ctx context.Context, st TaskStep, in *TaskInput, dry
 	st.To = to
 	m.hooks.SelectHigherTier(ctx, m, st)
 	m.state = to
-	return to, m.commit(ctx, st, in, noCheckpoint)
+	return to, m.commit(ctx, st, in, 12, noCheckpoint)
 }
 
 // transition13 is the transition at ../../examples/pipeline/pipeline.fsm.yaml:166:
@@ -1250,7 +1245,7 @@ func (m *Task) transition13(ctx context.Context, st TaskStep, in *TaskInput, dry
 	m.hooks.AdjustStrategy(ctx, m, st)
 	m.hooks.RerunPhase(ctx, m, st)
 	m.state = to
-	return to, m.commit(ctx, st, in, noCheckpoint)
+	return to, m.commit(ctx, st, in, 13, noCheckpoint)
 }
 
 // transition14 is the transition at ../../examples/pipeline/pipeline.fsm.yaml:169:
@@ -1263,7 +1258,7 @@ func (m *Task) transition14(ctx context.Context, st TaskStep, in *TaskInput, dry
 	st.To = to
 	m.hooks.ReportFailure(ctx, m, st)
 	m.state = to
-	return to, m.commit(ctx, st, in, noCheckpoint)
+	return to, m.commit(ctx, st, in, 14, noCheckpoint)
 }
 
 // transition15 is the transition at ../../examples/pipeline/pipeline.fsm.yaml:170:
@@ -1276,7 +1271,7 @@ func (m *Task) transition15(ctx context.Context, st TaskStep, in *TaskInput, dry
 	st.To = to
 	m.hooks.RerunWithUpgradedModel(ctx, m, st)
 	m.state = to
-	return to, m.commit(ctx, st, in, noCheckpoint)
+	return to, m.commit(ctx, st, in, 15, noCheckpoint)
 }
 
 // transition16 is the transition at ../../examples/pipeline/pipeline.fsm.yaml:172:
@@ -1291,7 +1286,7 @@ func (m *Task) transition16(ctx context.Context, st TaskStep, in *TaskInput, dry
 	m.hooks.EvaluateEvolution(ctx, m, st)
 	m.hooks.SaveMemory(ctx, m, st)
 	m.state = to
-	return to, m.commit(ctx, st, in, noCheckpoint)
+	return to, m.commit(ctx, st, in, 16, noCheckpoint)
 }
 
 // transition17 is the transition at ../../examples/pipeline/pipeline.fsm.yaml:173:
@@ -1306,7 +1301,7 @@ func (m *Task) transition17(ctx context.Context, st TaskStep, in *TaskInput, dry
 	m.nAttempts++
 	m.nConsecutiveFailures++
 	m.state = to
-	return to, m.commit(ctx, st, in, noCheckpoint)
+	return to, m.commit(ctx, st, in, 17, noCheckpoint)
 }
 
 // transition18 is the transition at ../../examples/pipeline/pipeline.fsm.yaml:181:
@@ -1321,24 +1316,35 @@ func (m *Task) transition18(ctx context.Context, st TaskStep, in *TaskInput, dry
 	m.hooks.RecordPhaseInProgress(ctx, m, st)
 	m.hooks.ReportCancelSummary(ctx, m, st)
 	m.state = to
-	return to, m.commit(ctx, st, in, noCheckpoint)
+	return to, m.commit(ctx, st, in, 18, noCheckpoint)
 }
 
 // noCheckpoint stands for a transition that names no checkpoint of its own.
 const noCheckpoint = Checkpoint(1)
 
-// commit finishes an accepted transition: sequence number and history here, event log
-// and checkpoints in persist, which a machine without a store or checkpoints skips.
-func (m *Task) commit(ctx context.Context, st TaskStep, in *TaskInput, cp Checkpoint) error {
+// commit finishes an accepted transition (t is its index in the spec): sequence number and
+// history here, event log and checkpoints in persist, which a machine without a store or
+// checkpoints skips.
+func (m *Task) commit(ctx context.Context, st TaskStep, in *TaskInput, t int, cp Checkpoint) error {
 	m.seq++
-	return m.persist(ctx, st, in, cp)
+	m.lastFrom, m.lastEvent = st.From, st.Event
+	return m.persist(ctx, st, in, t, cp)
 }
 
 // persist appends the transition to the store's event log and takes the checkpoints: the
-// hook, then a snapshot saved to the store.
-func (m *Task) persist(ctx context.Context, st TaskStep, in *TaskInput, cp Checkpoint) error {
+// hook, then a snapshot saved to the store. It is the only place a machine that keeps no
+// time reads the clock, for the time of the transition.
+func (m *Task) persist(ctx context.Context, st TaskStep, in *TaskInput, t int, cp Checkpoint) error {
+	m.updatedAt = in.At
+	if m.updatedAt.IsZero() {
+		m.updatedAt = time.Now()
+	}
 	if m.store != nil {
-		if err := m.store.Append(ctx, m.ID, m.logEntry(st, in)); err != nil {
+		e, err := m.logEntry(st, in, t)
+		if err == nil {
+			err = m.store.Append(ctx, m.ID, e)
+		}
+		if err != nil {
 			return &StoreError{
 				Err: err,
 				Op:  "append",
@@ -1392,9 +1398,18 @@ type TaskSnapshot struct {
 	Version int    `json:"version"`
 	ID      string `json:"id"`
 	// Seq is the number of transitions accepted when the snapshot was taken.
-	Seq     int64       `json:"seq"`
-	State   State       `json:"state"`
-	Context TaskContext `json:"context"`
+	Seq   int64 `json:"seq"`
+	State State `json:"state"`
+	// UpdatedAt is when the last transition happened (its input's At, else the clock), for a
+	// machine that keeps time or persists (a store or checkpoints); zero otherwise.
+	UpdatedAt time.Time   `json:"updatedAt"`
+	Context   TaskContext `json:"context"`
+	// Last is the last transition's source state and event: where ResumeTask takes a machine
+	// that has ended back to (meaningless while Seq is 0).
+	Last struct {
+		From  State `json:"from"`
+		Event Event `json:"event"`
+	} `json:"last"`
 	// Counters hold every counter; per-state counters by state, zeros left out.
 	Counters struct {
 		Attempts            int `json:"Attempts,omitempty"`
@@ -1403,15 +1418,17 @@ type TaskSnapshot struct {
 }
 
 // Snapshot returns the machine's state, context and bookkeeping. It shares nothing with the
-// machine except the context's slices and maps.
+// machine except the slices and maps of the context and payloads.
 func (m *Task) Snapshot() TaskSnapshot {
 	s := TaskSnapshot{
-		Context: m.Context,
-		ID:      m.ID,
-		Seq:     m.seq,
-		State:   m.state,
-		Version: 1,
+		Context:   m.Context,
+		ID:        m.ID,
+		Seq:       m.seq,
+		State:     m.state,
+		UpdatedAt: m.updatedAt,
+		Version:   1,
 	}
+	s.Last.From, s.Last.Event = m.lastFrom, m.lastEvent
 	s.Counters.Attempts = m.nAttempts
 	s.Counters.ConsecutiveFailures = m.nConsecutiveFailures
 	return s
@@ -1426,26 +1443,41 @@ func RestoreTask(s TaskSnapshot, hooks TaskHooks) (*Task, error) {
 	if s.State >= NumStates {
 		return nil, fmt.Errorf("pipeline: restore: invalid state %d", s.State)
 	}
+	if s.Last.From >= NumStates || s.Last.Event >= NumEvents {
+		return nil, fmt.Errorf("pipeline: restore: invalid last transition %d, %d", s.Last.From, s.Last.Event)
+	}
 	m := NewTask(hooks)
 	m.state = s.State
 	m.ID, m.seq, m.saved = s.ID, s.Seq, s.Seq
-	m.Context = s.Context
+	m.Context, m.updatedAt = s.Context, s.UpdatedAt
+	m.lastFrom, m.lastEvent = s.Last.From, s.Last.Event
 	m.nAttempts = s.Counters.Attempts
 	m.nConsecutiveFailures = s.Counters.ConsecutiveFailures
 	return m, nil
 }
 
-// TaskStore persists machines: an append-only log of every accepted transition, and
-// snapshots taken at the spec's checkpoints. It is the seam for database adapters.
+// TaskStore persists machines: an append-only event log of every accepted transition, and
+// the snapshot taken at the last checkpoint. It is the seam for database adapters.
 //
 // Optimistic concurrency: log entries carry consecutive sequence numbers (1, 2, 3, ...)
 // per machine ID, and Append refuses an entry whose Seq is not the next one; Save replaces
-// the stored snapshot only if its Seq is prev (0 when none is stored). A refusal means
-// another writer got there first: reload with Load and Replay, then fire again.
+// the stored snapshot only if the stored one has Seq prev (0 when none is stored). A
+// refusal wraps ErrStoreConflict: another writer got there first, so reload with
+// ReplayTask and fire again.
+//
+// Entries are never changed or deleted: a snapshot does not replace the entries it covers,
+// Load returns the entries after it. A database adapter keeps one row per entry with the
+// key (id, seq), so that a second writer of the same seq fails on the key, and one
+// snapshot row per id, replaced by an update conditional on its seq (an insert when prev
+// is 0); Load reads the snapshot and the entries after it in one transaction. Append and
+// Save are separate calls: after a failure between them the log is ahead of the snapshot,
+// which Load and ReplayTask handle. Adapters should also read back the whole log as
+// TaskMemoryStore.Log does (entries after a sequence number, in order).
 type TaskStore interface {
-	// Append adds an entry to the log of machine id.
+	// Append adds an entry to the log of machine id if its Seq is the next one.
 	Append(ctx context.Context, id string, e TaskLogEntry) error
-	// Save stores a snapshot of machine id taken at a checkpoint.
+	// Save stores a snapshot of machine id taken at a checkpoint, in place of the stored one
+	// if that has Seq prev.
 	Save(ctx context.Context, id string, prev int64, s TaskSnapshot) error
 	// Load returns the last snapshot saved (ok false when none is) and the log entries after
 	// it, in order.
@@ -1474,54 +1506,182 @@ func (e *StoreError) Unwrap() error {
 
 // TaskLogEntry is one entry of the event log, in the JSON form of the seed documents:
 // {"timestamp", "taskId", "event": "STATE_TRANSITION", "from", "to", "actor", "reason",
-// "metadata"}, plus what replaying it needs.
+// "metadata"}, plus what replaying it needs: the transition that fired and the machine's
+// data after it.
 type TaskLogEntry struct {
 	// Seq numbers the machine's accepted transitions from 1.
-	Seq       int64     `json:"seq"`
+	Seq int64 `json:"seq"`
+	// Timestamp is when the transition happened: the input's At, else the machine's clock.
 	Timestamp time.Time `json:"timestamp"`
 	TaskID    string    `json:"taskId"`
-	// Kind is always STATE_TRANSITION.
+	// Kind is STATE_TRANSITION, or STATE_RESUMED for a machine ResumeTask took out of a
+	// terminal state (From) back to the state it had left (To); Trigger is then the event that
+	// had ended it.
 	Kind    string `json:"event"`
 	Trigger Event  `json:"trigger"`
 	From    State  `json:"from"`
 	To      State  `json:"to"`
-	Actor   string `json:"actor"`
-	Reason  string `json:"reason"`
-	EventID string `json:"eventId,omitempty"`
-	// Context is the machine's context when the event was fired, so that replaying the log
-	// sees what the guards and required fields saw.
+	// Transition is the index of the declared transition that fired, in spec order from 0 (-1
+	// for a resumption): replaying applies its bookkeeping without asking the guards.
+	Transition int    `json:"transition"`
+	Actor      string `json:"actor"`
+	Reason     string `json:"reason"`
+	EventID    string `json:"eventId,omitempty"`
+	// Context is the machine's context after the transition, as its actions left it.
 	Context json.RawMessage `json:"context,omitempty"`
 	// Payload is the event's payload, for events that carry one.
 	Payload  json.RawMessage   `json:"payload,omitempty"`
 	Metadata map[string]string `json:"metadata"`
 }
 
-// logEntry describes an accepted transition for the event log.
-func (m *Task) logEntry(st TaskStep, in *TaskInput) TaskLogEntry {
-	at := in.At
-	if at.IsZero() {
-		at = time.Now()
-	}
+// logEntry describes an accepted transition (t: its index) for the event log.
+func (m *Task) logEntry(st TaskStep, in *TaskInput, t int) (TaskLogEntry, error) {
 	e := TaskLogEntry{
-		Actor:     in.Actor,
-		Context:   m.firedWith,
-		EventID:   in.EventID,
-		From:      st.From,
-		Kind:      "STATE_TRANSITION",
-		Metadata:  map[string]string{},
-		Reason:    in.Reason,
-		Seq:       m.seq,
-		TaskID:    m.ID,
-		Timestamp: at,
-		To:        st.To,
-		Trigger:   st.Event,
+		Actor:      in.Actor,
+		EventID:    in.EventID,
+		From:       st.From,
+		Kind:       "STATE_TRANSITION",
+		Metadata:   map[string]string{},
+		Reason:     in.Reason,
+		Seq:        m.seq,
+		TaskID:     m.ID,
+		Timestamp:  m.updatedAt,
+		To:         st.To,
+		Transition: t,
+		Trigger:    st.Event,
 	}
-	return e
+	var err error
+	e.Context, err = json.Marshal(m.Context)
+	return e, err
+}
+
+// loggedTransition is a declared transition as replaying the event log sees it: the states
+// it leaves, its events, the states it can lead to, and the counters it increments and
+// resets.
+type loggedTransition struct {
+	from, to   []State
+	on         []Event
+	inc, reset []int // counters, by index
+}
+
+// loggedTransitions are the spec's transitions, in order: a log entry's Transition indexes it.
+var loggedTransitions = [...]loggedTransition{
+	{
+		from: []State{StateCreated},
+		on:   []Event{EventStart},
+		to:   []State{StateClassifying},
+	},
+	{
+		from: []State{StateClassifying},
+		on:   []Event{EventClassified},
+		to:   []State{StateRouting},
+	},
+	{
+		from: []State{StateClassifying},
+		on:   []Event{EventClassified},
+		to:   []State{StateAwaitingClarification},
+	},
+	{
+		from: []State{StateAwaitingClarification},
+		on:   []Event{EventClarified},
+		to:   []State{StateClassifying},
+	},
+	{
+		from: []State{StateRouting},
+		on:   []Event{EventRouted},
+		to:   []State{StateExecuting},
+	},
+	{
+		from:  []State{StateExecuting},
+		on:    []Event{EventPhaseSucceeded},
+		reset: []int{0, 1},
+		to:    []State{StateExecuting},
+	},
+	{
+		from: []State{StateExecuting},
+		on:   []Event{EventPhaseSucceeded},
+		to:   []State{StateVerifying},
+	},
+	{
+		from: []State{StateExecuting},
+		on:   []Event{EventPhaseFailed},
+		to:   []State{StateFailed},
+	},
+	{
+		from: []State{StateExecuting},
+		on:   []Event{EventPhaseFailed},
+		to:   []State{StateStopped},
+	},
+	{
+		from: []State{StateExecuting},
+		inc:  []int{0, 1},
+		on:   []Event{EventPhaseFailed},
+		to:   []State{StateRetrying},
+	},
+	{
+		from: []State{StateExecuting},
+		on:   []Event{EventBudgetExceeded},
+		to:   []State{StateStopped},
+	},
+	{
+		from: []State{StateRetrying},
+		on:   []Event{EventRetry},
+		to:   []State{StateStopped},
+	},
+	{
+		from: []State{StateRetrying},
+		on:   []Event{EventRetry},
+		to:   []State{StateEscalating},
+	},
+	{
+		from: []State{StateRetrying},
+		on:   []Event{EventRetry},
+		to:   []State{StateExecuting},
+	},
+	{
+		from: []State{StateEscalating},
+		on:   []Event{EventEscalated},
+		to:   []State{StateStopped},
+	},
+	{
+		from: []State{StateEscalating},
+		on:   []Event{EventEscalated},
+		to:   []State{StateExecuting},
+	},
+	{
+		from: []State{StateVerifying},
+		on:   []Event{EventVerificationPassed},
+		to:   []State{StateCompleted},
+	},
+	{
+		from: []State{StateVerifying},
+		inc:  []int{0, 1},
+		on:   []Event{EventVerificationFailed},
+		to:   []State{StateRetrying},
+	},
+	{
+		from: []State{StateCreated, StateClassifying, StateAwaitingClarification, StateRouting, StateExecuting, StateRetrying, StateEscalating, StateVerifying},
+		on:   []Event{EventCancel},
+		to:   []State{StateStopped},
+	},
+}
+
+// counter returns counter i (of state s for a per-state counter).
+func (m *Task) counter(i int, s State) *int {
+	switch i {
+	case 0:
+		return &m.nAttempts
+	}
+	return &m.nConsecutiveFailures
 }
 
 // ReplayTask rebuilds machine id from its store: the last snapshot (or a new machine),
-// then every later log entry fired again with what it recorded. It fails if the log has a
-// gap or a replayed event does not lead where the log says.
+// then every later log entry applied as it was recorded: the transition's counters,
+// memory, history and idempotency key, and the state, context, policies and payload after
+// it. No hook runs: guards are not asked again, and actions and checkpoints, done when the
+// transitions happened, are not repeated. It fails if the log has a gap or an entry is not
+// a transition of this machine from the state the log has reached. The machine returned
+// has no store: set one to fire on.
 func ReplayTask(ctx context.Context, store TaskStore, id string, hooks TaskHooks) (*Task, error) {
 	s, ok, log, err := store.Load(ctx, id)
 	if err != nil {
@@ -1535,41 +1695,108 @@ func ReplayTask(ctx context.Context, store TaskStore, id string, hooks TaskHooks
 		}
 	}
 	m.saved = m.seq
-	for _, e := range log {
-		if e.Seq != m.seq+1 {
-			return nil, fmt.Errorf("pipeline: replay %s: log entry %d follows %d", id, e.Seq, m.seq)
-		}
-		in := TaskInput{
-			Actor:   e.Actor,
-			At:      e.Timestamp,
-			EventID: e.EventID,
-			Reason:  e.Reason,
-		}
-		if len(e.Context) > 0 {
-			m.Context = TaskContext{}
-			if err = json.Unmarshal(e.Context, &m.Context); err != nil {
-				return nil, err
-			}
-		}
-		var to State
-		to, err = m.FireWith(ctx, e.Trigger, in)
-		if err != nil {
-			return nil, fmt.Errorf("pipeline: replay %s: seq %d (%s): %w", id, e.Seq, e.Trigger, err)
-		}
-		if to != e.To {
-			return nil, fmt.Errorf("pipeline: replay %s: seq %d (%s) led to %s, the log says %s", id, e.Seq, e.Trigger, to, e.To)
+	for i := range log {
+		if err := m.apply(&log[i]); err != nil {
+			return nil, fmt.Errorf("pipeline: replay %s: seq %d (%s): %w", id, log[i].Seq, log[i].Trigger, err)
 		}
 	}
 	return m, nil
 }
 
+// apply replays log entry e: it checks that e is the next entry and a transition of this
+// machine from the current state, then applies what the transition did, without hooks.
+func (m *Task) apply(e *TaskLogEntry) error {
+	if e.Seq != m.seq+1 {
+		return fmt.Errorf("the log has a gap: seq %d follows %d", e.Seq, m.seq)
+	}
+	if len(e.Context) > 0 {
+		m.Context = TaskContext{}
+		if err := json.Unmarshal(e.Context, &m.Context); err != nil {
+			return err
+		}
+	}
+	resumed := e.Kind == "STATE_RESUMED"
+	if resumed {
+		// Out of a terminal state, back to a state that is not: no transition of the spec.
+		if e.From != m.state || !e.From.IsTerminal() || e.To >= NumStates || e.To.IsTerminal() {
+			return fmt.Errorf("resumed from %s to %s in %s", e.From, e.To, m.state)
+		}
+	} else {
+		if e.From != m.state || e.Transition < 0 || e.Transition >= len(loggedTransitions) || !slices.Contains(loggedTransitions[e.Transition].from, e.From) || !slices.Contains(loggedTransitions[e.Transition].on, e.Trigger) || !slices.Contains(loggedTransitions[e.Transition].to, e.To) {
+			return fmt.Errorf("%s -> %s on %s is not transition %d from %s", e.From, e.To, e.Trigger, e.Transition, m.state)
+		}
+		t := &loggedTransitions[e.Transition]
+		for _, c := range t.inc {
+			*m.counter(c, e.From)++
+		}
+		for _, c := range t.reset {
+			*m.counter(c, e.From) = 0
+		}
+	}
+	m.state = e.To
+	m.seq, m.updatedAt = e.Seq, e.Timestamp
+	m.lastFrom, m.lastEvent = e.From, e.Trigger
+	return nil
+}
+
+// ResumeTask loads machine id from its store, as ReplayTask does, and resumes it if it has
+// ended: a machine in a terminal state goes back to the state its last transition left,
+// with everything else (context, counters, ...) as that transition's checkpoint saved it,
+// since the checkpoint taken on every transition is kept. The resumption is appended to
+// the event log as a STATE_RESUMED entry, which replaying applies, and a snapshot of the
+// resumed machine is saved. A machine that has not ended is returned as loaded. No hook
+// runs. The machine returned has the store set, so that its log continues; in says who
+// resumes it, when and why.
+func ResumeTask(ctx context.Context, store TaskStore, id string, hooks TaskHooks, in TaskInput) (*Task, error) {
+	m, err := ReplayTask(ctx, store, id, hooks)
+	if err != nil {
+		return nil, err
+	}
+	m.store = store
+	if !m.state.IsTerminal() {
+		return m, nil
+	}
+	st := TaskStep{
+		Event: m.lastEvent,
+		From:  m.state,
+		To:    m.lastFrom,
+	}
+	m.state, m.lastFrom = st.To, st.From
+	m.seq++
+	m.updatedAt = in.At
+	if m.updatedAt.IsZero() {
+		m.updatedAt = time.Now()
+	}
+	e, err := m.logEntry(st, &in, -1)
+	e.Kind = "STATE_RESUMED"
+	if err == nil {
+		err = store.Append(ctx, id, e)
+	}
+	if err != nil {
+		return nil, &StoreError{
+			Err: err,
+			Op:  "append",
+			Seq: m.seq,
+		}
+	}
+	if err := store.Save(ctx, id, m.saved, m.Snapshot()); err != nil {
+		return nil, &StoreError{
+			Err: err,
+			Op:  "save",
+			Seq: m.seq,
+		}
+	}
+	m.saved = m.seq
+	return m, nil
+}
+
 // TaskMemoryStore is a TaskStore in memory, safe for concurrent use: the embedded default
-// that needs no server. Snapshots are kept as JSON, so what Load returns is what a
-// database adapter would return.
+// that needs no server. It keeps every log entry, and snapshots as JSON, so that what Load
+// returns is what a database adapter would return.
 type TaskMemoryStore struct {
 	mu    sync.Mutex
 	snaps map[string][]byte
-	seqs  map[string]int64
+	seqs  map[string]int64 // Seq of each stored snapshot
 	logs  map[string][]TaskLogEntry
 }
 
@@ -1598,8 +1825,8 @@ func (s *TaskMemoryStore) Append(_ context.Context, id string, e TaskLogEntry) e
 	return nil
 }
 
-// Save replaces the snapshot of id if the stored one has Seq prev, and drops the log
-// entries it covers.
+// Save replaces the snapshot of id if the stored one has Seq prev. The log keeps every
+// entry.
 func (s *TaskMemoryStore) Save(_ context.Context, id string, prev int64, snap TaskSnapshot) error {
 	b, err := json.Marshal(snap)
 	if err != nil {
@@ -1611,11 +1838,6 @@ func (s *TaskMemoryStore) Save(_ context.Context, id string, prev int64, snap Ta
 		return fmt.Errorf("%w: %s: snapshot %d, not %d", ErrStoreConflict, id, s.seqs[id], prev)
 	}
 	s.snaps[id], s.seqs[id] = b, snap.Seq
-	log := s.logs[id]
-	for len(log) > 0 && log[0].Seq <= snap.Seq {
-		log = log[1:]
-	}
-	s.logs[id] = log
 	return nil
 }
 
@@ -1623,13 +1845,29 @@ func (s *TaskMemoryStore) Save(_ context.Context, id string, prev int64, snap Ta
 func (s *TaskMemoryStore) Load(_ context.Context, id string) (TaskSnapshot, bool, []TaskLogEntry, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	log := append([]TaskLogEntry(nil), s.logs[id]...)
 	var snap TaskSnapshot
 	b, ok := s.snaps[id]
 	if !ok {
-		return snap, false, log, nil
+		return snap, false, s.after(id, 0), nil
 	}
-	return snap, true, log, json.Unmarshal(b, &snap)
+	return snap, true, s.after(id, s.seqs[id]), json.Unmarshal(b, &snap)
+}
+
+// Log returns a copy of the log of id after seq after.
+func (s *TaskMemoryStore) Log(_ context.Context, id string, after int64) ([]TaskLogEntry, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.after(id, after), nil
+}
+
+// after returns a copy of the entries of id with a Seq greater than seq. The caller holds
+// the lock.
+func (s *TaskMemoryStore) after(id string, seq int64) []TaskLogEntry {
+	log := s.logs[id]
+	for len(log) > 0 && log[0].Seq <= seq {
+		log = log[1:]
+	}
+	return append([]TaskLogEntry(nil), log...)
 }
 
 var _ TaskStore = (*TaskMemoryStore)(nil)

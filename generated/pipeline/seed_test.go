@@ -19,10 +19,9 @@ import (
 
 // seedCheckpoint is the checkpoint file as the hook wrote it at one transition.
 type seedCheckpoint struct {
-	Snapshot  pipeline.TaskSnapshot
-	JSON      string
-	UpdatedAt time.Time // from the hook's own clock: the machine has none (see the report)
-	Event     pipeline.Event
+	Snapshot pipeline.TaskSnapshot
+	JSON     string
+	Event    pipeline.Event
 }
 
 // seedRunner is the program around the machine: it answers the hook guards from its
@@ -30,7 +29,7 @@ type seedCheckpoint struct {
 // checkpoint file on every transition.
 type seedRunner struct {
 	pipeline.TaskNopHooks
-	now         time.Time
+	now         time.Time // the time the program passes with each event (Input.At)
 	phases      []string
 	maxAttempts int     // retries remain while fewer attempts than this have failed
 	budgetUSD   float64 // the budget allows another attempt while the cost is below it
@@ -166,9 +165,14 @@ func (r *seedRunner) Checkpoint(_ context.Context, m *pipeline.Task, cp pipeline
 	if err := json.Unmarshal(b, &snap); err != nil {
 		return err
 	}
-	r.now = r.now.Add(time.Minute)
-	r.saved = append(r.saved, seedCheckpoint{Snapshot: snap, JSON: string(b), UpdatedAt: r.now, Event: s.Event})
+	r.saved = append(r.saved, seedCheckpoint{Snapshot: snap, JSON: string(b), Event: s.Event})
 	return nil
+}
+
+// tick is the time of the next event: a minute later.
+func (r *seedRunner) tick() time.Time {
+	r.now = r.now.Add(time.Minute)
+	return r.now
 }
 
 func (r *seedRunner) last(t *testing.T) seedCheckpoint {
@@ -411,7 +415,10 @@ func TestSeed002CheckpointEveryTransition(t *testing.T) {
 	check := func(e pipeline.Event, want pipeline.State) {
 		t.Helper()
 		n := len(r.saved)
-		seedFire(t, m, e, want)
+		at := r.tick()
+		if to, err := m.FireWith(context.Background(), e, pipeline.TaskInput{At: at}); err != nil || to != want {
+			t.Fatalf("%s: %s, %v; want %s", e, to, err, want)
+		}
 		if len(r.saved) != n+1 {
 			t.Fatalf("%s: %d checkpoints, want one more than %d", e, len(r.saved), n)
 		}
@@ -423,7 +430,11 @@ func TestSeed002CheckpointEveryTransition(t *testing.T) {
 		if s.State != want || s.Context.CurrentPhase != m.Context.CurrentPhase || s.Counters.Attempts != m.CountAttempts() || s.Context.CostTotalUsd != m.Context.CostTotalUsd || s.Seq != m.Seq() || c.Event != e {
 			t.Errorf("%s: checkpoint state %s phase %q attempt %d cost %v seq %d", e, s.State, s.Context.CurrentPhase, s.Counters.Attempts, s.Context.CostTotalUsd, s.Seq)
 		}
-		if n > 0 && !c.UpdatedAt.After(r.saved[n-1].UpdatedAt) {
+		// updated_at is the time of the transition: the event's own time, passed by the program.
+		if !s.UpdatedAt.Equal(at) {
+			t.Errorf("%s: checkpoint updated_at %v, want %v", e, s.UpdatedAt, at)
+		}
+		if n > 0 && !s.UpdatedAt.After(r.saved[n-1].Snapshot.UpdatedAt) {
 			t.Errorf("%s: updated_at did not move", e)
 		}
 	}
@@ -457,11 +468,21 @@ func TestSeed002CheckpointEveryTransition(t *testing.T) {
 	if _, err := m.Fire(context.Background(), pipeline.EventCancel); err == nil || len(r.saved) != n {
 		t.Errorf("cancel in completed: %v, %d checkpoints", err, len(r.saved)-n)
 	}
+
+	// Without a time from the program, updated_at is read from the clock, on this path only
+	// (the machine has no other use for time).
+	m2 := pipeline.NewTask(seedNewRunner("plan"))
+	before := time.Now()
+	seedFire(t, m2, pipeline.EventStart, pipeline.StateClassifying)
+	if at := m2.Snapshot().UpdatedAt; at.Before(before) || at.After(time.Now()) {
+		t.Errorf("updated_at %v is not the time of the transition", at)
+	}
 }
 
 // "Cancel Handling: When user runs /cancel during execution: 1. Set state to stopped 2. Record
 // which phase was in progress 3. Save checkpoint (do NOT delete it) 4. Report: what was
-// completed, what was in progress, estimated cost so far"; and /resume from the checkpoint.
+// completed, what was in progress, estimated cost so far"; and "/resume works from any
+// point": ResumeTask resumes the task from the store alone.
 func TestSeed002CancelAndResume(t *testing.T) {
 	ctx := context.Background()
 	store := pipeline.NewTaskMemoryStore()
@@ -469,58 +490,101 @@ func TestSeed002CancelAndResume(t *testing.T) {
 	m := pipeline.NewTask(r)
 	m.ID = "T-0001"
 	m.SetStore(store)
-	seedFire(t, m, pipeline.EventStart, pipeline.StateClassifying)
+	fire := func(m *pipeline.Task, e pipeline.Event, want pipeline.State) {
+		t.Helper()
+		if to, err := m.FireWith(ctx, e, pipeline.TaskInput{Actor: "runner", At: r.tick()}); err != nil || to != want {
+			t.Fatalf("%s: %s, %v; want %s", e, to, err, want)
+		}
+	}
+	fire(m, pipeline.EventStart, pipeline.StateClassifying)
 	m.Context.Confidence = 0.95
-	seedFire(t, m, pipeline.EventClassified, pipeline.StateRouting)
-	seedFire(t, m, pipeline.EventRouted, pipeline.StateExecuting)
+	fire(m, pipeline.EventClassified, pipeline.StateRouting)
+	fire(m, pipeline.EventRouted, pipeline.StateExecuting)
 	m.Context.CostTotalUsd = 0.75
-	seedFire(t, m, pipeline.EventPhaseSucceeded, pipeline.StateExecuting)
+	fire(m, pipeline.EventPhaseSucceeded, pipeline.StateExecuting)
 	m.Context.CostTotalUsd = 1.5
-	seedFire(t, m, pipeline.EventPhaseFailed, pipeline.StateRetrying)
-	seedFire(t, m, pipeline.EventRetry, pipeline.StateExecuting)
-	m.Context.CostTotalUsd = 2.25
-	beforeCancel := r.last(t) // executing implement, attempt 1
+	fire(m, pipeline.EventPhaseFailed, pipeline.StateRetrying)
+	fire(m, pipeline.EventRetry, pipeline.StateExecuting)
+	m.Context.CostTotalUsd = 2.25 // spent while the phase runs
 
 	r.reset()
-	seedFire(t, m, pipeline.EventCancel, pipeline.StateStopped)
+	cancelAt := r.tick()
+	if to, err := m.FireWith(ctx, pipeline.EventCancel, pipeline.TaskInput{Actor: "user", Reason: "/cancel", At: cancelAt}); err != nil || to != pipeline.StateStopped {
+		t.Fatalf("cancel: %s, %v", to, err)
+	}
 	if want := []string{"in progress: implement", "cancelled: completed [plan], in progress implement, cost so far $2.25"}; !reflect.DeepEqual(r.did, want) {
 		t.Errorf("cancel\n got %q\nwant %q", r.did, want)
 	}
-	// The checkpoint is saved, not deleted: stopped, with the phase in progress, the
-	// attempt and the cost so far.
-	snap, ok, log, err := store.Load(ctx, "T-0001")
-	if err != nil || !ok || len(log) != 0 {
-		t.Fatalf("store: %v, %v, %d log entries after the snapshot", err, ok, len(log))
+	cancelled := m.Seq()
+	// The checkpoint is saved, not deleted: stopped, updated at the cancel, with the phase in
+	// progress, the attempt and the cost so far, and where the task was stopped from.
+	snap, ok, after, err := store.Load(ctx, "T-0001")
+	if err != nil || !ok || len(after) != 0 {
+		t.Fatalf("store: %v, %v, %d log entries after the snapshot", err, ok, len(after))
 	}
-	if snap.State != pipeline.StateStopped || snap.Context.CurrentPhase != "implement" || snap.Counters.Attempts != 1 || snap.Context.CostTotalUsd != 2.25 || snap.Seq != m.Seq() {
-		t.Errorf("stored checkpoint %+v", snap)
+	if snap.State != pipeline.StateStopped || !snap.UpdatedAt.Equal(cancelAt) || snap.Context.CurrentPhase != "implement" || snap.Counters.Attempts != 1 || snap.Context.CostTotalUsd != 2.25 || snap.Seq != cancelled ||
+		snap.Last.From != pipeline.StateExecuting || snap.Last.Event != pipeline.EventCancel {
+		t.Errorf("stored checkpoint %s", seedJSON(t, snap))
+	}
+	// The event log is kept whole although a checkpoint was saved at every transition.
+	log, err := store.Log(ctx, "T-0001", 0)
+	if err != nil || int64(len(log)) != cancelled || log[0].Seq != 1 {
+		t.Fatalf("log: %d entries for %d transitions, %v", len(log), cancelled, err)
+	}
+	if e := log[len(log)-1]; e.Trigger != pipeline.EventCancel || e.From != pipeline.StateExecuting || e.To != pipeline.StateStopped || e.Actor != "user" || e.Reason != "/cancel" {
+		t.Errorf("cancel entry %+v", e)
 	}
 
-	// /resume from the store restores state, phase, attempt and cost exactly.
-	resumed, err := pipeline.ReplayTask(ctx, store, "T-0001", seedNewRunner("plan", "implement", "test"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if a, b := seedJSON(t, m.Snapshot()), seedJSON(t, resumed.Snapshot()); a != b {
-		t.Errorf("resumed from the store:\n got %s\nwant %s", b, a)
-	}
-
-	// /resume from the checkpoint written before the cancel (stopped is terminal, so the
-	// work continues from there): state, phase, attempt and cost exactly as saved.
+	// /resume, from the store alone, in a new process: back to executing the phase that was in
+	// progress, with the attempt and the cost so far. No hook runs: nothing is done again.
 	r2 := seedNewRunner("plan", "implement", "test")
-	again, err := pipeline.RestoreTask(beforeCancel.Snapshot, r2)
+	r2.now = r.now
+	resumeAt := r2.tick()
+	resumed, err := pipeline.ResumeTask(ctx, store, "T-0001", r2, pipeline.TaskInput{Actor: "user", Reason: "/resume", At: resumeAt})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := seedJSON(t, again.Snapshot()); got != beforeCancel.JSON {
-		t.Errorf("restored from the checkpoint:\n got %s\nwant %s", got, beforeCancel.JSON)
+	if resumed.State() != pipeline.StateExecuting || resumed.Context.CurrentPhase != "implement" || resumed.CountAttempts() != 1 || resumed.Context.CostTotalUsd != 2.25 || resumed.Seq() != cancelled+1 {
+		t.Errorf("resumed %s %q attempt %d cost %v seq %d", resumed.State(), resumed.Context.CurrentPhase, resumed.CountAttempts(), resumed.Context.CostTotalUsd, resumed.Seq())
 	}
-	if again.State() != pipeline.StateExecuting || again.Context.CurrentPhase != "implement" || again.CountAttempts() != 1 || again.Context.CostTotalUsd != 1.5 {
-		t.Errorf("restored %s %q attempt %d cost %v", again.State(), again.Context.CurrentPhase, again.CountAttempts(), again.Context.CostTotalUsd)
+	if len(r2.did) != 0 || len(r2.saved) != 0 {
+		t.Errorf("resuming ran hooks: %q, %d checkpoints", r2.did, len(r2.saved))
 	}
-	seedFire(t, again, pipeline.EventPhaseSucceeded, pipeline.StateExecuting)
-	seedFire(t, again, pipeline.EventPhaseSucceeded, pipeline.StateVerifying)
-	if !strings.Contains(strings.Join(r2.did, ","), "advance to test") {
-		t.Errorf("resumed work %q", r2.did)
+	// The resumption is in the log and in the store's checkpoint.
+	if tail, err := store.Log(ctx, "T-0001", cancelled); err != nil || len(tail) != 1 || tail[0].Kind != "STATE_RESUMED" || tail[0].From != pipeline.StateStopped || tail[0].To != pipeline.StateExecuting || tail[0].Reason != "/resume" || !tail[0].Timestamp.Equal(resumeAt) {
+		t.Errorf("log after the cancel: %+v, %v", tail, err)
+	}
+	if snap, _, _, err := store.Load(ctx, "T-0001"); err != nil || seedJSON(t, snap) != seedJSON(t, resumed.Snapshot()) {
+		t.Errorf("stored checkpoint after resuming %s, %v", seedJSON(t, snap), err)
+	}
+
+	// The work continues where it stopped, and so does the log.
+	fire(resumed, pipeline.EventPhaseSucceeded, pipeline.StateExecuting)
+	if resumed.Context.CurrentPhase != "test" || !strings.Contains(strings.Join(r2.did, ","), "advance to test") {
+		t.Errorf("resumed work: phase %q, %q", resumed.Context.CurrentPhase, r2.did)
+	}
+	// "/resume works from any point": resuming a task that has not ended changes nothing.
+	again, err := pipeline.ResumeTask(ctx, store, "T-0001", seedNewRunner("plan", "implement", "test"), pipeline.TaskInput{})
+	if err != nil || seedJSON(t, again.Snapshot()) != seedJSON(t, resumed.Snapshot()) {
+		t.Errorf("resuming a running task: %v", err)
+	}
+	fire(resumed, pipeline.EventPhaseSucceeded, pipeline.StateVerifying)
+	fire(resumed, pipeline.EventVerificationPassed, pipeline.StateCompleted)
+
+	// Replaying the store, and replaying the whole log from nothing, give the resumed machine.
+	replayed, err := pipeline.ReplayTask(ctx, store, "T-0001", seedNewRunner())
+	if err != nil || seedJSON(t, replayed.Snapshot()) != seedJSON(t, resumed.Snapshot()) {
+		t.Errorf("replayed: %v\n got %s\nwant %s", err, seedJSON(t, replayed.Snapshot()), seedJSON(t, resumed.Snapshot()))
+	}
+	whole := pipeline.NewTaskMemoryStore()
+	log, _ = store.Log(ctx, "T-0001", 0)
+	for _, e := range log {
+		if err := whole.Append(ctx, "T-0001", e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	replayed, err = pipeline.ReplayTask(ctx, whole, "T-0001", seedNewRunner())
+	if err != nil || seedJSON(t, replayed.Snapshot()) != seedJSON(t, resumed.Snapshot()) {
+		t.Errorf("replayed from the whole log: %v\n got %s\nwant %s", err, seedJSON(t, replayed.Snapshot()), seedJSON(t, resumed.Snapshot()))
 	}
 }

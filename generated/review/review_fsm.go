@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -78,13 +79,13 @@ func ParseState(name string) (State, error) {
 			return State(i), nil
 		}
 	}
-	return 0, fmt.Errorf("review: unknown state %q", name)
+	return 0, fmt.Errorf("review: unknown %s %q", "state", name)
 }
 
 // MarshalText encodes the state by name.
 func (v State) MarshalText() ([]byte, error) {
 	if int(v) >= len(stateNames) {
-		return nil, fmt.Errorf("review: invalid state %d", int(v))
+		return nil, fmt.Errorf("review: invalid %s %d", "state", int(v))
 	}
 	return []byte(stateNames[v]), nil
 }
@@ -160,13 +161,13 @@ func ParseEvent(name string) (Event, error) {
 			return Event(i), nil
 		}
 	}
-	return 0, fmt.Errorf("review: unknown event %q", name)
+	return 0, fmt.Errorf("review: unknown %s %q", "event", name)
 }
 
 // MarshalText encodes the event by name.
 func (v Event) MarshalText() ([]byte, error) {
 	if int(v) >= len(eventNames) {
-		return nil, fmt.Errorf("review: invalid event %d", int(v))
+		return nil, fmt.Errorf("review: invalid %s %d", "event", int(v))
 	}
 	return []byte(eventNames[v]), nil
 }
@@ -247,13 +248,13 @@ func ParseCriticality(name string) (Criticality, error) {
 			return Criticality(i), nil
 		}
 	}
-	return 0, fmt.Errorf("review: unknown criticality value %q", name)
+	return 0, fmt.Errorf("review: unknown %s %q", "criticality value", name)
 }
 
 // MarshalText encodes the criticality value by name.
 func (v Criticality) MarshalText() ([]byte, error) {
 	if int(v) >= len(criticalityNames) {
-		return nil, fmt.Errorf("review: invalid criticality value %d", int(v))
+		return nil, fmt.Errorf("review: invalid %s %d", "criticality value", int(v))
 	}
 	return []byte(criticalityNames[v]), nil
 }
@@ -538,8 +539,8 @@ type Task struct {
 	nSecurityReviews int // counter "security_reviews"
 
 	store     TaskStore
-	saved     int64           // seq of the last snapshot saved to the store
-	firedWith json.RawMessage // the context when the current event was fired, for the log
+	saved     int64     // seq of the last snapshot saved to the store
+	updatedAt time.Time // when the last transition happened, if the machine keeps time or persists
 	logger    *slog.Logger
 
 	_ [64]byte // keeps machines used by different goroutines off one cache line
@@ -618,19 +619,11 @@ func (m *Task) FireWith(ctx context.Context, e Event, in TaskInput) (State, erro
 
 // fire runs step and logs a refusal when the machine has a logger.
 func (m *Task) fire(ctx context.Context, e Event, in *TaskInput) (State, error) {
-	if m.store != nil {
-		m.keepContext()
-	}
 	to, err := m.once(ctx, e, in)
 	if err != nil && m.logger != nil {
 		m.logRefusal(ctx, e, err)
 	}
 	return to, err
-}
-
-// keepContext encodes the context as the event is fired, for the event log.
-func (m *Task) keepContext() {
-	m.firedWith, _ = json.Marshal(m.Context)
 }
 
 // logRefusal logs a refused event at Warn.
@@ -789,7 +782,7 @@ func (m *Task) transition0(ctx context.Context, st TaskStep, in *TaskInput, dry 
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 0)
 }
 
 // transition1 is the transition at ../../examples/review/review.fsm.yaml:65: not_started
@@ -803,7 +796,7 @@ func (m *Task) transition1(ctx context.Context, st TaskStep, in *TaskInput, dry 
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 1)
 }
 
 // transition2 is the transition at ../../examples/review/review.fsm.yaml:66: in_progress
@@ -817,7 +810,7 @@ func (m *Task) transition2(ctx context.Context, st TaskStep, in *TaskInput, dry 
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 2)
 }
 
 // transition3 is the transition at ../../examples/review/review.fsm.yaml:67: in_progress
@@ -831,7 +824,7 @@ func (m *Task) transition3(ctx context.Context, st TaskStep, in *TaskInput, dry 
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 3)
 }
 
 // transition4 is the transition at ../../examples/review/review.fsm.yaml:68: blocked on
@@ -845,7 +838,7 @@ func (m *Task) transition4(ctx context.Context, st TaskStep, in *TaskInput, dry 
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 4)
 }
 
 // transition5 is the transition at ../../examples/review/review.fsm.yaml:69: blocked on
@@ -859,7 +852,7 @@ func (m *Task) transition5(ctx context.Context, st TaskStep, in *TaskInput, dry 
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 5)
 }
 
 // transition6 is the transition at ../../examples/review/review.fsm.yaml:72:
@@ -875,7 +868,7 @@ func (m *Task) transition6(ctx context.Context, st TaskStep, in *TaskInput, dry 
 	m.nReviews = 0
 	m.nSecurityReviews = 0
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 6)
 }
 
 // transition7 is the transition at ../../examples/review/review.fsm.yaml:73: under_review
@@ -890,7 +883,7 @@ func (m *Task) transition7(ctx context.Context, st TaskStep, in *TaskInput, dry 
 	st.To = to
 	m.nReviews++
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 7)
 }
 
 // transition8 is the transition at ../../examples/review/review.fsm.yaml:74: under_review
@@ -906,7 +899,7 @@ func (m *Task) transition8(ctx context.Context, st TaskStep, in *TaskInput, dry 
 	m.nReviews++
 	m.nSecurityReviews++
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 8)
 }
 
 // transition9 is the transition at ../../examples/review/review.fsm.yaml:75: under_review
@@ -920,7 +913,7 @@ func (m *Task) transition9(ctx context.Context, st TaskStep, in *TaskInput, dry 
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 9)
 }
 
 // transition10 is the transition at ../../examples/review/review.fsm.yaml:76: final_review
@@ -934,7 +927,7 @@ func (m *Task) transition10(ctx context.Context, st TaskStep, in *TaskInput, dry
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 10)
 }
 
 // transition11 is the transition at ../../examples/review/review.fsm.yaml:77: final_review
@@ -948,7 +941,7 @@ func (m *Task) transition11(ctx context.Context, st TaskStep, in *TaskInput, dry
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 11)
 }
 
 // thresholdReviewsComplete is the threshold of guard "reviews_complete" by "criticality".
@@ -974,21 +967,31 @@ func thresholdSecurityReviewsComplete(v Criticality) float64 {
 	return 0.0
 }
 
-// commit finishes an accepted transition: sequence number and history here, event log
-// and checkpoints in persist, which a machine without a store or checkpoints skips.
-func (m *Task) commit(ctx context.Context, st TaskStep, in *TaskInput) error {
+// commit finishes an accepted transition (t is its index in the spec): sequence number and
+// history here, event log and checkpoints in persist, which a machine without a store or
+// checkpoints skips.
+func (m *Task) commit(ctx context.Context, st TaskStep, in *TaskInput, t int) error {
 	m.seq++
 	if m.store == nil {
 		return nil
 	}
-	return m.persist(ctx, st, in)
+	return m.persist(ctx, st, in, t)
 }
 
 // persist appends the transition to the store's event log and takes the checkpoints: the
-// hook, then a snapshot saved to the store.
-func (m *Task) persist(ctx context.Context, st TaskStep, in *TaskInput) error {
+// hook, then a snapshot saved to the store. It is the only place a machine that keeps no
+// time reads the clock, for the time of the transition.
+func (m *Task) persist(ctx context.Context, st TaskStep, in *TaskInput, t int) error {
+	m.updatedAt = in.At
+	if m.updatedAt.IsZero() {
+		m.updatedAt = time.Now()
+	}
 	if m.store != nil {
-		if err := m.store.Append(ctx, m.ID, m.logEntry(st, in)); err != nil {
+		e, err := m.logEntry(st, in, t)
+		if err == nil {
+			err = m.store.Append(ctx, m.ID, e)
+		}
+		if err != nil {
 			return &StoreError{
 				Err: err,
 				Op:  "append",
@@ -1006,9 +1009,12 @@ type TaskSnapshot struct {
 	Version int    `json:"version"`
 	ID      string `json:"id"`
 	// Seq is the number of transitions accepted when the snapshot was taken.
-	Seq     int64       `json:"seq"`
-	State   State       `json:"state"`
-	Context TaskContext `json:"context"`
+	Seq   int64 `json:"seq"`
+	State State `json:"state"`
+	// UpdatedAt is when the last transition happened (its input's At, else the clock), for a
+	// machine that keeps time or persists (a store or checkpoints); zero otherwise.
+	UpdatedAt time.Time   `json:"updatedAt"`
+	Context   TaskContext `json:"context"`
 	// Counters hold every counter; per-state counters by state, zeros left out.
 	Counters struct {
 		Reviews         int `json:"Reviews,omitempty"`
@@ -1017,14 +1023,15 @@ type TaskSnapshot struct {
 }
 
 // Snapshot returns the machine's state, context and bookkeeping. It shares nothing with the
-// machine except the context's slices and maps.
+// machine except the slices and maps of the context and payloads.
 func (m *Task) Snapshot() TaskSnapshot {
 	s := TaskSnapshot{
-		Context: m.Context,
-		ID:      m.ID,
-		Seq:     m.seq,
-		State:   m.state,
-		Version: 1,
+		Context:   m.Context,
+		ID:        m.ID,
+		Seq:       m.seq,
+		State:     m.state,
+		UpdatedAt: m.updatedAt,
+		Version:   1,
 	}
 	s.Counters.Reviews = m.nReviews
 	s.Counters.SecurityReviews = m.nSecurityReviews
@@ -1043,23 +1050,34 @@ func RestoreTask(s TaskSnapshot) (*Task, error) {
 	m := NewTask()
 	m.state = s.State
 	m.ID, m.seq, m.saved = s.ID, s.Seq, s.Seq
-	m.Context = s.Context
+	m.Context, m.updatedAt = s.Context, s.UpdatedAt
 	m.nReviews = s.Counters.Reviews
 	m.nSecurityReviews = s.Counters.SecurityReviews
 	return m, nil
 }
 
-// TaskStore persists machines: an append-only log of every accepted transition, and
-// snapshots taken at the spec's checkpoints. It is the seam for database adapters.
+// TaskStore persists machines: an append-only event log of every accepted transition, and
+// the snapshot taken at the last checkpoint. It is the seam for database adapters.
 //
 // Optimistic concurrency: log entries carry consecutive sequence numbers (1, 2, 3, ...)
 // per machine ID, and Append refuses an entry whose Seq is not the next one; Save replaces
-// the stored snapshot only if its Seq is prev (0 when none is stored). A refusal means
-// another writer got there first: reload with Load and Replay, then fire again.
+// the stored snapshot only if the stored one has Seq prev (0 when none is stored). A
+// refusal wraps ErrStoreConflict: another writer got there first, so reload with
+// ReplayTask and fire again.
+//
+// Entries are never changed or deleted: a snapshot does not replace the entries it covers,
+// Load returns the entries after it. A database adapter keeps one row per entry with the
+// key (id, seq), so that a second writer of the same seq fails on the key, and one
+// snapshot row per id, replaced by an update conditional on its seq (an insert when prev
+// is 0); Load reads the snapshot and the entries after it in one transaction. Append and
+// Save are separate calls: after a failure between them the log is ahead of the snapshot,
+// which Load and ReplayTask handle. Adapters should also read back the whole log as
+// TaskMemoryStore.Log does (entries after a sequence number, in order).
 type TaskStore interface {
-	// Append adds an entry to the log of machine id.
+	// Append adds an entry to the log of machine id if its Seq is the next one.
 	Append(ctx context.Context, id string, e TaskLogEntry) error
-	// Save stores a snapshot of machine id taken at a checkpoint.
+	// Save stores a snapshot of machine id taken at a checkpoint, in place of the stored one
+	// if that has Seq prev.
 	Save(ctx context.Context, id string, prev int64, s TaskSnapshot) error
 	// Load returns the last snapshot saved (ok false when none is) and the log entries after
 	// it, in order.
@@ -1088,54 +1106,145 @@ func (e *StoreError) Unwrap() error {
 
 // TaskLogEntry is one entry of the event log, in the JSON form of the seed documents:
 // {"timestamp", "taskId", "event": "STATE_TRANSITION", "from", "to", "actor", "reason",
-// "metadata"}, plus what replaying it needs.
+// "metadata"}, plus what replaying it needs: the transition that fired and the machine's
+// data after it.
 type TaskLogEntry struct {
 	// Seq numbers the machine's accepted transitions from 1.
-	Seq       int64     `json:"seq"`
+	Seq int64 `json:"seq"`
+	// Timestamp is when the transition happened: the input's At, else the machine's clock.
 	Timestamp time.Time `json:"timestamp"`
 	TaskID    string    `json:"taskId"`
-	// Kind is always STATE_TRANSITION.
+	// Kind is STATE_TRANSITION.
 	Kind    string `json:"event"`
 	Trigger Event  `json:"trigger"`
 	From    State  `json:"from"`
 	To      State  `json:"to"`
-	Actor   string `json:"actor"`
-	Reason  string `json:"reason"`
-	EventID string `json:"eventId,omitempty"`
-	// Context is the machine's context when the event was fired, so that replaying the log
-	// sees what the guards and required fields saw.
+	// Transition is the index of the declared transition that fired, in spec order from 0 (-1
+	// for a resumption): replaying applies its bookkeeping without asking the guards.
+	Transition int    `json:"transition"`
+	Actor      string `json:"actor"`
+	Reason     string `json:"reason"`
+	EventID    string `json:"eventId,omitempty"`
+	// Context is the machine's context after the transition, as its actions left it.
 	Context json.RawMessage `json:"context,omitempty"`
 	// Payload is the event's payload, for events that carry one.
 	Payload  json.RawMessage   `json:"payload,omitempty"`
 	Metadata map[string]string `json:"metadata"`
 }
 
-// logEntry describes an accepted transition for the event log.
-func (m *Task) logEntry(st TaskStep, in *TaskInput) TaskLogEntry {
-	at := in.At
-	if at.IsZero() {
-		at = time.Now()
-	}
+// logEntry describes an accepted transition (t: its index) for the event log.
+func (m *Task) logEntry(st TaskStep, in *TaskInput, t int) (TaskLogEntry, error) {
 	e := TaskLogEntry{
-		Actor:     in.Actor,
-		Context:   m.firedWith,
-		EventID:   in.EventID,
-		From:      st.From,
-		Kind:      "STATE_TRANSITION",
-		Metadata:  map[string]string{},
-		Reason:    in.Reason,
-		Seq:       m.seq,
-		TaskID:    m.ID,
-		Timestamp: at,
-		To:        st.To,
-		Trigger:   st.Event,
+		Actor:      in.Actor,
+		EventID:    in.EventID,
+		From:       st.From,
+		Kind:       "STATE_TRANSITION",
+		Metadata:   map[string]string{},
+		Reason:     in.Reason,
+		Seq:        m.seq,
+		TaskID:     m.ID,
+		Timestamp:  m.updatedAt,
+		To:         st.To,
+		Transition: t,
+		Trigger:    st.Event,
 	}
-	return e
+	var err error
+	e.Context, err = json.Marshal(m.Context)
+	return e, err
+}
+
+// loggedTransition is a declared transition as replaying the event log sees it: the states
+// it leaves, its events, the states it can lead to, and the counters it increments and
+// resets.
+type loggedTransition struct {
+	from, to   []State
+	on         []Event
+	inc, reset []int // counters, by index
+}
+
+// loggedTransitions are the spec's transitions, in order: a log entry's Transition indexes it.
+var loggedTransitions = [...]loggedTransition{
+	{
+		from: []State{StateNotStarted},
+		on:   []Event{EventInProgress},
+		to:   []State{StateInProgress},
+	},
+	{
+		from: []State{StateNotStarted},
+		on:   []Event{EventBlocked},
+		to:   []State{StateBlocked},
+	},
+	{
+		from: []State{StateInProgress},
+		on:   []Event{EventPendingReview},
+		to:   []State{StatePendingReview},
+	},
+	{
+		from: []State{StateInProgress},
+		on:   []Event{EventBlocked},
+		to:   []State{StateBlocked},
+	},
+	{
+		from: []State{StateBlocked},
+		on:   []Event{EventNotStarted},
+		to:   []State{StateNotStarted},
+	},
+	{
+		from: []State{StateBlocked},
+		on:   []Event{EventInProgress},
+		to:   []State{StateInProgress},
+	},
+	{
+		from:  []State{StatePendingReview},
+		on:    []Event{EventUnderReview},
+		reset: []int{0, 1},
+		to:    []State{StateUnderReview},
+	},
+	{
+		from: []State{StateUnderReview},
+		inc:  []int{0},
+		on:   []Event{EventReviewSubmitted},
+		to:   []State{StateUnderReview},
+	},
+	{
+		from: []State{StateUnderReview},
+		inc:  []int{0, 1},
+		on:   []Event{EventSecurityReviewSubmitted},
+		to:   []State{StateUnderReview},
+	},
+	{
+		from: []State{StateUnderReview},
+		on:   []Event{EventFinalReview},
+		to:   []State{StateFinalReview},
+	},
+	{
+		from: []State{StateFinalReview},
+		on:   []Event{EventCompleted},
+		to:   []State{StateCompleted},
+	},
+	{
+		from: []State{StateFinalReview},
+		on:   []Event{EventInProgress},
+		to:   []State{StateInProgress},
+	},
+}
+
+// counter returns counter i (of state s for a per-state counter).
+func (m *Task) counter(i int, s State) *int {
+	switch i {
+	case 0:
+		return &m.nReviews
+	}
+	return &m.nSecurityReviews
 }
 
 // ReplayTask rebuilds machine id from its store: the last snapshot (or a new machine),
-// then every later log entry fired again with what it recorded. It fails if the log has a
-// gap or a replayed event does not lead where the log says.
+// then every later log entry applied as it was recorded: the transition's counters,
+// memory, history and idempotency key, and the state, context, policies and payload after
+// it. No hook runs: guards are not asked again, and actions and checkpoints, done when the
+// transitions happened, are not repeated. It fails if the log has a gap or an entry is not
+// a transition of this machine from the state the log has reached. The machine returned
+// has no store: set one to fire on.
 func ReplayTask(ctx context.Context, store TaskStore, id string) (*Task, error) {
 	s, ok, log, err := store.Load(ctx, id)
 	if err != nil {
@@ -1149,41 +1258,48 @@ func ReplayTask(ctx context.Context, store TaskStore, id string) (*Task, error) 
 		}
 	}
 	m.saved = m.seq
-	for _, e := range log {
-		if e.Seq != m.seq+1 {
-			return nil, fmt.Errorf("review: replay %s: log entry %d follows %d", id, e.Seq, m.seq)
-		}
-		in := TaskInput{
-			Actor:   e.Actor,
-			At:      e.Timestamp,
-			EventID: e.EventID,
-			Reason:  e.Reason,
-		}
-		if len(e.Context) > 0 {
-			m.Context = TaskContext{}
-			if err = json.Unmarshal(e.Context, &m.Context); err != nil {
-				return nil, err
-			}
-		}
-		var to State
-		to, err = m.FireWith(ctx, e.Trigger, in)
-		if err != nil {
-			return nil, fmt.Errorf("review: replay %s: seq %d (%s): %w", id, e.Seq, e.Trigger, err)
-		}
-		if to != e.To {
-			return nil, fmt.Errorf("review: replay %s: seq %d (%s) led to %s, the log says %s", id, e.Seq, e.Trigger, to, e.To)
+	for i := range log {
+		if err := m.apply(&log[i]); err != nil {
+			return nil, fmt.Errorf("review: replay %s: seq %d (%s): %w", id, log[i].Seq, log[i].Trigger, err)
 		}
 	}
 	return m, nil
 }
 
+// apply replays log entry e: it checks that e is the next entry and a transition of this
+// machine from the current state, then applies what the transition did, without hooks.
+func (m *Task) apply(e *TaskLogEntry) error {
+	if e.Seq != m.seq+1 {
+		return fmt.Errorf("the log has a gap: seq %d follows %d", e.Seq, m.seq)
+	}
+	if len(e.Context) > 0 {
+		m.Context = TaskContext{}
+		if err := json.Unmarshal(e.Context, &m.Context); err != nil {
+			return err
+		}
+	}
+	if e.From != m.state || e.Transition < 0 || e.Transition >= len(loggedTransitions) || !slices.Contains(loggedTransitions[e.Transition].from, e.From) || !slices.Contains(loggedTransitions[e.Transition].on, e.Trigger) || !slices.Contains(loggedTransitions[e.Transition].to, e.To) {
+		return fmt.Errorf("%s -> %s on %s is not transition %d from %s", e.From, e.To, e.Trigger, e.Transition, m.state)
+	}
+	t := &loggedTransitions[e.Transition]
+	for _, c := range t.inc {
+		*m.counter(c, e.From)++
+	}
+	for _, c := range t.reset {
+		*m.counter(c, e.From) = 0
+	}
+	m.state = e.To
+	m.seq, m.updatedAt = e.Seq, e.Timestamp
+	return nil
+}
+
 // TaskMemoryStore is a TaskStore in memory, safe for concurrent use: the embedded default
-// that needs no server. Snapshots are kept as JSON, so what Load returns is what a
-// database adapter would return.
+// that needs no server. It keeps every log entry, and snapshots as JSON, so that what Load
+// returns is what a database adapter would return.
 type TaskMemoryStore struct {
 	mu    sync.Mutex
 	snaps map[string][]byte
-	seqs  map[string]int64
+	seqs  map[string]int64 // Seq of each stored snapshot
 	logs  map[string][]TaskLogEntry
 }
 
@@ -1212,8 +1328,8 @@ func (s *TaskMemoryStore) Append(_ context.Context, id string, e TaskLogEntry) e
 	return nil
 }
 
-// Save replaces the snapshot of id if the stored one has Seq prev, and drops the log
-// entries it covers.
+// Save replaces the snapshot of id if the stored one has Seq prev. The log keeps every
+// entry.
 func (s *TaskMemoryStore) Save(_ context.Context, id string, prev int64, snap TaskSnapshot) error {
 	b, err := json.Marshal(snap)
 	if err != nil {
@@ -1225,11 +1341,6 @@ func (s *TaskMemoryStore) Save(_ context.Context, id string, prev int64, snap Ta
 		return fmt.Errorf("%w: %s: snapshot %d, not %d", ErrStoreConflict, id, s.seqs[id], prev)
 	}
 	s.snaps[id], s.seqs[id] = b, snap.Seq
-	log := s.logs[id]
-	for len(log) > 0 && log[0].Seq <= snap.Seq {
-		log = log[1:]
-	}
-	s.logs[id] = log
 	return nil
 }
 
@@ -1237,13 +1348,29 @@ func (s *TaskMemoryStore) Save(_ context.Context, id string, prev int64, snap Ta
 func (s *TaskMemoryStore) Load(_ context.Context, id string) (TaskSnapshot, bool, []TaskLogEntry, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	log := append([]TaskLogEntry(nil), s.logs[id]...)
 	var snap TaskSnapshot
 	b, ok := s.snaps[id]
 	if !ok {
-		return snap, false, log, nil
+		return snap, false, s.after(id, 0), nil
 	}
-	return snap, true, log, json.Unmarshal(b, &snap)
+	return snap, true, s.after(id, s.seqs[id]), json.Unmarshal(b, &snap)
+}
+
+// Log returns a copy of the log of id after seq after.
+func (s *TaskMemoryStore) Log(_ context.Context, id string, after int64) ([]TaskLogEntry, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.after(id, after), nil
+}
+
+// after returns a copy of the entries of id with a Seq greater than seq. The caller holds
+// the lock.
+func (s *TaskMemoryStore) after(id string, seq int64) []TaskLogEntry {
+	log := s.logs[id]
+	for len(log) > 0 && log[0].Seq <= seq {
+		log = log[1:]
+	}
+	return append([]TaskLogEntry(nil), log...)
 }
 
 var _ TaskStore = (*TaskMemoryStore)(nil)

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/fsmgen/fsmgen/internal/diag"
 	"github.com/fsmgen/fsmgen/internal/interp"
@@ -219,9 +221,67 @@ func simInputs(m *ir.Machine, guards, policies, sets []string, as string) (inter
 		if err := interp.CheckValue(f, v); err != nil {
 			return in, nil, fmt.Errorf("--set: %v", err)
 		}
+		if msg := constraintProblem(m, f, v); msg != "" {
+			return in, nil, fmt.Errorf("--set %s: %s", s, msg)
+		}
 		in.Context[f.Index] = v
 	}
 	return in, perStep, nil
+}
+
+// constraintProblem says how a --set value breaks the field's bounds (min, max, min_items,
+// max_items), or returns "". A field some state requires is left alone: entering that state
+// checks it, and the refusal that reports it is what the run should show.
+func constraintProblem(m *ir.Machine, f *ir.Field, v any) string {
+	for _, s := range m.States {
+		if slices.Contains(s.Requires, f) {
+			return ""
+		}
+	}
+	if f.Type.Collection() {
+		n := -1
+		switch x := v.(type) {
+		case []any:
+			n = len(x)
+		case map[string]any:
+			n = len(x)
+		}
+		switch {
+		case n < 0:
+		case f.MinItems >= 0 && n < f.MinItems:
+			return fmt.Sprintf("%s must have at least %d items (has %d)", f.Name, f.MinItems, n)
+		case f.MaxItems >= 0 && n > f.MaxItems:
+			return fmt.Sprintf("%s must have at most %d items (has %d)", f.Name, f.MaxItems, n)
+		}
+		return ""
+	}
+	if !f.Type.Kind.Numeric() || (!f.Min.Set && !f.Max.Set) {
+		return ""
+	}
+	var num float64
+	switch x := v.(type) {
+	case json.Number:
+		n, err := x.Float64()
+		if err != nil {
+			return ""
+		}
+		num = n
+	case string:
+		d, err := time.ParseDuration(x)
+		if err != nil {
+			return ""
+		}
+		num = float64(d)
+	default:
+		return ""
+	}
+	switch {
+	case f.Min.Set && num < f.Min.Num:
+		return fmt.Sprintf("%s must be at least %s", f.Name, f.Min.Str)
+	case f.Max.Set && num > f.Max.Num:
+		return fmt.Sprintf("%s must be at most %s", f.Name, f.Max.Str)
+	}
+	return ""
 }
 
 // decodeValue reads a JSON value; a bare word that is not JSON is taken as a string.
@@ -277,7 +337,14 @@ func runSim(m *ir.Machine, order []string, in interp.Inputs, perStep []stepGuard
 		}
 		st, rej := x.Fire(e, in)
 		if rej != nil {
-			res.Rejected = &SimRejection{Index: i, Event: name, State: x.State.Name, Reason: string(rej.Reason), Message: rej.Message, Errors: rej.Errors}
+			msg := rej.Message
+			if rej.Reason == interp.RoleDenied {
+				// The interpreter calls the absence of a role "no role", and the roles that
+				// may fire the transition "allowed", like the allowed events printed below.
+				msg = strings.Replace(msg, " is not permitted to no role;", " is not permitted without a role (--as ROLE);", 1)
+				msg = strings.Replace(msg, "; allowed: ", "; roles allowed: ", 1)
+			}
+			res.Rejected = &SimRejection{Index: i, Event: name, State: x.State.Name, Reason: string(rej.Reason), Message: msg, Errors: rej.Errors}
 			res.Rejected.AllowedTransitions = eventList(x.Allowed(in))
 			break
 		}
@@ -322,7 +389,11 @@ func writeSimText(w io.Writer, r *SimResult) {
 		for _, e := range rj.Errors {
 			fmt.Fprintf(&b, "   %s: %s\n", e.Field, e.Message)
 		}
-		fmt.Fprintf(&b, "   allowed: %s\n", strings.Join(rj.AllowedTransitions, ", "))
+		allowed := strings.Join(rj.AllowedTransitions, ", ")
+		if allowed == "" {
+			allowed = "(none)"
+		}
+		fmt.Fprintf(&b, "   allowed: %s\n", allowed)
 	}
 	fmt.Fprintf(&b, "final: %s\n", r.Final)
 	if len(r.Counters) > 0 {

@@ -75,17 +75,11 @@ func (g *gen) fire(f *File) {
 	// fire: idempotency and logging around step.
 	f.Comment("// fire runs step and logs a refusal when the machine has a logger.")
 	f.Add(recv()).Id("fire").Params(ctxParam(), Id("e").Id("Event"), g.inPtr()).Params(Id("State"), Error()).Block(
-		If(Id("m").Dot("store").Op("!=").Nil()).Block(Id("m").Dot("keepContext").Call()),
 		List(Id("to"), Err()).Op(":=").Id("m").Dot("once").Call(Id("ctx"), Id("e"), Id("in")),
 		If(Err().Op("!=").Nil().Op("&&").Id("m").Dot("logger").Op("!=").Nil()).Block(
 			Id("m").Dot("logRefusal").Call(Id("ctx"), Id("e"), Err()),
 		),
 		Return(Id("to"), Err()),
-	)
-	f.Line()
-	f.Comment("// keepContext encodes the context as the event is fired, for the event log.")
-	f.Add(recv()).Id("keepContext").Params().Block(
-		List(Id("m").Dot("firedWith"), Id("_")).Op("=").Qual("encoding/json", "Marshal").Call(Id("m").Dot("Context")),
 	)
 	f.Line()
 	f.Comment("// logRefusal logs a refused event at Warn.")
@@ -667,7 +661,7 @@ func (g *gen) transition(f *File, t *ir.Transition) {
 			}
 		}
 		_ = internalExpr
-		args := []Code{Id("ctx"), Id("st"), Id("in")}
+		args := []Code{Id("ctx"), Id("st"), Id("in"), Lit(t.Index)}
 		if len(m.Checkpoints) > 0 {
 			if t.Checkpoint != nil {
 				args = append(args, Id("Checkpoint"+t.Checkpoint.GoName))

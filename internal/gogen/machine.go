@@ -147,8 +147,11 @@ func (g *gen) machine(f *File) {
 			fields = append(fields, Id(st).Id("State").Comment(fmt.Sprintf("the state %s was entered from", quoted(s.Name))), Id(set).Bool())
 		}
 	}
+	if g.resumable() {
+		fields = append(fields, Id("lastFrom").Id("State").Comment("the state the last transition left, for Resume"), Id("lastEvent").Id("Event"))
+	}
 	fields = append(fields, Line(), Id("store").Id(g.name("Store")), Id("saved").Int64().Comment("seq of the last snapshot saved to the store"),
-		Id("firedWith").Qual("encoding/json", "RawMessage").Comment("the context when the current event was fired, for the log"),
+		Id("updatedAt").Qual("time", "Time").Comment("when the last transition happened, if the machine keeps time or persists"),
 		Id("logger").Op("*").Qual("log/slog", "Logger"))
 	if g.timing {
 		fields = append(fields, Id("clock").Id("Clock"), Id("createdAt").Qual("time", "Time"), Id("enteredAt").Qual("time", "Time"),

@@ -53,7 +53,23 @@ func (g *gen) snapshot(f *File) {
 		doc("Seq is the number of transitions accepted when the snapshot was taken."),
 		Id("Seq").Int64().Tag(map[string]string{"json": "seq"}),
 		Id("State").Id("State").Tag(map[string]string{"json": "state"}),
+		doc("UpdatedAt is when the last transition happened (its input's At, else the clock), for a\nmachine that keeps time or persists (a store or checkpoints); zero otherwise."),
+		Id("UpdatedAt").Qual("time", "Time").Tag(map[string]string{"json": "updatedAt"}),
 		Id("Context").Id(g.name("Context")).Tag(map[string]string{"json": "context"}),
+	}
+	if g.resumable() {
+		fields = append(fields, doc("Last is the last transition's source state and event: where Resume"+T+" takes a machine\nthat has ended back to (meaningless while Seq is 0)."),
+			Id("Last").Struct(Id("From").Id("State").Tag(map[string]string{"json": "from"}), Id("Event").Id("Event").Tag(map[string]string{"json": "event"})).Tag(map[string]string{"json": "last"}))
+	}
+	var payloadFields []Code
+	for _, e := range m.Events {
+		if len(e.Payload) > 0 {
+			payloadFields = append(payloadFields, Id(e.GoName).Id(e.GoName+"Payload").Tag(map[string]string{"json": e.Name + ",omitzero"}))
+		}
+	}
+	if len(payloadFields) > 0 {
+		fields = append(fields, doc("Payloads are the last payload of each event that carries one."),
+			Id("Payloads").Struct(payloadFields...).Tag(map[string]string{"json": "payloads"}))
 	}
 	if len(m.Policies) > 0 {
 		fields = append(fields, Id("Policies").Id(g.name("Policies")).Tag(map[string]string{"json": "policies"}))
@@ -87,9 +103,17 @@ func (g *gen) snapshot(f *File) {
 	f.Type().Id(S).Struct(fields...)
 	f.Line()
 
-	f.Comment("// Snapshot returns the machine's state, context and bookkeeping. It shares nothing with the\n// machine except the context's slices and maps.")
+	f.Comment("// Snapshot returns the machine's state, context and bookkeeping. It shares nothing with the\n// machine except the slices and maps of the context and payloads.")
 	f.Func().Params(Id("m").Op("*").Id(T)).Id("Snapshot").Params().Id(S).BlockFunc(func(b *Group) {
-		b.Id("s").Op(":=").Id(S).Values(Dict{Id("Version"): Lit(SnapshotVersion), Id("ID"): Id("m").Dot("ID"), Id("Seq"): Id("m").Dot("seq"), Id("State"): Id("m").Dot("state"), Id("Context"): Id("m").Dot("Context")})
+		b.Id("s").Op(":=").Id(S).Values(Dict{Id("Version"): Lit(SnapshotVersion), Id("ID"): Id("m").Dot("ID"), Id("Seq"): Id("m").Dot("seq"), Id("State"): Id("m").Dot("state"), Id("UpdatedAt"): Id("m").Dot("updatedAt"), Id("Context"): Id("m").Dot("Context")})
+		for _, e := range m.Events {
+			if len(e.Payload) > 0 {
+				b.Id("s").Dot("Payloads").Dot(e.GoName).Op("=").Id("m").Dot("payload" + e.GoName)
+			}
+		}
+		if g.resumable() {
+			b.List(Id("s").Dot("Last").Dot("From"), Id("s").Dot("Last").Dot("Event")).Op("=").List(Id("m").Dot("lastFrom"), Id("m").Dot("lastEvent"))
+		}
 		if len(m.Policies) > 0 {
 			b.Id("s").Dot("Policies").Op("=").Id("m").Dot("Policies")
 		}
@@ -160,6 +184,10 @@ func (g *gen) snapshot(f *File) {
 	f.Func().Id("Restore"+T).Params(params...).Params(Op("*").Id(T), Error()).BlockFunc(func(b *Group) {
 		b.If(Id("s").Dot("Version").Op("!=").Lit(SnapshotVersion)).Block(errf("unsupported snapshot version %d", Id("s").Dot("Version")))
 		b.If(Id("s").Dot("State").Op(">=").Id("NumStates")).Block(errf("invalid state %d", Id("s").Dot("State")))
+		if g.resumable() {
+			b.If(Id("s").Dot("Last").Dot("From").Op(">=").Id("NumStates").Op("||").Id("s").Dot("Last").Dot("Event").Op(">=").Id("NumEvents")).Block(
+				errf("invalid last transition %d, %d", Id("s").Dot("Last").Dot("From"), Id("s").Dot("Last").Dot("Event")))
+		}
 		args := []Code{}
 		if g.hooks {
 			args = append(args, Id("hooks"))
@@ -167,7 +195,15 @@ func (g *gen) snapshot(f *File) {
 		b.Id("m").Op(":=").Id("New" + T).Call(args...)
 		b.Id("m").Dot("state").Op("=").Id("s").Dot("State")
 		b.List(Id("m").Dot("ID"), Id("m").Dot("seq"), Id("m").Dot("saved")).Op("=").List(Id("s").Dot("ID"), Id("s").Dot("Seq"), Id("s").Dot("Seq"))
-		b.Id("m").Dot("Context").Op("=").Id("s").Dot("Context")
+		b.List(Id("m").Dot("Context"), Id("m").Dot("updatedAt")).Op("=").List(Id("s").Dot("Context"), Id("s").Dot("UpdatedAt"))
+		if g.resumable() {
+			b.List(Id("m").Dot("lastFrom"), Id("m").Dot("lastEvent")).Op("=").List(Id("s").Dot("Last").Dot("From"), Id("s").Dot("Last").Dot("Event"))
+		}
+		for _, e := range m.Events {
+			if len(e.Payload) > 0 {
+				b.Id("m").Dot("payload" + e.GoName).Op("=").Id("s").Dot("Payloads").Dot(e.GoName)
+			}
+		}
 		if len(m.Policies) > 0 {
 			b.Id("m").Dot("Policies").Op("=").Id("s").Dot("Policies")
 		}

@@ -1,7 +1,10 @@
 package gogen
 
 import (
+	"slices"
+
 	. "github.com/dave/jennifer/jen"
+	"github.com/fsmgen/fsmgen/internal/ir"
 )
 
 // commitFunc emits commit: what every accepted transition does last. It counts the
@@ -10,22 +13,28 @@ import (
 func (g *gen) commitFunc(f *File) {
 	m := g.m
 	T := g.T
-	params := []Code{ctxParam(), Id("st").Id(g.name("Step")), g.inPtr()}
+	params := []Code{ctxParam(), Id("st").Id(g.name("Step")), g.inPtr(), Id("t").Int()}
 	if len(m.Checkpoints) > 0 {
 		f.Comment("// noCheckpoint stands for a transition that names no checkpoint of its own.")
 		f.Const().Id("noCheckpoint").Op("=").Id("Checkpoint").Call(Lit(len(m.Checkpoints)))
 		f.Line()
 		params = append(params, Id("cp").Id("Checkpoint"))
 	}
-	f.Comment("// commit finishes an accepted transition: sequence number and history here, event log\n// and checkpoints in persist, which a machine without a store or checkpoints skips.")
+	f.Comment("// commit finishes an accepted transition (t is its index in the spec): sequence number and\n// history here, event log and checkpoints in persist, which a machine without a store or\n// checkpoints skips.")
 	f.Func().Params(Id("m").Op("*").Id(T)).Id("commit").Params(params...).Error().BlockFunc(func(b *Group) {
 		b.Id("m").Dot("seq").Op("++")
+		if g.timing {
+			b.Id("m").Dot("updatedAt").Op("=").Id("st").Dot("At")
+		}
+		if g.resumable() {
+			b.List(Id("m").Dot("lastFrom"), Id("m").Dot("lastEvent")).Op("=").List(Id("st").Dot("From"), Id("st").Dot("Event"))
+		}
 		if m.RecordHistory {
 			b.Id("m").Dot("history").Op("=").Append(Id("m").Dot("history"), Id(g.name("Record")).Values(Dict{
 				Id("From"): Id("st").Dot("From"), Id("To"): Id("st").Dot("To"), Id("Event"): Id("st").Dot("Event"), Id("EventID"): Id("in").Dot("EventID"),
 				Id("At"): Id("st").Dot("At"), Id("Actor"): Id("in").Dot("Actor"), Id("Reason"): Id("in").Dot("Reason")}))
 		}
-		args := []Code{Id("ctx"), Id("st"), Id("in")}
+		args := []Code{Id("ctx"), Id("st"), Id("in"), Id("t")}
 		skip := Id("m").Dot("store").Op("==").Nil()
 		if len(m.Checkpoints) > 0 {
 			args = append(args, Id("cp"))
@@ -41,10 +50,16 @@ func (g *gen) commitFunc(f *File) {
 		b.Return(Id("m").Dot("persist").Call(args...))
 	})
 	f.Line()
-	f.Comment("// persist appends the transition to the store's event log and takes the checkpoints: the\n// hook, then a snapshot saved to the store.")
+	f.Comment("// persist appends the transition to the store's event log and takes the checkpoints: the\n// hook, then a snapshot saved to the store. It is the only place a machine that keeps no\n// time reads the clock, for the time of the transition.")
 	f.Func().Params(Id("m").Op("*").Id(T)).Id("persist").Params(params...).Error().BlockFunc(func(b *Group) {
+		if !g.timing {
+			b.Id("m").Dot("updatedAt").Op("=").Id("in").Dot("At")
+			b.If(Id("m").Dot("updatedAt").Dot("IsZero").Call()).Block(Id("m").Dot("updatedAt").Op("=").Qual("time", "Now").Call())
+		}
 		b.If(Id("m").Dot("store").Op("!=").Nil()).Block(
-			If(Err().Op(":=").Id("m").Dot("store").Dot("Append").Call(Id("ctx"), Id("m").Dot("ID"), Id("m").Dot("logEntry").Call(Id("st"), Id("in"))), Err().Op("!=").Nil()).Block(
+			List(Id("e"), Err()).Op(":=").Id("m").Dot("logEntry").Call(Id("st"), Id("in"), Id("t")),
+			If(Err().Op("==").Nil()).Block(Err().Op("=").Id("m").Dot("store").Dot("Append").Call(Id("ctx"), Id("m").Dot("ID"), Id("e"))),
+			If(Err().Op("!=").Nil()).Block(
 				Return(Op("&").Id("StoreError").Values(Dict{Id("Op"): Lit("append"), Id("Seq"): Id("m").Dot("seq"), Id("Err"): Err()})),
 			),
 		)
@@ -74,8 +89,14 @@ func (g *gen) commitFunc(f *File) {
 	f.Line()
 }
 
+// Kinds of event log entries.
+const (
+	kindTransition = "STATE_TRANSITION"
+	kindResumed    = "STATE_RESUMED"
+)
+
 // store emits the persistence seam: the Store interface, the event log entry, StoreError,
-// an in-memory Store, and Replay.
+// an in-memory Store, Replay and, for machines that checkpoint every transition, Resume.
 func (g *gen) store(f *File) {
 	m := g.m
 	T := g.T
@@ -83,11 +104,13 @@ func (g *gen) store(f *File) {
 	L := g.name("LogEntry")
 	pkg := m.Package + ": "
 
-	f.Comment(comment(S + " persists machines: an append-only log of every accepted transition, and\nsnapshots taken at the spec's checkpoints. It is the seam for database adapters.\n\nOptimistic concurrency: log entries carry consecutive sequence numbers (1, 2, 3, ...)\nper machine ID, and Append refuses an entry whose Seq is not the next one; Save replaces\nthe stored snapshot only if its Seq is prev (0 when none is stored). A refusal means\nanother writer got there first: reload with Load and Replay, then fire again."))
+	f.Comment(comment(S + " persists machines: an append-only event log of every accepted transition, and\nthe snapshot taken at the last checkpoint. It is the seam for database adapters.\n\n" +
+		"Optimistic concurrency: log entries carry consecutive sequence numbers (1, 2, 3, ...) per\nmachine ID, and Append refuses an entry whose Seq is not the next one; Save replaces the\nstored snapshot only if the stored one has Seq prev (0 when none is stored). A refusal\nwraps ErrStoreConflict: another writer got there first, so reload with Replay" + T + " and\nfire again.\n\n" +
+		"Entries are never changed or deleted: a snapshot does not replace the entries it covers,\nLoad returns the entries after it. A database adapter keeps one row per entry with the key\n(id, seq), so that a second writer of the same seq fails on the key, and one snapshot row\nper id, replaced by an update conditional on its seq (an insert when prev is 0); Load reads\nthe snapshot and the entries after it in one transaction. Append and Save are separate\ncalls: after a failure between them the log is ahead of the snapshot, which Load and\nReplay" + T + " handle. Adapters should also read back the whole log as " + g.name("MemoryStore") + ".Log does\n(entries after a sequence number, in order)."))
 	f.Type().Id(S).Interface(
-		doc("Append adds an entry to the log of machine id."),
+		doc("Append adds an entry to the log of machine id if its Seq is the next one."),
 		Id("Append").Params(ctxParam(), Id("id").String(), Id("e").Id(L)).Error(),
-		doc("Save stores a snapshot of machine id taken at a checkpoint."),
+		doc("Save stores a snapshot of machine id taken at a checkpoint, in place of the stored\none if that has Seq prev."),
 		Id("Save").Params(ctxParam(), Id("id").String(), Id("prev").Int64(), Id("s").Id(g.name("Snapshot"))).Error(),
 		doc("Load returns the last snapshot saved (ok false when none is) and the log entries\nafter it, in order."),
 		Id("Load").Params(ctxParam(), Id("id").String()).Params(Id("s").Id(g.name("Snapshot")), Id("ok").Bool(), Id("log").Index().Id(L), Err().Error()),
@@ -108,17 +131,58 @@ func (g *gen) store(f *File) {
 	f.Func().Params(Id("e").Op("*").Id("StoreError")).Id("Unwrap").Params().Error().Block(Return(Id("e").Dot("Err")))
 	f.Line()
 
+	g.logEntryType(f)
+	g.loggedTransitions(f)
+	g.replay(f)
+	if g.resumable() {
+		g.resume(f)
+	}
+	g.memoryStore(f)
+}
+
+// resumable reports whether the machine gets Resume: its spec takes a checkpoint on every
+// transition (so that a task can be resumed from any point) and it has terminal states.
+func (g *gen) resumable() bool {
+	if !g.everyCheckpoint {
+		return false
+	}
+	for _, s := range g.m.States {
+		if s.Terminal {
+			return true
+		}
+	}
+	return false
+}
+
+// logEntryType emits the event log entry and logEntry, which describes a transition.
+func (g *gen) logEntryType(f *File) {
+	m := g.m
+	T := g.T
+	L := g.name("LogEntry")
 	entry := []Code{
 		doc("Seq numbers the machine's accepted transitions from 1."),
 		Id("Seq").Int64().Tag(map[string]string{"json": "seq"}),
+		doc("Timestamp is when the transition happened: the input's At, else the machine's clock."),
 		Id("Timestamp").Qual("time", "Time").Tag(map[string]string{"json": "timestamp"}),
 		Id("TaskID").String().Tag(map[string]string{"json": "taskId"}),
-		doc("Kind is always STATE_TRANSITION."),
+	}
+	if g.timing {
+		entry = append(entry, doc("Created is when the machine was created, in its first entry only: replaying the whole\nlog restores the time spent in the initial state."),
+			Id("Created").Qual("time", "Time").Tag(map[string]string{"json": "created,omitzero"}))
+	}
+	kindDoc := "Kind is STATE_TRANSITION."
+	if g.resumable() {
+		kindDoc = "Kind is STATE_TRANSITION, or STATE_RESUMED for a machine Resume" + T + " took out of a terminal\nstate (From) back to the state it had left (To); Trigger is then the event that had\nended it."
+	}
+	entry = append(entry,
+		doc(kindDoc),
 		Id("Kind").String().Tag(map[string]string{"json": "event"}),
 		Id("Trigger").Id("Event").Tag(map[string]string{"json": "trigger"}),
 		Id("From").Id("State").Tag(map[string]string{"json": "from"}),
 		Id("To").Id("State").Tag(map[string]string{"json": "to"}),
-	}
+		doc("Transition is the index of the declared transition that fired, in spec order from 0\n(-1 for a resumption): replaying applies its bookkeeping without asking the guards."),
+		Id("Transition").Int().Tag(map[string]string{"json": "transition"}),
+	)
 	if len(m.Roles) > 0 {
 		entry = append(entry, Id("Role").Id("Role").Tag(map[string]string{"json": "role,omitempty"}))
 	}
@@ -131,31 +195,25 @@ func (g *gen) store(f *File) {
 		entry = append(entry, Id("Key").String().Tag(map[string]string{"json": "idempotencyKey,omitempty"}))
 	}
 	if len(m.Policies) > 0 {
-		entry = append(entry, doc("Policies are the machine's policies when the event was fired."),
+		entry = append(entry, doc("Policies are the machine's policies after the transition."),
 			Id("Policies").Op("*").Id(g.name("Policies")).Tag(map[string]string{"json": "policies,omitempty"}))
 	}
 	entry = append(entry,
-		doc("Context is the machine's context when the event was fired, so that replaying the log\nsees what the guards and required fields saw."),
+		doc("Context is the machine's context after the transition, as its actions left it."),
 		Id("Context").Qual("encoding/json", "RawMessage").Tag(map[string]string{"json": "context,omitempty"}),
 		doc("Payload is the event's payload, for events that carry one."),
 		Id("Payload").Qual("encoding/json", "RawMessage").Tag(map[string]string{"json": "payload,omitempty"}),
 		Id("Metadata").Map(String()).String().Tag(map[string]string{"json": "metadata"}),
 	)
-	f.Comment(comment(L + " is one entry of the event log, in the JSON form of the seed documents:\n{\"timestamp\", \"taskId\", \"event\": \"STATE_TRANSITION\", \"from\", \"to\", \"actor\", \"reason\",\n\"metadata\"}, plus what replaying it needs."))
+	f.Comment(comment(L + " is one entry of the event log, in the JSON form of the seed documents:\n{\"timestamp\", \"taskId\", \"event\": \"STATE_TRANSITION\", \"from\", \"to\", \"actor\", \"reason\",\n\"metadata\"}, plus what replaying it needs: the transition that fired and the machine's\ndata after it."))
 	f.Type().Id(L).Struct(entry...)
 	f.Line()
 
-	f.Comment("// logEntry describes an accepted transition for the event log.")
-	f.Func().Params(Id("m").Op("*").Id(T)).Id("logEntry").Params(Id("st").Id(g.name("Step")), g.inPtr()).Id(L).BlockFunc(func(b *Group) {
-		if g.timing {
-			b.Id("at").Op(":=").Id("st").Dot("At")
-		} else {
-			b.Id("at").Op(":=").Id("in").Dot("At")
-			b.If(Id("at").Dot("IsZero").Call()).Block(Id("at").Op("=").Qual("time", "Now").Call())
-		}
+	f.Comment("// logEntry describes an accepted transition (t: its index) for the event log.")
+	f.Func().Params(Id("m").Op("*").Id(T)).Id("logEntry").Params(Id("st").Id(g.name("Step")), g.inPtr(), Id("t").Int()).Params(Id(L), Error()).BlockFunc(func(b *Group) {
 		d := Dict{
-			Id("Seq"): Id("m").Dot("seq"), Id("Timestamp"): Id("at"), Id("TaskID"): Id("m").Dot("ID"), Id("Kind"): Lit("STATE_TRANSITION"),
-			Id("Trigger"): Id("st").Dot("Event"), Id("From"): Id("st").Dot("From"), Id("To"): Id("st").Dot("To"),
+			Id("Seq"): Id("m").Dot("seq"), Id("Timestamp"): Id("m").Dot("updatedAt"), Id("TaskID"): Id("m").Dot("ID"), Id("Kind"): Lit(kindTransition),
+			Id("Trigger"): Id("st").Dot("Event"), Id("From"): Id("st").Dot("From"), Id("To"): Id("st").Dot("To"), Id("Transition"): Id("t"),
 			Id("Actor"): Id("in").Dot("Actor"), Id("Reason"): Id("in").Dot("Reason"), Id("Metadata"): Map(String()).String().Values(),
 		}
 		if len(m.Roles) > 0 {
@@ -165,35 +223,175 @@ func (g *gen) store(f *File) {
 		if m.Idempotent {
 			d[Id("Key")] = Id("in").Dot("Key")
 		}
-		d[Id("Context")] = Id("m").Dot("firedWith")
 		if len(m.Policies) > 0 {
 			b.Id("policies").Op(":=").Id("m").Dot("Policies").Comment("a copy: the entry must not change with the machine")
 			d[Id("Policies")] = Op("&").Id("policies")
 		}
 		b.Id("e").Op(":=").Id(L).Values(d)
+		if g.timing {
+			b.If(Id("m").Dot("seq").Op("==").Lit(1)).Block(Id("e").Dot("Created").Op("=").Id("m").Dot("createdAt"))
+		}
+		b.Var().Err().Error()
 		var cases []Code
 		for _, ev := range m.Events {
 			if len(ev.Payload) > 0 {
 				cases = append(cases, Case(Id("Event"+ev.GoName)).Block(
-					List(Id("e").Dot("Payload"), Id("_")).Op("=").Qual("encoding/json", "Marshal").Call(Id("m").Dot("payload"+ev.GoName)),
+					List(Id("e").Dot("Payload"), Err()).Op("=").Qual("encoding/json", "Marshal").Call(Id("m").Dot("payload"+ev.GoName)),
 				))
 			}
 		}
 		if len(cases) > 0 {
 			b.Switch(Id("st").Dot("Event")).Block(cases...)
+			b.If(Err().Op("==").Nil()).Block(
+				List(Id("e").Dot("Context"), Err()).Op("=").Qual("encoding/json", "Marshal").Call(Id("m").Dot("Context")),
+			)
+		} else {
+			b.List(Id("e").Dot("Context"), Err()).Op("=").Qual("encoding/json", "Marshal").Call(Id("m").Dot("Context"))
 		}
-		b.Return(Id("e"))
+		b.Return(Id("e"), Err())
 	})
 	f.Line()
+}
 
-	// Replay.
+// counterLimits reports whether some counter has a limit.
+func (g *gen) counterLimits() bool {
+	for _, c := range g.m.Counters {
+		if c.Limit > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// internalFlag reports whether replay must know which transitions are internal: they
+// neither move the clock nor reset the counters that reset on success.
+func (g *gen) internalFlag() bool { return g.timing || g.resetsOnSuccess }
+
+// loggedTransitions emits the table Replay checks log entries against and applies their
+// bookkeeping from, and the counter accessor it uses.
+func (g *gen) loggedTransitions(f *File) {
+	m := g.m
+	T := g.T
+	fields := []Code{List(Id("from"), Id("to")).Index().Id("State"), Id("on").Index().Id("Event")}
+	if g.internalFlag() {
+		fields = append(fields, Id("internal").Bool())
+	}
+	if len(m.Counters) > 0 {
+		fields = append(fields, List(Id("inc"), Id("reset")).Index().Int().Comment("counters, by index"))
+	}
+	f.Comment(comment("loggedTransition is a declared transition as replaying the event log sees it: the states it\nleaves, its events, the states it can lead to" + map[bool]string{true: ", whether it is internal", false: ""}[g.internalFlag()] + map[bool]string{true: ", and the\ncounters it increments and resets", false: ""}[len(m.Counters) > 0] + "."))
+	f.Type().Id("loggedTransition").Struct(fields...)
+	f.Line()
+	states := func(ss []*ir.State) Code {
+		return Index().Id("State").ValuesFunc(func(v *Group) {
+			for _, s := range ss {
+				v.Id("State" + s.GoName)
+			}
+		})
+	}
+	f.Comment("// loggedTransitions are the spec's transitions, in order: a log entry's Transition indexes it.")
+	f.Var().Id("loggedTransitions").Op("=").Index(Op("...")).Id("loggedTransition").ValuesFunc(func(rows *Group) {
+		for _, t := range m.Transitions {
+			var to []*ir.State
+			for _, s := range t.From {
+				for _, x := range t.Targets(s) {
+					if !slices.Contains(to, x) {
+						to = append(to, x)
+					}
+				}
+			}
+			slices.SortFunc(to, func(a, b *ir.State) int { return a.Index - b.Index })
+			d := Dict{
+				Id("from"): states(t.From),
+				Id("to"):   states(to),
+				Id("on"): Index().Id("Event").ValuesFunc(func(v *Group) {
+					for _, e := range t.Events {
+						v.Id("Event" + e.GoName)
+					}
+				}),
+			}
+			if g.internalFlag() && t.Target.Kind == ir.Internal {
+				d[Id("internal")] = True()
+			}
+			counters := func(cs []*ir.Counter) Code {
+				return Index().Int().ValuesFunc(func(v *Group) {
+					for _, c := range cs {
+						v.Lit(c.Index)
+					}
+				})
+			}
+			if len(t.Increment) > 0 {
+				d[Id("inc")] = counters(t.Increment)
+			}
+			if len(t.Reset) > 0 {
+				d[Id("reset")] = counters(t.Reset)
+			}
+			rows.Line().Values(d)
+		}
+		rows.Line()
+	})
+	f.Line()
+	if len(m.Counters) == 0 {
+		return
+	}
+	if g.counterLimits() {
+		f.Comment("// counterLimits are the counters' limits (0: none), by index.")
+		f.Var().Id("counterLimits").Op("=").Index(Lit(len(m.Counters))).Int().ValuesFunc(func(v *Group) {
+			for _, c := range m.Counters {
+				v.Lit(c.Limit)
+			}
+		})
+		f.Line()
+	}
+	if g.resetsOnSuccess {
+		f.Comment("// resetOnSuccess are the counters every successful transition resets, by index.")
+		f.Var().Id("resetOnSuccess").Op("=").Index().Int().ValuesFunc(func(v *Group) {
+			for _, c := range m.Counters {
+				if c.ResetOnSuccess {
+					v.Lit(c.Index)
+				}
+			}
+		})
+		f.Line()
+	}
+	f.Comment("// counter returns counter i (of state s for a per-state counter).")
+	f.Func().Params(Id("m").Op("*").Id(T)).Id("counter").Params(Id("i").Int(), Id("s").Id("State")).Op("*").Int().BlockFunc(func(b *Group) {
+		ref := func(c *ir.Counter) Code {
+			v := Id("m").Dot(counterField(c))
+			if c.PerState {
+				v = v.Index(Id("s"))
+			}
+			return Return(Op("&").Add(v))
+		}
+		last := m.Counters[len(m.Counters)-1]
+		if len(m.Counters) == 1 {
+			b.Add(ref(last))
+			return
+		}
+		var cases []Code
+		for _, c := range m.Counters[:len(m.Counters)-1] {
+			cases = append(cases, Case(Lit(c.Index)).Block(ref(c)))
+		}
+		b.Switch(Id("i")).Block(cases...)
+		b.Add(ref(last))
+	})
+	f.Line()
+}
+
+// replay emits Replay and apply, which replays one log entry.
+func (g *gen) replay(f *File) {
+	m := g.m
+	T := g.T
+	S := g.name("Store")
+	L := g.name("LogEntry")
+	pkg := m.Package + ": "
 	hookParam := []Code{}
 	hookArg := []Code{}
 	if g.hooks {
 		hookParam = append(hookParam, Id("hooks").Id(g.name("Hooks")))
 		hookArg = append(hookArg, Id("hooks"))
 	}
-	f.Comment(comment("Replay" + T + " rebuilds machine id from its store: the last snapshot (or a new machine),\nthen every later log entry fired again with what it recorded. It fails if the log has a\ngap or a replayed event does not lead where the log says."))
+	f.Comment(comment("Replay" + T + " rebuilds machine id from its store: the last snapshot (or a new machine),\nthen every later log entry applied as it was recorded: the transition's counters, memory,\nhistory and idempotency key, and the state, context, policies and payload after it. No\nhook runs: guards are not asked again, and actions and checkpoints, done when the\ntransitions happened, are not repeated. It fails if the log has a gap or an entry is not\na transition of this machine from the state the log has reached. The machine returned has\nno store: set one to fire on."))
 	f.Func().Id("Replay"+T).Params(append([]Code{ctxParam(), Id("store").Id(S), Id("id").String()}, hookParam...)...).Params(Op("*").Id(T), Error()).BlockFunc(func(b *Group) {
 		b.List(Id("s"), Id("ok"), Id("log"), Err()).Op(":=").Id("store").Dot("Load").Call(Id("ctx"), Id("id"))
 		b.If(Err().Op("!=").Nil()).Block(Return(Nil(), Err()))
@@ -203,70 +401,200 @@ func (g *gen) store(f *File) {
 			If(List(Id("m"), Err()).Op("=").Id("Restore"+T).Call(append([]Code{Id("s")}, hookArg...)...), Err().Op("!=").Nil()).Block(Return(Nil(), Err())),
 		)
 		if g.timing {
-			b.Comment("Without a snapshot the machine's creation time is not stored: take the first event's.")
+			b.Comment("Without a snapshot the creation time is in the first entry.")
 			b.If(Op("!").Id("ok").Op("&&").Len(Id("log")).Op(">").Lit(0)).Block(
-				List(Id("m").Dot("createdAt"), Id("m").Dot("enteredAt")).Op("=").List(Id("log").Index(Lit(0)).Dot("Timestamp"), Id("log").Index(Lit(0)).Dot("Timestamp")),
+				List(Id("m").Dot("createdAt"), Id("m").Dot("enteredAt")).Op("=").List(Id("log").Index(Lit(0)).Dot("Created"), Id("log").Index(Lit(0)).Dot("Created")),
 			)
 		}
 		b.Id("m").Dot("saved").Op("=").Id("m").Dot("seq")
-		b.For(List(Id("_"), Id("e")).Op(":=").Range().Id("log")).BlockFunc(func(lb *Group) {
-			lb.If(Id("e").Dot("Seq").Op("!=").Id("m").Dot("seq").Op("+").Lit(1)).Block(
-				Return(Nil(), Qual("fmt", "Errorf").Call(Lit(pkg+"replay %s: log entry %d follows %d"), Id("id"), Id("e").Dot("Seq"), Id("m").Dot("seq"))),
-			)
-			in := Dict{Id("Actor"): Id("e").Dot("Actor"), Id("Reason"): Id("e").Dot("Reason"), Id("At"): Id("e").Dot("Timestamp")}
-			if len(m.Roles) > 0 {
-				in[Id("Role")] = Id("e").Dot("Role")
-			}
-			in[Id("EventID")] = Id("e").Dot("EventID")
-			if m.Idempotent {
-				in[Id("Key")] = Id("e").Dot("Key")
-			}
-			lb.Id("in").Op(":=").Id(g.name("Input")).Values(in)
-			if len(m.Policies) > 0 {
-				lb.If(Id("e").Dot("Policies").Op("!=").Nil()).Block(Id("m").Dot("Policies").Op("=").Op("*").Id("e").Dot("Policies"))
-			}
-			lb.If(Len(Id("e").Dot("Context")).Op(">").Lit(0)).Block(
-				Id("m").Dot("Context").Op("=").Id(g.name("Context")).Values(),
-				If(Err().Op("=").Qual("encoding/json", "Unmarshal").Call(Id("e").Dot("Context"), Op("&").Id("m").Dot("Context")), Err().Op("!=").Nil()).Block(Return(Nil(), Err())),
-			)
-			lb.Var().Id("to").Id("State")
-			var cases []Code
-			for _, ev := range m.Events {
-				if len(ev.Payload) == 0 {
-					continue
-				}
-				cases = append(cases, Case(Id("Event"+ev.GoName)).Block(
-					Var().Id("p").Id(ev.GoName+"Payload"),
-					If(Len(Id("e").Dot("Payload")).Op(">").Lit(0)).Block(
-						If(Err().Op("=").Qual("encoding/json", "Unmarshal").Call(Id("e").Dot("Payload"), Op("&").Id("p")), Err().Op("!=").Nil()).Block(Return(Nil(), Err())),
-					),
-					List(Id("to"), Err()).Op("=").Id("m").Dot("Fire"+ev.GoName).Call(Id("ctx"), Id("p"), Id("in")),
-				))
-			}
-			def := List(Id("to"), Err()).Op("=").Id("m").Dot("FireWith").Call(Id("ctx"), Id("e").Dot("Trigger"), Id("in"))
-			if len(cases) > 0 {
-				lb.Switch(Id("e").Dot("Trigger")).Block(append(cases, Default().Block(def))...)
-			} else {
-				lb.Add(def)
-			}
-			lb.If(Err().Op("!=").Nil()).Block(
-				Return(Nil(), Qual("fmt", "Errorf").Call(Lit(pkg+"replay %s: seq %d (%s): %w"), Id("id"), Id("e").Dot("Seq"), Id("e").Dot("Trigger"), Err())),
-			)
-			lb.If(Id("to").Op("!=").Id("e").Dot("To")).Block(
-				Return(Nil(), Qual("fmt", "Errorf").Call(Lit(pkg+"replay %s: seq %d (%s) led to %s, the log says %s"), Id("id"), Id("e").Dot("Seq"), Id("e").Dot("Trigger"), Id("to"), Id("e").Dot("To"))),
-			)
-		})
+		b.For(Id("i").Op(":=").Range().Id("log")).Block(
+			If(Err().Op(":=").Id("m").Dot("apply").Call(Op("&").Id("log").Index(Id("i"))), Err().Op("!=").Nil()).Block(
+				Return(Nil(), Qual("fmt", "Errorf").Call(Lit(pkg+"replay %s: seq %d (%s): %w"), Id("id"), Id("log").Index(Id("i")).Dot("Seq"), Id("log").Index(Id("i")).Dot("Trigger"), Err())),
+			),
+		)
 		b.Return(Id("m"), Nil())
 	})
 	f.Line()
 
-	// In-memory store.
+	f.Comment(comment("apply replays log entry e: it checks that e is the next entry and a transition of this\nmachine from the current state, then applies what the transition did, without hooks."))
+	f.Func().Params(Id("m").Op("*").Id(T)).Id("apply").Params(Id("e").Op("*").Id(L)).Error().BlockFunc(func(b *Group) {
+		b.If(Id("e").Dot("Seq").Op("!=").Id("m").Dot("seq").Op("+").Lit(1)).Block(
+			Return(Qual("fmt", "Errorf").Call(Lit("the log has a gap: seq %d follows %d"), Id("e").Dot("Seq"), Id("m").Dot("seq"))),
+		)
+		if len(m.Policies) > 0 {
+			b.If(Id("e").Dot("Policies").Op("!=").Nil()).Block(Id("m").Dot("Policies").Op("=").Op("*").Id("e").Dot("Policies"))
+		}
+		b.If(Len(Id("e").Dot("Context")).Op(">").Lit(0)).Block(
+			Id("m").Dot("Context").Op("=").Id(g.name("Context")).Values(),
+			If(Err().Op(":=").Qual("encoding/json", "Unmarshal").Call(Id("e").Dot("Context"), Op("&").Id("m").Dot("Context")), Err().Op("!=").Nil()).Block(Return(Err())),
+		)
+		var cases []Code
+		for _, ev := range m.Events {
+			if len(ev.Payload) == 0 {
+				continue
+			}
+			p := Id("m").Dot("payload" + ev.GoName)
+			cases = append(cases, Case(Id("Event"+ev.GoName)).Block(
+				p.Clone().Op("=").Id(ev.GoName+"Payload").Values(),
+				Err().Op("=").Qual("encoding/json", "Unmarshal").Call(Id("e").Dot("Payload"), Op("&").Add(p.Clone())),
+			))
+		}
+		if len(cases) > 0 {
+			b.Var().Err().Error()
+			b.Switch(Id("e").Dot("Trigger")).Block(cases...)
+			b.If(Err().Op("!=").Nil()).Block(Return(Err()))
+		}
+		resumable := g.resumable()
+		needT := len(m.Counters) > 0 || g.internalFlag()
+		// transition checks an entry against the declared transition it names and applies
+		// the transition's counters.
+		transition := func(b *Group) {
+			at := Id("loggedTransitions").Index(Id("e").Dot("Transition"))
+			b.If(Id("e").Dot("From").Op("!=").Id("m").Dot("state").Op("||").Id("e").Dot("Transition").Op("<").Lit(0).Op("||").Id("e").Dot("Transition").Op(">=").Len(Id("loggedTransitions")).Op("||").
+				Op("!").Qual("slices", "Contains").Call(at.Clone().Dot("from"), Id("e").Dot("From")).Op("||").
+				Op("!").Qual("slices", "Contains").Call(at.Clone().Dot("on"), Id("e").Dot("Trigger")).Op("||").
+				Op("!").Qual("slices", "Contains").Call(at.Clone().Dot("to"), Id("e").Dot("To"))).Block(
+				Return(Qual("fmt", "Errorf").Call(Lit("%s -> %s on %s is not transition %d from %s"), Id("e").Dot("From"), Id("e").Dot("To"), Id("e").Dot("Trigger"), Id("e").Dot("Transition"), Id("m").Dot("state"))),
+			)
+			if !needT {
+				return
+			}
+			b.Id("t").Op(":=").Op("&").Add(at)
+			if g.internalFlag() {
+				// An internal transition (unless a limit redirected it) neither moves the clock
+				// nor resets the counters that reset on success.
+				op := ":="
+				if resumable && g.timing {
+					op = "="
+				}
+				b.Id("moved").Op(op).Op("!").Id("t").Dot("internal").Op("||").Id("e").Dot("To").Op("!=").Id("e").Dot("From")
+			}
+			if len(m.Counters) > 0 {
+				counter := Id("m").Dot("counter").Call(Id("c"), Id("e").Dot("From"))
+				if g.counterLimits() {
+					b.For(List(Id("_"), Id("c")).Op(":=").Range().Id("t").Dot("inc")).Block(
+						Id("n").Op(":=").Add(counter),
+						Op("*").Id("n").Op("++"),
+						Comment("A tripped limit redirected the transition and restarted the counter."),
+						If(Id("counterLimits").Index(Id("c")).Op(">").Lit(0).Op("&&").Op("*").Id("n").Op(">=").Id("counterLimits").Index(Id("c"))).Block(Op("*").Id("n").Op("=").Lit(0)),
+					)
+				} else {
+					b.For(List(Id("_"), Id("c")).Op(":=").Range().Id("t").Dot("inc")).Block(Op("*").Add(counter.Clone()).Op("++"))
+				}
+				b.For(List(Id("_"), Id("c")).Op(":=").Range().Id("t").Dot("reset")).Block(Op("*").Add(counter.Clone()).Op("=").Lit(0))
+				if g.resetsOnSuccess {
+					b.If(Id("moved")).Block(
+						For(List(Id("_"), Id("c")).Op(":=").Range().Id("resetOnSuccess")).Block(
+							If(Op("!").Qual("slices", "Contains").Call(Id("t").Dot("inc"), Id("c"))).Block(Op("*").Add(counter.Clone()).Op("=").Lit(0)),
+						),
+					)
+				}
+			}
+		}
+		if resumable && g.timing {
+			b.Id("moved").Op(":=").True()
+		}
+		if resumable {
+			b.Id("resumed").Op(":=").Id("e").Dot("Kind").Op("==").Lit(kindResumed)
+			b.If(Id("resumed")).Block(
+				Comment("Out of a terminal state, back to a state that is not: no transition of the spec."),
+				If(Id("e").Dot("From").Op("!=").Id("m").Dot("state").Op("||").Op("!").Id("e").Dot("From").Dot("IsTerminal").Call().Op("||").Id("e").Dot("To").Op(">=").Id("NumStates").Op("||").Id("e").Dot("To").Dot("IsTerminal").Call()).Block(
+					Return(Qual("fmt", "Errorf").Call(Lit("resumed from %s to %s in %s"), Id("e").Dot("From"), Id("e").Dot("To"), Id("m").Dot("state"))),
+				),
+			).Else().BlockFunc(transition)
+		} else {
+			transition(b)
+		}
+		notResumed := func(c *Statement) *Statement {
+			if resumable {
+				return Op("!").Id("resumed").Op("&&").Add(c)
+			}
+			return c
+		}
+		if g.anyRemembers() {
+			b.If(notResumed(Id("e").Dot("To").Op("!=").Id("e").Dot("From"))).Block(Id("m").Dot("remember").Call(Id("e").Dot("From"), Id("e").Dot("To")))
+		}
+		b.Id("m").Dot("state").Op("=").Id("e").Dot("To")
+		if g.timing {
+			b.If(Id("moved")).Block(Id("m").Dot("moveClock").Call(Id(g.name("Step")).Values(Dict{Id("From"): Id("e").Dot("From"), Id("To"): Id("e").Dot("To"), Id("At"): Id("e").Dot("Timestamp")})))
+		}
+		if m.RecordHistory {
+			rec := Id("m").Dot("history").Op("=").Append(Id("m").Dot("history"), Id(g.name("Record")).Values(Dict{
+				Id("From"): Id("e").Dot("From"), Id("To"): Id("e").Dot("To"), Id("Event"): Id("e").Dot("Trigger"), Id("EventID"): Id("e").Dot("EventID"),
+				Id("At"): Id("e").Dot("Timestamp"), Id("Actor"): Id("e").Dot("Actor"), Id("Reason"): Id("e").Dot("Reason")}))
+			if resumable {
+				b.If(Op("!").Id("resumed")).Block(rec)
+			} else {
+				b.Add(rec)
+			}
+		}
+		if m.Idempotent {
+			b.If(Id("e").Dot("Key").Op("!=").Lit("")).Block(
+				If(Id("m").Dot("keys").Op("==").Nil()).Block(Id("m").Dot("keys").Op("=").Map(String()).Id("idempotencyRecord").Values()),
+				Id("m").Dot("keys").Index(Id("e").Dot("Key")).Op("=").Id("idempotencyRecord").Values(Dict{Id("event"): Id("e").Dot("Trigger"), Id("state"): Id("e").Dot("To")}),
+			)
+		}
+		b.List(Id("m").Dot("seq"), Id("m").Dot("updatedAt")).Op("=").List(Id("e").Dot("Seq"), Id("e").Dot("Timestamp"))
+		if resumable {
+			b.List(Id("m").Dot("lastFrom"), Id("m").Dot("lastEvent")).Op("=").List(Id("e").Dot("From"), Id("e").Dot("Trigger"))
+		}
+		b.Return(Nil())
+	})
+	f.Line()
+}
+
+// resume emits Resume, for machines that checkpoint every transition.
+func (g *gen) resume(f *File) {
+	T := g.T
+	S := g.name("Store")
+	hookParam := []Code{}
+	hookArg := []Code{}
+	if g.hooks {
+		hookParam = append(hookParam, Id("hooks").Id(g.name("Hooks")))
+		hookArg = append(hookArg, Id("hooks"))
+	}
+	storeErr := func(op string) Code {
+		return Return(Nil(), Op("&").Id("StoreError").Values(Dict{Id("Op"): Lit(op), Id("Seq"): Id("m").Dot("seq"), Id("Err"): Err()}))
+	}
+	f.Comment(comment("Resume" + T + " loads machine id from its store, as Replay" + T + " does, and resumes it if it has\nended: a machine in a terminal state goes back to the state its last transition left,\nwith everything else (context, counters, ...) as that transition's checkpoint saved it,\nsince the checkpoint taken on every transition is kept.\nThe resumption is appended to the event log as a STATE_RESUMED entry, which replaying\napplies, and a snapshot of the resumed machine is saved. A machine that has not ended is\nreturned as loaded. No hook runs. The machine returned has the store set, so that its\nlog continues; in says who resumes it, when and why."))
+	f.Func().Id("Resume"+T).Params(append(append([]Code{ctxParam(), Id("store").Id(S), Id("id").String()}, hookParam...), g.in())...).Params(Op("*").Id(T), Error()).BlockFunc(func(b *Group) {
+		b.List(Id("m"), Err()).Op(":=").Id("Replay" + T).Call(append([]Code{Id("ctx"), Id("store"), Id("id")}, hookArg...)...)
+		b.If(Err().Op("!=").Nil()).Block(Return(Nil(), Err()))
+		b.Id("m").Dot("store").Op("=").Id("store")
+		b.If(Op("!").Id("m").Dot("state").Dot("IsTerminal").Call()).Block(Return(Id("m"), Nil()))
+		b.Id("st").Op(":=").Id(g.name("Step")).Values(Dict{Id("From"): Id("m").Dot("state"), Id("To"): Id("m").Dot("lastFrom"), Id("Event"): Id("m").Dot("lastEvent")})
+		b.List(Id("m").Dot("state"), Id("m").Dot("lastFrom")).Op("=").List(Id("st").Dot("To"), Id("st").Dot("From"))
+		b.Id("m").Dot("seq").Op("++")
+		if g.timing {
+			b.Id("st").Dot("At").Op("=").Id("m").Dot("now").Call(Op("&").Id("in"))
+			b.Id("m").Dot("moveClock").Call(Id("st"))
+			b.Id("m").Dot("updatedAt").Op("=").Id("st").Dot("At")
+		} else {
+			b.Id("m").Dot("updatedAt").Op("=").Id("in").Dot("At")
+			b.If(Id("m").Dot("updatedAt").Dot("IsZero").Call()).Block(Id("m").Dot("updatedAt").Op("=").Qual("time", "Now").Call())
+		}
+		b.List(Id("e"), Err()).Op(":=").Id("m").Dot("logEntry").Call(Id("st"), Op("&").Id("in"), Lit(-1))
+		b.Id("e").Dot("Kind").Op("=").Lit(kindResumed)
+		b.If(Err().Op("==").Nil()).Block(Err().Op("=").Id("store").Dot("Append").Call(Id("ctx"), Id("id"), Id("e")))
+		b.If(Err().Op("!=").Nil()).Block(storeErr("append"))
+		b.If(Err().Op(":=").Id("store").Dot("Save").Call(Id("ctx"), Id("id"), Id("m").Dot("saved"), Id("m").Dot("Snapshot").Call()), Err().Op("!=").Nil()).Block(storeErr("save"))
+		b.Id("m").Dot("saved").Op("=").Id("m").Dot("seq")
+		b.Return(Id("m"), Nil())
+	})
+	f.Line()
+}
+
+// memoryStore emits the in-memory Store.
+func (g *gen) memoryStore(f *File) {
+	S := g.name("Store")
+	L := g.name("LogEntry")
 	MS := g.name("MemoryStore")
-	f.Comment(comment(MS + " is a " + S + " in memory, safe for concurrent use: the embedded default that\nneeds no server. Snapshots are kept as JSON, so what Load returns is what a database\nadapter would return."))
+	lock := []Code{Id("s").Dot("mu").Dot("Lock").Call(), Defer().Id("s").Dot("mu").Dot("Unlock").Call()}
+	f.Comment(comment(MS + " is a " + S + " in memory, safe for concurrent use: the embedded default that\nneeds no server. It keeps every log entry, and snapshots as JSON, so that what Load\nreturns is what a database adapter would return."))
 	f.Type().Id(MS).Struct(
 		Id("mu").Qual("sync", "Mutex"),
 		Id("snaps").Map(String()).Index().Byte(),
-		Id("seqs").Map(String()).Int64(),
+		Id("seqs").Map(String()).Int64().Comment("Seq of each stored snapshot"),
 		Id("logs").Map(String()).Index().Id(L),
 	)
 	f.Line()
@@ -276,9 +604,7 @@ func (g *gen) store(f *File) {
 	)
 	f.Line()
 	f.Comment("// Append adds e to the log of id if it is the next entry.")
-	f.Func().Params(Id("s").Op("*").Id(MS)).Id("Append").Params(Id("_").Qual("context", "Context"), Id("id").String(), Id("e").Id(L)).Error().Block(
-		Id("s").Dot("mu").Dot("Lock").Call(),
-		Defer().Id("s").Dot("mu").Dot("Unlock").Call(),
+	f.Func().Params(Id("s").Op("*").Id(MS)).Id("Append").Params(Id("_").Qual("context", "Context"), Id("id").String(), Id("e").Id(L)).Error().Block(append(lock,
 		Id("log").Op(":=").Id("s").Dot("logs").Index(Id("id")),
 		Id("last").Op(":=").Id("s").Dot("seqs").Index(Id("id")),
 		If(Id("n").Op(":=").Len(Id("log")), Id("n").Op(">").Lit(0)).Block(Id("last").Op("=").Id("log").Index(Id("n").Op("-").Lit(1)).Dot("Seq")),
@@ -287,33 +613,38 @@ func (g *gen) store(f *File) {
 		),
 		Id("s").Dot("logs").Index(Id("id")).Op("=").Append(Id("log"), Id("e")),
 		Return(Nil()),
-	)
+	)...)
 	f.Line()
-	f.Comment("// Save replaces the snapshot of id if the stored one has Seq prev, and drops the log\n// entries it covers.")
-	f.Func().Params(Id("s").Op("*").Id(MS)).Id("Save").Params(Id("_").Qual("context", "Context"), Id("id").String(), Id("prev").Int64(), Id("snap").Id(g.name("Snapshot"))).Error().Block(
+	f.Comment("// Save replaces the snapshot of id if the stored one has Seq prev. The log keeps every\n// entry.")
+	f.Func().Params(Id("s").Op("*").Id(MS)).Id("Save").Params(Id("_").Qual("context", "Context"), Id("id").String(), Id("prev").Int64(), Id("snap").Id(g.name("Snapshot"))).Error().Block(append([]Code{
 		List(Id("b"), Err()).Op(":=").Qual("encoding/json", "Marshal").Call(Id("snap")),
 		If(Err().Op("!=").Nil()).Block(Return(Err())),
-		Id("s").Dot("mu").Dot("Lock").Call(),
-		Defer().Id("s").Dot("mu").Dot("Unlock").Call(),
+	}, append(lock,
 		If(Id("s").Dot("seqs").Index(Id("id")).Op("!=").Id("prev")).Block(
 			Return(Qual("fmt", "Errorf").Call(Lit("%w: %s: snapshot %d, not %d"), Id("ErrStoreConflict"), Id("id"), Id("s").Dot("seqs").Index(Id("id")), Id("prev"))),
 		),
-		Id("s").Dot("snaps").Index(Id("id")).Op(",").Id("s").Dot("seqs").Index(Id("id")).Op("=").List(Id("b"), Id("snap").Dot("Seq")),
-		Id("log").Op(":=").Id("s").Dot("logs").Index(Id("id")),
-		For(Len(Id("log")).Op(">").Lit(0).Op("&&").Id("log").Index(Lit(0)).Dot("Seq").Op("<=").Id("snap").Dot("Seq")).Block(Id("log").Op("=").Id("log").Index(Lit(1), Empty())),
-		Id("s").Dot("logs").Index(Id("id")).Op("=").Id("log"),
+		List(Id("s").Dot("snaps").Index(Id("id")), Id("s").Dot("seqs").Index(Id("id"))).Op("=").List(Id("b"), Id("snap").Dot("Seq")),
 		Return(Nil()),
-	)
+	)...)...)
 	f.Line()
 	f.Comment("// Load returns the snapshot of id, if any, and the log after it.")
-	f.Func().Params(Id("s").Op("*").Id(MS)).Id("Load").Params(Id("_").Qual("context", "Context"), Id("id").String()).Params(Id(g.name("Snapshot")), Bool(), Index().Id(L), Error()).Block(
-		Id("s").Dot("mu").Dot("Lock").Call(),
-		Defer().Id("s").Dot("mu").Dot("Unlock").Call(),
-		Id("log").Op(":=").Append(Index().Id(L).Call(Nil()), Id("s").Dot("logs").Index(Id("id")).Op("...")),
+	f.Func().Params(Id("s").Op("*").Id(MS)).Id("Load").Params(Id("_").Qual("context", "Context"), Id("id").String()).Params(Id(g.name("Snapshot")), Bool(), Index().Id(L), Error()).Block(append(lock,
 		Var().Id("snap").Id(g.name("Snapshot")),
 		List(Id("b"), Id("ok")).Op(":=").Id("s").Dot("snaps").Index(Id("id")),
-		If(Op("!").Id("ok")).Block(Return(Id("snap"), False(), Id("log"), Nil())),
-		Return(Id("snap"), True(), Id("log"), Qual("encoding/json", "Unmarshal").Call(Id("b"), Op("&").Id("snap"))),
+		If(Op("!").Id("ok")).Block(Return(Id("snap"), False(), Id("s").Dot("after").Call(Id("id"), Lit(0)), Nil())),
+		Return(Id("snap"), True(), Id("s").Dot("after").Call(Id("id"), Id("s").Dot("seqs").Index(Id("id"))), Qual("encoding/json", "Unmarshal").Call(Id("b"), Op("&").Id("snap"))),
+	)...)
+	f.Line()
+	f.Comment("// Log returns a copy of the log of id after seq after.")
+	f.Func().Params(Id("s").Op("*").Id(MS)).Id("Log").Params(Id("_").Qual("context", "Context"), Id("id").String(), Id("after").Int64()).Params(Index().Id(L), Error()).Block(append(lock,
+		Return(Id("s").Dot("after").Call(Id("id"), Id("after")), Nil()),
+	)...)
+	f.Line()
+	f.Comment("// after returns a copy of the entries of id with a Seq greater than seq. The caller holds\n// the lock.")
+	f.Func().Params(Id("s").Op("*").Id(MS)).Id("after").Params(Id("id").String(), Id("seq").Int64()).Index().Id(L).Block(
+		Id("log").Op(":=").Id("s").Dot("logs").Index(Id("id")),
+		For(Len(Id("log")).Op(">").Lit(0).Op("&&").Id("log").Index(Lit(0)).Dot("Seq").Op("<=").Id("seq")).Block(Id("log").Op("=").Id("log").Index(Lit(1), Empty())),
+		Return(Append(Index().Id(L).Call(Nil()), Id("log").Op("..."))),
 	)
 	f.Line()
 	f.Var().Id("_").Id(S).Op("=").Params(Op("*").Id(MS)).Call(Nil())

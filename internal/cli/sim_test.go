@@ -1,0 +1,53 @@
+package cli
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// TestSimSetConstraints: --set refuses a value that breaks the field's bounds, as a usage
+// error, except for a field some state requires (entering that state reports it).
+func TestSimSetConstraints(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		args   []string
+		code   int
+		stderr string
+	}{
+		{"above max", []string{"--set", "heat=300.5"}, ExitUsage, "fsmgen: --set heat=300.5: heat must be at most 300\n"},
+		{"below min", []string{"--set", "heat=-1"}, ExitUsage, "fsmgen: --set heat=-1: heat must be at least 0\n"},
+		{"at max", []string{"--set", "heat=300"}, ExitFindings, ""},
+		{"required field, too few items", []string{"--set", `menu=["a"]`}, ExitFindings, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			args := append([]string{"sim", kitchen, "--as", "chef", "--events", "open_up"}, c.args...)
+			code, _, stderr := run(t, args...)
+			if code != c.code || stderr != c.stderr {
+				t.Errorf("code %d, stderr %q; want %d, %q", code, stderr, c.code, c.stderr)
+			}
+		})
+	}
+}
+
+// TestSimRefusalText: a refusal with no allowed event says so, and a role refusal without
+// --as says there is no role.
+func TestSimRefusalText(t *testing.T) {
+	code, out, _ := run(t, "sim", kitchen, "--events", "open_up")
+	want := `start: closed
+0: open_up: refused in closed (role): closed on open_up is not permitted without a role (--as ROLE); roles allowed: cook, chef
+   allowed: (none)
+final: closed
+`
+	if code != ExitFindings || !strings.HasPrefix(out, want) {
+		t.Errorf("code %d\n--- got\n%s--- want prefix\n%s", code, out, want)
+	}
+	code, out, _ = run(t, "sim", kitchen, "--json", "--events", "open_up")
+	var res SimResult
+	if err := json.Unmarshal([]byte(out), &res); err != nil || code != ExitFindings {
+		t.Fatalf("code %d, %v", code, err)
+	}
+	if r := res.Rejected; r == nil || r.AllowedTransitions == nil || len(r.AllowedTransitions) != 0 || !strings.Contains(out, `"allowedTransitions": []`) {
+		t.Errorf("JSON rejection %+v: want an empty allowedTransitions list", r)
+	}
+}
