@@ -54,6 +54,13 @@ func TestCheck(t *testing.T) {
 			if err := diag.Write(&got, ds, diag.FormatText); err != nil {
 				t.Fatal(err)
 			}
+			var checked bytes.Buffer
+			if err := diag.Write(&checked, lower.Check("spec.fsm.yaml", src), diag.FormatText); err != nil {
+				t.Fatal(err)
+			}
+			if checked.String() != got.String() {
+				t.Errorf("Check and Load differ\n--- Check\n%s--- Load\n%s", checked.String(), got.String())
+			}
 			if *update {
 				ar.Files[wantIdx].Data = got.Bytes()
 				if err := os.WriteFile(file, txtar.Format(ar), 0o644); err != nil {

@@ -1,8 +1,10 @@
 package lower_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/fsmgen/fsmgen/internal/lower"
@@ -56,4 +58,29 @@ func FuzzLoad(f *testing.F) {
 			t.Errorf("machine is nil: %v, but has errors: %v\n%v", m == nil, ds.HasErrors(), ds)
 		}
 	})
+}
+
+// BenchmarkCheckChain checks a chain of 20,000 states, each left by its own event: linear
+// in the spec, where the machine's (state, event) table alone would have 400 million cells.
+func BenchmarkCheckChain(b *testing.B) {
+	const n = 20000
+	var spec strings.Builder
+	spec.WriteString("version: 1\nmachine: Chain\npackage: chain\nstates:\n  s0: { initial: true }\n")
+	for i := 1; i < n-1; i++ {
+		fmt.Fprintf(&spec, "  s%d: {}\n", i)
+	}
+	fmt.Fprintf(&spec, "  s%d: { terminal: true }\nevents:\n", n-1)
+	for i := 0; i < n-1; i++ {
+		fmt.Fprintf(&spec, "  e%d: {}\n", i)
+	}
+	spec.WriteString("transitions:\n")
+	for i := 0; i < n-1; i++ {
+		fmt.Fprintf(&spec, "  - { from: s%d, on: e%d, to: s%d }\n", i, i, i+1)
+	}
+	data := []byte(spec.String())
+	for b.Loop() {
+		if ds := lower.Check("chain.fsm.yaml", data); len(ds) > 0 {
+			b.Fatal(ds)
+		}
+	}
 }
