@@ -540,7 +540,7 @@ type Task struct {
 
 	store     TaskStore
 	saved     int64     // seq of the last snapshot saved to the store
-	updatedAt time.Time // when the last transition happened, if the machine keeps time or persists
+	updatedAt time.Time // when the last persisted (or, with a clock, any) transition happened
 	logger    *slog.Logger
 
 	_ [64]byte // keeps machines used by different goroutines off one cache line
@@ -1011,8 +1011,9 @@ type TaskSnapshot struct {
 	// Seq is the number of transitions accepted when the snapshot was taken.
 	Seq   int64 `json:"seq"`
 	State State `json:"state"`
-	// UpdatedAt is when the last transition happened (its input's At, else the clock), for a
-	// machine that keeps time or persists (a store or checkpoints); zero otherwise.
+	// UpdatedAt is when the last transition the machine persisted happened (its input's At,
+	// else the clock): every transition with a store, those that reach a checkpoint without
+	// one, every transition for a machine with a clock. Zero until then.
 	UpdatedAt time.Time   `json:"updatedAt"`
 	Context   TaskContext `json:"context"`
 	// Counters hold every counter; per-state counters by state, zeros left out.

@@ -151,7 +151,7 @@ func (g *gen) machine(f *File) {
 		fields = append(fields, Id("lastFrom").Id("State").Comment("the state the last transition left, for Resume"), Id("lastEvent").Id("Event"))
 	}
 	fields = append(fields, Line(), Id("store").Id(g.name("Store")), Id("saved").Int64().Comment("seq of the last snapshot saved to the store"),
-		Id("updatedAt").Qual("time", "Time").Comment("when the last transition happened, if the machine keeps time or persists"),
+		Id("updatedAt").Qual("time", "Time").Comment("when the last persisted (or, with a clock, any) transition happened"),
 		Id("logger").Op("*").Qual("log/slog", "Logger"))
 	if g.timing {
 		fields = append(fields, Id("clock").Id("Clock"), Id("createdAt").Qual("time", "Time"), Id("enteredAt").Qual("time", "Time"),

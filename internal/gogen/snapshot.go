@@ -53,7 +53,7 @@ func (g *gen) snapshot(f *File) {
 		doc("Seq is the number of transitions accepted when the snapshot was taken."),
 		Id("Seq").Int64().Tag(map[string]string{"json": "seq"}),
 		Id("State").Id("State").Tag(map[string]string{"json": "state"}),
-		doc("UpdatedAt is when the last transition happened (its input's At, else the clock), for a\nmachine that keeps time or persists (a store or checkpoints); zero otherwise."),
+		doc("UpdatedAt is when the last transition the machine persisted happened (its input's At,\nelse the clock): every transition with a store, those that reach a checkpoint without\none, every transition for a machine with a clock. Zero until then."),
 		Id("UpdatedAt").Qual("time", "Time").Tag(map[string]string{"json": "updatedAt"}),
 		Id("Context").Id(g.name("Context")).Tag(map[string]string{"json": "context"}),
 	}
