@@ -2028,8 +2028,7 @@ func RestoreTask(s TaskSnapshot, hooks TaskHooks) (*Task, error) {
 // snapshot row per id, replaced by an update conditional on its seq (an insert when prev
 // is 0); Load reads the snapshot and the entries after it in one transaction. Append and
 // Save are separate calls: after a failure between them the log is ahead of the snapshot,
-// which Load and ReplayTask handle. Adapters should also read back the whole log as
-// TaskMemoryStore.Log does (entries after a sequence number, in order).
+// which Load and ReplayTask handle.
 type TaskStore interface {
 	// Append adds an entry to the log of machine id if its Seq is the next one.
 	Append(ctx context.Context, id string, e TaskLogEntry) error
@@ -2039,6 +2038,9 @@ type TaskStore interface {
 	// Load returns the last snapshot saved (ok false when none is) and the log entries after
 	// it, in order.
 	Load(ctx context.Context, id string) (s TaskSnapshot, ok bool, log []TaskLogEntry, err error)
+	// Log returns the entries of the log of machine id with a Seq greater than after, in
+	// order: the whole log when after is 0.
+	Log(ctx context.Context, id string, after int64) ([]TaskLogEntry, error)
 }
 
 // ErrStoreConflict is what a Store returns when another writer got there first.

@@ -1070,11 +1070,29 @@ func TestFsmStoreReplaysTheSameMachine(t *testing.T) {
 		if string(got) != string(want) {
 			t.Errorf("%s: replayed machine differs:\n%s\n%s", id, got, want)
 		}
-		_, _, log, _ := store.Load(ctx, id)
+		// The whole log, replayed from a new machine without the snapshots, gives the same
+		// machine too, and replaying runs no hook: no guard is asked again, no action or
+		// checkpoint repeated.
+		log, err := store.Log(ctx, id, 0)
+		if err != nil || int64(len(log)) != m.Seq() {
+			t.Fatalf("%s: %d log entries for %d transitions: %v", id, len(log), m.Seq(), err)
+		}
+		whole := NewTaskMemoryStore()
 		for _, e := range log {
 			if b, err := json.Marshal(e); err != nil || !strings.Contains(string(b), `"event":"STATE_TRANSITION"`) || e.TaskID != id {
 				t.Errorf("%s: log entry %s %v", id, b, err)
 			}
+			whole.Append(ctx, id, e)
+		}
+		h = &fsmHooks{}
+		if r, err = ReplayTask(ctx, whole, id, h); err != nil {
+			t.Fatalf("%s: replay of the whole log: %v", id, err)
+		}
+		if got, _ := json.Marshal(r.Snapshot()); string(got) != string(want) {
+			t.Errorf("%s: machine replayed from the whole log differs:\n%s\n%s", id, got, want)
+		}
+		if len(h.trace) != 0 {
+			t.Errorf("%s: replaying ran hooks %v", id, h.trace)
 		}
 	}
 	// Optimistic concurrency: a stale writer is refused.
@@ -1141,6 +1159,98 @@ func (s fsmFailingStore) Append(context.Context, string, TaskLogEntry) error {
 func (fsmFailingStore) Save(context.Context, string, int64, TaskSnapshot) error { return errFsmStore }
 func (fsmFailingStore) Load(context.Context, string) (TaskSnapshot, bool, []TaskLogEntry, error) {
 	return TaskSnapshot{}, false, nil, errFsmStore
+}
+func (fsmFailingStore) Log(context.Context, string, int64) ([]TaskLogEntry, error) {
+	return nil, errFsmStore
+}
+
+// A machine that has ended resumes from its last checkpoint: back to the state its last
+// transition left, everything else as that checkpoint saved it, and the store replays to
+// the resumed machine.
+func TestFsmResume(t *testing.T) {
+	ctx := context.Background()
+	store := NewTaskMemoryStore()
+	in := TaskInput{Actor: "tester", Reason: "resume"}
+	for _, p := range fsmPaths {
+		if len(p.steps) == 0 || !p.to.IsTerminal() {
+			continue
+		}
+		id := "fsm-" + p.to.String()
+		m, h := fsmFixture(StateCreated, nil, false, false, true)
+		m.ID = id
+		m.SetStore(store)
+		h.script = fsmScript(p.steps)
+		from := m.State()
+		for i, s := range p.steps {
+			from = m.State()
+			if _, err := fsmFire(m, s.event, TaskInput{}); err != nil {
+				t.Fatalf("%s step %d: %v", id, i, err)
+			}
+		}
+		h = &fsmHooks{}
+		r, err := ResumeTask(ctx, store, id, h, in)
+		if err != nil {
+			t.Fatalf("%s: resume: %v", id, err)
+		}
+		if r.State() != from || r.Seq() != m.Seq()+1 || len(h.trace) != 0 {
+			t.Errorf("%s: resumed in %s, seq %d, hooks %v; want %s, seq %d, no hook", id, r.State(), r.Seq(), h.trace, from, m.Seq()+1)
+		}
+		want, _ := json.Marshal(r.Snapshot())
+		log, _ := store.Log(ctx, id, 0)
+		whole := NewTaskMemoryStore()
+		for _, e := range log {
+			whole.Append(ctx, id, e)
+		}
+		for name, s := range map[string]TaskStore{"store": store, "whole log": whole} {
+			again, err := ReplayTask(ctx, s, id, h)
+			if got, _ := json.Marshal(again.Snapshot()); err != nil || string(got) != string(want) {
+				t.Errorf("%s: replayed from the %s: %v\n%s\n%s", id, name, err, got, want)
+			}
+		}
+		// A machine that has not ended is returned as it is.
+		if again, err := ResumeTask(ctx, store, id, h, in); err != nil || again.Seq() != r.Seq() {
+			t.Errorf("%s: resuming again: seq %d, %v", id, again.Seq(), err)
+		}
+	}
+	if _, err := ResumeTask(ctx, fsmFailingStore{}, "x", &fsmHooks{}, in); !errors.Is(err, errFsmStore) {
+		t.Errorf("resume from a failing store: %v", err)
+	}
+	// A store that loads but refuses the resumption: the error says which write failed.
+	for _, op := range []string{"append", "save"} {
+		s := &fsmResumeStore{NewTaskMemoryStore(), op}
+		m, _ := fsmFixture(StateCreated, nil, false, false, true)
+		m.ID = "fsm-" + op
+		m.SetStore(s.TaskMemoryStore)
+		for e := Event(0); e < NumEvents && !m.State().IsTerminal(); e++ {
+			if accepts(m.State(), e) {
+				fsmFire(m, e, TaskInput{})
+			}
+		}
+		var se *StoreError
+		if _, err := ResumeTask(ctx, s, m.ID, &fsmHooks{}, in); m.State().IsTerminal() && (!errors.As(err, &se) || se.Op != op) {
+			t.Errorf("resume with a store that fails to %s: %v", op, err)
+		}
+	}
+}
+
+// fsmResumeStore fails Append or Save (fail), and loads.
+type fsmResumeStore struct {
+	*TaskMemoryStore
+	fail string
+}
+
+func (s *fsmResumeStore) Append(ctx context.Context, id string, e TaskLogEntry) error {
+	if s.fail == "append" {
+		return errFsmStore
+	}
+	return s.TaskMemoryStore.Append(ctx, id, e)
+}
+
+func (s *fsmResumeStore) Save(ctx context.Context, id string, prev int64, snap TaskSnapshot) error {
+	if s.fail == "save" {
+		return errFsmStore
+	}
+	return s.TaskMemoryStore.Save(ctx, id, prev, snap)
 }
 
 func TestFsmRegistry(t *testing.T) {

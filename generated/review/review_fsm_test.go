@@ -666,11 +666,25 @@ func TestFsmStoreReplaysTheSameMachine(t *testing.T) {
 		if string(got) != string(want) {
 			t.Errorf("%s: replayed machine differs:\n%s\n%s", id, got, want)
 		}
-		_, _, log, _ := store.Load(ctx, id)
+		// The whole log, replayed from a new machine without the snapshots, gives the same
+		// machine too, and replaying runs no hook: no guard is asked again, no action or
+		// checkpoint repeated.
+		log, err := store.Log(ctx, id, 0)
+		if err != nil || int64(len(log)) != m.Seq() {
+			t.Fatalf("%s: %d log entries for %d transitions: %v", id, len(log), m.Seq(), err)
+		}
+		whole := NewTaskMemoryStore()
 		for _, e := range log {
 			if b, err := json.Marshal(e); err != nil || !strings.Contains(string(b), `"event":"STATE_TRANSITION"`) || e.TaskID != id {
 				t.Errorf("%s: log entry %s %v", id, b, err)
 			}
+			whole.Append(ctx, id, e)
+		}
+		if r, err = ReplayTask(ctx, whole, id); err != nil {
+			t.Fatalf("%s: replay of the whole log: %v", id, err)
+		}
+		if got, _ := json.Marshal(r.Snapshot()); string(got) != string(want) {
+			t.Errorf("%s: machine replayed from the whole log differs:\n%s\n%s", id, got, want)
 		}
 	}
 	// Optimistic concurrency: a stale writer is refused.
@@ -742,6 +756,9 @@ func (s fsmFailingStore) Append(context.Context, string, TaskLogEntry) error {
 func (fsmFailingStore) Save(context.Context, string, int64, TaskSnapshot) error { return errFsmStore }
 func (fsmFailingStore) Load(context.Context, string) (TaskSnapshot, bool, []TaskLogEntry, error) {
 	return TaskSnapshot{}, false, nil, errFsmStore
+}
+func (fsmFailingStore) Log(context.Context, string, int64) ([]TaskLogEntry, error) {
+	return nil, errFsmStore
 }
 
 func TestFsmRegistry(t *testing.T) {

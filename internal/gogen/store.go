@@ -106,7 +106,7 @@ func (g *gen) store(f *File) {
 
 	f.Comment(comment(S + " persists machines: an append-only event log of every accepted transition, and\nthe snapshot taken at the last checkpoint. It is the seam for database adapters.\n\n" +
 		"Optimistic concurrency: log entries carry consecutive sequence numbers (1, 2, 3, ...) per\nmachine ID, and Append refuses an entry whose Seq is not the next one; Save replaces the\nstored snapshot only if the stored one has Seq prev (0 when none is stored). A refusal\nwraps ErrStoreConflict: another writer got there first, so reload with Replay" + T + " and\nfire again.\n\n" +
-		"Entries are never changed or deleted: a snapshot does not replace the entries it covers,\nLoad returns the entries after it. A database adapter keeps one row per entry with the key\n(id, seq), so that a second writer of the same seq fails on the key, and one snapshot row\nper id, replaced by an update conditional on its seq (an insert when prev is 0); Load reads\nthe snapshot and the entries after it in one transaction. Append and Save are separate\ncalls: after a failure between them the log is ahead of the snapshot, which Load and\nReplay" + T + " handle. Adapters should also read back the whole log as " + g.name("MemoryStore") + ".Log does\n(entries after a sequence number, in order)."))
+		"Entries are never changed or deleted: a snapshot does not replace the entries it covers,\nLoad returns the entries after it. A database adapter keeps one row per entry with the key\n(id, seq), so that a second writer of the same seq fails on the key, and one snapshot row\nper id, replaced by an update conditional on its seq (an insert when prev is 0); Load reads\nthe snapshot and the entries after it in one transaction. Append and Save are separate\ncalls: after a failure between them the log is ahead of the snapshot, which Load and\nReplay" + T + " handle."))
 	f.Type().Id(S).Interface(
 		doc("Append adds an entry to the log of machine id if its Seq is the next one."),
 		Id("Append").Params(ctxParam(), Id("id").String(), Id("e").Id(L)).Error(),
@@ -114,6 +114,8 @@ func (g *gen) store(f *File) {
 		Id("Save").Params(ctxParam(), Id("id").String(), Id("prev").Int64(), Id("s").Id(g.name("Snapshot"))).Error(),
 		doc("Load returns the last snapshot saved (ok false when none is) and the log entries\nafter it, in order."),
 		Id("Load").Params(ctxParam(), Id("id").String()).Params(Id("s").Id(g.name("Snapshot")), Id("ok").Bool(), Id("log").Index().Id(L), Err().Error()),
+		doc("Log returns the entries of the log of machine id with a Seq greater than after, in\norder: the whole log when after is 0."),
+		Id("Log").Params(ctxParam(), Id("id").String(), Id("after").Int64()).Params(Index().Id(L), Error()),
 	)
 	f.Line()
 
