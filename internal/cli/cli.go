@@ -153,13 +153,13 @@ func (c *command) check(args []string) int {
 	var all diag.List
 	code := ExitOK
 	for _, path := range files {
-		_, ds, err := loadFile(path)
+		data, err := os.ReadFile(path)
 		if err != nil {
 			fmt.Fprintf(c.stderr, "fsmgen: %v\n", unwrapPath(err))
 			code = ExitUsage
 			continue
 		}
-		all = append(all, ds...)
+		all = append(all, lower.Check(path, data)...)
 	}
 	all = all.Sorted()
 	if err := diag.Write(c.stdout, all, f); err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/dave/jennifer/jen"
 	"github.com/fsmgen/fsmgen/internal/ir"
+	"github.com/fsmgen/fsmgen/internal/lower"
 )
 
 // Header is the first line of every generated file (Go tooling matches it).
@@ -94,13 +95,11 @@ func (g *gen) name(suffix string) string { return g.T + suffix }
 
 // checkNames refuses specs whose names would collide with declarations fsmgen generates.
 func (g *gen) checkNames() error {
-	reserved := map[string]string{
-		"State": "type", "Event": "type", "Role": "type", "Checkpoint": "type", "TimeoutLevel": "type",
-		"Clock": "type", "FieldError": "type", "StoreError": "type", "ErrStoreConflict": "variable", "NumStates": "constant", "NumEvents": "constant",
-		"States": "function", "Events": "function", "ParseState": "function", "ParseEvent": "function",
-	}
-	for _, s := range []string{"", "Hooks", "NopHooks", "Context", "Policies", "Input", "Step", "Snapshot", "Record", "Store", "MemoryStore", "LogEntry", "Registry"} {
-		reserved[g.name(s)] = "type"
+	// The checker refuses such specs with a position (internal/lower/gonames.go keeps the
+	// record of what the generated code declares); this is the generator's own guard.
+	reserved := map[string]string{}
+	for _, r := range append(lower.PackageDecls(), lower.MachineDecls(g.T)...) {
+		reserved[r.Name] = r.What
 	}
 	for _, f := range g.m.Fields {
 		if f.Type.Kind == ir.Enum {
@@ -117,7 +116,10 @@ func (g *gen) checkNames() error {
 			}
 		}
 	}
-	hookReserved := map[string]bool{"Checkpoint": true}
+	hookReserved := map[string]bool{}
+	for _, r := range lower.HookMethods() {
+		hookReserved[r.Name] = true
+	}
 	for _, x := range g.m.Guards {
 		if hookReserved[x.GoName] && x.Kind == ir.Hook {
 			return fmt.Errorf("%s: guard %q maps to %s, a method fsmgen generates on the hooks interface", x.Pos, x.Name, x.GoName)

@@ -3,6 +3,8 @@ package gogen
 import (
 	"fmt"
 	"strconv"
+	"unicode"
+	"unicode/utf8"
 
 	. "github.com/dave/jennifer/jen"
 	"github.com/fsmgen/fsmgen/internal/ir"
@@ -115,7 +117,8 @@ func lowerFirst(s string) string {
 	if s == "" {
 		return s
 	}
-	return string(s[0]|0x20) + s[1:]
+	r, n := utf8.DecodeRuneInString(s)
+	return string(unicode.ToLower(r)) + s[n:]
 }
 
 // types emits State, Event, Role, Checkpoint, TimeoutLevel and the enum types of context

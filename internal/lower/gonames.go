@@ -74,10 +74,10 @@ func MachineMembers() []Reserved {
 	out = append(out, reserved("method", "Fire", "FireWith", "Can", "CanWith", "Permitted", "PermittedWith",
 		"State", "Seq", "SetStore", "SetLogger", "Remembered", "History", "Snapshot", "Clock", "SetClock",
 		"Timeout", "SetTimeout", "TimeoutLevel", "TimeInState", "TotalTime", "TimeByState", "EnteredAt",
-		"CreatedAt", "Expire", "apply", "commit", "counter", "enter", "fire", "logEntry", "logRefusal",
+		"CreatedAt", "Expire", "apply", "commit", "counter", "enter", "exit", "fire", "logEntry", "logRefusal",
 		"moveClock", "now", "once", "persist", "remember", "step")...)
 	out = append(out, reserved("field", "ID", "Context", "Policies", "state", "seq", "hooks", "store", "saved",
-		"firedWith", "logger", "clock", "createdAt", "enteredAt", "timeByState", "timeouts", "history", "keys")...)
+		"updatedAt", "lastFrom", "lastEvent", "logger", "clock", "createdAt", "enteredAt", "timeByState", "timeouts", "history", "keys")...)
 	return out
 }
 
