@@ -337,14 +337,7 @@ func runSim(m *ir.Machine, order []string, in interp.Inputs, perStep []stepGuard
 		}
 		st, rej := x.Fire(e, in)
 		if rej != nil {
-			msg := rej.Message
-			if rej.Reason == interp.RoleDenied {
-				// The interpreter calls the absence of a role "no role", and the roles that
-				// may fire the transition "allowed", like the allowed events printed below.
-				msg = strings.Replace(msg, " is not permitted to no role;", " is not permitted without a role (--as ROLE);", 1)
-				msg = strings.Replace(msg, "; allowed: ", "; roles allowed: ", 1)
-			}
-			res.Rejected = &SimRejection{Index: i, Event: name, State: x.State.Name, Reason: string(rej.Reason), Message: msg, Errors: rej.Errors}
+			res.Rejected = &SimRejection{Index: i, Event: name, State: x.State.Name, Reason: string(rej.Reason), Message: rej.Message, Errors: rej.Errors}
 			res.Rejected.AllowedTransitions = eventList(x.Allowed(in))
 			break
 		}

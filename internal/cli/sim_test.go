@@ -35,7 +35,7 @@ func TestSimSetConstraints(t *testing.T) {
 func TestSimRefusalText(t *testing.T) {
 	code, out, _ := run(t, "sim", kitchen, "--events", "open_up")
 	want := `start: closed
-0: open_up: refused in closed (role): closed on open_up is not permitted without a role (--as ROLE); roles allowed: cook, chef
+0: open_up: refused in closed (role): closed on open_up is not permitted without a role; roles allowed: cook, chef
    allowed: (none)
 final: closed
 `

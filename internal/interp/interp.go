@@ -207,11 +207,11 @@ func (x *Machine) decide(e *ir.Event, in Inputs) (*plan, *Rejection) {
 				who = append(who, r.Role.Name)
 			}
 		}
-		as := "no role"
+		as := "without a role"
 		if in.Role != nil {
-			as = "role " + in.Role.Name
+			as = "to role " + in.Role.Name
 		}
-		return nil, x.reject(RoleDenied, e, "%s on %s is not permitted to %s; allowed: %s", s.Name, e.Name, as, strings.Join(who, ", "))
+		return nil, x.reject(RoleDenied, e, "%s on %s is not permitted %s; roles allowed: %s", s.Name, e.Name, as, strings.Join(who, ", "))
 	}
 
 	p := &plan{step: Step{Event: e, From: s, Transition: t}}
