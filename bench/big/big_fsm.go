@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -199,13 +200,13 @@ func ParseState(name string) (State, error) {
 			return State(i), nil
 		}
 	}
-	return 0, fmt.Errorf("big: unknown state %q", name)
+	return 0, fmt.Errorf("big: unknown %s %q", "state", name)
 }
 
 // MarshalText encodes the state by name.
 func (v State) MarshalText() ([]byte, error) {
 	if int(v) >= len(stateNames) {
-		return nil, fmt.Errorf("big: invalid state %d", int(v))
+		return nil, fmt.Errorf("big: invalid %s %d", "state", int(v))
 	}
 	return []byte(stateNames[v]), nil
 }
@@ -310,13 +311,13 @@ func ParseEvent(name string) (Event, error) {
 			return Event(i), nil
 		}
 	}
-	return 0, fmt.Errorf("big: unknown event %q", name)
+	return 0, fmt.Errorf("big: unknown %s %q", "event", name)
 }
 
 // MarshalText encodes the event by name.
 func (v Event) MarshalText() ([]byte, error) {
 	if int(v) >= len(eventNames) {
-		return nil, fmt.Errorf("big: invalid event %d", int(v))
+		return nil, fmt.Errorf("big: invalid %s %d", "event", int(v))
 	}
 	return []byte(eventNames[v]), nil
 }
@@ -616,8 +617,8 @@ type Big struct {
 	Context BigContext
 
 	store     BigStore
-	saved     int64           // seq of the last snapshot saved to the store
-	firedWith json.RawMessage // the context when the current event was fired, for the log
+	saved     int64     // seq of the last snapshot saved to the store
+	updatedAt time.Time // when the last persisted (or, with a clock, any) transition happened
 	logger    *slog.Logger
 
 	_ [64]byte // keeps machines used by different goroutines off one cache line
@@ -685,19 +686,11 @@ func (m *Big) FireWith(ctx context.Context, e Event, in BigInput) (State, error)
 
 // fire runs step and logs a refusal when the machine has a logger.
 func (m *Big) fire(ctx context.Context, e Event, in *BigInput) (State, error) {
-	if m.store != nil {
-		m.keepContext()
-	}
 	to, err := m.once(ctx, e, in)
 	if err != nil && m.logger != nil {
 		m.logRefusal(ctx, e, err)
 	}
 	return to, err
-}
-
-// keepContext encodes the context as the event is fired, for the event log.
-func (m *Big) keepContext() {
-	m.firedWith, _ = json.Marshal(m.Context)
 }
 
 // logRefusal logs a refused event at Warn.
@@ -1586,7 +1579,7 @@ func (m *Big) transition0(ctx context.Context, st BigStep, in *BigInput, dry boo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 0)
 }
 
 // transition1 is the transition at big.fsm.yaml:80: s00 on e01 -> s48.
@@ -1597,7 +1590,7 @@ func (m *Big) transition1(ctx context.Context, st BigStep, in *BigInput, dry boo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 1)
 }
 
 // transition2 is the transition at big.fsm.yaml:81: s00 on e05 -> s07.
@@ -1608,7 +1601,7 @@ func (m *Big) transition2(ctx context.Context, st BigStep, in *BigInput, dry boo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 2)
 }
 
 // transition3 is the transition at big.fsm.yaml:82: s00 on e11 -> s20.
@@ -1619,7 +1612,7 @@ func (m *Big) transition3(ctx context.Context, st BigStep, in *BigInput, dry boo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 3)
 }
 
 // transition4 is the transition at big.fsm.yaml:83: s00 on e15 -> s33.
@@ -1630,7 +1623,7 @@ func (m *Big) transition4(ctx context.Context, st BigStep, in *BigInput, dry boo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 4)
 }
 
 // transition5 is the transition at big.fsm.yaml:84: s00 on e19 -> s49.
@@ -1641,7 +1634,7 @@ func (m *Big) transition5(ctx context.Context, st BigStep, in *BigInput, dry boo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 5)
 }
 
 // transition6 is the transition at big.fsm.yaml:85: s01 on e01 -> s02.
@@ -1652,7 +1645,7 @@ func (m *Big) transition6(ctx context.Context, st BigStep, in *BigInput, dry boo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 6)
 }
 
 // transition7 is the transition at big.fsm.yaml:86: s01 on e02 -> s00.
@@ -1663,7 +1656,7 @@ func (m *Big) transition7(ctx context.Context, st BigStep, in *BigInput, dry boo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 7)
 }
 
 // transition8 is the transition at big.fsm.yaml:87: s01 on e06 -> s08.
@@ -1674,7 +1667,7 @@ func (m *Big) transition8(ctx context.Context, st BigStep, in *BigInput, dry boo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 8)
 }
 
 // transition9 is the transition at big.fsm.yaml:88: s01 on e12 -> s21.
@@ -1685,7 +1678,7 @@ func (m *Big) transition9(ctx context.Context, st BigStep, in *BigInput, dry boo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 9)
 }
 
 // transition10 is the transition at big.fsm.yaml:89: s01 on e16 -> s34.
@@ -1696,7 +1689,7 @@ func (m *Big) transition10(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 10)
 }
 
 // transition11 is the transition at big.fsm.yaml:90: s01 on e19 -> s49.
@@ -1707,7 +1700,7 @@ func (m *Big) transition11(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 11)
 }
 
 // transition12 is the transition at big.fsm.yaml:91: s02 on e02 -> s03.
@@ -1718,7 +1711,7 @@ func (m *Big) transition12(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 12)
 }
 
 // transition13 is the transition at big.fsm.yaml:92: s02 on e03 -> s01.
@@ -1729,7 +1722,7 @@ func (m *Big) transition13(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 13)
 }
 
 // transition14 is the transition at big.fsm.yaml:93: s02 on e07 -> s09.
@@ -1740,7 +1733,7 @@ func (m *Big) transition14(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 14)
 }
 
 // transition15 is the transition at big.fsm.yaml:94: s02 on e13 -> s22.
@@ -1751,7 +1744,7 @@ func (m *Big) transition15(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 15)
 }
 
 // transition16 is the transition at big.fsm.yaml:95: s02 on e17 -> s35.
@@ -1762,7 +1755,7 @@ func (m *Big) transition16(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 16)
 }
 
 // transition17 is the transition at big.fsm.yaml:96: s02 on e19 -> s49.
@@ -1773,7 +1766,7 @@ func (m *Big) transition17(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 17)
 }
 
 // transition18 is the transition at big.fsm.yaml:97: s03 on e03 -> s04.
@@ -1784,7 +1777,7 @@ func (m *Big) transition18(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 18)
 }
 
 // transition19 is the transition at big.fsm.yaml:98: s03 on e04 -> s02.
@@ -1795,7 +1788,7 @@ func (m *Big) transition19(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 19)
 }
 
 // transition20 is the transition at big.fsm.yaml:99: s03 on e08 -> s10.
@@ -1806,7 +1799,7 @@ func (m *Big) transition20(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 20)
 }
 
 // transition21 is the transition at big.fsm.yaml:100: s03 on e14 -> s23.
@@ -1817,7 +1810,7 @@ func (m *Big) transition21(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 21)
 }
 
 // transition22 is the transition at big.fsm.yaml:101: s03 on e18 -> s36.
@@ -1828,7 +1821,7 @@ func (m *Big) transition22(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 22)
 }
 
 // transition23 is the transition at big.fsm.yaml:102: s03 on e19 -> s49.
@@ -1839,7 +1832,7 @@ func (m *Big) transition23(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 23)
 }
 
 // transition24 is the transition at big.fsm.yaml:103: s04 on e04 -> s05.
@@ -1850,7 +1843,7 @@ func (m *Big) transition24(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 24)
 }
 
 // transition25 is the transition at big.fsm.yaml:104: s04 on e05 -> s03.
@@ -1861,7 +1854,7 @@ func (m *Big) transition25(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 25)
 }
 
 // transition26 is the transition at big.fsm.yaml:105: s04 on e09 -> s11.
@@ -1872,7 +1865,7 @@ func (m *Big) transition26(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 26)
 }
 
 // transition27 is the transition at big.fsm.yaml:106: s04 on e15 -> s24.
@@ -1883,7 +1876,7 @@ func (m *Big) transition27(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 27)
 }
 
 // transition28 is the transition at big.fsm.yaml:107: s04 on e00 -> s37.
@@ -1894,7 +1887,7 @@ func (m *Big) transition28(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 28)
 }
 
 // transition29 is the transition at big.fsm.yaml:108: s04 on e19 -> s49.
@@ -1905,7 +1898,7 @@ func (m *Big) transition29(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 29)
 }
 
 // transition30 is the transition at big.fsm.yaml:109: s05 on e05 -> s06.
@@ -1916,7 +1909,7 @@ func (m *Big) transition30(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 30)
 }
 
 // transition31 is the transition at big.fsm.yaml:110: s05 on e06 -> s04.
@@ -1927,7 +1920,7 @@ func (m *Big) transition31(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 31)
 }
 
 // transition32 is the transition at big.fsm.yaml:111: s05 on e10 -> s12.
@@ -1938,7 +1931,7 @@ func (m *Big) transition32(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 32)
 }
 
 // transition33 is the transition at big.fsm.yaml:112: s05 on e16 -> s25.
@@ -1949,7 +1942,7 @@ func (m *Big) transition33(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 33)
 }
 
 // transition34 is the transition at big.fsm.yaml:113: s05 on e01 -> s38.
@@ -1960,7 +1953,7 @@ func (m *Big) transition34(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 34)
 }
 
 // transition35 is the transition at big.fsm.yaml:114: s05 on e19 -> s49.
@@ -1971,7 +1964,7 @@ func (m *Big) transition35(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 35)
 }
 
 // transition36 is the transition at big.fsm.yaml:115: s06 on e06 -> s07.
@@ -1982,7 +1975,7 @@ func (m *Big) transition36(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 36)
 }
 
 // transition37 is the transition at big.fsm.yaml:116: s06 on e07 -> s05.
@@ -1993,7 +1986,7 @@ func (m *Big) transition37(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 37)
 }
 
 // transition38 is the transition at big.fsm.yaml:117: s06 on e11 -> s13.
@@ -2004,7 +1997,7 @@ func (m *Big) transition38(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 38)
 }
 
 // transition39 is the transition at big.fsm.yaml:118: s06 on e17 -> s26.
@@ -2015,7 +2008,7 @@ func (m *Big) transition39(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 39)
 }
 
 // transition40 is the transition at big.fsm.yaml:119: s06 on e02 -> s39.
@@ -2026,7 +2019,7 @@ func (m *Big) transition40(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 40)
 }
 
 // transition41 is the transition at big.fsm.yaml:120: s06 on e19 -> s49.
@@ -2037,7 +2030,7 @@ func (m *Big) transition41(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 41)
 }
 
 // transition42 is the transition at big.fsm.yaml:121: s07 on e07 -> s08.
@@ -2048,7 +2041,7 @@ func (m *Big) transition42(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 42)
 }
 
 // transition43 is the transition at big.fsm.yaml:122: s07 on e08 -> s06.
@@ -2059,7 +2052,7 @@ func (m *Big) transition43(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 43)
 }
 
 // transition44 is the transition at big.fsm.yaml:123: s07 on e12 -> s14.
@@ -2070,7 +2063,7 @@ func (m *Big) transition44(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 44)
 }
 
 // transition45 is the transition at big.fsm.yaml:124: s07 on e18 -> s27.
@@ -2081,7 +2074,7 @@ func (m *Big) transition45(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 45)
 }
 
 // transition46 is the transition at big.fsm.yaml:125: s07 on e03 -> s40.
@@ -2092,7 +2085,7 @@ func (m *Big) transition46(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 46)
 }
 
 // transition47 is the transition at big.fsm.yaml:126: s07 on e19 -> s49.
@@ -2103,7 +2096,7 @@ func (m *Big) transition47(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 47)
 }
 
 // transition48 is the transition at big.fsm.yaml:127: s08 on e08 -> s09.
@@ -2114,7 +2107,7 @@ func (m *Big) transition48(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 48)
 }
 
 // transition49 is the transition at big.fsm.yaml:128: s08 on e09 -> s07.
@@ -2125,7 +2118,7 @@ func (m *Big) transition49(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 49)
 }
 
 // transition50 is the transition at big.fsm.yaml:129: s08 on e13 -> s15.
@@ -2136,7 +2129,7 @@ func (m *Big) transition50(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 50)
 }
 
 // transition51 is the transition at big.fsm.yaml:130: s08 on e00 -> s28.
@@ -2147,7 +2140,7 @@ func (m *Big) transition51(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 51)
 }
 
 // transition52 is the transition at big.fsm.yaml:131: s08 on e04 -> s41.
@@ -2158,7 +2151,7 @@ func (m *Big) transition52(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 52)
 }
 
 // transition53 is the transition at big.fsm.yaml:132: s08 on e19 -> s49.
@@ -2169,7 +2162,7 @@ func (m *Big) transition53(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 53)
 }
 
 // transition54 is the transition at big.fsm.yaml:133: s09 on e09 -> s10.
@@ -2180,7 +2173,7 @@ func (m *Big) transition54(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 54)
 }
 
 // transition55 is the transition at big.fsm.yaml:134: s09 on e10 -> s08.
@@ -2191,7 +2184,7 @@ func (m *Big) transition55(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 55)
 }
 
 // transition56 is the transition at big.fsm.yaml:135: s09 on e14 -> s16.
@@ -2202,7 +2195,7 @@ func (m *Big) transition56(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 56)
 }
 
 // transition57 is the transition at big.fsm.yaml:136: s09 on e01 -> s29.
@@ -2213,7 +2206,7 @@ func (m *Big) transition57(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 57)
 }
 
 // transition58 is the transition at big.fsm.yaml:137: s09 on e05 -> s42.
@@ -2224,7 +2217,7 @@ func (m *Big) transition58(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 58)
 }
 
 // transition59 is the transition at big.fsm.yaml:138: s09 on e19 -> s49.
@@ -2235,7 +2228,7 @@ func (m *Big) transition59(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 59)
 }
 
 // transition60 is the transition at big.fsm.yaml:139: s10 on e10 -> s11.
@@ -2246,7 +2239,7 @@ func (m *Big) transition60(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 60)
 }
 
 // transition61 is the transition at big.fsm.yaml:140: s10 on e11 -> s09.
@@ -2257,7 +2250,7 @@ func (m *Big) transition61(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 61)
 }
 
 // transition62 is the transition at big.fsm.yaml:141: s10 on e15 -> s17.
@@ -2268,7 +2261,7 @@ func (m *Big) transition62(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 62)
 }
 
 // transition63 is the transition at big.fsm.yaml:142: s10 on e02 -> s30.
@@ -2279,7 +2272,7 @@ func (m *Big) transition63(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 63)
 }
 
 // transition64 is the transition at big.fsm.yaml:143: s10 on e06 -> s43.
@@ -2290,7 +2283,7 @@ func (m *Big) transition64(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 64)
 }
 
 // transition65 is the transition at big.fsm.yaml:144: s10 on e19 -> s49.
@@ -2301,7 +2294,7 @@ func (m *Big) transition65(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 65)
 }
 
 // transition66 is the transition at big.fsm.yaml:145: s11 on e11 -> s12.
@@ -2312,7 +2305,7 @@ func (m *Big) transition66(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 66)
 }
 
 // transition67 is the transition at big.fsm.yaml:146: s11 on e12 -> s10.
@@ -2323,7 +2316,7 @@ func (m *Big) transition67(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 67)
 }
 
 // transition68 is the transition at big.fsm.yaml:147: s11 on e16 -> s18.
@@ -2334,7 +2327,7 @@ func (m *Big) transition68(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 68)
 }
 
 // transition69 is the transition at big.fsm.yaml:148: s11 on e03 -> s31.
@@ -2345,7 +2338,7 @@ func (m *Big) transition69(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 69)
 }
 
 // transition70 is the transition at big.fsm.yaml:149: s11 on e07 -> s44.
@@ -2356,7 +2349,7 @@ func (m *Big) transition70(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 70)
 }
 
 // transition71 is the transition at big.fsm.yaml:150: s11 on e19 -> s49.
@@ -2367,7 +2360,7 @@ func (m *Big) transition71(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 71)
 }
 
 // transition72 is the transition at big.fsm.yaml:151: s12 on e12 -> s13.
@@ -2378,7 +2371,7 @@ func (m *Big) transition72(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 72)
 }
 
 // transition73 is the transition at big.fsm.yaml:152: s12 on e13 -> s11.
@@ -2389,7 +2382,7 @@ func (m *Big) transition73(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 73)
 }
 
 // transition74 is the transition at big.fsm.yaml:153: s12 on e17 -> s19.
@@ -2400,7 +2393,7 @@ func (m *Big) transition74(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 74)
 }
 
 // transition75 is the transition at big.fsm.yaml:154: s12 on e04 -> s32.
@@ -2411,7 +2404,7 @@ func (m *Big) transition75(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 75)
 }
 
 // transition76 is the transition at big.fsm.yaml:155: s12 on e08 -> s45.
@@ -2422,7 +2415,7 @@ func (m *Big) transition76(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 76)
 }
 
 // transition77 is the transition at big.fsm.yaml:156: s12 on e19 -> s49.
@@ -2433,7 +2426,7 @@ func (m *Big) transition77(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 77)
 }
 
 // transition78 is the transition at big.fsm.yaml:157: s13 on e13 -> s14.
@@ -2444,7 +2437,7 @@ func (m *Big) transition78(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 78)
 }
 
 // transition79 is the transition at big.fsm.yaml:158: s13 on e14 -> s12.
@@ -2455,7 +2448,7 @@ func (m *Big) transition79(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 79)
 }
 
 // transition80 is the transition at big.fsm.yaml:159: s13 on e18 -> s20.
@@ -2466,7 +2459,7 @@ func (m *Big) transition80(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 80)
 }
 
 // transition81 is the transition at big.fsm.yaml:160: s13 on e05 -> s33.
@@ -2477,7 +2470,7 @@ func (m *Big) transition81(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 81)
 }
 
 // transition82 is the transition at big.fsm.yaml:161: s13 on e09 -> s46.
@@ -2488,7 +2481,7 @@ func (m *Big) transition82(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 82)
 }
 
 // transition83 is the transition at big.fsm.yaml:162: s13 on e19 -> s49.
@@ -2499,7 +2492,7 @@ func (m *Big) transition83(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 83)
 }
 
 // transition84 is the transition at big.fsm.yaml:163: s14 on e14 -> s15.
@@ -2510,7 +2503,7 @@ func (m *Big) transition84(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 84)
 }
 
 // transition85 is the transition at big.fsm.yaml:164: s14 on e15 -> s13.
@@ -2521,7 +2514,7 @@ func (m *Big) transition85(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 85)
 }
 
 // transition86 is the transition at big.fsm.yaml:165: s14 on e00 -> s21.
@@ -2532,7 +2525,7 @@ func (m *Big) transition86(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 86)
 }
 
 // transition87 is the transition at big.fsm.yaml:166: s14 on e06 -> s34.
@@ -2543,7 +2536,7 @@ func (m *Big) transition87(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 87)
 }
 
 // transition88 is the transition at big.fsm.yaml:167: s14 on e10 -> s47.
@@ -2554,7 +2547,7 @@ func (m *Big) transition88(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 88)
 }
 
 // transition89 is the transition at big.fsm.yaml:168: s14 on e19 -> s49.
@@ -2565,7 +2558,7 @@ func (m *Big) transition89(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 89)
 }
 
 // transition90 is the transition at big.fsm.yaml:169: s15 on e15 -> s16.
@@ -2576,7 +2569,7 @@ func (m *Big) transition90(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 90)
 }
 
 // transition91 is the transition at big.fsm.yaml:170: s15 on e16 -> s14.
@@ -2587,7 +2580,7 @@ func (m *Big) transition91(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 91)
 }
 
 // transition92 is the transition at big.fsm.yaml:171: s15 on e01 -> s22.
@@ -2598,7 +2591,7 @@ func (m *Big) transition92(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 92)
 }
 
 // transition93 is the transition at big.fsm.yaml:172: s15 on e07 -> s35.
@@ -2609,7 +2602,7 @@ func (m *Big) transition93(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 93)
 }
 
 // transition94 is the transition at big.fsm.yaml:173: s15 on e11 -> s48.
@@ -2620,7 +2613,7 @@ func (m *Big) transition94(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 94)
 }
 
 // transition95 is the transition at big.fsm.yaml:174: s15 on e19 -> s49.
@@ -2631,7 +2624,7 @@ func (m *Big) transition95(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 95)
 }
 
 // transition96 is the transition at big.fsm.yaml:175: s16 on e16 -> s17.
@@ -2642,7 +2635,7 @@ func (m *Big) transition96(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 96)
 }
 
 // transition97 is the transition at big.fsm.yaml:176: s16 on e17 -> s15.
@@ -2653,7 +2646,7 @@ func (m *Big) transition97(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 97)
 }
 
 // transition98 is the transition at big.fsm.yaml:177: s16 on e02 -> s23.
@@ -2664,7 +2657,7 @@ func (m *Big) transition98(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 98)
 }
 
 // transition99 is the transition at big.fsm.yaml:178: s16 on e08 -> s36.
@@ -2675,7 +2668,7 @@ func (m *Big) transition99(ctx context.Context, st BigStep, in *BigInput, dry bo
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 99)
 }
 
 // transition100 is the transition at big.fsm.yaml:179: s16 on e12 -> s00.
@@ -2686,7 +2679,7 @@ func (m *Big) transition100(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 100)
 }
 
 // transition101 is the transition at big.fsm.yaml:180: s16 on e19 -> s49.
@@ -2697,7 +2690,7 @@ func (m *Big) transition101(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 101)
 }
 
 // transition102 is the transition at big.fsm.yaml:181: s17 on e17 -> s18.
@@ -2708,7 +2701,7 @@ func (m *Big) transition102(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 102)
 }
 
 // transition103 is the transition at big.fsm.yaml:182: s17 on e18 -> s16.
@@ -2719,7 +2712,7 @@ func (m *Big) transition103(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 103)
 }
 
 // transition104 is the transition at big.fsm.yaml:183: s17 on e03 -> s24.
@@ -2730,7 +2723,7 @@ func (m *Big) transition104(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 104)
 }
 
 // transition105 is the transition at big.fsm.yaml:184: s17 on e09 -> s37.
@@ -2741,7 +2734,7 @@ func (m *Big) transition105(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 105)
 }
 
 // transition106 is the transition at big.fsm.yaml:185: s17 on e13 -> s01.
@@ -2752,7 +2745,7 @@ func (m *Big) transition106(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 106)
 }
 
 // transition107 is the transition at big.fsm.yaml:186: s17 on e19 -> s49.
@@ -2763,7 +2756,7 @@ func (m *Big) transition107(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 107)
 }
 
 // transition108 is the transition at big.fsm.yaml:187: s18 on e18 -> s19.
@@ -2774,7 +2767,7 @@ func (m *Big) transition108(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 108)
 }
 
 // transition109 is the transition at big.fsm.yaml:188: s18 on e00 -> s17.
@@ -2785,7 +2778,7 @@ func (m *Big) transition109(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 109)
 }
 
 // transition110 is the transition at big.fsm.yaml:189: s18 on e04 -> s25.
@@ -2796,7 +2789,7 @@ func (m *Big) transition110(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 110)
 }
 
 // transition111 is the transition at big.fsm.yaml:190: s18 on e10 -> s38.
@@ -2807,7 +2800,7 @@ func (m *Big) transition111(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 111)
 }
 
 // transition112 is the transition at big.fsm.yaml:191: s18 on e14 -> s02.
@@ -2818,7 +2811,7 @@ func (m *Big) transition112(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 112)
 }
 
 // transition113 is the transition at big.fsm.yaml:192: s18 on e19 -> s49.
@@ -2829,7 +2822,7 @@ func (m *Big) transition113(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 113)
 }
 
 // transition114 is the transition at big.fsm.yaml:193: s19 on e00 -> s20.
@@ -2840,7 +2833,7 @@ func (m *Big) transition114(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 114)
 }
 
 // transition115 is the transition at big.fsm.yaml:194: s19 on e01 -> s18.
@@ -2851,7 +2844,7 @@ func (m *Big) transition115(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 115)
 }
 
 // transition116 is the transition at big.fsm.yaml:195: s19 on e05 -> s26.
@@ -2862,7 +2855,7 @@ func (m *Big) transition116(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 116)
 }
 
 // transition117 is the transition at big.fsm.yaml:196: s19 on e11 -> s39.
@@ -2873,7 +2866,7 @@ func (m *Big) transition117(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 117)
 }
 
 // transition118 is the transition at big.fsm.yaml:197: s19 on e15 -> s03.
@@ -2884,7 +2877,7 @@ func (m *Big) transition118(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 118)
 }
 
 // transition119 is the transition at big.fsm.yaml:198: s19 on e19 -> s49.
@@ -2895,7 +2888,7 @@ func (m *Big) transition119(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 119)
 }
 
 // transition120 is the transition at big.fsm.yaml:199: s20 on e01 -> s21.
@@ -2906,7 +2899,7 @@ func (m *Big) transition120(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 120)
 }
 
 // transition121 is the transition at big.fsm.yaml:200: s20 on e02 -> s19.
@@ -2917,7 +2910,7 @@ func (m *Big) transition121(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 121)
 }
 
 // transition122 is the transition at big.fsm.yaml:201: s20 on e06 -> s27.
@@ -2928,7 +2921,7 @@ func (m *Big) transition122(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 122)
 }
 
 // transition123 is the transition at big.fsm.yaml:202: s20 on e12 -> s40.
@@ -2939,7 +2932,7 @@ func (m *Big) transition123(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 123)
 }
 
 // transition124 is the transition at big.fsm.yaml:203: s20 on e16 -> s04.
@@ -2950,7 +2943,7 @@ func (m *Big) transition124(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 124)
 }
 
 // transition125 is the transition at big.fsm.yaml:204: s20 on e19 -> s49.
@@ -2961,7 +2954,7 @@ func (m *Big) transition125(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 125)
 }
 
 // transition126 is the transition at big.fsm.yaml:205: s21 on e02 -> s22.
@@ -2972,7 +2965,7 @@ func (m *Big) transition126(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 126)
 }
 
 // transition127 is the transition at big.fsm.yaml:206: s21 on e03 -> s20.
@@ -2983,7 +2976,7 @@ func (m *Big) transition127(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 127)
 }
 
 // transition128 is the transition at big.fsm.yaml:207: s21 on e07 -> s28.
@@ -2994,7 +2987,7 @@ func (m *Big) transition128(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 128)
 }
 
 // transition129 is the transition at big.fsm.yaml:208: s21 on e13 -> s41.
@@ -3005,7 +2998,7 @@ func (m *Big) transition129(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 129)
 }
 
 // transition130 is the transition at big.fsm.yaml:209: s21 on e17 -> s05.
@@ -3016,7 +3009,7 @@ func (m *Big) transition130(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 130)
 }
 
 // transition131 is the transition at big.fsm.yaml:210: s21 on e19 -> s49.
@@ -3027,7 +3020,7 @@ func (m *Big) transition131(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 131)
 }
 
 // transition132 is the transition at big.fsm.yaml:211: s22 on e03 -> s23.
@@ -3038,7 +3031,7 @@ func (m *Big) transition132(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 132)
 }
 
 // transition133 is the transition at big.fsm.yaml:212: s22 on e04 -> s21.
@@ -3049,7 +3042,7 @@ func (m *Big) transition133(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 133)
 }
 
 // transition134 is the transition at big.fsm.yaml:213: s22 on e08 -> s29.
@@ -3060,7 +3053,7 @@ func (m *Big) transition134(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 134)
 }
 
 // transition135 is the transition at big.fsm.yaml:214: s22 on e14 -> s42.
@@ -3071,7 +3064,7 @@ func (m *Big) transition135(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 135)
 }
 
 // transition136 is the transition at big.fsm.yaml:215: s22 on e18 -> s06.
@@ -3082,7 +3075,7 @@ func (m *Big) transition136(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 136)
 }
 
 // transition137 is the transition at big.fsm.yaml:216: s22 on e19 -> s49.
@@ -3093,7 +3086,7 @@ func (m *Big) transition137(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 137)
 }
 
 // transition138 is the transition at big.fsm.yaml:217: s23 on e04 -> s24.
@@ -3104,7 +3097,7 @@ func (m *Big) transition138(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 138)
 }
 
 // transition139 is the transition at big.fsm.yaml:218: s23 on e05 -> s22.
@@ -3115,7 +3108,7 @@ func (m *Big) transition139(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 139)
 }
 
 // transition140 is the transition at big.fsm.yaml:219: s23 on e09 -> s30.
@@ -3126,7 +3119,7 @@ func (m *Big) transition140(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 140)
 }
 
 // transition141 is the transition at big.fsm.yaml:220: s23 on e15 -> s43.
@@ -3137,7 +3130,7 @@ func (m *Big) transition141(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 141)
 }
 
 // transition142 is the transition at big.fsm.yaml:221: s23 on e00 -> s07.
@@ -3148,7 +3141,7 @@ func (m *Big) transition142(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 142)
 }
 
 // transition143 is the transition at big.fsm.yaml:222: s23 on e19 -> s49.
@@ -3159,7 +3152,7 @@ func (m *Big) transition143(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 143)
 }
 
 // transition144 is the transition at big.fsm.yaml:223: s24 on e05 -> s25.
@@ -3170,7 +3163,7 @@ func (m *Big) transition144(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 144)
 }
 
 // transition145 is the transition at big.fsm.yaml:224: s24 on e06 -> s23.
@@ -3181,7 +3174,7 @@ func (m *Big) transition145(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 145)
 }
 
 // transition146 is the transition at big.fsm.yaml:225: s24 on e10 -> s31.
@@ -3192,7 +3185,7 @@ func (m *Big) transition146(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 146)
 }
 
 // transition147 is the transition at big.fsm.yaml:226: s24 on e16 -> s44.
@@ -3203,7 +3196,7 @@ func (m *Big) transition147(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 147)
 }
 
 // transition148 is the transition at big.fsm.yaml:227: s24 on e01 -> s08.
@@ -3214,7 +3207,7 @@ func (m *Big) transition148(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 148)
 }
 
 // transition149 is the transition at big.fsm.yaml:228: s24 on e19 -> s49.
@@ -3225,7 +3218,7 @@ func (m *Big) transition149(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 149)
 }
 
 // transition150 is the transition at big.fsm.yaml:229: s25 on e06 -> s26.
@@ -3236,7 +3229,7 @@ func (m *Big) transition150(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 150)
 }
 
 // transition151 is the transition at big.fsm.yaml:230: s25 on e07 -> s24.
@@ -3247,7 +3240,7 @@ func (m *Big) transition151(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 151)
 }
 
 // transition152 is the transition at big.fsm.yaml:231: s25 on e11 -> s32.
@@ -3258,7 +3251,7 @@ func (m *Big) transition152(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 152)
 }
 
 // transition153 is the transition at big.fsm.yaml:232: s25 on e17 -> s45.
@@ -3269,7 +3262,7 @@ func (m *Big) transition153(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 153)
 }
 
 // transition154 is the transition at big.fsm.yaml:233: s25 on e02 -> s09.
@@ -3280,7 +3273,7 @@ func (m *Big) transition154(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 154)
 }
 
 // transition155 is the transition at big.fsm.yaml:234: s25 on e19 -> s49.
@@ -3291,7 +3284,7 @@ func (m *Big) transition155(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 155)
 }
 
 // transition156 is the transition at big.fsm.yaml:235: s26 on e07 -> s27.
@@ -3302,7 +3295,7 @@ func (m *Big) transition156(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 156)
 }
 
 // transition157 is the transition at big.fsm.yaml:236: s26 on e08 -> s25.
@@ -3313,7 +3306,7 @@ func (m *Big) transition157(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 157)
 }
 
 // transition158 is the transition at big.fsm.yaml:237: s26 on e12 -> s33.
@@ -3324,7 +3317,7 @@ func (m *Big) transition158(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 158)
 }
 
 // transition159 is the transition at big.fsm.yaml:238: s26 on e18 -> s46.
@@ -3335,7 +3328,7 @@ func (m *Big) transition159(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 159)
 }
 
 // transition160 is the transition at big.fsm.yaml:239: s26 on e03 -> s10.
@@ -3346,7 +3339,7 @@ func (m *Big) transition160(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 160)
 }
 
 // transition161 is the transition at big.fsm.yaml:240: s26 on e19 -> s49.
@@ -3357,7 +3350,7 @@ func (m *Big) transition161(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 161)
 }
 
 // transition162 is the transition at big.fsm.yaml:241: s27 on e08 -> s28.
@@ -3368,7 +3361,7 @@ func (m *Big) transition162(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 162)
 }
 
 // transition163 is the transition at big.fsm.yaml:242: s27 on e09 -> s26.
@@ -3379,7 +3372,7 @@ func (m *Big) transition163(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 163)
 }
 
 // transition164 is the transition at big.fsm.yaml:243: s27 on e13 -> s34.
@@ -3390,7 +3383,7 @@ func (m *Big) transition164(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 164)
 }
 
 // transition165 is the transition at big.fsm.yaml:244: s27 on e00 -> s47.
@@ -3401,7 +3394,7 @@ func (m *Big) transition165(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 165)
 }
 
 // transition166 is the transition at big.fsm.yaml:245: s27 on e04 -> s11.
@@ -3412,7 +3405,7 @@ func (m *Big) transition166(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 166)
 }
 
 // transition167 is the transition at big.fsm.yaml:246: s27 on e19 -> s49.
@@ -3423,7 +3416,7 @@ func (m *Big) transition167(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 167)
 }
 
 // transition168 is the transition at big.fsm.yaml:247: s28 on e09 -> s29.
@@ -3434,7 +3427,7 @@ func (m *Big) transition168(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 168)
 }
 
 // transition169 is the transition at big.fsm.yaml:248: s28 on e10 -> s27.
@@ -3445,7 +3438,7 @@ func (m *Big) transition169(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 169)
 }
 
 // transition170 is the transition at big.fsm.yaml:249: s28 on e14 -> s35.
@@ -3456,7 +3449,7 @@ func (m *Big) transition170(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 170)
 }
 
 // transition171 is the transition at big.fsm.yaml:250: s28 on e01 -> s48.
@@ -3467,7 +3460,7 @@ func (m *Big) transition171(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 171)
 }
 
 // transition172 is the transition at big.fsm.yaml:251: s28 on e05 -> s12.
@@ -3478,7 +3471,7 @@ func (m *Big) transition172(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 172)
 }
 
 // transition173 is the transition at big.fsm.yaml:252: s28 on e19 -> s49.
@@ -3489,7 +3482,7 @@ func (m *Big) transition173(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 173)
 }
 
 // transition174 is the transition at big.fsm.yaml:253: s29 on e10 -> s30.
@@ -3500,7 +3493,7 @@ func (m *Big) transition174(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 174)
 }
 
 // transition175 is the transition at big.fsm.yaml:254: s29 on e11 -> s28.
@@ -3511,7 +3504,7 @@ func (m *Big) transition175(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 175)
 }
 
 // transition176 is the transition at big.fsm.yaml:255: s29 on e15 -> s36.
@@ -3522,7 +3515,7 @@ func (m *Big) transition176(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 176)
 }
 
 // transition177 is the transition at big.fsm.yaml:256: s29 on e02 -> s00.
@@ -3533,7 +3526,7 @@ func (m *Big) transition177(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 177)
 }
 
 // transition178 is the transition at big.fsm.yaml:257: s29 on e06 -> s13.
@@ -3544,7 +3537,7 @@ func (m *Big) transition178(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 178)
 }
 
 // transition179 is the transition at big.fsm.yaml:258: s29 on e19 -> s49.
@@ -3555,7 +3548,7 @@ func (m *Big) transition179(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 179)
 }
 
 // transition180 is the transition at big.fsm.yaml:259: s30 on e11 -> s31.
@@ -3566,7 +3559,7 @@ func (m *Big) transition180(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 180)
 }
 
 // transition181 is the transition at big.fsm.yaml:260: s30 on e12 -> s29.
@@ -3577,7 +3570,7 @@ func (m *Big) transition181(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 181)
 }
 
 // transition182 is the transition at big.fsm.yaml:261: s30 on e16 -> s37.
@@ -3588,7 +3581,7 @@ func (m *Big) transition182(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 182)
 }
 
 // transition183 is the transition at big.fsm.yaml:262: s30 on e03 -> s01.
@@ -3599,7 +3592,7 @@ func (m *Big) transition183(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 183)
 }
 
 // transition184 is the transition at big.fsm.yaml:263: s30 on e07 -> s14.
@@ -3610,7 +3603,7 @@ func (m *Big) transition184(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 184)
 }
 
 // transition185 is the transition at big.fsm.yaml:264: s30 on e19 -> s49.
@@ -3621,7 +3614,7 @@ func (m *Big) transition185(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 185)
 }
 
 // transition186 is the transition at big.fsm.yaml:265: s31 on e12 -> s32.
@@ -3632,7 +3625,7 @@ func (m *Big) transition186(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 186)
 }
 
 // transition187 is the transition at big.fsm.yaml:266: s31 on e13 -> s30.
@@ -3643,7 +3636,7 @@ func (m *Big) transition187(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 187)
 }
 
 // transition188 is the transition at big.fsm.yaml:267: s31 on e17 -> s38.
@@ -3654,7 +3647,7 @@ func (m *Big) transition188(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 188)
 }
 
 // transition189 is the transition at big.fsm.yaml:268: s31 on e04 -> s02.
@@ -3665,7 +3658,7 @@ func (m *Big) transition189(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 189)
 }
 
 // transition190 is the transition at big.fsm.yaml:269: s31 on e08 -> s15.
@@ -3676,7 +3669,7 @@ func (m *Big) transition190(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 190)
 }
 
 // transition191 is the transition at big.fsm.yaml:270: s31 on e19 -> s49.
@@ -3687,7 +3680,7 @@ func (m *Big) transition191(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 191)
 }
 
 // transition192 is the transition at big.fsm.yaml:271: s32 on e13 -> s33.
@@ -3698,7 +3691,7 @@ func (m *Big) transition192(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 192)
 }
 
 // transition193 is the transition at big.fsm.yaml:272: s32 on e14 -> s31.
@@ -3709,7 +3702,7 @@ func (m *Big) transition193(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 193)
 }
 
 // transition194 is the transition at big.fsm.yaml:273: s32 on e18 -> s39.
@@ -3720,7 +3713,7 @@ func (m *Big) transition194(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 194)
 }
 
 // transition195 is the transition at big.fsm.yaml:274: s32 on e05 -> s03.
@@ -3731,7 +3724,7 @@ func (m *Big) transition195(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 195)
 }
 
 // transition196 is the transition at big.fsm.yaml:275: s32 on e09 -> s16.
@@ -3742,7 +3735,7 @@ func (m *Big) transition196(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 196)
 }
 
 // transition197 is the transition at big.fsm.yaml:276: s32 on e19 -> s49.
@@ -3753,7 +3746,7 @@ func (m *Big) transition197(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 197)
 }
 
 // transition198 is the transition at big.fsm.yaml:277: s33 on e14 -> s34.
@@ -3764,7 +3757,7 @@ func (m *Big) transition198(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 198)
 }
 
 // transition199 is the transition at big.fsm.yaml:278: s33 on e15 -> s32.
@@ -3775,7 +3768,7 @@ func (m *Big) transition199(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 199)
 }
 
 // transition200 is the transition at big.fsm.yaml:279: s33 on e00 -> s40.
@@ -3786,7 +3779,7 @@ func (m *Big) transition200(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 200)
 }
 
 // transition201 is the transition at big.fsm.yaml:280: s33 on e06 -> s04.
@@ -3797,7 +3790,7 @@ func (m *Big) transition201(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 201)
 }
 
 // transition202 is the transition at big.fsm.yaml:281: s33 on e10 -> s17.
@@ -3808,7 +3801,7 @@ func (m *Big) transition202(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 202)
 }
 
 // transition203 is the transition at big.fsm.yaml:282: s33 on e19 -> s49.
@@ -3819,7 +3812,7 @@ func (m *Big) transition203(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 203)
 }
 
 // transition204 is the transition at big.fsm.yaml:283: s34 on e15 -> s35.
@@ -3830,7 +3823,7 @@ func (m *Big) transition204(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 204)
 }
 
 // transition205 is the transition at big.fsm.yaml:284: s34 on e16 -> s33.
@@ -3841,7 +3834,7 @@ func (m *Big) transition205(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 205)
 }
 
 // transition206 is the transition at big.fsm.yaml:285: s34 on e01 -> s41.
@@ -3852,7 +3845,7 @@ func (m *Big) transition206(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 206)
 }
 
 // transition207 is the transition at big.fsm.yaml:286: s34 on e07 -> s05.
@@ -3863,7 +3856,7 @@ func (m *Big) transition207(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 207)
 }
 
 // transition208 is the transition at big.fsm.yaml:287: s34 on e11 -> s18.
@@ -3874,7 +3867,7 @@ func (m *Big) transition208(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 208)
 }
 
 // transition209 is the transition at big.fsm.yaml:288: s34 on e19 -> s49.
@@ -3885,7 +3878,7 @@ func (m *Big) transition209(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 209)
 }
 
 // transition210 is the transition at big.fsm.yaml:289: s35 on e16 -> s36.
@@ -3896,7 +3889,7 @@ func (m *Big) transition210(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 210)
 }
 
 // transition211 is the transition at big.fsm.yaml:290: s35 on e17 -> s34.
@@ -3907,7 +3900,7 @@ func (m *Big) transition211(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 211)
 }
 
 // transition212 is the transition at big.fsm.yaml:291: s35 on e02 -> s42.
@@ -3918,7 +3911,7 @@ func (m *Big) transition212(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 212)
 }
 
 // transition213 is the transition at big.fsm.yaml:292: s35 on e08 -> s06.
@@ -3929,7 +3922,7 @@ func (m *Big) transition213(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 213)
 }
 
 // transition214 is the transition at big.fsm.yaml:293: s35 on e12 -> s19.
@@ -3940,7 +3933,7 @@ func (m *Big) transition214(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 214)
 }
 
 // transition215 is the transition at big.fsm.yaml:294: s35 on e19 -> s49.
@@ -3951,7 +3944,7 @@ func (m *Big) transition215(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 215)
 }
 
 // transition216 is the transition at big.fsm.yaml:295: s36 on e17 -> s37.
@@ -3962,7 +3955,7 @@ func (m *Big) transition216(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 216)
 }
 
 // transition217 is the transition at big.fsm.yaml:296: s36 on e18 -> s35.
@@ -3973,7 +3966,7 @@ func (m *Big) transition217(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 217)
 }
 
 // transition218 is the transition at big.fsm.yaml:297: s36 on e03 -> s43.
@@ -3984,7 +3977,7 @@ func (m *Big) transition218(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 218)
 }
 
 // transition219 is the transition at big.fsm.yaml:298: s36 on e09 -> s07.
@@ -3995,7 +3988,7 @@ func (m *Big) transition219(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 219)
 }
 
 // transition220 is the transition at big.fsm.yaml:299: s36 on e13 -> s20.
@@ -4006,7 +3999,7 @@ func (m *Big) transition220(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 220)
 }
 
 // transition221 is the transition at big.fsm.yaml:300: s36 on e19 -> s49.
@@ -4017,7 +4010,7 @@ func (m *Big) transition221(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 221)
 }
 
 // transition222 is the transition at big.fsm.yaml:301: s37 on e18 -> s38.
@@ -4028,7 +4021,7 @@ func (m *Big) transition222(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 222)
 }
 
 // transition223 is the transition at big.fsm.yaml:302: s37 on e00 -> s36.
@@ -4039,7 +4032,7 @@ func (m *Big) transition223(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 223)
 }
 
 // transition224 is the transition at big.fsm.yaml:303: s37 on e04 -> s44.
@@ -4050,7 +4043,7 @@ func (m *Big) transition224(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 224)
 }
 
 // transition225 is the transition at big.fsm.yaml:304: s37 on e10 -> s08.
@@ -4061,7 +4054,7 @@ func (m *Big) transition225(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 225)
 }
 
 // transition226 is the transition at big.fsm.yaml:305: s37 on e14 -> s21.
@@ -4072,7 +4065,7 @@ func (m *Big) transition226(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 226)
 }
 
 // transition227 is the transition at big.fsm.yaml:306: s37 on e19 -> s49.
@@ -4083,7 +4076,7 @@ func (m *Big) transition227(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 227)
 }
 
 // transition228 is the transition at big.fsm.yaml:307: s38 on e00 -> s39.
@@ -4094,7 +4087,7 @@ func (m *Big) transition228(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 228)
 }
 
 // transition229 is the transition at big.fsm.yaml:308: s38 on e01 -> s37.
@@ -4105,7 +4098,7 @@ func (m *Big) transition229(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 229)
 }
 
 // transition230 is the transition at big.fsm.yaml:309: s38 on e05 -> s45.
@@ -4116,7 +4109,7 @@ func (m *Big) transition230(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 230)
 }
 
 // transition231 is the transition at big.fsm.yaml:310: s38 on e11 -> s09.
@@ -4127,7 +4120,7 @@ func (m *Big) transition231(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 231)
 }
 
 // transition232 is the transition at big.fsm.yaml:311: s38 on e15 -> s22.
@@ -4138,7 +4131,7 @@ func (m *Big) transition232(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 232)
 }
 
 // transition233 is the transition at big.fsm.yaml:312: s38 on e19 -> s49.
@@ -4149,7 +4142,7 @@ func (m *Big) transition233(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 233)
 }
 
 // transition234 is the transition at big.fsm.yaml:313: s39 on e01 -> s40.
@@ -4160,7 +4153,7 @@ func (m *Big) transition234(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 234)
 }
 
 // transition235 is the transition at big.fsm.yaml:314: s39 on e02 -> s38.
@@ -4171,7 +4164,7 @@ func (m *Big) transition235(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 235)
 }
 
 // transition236 is the transition at big.fsm.yaml:315: s39 on e06 -> s46.
@@ -4182,7 +4175,7 @@ func (m *Big) transition236(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 236)
 }
 
 // transition237 is the transition at big.fsm.yaml:316: s39 on e12 -> s10.
@@ -4193,7 +4186,7 @@ func (m *Big) transition237(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 237)
 }
 
 // transition238 is the transition at big.fsm.yaml:317: s39 on e16 -> s23.
@@ -4204,7 +4197,7 @@ func (m *Big) transition238(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 238)
 }
 
 // transition239 is the transition at big.fsm.yaml:318: s39 on e19 -> s49.
@@ -4215,7 +4208,7 @@ func (m *Big) transition239(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 239)
 }
 
 // transition240 is the transition at big.fsm.yaml:319: s40 on e02 -> s41.
@@ -4226,7 +4219,7 @@ func (m *Big) transition240(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 240)
 }
 
 // transition241 is the transition at big.fsm.yaml:320: s40 on e03 -> s39.
@@ -4237,7 +4230,7 @@ func (m *Big) transition241(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 241)
 }
 
 // transition242 is the transition at big.fsm.yaml:321: s40 on e07 -> s47.
@@ -4248,7 +4241,7 @@ func (m *Big) transition242(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 242)
 }
 
 // transition243 is the transition at big.fsm.yaml:322: s40 on e13 -> s11.
@@ -4259,7 +4252,7 @@ func (m *Big) transition243(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 243)
 }
 
 // transition244 is the transition at big.fsm.yaml:323: s40 on e17 -> s24.
@@ -4270,7 +4263,7 @@ func (m *Big) transition244(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 244)
 }
 
 // transition245 is the transition at big.fsm.yaml:324: s40 on e19 -> s49.
@@ -4281,7 +4274,7 @@ func (m *Big) transition245(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 245)
 }
 
 // transition246 is the transition at big.fsm.yaml:325: s41 on e03 -> s42.
@@ -4292,7 +4285,7 @@ func (m *Big) transition246(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 246)
 }
 
 // transition247 is the transition at big.fsm.yaml:326: s41 on e04 -> s40.
@@ -4303,7 +4296,7 @@ func (m *Big) transition247(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 247)
 }
 
 // transition248 is the transition at big.fsm.yaml:327: s41 on e08 -> s48.
@@ -4314,7 +4307,7 @@ func (m *Big) transition248(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 248)
 }
 
 // transition249 is the transition at big.fsm.yaml:328: s41 on e14 -> s12.
@@ -4325,7 +4318,7 @@ func (m *Big) transition249(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 249)
 }
 
 // transition250 is the transition at big.fsm.yaml:329: s41 on e18 -> s25.
@@ -4336,7 +4329,7 @@ func (m *Big) transition250(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 250)
 }
 
 // transition251 is the transition at big.fsm.yaml:330: s41 on e19 -> s49.
@@ -4347,7 +4340,7 @@ func (m *Big) transition251(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 251)
 }
 
 // transition252 is the transition at big.fsm.yaml:331: s42 on e04 -> s43.
@@ -4358,7 +4351,7 @@ func (m *Big) transition252(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 252)
 }
 
 // transition253 is the transition at big.fsm.yaml:332: s42 on e05 -> s41.
@@ -4369,7 +4362,7 @@ func (m *Big) transition253(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 253)
 }
 
 // transition254 is the transition at big.fsm.yaml:333: s42 on e09 -> s00.
@@ -4380,7 +4373,7 @@ func (m *Big) transition254(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 254)
 }
 
 // transition255 is the transition at big.fsm.yaml:334: s42 on e15 -> s13.
@@ -4391,7 +4384,7 @@ func (m *Big) transition255(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 255)
 }
 
 // transition256 is the transition at big.fsm.yaml:335: s42 on e00 -> s26.
@@ -4402,7 +4395,7 @@ func (m *Big) transition256(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 256)
 }
 
 // transition257 is the transition at big.fsm.yaml:336: s42 on e19 -> s49.
@@ -4413,7 +4406,7 @@ func (m *Big) transition257(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 257)
 }
 
 // transition258 is the transition at big.fsm.yaml:337: s43 on e05 -> s44.
@@ -4424,7 +4417,7 @@ func (m *Big) transition258(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 258)
 }
 
 // transition259 is the transition at big.fsm.yaml:338: s43 on e06 -> s42.
@@ -4435,7 +4428,7 @@ func (m *Big) transition259(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 259)
 }
 
 // transition260 is the transition at big.fsm.yaml:339: s43 on e10 -> s01.
@@ -4446,7 +4439,7 @@ func (m *Big) transition260(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 260)
 }
 
 // transition261 is the transition at big.fsm.yaml:340: s43 on e16 -> s14.
@@ -4457,7 +4450,7 @@ func (m *Big) transition261(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 261)
 }
 
 // transition262 is the transition at big.fsm.yaml:341: s43 on e01 -> s27.
@@ -4468,7 +4461,7 @@ func (m *Big) transition262(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 262)
 }
 
 // transition263 is the transition at big.fsm.yaml:342: s43 on e19 -> s49.
@@ -4479,7 +4472,7 @@ func (m *Big) transition263(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 263)
 }
 
 // transition264 is the transition at big.fsm.yaml:343: s44 on e06 -> s45.
@@ -4490,7 +4483,7 @@ func (m *Big) transition264(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 264)
 }
 
 // transition265 is the transition at big.fsm.yaml:344: s44 on e07 -> s43.
@@ -4501,7 +4494,7 @@ func (m *Big) transition265(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 265)
 }
 
 // transition266 is the transition at big.fsm.yaml:345: s44 on e11 -> s02.
@@ -4512,7 +4505,7 @@ func (m *Big) transition266(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 266)
 }
 
 // transition267 is the transition at big.fsm.yaml:346: s44 on e17 -> s15.
@@ -4523,7 +4516,7 @@ func (m *Big) transition267(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 267)
 }
 
 // transition268 is the transition at big.fsm.yaml:347: s44 on e02 -> s28.
@@ -4534,7 +4527,7 @@ func (m *Big) transition268(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 268)
 }
 
 // transition269 is the transition at big.fsm.yaml:348: s44 on e19 -> s49.
@@ -4545,7 +4538,7 @@ func (m *Big) transition269(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 269)
 }
 
 // transition270 is the transition at big.fsm.yaml:349: s45 on e07 -> s46.
@@ -4556,7 +4549,7 @@ func (m *Big) transition270(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 270)
 }
 
 // transition271 is the transition at big.fsm.yaml:350: s45 on e08 -> s44.
@@ -4567,7 +4560,7 @@ func (m *Big) transition271(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 271)
 }
 
 // transition272 is the transition at big.fsm.yaml:351: s45 on e12 -> s03.
@@ -4578,7 +4571,7 @@ func (m *Big) transition272(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 272)
 }
 
 // transition273 is the transition at big.fsm.yaml:352: s45 on e18 -> s16.
@@ -4589,7 +4582,7 @@ func (m *Big) transition273(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 273)
 }
 
 // transition274 is the transition at big.fsm.yaml:353: s45 on e03 -> s29.
@@ -4600,7 +4593,7 @@ func (m *Big) transition274(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 274)
 }
 
 // transition275 is the transition at big.fsm.yaml:354: s45 on e19 -> s49.
@@ -4611,7 +4604,7 @@ func (m *Big) transition275(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 275)
 }
 
 // transition276 is the transition at big.fsm.yaml:355: s46 on e08 -> s47.
@@ -4622,7 +4615,7 @@ func (m *Big) transition276(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 276)
 }
 
 // transition277 is the transition at big.fsm.yaml:356: s46 on e09 -> s45.
@@ -4633,7 +4626,7 @@ func (m *Big) transition277(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 277)
 }
 
 // transition278 is the transition at big.fsm.yaml:357: s46 on e13 -> s04.
@@ -4644,7 +4637,7 @@ func (m *Big) transition278(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 278)
 }
 
 // transition279 is the transition at big.fsm.yaml:358: s46 on e00 -> s17.
@@ -4655,7 +4648,7 @@ func (m *Big) transition279(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 279)
 }
 
 // transition280 is the transition at big.fsm.yaml:359: s46 on e04 -> s30.
@@ -4666,7 +4659,7 @@ func (m *Big) transition280(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 280)
 }
 
 // transition281 is the transition at big.fsm.yaml:360: s46 on e19 -> s49.
@@ -4677,7 +4670,7 @@ func (m *Big) transition281(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 281)
 }
 
 // transition282 is the transition at big.fsm.yaml:361: s47 on e09 -> s48.
@@ -4688,7 +4681,7 @@ func (m *Big) transition282(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 282)
 }
 
 // transition283 is the transition at big.fsm.yaml:362: s47 on e10 -> s46.
@@ -4699,7 +4692,7 @@ func (m *Big) transition283(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 283)
 }
 
 // transition284 is the transition at big.fsm.yaml:363: s47 on e14 -> s05.
@@ -4710,7 +4703,7 @@ func (m *Big) transition284(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 284)
 }
 
 // transition285 is the transition at big.fsm.yaml:364: s47 on e01 -> s18.
@@ -4721,7 +4714,7 @@ func (m *Big) transition285(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 285)
 }
 
 // transition286 is the transition at big.fsm.yaml:365: s47 on e05 -> s31.
@@ -4732,7 +4725,7 @@ func (m *Big) transition286(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 286)
 }
 
 // transition287 is the transition at big.fsm.yaml:366: s47 on e19 -> s49.
@@ -4743,7 +4736,7 @@ func (m *Big) transition287(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 287)
 }
 
 // transition288 is the transition at big.fsm.yaml:367: s48 on e10 -> s00.
@@ -4754,7 +4747,7 @@ func (m *Big) transition288(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 288)
 }
 
 // transition289 is the transition at big.fsm.yaml:368: s48 on e11 -> s47.
@@ -4765,7 +4758,7 @@ func (m *Big) transition289(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 289)
 }
 
 // transition290 is the transition at big.fsm.yaml:369: s48 on e15 -> s06.
@@ -4776,7 +4769,7 @@ func (m *Big) transition290(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 290)
 }
 
 // transition291 is the transition at big.fsm.yaml:370: s48 on e02 -> s19.
@@ -4787,7 +4780,7 @@ func (m *Big) transition291(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 291)
 }
 
 // transition292 is the transition at big.fsm.yaml:371: s48 on e06 -> s32.
@@ -4798,7 +4791,7 @@ func (m *Big) transition292(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 292)
 }
 
 // transition293 is the transition at big.fsm.yaml:372: s48 on e19 -> s49.
@@ -4809,24 +4802,34 @@ func (m *Big) transition293(ctx context.Context, st BigStep, in *BigInput, dry b
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in)
+	return to, m.commit(ctx, st, in, 293)
 }
 
-// commit finishes an accepted transition: sequence number and history here, event log
-// and checkpoints in persist, which a machine without a store or checkpoints skips.
-func (m *Big) commit(ctx context.Context, st BigStep, in *BigInput) error {
+// commit finishes an accepted transition (t is its index in the spec): sequence number and
+// history here, event log and checkpoints in persist, which a machine without a store or
+// checkpoints skips.
+func (m *Big) commit(ctx context.Context, st BigStep, in *BigInput, t int) error {
 	m.seq++
 	if m.store == nil {
 		return nil
 	}
-	return m.persist(ctx, st, in)
+	return m.persist(ctx, st, in, t)
 }
 
 // persist appends the transition to the store's event log and takes the checkpoints: the
-// hook, then a snapshot saved to the store.
-func (m *Big) persist(ctx context.Context, st BigStep, in *BigInput) error {
+// hook, then a snapshot saved to the store. It is the only place a machine that keeps no
+// time reads the clock, for the time of the transition.
+func (m *Big) persist(ctx context.Context, st BigStep, in *BigInput, t int) error {
+	m.updatedAt = in.At
+	if m.updatedAt.IsZero() {
+		m.updatedAt = time.Now()
+	}
 	if m.store != nil {
-		if err := m.store.Append(ctx, m.ID, m.logEntry(st, in)); err != nil {
+		e, err := m.logEntry(st, in, t)
+		if err == nil {
+			err = m.store.Append(ctx, m.ID, e)
+		}
+		if err != nil {
 			return &StoreError{
 				Err: err,
 				Op:  "append",
@@ -4844,20 +4847,25 @@ type BigSnapshot struct {
 	Version int    `json:"version"`
 	ID      string `json:"id"`
 	// Seq is the number of transitions accepted when the snapshot was taken.
-	Seq     int64      `json:"seq"`
-	State   State      `json:"state"`
-	Context BigContext `json:"context"`
+	Seq   int64 `json:"seq"`
+	State State `json:"state"`
+	// UpdatedAt is when the last transition the machine persisted happened (its input's At,
+	// else the clock): every transition with a store, those that reach a checkpoint without
+	// one, every transition for a machine with a clock. Zero until then.
+	UpdatedAt time.Time  `json:"updatedAt"`
+	Context   BigContext `json:"context"`
 }
 
 // Snapshot returns the machine's state, context and bookkeeping. It shares nothing with the
-// machine except the context's slices and maps.
+// machine except the slices and maps of the context and payloads.
 func (m *Big) Snapshot() BigSnapshot {
 	s := BigSnapshot{
-		Context: m.Context,
-		ID:      m.ID,
-		Seq:     m.seq,
-		State:   m.state,
-		Version: 1,
+		Context:   m.Context,
+		ID:        m.ID,
+		Seq:       m.seq,
+		State:     m.state,
+		UpdatedAt: m.updatedAt,
+		Version:   1,
 	}
 	return s
 }
@@ -4874,25 +4882,38 @@ func RestoreBig(s BigSnapshot) (*Big, error) {
 	m := NewBig()
 	m.state = s.State
 	m.ID, m.seq, m.saved = s.ID, s.Seq, s.Seq
-	m.Context = s.Context
+	m.Context, m.updatedAt = s.Context, s.UpdatedAt
 	return m, nil
 }
 
-// BigStore persists machines: an append-only log of every accepted transition, and
-// snapshots taken at the spec's checkpoints. It is the seam for database adapters.
+// BigStore persists machines: an append-only event log of every accepted transition, and
+// the snapshot taken at the last checkpoint. It is the seam for database adapters.
 //
 // Optimistic concurrency: log entries carry consecutive sequence numbers (1, 2, 3, ...)
 // per machine ID, and Append refuses an entry whose Seq is not the next one; Save replaces
-// the stored snapshot only if its Seq is prev (0 when none is stored). A refusal means
-// another writer got there first: reload with Load and Replay, then fire again.
+// the stored snapshot only if the stored one has Seq prev (0 when none is stored). A
+// refusal wraps ErrStoreConflict: another writer got there first, so reload with ReplayBig
+// and fire again.
+//
+// Entries are never changed or deleted: a snapshot does not replace the entries it covers,
+// Load returns the entries after it. A database adapter keeps one row per entry with the
+// key (id, seq), so that a second writer of the same seq fails on the key, and one
+// snapshot row per id, replaced by an update conditional on its seq (an insert when prev
+// is 0); Load reads the snapshot and the entries after it in one transaction. Append and
+// Save are separate calls: after a failure between them the log is ahead of the snapshot,
+// which Load and ReplayBig handle.
 type BigStore interface {
-	// Append adds an entry to the log of machine id.
+	// Append adds an entry to the log of machine id if its Seq is the next one.
 	Append(ctx context.Context, id string, e BigLogEntry) error
-	// Save stores a snapshot of machine id taken at a checkpoint.
+	// Save stores a snapshot of machine id taken at a checkpoint, in place of the stored one
+	// if that has Seq prev.
 	Save(ctx context.Context, id string, prev int64, s BigSnapshot) error
 	// Load returns the last snapshot saved (ok false when none is) and the log entries after
 	// it, in order.
 	Load(ctx context.Context, id string) (s BigSnapshot, ok bool, log []BigLogEntry, err error)
+	// Log returns the entries of the log of machine id with a Seq greater than after, in
+	// order: the whole log when after is 0.
+	Log(ctx context.Context, id string, after int64) ([]BigLogEntry, error)
 }
 
 // ErrStoreConflict is what a Store returns when another writer got there first.
@@ -4917,54 +4938,1541 @@ func (e *StoreError) Unwrap() error {
 
 // BigLogEntry is one entry of the event log, in the JSON form of the seed documents:
 // {"timestamp", "taskId", "event": "STATE_TRANSITION", "from", "to", "actor", "reason",
-// "metadata"}, plus what replaying it needs.
+// "metadata"}, plus what replaying it needs: the transition that fired and the machine's
+// data after it.
 type BigLogEntry struct {
 	// Seq numbers the machine's accepted transitions from 1.
-	Seq       int64     `json:"seq"`
+	Seq int64 `json:"seq"`
+	// Timestamp is when the transition happened: the input's At, else the machine's clock.
 	Timestamp time.Time `json:"timestamp"`
 	TaskID    string    `json:"taskId"`
-	// Kind is always STATE_TRANSITION.
+	// Kind is STATE_TRANSITION.
 	Kind    string `json:"event"`
 	Trigger Event  `json:"trigger"`
 	From    State  `json:"from"`
 	To      State  `json:"to"`
-	Actor   string `json:"actor"`
-	Reason  string `json:"reason"`
-	EventID string `json:"eventId,omitempty"`
-	// Context is the machine's context when the event was fired, so that replaying the log
-	// sees what the guards and required fields saw.
+	// Transition is the index of the declared transition that fired, in spec order from 0 (-1
+	// for a resumption): replaying applies its bookkeeping without asking the guards.
+	Transition int    `json:"transition"`
+	Actor      string `json:"actor"`
+	Reason     string `json:"reason"`
+	EventID    string `json:"eventId,omitempty"`
+	// Context is the machine's context after the transition, as its actions left it.
 	Context json.RawMessage `json:"context,omitempty"`
 	// Payload is the event's payload, for events that carry one.
 	Payload  json.RawMessage   `json:"payload,omitempty"`
 	Metadata map[string]string `json:"metadata"`
 }
 
-// logEntry describes an accepted transition for the event log.
-func (m *Big) logEntry(st BigStep, in *BigInput) BigLogEntry {
-	at := in.At
-	if at.IsZero() {
-		at = time.Now()
-	}
+// logEntry describes an accepted transition (t: its index) for the event log.
+func (m *Big) logEntry(st BigStep, in *BigInput, t int) (BigLogEntry, error) {
 	e := BigLogEntry{
-		Actor:     in.Actor,
-		Context:   m.firedWith,
-		EventID:   in.EventID,
-		From:      st.From,
-		Kind:      "STATE_TRANSITION",
-		Metadata:  map[string]string{},
-		Reason:    in.Reason,
-		Seq:       m.seq,
-		TaskID:    m.ID,
-		Timestamp: at,
-		To:        st.To,
-		Trigger:   st.Event,
+		Actor:      in.Actor,
+		EventID:    in.EventID,
+		From:       st.From,
+		Kind:       "STATE_TRANSITION",
+		Metadata:   map[string]string{},
+		Reason:     in.Reason,
+		Seq:        m.seq,
+		TaskID:     m.ID,
+		Timestamp:  m.updatedAt,
+		To:         st.To,
+		Transition: t,
+		Trigger:    st.Event,
 	}
-	return e
+	var err error
+	e.Context, err = json.Marshal(m.Context)
+	return e, err
+}
+
+// loggedTransition is a declared transition as replaying the event log sees it: the states
+// it leaves, its events, the states it can lead to.
+type loggedTransition struct {
+	from, to []State
+	on       []Event
+}
+
+// loggedTransitions are the spec's transitions, in order: a log entry's Transition indexes it.
+var loggedTransitions = [...]loggedTransition{
+	{
+		from: []State{StateS00},
+		on:   []Event{EventE00},
+		to:   []State{StateS01},
+	},
+	{
+		from: []State{StateS00},
+		on:   []Event{EventE01},
+		to:   []State{StateS48},
+	},
+	{
+		from: []State{StateS00},
+		on:   []Event{EventE05},
+		to:   []State{StateS07},
+	},
+	{
+		from: []State{StateS00},
+		on:   []Event{EventE11},
+		to:   []State{StateS20},
+	},
+	{
+		from: []State{StateS00},
+		on:   []Event{EventE15},
+		to:   []State{StateS33},
+	},
+	{
+		from: []State{StateS00},
+		on:   []Event{EventE19},
+		to:   []State{StateS49},
+	},
+	{
+		from: []State{StateS01},
+		on:   []Event{EventE01},
+		to:   []State{StateS02},
+	},
+	{
+		from: []State{StateS01},
+		on:   []Event{EventE02},
+		to:   []State{StateS00},
+	},
+	{
+		from: []State{StateS01},
+		on:   []Event{EventE06},
+		to:   []State{StateS08},
+	},
+	{
+		from: []State{StateS01},
+		on:   []Event{EventE12},
+		to:   []State{StateS21},
+	},
+	{
+		from: []State{StateS01},
+		on:   []Event{EventE16},
+		to:   []State{StateS34},
+	},
+	{
+		from: []State{StateS01},
+		on:   []Event{EventE19},
+		to:   []State{StateS49},
+	},
+	{
+		from: []State{StateS02},
+		on:   []Event{EventE02},
+		to:   []State{StateS03},
+	},
+	{
+		from: []State{StateS02},
+		on:   []Event{EventE03},
+		to:   []State{StateS01},
+	},
+	{
+		from: []State{StateS02},
+		on:   []Event{EventE07},
+		to:   []State{StateS09},
+	},
+	{
+		from: []State{StateS02},
+		on:   []Event{EventE13},
+		to:   []State{StateS22},
+	},
+	{
+		from: []State{StateS02},
+		on:   []Event{EventE17},
+		to:   []State{StateS35},
+	},
+	{
+		from: []State{StateS02},
+		on:   []Event{EventE19},
+		to:   []State{StateS49},
+	},
+	{
+		from: []State{StateS03},
+		on:   []Event{EventE03},
+		to:   []State{StateS04},
+	},
+	{
+		from: []State{StateS03},
+		on:   []Event{EventE04},
+		to:   []State{StateS02},
+	},
+	{
+		from: []State{StateS03},
+		on:   []Event{EventE08},
+		to:   []State{StateS10},
+	},
+	{
+		from: []State{StateS03},
+		on:   []Event{EventE14},
+		to:   []State{StateS23},
+	},
+	{
+		from: []State{StateS03},
+		on:   []Event{EventE18},
+		to:   []State{StateS36},
+	},
+	{
+		from: []State{StateS03},
+		on:   []Event{EventE19},
+		to:   []State{StateS49},
+	},
+	{
+		from: []State{StateS04},
+		on:   []Event{EventE04},
+		to:   []State{StateS05},
+	},
+	{
+		from: []State{StateS04},
+		on:   []Event{EventE05},
+		to:   []State{StateS03},
+	},
+	{
+		from: []State{StateS04},
+		on:   []Event{EventE09},
+		to:   []State{StateS11},
+	},
+	{
+		from: []State{StateS04},
+		on:   []Event{EventE15},
+		to:   []State{StateS24},
+	},
+	{
+		from: []State{StateS04},
+		on:   []Event{EventE00},
+		to:   []State{StateS37},
+	},
+	{
+		from: []State{StateS04},
+		on:   []Event{EventE19},
+		to:   []State{StateS49},
+	},
+	{
+		from: []State{StateS05},
+		on:   []Event{EventE05},
+		to:   []State{StateS06},
+	},
+	{
+		from: []State{StateS05},
+		on:   []Event{EventE06},
+		to:   []State{StateS04},
+	},
+	{
+		from: []State{StateS05},
+		on:   []Event{EventE10},
+		to:   []State{StateS12},
+	},
+	{
+		from: []State{StateS05},
+		on:   []Event{EventE16},
+		to:   []State{StateS25},
+	},
+	{
+		from: []State{StateS05},
+		on:   []Event{EventE01},
+		to:   []State{StateS38},
+	},
+	{
+		from: []State{StateS05},
+		on:   []Event{EventE19},
+		to:   []State{StateS49},
+	},
+	{
+		from: []State{StateS06},
+		on:   []Event{EventE06},
+		to:   []State{StateS07},
+	},
+	{
+		from: []State{StateS06},
+		on:   []Event{EventE07},
+		to:   []State{StateS05},
+	},
+	{
+		from: []State{StateS06},
+		on:   []Event{EventE11},
+		to:   []State{StateS13},
+	},
+	{
+		from: []State{StateS06},
+		on:   []Event{EventE17},
+		to:   []State{StateS26},
+	},
+	{
+		from: []State{StateS06},
+		on:   []Event{EventE02},
+		to:   []State{StateS39},
+	},
+	{
+		from: []State{StateS06},
+		on:   []Event{EventE19},
+		to:   []State{StateS49},
+	},
+	{
+		from: []State{StateS07},
+		on:   []Event{EventE07},
+		to:   []State{StateS08},
+	},
+	{
+		from: []State{StateS07},
+		on:   []Event{EventE08},
+		to:   []State{StateS06},
+	},
+	{
+		from: []State{StateS07},
+		on:   []Event{EventE12},
+		to:   []State{StateS14},
+	},
+	{
+		from: []State{StateS07},
+		on:   []Event{EventE18},
+		to:   []State{StateS27},
+	},
+	{
+		from: []State{StateS07},
+		on:   []Event{EventE03},
+		to:   []State{StateS40},
+	},
+	{
+		from: []State{StateS07},
+		on:   []Event{EventE19},
+		to:   []State{StateS49},
+	},
+	{
+		from: []State{StateS08},
+		on:   []Event{EventE08},
+		to:   []State{StateS09},
+	},
+	{
+		from: []State{StateS08},
+		on:   []Event{EventE09},
+		to:   []State{StateS07},
+	},
+	{
+		from: []State{StateS08},
+		on:   []Event{EventE13},
+		to:   []State{StateS15},
+	},
+	{
+		from: []State{StateS08},
+		on:   []Event{EventE00},
+		to:   []State{StateS28},
+	},
+	{
+		from: []State{StateS08},
+		on:   []Event{EventE04},
+		to:   []State{StateS41},
+	},
+	{
+		from: []State{StateS08},
+		on:   []Event{EventE19},
+		to:   []State{StateS49},
+	},
+	{
+		from: []State{StateS09},
+		on:   []Event{EventE09},
+		to:   []State{StateS10},
+	},
+	{
+		from: []State{StateS09},
+		on:   []Event{EventE10},
+		to:   []State{StateS08},
+	},
+	{
+		from: []State{StateS09},
+		on:   []Event{EventE14},
+		to:   []State{StateS16},
+	},
+	{
+		from: []State{StateS09},
+		on:   []Event{EventE01},
+		to:   []State{StateS29},
+	},
+	{
+		from: []State{StateS09},
+		on:   []Event{EventE05},
+		to:   []State{StateS42},
+	},
+	{
+		from: []State{StateS09},
+		on:   []Event{EventE19},
+		to:   []State{StateS49},
+	},
+	{
+		from: []State{StateS10},
+		on:   []Event{EventE10},
+		to:   []State{StateS11},
+	},
+	{
+		from: []State{StateS10},
+		on:   []Event{EventE11},
+		to:   []State{StateS09},
+	},
+	{
+		from: []State{StateS10},
+		on:   []Event{EventE15},
+		to:   []State{StateS17},
+	},
+	{
+		from: []State{StateS10},
+		on:   []Event{EventE02},
+		to:   []State{StateS30},
+	},
+	{
+		from: []State{StateS10},
+		on:   []Event{EventE06},
+		to:   []State{StateS43},
+	},
+	{
+		from: []State{StateS10},
+		on:   []Event{EventE19},
+		to:   []State{StateS49},
+	},
+	{
+		from: []State{StateS11},
+		on:   []Event{EventE11},
+		to:   []State{StateS12},
+	},
+	{
+		from: []State{StateS11},
+		on:   []Event{EventE12},
+		to:   []State{StateS10},
+	},
+	{
+		from: []State{StateS11},
+		on:   []Event{EventE16},
+		to:   []State{StateS18},
+	},
+	{
+		from: []State{StateS11},
+		on:   []Event{EventE03},
+		to:   []State{StateS31},
+	},
+	{
+		from: []State{StateS11},
+		on:   []Event{EventE07},
+		to:   []State{StateS44},
+	},
+	{
+		from: []State{StateS11},
+		on:   []Event{EventE19},
+		to:   []State{StateS49},
+	},
+	{
+		from: []State{StateS12},
+		on:   []Event{EventE12},
+		to:   []State{StateS13},
+	},
+	{
+		from: []State{StateS12},
+		on:   []Event{EventE13},
+		to:   []State{StateS11},
+	},
+	{
+		from: []State{StateS12},
+		on:   []Event{EventE17},
+		to:   []State{StateS19},
+	},
+	{
+		from: []State{StateS12},
+		on:   []Event{EventE04},
+		to:   []State{StateS32},
+	},
+	{
+		from: []State{StateS12},
+		on:   []Event{EventE08},
+		to:   []State{StateS45},
+	},
+	{
+		from: []State{StateS12},
+		on:   []Event{EventE19},
+		to:   []State{StateS49},
+	},
+	{
+		from: []State{StateS13},
+		on:   []Event{EventE13},
+		to:   []State{StateS14},
+	},
+	{
+		from: []State{StateS13},
+		on:   []Event{EventE14},
+		to:   []State{StateS12},
+	},
+	{
+		from: []State{StateS13},
+		on:   []Event{EventE18},
+		to:   []State{StateS20},
+	},
+	{
+		from: []State{StateS13},
+		on:   []Event{EventE05},
+		to:   []State{StateS33},
+	},
+	{
+		from: []State{StateS13},
+		on:   []Event{EventE09},
+		to:   []State{StateS46},
+	},
+	{
+		from: []State{StateS13},
+		on:   []Event{EventE19},
+		to:   []State{StateS49},
+	},
+	{
+		from: []State{StateS14},
+		on:   []Event{EventE14},
+		to:   []State{StateS15},
+	},
+	{
+		from: []State{StateS14},
+		on:   []Event{EventE15},
+		to:   []State{StateS13},
+	},
+	{
+		from: []State{StateS14},
+		on:   []Event{EventE00},
+		to:   []State{StateS21},
+	},
+	{
+		from: []State{StateS14},
+		on:   []Event{EventE06},
+		to:   []State{StateS34},
+	},
+	{
+		from: []State{StateS14},
+		on:   []Event{EventE10},
+		to:   []State{StateS47},
+	},
+	{
+		from: []State{StateS14},
+		on:   []Event{EventE19},
+		to:   []State{StateS49},
+	},
+	{
+		from: []State{StateS15},
+		on:   []Event{EventE15},
+		to:   []State{StateS16},
+	},
+	{
+		from: []State{StateS15},
+		on:   []Event{EventE16},
+		to:   []State{StateS14},
+	},
+	{
+		from: []State{StateS15},
+		on:   []Event{EventE01},
+		to:   []State{StateS22},
+	},
+	{
+		from: []State{StateS15},
+		on:   []Event{EventE07},
+		to:   []State{StateS35},
+	},
+	{
+		from: []State{StateS15},
+		on:   []Event{EventE11},
+		to:   []State{StateS48},
+	},
+	{
+		from: []State{StateS15},
+		on:   []Event{EventE19},
+		to:   []State{StateS49},
+	},
+	{
+		from: []State{StateS16},
+		on:   []Event{EventE16},
+		to:   []State{StateS17},
+	},
+	{
+		from: []State{StateS16},
+		on:   []Event{EventE17},
+		to:   []State{StateS15},
+	},
+	{
+		from: []State{StateS16},
+		on:   []Event{EventE02},
+		to:   []State{StateS23},
+	},
+	{
+		from: []State{StateS16},
+		on:   []Event{EventE08},
+		to:   []State{StateS36},
+	},
+	{
+		from: []State{StateS16},
+		on:   []Event{EventE12},
+		to:   []State{StateS00},
+	},
+	{
+		from: []State{StateS16},
+		on:   []Event{EventE19},
+		to:   []State{StateS49},
+	},
+	{
+		from: []State{StateS17},
+		on:   []Event{EventE17},
+		to:   []State{StateS18},
+	},
+	{
+		from: []State{StateS17},
+		on:   []Event{EventE18},
+		to:   []State{StateS16},
+	},
+	{
+		from: []State{StateS17},
+		on:   []Event{EventE03},
+		to:   []State{StateS24},
+	},
+	{
+		from: []State{StateS17},
+		on:   []Event{EventE09},
+		to:   []State{StateS37},
+	},
+	{
+		from: []State{StateS17},
+		on:   []Event{EventE13},
+		to:   []State{StateS01},
+	},
+	{
+		from: []State{StateS17},
+		on:   []Event{EventE19},
+		to:   []State{StateS49},
+	},
+	{
+		from: []State{StateS18},
+		on:   []Event{EventE18},
+		to:   []State{StateS19},
+	},
+	{
+		from: []State{StateS18},
+		on:   []Event{EventE00},
+		to:   []State{StateS17},
+	},
+	{
+		from: []State{StateS18},
+		on:   []Event{EventE04},
+		to:   []State{StateS25},
+	},
+	{
+		from: []State{StateS18},
+		on:   []Event{EventE10},
+		to:   []State{StateS38},
+	},
+	{
+		from: []State{StateS18},
+		on:   []Event{EventE14},
+		to:   []State{StateS02},
+	},
+	{
+		from: []State{StateS18},
+		on:   []Event{EventE19},
+		to:   []State{StateS49},
+	},
+	{
+		from: []State{StateS19},
+		on:   []Event{EventE00},
+		to:   []State{StateS20},
+	},
+	{
+		from: []State{StateS19},
+		on:   []Event{EventE01},
+		to:   []State{StateS18},
+	},
+	{
+		from: []State{StateS19},
+		on:   []Event{EventE05},
+		to:   []State{StateS26},
+	},
+	{
+		from: []State{StateS19},
+		on:   []Event{EventE11},
+		to:   []State{StateS39},
+	},
+	{
+		from: []State{StateS19},
+		on:   []Event{EventE15},
+		to:   []State{StateS03},
+	},
+	{
+		from: []State{StateS19},
+		on:   []Event{EventE19},
+		to:   []State{StateS49},
+	},
+	{
+		from: []State{StateS20},
+		on:   []Event{EventE01},
+		to:   []State{StateS21},
+	},
+	{
+		from: []State{StateS20},
+		on:   []Event{EventE02},
+		to:   []State{StateS19},
+	},
+	{
+		from: []State{StateS20},
+		on:   []Event{EventE06},
+		to:   []State{StateS27},
+	},
+	{
+		from: []State{StateS20},
+		on:   []Event{EventE12},
+		to:   []State{StateS40},
+	},
+	{
+		from: []State{StateS20},
+		on:   []Event{EventE16},
+		to:   []State{StateS04},
+	},
+	{
+		from: []State{StateS20},
+		on:   []Event{EventE19},
+		to:   []State{StateS49},
+	},
+	{
+		from: []State{StateS21},
+		on:   []Event{EventE02},
+		to:   []State{StateS22},
+	},
+	{
+		from: []State{StateS21},
+		on:   []Event{EventE03},
+		to:   []State{StateS20},
+	},
+	{
+		from: []State{StateS21},
+		on:   []Event{EventE07},
+		to:   []State{StateS28},
+	},
+	{
+		from: []State{StateS21},
+		on:   []Event{EventE13},
+		to:   []State{StateS41},
+	},
+	{
+		from: []State{StateS21},
+		on:   []Event{EventE17},
+		to:   []State{StateS05},
+	},
+	{
+		from: []State{StateS21},
+		on:   []Event{EventE19},
+		to:   []State{StateS49},
+	},
+	{
+		from: []State{StateS22},
+		on:   []Event{EventE03},
+		to:   []State{StateS23},
+	},
+	{
+		from: []State{StateS22},
+		on:   []Event{EventE04},
+		to:   []State{StateS21},
+	},
+	{
+		from: []State{StateS22},
+		on:   []Event{EventE08},
+		to:   []State{StateS29},
+	},
+	{
+		from: []State{StateS22},
+		on:   []Event{EventE14},
+		to:   []State{StateS42},
+	},
+	{
+		from: []State{StateS22},
+		on:   []Event{EventE18},
+		to:   []State{StateS06},
+	},
+	{
+		from: []State{StateS22},
+		on:   []Event{EventE19},
+		to:   []State{StateS49},
+	},
+	{
+		from: []State{StateS23},
+		on:   []Event{EventE04},
+		to:   []State{StateS24},
+	},
+	{
+		from: []State{StateS23},
+		on:   []Event{EventE05},
+		to:   []State{StateS22},
+	},
+	{
+		from: []State{StateS23},
+		on:   []Event{EventE09},
+		to:   []State{StateS30},
+	},
+	{
+		from: []State{StateS23},
+		on:   []Event{EventE15},
+		to:   []State{StateS43},
+	},
+	{
+		from: []State{StateS23},
+		on:   []Event{EventE00},
+		to:   []State{StateS07},
+	},
+	{
+		from: []State{StateS23},
+		on:   []Event{EventE19},
+		to:   []State{StateS49},
+	},
+	{
+		from: []State{StateS24},
+		on:   []Event{EventE05},
+		to:   []State{StateS25},
+	},
+	{
+		from: []State{StateS24},
+		on:   []Event{EventE06},
+		to:   []State{StateS23},
+	},
+	{
+		from: []State{StateS24},
+		on:   []Event{EventE10},
+		to:   []State{StateS31},
+	},
+	{
+		from: []State{StateS24},
+		on:   []Event{EventE16},
+		to:   []State{StateS44},
+	},
+	{
+		from: []State{StateS24},
+		on:   []Event{EventE01},
+		to:   []State{StateS08},
+	},
+	{
+		from: []State{StateS24},
+		on:   []Event{EventE19},
+		to:   []State{StateS49},
+	},
+	{
+		from: []State{StateS25},
+		on:   []Event{EventE06},
+		to:   []State{StateS26},
+	},
+	{
+		from: []State{StateS25},
+		on:   []Event{EventE07},
+		to:   []State{StateS24},
+	},
+	{
+		from: []State{StateS25},
+		on:   []Event{EventE11},
+		to:   []State{StateS32},
+	},
+	{
+		from: []State{StateS25},
+		on:   []Event{EventE17},
+		to:   []State{StateS45},
+	},
+	{
+		from: []State{StateS25},
+		on:   []Event{EventE02},
+		to:   []State{StateS09},
+	},
+	{
+		from: []State{StateS25},
+		on:   []Event{EventE19},
+		to:   []State{StateS49},
+	},
+	{
+		from: []State{StateS26},
+		on:   []Event{EventE07},
+		to:   []State{StateS27},
+	},
+	{
+		from: []State{StateS26},
+		on:   []Event{EventE08},
+		to:   []State{StateS25},
+	},
+	{
+		from: []State{StateS26},
+		on:   []Event{EventE12},
+		to:   []State{StateS33},
+	},
+	{
+		from: []State{StateS26},
+		on:   []Event{EventE18},
+		to:   []State{StateS46},
+	},
+	{
+		from: []State{StateS26},
+		on:   []Event{EventE03},
+		to:   []State{StateS10},
+	},
+	{
+		from: []State{StateS26},
+		on:   []Event{EventE19},
+		to:   []State{StateS49},
+	},
+	{
+		from: []State{StateS27},
+		on:   []Event{EventE08},
+		to:   []State{StateS28},
+	},
+	{
+		from: []State{StateS27},
+		on:   []Event{EventE09},
+		to:   []State{StateS26},
+	},
+	{
+		from: []State{StateS27},
+		on:   []Event{EventE13},
+		to:   []State{StateS34},
+	},
+	{
+		from: []State{StateS27},
+		on:   []Event{EventE00},
+		to:   []State{StateS47},
+	},
+	{
+		from: []State{StateS27},
+		on:   []Event{EventE04},
+		to:   []State{StateS11},
+	},
+	{
+		from: []State{StateS27},
+		on:   []Event{EventE19},
+		to:   []State{StateS49},
+	},
+	{
+		from: []State{StateS28},
+		on:   []Event{EventE09},
+		to:   []State{StateS29},
+	},
+	{
+		from: []State{StateS28},
+		on:   []Event{EventE10},
+		to:   []State{StateS27},
+	},
+	{
+		from: []State{StateS28},
+		on:   []Event{EventE14},
+		to:   []State{StateS35},
+	},
+	{
+		from: []State{StateS28},
+		on:   []Event{EventE01},
+		to:   []State{StateS48},
+	},
+	{
+		from: []State{StateS28},
+		on:   []Event{EventE05},
+		to:   []State{StateS12},
+	},
+	{
+		from: []State{StateS28},
+		on:   []Event{EventE19},
+		to:   []State{StateS49},
+	},
+	{
+		from: []State{StateS29},
+		on:   []Event{EventE10},
+		to:   []State{StateS30},
+	},
+	{
+		from: []State{StateS29},
+		on:   []Event{EventE11},
+		to:   []State{StateS28},
+	},
+	{
+		from: []State{StateS29},
+		on:   []Event{EventE15},
+		to:   []State{StateS36},
+	},
+	{
+		from: []State{StateS29},
+		on:   []Event{EventE02},
+		to:   []State{StateS00},
+	},
+	{
+		from: []State{StateS29},
+		on:   []Event{EventE06},
+		to:   []State{StateS13},
+	},
+	{
+		from: []State{StateS29},
+		on:   []Event{EventE19},
+		to:   []State{StateS49},
+	},
+	{
+		from: []State{StateS30},
+		on:   []Event{EventE11},
+		to:   []State{StateS31},
+	},
+	{
+		from: []State{StateS30},
+		on:   []Event{EventE12},
+		to:   []State{StateS29},
+	},
+	{
+		from: []State{StateS30},
+		on:   []Event{EventE16},
+		to:   []State{StateS37},
+	},
+	{
+		from: []State{StateS30},
+		on:   []Event{EventE03},
+		to:   []State{StateS01},
+	},
+	{
+		from: []State{StateS30},
+		on:   []Event{EventE07},
+		to:   []State{StateS14},
+	},
+	{
+		from: []State{StateS30},
+		on:   []Event{EventE19},
+		to:   []State{StateS49},
+	},
+	{
+		from: []State{StateS31},
+		on:   []Event{EventE12},
+		to:   []State{StateS32},
+	},
+	{
+		from: []State{StateS31},
+		on:   []Event{EventE13},
+		to:   []State{StateS30},
+	},
+	{
+		from: []State{StateS31},
+		on:   []Event{EventE17},
+		to:   []State{StateS38},
+	},
+	{
+		from: []State{StateS31},
+		on:   []Event{EventE04},
+		to:   []State{StateS02},
+	},
+	{
+		from: []State{StateS31},
+		on:   []Event{EventE08},
+		to:   []State{StateS15},
+	},
+	{
+		from: []State{StateS31},
+		on:   []Event{EventE19},
+		to:   []State{StateS49},
+	},
+	{
+		from: []State{StateS32},
+		on:   []Event{EventE13},
+		to:   []State{StateS33},
+	},
+	{
+		from: []State{StateS32},
+		on:   []Event{EventE14},
+		to:   []State{StateS31},
+	},
+	{
+		from: []State{StateS32},
+		on:   []Event{EventE18},
+		to:   []State{StateS39},
+	},
+	{
+		from: []State{StateS32},
+		on:   []Event{EventE05},
+		to:   []State{StateS03},
+	},
+	{
+		from: []State{StateS32},
+		on:   []Event{EventE09},
+		to:   []State{StateS16},
+	},
+	{
+		from: []State{StateS32},
+		on:   []Event{EventE19},
+		to:   []State{StateS49},
+	},
+	{
+		from: []State{StateS33},
+		on:   []Event{EventE14},
+		to:   []State{StateS34},
+	},
+	{
+		from: []State{StateS33},
+		on:   []Event{EventE15},
+		to:   []State{StateS32},
+	},
+	{
+		from: []State{StateS33},
+		on:   []Event{EventE00},
+		to:   []State{StateS40},
+	},
+	{
+		from: []State{StateS33},
+		on:   []Event{EventE06},
+		to:   []State{StateS04},
+	},
+	{
+		from: []State{StateS33},
+		on:   []Event{EventE10},
+		to:   []State{StateS17},
+	},
+	{
+		from: []State{StateS33},
+		on:   []Event{EventE19},
+		to:   []State{StateS49},
+	},
+	{
+		from: []State{StateS34},
+		on:   []Event{EventE15},
+		to:   []State{StateS35},
+	},
+	{
+		from: []State{StateS34},
+		on:   []Event{EventE16},
+		to:   []State{StateS33},
+	},
+	{
+		from: []State{StateS34},
+		on:   []Event{EventE01},
+		to:   []State{StateS41},
+	},
+	{
+		from: []State{StateS34},
+		on:   []Event{EventE07},
+		to:   []State{StateS05},
+	},
+	{
+		from: []State{StateS34},
+		on:   []Event{EventE11},
+		to:   []State{StateS18},
+	},
+	{
+		from: []State{StateS34},
+		on:   []Event{EventE19},
+		to:   []State{StateS49},
+	},
+	{
+		from: []State{StateS35},
+		on:   []Event{EventE16},
+		to:   []State{StateS36},
+	},
+	{
+		from: []State{StateS35},
+		on:   []Event{EventE17},
+		to:   []State{StateS34},
+	},
+	{
+		from: []State{StateS35},
+		on:   []Event{EventE02},
+		to:   []State{StateS42},
+	},
+	{
+		from: []State{StateS35},
+		on:   []Event{EventE08},
+		to:   []State{StateS06},
+	},
+	{
+		from: []State{StateS35},
+		on:   []Event{EventE12},
+		to:   []State{StateS19},
+	},
+	{
+		from: []State{StateS35},
+		on:   []Event{EventE19},
+		to:   []State{StateS49},
+	},
+	{
+		from: []State{StateS36},
+		on:   []Event{EventE17},
+		to:   []State{StateS37},
+	},
+	{
+		from: []State{StateS36},
+		on:   []Event{EventE18},
+		to:   []State{StateS35},
+	},
+	{
+		from: []State{StateS36},
+		on:   []Event{EventE03},
+		to:   []State{StateS43},
+	},
+	{
+		from: []State{StateS36},
+		on:   []Event{EventE09},
+		to:   []State{StateS07},
+	},
+	{
+		from: []State{StateS36},
+		on:   []Event{EventE13},
+		to:   []State{StateS20},
+	},
+	{
+		from: []State{StateS36},
+		on:   []Event{EventE19},
+		to:   []State{StateS49},
+	},
+	{
+		from: []State{StateS37},
+		on:   []Event{EventE18},
+		to:   []State{StateS38},
+	},
+	{
+		from: []State{StateS37},
+		on:   []Event{EventE00},
+		to:   []State{StateS36},
+	},
+	{
+		from: []State{StateS37},
+		on:   []Event{EventE04},
+		to:   []State{StateS44},
+	},
+	{
+		from: []State{StateS37},
+		on:   []Event{EventE10},
+		to:   []State{StateS08},
+	},
+	{
+		from: []State{StateS37},
+		on:   []Event{EventE14},
+		to:   []State{StateS21},
+	},
+	{
+		from: []State{StateS37},
+		on:   []Event{EventE19},
+		to:   []State{StateS49},
+	},
+	{
+		from: []State{StateS38},
+		on:   []Event{EventE00},
+		to:   []State{StateS39},
+	},
+	{
+		from: []State{StateS38},
+		on:   []Event{EventE01},
+		to:   []State{StateS37},
+	},
+	{
+		from: []State{StateS38},
+		on:   []Event{EventE05},
+		to:   []State{StateS45},
+	},
+	{
+		from: []State{StateS38},
+		on:   []Event{EventE11},
+		to:   []State{StateS09},
+	},
+	{
+		from: []State{StateS38},
+		on:   []Event{EventE15},
+		to:   []State{StateS22},
+	},
+	{
+		from: []State{StateS38},
+		on:   []Event{EventE19},
+		to:   []State{StateS49},
+	},
+	{
+		from: []State{StateS39},
+		on:   []Event{EventE01},
+		to:   []State{StateS40},
+	},
+	{
+		from: []State{StateS39},
+		on:   []Event{EventE02},
+		to:   []State{StateS38},
+	},
+	{
+		from: []State{StateS39},
+		on:   []Event{EventE06},
+		to:   []State{StateS46},
+	},
+	{
+		from: []State{StateS39},
+		on:   []Event{EventE12},
+		to:   []State{StateS10},
+	},
+	{
+		from: []State{StateS39},
+		on:   []Event{EventE16},
+		to:   []State{StateS23},
+	},
+	{
+		from: []State{StateS39},
+		on:   []Event{EventE19},
+		to:   []State{StateS49},
+	},
+	{
+		from: []State{StateS40},
+		on:   []Event{EventE02},
+		to:   []State{StateS41},
+	},
+	{
+		from: []State{StateS40},
+		on:   []Event{EventE03},
+		to:   []State{StateS39},
+	},
+	{
+		from: []State{StateS40},
+		on:   []Event{EventE07},
+		to:   []State{StateS47},
+	},
+	{
+		from: []State{StateS40},
+		on:   []Event{EventE13},
+		to:   []State{StateS11},
+	},
+	{
+		from: []State{StateS40},
+		on:   []Event{EventE17},
+		to:   []State{StateS24},
+	},
+	{
+		from: []State{StateS40},
+		on:   []Event{EventE19},
+		to:   []State{StateS49},
+	},
+	{
+		from: []State{StateS41},
+		on:   []Event{EventE03},
+		to:   []State{StateS42},
+	},
+	{
+		from: []State{StateS41},
+		on:   []Event{EventE04},
+		to:   []State{StateS40},
+	},
+	{
+		from: []State{StateS41},
+		on:   []Event{EventE08},
+		to:   []State{StateS48},
+	},
+	{
+		from: []State{StateS41},
+		on:   []Event{EventE14},
+		to:   []State{StateS12},
+	},
+	{
+		from: []State{StateS41},
+		on:   []Event{EventE18},
+		to:   []State{StateS25},
+	},
+	{
+		from: []State{StateS41},
+		on:   []Event{EventE19},
+		to:   []State{StateS49},
+	},
+	{
+		from: []State{StateS42},
+		on:   []Event{EventE04},
+		to:   []State{StateS43},
+	},
+	{
+		from: []State{StateS42},
+		on:   []Event{EventE05},
+		to:   []State{StateS41},
+	},
+	{
+		from: []State{StateS42},
+		on:   []Event{EventE09},
+		to:   []State{StateS00},
+	},
+	{
+		from: []State{StateS42},
+		on:   []Event{EventE15},
+		to:   []State{StateS13},
+	},
+	{
+		from: []State{StateS42},
+		on:   []Event{EventE00},
+		to:   []State{StateS26},
+	},
+	{
+		from: []State{StateS42},
+		on:   []Event{EventE19},
+		to:   []State{StateS49},
+	},
+	{
+		from: []State{StateS43},
+		on:   []Event{EventE05},
+		to:   []State{StateS44},
+	},
+	{
+		from: []State{StateS43},
+		on:   []Event{EventE06},
+		to:   []State{StateS42},
+	},
+	{
+		from: []State{StateS43},
+		on:   []Event{EventE10},
+		to:   []State{StateS01},
+	},
+	{
+		from: []State{StateS43},
+		on:   []Event{EventE16},
+		to:   []State{StateS14},
+	},
+	{
+		from: []State{StateS43},
+		on:   []Event{EventE01},
+		to:   []State{StateS27},
+	},
+	{
+		from: []State{StateS43},
+		on:   []Event{EventE19},
+		to:   []State{StateS49},
+	},
+	{
+		from: []State{StateS44},
+		on:   []Event{EventE06},
+		to:   []State{StateS45},
+	},
+	{
+		from: []State{StateS44},
+		on:   []Event{EventE07},
+		to:   []State{StateS43},
+	},
+	{
+		from: []State{StateS44},
+		on:   []Event{EventE11},
+		to:   []State{StateS02},
+	},
+	{
+		from: []State{StateS44},
+		on:   []Event{EventE17},
+		to:   []State{StateS15},
+	},
+	{
+		from: []State{StateS44},
+		on:   []Event{EventE02},
+		to:   []State{StateS28},
+	},
+	{
+		from: []State{StateS44},
+		on:   []Event{EventE19},
+		to:   []State{StateS49},
+	},
+	{
+		from: []State{StateS45},
+		on:   []Event{EventE07},
+		to:   []State{StateS46},
+	},
+	{
+		from: []State{StateS45},
+		on:   []Event{EventE08},
+		to:   []State{StateS44},
+	},
+	{
+		from: []State{StateS45},
+		on:   []Event{EventE12},
+		to:   []State{StateS03},
+	},
+	{
+		from: []State{StateS45},
+		on:   []Event{EventE18},
+		to:   []State{StateS16},
+	},
+	{
+		from: []State{StateS45},
+		on:   []Event{EventE03},
+		to:   []State{StateS29},
+	},
+	{
+		from: []State{StateS45},
+		on:   []Event{EventE19},
+		to:   []State{StateS49},
+	},
+	{
+		from: []State{StateS46},
+		on:   []Event{EventE08},
+		to:   []State{StateS47},
+	},
+	{
+		from: []State{StateS46},
+		on:   []Event{EventE09},
+		to:   []State{StateS45},
+	},
+	{
+		from: []State{StateS46},
+		on:   []Event{EventE13},
+		to:   []State{StateS04},
+	},
+	{
+		from: []State{StateS46},
+		on:   []Event{EventE00},
+		to:   []State{StateS17},
+	},
+	{
+		from: []State{StateS46},
+		on:   []Event{EventE04},
+		to:   []State{StateS30},
+	},
+	{
+		from: []State{StateS46},
+		on:   []Event{EventE19},
+		to:   []State{StateS49},
+	},
+	{
+		from: []State{StateS47},
+		on:   []Event{EventE09},
+		to:   []State{StateS48},
+	},
+	{
+		from: []State{StateS47},
+		on:   []Event{EventE10},
+		to:   []State{StateS46},
+	},
+	{
+		from: []State{StateS47},
+		on:   []Event{EventE14},
+		to:   []State{StateS05},
+	},
+	{
+		from: []State{StateS47},
+		on:   []Event{EventE01},
+		to:   []State{StateS18},
+	},
+	{
+		from: []State{StateS47},
+		on:   []Event{EventE05},
+		to:   []State{StateS31},
+	},
+	{
+		from: []State{StateS47},
+		on:   []Event{EventE19},
+		to:   []State{StateS49},
+	},
+	{
+		from: []State{StateS48},
+		on:   []Event{EventE10},
+		to:   []State{StateS00},
+	},
+	{
+		from: []State{StateS48},
+		on:   []Event{EventE11},
+		to:   []State{StateS47},
+	},
+	{
+		from: []State{StateS48},
+		on:   []Event{EventE15},
+		to:   []State{StateS06},
+	},
+	{
+		from: []State{StateS48},
+		on:   []Event{EventE02},
+		to:   []State{StateS19},
+	},
+	{
+		from: []State{StateS48},
+		on:   []Event{EventE06},
+		to:   []State{StateS32},
+	},
+	{
+		from: []State{StateS48},
+		on:   []Event{EventE19},
+		to:   []State{StateS49},
+	},
 }
 
 // ReplayBig rebuilds machine id from its store: the last snapshot (or a new machine), then
-// every later log entry fired again with what it recorded. It fails if the log has a gap
-// or a replayed event does not lead where the log says.
+// every later log entry applied as it was recorded: the transition's counters, memory,
+// history and idempotency key, and the state, context, policies and payload after it. No
+// hook runs: guards are not asked again, and actions and checkpoints, done when the
+// transitions happened, are not repeated. It fails if the log has a gap or an entry is not
+// a transition of this machine from the state the log has reached. The machine returned
+// has no store: set one to fire on.
 func ReplayBig(ctx context.Context, store BigStore, id string) (*Big, error) {
 	s, ok, log, err := store.Load(ctx, id)
 	if err != nil {
@@ -4978,41 +6486,41 @@ func ReplayBig(ctx context.Context, store BigStore, id string) (*Big, error) {
 		}
 	}
 	m.saved = m.seq
-	for _, e := range log {
-		if e.Seq != m.seq+1 {
-			return nil, fmt.Errorf("big: replay %s: log entry %d follows %d", id, e.Seq, m.seq)
-		}
-		in := BigInput{
-			Actor:   e.Actor,
-			At:      e.Timestamp,
-			EventID: e.EventID,
-			Reason:  e.Reason,
-		}
-		if len(e.Context) > 0 {
-			m.Context = BigContext{}
-			if err = json.Unmarshal(e.Context, &m.Context); err != nil {
-				return nil, err
-			}
-		}
-		var to State
-		to, err = m.FireWith(ctx, e.Trigger, in)
-		if err != nil {
-			return nil, fmt.Errorf("big: replay %s: seq %d (%s): %w", id, e.Seq, e.Trigger, err)
-		}
-		if to != e.To {
-			return nil, fmt.Errorf("big: replay %s: seq %d (%s) led to %s, the log says %s", id, e.Seq, e.Trigger, to, e.To)
+	for i := range log {
+		if err := m.apply(&log[i]); err != nil {
+			return nil, fmt.Errorf("big: replay %s: seq %d (%s): %w", id, log[i].Seq, log[i].Trigger, err)
 		}
 	}
 	return m, nil
 }
 
+// apply replays log entry e: it checks that e is the next entry and a transition of this
+// machine from the current state, then applies what the transition did, without hooks.
+func (m *Big) apply(e *BigLogEntry) error {
+	if e.Seq != m.seq+1 {
+		return fmt.Errorf("the log has a gap: seq %d follows %d", e.Seq, m.seq)
+	}
+	if len(e.Context) > 0 {
+		m.Context = BigContext{}
+		if err := json.Unmarshal(e.Context, &m.Context); err != nil {
+			return err
+		}
+	}
+	if e.From != m.state || e.Transition < 0 || e.Transition >= len(loggedTransitions) || !slices.Contains(loggedTransitions[e.Transition].from, e.From) || !slices.Contains(loggedTransitions[e.Transition].on, e.Trigger) || !slices.Contains(loggedTransitions[e.Transition].to, e.To) {
+		return fmt.Errorf("%s -> %s on %s is not transition %d from %s", e.From, e.To, e.Trigger, e.Transition, m.state)
+	}
+	m.state = e.To
+	m.seq, m.updatedAt = e.Seq, e.Timestamp
+	return nil
+}
+
 // BigMemoryStore is a BigStore in memory, safe for concurrent use: the embedded default
-// that needs no server. Snapshots are kept as JSON, so what Load returns is what a
-// database adapter would return.
+// that needs no server. It keeps every log entry, and snapshots as JSON, so that what Load
+// returns is what a database adapter would return.
 type BigMemoryStore struct {
 	mu    sync.Mutex
 	snaps map[string][]byte
-	seqs  map[string]int64
+	seqs  map[string]int64 // Seq of each stored snapshot
 	logs  map[string][]BigLogEntry
 }
 
@@ -5041,8 +6549,8 @@ func (s *BigMemoryStore) Append(_ context.Context, id string, e BigLogEntry) err
 	return nil
 }
 
-// Save replaces the snapshot of id if the stored one has Seq prev, and drops the log
-// entries it covers.
+// Save replaces the snapshot of id if the stored one has Seq prev. The log keeps every
+// entry.
 func (s *BigMemoryStore) Save(_ context.Context, id string, prev int64, snap BigSnapshot) error {
 	b, err := json.Marshal(snap)
 	if err != nil {
@@ -5054,11 +6562,6 @@ func (s *BigMemoryStore) Save(_ context.Context, id string, prev int64, snap Big
 		return fmt.Errorf("%w: %s: snapshot %d, not %d", ErrStoreConflict, id, s.seqs[id], prev)
 	}
 	s.snaps[id], s.seqs[id] = b, snap.Seq
-	log := s.logs[id]
-	for len(log) > 0 && log[0].Seq <= snap.Seq {
-		log = log[1:]
-	}
-	s.logs[id] = log
 	return nil
 }
 
@@ -5066,13 +6569,29 @@ func (s *BigMemoryStore) Save(_ context.Context, id string, prev int64, snap Big
 func (s *BigMemoryStore) Load(_ context.Context, id string) (BigSnapshot, bool, []BigLogEntry, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	log := append([]BigLogEntry(nil), s.logs[id]...)
 	var snap BigSnapshot
 	b, ok := s.snaps[id]
 	if !ok {
-		return snap, false, log, nil
+		return snap, false, s.after(id, 0), nil
 	}
-	return snap, true, log, json.Unmarshal(b, &snap)
+	return snap, true, s.after(id, s.seqs[id]), json.Unmarshal(b, &snap)
+}
+
+// Log returns a copy of the log of id after seq after.
+func (s *BigMemoryStore) Log(_ context.Context, id string, after int64) ([]BigLogEntry, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.after(id, after), nil
+}
+
+// after returns a copy of the entries of id with a Seq greater than seq. The caller holds
+// the lock.
+func (s *BigMemoryStore) after(id string, seq int64) []BigLogEntry {
+	log := s.logs[id]
+	for len(log) > 0 && log[0].Seq <= seq {
+		log = log[1:]
+	}
+	return append([]BigLogEntry(nil), log...)
 }
 
 var _ BigStore = (*BigMemoryStore)(nil)
