@@ -135,7 +135,10 @@ type Counter struct {
 	PerState       Bool
 	ResetOnSuccess Bool
 	Limit          Int
+	Max            Int
 	Then           Str
+	Summary        Str
+	Configurable   Bool
 }
 
 // Threshold is a number, or a number chosen by an enum context field.

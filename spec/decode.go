@@ -70,8 +70,14 @@ func (l *loader) decode(root *yaml.Node) *File {
 						c.ResetOnSuccess = l.bool(v)
 					case "limit":
 						c.Limit = l.int(v)
+					case "max":
+						c.Max = l.int(v)
 					case "then":
 						c.Then = l.str(v)
+					case "summary":
+						c.Summary = l.str(v)
+					case "configurable":
+						c.Configurable = l.bool(v)
 					}
 				})
 				f.Counters = append(f.Counters, c)

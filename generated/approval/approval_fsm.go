@@ -579,8 +579,8 @@ type TaskContext struct {
 	// (budget exceeded, RED action, YELLOW action for Intern, manual escalation).
 	ApprovalRequest string `json:"approval_request,omitempty"`
 	// BlockReason is "block_reason" (string). Why the task is blocked (loop detected, repeated
-	// tool failures, external dependency unavailable, manual block; the Loop Summary after 3
-	// review cycles).
+	// tool failures, external dependency unavailable, manual block; the Loop Summary the
+	// machine writes after 3 review cycles).
 	BlockReason string `json:"block_reason,omitempty"`
 }
 
@@ -874,7 +874,8 @@ type Task struct {
 	// Policies are the run-time switches, set to the spec's defaults by NewTask.
 	Policies TaskPolicies
 
-	nReviewCycles int // counter "review_cycles"
+	nReviewCycles     int // counter "review_cycles"
+	limitReviewCycles int // the count whose increment trips counter "review_cycles"
 
 	store     TaskStore
 	saved     int64     // seq of the last snapshot saved to the store
@@ -891,6 +892,7 @@ func NewTask(hooks TaskHooks) *Task {
 	m := &Task{state: StateInbox}
 	m.hooks = hooks
 	m.Policies = defaultTaskPolicies()
+	m.limitReviewCycles = 4
 	return m
 }
 
@@ -918,9 +920,57 @@ func (m *Task) SetLogger(l *slog.Logger) {
 	m.logger = l
 }
 
-// CountReviewCycles returns the counter "review_cycles" (limit 3).
+// CountReviewCycles returns the counter "review_cycles" (max 3).
 func (m *Task) CountReviewCycles() int {
 	return m.nReviewCycles
+}
+
+// MaxReviewCycles returns the max of counter "review_cycles" in force: 3 unless
+// SetMaxReviewCycles changed it.
+func (m *Task) MaxReviewCycles() int {
+	return m.limitReviewCycles - 1
+}
+
+// SetMaxReviewCycles changes the max of counter "review_cycles" (the counter may reach n;
+// the increment that would take it past n trips it) and is kept in snapshots and the event
+// log. It refuses n below 0.
+func (m *Task) SetMaxReviewCycles(n int) error {
+	if n < 0 {
+		return fmt.Errorf("approval: counter %s: max %d is below 0", "review_cycles", n)
+	}
+	m.limitReviewCycles = n + 1
+	return nil
+}
+
+// changedLimits returns the configurable limits changed at run time, by counter name, as
+// the spec writes them; nil when none is.
+func (m *Task) changedLimits() map[string]int {
+	var out map[string]int
+	if m.limitReviewCycles != 4 {
+		if out == nil {
+			out = map[string]int{}
+		}
+		out["review_cycles"] = m.MaxReviewCycles()
+	}
+	return out
+}
+
+// setLimits sets every configurable limit: the spec's, unless changed names it.
+func (m *Task) setLimits(changed map[string]int) error {
+	m.limitReviewCycles = 4
+	for name, n := range changed {
+		var err error
+		switch name {
+		case "review_cycles":
+			err = m.SetMaxReviewCycles(n)
+		default:
+			err = fmt.Errorf("approval: no configurable counter %q", name)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Fire fires e and returns the new state. When e is refused it returns the unchanged state
@@ -1157,7 +1207,7 @@ func (m *Task) step(ctx context.Context, e Event, in *TaskInput, dry bool) (Stat
 	return from, &invalidTransitions[from][e]
 }
 
-// transition0 is the transition at ../../examples/approval/approval.fsm.yaml:134: INBOX on
+// transition0 is the transition at ../../examples/approval/approval.fsm.yaml:145: INBOX on
 // ASSIGNED -> ASSIGNED.
 //
 // Assign (Lead) or claim (Specialist); Human may too.
@@ -1191,7 +1241,7 @@ func (m *Task) transition0(ctx context.Context, st TaskStep, in *TaskInput, dry 
 	return to, m.commit(ctx, st, in, 0)
 }
 
-// transition1 is the transition at ../../examples/approval/approval.fsm.yaml:135: INBOX on
+// transition1 is the transition at ../../examples/approval/approval.fsm.yaml:146: INBOX on
 // CANCELED -> CANCELED.
 func (m *Task) transition1(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	if !(in.Role == RoleHuman) {
@@ -1211,7 +1261,7 @@ func (m *Task) transition1(ctx context.Context, st TaskStep, in *TaskInput, dry 
 	return to, m.commit(ctx, st, in, 1)
 }
 
-// transition2 is the transition at ../../examples/approval/approval.fsm.yaml:138: ASSIGNED
+// transition2 is the transition at ../../examples/approval/approval.fsm.yaml:149: ASSIGNED
 // on INBOX -> INBOX.
 func (m *Task) transition2(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	if !(in.Role == RoleHuman) {
@@ -1231,7 +1281,7 @@ func (m *Task) transition2(ctx context.Context, st TaskStep, in *TaskInput, dry 
 	return to, m.commit(ctx, st, in, 2)
 }
 
-// transition3 is the transition at ../../examples/approval/approval.fsm.yaml:139: ASSIGNED
+// transition3 is the transition at ../../examples/approval/approval.fsm.yaml:150: ASSIGNED
 // on IN_PROGRESS -> IN_PROGRESS.
 //
 // Start (+ work plan): the assigned agent.
@@ -1266,7 +1316,7 @@ func (m *Task) transition3(ctx context.Context, st TaskStep, in *TaskInput, dry 
 	return to, m.commit(ctx, st, in, 3)
 }
 
-// transition4 is the transition at ../../examples/approval/approval.fsm.yaml:140: ASSIGNED
+// transition4 is the transition at ../../examples/approval/approval.fsm.yaml:151: ASSIGNED
 // on CANCELED -> CANCELED.
 func (m *Task) transition4(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	if !(in.Role == RoleHuman) {
@@ -1286,7 +1336,7 @@ func (m *Task) transition4(ctx context.Context, st TaskStep, in *TaskInput, dry 
 	return to, m.commit(ctx, st, in, 4)
 }
 
-// transition5 is the transition at ../../examples/approval/approval.fsm.yaml:143:
+// transition5 is the transition at ../../examples/approval/approval.fsm.yaml:154:
 // IN_PROGRESS on REVIEW -> REVIEW.
 //
 // Submit: the assigned agent.
@@ -1321,7 +1371,7 @@ func (m *Task) transition5(ctx context.Context, st TaskStep, in *TaskInput, dry 
 	return to, m.commit(ctx, st, in, 5)
 }
 
-// transition6 is the transition at ../../examples/approval/approval.fsm.yaml:144:
+// transition6 is the transition at ../../examples/approval/approval.fsm.yaml:155:
 // IN_PROGRESS on NEEDS_APPROVAL -> NEEDS_APPROVAL.
 func (m *Task) transition6(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	if !(in.Role == RoleHuman || in.Role == RoleSystem) {
@@ -1353,7 +1403,7 @@ func (m *Task) transition6(ctx context.Context, st TaskStep, in *TaskInput, dry 
 	return to, m.commit(ctx, st, in, 6)
 }
 
-// transition7 is the transition at ../../examples/approval/approval.fsm.yaml:145:
+// transition7 is the transition at ../../examples/approval/approval.fsm.yaml:156:
 // IN_PROGRESS on BLOCKED -> BLOCKED.
 //
 // Specialist and Lead may block their own task; System (or Human) any.
@@ -1387,7 +1437,7 @@ func (m *Task) transition7(ctx context.Context, st TaskStep, in *TaskInput, dry 
 	return to, m.commit(ctx, st, in, 7)
 }
 
-// transition8 is the transition at ../../examples/approval/approval.fsm.yaml:146:
+// transition8 is the transition at ../../examples/approval/approval.fsm.yaml:157:
 // IN_PROGRESS on CANCELED -> CANCELED.
 func (m *Task) transition8(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	if !(in.Role == RoleHuman) {
@@ -1407,11 +1457,11 @@ func (m *Task) transition8(ctx context.Context, st TaskStep, in *TaskInput, dry 
 	return to, m.commit(ctx, st, in, 8)
 }
 
-// transition9 is the transition at ../../examples/approval/approval.fsm.yaml:149: REVIEW
+// transition9 is the transition at ../../examples/approval/approval.fsm.yaml:160: REVIEW
 // on IN_PROGRESS -> IN_PROGRESS.
 //
-// Revisions: the reviewer sends the task back with feedback; the 3rd cycle goes to
-// BLOCKED.
+// Revisions: the reviewer sends the task back with feedback; after 3 cycles the next goes
+// to BLOCKED with the Loop Summary.
 func (m *Task) transition9(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	if !(in.Role == RoleHuman) {
 		return st.From, &PermissionError{
@@ -1422,11 +1472,17 @@ func (m *Task) transition9(ctx context.Context, st TaskStep, in *TaskInput, dry 
 	}
 	to := StateInProgress
 	redirected := false
-	tripReviewCycles := m.nReviewCycles+1 >= 3
+	var summaryBlockReason string // written by a tripped limit
+	tripReviewCycles := m.nReviewCycles+1 >= m.limitReviewCycles
 	if tripReviewCycles && !redirected {
+		summaryBlockReason = "review_cycles reached its maximum of " + strconv.Itoa(m.limitReviewCycles-1) + ": " + st.From.String() + " -> " + to.String() + " went to BLOCKED instead"
 		to, redirected = StateBlocked, true
 	}
-	if errs := m.Context.requirements(to, nil); errs != nil {
+	after := m.Context
+	if summaryBlockReason != "" {
+		after.BlockReason = summaryBlockReason
+	}
+	if errs := after.requirements(to, nil); errs != nil {
 		if dry {
 			return st.From, ErrValidation
 		}
@@ -1442,6 +1498,9 @@ func (m *Task) transition9(ctx context.Context, st TaskStep, in *TaskInput, dry 
 		return to, nil
 	}
 	st.To = to
+	if summaryBlockReason != "" {
+		m.Context.BlockReason = summaryBlockReason
+	}
 	m.hooks.PostReviewComment(ctx, m, st)
 	if tripReviewCycles {
 		m.nReviewCycles = 0
@@ -1453,7 +1512,7 @@ func (m *Task) transition9(ctx context.Context, st TaskStep, in *TaskInput, dry 
 	return to, m.commit(ctx, st, in, 9)
 }
 
-// transition10 is the transition at ../../examples/approval/approval.fsm.yaml:156: REVIEW
+// transition10 is the transition at ../../examples/approval/approval.fsm.yaml:167: REVIEW
 // on NEEDS_APPROVAL -> NEEDS_APPROVAL.
 func (m *Task) transition10(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	if !(in.Role == RoleHuman || in.Role == RoleSystem) {
@@ -1485,7 +1544,7 @@ func (m *Task) transition10(ctx context.Context, st TaskStep, in *TaskInput, dry
 	return to, m.commit(ctx, st, in, 10)
 }
 
-// transition11 is the transition at ../../examples/approval/approval.fsm.yaml:157: REVIEW
+// transition11 is the transition at ../../examples/approval/approval.fsm.yaml:168: REVIEW
 // on BLOCKED -> BLOCKED.
 func (m *Task) transition11(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	if !(in.Role == RoleHuman || in.Role == RoleSystem) {
@@ -1517,7 +1576,7 @@ func (m *Task) transition11(ctx context.Context, st TaskStep, in *TaskInput, dry
 	return to, m.commit(ctx, st, in, 11)
 }
 
-// transition12 is the transition at ../../examples/approval/approval.fsm.yaml:158: REVIEW
+// transition12 is the transition at ../../examples/approval/approval.fsm.yaml:169: REVIEW
 // on DONE -> DONE.
 //
 // Approve: Human by default, Lead if the policy allows (✓* = requires human approval by
@@ -1553,7 +1612,7 @@ func (m *Task) transition12(ctx context.Context, st TaskStep, in *TaskInput, dry
 	return to, m.commit(ctx, st, in, 12)
 }
 
-// transition13 is the transition at ../../examples/approval/approval.fsm.yaml:163: REVIEW
+// transition13 is the transition at ../../examples/approval/approval.fsm.yaml:174: REVIEW
 // on CANCELED -> CANCELED.
 func (m *Task) transition13(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	if !(in.Role == RoleHuman) {
@@ -1573,7 +1632,7 @@ func (m *Task) transition13(ctx context.Context, st TaskStep, in *TaskInput, dry
 	return to, m.commit(ctx, st, in, 13)
 }
 
-// transition14 is the transition at ../../examples/approval/approval.fsm.yaml:166:
+// transition14 is the transition at ../../examples/approval/approval.fsm.yaml:177:
 // NEEDS_APPROVAL on INBOX -> INBOX.
 func (m *Task) transition14(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	if !(in.Role == RoleHuman) {
@@ -1593,7 +1652,7 @@ func (m *Task) transition14(ctx context.Context, st TaskStep, in *TaskInput, dry
 	return to, m.commit(ctx, st, in, 14)
 }
 
-// transition15 is the transition at ../../examples/approval/approval.fsm.yaml:167:
+// transition15 is the transition at ../../examples/approval/approval.fsm.yaml:178:
 // NEEDS_APPROVAL on ASSIGNED -> ASSIGNED.
 func (m *Task) transition15(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	if !(in.Role == RoleHuman) {
@@ -1625,7 +1684,7 @@ func (m *Task) transition15(ctx context.Context, st TaskStep, in *TaskInput, dry
 	return to, m.commit(ctx, st, in, 15)
 }
 
-// transition16 is the transition at ../../examples/approval/approval.fsm.yaml:168:
+// transition16 is the transition at ../../examples/approval/approval.fsm.yaml:179:
 // NEEDS_APPROVAL on IN_PROGRESS -> IN_PROGRESS.
 func (m *Task) transition16(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	if !(in.Role == RoleHuman) {
@@ -1657,7 +1716,7 @@ func (m *Task) transition16(ctx context.Context, st TaskStep, in *TaskInput, dry
 	return to, m.commit(ctx, st, in, 16)
 }
 
-// transition17 is the transition at ../../examples/approval/approval.fsm.yaml:169:
+// transition17 is the transition at ../../examples/approval/approval.fsm.yaml:180:
 // NEEDS_APPROVAL on REVIEW -> REVIEW.
 func (m *Task) transition17(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	if !(in.Role == RoleHuman) {
@@ -1689,7 +1748,7 @@ func (m *Task) transition17(ctx context.Context, st TaskStep, in *TaskInput, dry
 	return to, m.commit(ctx, st, in, 17)
 }
 
-// transition18 is the transition at ../../examples/approval/approval.fsm.yaml:170:
+// transition18 is the transition at ../../examples/approval/approval.fsm.yaml:181:
 // NEEDS_APPROVAL on BLOCKED -> BLOCKED.
 func (m *Task) transition18(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	if !(in.Role == RoleHuman || in.Role == RoleSystem) {
@@ -1721,7 +1780,7 @@ func (m *Task) transition18(ctx context.Context, st TaskStep, in *TaskInput, dry
 	return to, m.commit(ctx, st, in, 18)
 }
 
-// transition19 is the transition at ../../examples/approval/approval.fsm.yaml:171:
+// transition19 is the transition at ../../examples/approval/approval.fsm.yaml:182:
 // NEEDS_APPROVAL on DONE -> DONE.
 func (m *Task) transition19(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	if !(in.Role == RoleHuman) {
@@ -1754,7 +1813,7 @@ func (m *Task) transition19(ctx context.Context, st TaskStep, in *TaskInput, dry
 	return to, m.commit(ctx, st, in, 19)
 }
 
-// transition20 is the transition at ../../examples/approval/approval.fsm.yaml:172:
+// transition20 is the transition at ../../examples/approval/approval.fsm.yaml:183:
 // NEEDS_APPROVAL on CANCELED -> CANCELED.
 func (m *Task) transition20(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	if !(in.Role == RoleHuman) {
@@ -1774,7 +1833,7 @@ func (m *Task) transition20(ctx context.Context, st TaskStep, in *TaskInput, dry
 	return to, m.commit(ctx, st, in, 20)
 }
 
-// transition21 is the transition at ../../examples/approval/approval.fsm.yaml:175: BLOCKED
+// transition21 is the transition at ../../examples/approval/approval.fsm.yaml:186: BLOCKED
 // on ASSIGNED -> ASSIGNED.
 func (m *Task) transition21(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	if !(in.Role == RoleHuman) {
@@ -1806,7 +1865,7 @@ func (m *Task) transition21(ctx context.Context, st TaskStep, in *TaskInput, dry
 	return to, m.commit(ctx, st, in, 21)
 }
 
-// transition22 is the transition at ../../examples/approval/approval.fsm.yaml:176: BLOCKED
+// transition22 is the transition at ../../examples/approval/approval.fsm.yaml:187: BLOCKED
 // on IN_PROGRESS -> IN_PROGRESS.
 func (m *Task) transition22(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	if !(in.Role == RoleHuman) {
@@ -1838,7 +1897,7 @@ func (m *Task) transition22(ctx context.Context, st TaskStep, in *TaskInput, dry
 	return to, m.commit(ctx, st, in, 22)
 }
 
-// transition23 is the transition at ../../examples/approval/approval.fsm.yaml:177: BLOCKED
+// transition23 is the transition at ../../examples/approval/approval.fsm.yaml:188: BLOCKED
 // on NEEDS_APPROVAL -> NEEDS_APPROVAL.
 func (m *Task) transition23(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	if !(in.Role == RoleHuman || in.Role == RoleSystem) {
@@ -1870,7 +1929,7 @@ func (m *Task) transition23(ctx context.Context, st TaskStep, in *TaskInput, dry
 	return to, m.commit(ctx, st, in, 23)
 }
 
-// transition24 is the transition at ../../examples/approval/approval.fsm.yaml:178: BLOCKED
+// transition24 is the transition at ../../examples/approval/approval.fsm.yaml:189: BLOCKED
 // on CANCELED -> CANCELED.
 func (m *Task) transition24(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	if !(in.Role == RoleHuman) {
@@ -1958,7 +2017,10 @@ type TaskSnapshot struct {
 	Counters struct {
 		ReviewCycles int `json:"ReviewCycles,omitempty"`
 	} `json:"counters"`
-	Keys map[string]IdempotencyRecord `json:"keys,omitempty"`
+	// Limits holds the configurable limits changed at run time, by counter name, as the spec
+	// writes them.
+	Limits map[string]int               `json:"limits,omitempty"`
+	Keys   map[string]IdempotencyRecord `json:"keys,omitempty"`
 }
 
 // Snapshot returns the machine's state, context and bookkeeping. It shares nothing with the
@@ -1974,6 +2036,7 @@ func (m *Task) Snapshot() TaskSnapshot {
 	}
 	s.Policies = m.Policies
 	s.Counters.ReviewCycles = m.nReviewCycles
+	s.Limits = m.changedLimits()
 	if len(m.keys) > 0 {
 		s.Keys = make(map[string]IdempotencyRecord, len(m.keys))
 		for k, r := range m.keys {
@@ -2001,6 +2064,9 @@ func RestoreTask(s TaskSnapshot, hooks TaskHooks) (*Task, error) {
 	m.Context, m.updatedAt = s.Context, s.UpdatedAt
 	m.Policies = s.Policies
 	m.nReviewCycles = s.Counters.ReviewCycles
+	if err := m.setLimits(s.Limits); err != nil {
+		return nil, err
+	}
 	for k, r := range s.Keys {
 		if m.keys == nil {
 			m.keys = map[string]idempotencyRecord{}
@@ -2088,6 +2154,9 @@ type TaskLogEntry struct {
 	Key        string `json:"idempotencyKey,omitempty"`
 	// Policies are the machine's policies after the transition.
 	Policies *TaskPolicies `json:"policies,omitempty"`
+	// Limits are the configurable limits changed at run time, by counter name, as the spec
+	// writes them (nil: the spec's).
+	Limits map[string]int `json:"limits,omitempty"`
 	// Context is the machine's context after the transition, as its actions left it.
 	Context json.RawMessage `json:"context,omitempty"`
 	// Payload is the event's payload, for events that carry one.
@@ -2104,6 +2173,7 @@ func (m *Task) logEntry(st TaskStep, in *TaskInput, t int) (TaskLogEntry, error)
 		From:       st.From,
 		Key:        in.Key,
 		Kind:       "STATE_TRANSITION",
+		Limits:     m.changedLimits(),
 		Metadata:   map[string]string{},
 		Policies:   &policies,
 		Reason:     in.Reason,
@@ -2260,7 +2330,16 @@ var loggedTransitions = [...]loggedTransition{
 }
 
 // counterLimits are the counters' limits (0: none), by index.
-var counterLimits = [1]int{3}
+var counterLimits = [1]int{4}
+
+// limit returns the limit of counter i in force (0: none), as counterLimits counts it.
+func (m *Task) limit(i int) int {
+	switch i {
+	case 0:
+		return m.limitReviewCycles
+	}
+	return counterLimits[i]
+}
 
 // counter returns counter i (of state s for a per-state counter).
 func (m *Task) counter(i int, s State) *int {
@@ -2304,6 +2383,9 @@ func (m *Task) apply(e *TaskLogEntry) error {
 	if e.Policies != nil {
 		m.Policies = *e.Policies
 	}
+	if err := m.setLimits(e.Limits); err != nil {
+		return err
+	}
 	if len(e.Context) > 0 {
 		m.Context = TaskContext{}
 		if err := json.Unmarshal(e.Context, &m.Context); err != nil {
@@ -2318,7 +2400,7 @@ func (m *Task) apply(e *TaskLogEntry) error {
 		n := m.counter(c, e.From)
 		*n++
 		// A tripped limit redirected the transition and restarted the counter.
-		if counterLimits[c] > 0 && *n >= counterLimits[c] {
+		if limit := m.limit(c); limit > 0 && *n >= limit {
 			*n = 0
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"regexp"
 	"slices"
 	"sort"
@@ -35,6 +36,8 @@ type SimStep struct {
 	From  string `json:"from"`
 	To    string `json:"to"`
 	Line  int    `json:"line"`
+	// Wrote holds the context fields the machine itself wrote: a tripped limit's summary.
+	Wrote map[string]string `json:"wrote,omitempty"`
 }
 
 // SimRejection is the refused event that ended the run.
@@ -341,7 +344,14 @@ func runSim(m *ir.Machine, order []string, in interp.Inputs, perStep []stepGuard
 			res.Rejected.AllowedTransitions = eventList(x.Allowed(in))
 			break
 		}
-		res.Steps = append(res.Steps, SimStep{Index: i, Event: name, From: st.From.Name, To: st.To.Name, Line: st.Transition.Pos.Line})
+		done := SimStep{Index: i, Event: name, From: st.From.Name, To: st.To.Name, Line: st.Transition.Pos.Line}
+		if st.Summary != "" {
+			// The machine wrote the limit's summary into the context: later steps see it.
+			f := st.Tripped.Summary
+			in.Context[f.Index] = st.Summary
+			done.Wrote = map[string]string{f.Name: st.Summary}
+		}
+		res.Steps = append(res.Steps, done)
 	}
 	res.Final = x.State.Name
 	if len(m.Counters) > 0 {
@@ -376,6 +386,9 @@ func writeSimText(w io.Writer, r *SimResult) {
 	fmt.Fprintf(&b, "start: %s\n", r.Initial)
 	for _, s := range r.Steps {
 		fmt.Fprintf(&b, "%d: %s: %s -> %s\n", s.Index, s.Event, s.From, s.To)
+		for _, f := range slices.Sorted(maps.Keys(s.Wrote)) {
+			fmt.Fprintf(&b, "   %s = %q\n", f, s.Wrote[f])
+		}
 	}
 	if rj := r.Rejected; rj != nil {
 		fmt.Fprintf(&b, "%d: %s: refused in %s (%s): %s\n", rj.Index, rj.Event, rj.State, rj.Reason, rj.Message)

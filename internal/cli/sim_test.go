@@ -2,6 +2,8 @@ package cli
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -49,5 +51,41 @@ final: closed
 	}
 	if r := res.Rejected; r == nil || r.AllowedTransitions == nil || len(r.AllowedTransitions) != 0 || !strings.Contains(out, `"allowedTransitions": []`) {
 		t.Errorf("JSON rejection %+v: want an empty allowedTransitions list", r)
+	}
+}
+
+// TestSimLimitSummary: a limit that redirects writes its summary into the context, which the
+// target's requirements see; sim prints it under the step and later steps keep it.
+func TestSimLimitSummary(t *testing.T) {
+	spec := filepath.Join(t.TempDir(), "loop.fsm.yaml")
+	os.WriteFile(spec, []byte(`version: 1
+machine: Loop
+package: loop
+context:
+  reason: { type: string, non_empty: true }
+counters:
+  cycles: { max: 1, then: blocked, summary: reason }
+states:
+  work: { initial: true }
+  review: {}
+  blocked: { requires: [reason] }
+transitions:
+  - { from: work, to: review }
+  - { from: review, to: work, increment: cycles }
+  - { from: blocked, to: work }
+`), 0o644)
+	code, out, _ := run(t, "sim", spec, "--events", "review,work,review,work,work")
+	want := `start: work
+0: review: work -> review
+1: work: review -> work
+2: review: work -> review
+3: work: review -> blocked
+   reason = "cycles reached its maximum of 1: review -> work went to blocked instead"
+4: work: blocked -> work
+final: work
+counter cycles: 0
+`
+	if code != ExitOK || out != want {
+		t.Errorf("code %d\n--- got\n%s--- want\n%s", code, out, want)
 	}
 }

@@ -542,28 +542,44 @@ func (g *gen) transition(f *File, t *ir.Transition) {
 				redirects = true
 			}
 		}
+		// summaries are the context fields a redirecting limit writes its summary into.
+		var summaries []*ir.Field
 		if len(limited) > 0 {
 			if redirects {
 				b.Id("redirected").Op(":=").False()
+			}
+			for _, c := range limited {
+				if c.Then != nil && c.Summary != nil && !slices.Contains(summaries, c.Summary) {
+					summaries = append(summaries, c.Summary)
+					b.Var().Id("summary" + c.Summary.GoName).String().Comment("// written by a tripped limit")
+				}
 			}
 			for _, c := range limited {
 				v := Id("m").Dot(counterField(c))
 				if c.PerState {
 					v = v.Index(Id("st").Dot("From"))
 				}
-				b.Id("trip" + c.GoName).Op(":=").Add(v).Op("+").Lit(1).Op(">=").Lit(c.Limit)
+				if c.Max && !c.Configurable {
+					// The counter may reach its max: the increment that would pass it trips.
+					b.Id("trip" + c.GoName).Op(":=").Add(v).Op(">=").Lit(c.Bound())
+				} else {
+					b.Id("trip" + c.GoName).Op(":=").Add(v).Op("+").Lit(1).Op(">=").Add(tripLimit(c))
+				}
 				if c.Then == nil {
 					cond := Id("trip" + c.GoName)
 					if redirects {
 						cond = Id("trip" + c.GoName).Op("&&").Op("!").Id("redirected")
 					}
 					b.If(cond).Block(Return(Id("st").Dot("From"), Op("&").Id("LimitError").Values(Dict{
-						Id("State"): Id("st").Dot("From"), Id("Event"): Id("st").Dot("Event"), Id("Counter"): Lit(c.Name), Id("Limit"): Lit(c.Limit)})))
+						Id("State"): Id("st").Dot("From"), Id("Event"): Id("st").Dot("Event"), Id("Counter"): Lit(c.Name), Id("Limit"): tripLimit(c)})))
 					continue
 				}
-				b.If(Id("trip" + c.GoName).Op("&&").Op("!").Id("redirected")).Block(
-					List(Id("to"), Id("redirected")).Op("=").List(Id("State"+c.Then.GoName), True()),
-				)
+				var body []Code
+				if c.Summary != nil {
+					body = append(body, Id("summary"+c.Summary.GoName).Op("=").Add(summaryExpr(c, Id("to"))))
+				}
+				body = append(body, List(Id("to"), Id("redirected")).Op("=").List(Id("State"+c.Then.GoName), True()))
+				b.If(Id("trip" + c.GoName).Op("&&").Op("!").Id("redirected")).Block(body...)
 			}
 		}
 		internalExpr := func() *Statement {
@@ -578,6 +594,14 @@ func (g *gen) transition(f *File, t *ir.Transition) {
 		// Requirements, when a state the transition can enter requires fields.
 		if g.targetsRequire(t) {
 			check := Id("errs").Op(":=").Id("m").Dot("Context").Dot("requirements").Call(Id("to"), Nil())
+			if len(summaries) > 0 {
+				// The target's requirements see the summaries the machine is about to write.
+				b.Id("after").Op(":=").Id("m").Dot("Context")
+				for _, fd := range summaries {
+					b.If(Id("summary" + fd.GoName).Op("!=").Lit("")).Block(Id("after").Dot(fd.GoName).Op("=").Id("summary" + fd.GoName))
+				}
+				check = Id("errs").Op(":=").Id("after").Dot("requirements").Call(Id("to"), Nil())
+			}
 			body := []Code{
 				If(Id("dry")).Block(Return(Id("st").Dot("From"), Id("ErrValidation"))),
 				Return(Id("st").Dot("From"), Op("&").Id("ValidationError").Values(Dict{
@@ -597,7 +621,10 @@ func (g *gen) transition(f *File, t *ir.Transition) {
 			b.Id("st").Dot("At").Op("=").Id("m").Dot("now").Call(Id("in"))
 		}
 
-		// Apply: exit, actions, counters, state, entry, checkpoints.
+		// Apply: summaries, exit, actions, counters, state, entry, checkpoints.
+		for _, fd := range summaries {
+			b.If(Id("summary" + fd.GoName).Op("!=").Lit("")).Block(Id("m").Dot("Context").Dot(fd.GoName).Op("=").Id("summary" + fd.GoName))
+		}
 		if g.anyExit() {
 			if !internal {
 				b.Id("m").Dot("exit").Call(Id("ctx"), Id("st"))

@@ -35,6 +35,7 @@ func Generate(m *ir.Machine, source string) ([]byte, error) {
 	g.errors(f)
 	g.context(f)
 	g.machine(f)
+	g.limits(f)
 	g.fire(f)
 	g.snapshot(f)
 	g.store(f)

@@ -140,6 +140,9 @@ func (g *gen) machine(f *File) {
 				fields = append(fields, Id(counterField(c)).Int().Comment(fmt.Sprintf("counter %s", quoted(c.Name))))
 			}
 		}
+		for _, c := range g.configurable() {
+			fields = append(fields, Id(limitField(c)).Int().Comment(fmt.Sprintf("the count whose increment trips counter %s", quoted(c.Name))))
+		}
 	}
 	for _, s := range m.States {
 		if s.Remembers {
@@ -205,6 +208,9 @@ func (g *gen) machine(f *File) {
 		if g.anyTimeouts() {
 			b.Id("m").Dot("timeouts").Op("=").Id("defaultTimeouts").Call()
 		}
+		for _, c := range g.configurable() {
+			b.Id("m").Dot(limitField(c)).Op("=").Lit(c.Limit)
+		}
 		b.Return(Id("m"))
 	})
 	f.Line()
@@ -225,7 +231,7 @@ func (g *gen) machine(f *File) {
 	for _, c := range m.Counters {
 		doc := fmt.Sprintf("Count%s returns the counter %s", c.GoName, quoted(c.Name))
 		if c.Limit > 0 {
-			doc += fmt.Sprintf(" (limit %d)", c.Limit)
+			doc += fmt.Sprintf(" (%s %d)", c.BoundKey(), c.Bound())
 		}
 		if c.PerState {
 			f.Comment(comment(doc + " of state s."))

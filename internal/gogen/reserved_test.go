@@ -132,6 +132,9 @@ func specDerived(m *ir.Machine) func(string) bool {
 	}
 	for _, c := range m.Counters {
 		add("Count"+c.GoName, "n"+c.GoName)
+		if c.Configurable && c.Limit > 0 {
+			add(c.LimitMethod()+c.GoName, "Set"+c.LimitMethod()+c.GoName, "limit"+c.GoName)
+		}
 	}
 	for _, g := range m.Guards {
 		add("threshold" + g.GoName)

@@ -93,6 +93,10 @@ func (g *gen) snapshot(f *File) {
 		fields = append(fields, doc("Timeouts holds timeouts changed at run time."),
 			Id("Timeouts").Map(Id("State")).Qual("time", "Duration").Tag(map[string]string{"json": "timeouts,omitempty"}))
 	}
+	if len(g.configurable()) > 0 {
+		fields = append(fields, doc("Limits holds the configurable limits changed at run time, by counter name, as the spec\nwrites them."),
+			Id("Limits").Map(String()).Int().Tag(map[string]string{"json": "limits,omitempty"}))
+	}
 	if m.RecordHistory {
 		fields = append(fields, Id("History").Index().Id(g.name("Record")).Tag(map[string]string{"json": "history,omitempty"}))
 	}
@@ -156,6 +160,9 @@ func (g *gen) snapshot(f *File) {
 					Id("s").Dot("Timeouts").Index(Id("State").Call(Id("st"))).Op("=").Id("d"),
 				),
 			)
+		}
+		if len(g.configurable()) > 0 {
+			b.Id("s").Dot("Limits").Op("=").Id("m").Dot("changedLimits").Call()
 		}
 		if m.RecordHistory {
 			b.Id("s").Dot("History").Op("=").Id("m").Dot("History").Call()
@@ -243,6 +250,10 @@ func (g *gen) snapshot(f *File) {
 				If(Id("st").Op(">=").Id("NumStates")).Block(errf("invalid timeout state %d", Id("st"))),
 				Id("m").Dot("timeouts").Index(Id("st")).Op("=").Id("d"),
 			)
+		}
+		if len(g.configurable()) > 0 {
+			b.If(Err().Op(":=").Id("m").Dot("setLimits").Call(Id("s").Dot("Limits")), Err().Op("!=").Nil()).Block(
+				Return(Nil(), Err()))
 		}
 		if m.RecordHistory {
 			b.Id("m").Dot("history").Op("=").Append(Index().Id(g.name("Record")).Call(Nil()), Id("s").Dot("History").Op("..."))

@@ -200,6 +200,10 @@ func (g *gen) logEntryType(f *File) {
 		entry = append(entry, doc("Policies are the machine's policies after the transition."),
 			Id("Policies").Op("*").Id(g.name("Policies")).Tag(map[string]string{"json": "policies,omitempty"}))
 	}
+	if len(g.configurable()) > 0 {
+		entry = append(entry, doc("Limits are the configurable limits changed at run time, by counter name, as the spec\nwrites them (nil: the spec's)."),
+			Id("Limits").Map(String()).Int().Tag(map[string]string{"json": "limits,omitempty"}))
+	}
 	entry = append(entry,
 		doc("Context is the machine's context after the transition, as its actions left it."),
 		Id("Context").Qual("encoding/json", "RawMessage").Tag(map[string]string{"json": "context,omitempty"}),
@@ -229,6 +233,9 @@ func (g *gen) logEntryType(f *File) {
 			b.Id("policies").Op(":=").Id("m").Dot("Policies").Comment("a copy: the entry must not change with the machine")
 			d[Id("Policies")] = Op("&").Id("policies")
 		}
+		if len(g.configurable()) > 0 {
+			d[Id("Limits")] = Id("m").Dot("changedLimits").Call()
+		}
 		b.Id("e").Op(":=").Id(L).Values(d)
 		if g.timing {
 			b.If(Id("m").Dot("seq").Op("==").Lit(1)).Block(Id("e").Dot("Created").Op("=").Id("m").Dot("createdAt"))
@@ -253,6 +260,15 @@ func (g *gen) logEntryType(f *File) {
 		b.Return(Id("e"), Err())
 	})
 	f.Line()
+}
+
+// replayTrip restarts counter c (at *n) when the replayed increment tripped its limit: the
+// limit in force, for a machine with configurable limits.
+func (g *gen) replayTrip() *Statement {
+	if len(g.configurable()) > 0 {
+		return If(Id("limit").Op(":=").Id("m").Dot("limit").Call(Id("c")), Id("limit").Op(">").Lit(0).Op("&&").Op("*").Id("n").Op(">=").Id("limit")).Block(Op("*").Id("n").Op("=").Lit(0))
+	}
+	return If(Id("counterLimits").Index(Id("c")).Op(">").Lit(0).Op("&&").Op("*").Id("n").Op(">=").Id("counterLimits").Index(Id("c"))).Block(Op("*").Id("n").Op("=").Lit(0))
 }
 
 // counterLimits reports whether some counter has a limit.
@@ -345,6 +361,18 @@ func (g *gen) loggedTransitions(f *File) {
 		})
 		f.Line()
 	}
+	if len(g.configurable()) > 0 {
+		f.Comment("// limit returns the limit of counter i in force (0: none), as counterLimits counts it.")
+		f.Func().Params(Id("m").Op("*").Id(T)).Id("limit").Params(Id("i").Int()).Int().BlockFunc(func(b *Group) {
+			var cases []Code
+			for _, c := range g.configurable() {
+				cases = append(cases, Case(Lit(c.Index)).Block(Return(Id("m").Dot(limitField(c)))))
+			}
+			b.Switch(Id("i")).Block(cases...)
+			b.Return(Id("counterLimits").Index(Id("i")))
+		})
+		f.Line()
+	}
 	if g.resetsOnSuccess {
 		f.Comment("// resetOnSuccess are the counters every successful transition resets, by index.")
 		f.Var().Id("resetOnSuccess").Op("=").Index().Int().ValuesFunc(func(v *Group) {
@@ -426,6 +454,9 @@ func (g *gen) replay(f *File) {
 		if len(m.Policies) > 0 {
 			b.If(Id("e").Dot("Policies").Op("!=").Nil()).Block(Id("m").Dot("Policies").Op("=").Op("*").Id("e").Dot("Policies"))
 		}
+		if len(g.configurable()) > 0 {
+			b.If(Err().Op(":=").Id("m").Dot("setLimits").Call(Id("e").Dot("Limits")), Err().Op("!=").Nil()).Block(Return(Err()))
+		}
 		b.If(Len(Id("e").Dot("Context")).Op(">").Lit(0)).Block(
 			Id("m").Dot("Context").Op("=").Id(g.name("Context")).Values(),
 			If(Err().Op(":=").Qual("encoding/json", "Unmarshal").Call(Id("e").Dot("Context"), Op("&").Id("m").Dot("Context")), Err().Op("!=").Nil()).Block(Return(Err())),
@@ -478,7 +509,7 @@ func (g *gen) replay(f *File) {
 						Id("n").Op(":=").Add(counter),
 						Op("*").Id("n").Op("++"),
 						Comment("A tripped limit redirected the transition and restarted the counter."),
-						If(Id("counterLimits").Index(Id("c")).Op(">").Lit(0).Op("&&").Op("*").Id("n").Op(">=").Id("counterLimits").Index(Id("c"))).Block(Op("*").Id("n").Op("=").Lit(0)),
+						g.replayTrip(),
 					)
 				} else {
 					b.For(List(Id("_"), Id("c")).Op(":=").Range().Id("t").Dot("inc")).Block(Op("*").Add(counter.Clone()).Op("++"))

@@ -48,6 +48,9 @@ type Step struct {
 	From, To   *ir.State
 	Transition *ir.Transition
 	Tripped    *ir.Counter // the counter whose limit redirected the transition, if any
+	// Summary is what the tripped counter wrote into its summary field (Tripped.Summary),
+	// or "" when it has none. The caller's context must take it: the machine wrote it.
+	Summary    string
 	Actions    []*ir.Action
 	Checkpoint []*ir.Checkpoint
 }
@@ -70,12 +73,17 @@ type Machine struct {
 	State    *ir.State
 	Counters [][]int     // [counter][slot]: one slot, or one per state when per_state
 	Memory   []*ir.State // by state index: the state a remembering state was entered from (nil until one is)
+	// Limits are the counters' limits in force, by counter index, as ir.Counter.Limit
+	// counts them (the count whose increment trips; 0: none): the spec's, unless SetLimit
+	// changed a configurable one.
+	Limits []int
 }
 
 // New starts a machine in its initial state.
 func New(m *ir.Machine) *Machine {
-	x := &Machine{IR: m, State: m.Initial, Counters: make([][]int, len(m.Counters))}
+	x := &Machine{IR: m, State: m.Initial, Counters: make([][]int, len(m.Counters)), Limits: make([]int, len(m.Counters))}
 	for i, c := range m.Counters {
+		x.Limits[i] = c.Limit
 		n := 1
 		if c.PerState {
 			n = len(m.States)
@@ -83,6 +91,32 @@ func New(m *ir.Machine) *Machine {
 		x.Counters[i] = make([]int, n)
 	}
 	return x
+}
+
+// SetLimit changes a configurable counter's limit to n as the spec writes it (the max, for a
+// max counter), as the generated SetLimit<Counter> and SetMax<Counter> do.
+func (x *Machine) SetLimit(c *ir.Counter, n int) error {
+	switch {
+	case !c.Configurable || c.Limit == 0:
+		return fmt.Errorf("counter %s is not configurable", c.Name)
+	case c.Max && n < 0:
+		return fmt.Errorf("counter %s: max %d is below 0", c.Name, n)
+	case !c.Max && n < 1:
+		return fmt.Errorf("counter %s: limit %d is below 1", c.Name, n)
+	}
+	if c.Max {
+		n++
+	}
+	x.Limits[c.Index] = n
+	return nil
+}
+
+// Bound returns the limit of c in force, as the spec writes it.
+func (x *Machine) Bound(c *ir.Counter) int {
+	if c.Max {
+		return x.Limits[c.Index] - 1
+	}
+	return x.Limits[c.Index]
 }
 
 // Remembered returns the state the remembering state h was last entered from, or nil.
@@ -242,13 +276,21 @@ func (x *Machine) decide(e *ir.Event, in Inputs) (*plan, *Rejection) {
 		p.step.To = mem
 	}
 	for _, c := range t.Increment {
-		if c.Limit > 0 && x.Counters[c.Index][slot(c, s)]+1 >= c.Limit {
+		if limit := x.Limits[c.Index]; limit > 0 && x.Counters[c.Index][slot(c, s)]+1 >= limit {
 			p.trips = append(p.trips, c)
 			if p.step.Tripped != nil {
 				continue
 			}
 			if c.Then == nil {
-				return nil, x.reject(LimitReached, e, "%s on %s: counter %s reached its limit of %d", s.Name, e.Name, c.Name, c.Limit)
+				return nil, x.reject(LimitReached, e, "%s on %s: counter %s reached its limit of %d", s.Name, e.Name, c.Name, limit)
+			}
+			if c.Summary != nil {
+				// Written before the target's requirements are checked, so that they see it.
+				p.step.Summary = c.SummaryText(x.Bound(c), s.Name, p.step.To.Name)
+				ctx := make([]any, len(x.IR.Fields))
+				copy(ctx, in.Context)
+				ctx[c.Summary.Index] = p.step.Summary
+				in.Context = ctx
 			}
 			p.step.Tripped, p.step.To, p.internal = c, c.Then, false
 		}

@@ -289,3 +289,36 @@ func TestActionOrderAndCheckpoints(t *testing.T) {
 		t.Errorf("internal transition actions = %v, want [plate]", st.Actions)
 	}
 }
+
+// TestSetLimit: only a configurable limit changes, within its range, and the summary a
+// redirect writes names the limit in force.
+func TestSetLimit(t *testing.T) {
+	m := load(t, "../../examples/approval/approval.fsm.yaml")
+	var cycles *ir.Counter
+	for _, c := range m.Counters {
+		if c.Name == "review_cycles" {
+			cycles = c
+		}
+	}
+	x := interp.New(m)
+	if x.Bound(cycles) != 3 || x.Limits[cycles.Index] != 4 {
+		t.Fatalf("bound %d, limit %d", x.Bound(cycles), x.Limits[cycles.Index])
+	}
+	if err := x.SetLimit(cycles, -1); err == nil {
+		t.Error("a negative max was accepted")
+	}
+	if err := x.SetLimit(cycles, 0); err != nil || x.Bound(cycles) != 0 {
+		t.Errorf("max 0: %v, bound %d", err, x.Bound(cycles))
+	}
+	other := &ir.Counter{Name: "other", Limit: 3}
+	if err := x.SetLimit(other, 5); err == nil {
+		t.Error("a limit that is not configurable changed")
+	}
+	other.Configurable = true
+	if err := x.SetLimit(other, 0); err == nil {
+		t.Error("a limit of 0 was accepted")
+	}
+	if got := cycles.SummaryText(0, "REVIEW", "IN_PROGRESS"); got != "review_cycles reached its maximum of 0: REVIEW -> IN_PROGRESS went to BLOCKED instead" {
+		t.Errorf("summary %q", got)
+	}
+}

@@ -5,6 +5,7 @@
 package ir
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/fsmgen/fsmgen/internal/diag"
@@ -216,8 +217,64 @@ type Counter struct {
 	Pos            Pos
 	PerState       bool
 	ResetOnSuccess bool
-	Limit          int    // 0: no limit
-	Then           *State // where a tripped limit goes; nil: the transition is refused
+	// Limit is the count whose increment trips the counter (0: no limit). A limit written
+	// as max: N (the counter may reach N) is N+1.
+	Limit int
+	Max   bool   // the limit was written as max
+	Then  *State // where a tripped limit goes; nil: the transition is refused
+	// Summary is the string context field a redirecting limit writes its summary into
+	// (nil: none).
+	Summary *Field
+	// Configurable lets the program change the limit at run time.
+	Configurable bool
+}
+
+// Bound is the limit as the spec writes it: the max for a max counter, else the limit.
+func (c *Counter) Bound() int {
+	if c.Max {
+		return c.Limit - 1
+	}
+	return c.Limit
+}
+
+// LimitMethod is the word of the generated accessors of a configurable limit:
+// Max<Counter> and SetMax<Counter> for a max counter, Limit<Counter> and
+// SetLimit<Counter> otherwise.
+func (c *Counter) LimitMethod() string {
+	if c.Max {
+		return "Max"
+	}
+	return "Limit"
+}
+
+// BoundKey is the spec key of the limit: "max" or "limit".
+func (c *Counter) BoundKey() string {
+	if c.Max {
+		return "max"
+	}
+	return "limit"
+}
+
+// SummaryText is the summary a tripped limit writes: bound is the limit in force (as the
+// spec writes it), from and to the transition it redirected, as it would have gone.
+// Generated code builds the same text from the same parts (SummaryParts).
+func (c *Counter) SummaryText(bound int, from, to string) string {
+	a, b, d := c.SummaryParts()
+	return a + strconv.Itoa(bound) + b + from + " -> " + to + d
+}
+
+// SummaryParts are the constant parts of the summary: before the bound, between the bound
+// and the source state, and after the target.
+func (c *Counter) SummaryParts() (beforeBound, afterBound, end string) {
+	word := "limit"
+	if c.Max {
+		word = "maximum"
+	}
+	then := ""
+	if c.Then != nil {
+		then = c.Then.Name
+	}
+	return c.Name + " reached its " + word + " of ", ": ", " went to " + then + " instead"
 }
 
 // GuardKind says how a guard is evaluated.

@@ -75,7 +75,7 @@ func MachineMembers() []Reserved {
 		"State", "Seq", "SetStore", "SetLogger", "Remembered", "History", "Snapshot", "Clock", "SetClock",
 		"Timeout", "SetTimeout", "TimeoutLevel", "TimeInState", "TotalTime", "TimeByState", "EnteredAt",
 		"CreatedAt", "Expire", "apply", "commit", "counter", "enter", "exit", "fire", "logEntry", "logRefusal",
-		"moveClock", "now", "once", "persist", "remember", "step")...)
+		"moveClock", "now", "once", "persist", "remember", "step", "changedLimits", "setLimits", "limit")...)
 	out = append(out, reserved("field", "ID", "Context", "Policies", "state", "seq", "hooks", "store", "saved",
 		"updatedAt", "lastFrom", "lastEvent", "logger", "clock", "createdAt", "enteredAt", "timeByState", "timeouts", "history", "keys")...)
 	return out
@@ -268,6 +268,11 @@ func (l *lowerer) checkGoDecls() {
 			owner := fmt.Sprintf("counter %q", c.Name)
 			members.add("Count"+c.GoName, "method", "count "+c.GoName, owner, c.Pos)
 			members.add("n"+c.GoName, "field", "counter "+c.GoName, owner, c.Pos)
+			if c.Configurable && c.Limit > 0 {
+				members.add(c.LimitMethod()+c.GoName, "method", "limit "+c.GoName, owner, c.Pos)
+				members.add("Set"+c.LimitMethod()+c.GoName, "method", "set limit "+c.GoName, owner, c.Pos)
+				members.add("limit"+c.GoName, "field", "limit field "+c.GoName, owner, c.Pos)
+			}
 		}
 	}
 	for _, s := range m.States {

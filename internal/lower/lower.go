@@ -297,7 +297,10 @@ func (l *lowerer) declare() {
 			continue
 		}
 		co := &ir.Counter{Index: len(l.m.Counters), Name: c.Name.Value, GoName: counterGo.add(c.Name), Doc: c.Doc.Value, Pos: c.Name.Pos,
-			PerState: c.PerState.Value, ResetOnSuccess: c.ResetOnSuccess.Value, Limit: int(c.Limit.Value)}
+			PerState: c.PerState.Value, ResetOnSuccess: c.ResetOnSuccess.Value, Limit: int(c.Limit.Value), Configurable: c.Configurable.Value}
+		if c.Max.Set && !c.Max.Bad && !c.Limit.Set {
+			co.Limit, co.Max = int(c.Max.Value)+1, true
+		}
 		l.brokenDecl[any(co)] = c.Broken
 		l.m.Counters = append(l.m.Counters, co)
 		l.co[co.Name] = co
@@ -850,12 +853,31 @@ func (l *lowerer) resolveCounters() {
 		if co == nil || co.Pos != c.Name.Pos {
 			continue
 		}
+		limited := c.Limit.Set || c.Max.Set
+		if c.Limit.Set && c.Max.Set {
+			l.ds.Errorf(c.Max.Pos, "counter %q has both limit and max: give one (max: N is limit: N+1)", co.Name)
+		}
 		if c.Then.Set {
-			if !c.Limit.Set && !c.Broken {
+			if !limited && !c.Broken {
 				l.ds.Errorf(c.Then.Pos, "counter %q has then but no limit", co.Name)
 			}
 			if st, ok := ref(l, "state", l.st, c.Then); ok {
 				co.Then = st
+			}
+		}
+		if c.Configurable.Value && !limited && !c.Broken {
+			l.ds.Errorf(c.Configurable.Pos, "counter %q is configurable but has no limit or max to configure", co.Name)
+		}
+		if c.Summary.Set {
+			if !c.Then.Set && !c.Broken {
+				l.ds.Errorf(c.Summary.Pos, "counter %q has summary but no then: only a limit that redirects writes a summary (a refused transition changes nothing)", co.Name)
+			}
+			if fd, ok := ref(l, "context field", l.fi, c.Summary); ok {
+				if fd.Type.Kind != ir.String || fd.Type.Collection() {
+					l.ds.Errorf(c.Summary.Pos, "counter %q writes its summary into context field %q, which is of type %s: it must be a string", co.Name, fd.Name, fd.Type)
+				} else {
+					co.Summary = fd
+				}
 			}
 		}
 	}

@@ -568,11 +568,23 @@ func counters(m *ir.Machine) *Table {
 			scope = "per state (counts for the source state)"
 		}
 		limit := ""
-		switch {
-		case c.Limit > 0 && c.Then != nil:
-			limit = strconv.Itoa(c.Limit) + ": the " + graph.Ordinal(c.Limit) + " increment goes to " + CodeCell(c.Then.Name)
-		case c.Limit > 0:
-			limit = strconv.Itoa(c.Limit) + ": the " + graph.Ordinal(c.Limit) + " increment is refused"
+		if c.Limit > 0 {
+			limit = strconv.Itoa(c.Limit)
+			if c.Max {
+				limit = "at most " + strconv.Itoa(c.Bound())
+			}
+			switch {
+			case c.Then != nil:
+				limit += ": the " + graph.Ordinal(c.Limit) + " increment goes to " + CodeCell(c.Then.Name)
+			default:
+				limit += ": the " + graph.Ordinal(c.Limit) + " increment is refused"
+			}
+			if c.Summary != nil {
+				limit += ", writing a summary into " + CodeCell(c.Summary.Name)
+			}
+			if c.Configurable {
+				limit += " (configurable at run time: " + CodeCell(c.LimitMethod()+c.GoName) + ", " + CodeCell("Set"+c.LimitMethod()+c.GoName) + ")"
+			}
 		}
 		ros := ""
 		if c.ResetOnSuccess {

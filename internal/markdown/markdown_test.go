@@ -138,7 +138,8 @@ func contains(lines []string, s string) bool {
 func TestExamples(t *testing.T) {
 	want := map[string][]string{
 		"approval": {
-			"| `REVIEW` | `IN_PROGRESS` | `IN_PROGRESS`<br>`BLOCKED` on the 3rd `review_cycles` | not `revision_feedback_missing` | `human` | `post_review_comment` | +`review_cycles` | `IN_PROGRESS`: `assignee_ids`, `work_plan`<br>`BLOCKED`: `block_reason` | Revisions: the reviewer sends the task back with feedback; the 3rd cycle goes to BLOCKED. | 149 |",
+			"| `REVIEW` | `IN_PROGRESS` | `IN_PROGRESS`<br>`BLOCKED` on the 4th `review_cycles` | not `revision_feedback_missing` | `human` | `post_review_comment` | +`review_cycles` | `IN_PROGRESS`: `assignee_ids`, `work_plan`<br>`BLOCKED`: `block_reason` | Revisions: the reviewer sends the task back with feedback; after 3 cycles the next goes to BLOCKED with the Loop Summary. | 160 |",
+			"| `review_cycles` | machine | at most 3: the 4th increment goes to `BLOCKED`, writing a summary into `block_reason` (configurable at run time: `MaxReviewCycles`, `SetMaxReviewCycles`) | `REVIEW` → `IN_PROGRESS` | reviewCycles: REVIEW -\\> IN_PROGRESS revisions. |",
 			"| `intern` | Intern agent: ASSIGNED-\\>IN_PROGRESS and IN_PROGRESS-\\>REVIEW only. | `ASSIGNED` → `IN_PROGRESS`, `IN_PROGRESS` → `REVIEW` |",
 			"| `work_plan` | `[]string` | 3 to 6 items | Work plan required for IN_PROGRESS | `IN_PROGRESS` | WorkPlan.bullets: 3-6 action items. |",
 		},

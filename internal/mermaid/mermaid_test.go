@@ -110,7 +110,7 @@ func TestDoor(t *testing.T) {
 func TestExamples(t *testing.T) {
 	want := map[string][]string{
 		"approval": {
-			`    s3 --> s5 : IN_PROGRESS [!revision_feedback_missing] by human when review_cycles reaches 3<br>BLOCKED by system`,
+			`    s3 --> s5 : IN_PROGRESS [!revision_feedback_missing] by human when review_cycles passes 3<br>BLOCKED by system`,
 			`    s3 --> s6 : DONE by human, lead (while lead_may_approve) / post_approval_comment`,
 		},
 		"build": {

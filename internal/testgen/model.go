@@ -17,16 +17,21 @@ import (
 	"github.com/fsmgen/fsmgen/internal/ir"
 )
 
-// preset is a change to the fixture before a row fires: a counter slot or a context field.
+// preset is a change to the fixture before a row fires: a counter slot, a context field or
+// a configurable limit.
 type preset struct {
 	counter *ir.Counter
 	slot    *ir.State // for per-state counters
 	n       int
 	field   *ir.Field
 	v       value
+	limit   *ir.Counter // a configurable counter whose limit (as the spec writes it) becomes n
 }
 
 func (p preset) goStmt() string {
+	if p.limit != nil {
+		return fmt.Sprintf("_ = m.Set%s%s(%d)", p.limit.LimitMethod(), p.limit.GoName, p.n)
+	}
 	if p.counter != nil {
 		if p.counter.PerState {
 			return fmt.Sprintf("m.n%s[State%s] = %d", p.counter.GoName, p.slot.GoName, p.n)
@@ -57,7 +62,10 @@ type Row struct {
 	// state then remembers (nil: nothing).
 	Remembers bool
 	Back      *ir.State
-	step      *interp.Step // the interpreter's step, when accepted
+	// Wrote is the context field a tripped limit wrote its summary into, Summary the text.
+	Wrote   *ir.Field
+	Summary string
+	step    *interp.Step // the interpreter's step, when accepted
 }
 
 // Setup is the Go code of the row's presets.
@@ -212,6 +220,12 @@ func (o *oracle) run(r *Row) {
 	}
 	in.Guard = func(g *ir.Guard) bool { return on[g] }
 	for _, p := range r.presets {
+		if p.limit != nil {
+			if err := x.SetLimit(p.limit, p.n); err != nil {
+				panic(err) // the model sets only valid limits
+			}
+			continue
+		}
 		if p.counter != nil {
 			slot := 0
 			if p.counter.PerState {
@@ -227,6 +241,7 @@ func (o *oracle) run(r *Row) {
 	r.Want = x.State
 	r.Reason, r.Line, r.Calls, r.Errors, r.step = "", 0, nil, nil, nil
 	r.Remembers, r.Back = false, nil
+	r.Wrote, r.Summary = nil, ""
 	if rej != nil {
 		r.Reason = string(rej.Reason)
 		r.Errors = rej.Errors
@@ -236,6 +251,9 @@ func (o *oracle) run(r *Row) {
 	} else {
 		r.Line = st.Transition.Pos.Line
 		r.step = st
+		if st.Summary != "" {
+			r.Wrote, r.Summary = st.Tripped.Summary, st.Summary
+		}
 		if x.State.Remembers {
 			r.Remembers, r.Back = true, x.Remembered(x.State)
 		}
@@ -546,11 +564,30 @@ func (o *oracle) exhaustive() {
 					r.Name += "/counters"
 					o.add(r)
 					for _, c := range t.Increment {
-						if c.Limit > 0 {
+						if c.Limit == 0 {
+							continue
+						}
+						// A summary field starts empty: the limit fills it in, and entering
+						// the limit's state sees it.
+						var empty []preset
+						if c.Summary != nil && c.Then != nil {
+							empty = append(empty, preset{field: c.Summary, v: value{"", `""`}})
+						}
+						r := o.base(s, e)
+						r.Counts = []int{}
+						r.presets = append(append(r.presets, empty...), preset{counter: c, slot: s, n: c.Limit - 1})
+						r.Name += fmt.Sprintf("/%s at %d of %s", c.Name, c.Limit-1, limitName(c, c.Bound()))
+						o.add(r)
+						if !c.Configurable {
+							continue
+						}
+						// The limit raised by one at run time: the count that tripped it no
+						// longer does, the next one does.
+						for _, n := range []int{c.Limit - 1, c.Limit} {
 							r := o.base(s, e)
 							r.Counts = []int{}
-							r.presets = append(r.presets, preset{counter: c, slot: s, n: c.Limit - 1})
-							r.Name += fmt.Sprintf("/%s at %d of %d", c.Name, c.Limit-1, c.Limit)
+							r.presets = append(append(r.presets, empty...), preset{limit: c, n: c.Bound() + 1}, preset{counter: c, slot: s, n: n})
+							r.Name += fmt.Sprintf("/%s at %d of %s set at run time", c.Name, n, limitName(c, c.Bound()+1))
 							o.add(r)
 						}
 					}
@@ -761,6 +798,14 @@ func hookGuarded(ts []*ir.Transition) bool {
 		}
 	}
 	return false
+}
+
+// limitName is a limit as the spec writes it: "3", or "max 3".
+func limitName(c *ir.Counter, n int) string {
+	if c.Max {
+		return fmt.Sprintf("max %d", n)
+	}
+	return fmt.Sprint(n)
 }
 
 func clone(x *interp.Machine) *interp.Machine {

@@ -117,6 +117,27 @@ type view struct {
 
 func (v view) T() string { return v.M.GoName }
 
+// Summaries reports whether some counter's limit writes a summary into the context.
+func (v view) Summaries() bool {
+	for _, c := range v.M.Counters {
+		if c.Summary != nil && c.Then != nil && c.Limit > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// ConfigurableLimits lists the counters whose limit the program may change at run time.
+func (v view) ConfigurableLimits() []*ir.Counter {
+	var out []*ir.Counter
+	for _, c := range v.M.Counters {
+		if c.Configurable && c.Limit > 0 {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 func (v view) HookGuards() []*ir.Guard {
 	var out []*ir.Guard
 	for _, g := range v.M.Guards {

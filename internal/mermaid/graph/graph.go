@@ -114,7 +114,7 @@ func Build(m *ir.Machine, opt Options) *Graph {
 			}
 			for _, c := range t.Increment {
 				if c.Limit > 0 && c.Then != nil {
-					b.add(from, stateNode(c.Then), join(trig, "when "+c.Name+" reaches "+strconv.Itoa(c.Limit)), Limit)
+					b.add(from, stateNode(c.Then), join(trig, limitText(c)), Limit)
 				}
 			}
 		}
@@ -208,7 +208,11 @@ func Effects(t *ir.Transition) string {
 	for _, c := range t.Increment {
 		s := "+" + c.Name
 		if c.Limit > 0 && c.Then == nil {
-			s += " (refused at " + strconv.Itoa(c.Limit) + ")"
+			if c.Max {
+				s += " (refused past " + strconv.Itoa(c.Bound()) + ")"
+			} else {
+				s += " (refused at " + strconv.Itoa(c.Limit) + ")"
+			}
 		}
 		parts = append(parts, s)
 	}
@@ -312,4 +316,13 @@ func join(parts ...string) string {
 		}
 	}
 	return strings.Join(out, " ")
+}
+
+// limitText says when a counter's limit redirects: "when cycles reaches 3", or "when cycles
+// passes 3" for max: 3.
+func limitText(c *ir.Counter) string {
+	if c.Max {
+		return "when " + c.Name + " passes " + strconv.Itoa(c.Bound())
+	}
+	return "when " + c.Name + " reaches " + strconv.Itoa(c.Limit)
 }
