@@ -148,12 +148,15 @@ const (
 	EventPrecommitFailed Event = 12
 	// EventRetry is the event "retry". @agent-cto guidance: return to the previous state.
 	EventRetry Event = 13
+	// EventSkipped is the event "skipped". @agent-cto override: the state's work is skipped;
+	// move to the next state.
+	EventSkipped Event = 14
 )
 
 // NumEvents is the number of events.
-const NumEvents = 14
+const NumEvents = 15
 
-var eventNames = [14]string{"picked_up", "validation_started", "approach_approved", "approach_rejected", "implementation_started", "implementation_failed", "code_complete", "self_checks_done", "gates_passed", "quality_failed", "ready_to_commit", "commit_succeeded", "precommit_failed", "retry"}
+var eventNames = [15]string{"picked_up", "validation_started", "approach_approved", "approach_rejected", "implementation_started", "implementation_failed", "code_complete", "self_checks_done", "gates_passed", "quality_failed", "ready_to_commit", "commit_succeeded", "precommit_failed", "retry", "skipped"}
 
 // An "invalid array index" compiler error means the constants changed: run fsmgen again.
 var (
@@ -171,6 +174,7 @@ var (
 	_ = [1]struct{}{}[EventCommitSucceeded-11]
 	_ = [1]struct{}{}[EventPrecommitFailed-12]
 	_ = [1]struct{}{}[EventRetry-13]
+	_ = [1]struct{}{}[EventSkipped-14]
 )
 
 // String returns the event's name as the spec writes it.
@@ -903,18 +907,18 @@ func accepted(s State, buf []Event) []Event {
 // moveRefused where the state has no transition on the event, moveStep where step decides
 // (guards, roles, hooks, counters, required fields, checkpoints, the clock or a payload).
 var moves = [NumStates][NumEvents]uint8{
-	{13, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12},
-	{12, 13, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12},
-	{12, 12, 13, 13, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12},
-	{12, 12, 12, 12, 13, 12, 12, 12, 12, 12, 12, 12, 12, 12},
-	{12, 12, 12, 12, 12, 13, 13, 12, 12, 12, 12, 12, 12, 12},
-	{12, 12, 12, 12, 12, 12, 12, 13, 12, 12, 12, 12, 12, 12},
-	{12, 12, 12, 12, 12, 12, 12, 12, 13, 13, 12, 12, 12, 12},
-	{12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 13, 12, 12, 12},
-	{12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 13, 13, 12},
-	{12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12},
-	{12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 13},
-	{12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12},
+	{13, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12},
+	{12, 13, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12},
+	{12, 12, 13, 13, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 13},
+	{12, 12, 12, 12, 13, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12},
+	{12, 12, 12, 12, 12, 13, 13, 12, 12, 12, 12, 12, 12, 12, 13},
+	{12, 12, 12, 12, 12, 12, 12, 13, 12, 12, 12, 12, 12, 12, 12},
+	{12, 12, 12, 12, 12, 12, 12, 12, 13, 13, 12, 12, 12, 12, 13},
+	{12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 13, 12, 12, 12, 12},
+	{12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 13, 13, 12, 13},
+	{12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12},
+	{12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 13, 12},
+	{12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12},
 }
 
 // The values of moves that are not states.
@@ -944,6 +948,8 @@ func (m *Task) step(ctx context.Context, e Event, in *TaskInput, dry bool) (Stat
 			return m.transition2(ctx, st, in, dry)
 		case EventApproachRejected:
 			return m.transition9(ctx, st, in, dry)
+		case EventSkipped:
+			return m.transition14(ctx, st, in, dry)
 		}
 	case StateValidated:
 		switch e {
@@ -956,6 +962,8 @@ func (m *Task) step(ctx context.Context, e Event, in *TaskInput, dry bool) (Stat
 			return m.transition12(ctx, st, in, dry)
 		case EventCodeComplete:
 			return m.transition4(ctx, st, in, dry)
+		case EventSkipped:
+			return m.transition15(ctx, st, in, dry)
 		}
 	case StateTesting:
 		switch e {
@@ -968,6 +976,8 @@ func (m *Task) step(ctx context.Context, e Event, in *TaskInput, dry bool) (Stat
 			return m.transition6(ctx, st, in, dry)
 		case EventQualityFailed:
 			return m.transition10(ctx, st, in, dry)
+		case EventSkipped:
+			return m.transition16(ctx, st, in, dry)
 		}
 	case StateApproved:
 		switch e {
@@ -980,6 +990,8 @@ func (m *Task) step(ctx context.Context, e Event, in *TaskInput, dry bool) (Stat
 			return m.transition8(ctx, st, in, dry)
 		case EventPrecommitFailed:
 			return m.transition11(ctx, st, in, dry)
+		case EventSkipped:
+			return m.transition17(ctx, st, in, dry)
 		}
 	case StateCtoIntervention:
 		switch e {
@@ -993,7 +1005,7 @@ func (m *Task) step(ctx context.Context, e Event, in *TaskInput, dry bool) (Stat
 	return from, &invalidTransitions[from][e]
 }
 
-// transition0 is the transition at ../../examples/build/build.fsm.yaml:124: pending on
+// transition0 is the transition at ../../examples/build/build.fsm.yaml:125: pending on
 // picked_up -> assigned.
 func (m *Task) transition0(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	if !(in.Role == RoleHuman || in.Role == RoleBuildOrchestrator) {
@@ -1018,7 +1030,7 @@ func (m *Task) transition0(ctx context.Context, st TaskStep, in *TaskInput, dry 
 	return to, m.commit(ctx, st, in, 0)
 }
 
-// transition1 is the transition at ../../examples/build/build.fsm.yaml:125: assigned on
+// transition1 is the transition at ../../examples/build/build.fsm.yaml:126: assigned on
 // validation_started -> planning.
 func (m *Task) transition1(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	if !(in.Role == RoleHuman || in.Role == RoleSolutionValidator) {
@@ -1043,7 +1055,7 @@ func (m *Task) transition1(ctx context.Context, st TaskStep, in *TaskInput, dry 
 	return to, m.commit(ctx, st, in, 1)
 }
 
-// transition2 is the transition at ../../examples/build/build.fsm.yaml:126: planning on
+// transition2 is the transition at ../../examples/build/build.fsm.yaml:127: planning on
 // approach_approved -> validated.
 func (m *Task) transition2(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	if !(in.Role == RoleHuman || in.Role == RoleSolutionValidator) {
@@ -1068,7 +1080,7 @@ func (m *Task) transition2(ctx context.Context, st TaskStep, in *TaskInput, dry 
 	return to, m.commit(ctx, st, in, 2)
 }
 
-// transition3 is the transition at ../../examples/build/build.fsm.yaml:127: validated on
+// transition3 is the transition at ../../examples/build/build.fsm.yaml:128: validated on
 // implementation_started -> in_progress.
 func (m *Task) transition3(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	if !(in.Role == RoleHuman || in.Role == RoleFullstackDeveloper) {
@@ -1093,7 +1105,7 @@ func (m *Task) transition3(ctx context.Context, st TaskStep, in *TaskInput, dry 
 	return to, m.commit(ctx, st, in, 3)
 }
 
-// transition4 is the transition at ../../examples/build/build.fsm.yaml:128: in_progress on
+// transition4 is the transition at ../../examples/build/build.fsm.yaml:129: in_progress on
 // code_complete -> testing.
 func (m *Task) transition4(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	if !(in.Role == RoleHuman || in.Role == RoleFullstackDeveloper) {
@@ -1118,7 +1130,7 @@ func (m *Task) transition4(ctx context.Context, st TaskStep, in *TaskInput, dry 
 	return to, m.commit(ctx, st, in, 4)
 }
 
-// transition5 is the transition at ../../examples/build/build.fsm.yaml:129: testing on
+// transition5 is the transition at ../../examples/build/build.fsm.yaml:130: testing on
 // self_checks_done -> quality_review.
 func (m *Task) transition5(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	if !(in.Role == RoleHuman || in.Role == RoleFullstackDeveloper) {
@@ -1143,7 +1155,7 @@ func (m *Task) transition5(ctx context.Context, st TaskStep, in *TaskInput, dry 
 	return to, m.commit(ctx, st, in, 5)
 }
 
-// transition6 is the transition at ../../examples/build/build.fsm.yaml:130: quality_review
+// transition6 is the transition at ../../examples/build/build.fsm.yaml:131: quality_review
 // on gates_passed -> approved.
 func (m *Task) transition6(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	if !(in.Role == RoleHuman || in.Role == RoleQualityMonitor) {
@@ -1168,7 +1180,7 @@ func (m *Task) transition6(ctx context.Context, st TaskStep, in *TaskInput, dry 
 	return to, m.commit(ctx, st, in, 6)
 }
 
-// transition7 is the transition at ../../examples/build/build.fsm.yaml:131: approved on
+// transition7 is the transition at ../../examples/build/build.fsm.yaml:132: approved on
 // ready_to_commit -> committing.
 func (m *Task) transition7(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	if !(in.Role == RoleHuman || in.Role == RoleGitManager) {
@@ -1193,7 +1205,7 @@ func (m *Task) transition7(ctx context.Context, st TaskStep, in *TaskInput, dry 
 	return to, m.commit(ctx, st, in, 7)
 }
 
-// transition8 is the transition at ../../examples/build/build.fsm.yaml:132: committing on
+// transition8 is the transition at ../../examples/build/build.fsm.yaml:133: committing on
 // commit_succeeded -> completed.
 func (m *Task) transition8(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	if !(in.Role == RoleHuman || in.Role == RoleGitManager) {
@@ -1218,7 +1230,7 @@ func (m *Task) transition8(ctx context.Context, st TaskStep, in *TaskInput, dry 
 	return to, m.commit(ctx, st, in, 8)
 }
 
-// transition9 is the transition at ../../examples/build/build.fsm.yaml:137: planning on
+// transition9 is the transition at ../../examples/build/build.fsm.yaml:138: planning on
 // approach_rejected -> planning.
 func (m *Task) transition9(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	if !(in.Role == RoleHuman || in.Role == RoleSolutionValidator) {
@@ -1253,7 +1265,7 @@ func (m *Task) transition9(ctx context.Context, st TaskStep, in *TaskInput, dry 
 	return to, m.commit(ctx, st, in, 9)
 }
 
-// transition10 is the transition at ../../examples/build/build.fsm.yaml:138:
+// transition10 is the transition at ../../examples/build/build.fsm.yaml:139:
 // quality_review on quality_failed -> in_progress.
 func (m *Task) transition10(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	if !(in.Role == RoleHuman || in.Role == RoleQualityMonitor) {
@@ -1288,7 +1300,7 @@ func (m *Task) transition10(ctx context.Context, st TaskStep, in *TaskInput, dry
 	return to, m.commit(ctx, st, in, 10)
 }
 
-// transition11 is the transition at ../../examples/build/build.fsm.yaml:139: committing on
+// transition11 is the transition at ../../examples/build/build.fsm.yaml:140: committing on
 // precommit_failed -> in_progress.
 func (m *Task) transition11(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	if !(in.Role == RoleHuman || in.Role == RoleGitManager) {
@@ -1323,7 +1335,7 @@ func (m *Task) transition11(ctx context.Context, st TaskStep, in *TaskInput, dry
 	return to, m.commit(ctx, st, in, 11)
 }
 
-// transition12 is the transition at ../../examples/build/build.fsm.yaml:143: in_progress
+// transition12 is the transition at ../../examples/build/build.fsm.yaml:144: in_progress
 // on implementation_failed -> in_progress.
 func (m *Task) transition12(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	if !(in.Role == RoleHuman || in.Role == RoleFullstackDeveloper) {
@@ -1358,7 +1370,7 @@ func (m *Task) transition12(ctx context.Context, st TaskStep, in *TaskInput, dry
 	return to, m.commit(ctx, st, in, 12)
 }
 
-// transition13 is the transition at ../../examples/build/build.fsm.yaml:150:
+// transition13 is the transition at ../../examples/build/build.fsm.yaml:149:
 // cto_intervention on retry -> history of cto_intervention.
 func (m *Task) transition13(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	if !(in.Role == RoleHuman || in.Role == RoleCto) {
@@ -1400,6 +1412,114 @@ func (m *Task) transition13(ctx context.Context, st TaskStep, in *TaskInput, dry
 	m.state = to
 	m.moveClock(st)
 	return to, m.commit(ctx, st, in, 13)
+}
+
+// transition14 is the transition at ../../examples/build/build.fsm.yaml:162: planning on
+// skipped -> validated.
+//
+// Skip (@agent-cto override): the approach is taken as validated.
+func (m *Task) transition14(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
+	if !(in.Role == RoleHuman || in.Role == RoleCto) {
+		return st.From, &PermissionError{
+			Event: st.Event,
+			Role:  in.Role,
+			State: st.From,
+		}
+	}
+	to := StateValidated
+	if dry {
+		return to, nil
+	}
+	st.To = to
+	st.At = m.now(in)
+	m.nFailures[st.From] = 0
+	if to != st.From {
+		m.remember(st.From, to)
+	}
+	m.state = to
+	m.moveClock(st)
+	return to, m.commit(ctx, st, in, 14)
+}
+
+// transition15 is the transition at ../../examples/build/build.fsm.yaml:163: in_progress
+// on skipped -> testing.
+//
+// Skip (@agent-cto override): implementation is taken as done.
+func (m *Task) transition15(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
+	if !(in.Role == RoleHuman || in.Role == RoleCto) {
+		return st.From, &PermissionError{
+			Event: st.Event,
+			Role:  in.Role,
+			State: st.From,
+		}
+	}
+	to := StateTesting
+	if dry {
+		return to, nil
+	}
+	st.To = to
+	st.At = m.now(in)
+	m.nFailures[st.From] = 0
+	if to != st.From {
+		m.remember(st.From, to)
+	}
+	m.state = to
+	m.moveClock(st)
+	return to, m.commit(ctx, st, in, 15)
+}
+
+// transition16 is the transition at ../../examples/build/build.fsm.yaml:164:
+// quality_review on skipped -> approved.
+//
+// Skip (@agent-cto override): the quality gates are waived.
+func (m *Task) transition16(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
+	if !(in.Role == RoleHuman || in.Role == RoleCto) {
+		return st.From, &PermissionError{
+			Event: st.Event,
+			Role:  in.Role,
+			State: st.From,
+		}
+	}
+	to := StateApproved
+	if dry {
+		return to, nil
+	}
+	st.To = to
+	st.At = m.now(in)
+	m.nFailures[st.From] = 0
+	if to != st.From {
+		m.remember(st.From, to)
+	}
+	m.state = to
+	m.moveClock(st)
+	return to, m.commit(ctx, st, in, 16)
+}
+
+// transition17 is the transition at ../../examples/build/build.fsm.yaml:165: committing on
+// skipped -> completed.
+//
+// Skip (@agent-cto override): the commit step is taken as done.
+func (m *Task) transition17(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
+	if !(in.Role == RoleHuman || in.Role == RoleCto) {
+		return st.From, &PermissionError{
+			Event: st.Event,
+			Role:  in.Role,
+			State: st.From,
+		}
+	}
+	to := StateCompleted
+	if dry {
+		return to, nil
+	}
+	st.To = to
+	st.At = m.now(in)
+	m.nFailures[st.From] = 0
+	if to != st.From {
+		m.remember(st.From, to)
+	}
+	m.state = to
+	m.moveClock(st)
+	return to, m.commit(ctx, st, in, 17)
 }
 
 // remember records where a remembering state was entered from.
@@ -1770,6 +1890,26 @@ var loggedTransitions = [...]loggedTransition{
 		inc:  []int{1},
 		on:   []Event{EventRetry},
 		to:   []State{StatePlanning, StateInProgress, StateQualityReview, StateCommitting, StateHumanEscalation},
+	},
+	{
+		from: []State{StatePlanning},
+		on:   []Event{EventSkipped},
+		to:   []State{StateValidated},
+	},
+	{
+		from: []State{StateInProgress},
+		on:   []Event{EventSkipped},
+		to:   []State{StateTesting},
+	},
+	{
+		from: []State{StateQualityReview},
+		on:   []Event{EventSkipped},
+		to:   []State{StateApproved},
+	},
+	{
+		from: []State{StateCommitting},
+		on:   []Event{EventSkipped},
+		to:   []State{StateCompleted},
 	},
 }
 

@@ -317,6 +317,71 @@ func TestSeed004BuildWorkflow(t *testing.T) {
 		}
 	})
 
+	// "Recovery Patterns: 1. Simple Retry: Same state, increment counter; 2. Guided Retry:
+	// @agent-cto provides guidance; 3. Rollback: Return to earlier state; 4. Skip: Move to
+	// next state (@agent-cto only); 5. Abandon: Mark as failed (human only)"; "Cannot skip
+	// states (except @agent-cto override)". Simple and guided retries are shown above.
+	t.Run("recovery patterns", func(t *testing.T) {
+		// Skip: from each state where failures are counted, @agent-cto (and only it, or a
+		// human) moves the task to the next state.
+		next := map[build.State]build.State{
+			build.StatePlanning: build.StateValidated, build.StateInProgress: build.StateTesting,
+			build.StateQualityReview: build.StateApproved, build.StateCommitting: build.StateCompleted,
+		}
+		for _, from := range []build.State{build.StatePlanning, build.StateInProgress, build.StateQualityReview, build.StateCommitting} {
+			m, _ := seedNew(&seedClock{now: seedT0})
+			seedRun(t, m, seedTo(from)...)
+			for _, r := range []build.Role{build.RoleNone, build.RoleBuildOrchestrator, build.RoleSolutionValidator, build.RoleFullstackDeveloper, build.RoleQualityMonitor, build.RoleGitManager} {
+				if _, err := m.FireWith(ctx, build.EventSkipped, build.TaskInput{Role: r}); !errors.Is(err, build.ErrPermission) {
+					t.Errorf("%q skips %s: %v, want a permission refusal", r, from, err)
+				}
+			}
+			seedRun(t, m, cto.do(build.EventSkipped, "@agent-cto override", next[from]))
+			if rec := m.History()[len(m.History())-1]; rec.From != from || rec.Actor != "@agent-cto" || rec.Reason != "@agent-cto override" {
+				t.Errorf("skip from %s recorded as %+v", from, rec)
+			}
+		}
+		// Skipping a state that failed: the CTO's retry returns the task, then the CTO
+		// skips it, which resets its failures (a successful transition).
+		m, _ := seedNew(&seedClock{now: seedT0})
+		seedRun(t, m, seedTo(build.StatePlanning)...)
+		seedRun(t, m, rejected, rejected, validator.do(build.EventApproachRejected, "Approach rejected 3 times", build.StateCtoIntervention))
+		if _, err := m.FireWith(ctx, build.EventSkipped, build.TaskInput{Role: build.RoleCto}); !errors.Is(err, build.ErrInvalidTransition) {
+			t.Errorf("skip from cto_intervention: %v", err)
+		}
+		seedRun(t, m, cto.do(build.EventRetry, "Guided retry", build.StatePlanning))
+		seedRun(t, m, rejected)
+		seedRun(t, m, cto.do(build.EventSkipped, "Approach accepted by @agent-cto", build.StateValidated))
+		if n := m.CountFailures(build.StatePlanning); n != 0 {
+			t.Errorf("planning failures after the skip: %d", n)
+		}
+		// No skip elsewhere: the forward path is the only way through the other states.
+		for _, s := range []build.State{build.StatePending, build.StateAssigned, build.StateValidated, build.StateTesting, build.StateApproved, build.StateCtoIntervention} {
+			r, err := build.RestoreTask(build.TaskSnapshot{Version: 1, State: s}, &seedHooks{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.CanWith(ctx, build.EventSkipped, build.TaskInput{Role: build.RoleCto}) {
+				t.Errorf("@agent-cto may skip from %s", s)
+			}
+		}
+		// Rollback: the failure transitions that return to an earlier state.
+		m, _ = seedNew(&seedClock{now: seedT0})
+		seedRun(t, m, seedTo(build.StateQualityReview)...)
+		seedRun(t, m, qualityFailed)
+		seedRun(t, m, seedForward[4], seedForward[5], seedForward[6], seedForward[7], precommitFailed)
+		if m.State() != build.StateInProgress {
+			t.Errorf("rolled back to %s", m.State())
+		}
+		// Abandon ("mark as failed") is not modelled: no state of the document is a failed
+		// state, so no event ends a task other than by completing or escalating it.
+		for _, s := range build.States() {
+			if s.IsTerminal() && s != build.StateCompleted && s != build.StateHumanEscalation {
+				t.Errorf("unexpected terminal state %s", s)
+			}
+		}
+	})
+
 	// "Time Tracking: stateEnteredAt, timeInState, totalTaskTime, timeByState"; StateTransition
 	// {fromState, toState, timestamp, reason, actor}; "Include transition reasons, maintain
 	// accurate timestamps".

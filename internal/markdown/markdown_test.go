@@ -144,7 +144,8 @@ func TestExamples(t *testing.T) {
 			"| `work_plan` | `[]string` | 3 to 6 items | Work plan required for IN_PROGRESS | `IN_PROGRESS` | WorkPlan.bullets: 3-6 action items. |",
 		},
 		"build": {
-			"| `cto_intervention` | `retry` | history of `cto_intervention`: `planning` or `in_progress` or `quality_review` or `committing`<br>`human_escalation` on the 2nd `cto_attempts` | `cto` | `record_cto_guidance` | +`cto_attempts` | 150 |",
+			"| `cto_intervention` | `retry` | history of `cto_intervention`: `planning` or `in_progress` or `quality_review` or `committing`<br>`human_escalation` on the 2nd `cto_attempts` | `cto` | `record_cto_guidance` | +`cto_attempts` |  | 149 |",
+			"| `planning` | `skipped` | `validated` | `cto` |  |  | Skip (@agent-cto override): the approach is taken as validated. | 162 |",
 			"| `failures` | per state (counts for the source state) | 3: the 3rd increment goes to `cto_intervention` | yes: a transition leaving a state without incrementing it resets it | `planning` → `planning` on `approach_rejected`, `quality_review` → `in_progress` on `quality_failed`, `committing` → `in_progress` on `precommit_failed`, `in_progress` → `in_progress` on `implementation_failed` | Failures of each state (failureCount). |",
 			"- Transition log: every transition is recorded with its source and target states, event, event id, time, actor and reason.",
 		},
