@@ -15,10 +15,10 @@ import (
 	"testing"
 	"text/template"
 
+	"github.com/fsmgen/fsmgen/internal/fixture"
 	"github.com/fsmgen/fsmgen/internal/gogen"
 	"github.com/fsmgen/fsmgen/internal/interp"
 	"github.com/fsmgen/fsmgen/internal/ir"
-	"github.com/fsmgen/fsmgen/internal/lower"
 	"github.com/fsmgen/fsmgen/internal/testgen"
 )
 
@@ -76,18 +76,7 @@ func BigSpec(n, e int) []byte {
 	return []byte(b.String())
 }
 
-func loadSpec(t *testing.T, path string) *ir.Machine {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, ds := lower.Load(path, data)
-	if m == nil {
-		t.Fatalf("%s: %v", path, ds)
-	}
-	return m
-}
+func loadSpec(t *testing.T, path string) *ir.Machine { return fixture.Load(t, path) }
 
 // TestHostileTextStaysInComments checks that spec text that tries to end a comment or a
 // string lands only inside comments and string literals.

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fsmgen/fsmgen/internal/fixture"
 	"github.com/fsmgen/fsmgen/internal/ir"
-	"github.com/fsmgen/fsmgen/internal/lower"
 	"github.com/fsmgen/fsmgen/internal/mermaid"
 )
 
@@ -21,18 +21,7 @@ func specs(t *testing.T) []string {
 	return append(files, "../mermaid/testdata/door.fsm.yaml", "../mermaid/testdata/hostile.fsm.yaml")
 }
 
-func load(t *testing.T, path string) *ir.Machine {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, ds := lower.Load(path, data)
-	if m == nil {
-		t.Fatalf("%s: %v", path, ds)
-	}
-	return m
-}
+func load(t *testing.T, path string) *ir.Machine { return fixture.Load(t, path) }
 
 func name(path string) string { return strings.TrimSuffix(filepath.Base(path), ".fsm.yaml") }
 

@@ -5,7 +5,6 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -13,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fsmgen/fsmgen/internal/fixture"
 	"github.com/fsmgen/fsmgen/internal/ir"
 	"github.com/fsmgen/fsmgen/internal/lower"
 	"github.com/fsmgen/fsmgen/internal/testgen"
@@ -37,18 +37,7 @@ func specs(t *testing.T) []string {
 	return out
 }
 
-func load(t *testing.T, path string) *ir.Machine {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, ds := lower.Load(path, data)
-	if m == nil {
-		t.Fatalf("%s: %v", path, ds)
-	}
-	return m
-}
+func load(t *testing.T, path string) *ir.Machine { return fixture.Load(t, path) }
 
 func generate(t *testing.T, path string) []byte {
 	t.Helper()
