@@ -1056,6 +1056,12 @@ type fsmStep struct {
 	back  State // what the state the step leads to remembers, or fsmNothing
 }
 
+// fsmFireStep fires a step of a path.
+func fsmFireStep(m *Task, s fsmStep, in TaskInput) (State, error) {
+	in.Role = s.role
+	return fsmFire(m, s.event, in)
+}
+
 // fsmPathTree is the tree of the shortest paths the generator found: each node is one step
 // from its parent node (-1: from the initial state).
 var fsmPathTree = []struct {
@@ -1134,11 +1140,11 @@ func fsmScript(steps []fsmStep) []bool {
 
 func TestFsmReachability(t *testing.T) {
 	for _, p := range fsmPaths {
-		t.Run(p.to.String(), func(t *testing.T) {
+		replayed := t.Run(p.to.String(), func(t *testing.T) {
 			m, h := fsmFixture(StatePending, nil, false, false, true)
 			h.script = fsmScript(p.steps)
 			for i, s := range p.steps {
-				if _, err := fsmFire(m, s.event, TaskInput{Role: s.role}); err != nil {
+				if _, err := fsmFireStep(m, s, TaskInput{}); err != nil {
 					t.Fatalf("step %d (%s in %s): %v", i, s.event, m.State(), err)
 				}
 				// What a remembering state remembers comes from real firings here, not from
@@ -1170,11 +1176,31 @@ func TestFsmReachability(t *testing.T) {
 				t.Errorf("restored snapshot differs:\n%s\n%s", b, again)
 			}
 		})
+		if !replayed {
+			t.Errorf("%s: the generator's search reached it, but its path does not replay", p.to)
+		}
 	}
-	if len(fsmPaths) != int(NumStates) {
-		t.Logf("%d of %d states are reachable with the fixture's inputs", len(fsmPaths), NumStates)
+	// Every state is either reached by a path or listed as unreached.
+	listed := make([]int, NumStates)
+	for _, p := range fsmPaths {
+		listed[p.to]++
+	}
+	for _, s := range fsmUnreached {
+		listed[s]++
+	}
+	for s, n := range listed {
+		if n != 1 {
+			t.Errorf("%s is listed %d times among the reached and unreached states, want once", State(s), n)
+		}
+	}
+	if len(fsmUnreached) > 0 {
+		t.Logf("%d of %d states are not reached with the fixture's inputs: %v", len(fsmUnreached), NumStates, fsmUnreached)
 	}
 }
+
+// fsmUnreached lists the states the generator's path search did not reach with the
+// fixture's inputs (none).
+var fsmUnreached = []State{}
 
 func TestFsmTerminalStatesRefuseEverything(t *testing.T) {
 	for _, s := range []State{StateCompleted, StateHumanEscalation} {
@@ -1724,7 +1750,7 @@ func TestFsmStoreReplaysTheSameMachine(t *testing.T) {
 		m.SetStore(store)
 		h.script = fsmScript(p.steps)
 		for i, s := range p.steps {
-			if _, err := fsmFire(m, s.event, TaskInput{Role: s.role, Actor: "tester", Reason: fmt.Sprint("step ", i)}); err != nil {
+			if _, err := fsmFireStep(m, s, TaskInput{Actor: "tester", Reason: fmt.Sprint("step ", i)}); err != nil {
 				t.Fatalf("%s step %d: %v", id, i, err)
 			}
 		}
@@ -1927,11 +1953,11 @@ func TestFsmTimeByState(t *testing.T) {
 		m.SetClock(c)
 		for i, s := range p.steps {
 			c.now = c.now.Add(time.Minute)
-			in := TaskInput{Role: s.role}
+			var in TaskInput
 			if i%2 == 1 {
 				in.At = c.now // the time of the event, not read from the clock
 			}
-			fsmFire(m, s.event, in)
+			fsmFireStep(m, s, in)
 		}
 		now := c.now.Add(time.Minute)
 		var sum time.Duration

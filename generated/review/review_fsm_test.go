@@ -396,6 +396,11 @@ type fsmStep struct {
 	on    bool
 }
 
+// fsmFireStep fires a step of a path.
+func fsmFireStep(m *Task, s fsmStep, in TaskInput) (State, error) {
+	return fsmFire(m, s.event, in)
+}
+
 // fsmPathTree is the tree of the shortest paths the generator found: each node is one step
 // from its parent node (-1: from the initial state).
 var fsmPathTree = []struct {
@@ -460,11 +465,11 @@ func fsmScript(steps []fsmStep) []bool {
 
 func TestFsmReachability(t *testing.T) {
 	for _, p := range fsmPaths {
-		t.Run(p.to.String(), func(t *testing.T) {
+		replayed := t.Run(p.to.String(), func(t *testing.T) {
 			m, h := fsmFixture(StateNotStarted, nil, false, false, true)
 			h.script = fsmScript(p.steps)
 			for i, s := range p.steps {
-				if _, err := fsmFire(m, s.event, TaskInput{}); err != nil {
+				if _, err := fsmFireStep(m, s, TaskInput{}); err != nil {
 					t.Fatalf("step %d (%s in %s): %v", i, s.event, m.State(), err)
 				}
 			}
@@ -488,11 +493,31 @@ func TestFsmReachability(t *testing.T) {
 				t.Errorf("restored snapshot differs:\n%s\n%s", b, again)
 			}
 		})
+		if !replayed {
+			t.Errorf("%s: the generator's search reached it, but its path does not replay", p.to)
+		}
 	}
-	if len(fsmPaths) != int(NumStates) {
-		t.Logf("%d of %d states are reachable with the fixture's inputs", len(fsmPaths), NumStates)
+	// Every state is either reached by a path or listed as unreached.
+	listed := make([]int, NumStates)
+	for _, p := range fsmPaths {
+		listed[p.to]++
+	}
+	for _, s := range fsmUnreached {
+		listed[s]++
+	}
+	for s, n := range listed {
+		if n != 1 {
+			t.Errorf("%s is listed %d times among the reached and unreached states, want once", State(s), n)
+		}
+	}
+	if len(fsmUnreached) > 0 {
+		t.Logf("%d of %d states are not reached with the fixture's inputs: %v", len(fsmUnreached), NumStates, fsmUnreached)
 	}
 }
+
+// fsmUnreached lists the states the generator's path search did not reach with the
+// fixture's inputs (none).
+var fsmUnreached = []State{}
 
 func TestFsmTerminalStatesRefuseEverything(t *testing.T) {
 	for _, s := range []State{StateCompleted} {
@@ -652,7 +677,7 @@ func TestFsmStoreReplaysTheSameMachine(t *testing.T) {
 		m.SetStore(store)
 		h.script = fsmScript(p.steps)
 		for i, s := range p.steps {
-			if _, err := fsmFire(m, s.event, TaskInput{Actor: "tester", Reason: fmt.Sprint("step ", i)}); err != nil {
+			if _, err := fsmFireStep(m, s, TaskInput{Actor: "tester", Reason: fmt.Sprint("step ", i)}); err != nil {
 				t.Fatalf("%s step %d: %v", id, i, err)
 			}
 		}

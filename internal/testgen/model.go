@@ -84,6 +84,18 @@ type PathStep struct {
 	GuardsOn  bool // hook guards all hold (else all fail)
 	Payloaded bool
 	Back      *ir.State // what the state the step leads to remembers, if it remembers
+	// presets are the context fields set before the step fires, so that the field guards
+	// that decide it hold or fail; they stay set for the steps after it.
+	presets []preset
+}
+
+// Setup is the Go code of the step's presets.
+func (s PathStep) Setup() []string {
+	var out []string
+	for _, p := range s.presets {
+		out = append(out, p.goStmt())
+	}
+	return out
 }
 
 // PathNode is a node of the tree of shortest paths: one step from its parent node (-1 for
@@ -125,7 +137,8 @@ type Model struct {
 	M          *ir.Machine
 	Rows       []*Row
 	PathTree   []PathNode
-	PathEnds   []PathEnd // in state order
+	PathEnds   []PathEnd   // in state order
+	Unreached  []*ir.State // states the path search did not reach, in state order
 	Permitted  []PermittedRow
 	Payloads   []PayloadRow
 	Checkpoint *Row      // an accepted row that reaches a checkpoint
@@ -696,12 +709,25 @@ func (o *oracle) paths() {
 	// parents, kept as indices so that no node copies its path.
 	type node struct {
 		x      *interp.Machine
-		parent int // index in nodes; -1 for the start
+		ctx    []any // the context, as the steps so far left it
+		cid    int   // ctxIDs[fmt.Sprint(ctx)]
+		parent int   // index in nodes; -1 for the start
 		step   PathStep
 	}
+	ctxIDs := map[string]int{}
+	ctxID := func(ctx []any) int {
+		k := fmt.Sprint(ctx...)
+		id, ok := ctxIDs[k]
+		if !ok {
+			id = len(ctxIDs)
+			ctxIDs[k] = id
+		}
+		return id
+	}
 	var buf []byte
-	key := func(x *interp.Machine) string {
+	key := func(x *interp.Machine, cid int) string {
 		buf = strconv.AppendInt(buf[:0], int64(x.State.Index), 10)
+		buf = strconv.AppendInt(append(buf, ' ', 'c'), int64(cid), 10)
 		for _, c := range x.Counters {
 			buf = append(buf, '|')
 			for _, v := range c {
@@ -718,8 +744,12 @@ func (o *oracle) paths() {
 		return string(buf)
 	}
 	start := interp.New(m)
-	nodes := []node{{x: start, parent: -1}}
-	seen := map[string]bool{key(start): true}
+	startCtx := make([]any, len(m.Fields))
+	for _, f := range m.Fields {
+		startCtx[f.Index] = good(f).json
+	}
+	nodes := []node{{x: start, ctx: startCtx, cid: ctxID(startCtx), parent: -1}}
+	seen := map[string]bool{key(start, nodes[0].cid): true}
 	found := map[*ir.State]int{m.Initial: 0}
 	const limit = 20000
 	for head := 0; head < len(nodes) && len(seen) < limit && len(found) < len(m.States); head++ {
@@ -730,27 +760,45 @@ func (o *oracle) paths() {
 				continue
 			}
 			r := o.role(n.x.State, e)
-			for _, on := range []bool{true, false} {
-				if !on && !hookGuarded(ts) {
-					break // the same outcome as with the guards on
+			for _, ps := range o.fieldVariants(n.x.State, e) {
+				ctx := n.ctx
+				if len(ps) > 0 {
+					ctx = slices.Clone(n.ctx)
+					for _, p := range ps {
+						ctx[p.field.Index] = p.v.json
+					}
 				}
-				y := clone(n.x)
-				if _, rej := y.Fire(e, o.fixedInputs(r, on, e)); rej != nil {
-					continue
+				for _, on := range []bool{true, false} {
+					if !on && !hookGuarded(ts) {
+						break // the same outcome as with the guards on
+					}
+					y := clone(n.x)
+					in := o.fixedInputs(r, on, e)
+					in.Context = ctx
+					st, rej := y.Fire(e, in)
+					if rej != nil {
+						continue
+					}
+					yctx := ctx
+					if st.Summary != "" { // the machine writes the summary into its context
+						yctx = slices.Clone(ctx)
+						yctx[st.Tripped.Summary.Index] = st.Summary
+					}
+					cid := ctxID(yctx)
+					k := key(y, cid)
+					if seen[k] {
+						continue
+					}
+					seen[k] = true
+					if _, ok := found[y.State]; !ok {
+						found[y.State] = len(nodes)
+					}
+					step := PathStep{Event: e, Role: r, GuardsOn: on, Payloaded: len(e.Payload) > 0, presets: ps}
+					if y.State.Remembers {
+						step.Back = y.Remembered(y.State)
+					}
+					nodes = append(nodes, node{x: y, ctx: yctx, cid: cid, parent: head, step: step})
 				}
-				k := key(y)
-				if seen[k] {
-					continue
-				}
-				seen[k] = true
-				if _, ok := found[y.State]; !ok {
-					found[y.State] = len(nodes)
-				}
-				step := PathStep{Event: e, Role: r, GuardsOn: on, Payloaded: len(e.Payload) > 0}
-				if y.State.Remembers {
-					step.Back = y.Remembered(y.State)
-				}
-				nodes = append(nodes, node{x: y, parent: head, step: step})
 			}
 		}
 	}
@@ -782,8 +830,58 @@ func (o *oracle) paths() {
 				end = keep[i]
 			}
 			o.model.PathEnds = append(o.model.PathEnds, PathEnd{To: s, Node: end})
+		} else {
+			o.model.Unreached = append(o.model.Unreached, s)
 		}
 	}
+}
+
+// fieldVariants lists the context changes to try when firing e in s: none (the good
+// context), then, for each field guard that decides the pair, a value that makes it hold
+// and one that makes it fail, and, with several, all of them holding and all failing.
+func (o *oracle) fieldVariants(s *ir.State, e *ir.Event) [][]preset {
+	out := [][]preset{nil}
+	var fgs []*ir.Guard
+	for _, g := range o.guardsAt(s, e) {
+		if g.Kind == ir.FieldGuard {
+			fgs = append(fgs, g)
+		}
+	}
+	for _, g := range fgs {
+		for _, hold := range []bool{true, false} {
+			out = append(out, []preset{o.fieldPreset(g, hold)})
+		}
+	}
+	if len(fgs) > 1 {
+		for _, hold := range []bool{true, false} {
+			var ps []preset
+			for _, g := range fgs {
+				ps = append(ps, o.fieldPreset(g, hold))
+			}
+			out = append(out, ps)
+		}
+	}
+	return out
+}
+
+// fieldPreset is a context value that makes field guard g hold or fail, within the
+// field's bounds where a float field allows it.
+func (o *oracle) fieldPreset(g *ir.Guard, hold bool) preset {
+	r := &Row{}
+	o.setGuard(r, g, hold)
+	p := r.presets[0]
+	f := g.Field
+	if f.Type.Kind == ir.Float && g.Op != ir.Equals && g.Threshold.By == nil {
+		n, _ := strconv.ParseFloat(fmt.Sprint(p.v.json), 64)
+		th := threshold(g)
+		switch {
+		case f.Min.Set && n < f.Min.Num && th > f.Min.Num:
+			p.v = scalarValue(f, (f.Min.Num+th)/2, "", false)
+		case f.Max.Set && n > f.Max.Num && th < f.Max.Num:
+			p.v = scalarValue(f, (f.Max.Num+th)/2, "", false)
+		}
+	}
+	return p
 }
 
 // hookGuarded reports whether any of the transitions, or their choices, asks a hook guard:

@@ -407,3 +407,13 @@ func funcs(m *ir.Machine) template.FuncMap {
 		"hasRoles":  func() bool { return len(m.Roles) > 0 },
 	}
 }
+
+// PathSetup reports whether some step of the path tree changes the context before it fires.
+func (v view) PathSetup() bool {
+	for _, n := range v.PathTree {
+		if len(n.Step.presets) > 0 {
+			return true
+		}
+	}
+	return false
+}

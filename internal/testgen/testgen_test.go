@@ -238,3 +238,20 @@ func TestOrderAndMemoryExpectations(t *testing.T) {
 		t.Error("no path step checks what a remembering state remembers")
 	}
 }
+
+// TestFieldGuardsReachEveryState checks that the path search varies the context for field
+// guards: pipeline's awaiting_clarification needs the confidence below the guard's threshold.
+func TestFieldGuardsReachEveryState(t *testing.T) {
+	m := load(t, "../../examples/pipeline/pipeline.fsm.yaml")
+	model := testgen.Build(m)
+	if len(model.Unreached) != 0 || len(model.PathEnds) != len(m.States) {
+		t.Errorf("%d of %d states reached, unreached %v", len(model.PathEnds), len(m.States), model.Unreached)
+	}
+	set := 0
+	for _, n := range model.PathTree {
+		set += len(n.Step.Setup())
+	}
+	if set == 0 {
+		t.Error("no path step changes the context")
+	}
+}
