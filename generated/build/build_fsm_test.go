@@ -1909,8 +1909,15 @@ func TestFsmRegistry(t *testing.T) {
 	if _, err := r.Fire(ctx, "nobody", Event(0), TaskInput{}); !errors.Is(err, ErrNotRegistered) {
 		t.Errorf("Fire on an unknown ID: %v", err)
 	}
-	if _, err := r.Fire(ctx, ids[0], Event(0), TaskInput{}); err != nil && fsmReason(err) == "" {
-		t.Errorf("Fire: %v", err)
+	// Through a registry of its own, the fixture in StatePending fires as the machine would.
+	one := NewTaskRegistry(0, nil)
+	f, _ := fsmFixture(State(0), nil, false, false, false)
+	f.ID = "fire"
+	if err := one.Register(f); err != nil {
+		t.Fatal(err)
+	}
+	if to, err := one.Fire(ctx, f.ID, EventPickedUp, TaskInput{}); to != fsmAnon[0][EventPickedUp].want || fsmReason(err) != fsmAnon[0][EventPickedUp].reason || f.State() != to {
+		t.Errorf("Fire of %s in %s through the registry: %s, %q (%v), want %s, %q", EventPickedUp, State(0), to, fsmReason(err), err, fsmAnon[0][EventPickedUp].want, fsmAnon[0][EventPickedUp].reason)
 	}
 	if got := r.ExceedingTimeout(fsmEpoch.Add(10000*time.Hour), LevelNone); len(got) == 0 {
 		t.Error("no machine exceeds a timeout after 10000 hours")
@@ -1926,19 +1933,62 @@ func TestFsmRegistry(t *testing.T) {
 	}
 }
 
+// fsmAnon is, by state and event, what firing with the fixture's inputs and no role does:
+// the state after it and the refusal ("" when accepted).
+var fsmAnon = [NumStates][NumEvents]struct {
+	want   State
+	reason string
+}{
+	{{StatePending, "role"}, {StatePending, "invalid_transition"}, {StatePending, "invalid_transition"}, {StatePending, "invalid_transition"}, {StatePending, "invalid_transition"}, {StatePending, "invalid_transition"}, {StatePending, "invalid_transition"}, {StatePending, "invalid_transition"}, {StatePending, "invalid_transition"}, {StatePending, "invalid_transition"}, {StatePending, "invalid_transition"}, {StatePending, "invalid_transition"}, {StatePending, "invalid_transition"}, {StatePending, "invalid_transition"}, {StatePending, "invalid_transition"}},
+	{{StateAssigned, "invalid_transition"}, {StateAssigned, "role"}, {StateAssigned, "invalid_transition"}, {StateAssigned, "invalid_transition"}, {StateAssigned, "invalid_transition"}, {StateAssigned, "invalid_transition"}, {StateAssigned, "invalid_transition"}, {StateAssigned, "invalid_transition"}, {StateAssigned, "invalid_transition"}, {StateAssigned, "invalid_transition"}, {StateAssigned, "invalid_transition"}, {StateAssigned, "invalid_transition"}, {StateAssigned, "invalid_transition"}, {StateAssigned, "invalid_transition"}, {StateAssigned, "invalid_transition"}},
+	{{StatePlanning, "invalid_transition"}, {StatePlanning, "invalid_transition"}, {StatePlanning, "role"}, {StatePlanning, "role"}, {StatePlanning, "invalid_transition"}, {StatePlanning, "invalid_transition"}, {StatePlanning, "invalid_transition"}, {StatePlanning, "invalid_transition"}, {StatePlanning, "invalid_transition"}, {StatePlanning, "invalid_transition"}, {StatePlanning, "invalid_transition"}, {StatePlanning, "invalid_transition"}, {StatePlanning, "invalid_transition"}, {StatePlanning, "invalid_transition"}, {StatePlanning, "role"}},
+	{{StateValidated, "invalid_transition"}, {StateValidated, "invalid_transition"}, {StateValidated, "invalid_transition"}, {StateValidated, "invalid_transition"}, {StateValidated, "role"}, {StateValidated, "invalid_transition"}, {StateValidated, "invalid_transition"}, {StateValidated, "invalid_transition"}, {StateValidated, "invalid_transition"}, {StateValidated, "invalid_transition"}, {StateValidated, "invalid_transition"}, {StateValidated, "invalid_transition"}, {StateValidated, "invalid_transition"}, {StateValidated, "invalid_transition"}, {StateValidated, "invalid_transition"}},
+	{{StateInProgress, "invalid_transition"}, {StateInProgress, "invalid_transition"}, {StateInProgress, "invalid_transition"}, {StateInProgress, "invalid_transition"}, {StateInProgress, "invalid_transition"}, {StateInProgress, "role"}, {StateInProgress, "role"}, {StateInProgress, "invalid_transition"}, {StateInProgress, "invalid_transition"}, {StateInProgress, "invalid_transition"}, {StateInProgress, "invalid_transition"}, {StateInProgress, "invalid_transition"}, {StateInProgress, "invalid_transition"}, {StateInProgress, "invalid_transition"}, {StateInProgress, "role"}},
+	{{StateTesting, "invalid_transition"}, {StateTesting, "invalid_transition"}, {StateTesting, "invalid_transition"}, {StateTesting, "invalid_transition"}, {StateTesting, "invalid_transition"}, {StateTesting, "invalid_transition"}, {StateTesting, "invalid_transition"}, {StateTesting, "role"}, {StateTesting, "invalid_transition"}, {StateTesting, "invalid_transition"}, {StateTesting, "invalid_transition"}, {StateTesting, "invalid_transition"}, {StateTesting, "invalid_transition"}, {StateTesting, "invalid_transition"}, {StateTesting, "invalid_transition"}},
+	{{StateQualityReview, "invalid_transition"}, {StateQualityReview, "invalid_transition"}, {StateQualityReview, "invalid_transition"}, {StateQualityReview, "invalid_transition"}, {StateQualityReview, "invalid_transition"}, {StateQualityReview, "invalid_transition"}, {StateQualityReview, "invalid_transition"}, {StateQualityReview, "invalid_transition"}, {StateQualityReview, "role"}, {StateQualityReview, "role"}, {StateQualityReview, "invalid_transition"}, {StateQualityReview, "invalid_transition"}, {StateQualityReview, "invalid_transition"}, {StateQualityReview, "invalid_transition"}, {StateQualityReview, "role"}},
+	{{StateApproved, "invalid_transition"}, {StateApproved, "invalid_transition"}, {StateApproved, "invalid_transition"}, {StateApproved, "invalid_transition"}, {StateApproved, "invalid_transition"}, {StateApproved, "invalid_transition"}, {StateApproved, "invalid_transition"}, {StateApproved, "invalid_transition"}, {StateApproved, "invalid_transition"}, {StateApproved, "invalid_transition"}, {StateApproved, "role"}, {StateApproved, "invalid_transition"}, {StateApproved, "invalid_transition"}, {StateApproved, "invalid_transition"}, {StateApproved, "invalid_transition"}},
+	{{StateCommitting, "invalid_transition"}, {StateCommitting, "invalid_transition"}, {StateCommitting, "invalid_transition"}, {StateCommitting, "invalid_transition"}, {StateCommitting, "invalid_transition"}, {StateCommitting, "invalid_transition"}, {StateCommitting, "invalid_transition"}, {StateCommitting, "invalid_transition"}, {StateCommitting, "invalid_transition"}, {StateCommitting, "invalid_transition"}, {StateCommitting, "invalid_transition"}, {StateCommitting, "role"}, {StateCommitting, "role"}, {StateCommitting, "invalid_transition"}, {StateCommitting, "role"}},
+	{{StateCompleted, "invalid_transition"}, {StateCompleted, "invalid_transition"}, {StateCompleted, "invalid_transition"}, {StateCompleted, "invalid_transition"}, {StateCompleted, "invalid_transition"}, {StateCompleted, "invalid_transition"}, {StateCompleted, "invalid_transition"}, {StateCompleted, "invalid_transition"}, {StateCompleted, "invalid_transition"}, {StateCompleted, "invalid_transition"}, {StateCompleted, "invalid_transition"}, {StateCompleted, "invalid_transition"}, {StateCompleted, "invalid_transition"}, {StateCompleted, "invalid_transition"}, {StateCompleted, "invalid_transition"}},
+	{{StateCtoIntervention, "invalid_transition"}, {StateCtoIntervention, "invalid_transition"}, {StateCtoIntervention, "invalid_transition"}, {StateCtoIntervention, "invalid_transition"}, {StateCtoIntervention, "invalid_transition"}, {StateCtoIntervention, "invalid_transition"}, {StateCtoIntervention, "invalid_transition"}, {StateCtoIntervention, "invalid_transition"}, {StateCtoIntervention, "invalid_transition"}, {StateCtoIntervention, "invalid_transition"}, {StateCtoIntervention, "invalid_transition"}, {StateCtoIntervention, "invalid_transition"}, {StateCtoIntervention, "invalid_transition"}, {StateCtoIntervention, "role"}, {StateCtoIntervention, "invalid_transition"}},
+	{{StateHumanEscalation, "invalid_transition"}, {StateHumanEscalation, "invalid_transition"}, {StateHumanEscalation, "invalid_transition"}, {StateHumanEscalation, "invalid_transition"}, {StateHumanEscalation, "invalid_transition"}, {StateHumanEscalation, "invalid_transition"}, {StateHumanEscalation, "invalid_transition"}, {StateHumanEscalation, "invalid_transition"}, {StateHumanEscalation, "invalid_transition"}, {StateHumanEscalation, "invalid_transition"}, {StateHumanEscalation, "invalid_transition"}, {StateHumanEscalation, "invalid_transition"}, {StateHumanEscalation, "invalid_transition"}, {StateHumanEscalation, "invalid_transition"}, {StateHumanEscalation, "invalid_transition"}},
+}
+
+// Every refusal is logged once, naming the state and the event, and nothing accepted is
+// logged as refused.
 func TestFsmLogsRefusals(t *testing.T) {
-	var logged strings.Builder
+	refused := 0
 	for s := State(0); s < NumStates; s++ {
-		m, _ := fsmFixture(s, nil, false, false, false)
-		m.SetLogger(slog.New(slog.NewTextHandler(&logged, nil)))
 		for e := Event(0); e < NumEvents; e++ {
-			if _, err := fsmFire(m, e, TaskInput{}); err != nil {
-				if !strings.Contains(logged.String(), "event refused") {
-					t.Fatalf("refusal of %s in %s not logged", e, s)
+			var logged strings.Builder
+			m, _ := fsmFixture(s, nil, false, false, false)
+			m.SetLogger(slog.New(slog.NewJSONHandler(&logged, nil)))
+			to, err := fsmFire(m, e, TaskInput{})
+			want := fsmAnon[s][e]
+			if got := fsmReason(err); got != want.reason || to != want.want {
+				t.Errorf("%s in %s: %s, %q (%v), want %s, %q", e, s, to, got, err, want.want, want.reason)
+				continue
+			}
+			n := 0
+			for _, line := range strings.Split(strings.TrimSpace(logged.String()), "\n") {
+				var rec map[string]any
+				if json.Unmarshal([]byte(line), &rec) != nil || rec["msg"] != "event refused" {
+					continue
 				}
-				return
+				n++
+				if rec["state"] != s.String() || rec["event"] != e.String() {
+					t.Errorf("refusal of %s in %s logged as %s", e, s, line)
+				}
+			}
+			if want.reason != "" {
+				refused++
+			}
+			if wantN := map[bool]int{true: 1}[want.reason != ""]; n != wantN {
+				t.Errorf("%s in %s (refusal %q): %d refusals logged, want %d:\n%s", e, s, want.reason, n, wantN, logged.String())
 			}
 		}
+	}
+	if refused != 180 {
+		t.Errorf("%d refusals, want 180", refused)
 	}
 }
 
@@ -1951,21 +2001,31 @@ func TestFsmTimeByState(t *testing.T) {
 		m, h := fsmFixture(StatePending, nil, false, false, true)
 		h.script = fsmScript(p.steps)
 		m.SetClock(c)
+		// A minute in each state the path passes through, a stay in the same state (an
+		// internal transition) adding up.
+		var want [NumStates]time.Duration
 		for i, s := range p.steps {
+			want[m.State()] += time.Minute
 			c.now = c.now.Add(time.Minute)
 			var in TaskInput
 			if i%2 == 1 {
 				in.At = c.now // the time of the event, not read from the clock
 			}
-			fsmFireStep(m, s, in)
+			if _, err := fsmFireStep(m, s, in); err != nil {
+				t.Fatalf("to %s: step %d (%s in %s): %v", p.to, i, s.event, m.State(), err)
+			}
 		}
+		if m.State() != p.to {
+			t.Fatalf("path ends in %s, want %s", m.State(), p.to)
+		}
+		want[p.to] += time.Minute
 		now := c.now.Add(time.Minute)
 		var sum time.Duration
 		for _, d := range m.TimeByState(now) {
 			sum += d
 		}
-		if m.CreatedAt() != fsmEpoch || m.TotalTime(now) != sum {
-			t.Errorf("to %s: total %v, by state %v (sum %v)", p.to, m.TotalTime(now), m.TimeByState(now), sum)
+		if m.CreatedAt() != fsmEpoch || m.TotalTime(now) != sum || m.TimeByState(now) != want {
+			t.Errorf("to %s: total %v, by state %v (sum %v), want by state %v", p.to, m.TotalTime(now), m.TimeByState(now), sum, want)
 		}
 		r, err := RestoreTask(m.Snapshot(), h)
 		if err != nil || r.TimeByState(now) != m.TimeByState(now) {

@@ -1034,8 +1034,15 @@ func TestFsmRegistry(t *testing.T) {
 	if _, err := r.Fire(ctx, "nobody", Event(0), TaskInput{}); !errors.Is(err, ErrNotRegistered) {
 		t.Errorf("Fire on an unknown ID: %v", err)
 	}
-	if _, err := r.Fire(ctx, ids[0], Event(0), TaskInput{}); err != nil && fsmReason(err) == "" {
-		t.Errorf("Fire: %v", err)
+	// Through a registry of its own, the fixture in StateIdle fires as the machine would.
+	one := NewTaskRegistry(0, nil)
+	f, _ := fsmFixture(State(0), nil, false, false, false)
+	f.ID = "fire"
+	if err := one.Register(f); err != nil {
+		t.Fatal(err)
+	}
+	if to, err := one.Fire(ctx, f.ID, EventReasonDone, TaskInput{}); to != fsmAnon[0][EventReasonDone].want || fsmReason(err) != fsmAnon[0][EventReasonDone].reason || f.State() != to {
+		t.Errorf("Fire of %s in %s through the registry: %s, %q (%v), want %s, %q", EventReasonDone, State(0), to, fsmReason(err), err, fsmAnon[0][EventReasonDone].want, fsmAnon[0][EventReasonDone].reason)
 	}
 	if n := r.CleanupTerminal(); n != int(NumStates)-active || len(r.ListAll()) != active {
 		t.Errorf("cleanup removed %d", n)
@@ -1048,19 +1055,56 @@ func TestFsmRegistry(t *testing.T) {
 	}
 }
 
+// fsmAnon is, by state and event, what firing with the fixture's inputs and no role does:
+// the state after it and the refusal ("" when accepted).
+var fsmAnon = [NumStates][NumEvents]struct {
+	want   State
+	reason string
+}{
+	{{StateReasoning, ""}, {StateIdle, "invalid_transition"}, {StateIdle, "invalid_transition"}, {StateIdle, "invalid_transition"}, {StateIdle, "invalid_transition"}, {StateIdle, "invalid_transition"}, {StateIdle, "invalid_transition"}, {StateIdle, "invalid_transition"}, {StateIdle, "invalid_transition"}, {StateFailed, ""}},
+	{{StateReasoning, "invalid_transition"}, {StateActing, ""}, {StateSuspended, ""}, {StateReasoning, "invalid_transition"}, {StateReasoning, "invalid_transition"}, {StateReasoning, "invalid_transition"}, {StateReasoning, "invalid_transition"}, {StateSuspended, ""}, {StateReasoning, "invalid_transition"}, {StateFailed, ""}},
+	{{StateActing, "invalid_transition"}, {StateActing, "invalid_transition"}, {StateActing, "invalid_transition"}, {StateActing, "invalid_transition"}, {StateActing, ""}, {StateActing, ""}, {StateActing, ""}, {StateSuspended, ""}, {StateActing, "invalid_transition"}, {StateFailed, ""}},
+	{{StateSuspended, "invalid_transition"}, {StateSuspended, "invalid_transition"}, {StateSuspended, "invalid_transition"}, {StateReasoning, ""}, {StateSuspended, "invalid_transition"}, {StateSuspended, "invalid_transition"}, {StateSuspended, "invalid_transition"}, {StateSuspended, "invalid_transition"}, {StateReasoning, ""}, {StateFailed, ""}},
+	{{StateCompleted, "invalid_transition"}, {StateCompleted, "invalid_transition"}, {StateCompleted, "invalid_transition"}, {StateCompleted, "invalid_transition"}, {StateCompleted, "invalid_transition"}, {StateCompleted, "invalid_transition"}, {StateCompleted, "invalid_transition"}, {StateCompleted, "invalid_transition"}, {StateCompleted, "invalid_transition"}, {StateCompleted, "invalid_transition"}},
+	{{StateFailed, "invalid_transition"}, {StateFailed, "invalid_transition"}, {StateFailed, "invalid_transition"}, {StateFailed, "invalid_transition"}, {StateFailed, "invalid_transition"}, {StateFailed, "invalid_transition"}, {StateFailed, "invalid_transition"}, {StateFailed, "invalid_transition"}, {StateFailed, "invalid_transition"}, {StateFailed, "invalid_transition"}},
+}
+
+// Every refusal is logged once, naming the state and the event, and nothing accepted is
+// logged as refused.
 func TestFsmLogsRefusals(t *testing.T) {
-	var logged strings.Builder
+	refused := 0
 	for s := State(0); s < NumStates; s++ {
-		m, _ := fsmFixture(s, nil, false, false, false)
-		m.SetLogger(slog.New(slog.NewTextHandler(&logged, nil)))
 		for e := Event(0); e < NumEvents; e++ {
-			if _, err := fsmFire(m, e, TaskInput{}); err != nil {
-				if !strings.Contains(logged.String(), "event refused") {
-					t.Fatalf("refusal of %s in %s not logged", e, s)
+			var logged strings.Builder
+			m, _ := fsmFixture(s, nil, false, false, false)
+			m.SetLogger(slog.New(slog.NewJSONHandler(&logged, nil)))
+			to, err := fsmFire(m, e, TaskInput{})
+			want := fsmAnon[s][e]
+			if got := fsmReason(err); got != want.reason || to != want.want {
+				t.Errorf("%s in %s: %s, %q (%v), want %s, %q", e, s, to, got, err, want.want, want.reason)
+				continue
+			}
+			n := 0
+			for _, line := range strings.Split(strings.TrimSpace(logged.String()), "\n") {
+				var rec map[string]any
+				if json.Unmarshal([]byte(line), &rec) != nil || rec["msg"] != "event refused" {
+					continue
 				}
-				return
+				n++
+				if rec["state"] != s.String() || rec["event"] != e.String() {
+					t.Errorf("refusal of %s in %s logged as %s", e, s, line)
+				}
+			}
+			if want.reason != "" {
+				refused++
+			}
+			if wantN := map[bool]int{true: 1}[want.reason != ""]; n != wantN {
+				t.Errorf("%s in %s (refusal %q): %d refusals logged, want %d:\n%s", e, s, want.reason, n, wantN, logged.String())
 			}
 		}
+	}
+	if refused != 46 {
+		t.Errorf("%d refusals, want 46", refused)
 	}
 }
 
@@ -1073,21 +1117,31 @@ func TestFsmTimeByState(t *testing.T) {
 		m, h := fsmFixture(StateIdle, nil, false, false, true)
 		h.script = fsmScript(p.steps)
 		m.SetClock(c)
+		// A minute in each state the path passes through, a stay in the same state (an
+		// internal transition) adding up.
+		var want [NumStates]time.Duration
 		for i, s := range p.steps {
+			want[m.State()] += time.Minute
 			c.now = c.now.Add(time.Minute)
 			var in TaskInput
 			if i%2 == 1 {
 				in.At = c.now // the time of the event, not read from the clock
 			}
-			fsmFireStep(m, s, in)
+			if _, err := fsmFireStep(m, s, in); err != nil {
+				t.Fatalf("to %s: step %d (%s in %s): %v", p.to, i, s.event, m.State(), err)
+			}
 		}
+		if m.State() != p.to {
+			t.Fatalf("path ends in %s, want %s", m.State(), p.to)
+		}
+		want[p.to] += time.Minute
 		now := c.now.Add(time.Minute)
 		var sum time.Duration
 		for _, d := range m.TimeByState(now) {
 			sum += d
 		}
-		if m.CreatedAt() != fsmEpoch || m.TotalTime(now) != sum {
-			t.Errorf("to %s: total %v, by state %v (sum %v)", p.to, m.TotalTime(now), m.TimeByState(now), sum)
+		if m.CreatedAt() != fsmEpoch || m.TotalTime(now) != sum || m.TimeByState(now) != want {
+			t.Errorf("to %s: total %v, by state %v (sum %v), want by state %v", p.to, m.TotalTime(now), m.TimeByState(now), sum, want)
 		}
 		r, err := RestoreTask(m.Snapshot(), h)
 		if err != nil || r.TimeByState(now) != m.TimeByState(now) {

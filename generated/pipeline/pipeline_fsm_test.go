@@ -1331,8 +1331,15 @@ func TestFsmRegistry(t *testing.T) {
 	if _, err := r.Fire(ctx, "nobody", Event(0), TaskInput{}); !errors.Is(err, ErrNotRegistered) {
 		t.Errorf("Fire on an unknown ID: %v", err)
 	}
-	if _, err := r.Fire(ctx, ids[0], Event(0), TaskInput{}); err != nil && fsmReason(err) == "" {
-		t.Errorf("Fire: %v", err)
+	// Through a registry of its own, the fixture in StateCreated fires as the machine would.
+	one := NewTaskRegistry(0, nil)
+	f, _ := fsmFixture(State(0), nil, false, false, false)
+	f.ID = "fire"
+	if err := one.Register(f); err != nil {
+		t.Fatal(err)
+	}
+	if to, err := one.Fire(ctx, f.ID, EventStart, TaskInput{}); to != fsmAnon[0][EventStart].want || fsmReason(err) != fsmAnon[0][EventStart].reason || f.State() != to {
+		t.Errorf("Fire of %s in %s through the registry: %s, %q (%v), want %s, %q", EventStart, State(0), to, fsmReason(err), err, fsmAnon[0][EventStart].want, fsmAnon[0][EventStart].reason)
 	}
 	if n := r.CleanupTerminal(); n != int(NumStates)-active || len(r.ListAll()) != active {
 		t.Errorf("cleanup removed %d", n)
@@ -1345,18 +1352,60 @@ func TestFsmRegistry(t *testing.T) {
 	}
 }
 
+// fsmAnon is, by state and event, what firing with the fixture's inputs and no role does:
+// the state after it and the refusal ("" when accepted).
+var fsmAnon = [NumStates][NumEvents]struct {
+	want   State
+	reason string
+}{
+	{{StateClassifying, ""}, {StateCreated, "invalid_transition"}, {StateCreated, "invalid_transition"}, {StateCreated, "invalid_transition"}, {StateCreated, "invalid_transition"}, {StateCreated, "invalid_transition"}, {StateCreated, "invalid_transition"}, {StateCreated, "invalid_transition"}, {StateCreated, "invalid_transition"}, {StateCreated, "invalid_transition"}, {StateCreated, "invalid_transition"}, {StateStopped, ""}},
+	{{StateClassifying, "invalid_transition"}, {StateRouting, ""}, {StateClassifying, "invalid_transition"}, {StateClassifying, "invalid_transition"}, {StateClassifying, "invalid_transition"}, {StateClassifying, "invalid_transition"}, {StateClassifying, "invalid_transition"}, {StateClassifying, "invalid_transition"}, {StateClassifying, "invalid_transition"}, {StateClassifying, "invalid_transition"}, {StateClassifying, "invalid_transition"}, {StateStopped, ""}},
+	{{StateAwaitingClarification, "invalid_transition"}, {StateAwaitingClarification, "invalid_transition"}, {StateClassifying, ""}, {StateAwaitingClarification, "invalid_transition"}, {StateAwaitingClarification, "invalid_transition"}, {StateAwaitingClarification, "invalid_transition"}, {StateAwaitingClarification, "invalid_transition"}, {StateAwaitingClarification, "invalid_transition"}, {StateAwaitingClarification, "invalid_transition"}, {StateAwaitingClarification, "invalid_transition"}, {StateAwaitingClarification, "invalid_transition"}, {StateStopped, ""}},
+	{{StateRouting, "invalid_transition"}, {StateRouting, "invalid_transition"}, {StateRouting, "invalid_transition"}, {StateExecuting, ""}, {StateRouting, "invalid_transition"}, {StateRouting, "invalid_transition"}, {StateRouting, "invalid_transition"}, {StateRouting, "invalid_transition"}, {StateRouting, "invalid_transition"}, {StateRouting, "invalid_transition"}, {StateRouting, "invalid_transition"}, {StateStopped, ""}},
+	{{StateExecuting, "invalid_transition"}, {StateExecuting, "invalid_transition"}, {StateExecuting, "invalid_transition"}, {StateExecuting, "invalid_transition"}, {StateExecuting, ""}, {StateRetrying, ""}, {StateExecuting, "invalid_transition"}, {StateExecuting, "invalid_transition"}, {StateExecuting, "invalid_transition"}, {StateExecuting, "invalid_transition"}, {StateStopped, ""}, {StateStopped, ""}},
+	{{StateRetrying, "invalid_transition"}, {StateRetrying, "invalid_transition"}, {StateRetrying, "invalid_transition"}, {StateRetrying, "invalid_transition"}, {StateRetrying, "invalid_transition"}, {StateRetrying, "invalid_transition"}, {StateExecuting, ""}, {StateRetrying, "invalid_transition"}, {StateRetrying, "invalid_transition"}, {StateRetrying, "invalid_transition"}, {StateRetrying, "invalid_transition"}, {StateStopped, ""}},
+	{{StateEscalating, "invalid_transition"}, {StateEscalating, "invalid_transition"}, {StateEscalating, "invalid_transition"}, {StateEscalating, "invalid_transition"}, {StateEscalating, "invalid_transition"}, {StateEscalating, "invalid_transition"}, {StateEscalating, "invalid_transition"}, {StateExecuting, ""}, {StateEscalating, "invalid_transition"}, {StateEscalating, "invalid_transition"}, {StateEscalating, "invalid_transition"}, {StateStopped, ""}},
+	{{StateVerifying, "invalid_transition"}, {StateVerifying, "invalid_transition"}, {StateVerifying, "invalid_transition"}, {StateVerifying, "invalid_transition"}, {StateVerifying, "invalid_transition"}, {StateVerifying, "invalid_transition"}, {StateVerifying, "invalid_transition"}, {StateVerifying, "invalid_transition"}, {StateCompleted, ""}, {StateRetrying, ""}, {StateVerifying, "invalid_transition"}, {StateStopped, ""}},
+	{{StateCompleted, "invalid_transition"}, {StateCompleted, "invalid_transition"}, {StateCompleted, "invalid_transition"}, {StateCompleted, "invalid_transition"}, {StateCompleted, "invalid_transition"}, {StateCompleted, "invalid_transition"}, {StateCompleted, "invalid_transition"}, {StateCompleted, "invalid_transition"}, {StateCompleted, "invalid_transition"}, {StateCompleted, "invalid_transition"}, {StateCompleted, "invalid_transition"}, {StateCompleted, "invalid_transition"}},
+	{{StateFailed, "invalid_transition"}, {StateFailed, "invalid_transition"}, {StateFailed, "invalid_transition"}, {StateFailed, "invalid_transition"}, {StateFailed, "invalid_transition"}, {StateFailed, "invalid_transition"}, {StateFailed, "invalid_transition"}, {StateFailed, "invalid_transition"}, {StateFailed, "invalid_transition"}, {StateFailed, "invalid_transition"}, {StateFailed, "invalid_transition"}, {StateFailed, "invalid_transition"}},
+	{{StateStopped, "invalid_transition"}, {StateStopped, "invalid_transition"}, {StateStopped, "invalid_transition"}, {StateStopped, "invalid_transition"}, {StateStopped, "invalid_transition"}, {StateStopped, "invalid_transition"}, {StateStopped, "invalid_transition"}, {StateStopped, "invalid_transition"}, {StateStopped, "invalid_transition"}, {StateStopped, "invalid_transition"}, {StateStopped, "invalid_transition"}, {StateStopped, "invalid_transition"}},
+}
+
+// Every refusal is logged once, naming the state and the event, and nothing accepted is
+// logged as refused.
 func TestFsmLogsRefusals(t *testing.T) {
-	var logged strings.Builder
+	refused := 0
 	for s := State(0); s < NumStates; s++ {
-		m, _ := fsmFixture(s, nil, false, false, false)
-		m.SetLogger(slog.New(slog.NewTextHandler(&logged, nil)))
 		for e := Event(0); e < NumEvents; e++ {
-			if _, err := fsmFire(m, e, TaskInput{}); err != nil {
-				if !strings.Contains(logged.String(), "event refused") {
-					t.Fatalf("refusal of %s in %s not logged", e, s)
+			var logged strings.Builder
+			m, _ := fsmFixture(s, nil, false, false, false)
+			m.SetLogger(slog.New(slog.NewJSONHandler(&logged, nil)))
+			to, err := fsmFire(m, e, TaskInput{})
+			want := fsmAnon[s][e]
+			if got := fsmReason(err); got != want.reason || to != want.want {
+				t.Errorf("%s in %s: %s, %q (%v), want %s, %q", e, s, to, got, err, want.want, want.reason)
+				continue
+			}
+			n := 0
+			for _, line := range strings.Split(strings.TrimSpace(logged.String()), "\n") {
+				var rec map[string]any
+				if json.Unmarshal([]byte(line), &rec) != nil || rec["msg"] != "event refused" {
+					continue
 				}
-				return
+				n++
+				if rec["state"] != s.String() || rec["event"] != e.String() {
+					t.Errorf("refusal of %s in %s logged as %s", e, s, line)
+				}
+			}
+			if want.reason != "" {
+				refused++
+			}
+			if wantN := map[bool]int{true: 1}[want.reason != ""]; n != wantN {
+				t.Errorf("%s in %s (refusal %q): %d refusals logged, want %d:\n%s", e, s, want.reason, n, wantN, logged.String())
 			}
 		}
+	}
+	if refused != 113 {
+		t.Errorf("%d refusals, want 113", refused)
 	}
 }

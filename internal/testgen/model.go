@@ -145,6 +145,12 @@ type Model struct {
 	Order      *OrderRow // a row where hooks of several kinds run, for the hook order
 	Idem       *Row      // an accepted row from the initial state
 	IdemOther  *ir.Event
+	// Anon is, by state and event, the outcome of firing with the fixture's inputs and no
+	// role (every hook guard holding, the good context and payload, every policy on).
+	Anon [][]*Row
+	// RegistryEvent is the first event without payload (nil: every event has one), the one
+	// the registry test fires through the registry.
+	RegistryEvent *ir.Event
 }
 
 // OrderRow is an accepted row where hooks of several kinds run, split by the phase in which
@@ -204,6 +210,7 @@ func Build(m *ir.Machine) *Model {
 	o := newOracle(m)
 	o.exhaustive()
 	o.paths()
+	o.anon()
 	o.permitted()
 	o.payloads()
 	return o.model
@@ -934,6 +941,25 @@ func (o *oracle) fixedInputs(r *ir.Role, on bool, e *ir.Event) interp.Inputs {
 		in.Payload = goodPayload(e)
 	}
 	return in
+}
+
+func (o *oracle) anon() {
+	m := o.m
+	for _, s := range m.States {
+		var rows []*Row
+		for _, e := range m.Events {
+			r := &Row{Name: s.Name + "/" + e.Name, From: s, Event: e, Guards: o.hookGuards()}
+			o.run(r)
+			rows = append(rows, r)
+		}
+		o.model.Anon = append(o.model.Anon, rows)
+	}
+	for _, e := range m.Events {
+		if len(e.Payload) == 0 {
+			o.model.RegistryEvent = e
+			break
+		}
+	}
 }
 
 func (o *oracle) permitted() {
