@@ -137,7 +137,7 @@ func fsmCounts(m *Task) []int {
 // fsmRow is one case of the transition table.
 type fsmRow struct {
 	name       string
-	line       int // spec line of the transition
+	line       int // spec line of the transition, or of the state when the pair has none (0: unknown)
 	from       State
 	event      Event
 	role       Role
@@ -198,22 +198,22 @@ var fsmRows0 = []fsmRow{
 		want: StateInbox, reason: "role"},
 	{name: "INBOX/CANCELED/as system", line: 146, from: StateInbox, event: EventCanceled, role: RoleSystem,
 		want: StateInbox, reason: "role"},
-	{name: "INBOX/INBOX", line: 0, from: StateInbox, event: EventInbox,
+	{name: "INBOX/INBOX", line: 83, from: StateInbox, event: EventInbox,
 		want: StateInbox, reason: "invalid_transition"},
-	{name: "INBOX/IN_PROGRESS", line: 0, from: StateInbox, event: EventInProgress,
+	{name: "INBOX/IN_PROGRESS", line: 83, from: StateInbox, event: EventInProgress,
 		want: StateInbox, reason: "invalid_transition"},
-	{name: "INBOX/REVIEW", line: 0, from: StateInbox, event: EventReview,
+	{name: "INBOX/REVIEW", line: 83, from: StateInbox, event: EventReview,
 		want: StateInbox, reason: "invalid_transition"},
-	{name: "INBOX/NEEDS_APPROVAL", line: 0, from: StateInbox, event: EventNeedsApproval,
+	{name: "INBOX/NEEDS_APPROVAL", line: 83, from: StateInbox, event: EventNeedsApproval,
 		want: StateInbox, reason: "invalid_transition"},
-	{name: "INBOX/BLOCKED", line: 0, from: StateInbox, event: EventBlocked,
+	{name: "INBOX/BLOCKED", line: 83, from: StateInbox, event: EventBlocked,
 		want: StateInbox, reason: "invalid_transition"},
-	{name: "INBOX/DONE", line: 0, from: StateInbox, event: EventDone,
+	{name: "INBOX/DONE", line: 83, from: StateInbox, event: EventDone,
 		want: StateInbox, reason: "invalid_transition"},
 }
 
 var fsmRows1 = []fsmRow{
-	{name: "ASSIGNED/ASSIGNED", line: 0, from: StateAssigned, event: EventAssigned,
+	{name: "ASSIGNED/ASSIGNED", line: 86, from: StateAssigned, event: EventAssigned,
 		want: StateAssigned, reason: "invalid_transition"},
 	{name: "ASSIGNED/CANCELED", line: 151, from: StateAssigned, event: EventCanceled, role: RoleHuman,
 		want: StateCanceled},
@@ -261,18 +261,18 @@ var fsmRows1 = []fsmRow{
 		want: StateAssigned, reason: "artifacts", errors: []FieldError{{Field: "work_plan", Message: "Work plan required for IN_PROGRESS"}}},
 	{name: "ASSIGNED/IN_PROGRESS/work_plan too many items", line: 150, from: StateAssigned, event: EventInProgress, role: RoleIntern, setup: func(m *Task) { m.Context.WorkPlan = []string{"ok", "ok", "ok", "ok", "ok", "ok", "ok"} },
 		want: StateAssigned, reason: "artifacts", errors: []FieldError{{Field: "work_plan", Message: "Work plan required for IN_PROGRESS"}}},
-	{name: "ASSIGNED/REVIEW", line: 0, from: StateAssigned, event: EventReview,
+	{name: "ASSIGNED/REVIEW", line: 86, from: StateAssigned, event: EventReview,
 		want: StateAssigned, reason: "invalid_transition"},
-	{name: "ASSIGNED/NEEDS_APPROVAL", line: 0, from: StateAssigned, event: EventNeedsApproval,
+	{name: "ASSIGNED/NEEDS_APPROVAL", line: 86, from: StateAssigned, event: EventNeedsApproval,
 		want: StateAssigned, reason: "invalid_transition"},
-	{name: "ASSIGNED/BLOCKED", line: 0, from: StateAssigned, event: EventBlocked,
+	{name: "ASSIGNED/BLOCKED", line: 86, from: StateAssigned, event: EventBlocked,
 		want: StateAssigned, reason: "invalid_transition"},
-	{name: "ASSIGNED/DONE", line: 0, from: StateAssigned, event: EventDone,
+	{name: "ASSIGNED/DONE", line: 86, from: StateAssigned, event: EventDone,
 		want: StateAssigned, reason: "invalid_transition"},
 }
 
 var fsmRows2 = []fsmRow{
-	{name: "IN_PROGRESS/ASSIGNED", line: 0, from: StateInProgress, event: EventAssigned,
+	{name: "IN_PROGRESS/ASSIGNED", line: 91, from: StateInProgress, event: EventAssigned,
 		want: StateInProgress, reason: "invalid_transition"},
 	{name: "IN_PROGRESS/CANCELED", line: 157, from: StateInProgress, event: EventCanceled, role: RoleHuman,
 		want: StateCanceled},
@@ -286,9 +286,9 @@ var fsmRows2 = []fsmRow{
 		want: StateInProgress, reason: "role"},
 	{name: "IN_PROGRESS/CANCELED/as system", line: 157, from: StateInProgress, event: EventCanceled, role: RoleSystem,
 		want: StateInProgress, reason: "role"},
-	{name: "IN_PROGRESS/INBOX", line: 0, from: StateInProgress, event: EventInbox,
+	{name: "IN_PROGRESS/INBOX", line: 91, from: StateInProgress, event: EventInbox,
 		want: StateInProgress, reason: "invalid_transition"},
-	{name: "IN_PROGRESS/IN_PROGRESS", line: 0, from: StateInProgress, event: EventInProgress,
+	{name: "IN_PROGRESS/IN_PROGRESS", line: 91, from: StateInProgress, event: EventInProgress,
 		want: StateInProgress, reason: "invalid_transition"},
 	{name: "IN_PROGRESS/REVIEW", line: 154, from: StateInProgress, event: EventReview, role: RoleIntern,
 		want: StateReview, calls: []string{"attach_review_submission", "calculate_cost_summary"}},
@@ -340,12 +340,12 @@ var fsmRows2 = []fsmRow{
 		want: StateInProgress, reason: "artifacts", errors: []FieldError{{Field: "block_reason", Message: "Block reason required for BLOCKED"}}},
 	{name: "IN_PROGRESS/BLOCKED/block_reason zero", line: 156, from: StateInProgress, event: EventBlocked, role: RoleSpecialist, setup: func(m *Task) { m.Context.BlockReason = "" },
 		want: StateInProgress, reason: "artifacts", errors: []FieldError{{Field: "block_reason", Message: "Block reason required for BLOCKED"}}},
-	{name: "IN_PROGRESS/DONE", line: 0, from: StateInProgress, event: EventDone,
+	{name: "IN_PROGRESS/DONE", line: 91, from: StateInProgress, event: EventDone,
 		want: StateInProgress, reason: "invalid_transition"},
 }
 
 var fsmRows3 = []fsmRow{
-	{name: "REVIEW/ASSIGNED", line: 0, from: StateReview, event: EventAssigned,
+	{name: "REVIEW/ASSIGNED", line: 95, from: StateReview, event: EventAssigned,
 		want: StateReview, reason: "invalid_transition"},
 	{name: "REVIEW/CANCELED", line: 174, from: StateReview, event: EventCanceled, role: RoleHuman,
 		want: StateCanceled},
@@ -359,7 +359,7 @@ var fsmRows3 = []fsmRow{
 		want: StateReview, reason: "role"},
 	{name: "REVIEW/CANCELED/as system", line: 174, from: StateReview, event: EventCanceled, role: RoleSystem,
 		want: StateReview, reason: "role"},
-	{name: "REVIEW/INBOX", line: 0, from: StateReview, event: EventInbox,
+	{name: "REVIEW/INBOX", line: 95, from: StateReview, event: EventInbox,
 		want: StateReview, reason: "invalid_transition"},
 	{name: "REVIEW/IN_PROGRESS", line: 160, from: StateReview, event: EventInProgress, role: RoleHuman,
 		want: StateInProgress, calls: []string{"post_review_comment"}},
@@ -387,7 +387,7 @@ var fsmRows3 = []fsmRow{
 		want: StateInProgress, calls: []string{"post_review_comment"}, counts: []int{4}},
 	{name: "REVIEW/IN_PROGRESS/review_cycles at 4 of max 4 set at run time", line: 160, from: StateReview, event: EventInProgress, role: RoleHuman, setup: func(m *Task) { m.Context.BlockReason = ""; _ = m.SetMaxReviewCycles(4); m.nReviewCycles = 4 },
 		want: StateBlocked, calls: []string{"post_review_comment"}, counts: []int{0}, wrote: func(m *Task) string { return m.Context.BlockReason }, summary: "review_cycles reached its maximum of 4: REVIEW -> IN_PROGRESS went to BLOCKED instead"},
-	{name: "REVIEW/REVIEW", line: 0, from: StateReview, event: EventReview,
+	{name: "REVIEW/REVIEW", line: 95, from: StateReview, event: EventReview,
 		want: StateReview, reason: "invalid_transition"},
 	{name: "REVIEW/NEEDS_APPROVAL", line: 167, from: StateReview, event: EventNeedsApproval, role: RoleSystem,
 		want: StateNeedsApproval},
@@ -510,7 +510,7 @@ var fsmRows4 = []fsmRow{
 		want: StateNeedsApproval, reason: "role"},
 	{name: "NEEDS_APPROVAL/REVIEW/empty context", line: 180, from: StateNeedsApproval, event: EventReview, role: RoleHuman, empty: true,
 		want: StateNeedsApproval, reason: "artifacts", errors: []FieldError{{Field: "deliverable", Message: "Deliverable required for REVIEW"}, {Field: "review_checklist", Message: "Completed review checklist required for REVIEW"}}},
-	{name: "NEEDS_APPROVAL/NEEDS_APPROVAL", line: 0, from: StateNeedsApproval, event: EventNeedsApproval,
+	{name: "NEEDS_APPROVAL/NEEDS_APPROVAL", line: 100, from: StateNeedsApproval, event: EventNeedsApproval,
 		want: StateNeedsApproval, reason: "invalid_transition"},
 	{name: "NEEDS_APPROVAL/BLOCKED", line: 181, from: StateNeedsApproval, event: EventBlocked, role: RoleSystem,
 		want: StateBlocked},
@@ -569,7 +569,7 @@ var fsmRows5 = []fsmRow{
 		want: StateBlocked, reason: "role"},
 	{name: "BLOCKED/CANCELED/as system", line: 189, from: StateBlocked, event: EventCanceled, role: RoleSystem,
 		want: StateBlocked, reason: "role"},
-	{name: "BLOCKED/INBOX", line: 0, from: StateBlocked, event: EventInbox,
+	{name: "BLOCKED/INBOX", line: 103, from: StateBlocked, event: EventInbox,
 		want: StateBlocked, reason: "invalid_transition"},
 	{name: "BLOCKED/IN_PROGRESS", line: 187, from: StateBlocked, event: EventInProgress, role: RoleHuman,
 		want: StateInProgress},
@@ -585,7 +585,7 @@ var fsmRows5 = []fsmRow{
 		want: StateBlocked, reason: "role"},
 	{name: "BLOCKED/IN_PROGRESS/empty context", line: 187, from: StateBlocked, event: EventInProgress, role: RoleHuman, empty: true,
 		want: StateBlocked, reason: "artifacts", errors: []FieldError{{Field: "assignee_ids", Message: "Must have at least one assignee"}, {Field: "work_plan", Message: "Work plan required for IN_PROGRESS"}}},
-	{name: "BLOCKED/REVIEW", line: 0, from: StateBlocked, event: EventReview,
+	{name: "BLOCKED/REVIEW", line: 103, from: StateBlocked, event: EventReview,
 		want: StateBlocked, reason: "invalid_transition"},
 	{name: "BLOCKED/NEEDS_APPROVAL", line: 188, from: StateBlocked, event: EventNeedsApproval, role: RoleSystem,
 		want: StateNeedsApproval},
@@ -601,47 +601,47 @@ var fsmRows5 = []fsmRow{
 		want: StateNeedsApproval},
 	{name: "BLOCKED/NEEDS_APPROVAL/empty context", line: 188, from: StateBlocked, event: EventNeedsApproval, role: RoleSystem, empty: true,
 		want: StateBlocked, reason: "artifacts", errors: []FieldError{{Field: "approval_request", Message: "Approval request required for NEEDS_APPROVAL"}}},
-	{name: "BLOCKED/BLOCKED", line: 0, from: StateBlocked, event: EventBlocked,
+	{name: "BLOCKED/BLOCKED", line: 103, from: StateBlocked, event: EventBlocked,
 		want: StateBlocked, reason: "invalid_transition"},
-	{name: "BLOCKED/DONE", line: 0, from: StateBlocked, event: EventDone,
+	{name: "BLOCKED/DONE", line: 103, from: StateBlocked, event: EventDone,
 		want: StateBlocked, reason: "invalid_transition"},
 }
 
 var fsmRows6 = []fsmRow{
-	{name: "DONE/ASSIGNED", line: 0, from: StateDone, event: EventAssigned,
+	{name: "DONE/ASSIGNED", line: 106, from: StateDone, event: EventAssigned,
 		want: StateDone, reason: "invalid_transition"},
-	{name: "DONE/CANCELED", line: 0, from: StateDone, event: EventCanceled,
+	{name: "DONE/CANCELED", line: 106, from: StateDone, event: EventCanceled,
 		want: StateDone, reason: "invalid_transition"},
-	{name: "DONE/INBOX", line: 0, from: StateDone, event: EventInbox,
+	{name: "DONE/INBOX", line: 106, from: StateDone, event: EventInbox,
 		want: StateDone, reason: "invalid_transition"},
-	{name: "DONE/IN_PROGRESS", line: 0, from: StateDone, event: EventInProgress,
+	{name: "DONE/IN_PROGRESS", line: 106, from: StateDone, event: EventInProgress,
 		want: StateDone, reason: "invalid_transition"},
-	{name: "DONE/REVIEW", line: 0, from: StateDone, event: EventReview,
+	{name: "DONE/REVIEW", line: 106, from: StateDone, event: EventReview,
 		want: StateDone, reason: "invalid_transition"},
-	{name: "DONE/NEEDS_APPROVAL", line: 0, from: StateDone, event: EventNeedsApproval,
+	{name: "DONE/NEEDS_APPROVAL", line: 106, from: StateDone, event: EventNeedsApproval,
 		want: StateDone, reason: "invalid_transition"},
-	{name: "DONE/BLOCKED", line: 0, from: StateDone, event: EventBlocked,
+	{name: "DONE/BLOCKED", line: 106, from: StateDone, event: EventBlocked,
 		want: StateDone, reason: "invalid_transition"},
-	{name: "DONE/DONE", line: 0, from: StateDone, event: EventDone,
+	{name: "DONE/DONE", line: 106, from: StateDone, event: EventDone,
 		want: StateDone, reason: "invalid_transition"},
 }
 
 var fsmRows7 = []fsmRow{
-	{name: "CANCELED/ASSIGNED", line: 0, from: StateCanceled, event: EventAssigned,
+	{name: "CANCELED/ASSIGNED", line: 113, from: StateCanceled, event: EventAssigned,
 		want: StateCanceled, reason: "invalid_transition"},
-	{name: "CANCELED/CANCELED", line: 0, from: StateCanceled, event: EventCanceled,
+	{name: "CANCELED/CANCELED", line: 113, from: StateCanceled, event: EventCanceled,
 		want: StateCanceled, reason: "invalid_transition"},
-	{name: "CANCELED/INBOX", line: 0, from: StateCanceled, event: EventInbox,
+	{name: "CANCELED/INBOX", line: 113, from: StateCanceled, event: EventInbox,
 		want: StateCanceled, reason: "invalid_transition"},
-	{name: "CANCELED/IN_PROGRESS", line: 0, from: StateCanceled, event: EventInProgress,
+	{name: "CANCELED/IN_PROGRESS", line: 113, from: StateCanceled, event: EventInProgress,
 		want: StateCanceled, reason: "invalid_transition"},
-	{name: "CANCELED/REVIEW", line: 0, from: StateCanceled, event: EventReview,
+	{name: "CANCELED/REVIEW", line: 113, from: StateCanceled, event: EventReview,
 		want: StateCanceled, reason: "invalid_transition"},
-	{name: "CANCELED/NEEDS_APPROVAL", line: 0, from: StateCanceled, event: EventNeedsApproval,
+	{name: "CANCELED/NEEDS_APPROVAL", line: 113, from: StateCanceled, event: EventNeedsApproval,
 		want: StateCanceled, reason: "invalid_transition"},
-	{name: "CANCELED/BLOCKED", line: 0, from: StateCanceled, event: EventBlocked,
+	{name: "CANCELED/BLOCKED", line: 113, from: StateCanceled, event: EventBlocked,
 		want: StateCanceled, reason: "invalid_transition"},
-	{name: "CANCELED/DONE", line: 0, from: StateCanceled, event: EventDone,
+	{name: "CANCELED/DONE", line: 113, from: StateCanceled, event: EventDone,
 		want: StateCanceled, reason: "invalid_transition"},
 }
 
@@ -663,7 +663,10 @@ func fsmRun(t *testing.T, r fsmRow) {
 		}
 		before, _ := json.Marshal(m.Snapshot())
 		to, err := fsmFire(m, r.event, TaskInput{Role: r.role})
-		where := fmt.Sprintf("%s on %s (spec line %d)", r.from, r.event, r.line)
+		where := fmt.Sprintf("%s on %s", r.from, r.event)
+		if r.line > 0 {
+			where += fmt.Sprintf(" (spec line %d)", r.line)
+		}
 		if got := fsmReason(err); got != r.reason {
 			t.Fatalf("%s: refusal %q (%v), want %q", where, got, err, r.reason)
 		}

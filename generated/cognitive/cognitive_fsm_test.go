@@ -157,7 +157,7 @@ func fsmReason(err error) string {
 // fsmRow is one case of the transition table.
 type fsmRow struct {
 	name       string
-	line       int // spec line of the transition
+	line       int // spec line of the transition, or of the state when the pair has none (0: unknown)
 	from       State
 	event      Event
 	off        []string // hook guards that fail
@@ -189,57 +189,57 @@ var fsmRows = [][]fsmRow{
 var fsmRows0 = []fsmRow{
 	{name: "idle/task_created", line: 109, from: StateIdle, event: EventTaskCreated,
 		want: StateReasoning, calls: []string{"checkpoint:task_created"}},
-	{name: "idle/reason_done", line: 0, from: StateIdle, event: EventReasonDone,
+	{name: "idle/reason_done", line: 80, from: StateIdle, event: EventReasonDone,
 		want: StateIdle, reason: "invalid_transition"},
-	{name: "idle/need_more_info", line: 0, from: StateIdle, event: EventNeedMoreInfo,
+	{name: "idle/need_more_info", line: 80, from: StateIdle, event: EventNeedMoreInfo,
 		want: StateIdle, reason: "invalid_transition"},
-	{name: "idle/message_received", line: 0, from: StateIdle, event: EventMessageReceived,
+	{name: "idle/message_received", line: 80, from: StateIdle, event: EventMessageReceived,
 		want: StateIdle, reason: "invalid_transition"},
-	{name: "idle/tool_call_completed", line: 0, from: StateIdle, event: EventToolCallCompleted,
+	{name: "idle/tool_call_completed", line: 80, from: StateIdle, event: EventToolCallCompleted,
 		want: StateIdle, reason: "invalid_transition"},
-	{name: "idle/tool_call_failed", line: 0, from: StateIdle, event: EventToolCallFailed,
+	{name: "idle/tool_call_failed", line: 80, from: StateIdle, event: EventToolCallFailed,
 		want: StateIdle, reason: "invalid_transition"},
-	{name: "idle/step_completed", line: 0, from: StateIdle, event: EventStepCompleted,
+	{name: "idle/step_completed", line: 80, from: StateIdle, event: EventStepCompleted,
 		want: StateIdle, reason: "invalid_transition"},
-	{name: "idle/task_suspended", line: 0, from: StateIdle, event: EventTaskSuspended,
+	{name: "idle/task_suspended", line: 80, from: StateIdle, event: EventTaskSuspended,
 		want: StateIdle, reason: "invalid_transition"},
-	{name: "idle/task_resumed", line: 0, from: StateIdle, event: EventTaskResumed,
+	{name: "idle/task_resumed", line: 80, from: StateIdle, event: EventTaskResumed,
 		want: StateIdle, reason: "invalid_transition"},
 	{name: "idle/task_failed", line: 154, from: StateIdle, event: EventTaskFailed,
 		want: StateFailed, calls: []string{"checkpoint:task_failed"}},
 }
 
 var fsmRows1 = []fsmRow{
-	{name: "reasoning/task_created", line: 0, from: StateReasoning, event: EventTaskCreated,
+	{name: "reasoning/task_created", line: 81, from: StateReasoning, event: EventTaskCreated,
 		want: StateReasoning, reason: "invalid_transition"},
 	{name: "reasoning/reason_done", line: 110, from: StateReasoning, event: EventReasonDone,
 		want: StateActing, calls: []string{"checkpoint:reason_done"}},
 	{name: "reasoning/need_more_info", line: 111, from: StateReasoning, event: EventNeedMoreInfo,
 		want: StateSuspended, calls: []string{"checkpoint:need_more_info"}, remembers: true, back: StateReasoning},
-	{name: "reasoning/message_received", line: 0, from: StateReasoning, event: EventMessageReceived,
+	{name: "reasoning/message_received", line: 81, from: StateReasoning, event: EventMessageReceived,
 		want: StateReasoning, reason: "invalid_transition"},
-	{name: "reasoning/tool_call_completed", line: 0, from: StateReasoning, event: EventToolCallCompleted,
+	{name: "reasoning/tool_call_completed", line: 81, from: StateReasoning, event: EventToolCallCompleted,
 		want: StateReasoning, reason: "invalid_transition"},
-	{name: "reasoning/tool_call_failed", line: 0, from: StateReasoning, event: EventToolCallFailed,
+	{name: "reasoning/tool_call_failed", line: 81, from: StateReasoning, event: EventToolCallFailed,
 		want: StateReasoning, reason: "invalid_transition"},
-	{name: "reasoning/step_completed", line: 0, from: StateReasoning, event: EventStepCompleted,
+	{name: "reasoning/step_completed", line: 81, from: StateReasoning, event: EventStepCompleted,
 		want: StateReasoning, reason: "invalid_transition"},
 	{name: "reasoning/task_suspended", line: 153, from: StateReasoning, event: EventTaskSuspended,
 		want: StateSuspended, calls: []string{"checkpoint:task_suspended"}, remembers: true, back: StateReasoning},
-	{name: "reasoning/task_resumed", line: 0, from: StateReasoning, event: EventTaskResumed,
+	{name: "reasoning/task_resumed", line: 81, from: StateReasoning, event: EventTaskResumed,
 		want: StateReasoning, reason: "invalid_transition"},
 	{name: "reasoning/task_failed", line: 154, from: StateReasoning, event: EventTaskFailed,
 		want: StateFailed, calls: []string{"checkpoint:task_failed"}},
 }
 
 var fsmRows2 = []fsmRow{
-	{name: "acting/task_created", line: 0, from: StateActing, event: EventTaskCreated,
+	{name: "acting/task_created", line: 82, from: StateActing, event: EventTaskCreated,
 		want: StateActing, reason: "invalid_transition"},
-	{name: "acting/reason_done", line: 0, from: StateActing, event: EventReasonDone,
+	{name: "acting/reason_done", line: 82, from: StateActing, event: EventReasonDone,
 		want: StateActing, reason: "invalid_transition"},
-	{name: "acting/need_more_info", line: 0, from: StateActing, event: EventNeedMoreInfo,
+	{name: "acting/need_more_info", line: 82, from: StateActing, event: EventNeedMoreInfo,
 		want: StateActing, reason: "invalid_transition"},
-	{name: "acting/message_received", line: 0, from: StateActing, event: EventMessageReceived,
+	{name: "acting/message_received", line: 82, from: StateActing, event: EventMessageReceived,
 		want: StateActing, reason: "invalid_transition"},
 	{name: "acting/tool_call_completed", line: 127, from: StateActing, event: EventToolCallCompleted,
 		want: StateActing, calls: []string{"checkpoint:tool_call_completed"}},
@@ -267,28 +267,28 @@ var fsmRows2 = []fsmRow{
 		want: StateReasoning, calls: []string{"checkpoint:task_completed"}},
 	{name: "acting/task_suspended", line: 153, from: StateActing, event: EventTaskSuspended,
 		want: StateSuspended, calls: []string{"checkpoint:task_suspended"}, remembers: true, back: StateActing},
-	{name: "acting/task_resumed", line: 0, from: StateActing, event: EventTaskResumed,
+	{name: "acting/task_resumed", line: 82, from: StateActing, event: EventTaskResumed,
 		want: StateActing, reason: "invalid_transition"},
 	{name: "acting/task_failed", line: 154, from: StateActing, event: EventTaskFailed,
 		want: StateFailed, calls: []string{"checkpoint:task_failed"}},
 }
 
 var fsmRows3 = []fsmRow{
-	{name: "suspended/task_created", line: 0, from: StateSuspended, event: EventTaskCreated,
+	{name: "suspended/task_created", line: 83, from: StateSuspended, event: EventTaskCreated,
 		want: StateSuspended, reason: "invalid_transition"},
-	{name: "suspended/reason_done", line: 0, from: StateSuspended, event: EventReasonDone,
+	{name: "suspended/reason_done", line: 83, from: StateSuspended, event: EventReasonDone,
 		want: StateSuspended, reason: "invalid_transition"},
-	{name: "suspended/need_more_info", line: 0, from: StateSuspended, event: EventNeedMoreInfo,
+	{name: "suspended/need_more_info", line: 83, from: StateSuspended, event: EventNeedMoreInfo,
 		want: StateSuspended, reason: "invalid_transition"},
 	{name: "suspended/message_received", line: 112, from: StateSuspended, event: EventMessageReceived,
 		want: StateReasoning},
-	{name: "suspended/tool_call_completed", line: 0, from: StateSuspended, event: EventToolCallCompleted,
+	{name: "suspended/tool_call_completed", line: 83, from: StateSuspended, event: EventToolCallCompleted,
 		want: StateSuspended, reason: "invalid_transition"},
-	{name: "suspended/tool_call_failed", line: 0, from: StateSuspended, event: EventToolCallFailed,
+	{name: "suspended/tool_call_failed", line: 83, from: StateSuspended, event: EventToolCallFailed,
 		want: StateSuspended, reason: "invalid_transition"},
-	{name: "suspended/step_completed", line: 0, from: StateSuspended, event: EventStepCompleted,
+	{name: "suspended/step_completed", line: 83, from: StateSuspended, event: EventStepCompleted,
 		want: StateSuspended, reason: "invalid_transition"},
-	{name: "suspended/task_suspended", line: 0, from: StateSuspended, event: EventTaskSuspended,
+	{name: "suspended/task_suspended", line: 83, from: StateSuspended, event: EventTaskSuspended,
 		want: StateSuspended, reason: "invalid_transition"},
 	{name: "suspended/task_resumed", line: 150, from: StateSuspended, event: EventTaskResumed,
 		want: StateReasoning},
@@ -299,48 +299,48 @@ var fsmRows3 = []fsmRow{
 }
 
 var fsmRows4 = []fsmRow{
-	{name: "completed/task_created", line: 0, from: StateCompleted, event: EventTaskCreated,
+	{name: "completed/task_created", line: 84, from: StateCompleted, event: EventTaskCreated,
 		want: StateCompleted, reason: "invalid_transition"},
-	{name: "completed/reason_done", line: 0, from: StateCompleted, event: EventReasonDone,
+	{name: "completed/reason_done", line: 84, from: StateCompleted, event: EventReasonDone,
 		want: StateCompleted, reason: "invalid_transition"},
-	{name: "completed/need_more_info", line: 0, from: StateCompleted, event: EventNeedMoreInfo,
+	{name: "completed/need_more_info", line: 84, from: StateCompleted, event: EventNeedMoreInfo,
 		want: StateCompleted, reason: "invalid_transition"},
-	{name: "completed/message_received", line: 0, from: StateCompleted, event: EventMessageReceived,
+	{name: "completed/message_received", line: 84, from: StateCompleted, event: EventMessageReceived,
 		want: StateCompleted, reason: "invalid_transition"},
-	{name: "completed/tool_call_completed", line: 0, from: StateCompleted, event: EventToolCallCompleted,
+	{name: "completed/tool_call_completed", line: 84, from: StateCompleted, event: EventToolCallCompleted,
 		want: StateCompleted, reason: "invalid_transition"},
-	{name: "completed/tool_call_failed", line: 0, from: StateCompleted, event: EventToolCallFailed,
+	{name: "completed/tool_call_failed", line: 84, from: StateCompleted, event: EventToolCallFailed,
 		want: StateCompleted, reason: "invalid_transition"},
-	{name: "completed/step_completed", line: 0, from: StateCompleted, event: EventStepCompleted,
+	{name: "completed/step_completed", line: 84, from: StateCompleted, event: EventStepCompleted,
 		want: StateCompleted, reason: "invalid_transition"},
-	{name: "completed/task_suspended", line: 0, from: StateCompleted, event: EventTaskSuspended,
+	{name: "completed/task_suspended", line: 84, from: StateCompleted, event: EventTaskSuspended,
 		want: StateCompleted, reason: "invalid_transition"},
-	{name: "completed/task_resumed", line: 0, from: StateCompleted, event: EventTaskResumed,
+	{name: "completed/task_resumed", line: 84, from: StateCompleted, event: EventTaskResumed,
 		want: StateCompleted, reason: "invalid_transition"},
-	{name: "completed/task_failed", line: 0, from: StateCompleted, event: EventTaskFailed,
+	{name: "completed/task_failed", line: 84, from: StateCompleted, event: EventTaskFailed,
 		want: StateCompleted, reason: "invalid_transition"},
 }
 
 var fsmRows5 = []fsmRow{
-	{name: "failed/task_created", line: 0, from: StateFailed, event: EventTaskCreated,
+	{name: "failed/task_created", line: 85, from: StateFailed, event: EventTaskCreated,
 		want: StateFailed, reason: "invalid_transition"},
-	{name: "failed/reason_done", line: 0, from: StateFailed, event: EventReasonDone,
+	{name: "failed/reason_done", line: 85, from: StateFailed, event: EventReasonDone,
 		want: StateFailed, reason: "invalid_transition"},
-	{name: "failed/need_more_info", line: 0, from: StateFailed, event: EventNeedMoreInfo,
+	{name: "failed/need_more_info", line: 85, from: StateFailed, event: EventNeedMoreInfo,
 		want: StateFailed, reason: "invalid_transition"},
-	{name: "failed/message_received", line: 0, from: StateFailed, event: EventMessageReceived,
+	{name: "failed/message_received", line: 85, from: StateFailed, event: EventMessageReceived,
 		want: StateFailed, reason: "invalid_transition"},
-	{name: "failed/tool_call_completed", line: 0, from: StateFailed, event: EventToolCallCompleted,
+	{name: "failed/tool_call_completed", line: 85, from: StateFailed, event: EventToolCallCompleted,
 		want: StateFailed, reason: "invalid_transition"},
-	{name: "failed/tool_call_failed", line: 0, from: StateFailed, event: EventToolCallFailed,
+	{name: "failed/tool_call_failed", line: 85, from: StateFailed, event: EventToolCallFailed,
 		want: StateFailed, reason: "invalid_transition"},
-	{name: "failed/step_completed", line: 0, from: StateFailed, event: EventStepCompleted,
+	{name: "failed/step_completed", line: 85, from: StateFailed, event: EventStepCompleted,
 		want: StateFailed, reason: "invalid_transition"},
-	{name: "failed/task_suspended", line: 0, from: StateFailed, event: EventTaskSuspended,
+	{name: "failed/task_suspended", line: 85, from: StateFailed, event: EventTaskSuspended,
 		want: StateFailed, reason: "invalid_transition"},
-	{name: "failed/task_resumed", line: 0, from: StateFailed, event: EventTaskResumed,
+	{name: "failed/task_resumed", line: 85, from: StateFailed, event: EventTaskResumed,
 		want: StateFailed, reason: "invalid_transition"},
-	{name: "failed/task_failed", line: 0, from: StateFailed, event: EventTaskFailed,
+	{name: "failed/task_failed", line: 85, from: StateFailed, event: EventTaskFailed,
 		want: StateFailed, reason: "invalid_transition"},
 }
 
@@ -362,7 +362,10 @@ func fsmRun(t *testing.T, r fsmRow) {
 		}
 		before, _ := json.Marshal(m.Snapshot())
 		to, err := fsmFire(m, r.event, TaskInput{})
-		where := fmt.Sprintf("%s on %s (spec line %d)", r.from, r.event, r.line)
+		where := fmt.Sprintf("%s on %s", r.from, r.event)
+		if r.line > 0 {
+			where += fmt.Sprintf(" (spec line %d)", r.line)
+		}
 		if got := fsmReason(err); got != r.reason {
 			t.Fatalf("%s: refusal %q (%v), want %q", where, got, err, r.reason)
 		}

@@ -44,7 +44,7 @@ func (p preset) goStmt() string {
 // Row is one case of the transition table.
 type Row struct {
 	Name       string
-	Line       int // spec line of the transition taken; 0 for a refusal
+	Line       int // spec line of the transition taken or refused, or of the state when the pair has none
 	From       *ir.State
 	Event      *ir.Event
 	Role       *ir.Role
@@ -267,6 +267,8 @@ func (o *oracle) run(r *Row) {
 		r.Errors = rej.Errors
 		if ts := m.Lookup(r.From, r.Event); len(ts) > 0 {
 			r.Line = ts[0].Pos.Line
+		} else {
+			r.Line = r.From.Pos.Line // no transition: the state that has none
 		}
 	} else {
 		r.Line = st.Transition.Pos.Line
