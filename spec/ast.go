@@ -148,6 +148,7 @@ type Threshold struct {
 	Num    Scalar
 	By     Str
 	Values []ThresholdValue
+	Len    Str // the length of this list context field
 }
 
 // ThresholdValue is one entry of a Threshold's values map.
@@ -158,14 +159,15 @@ type ThresholdValue struct {
 
 // Guard is a declared guard.
 type Guard struct {
-	Name    Str
-	Broken  bool
-	Doc     Str
-	Counter Str
-	Field   Str
-	AtLeast Threshold
-	Below   Threshold
-	Equals  Scalar
+	Name     Str
+	Broken   bool
+	Doc      Str
+	Counter  Str
+	Field    Str
+	AtLeast  Threshold
+	Below    Threshold
+	Equals   Scalar
+	Contains Scalar
 }
 
 // Action is a declared action.

@@ -99,6 +99,8 @@ func (l *loader) decode(root *yaml.Node) *File {
 						g.Below = l.threshold(v)
 					case "equals":
 						g.Equals = l.scalar(v)
+					case "contains":
+						g.Contains = l.scalar(v)
 					}
 				})
 				f.Guards = append(f.Guards, g)
@@ -293,6 +295,8 @@ func (l *loader) threshold(v *yaml.Node) Threshold {
 			l.entries(v, func(name Str, b *yaml.Node) {
 				t.Values = append(t.Values, ThresholdValue{Name: name, Value: l.scalar(b)})
 			})
+		case "len":
+			t.Len = l.str(v)
 		}
 	})
 	return t

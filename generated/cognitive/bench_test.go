@@ -9,17 +9,14 @@ import (
 
 type loopHooks struct{ cognitive.TaskNopHooks }
 
-func (loopHooks) PlanHasMoreSteps(context.Context, *cognitive.Task, cognitive.TaskStep) bool {
-	return true
-}
-
 // BenchmarkFireChoiceCheckpointHistory measures acting -> acting on tool_call_completed:
-// a dynamic choice (one hook guard), a checkpoint hook and a history record, with the
-// clock read once.
+// a dynamic choice (one field guard: the plan has more steps), a checkpoint hook and a
+// history record, with the clock read once.
 func BenchmarkFireChoiceCheckpointHistory(b *testing.B) {
 	ctx := context.Background()
 	m := cognitive.NewTask(loopHooks{})
 	m.FireTaskCreated(ctx, cognitive.TaskCreatedPayload{InputText: "x"}, cognitive.TaskInput{})
+	m.Context.PlanSteps = []string{"tool_call", "respond"}
 	m.Fire(ctx, cognitive.EventReasonDone)
 	b.ReportAllocs()
 	for b.Loop() {

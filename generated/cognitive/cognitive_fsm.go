@@ -521,9 +521,12 @@ type TaskContext struct {
 	Reasoning map[string]string `json:"reasoning,omitempty"`
 	// PlanGoal is "plan_goal" (string). Plan.goal: the task goal (Reason / Planner output).
 	PlanGoal string `json:"plan_goal,omitempty"`
-	// PlanSteps is "plan_steps" ([]string). Plan.steps: the execution steps (tool_call /
-	// respond / generate), serialized.
+	// PlanSteps is "plan_steps" ([]string). Plan.steps[].actionType: the action type of each
+	// step of the plan, in order (tool_call / respond / generate).
 	PlanSteps []string `json:"plan_steps,omitempty"`
+	// PlanCompleted is "plan_completed" (int). Plan.currentStep's index: how many steps of the
+	// plan are completed (the caller updates it as steps complete).
+	PlanCompleted int `json:"plan_completed,omitempty"`
 	// PlanReasoning is "plan_reasoning" (string). Plan.reasoning: the planning rationale.
 	PlanReasoning string `json:"plan_reasoning,omitempty"`
 	// ActionsDone is "actions_done" ([]string). Results of the actions done (ActionResult[]),
@@ -644,14 +647,6 @@ type TaskInput struct {
 // transition's actions, entry actions of the new state, checkpoints. A hook must not fire
 // events on the same machine.
 type TaskHooks interface {
-	// PlanHasMoreSteps is the guard "plan_has_more_steps".
-	//
-	// Plan.hasMoreSteps: the plan still has uncompleted steps.
-	PlanHasMoreSteps(ctx context.Context, m *Task, s TaskStep) bool
-	// PlanHasToolCalls is the guard "plan_has_tool_calls".
-	//
-	// All steps are done and the plan contains tool_call steps (continue the cognitive loop).
-	PlanHasToolCalls(ctx context.Context, m *Task, s TaskStep) bool
 	// Checkpoint is called at each checkpoint the transition reaches, after the state changed
 	// and entry actions ran. An error is returned from Fire wrapped in a CheckpointError; the
 	// transition has happened, but was not saved.
@@ -661,14 +656,6 @@ type TaskHooks interface {
 // TaskNopHooks implements TaskHooks with guards that never hold and actions that do
 // nothing. Embed it to implement only some hooks.
 type TaskNopHooks struct{}
-
-func (TaskNopHooks) PlanHasMoreSteps(context.Context, *Task, TaskStep) bool {
-	return false
-}
-
-func (TaskNopHooks) PlanHasToolCalls(context.Context, *Task, TaskStep) bool {
-	return false
-}
 
 func (TaskNopHooks) Checkpoint(context.Context, *Task, Checkpoint, TaskStep) error {
 	return nil
@@ -1018,7 +1005,7 @@ func (m *Task) step(ctx context.Context, e Event, in *TaskInput, dry bool) (Stat
 	return from, &invalidTransitions[from][e]
 }
 
-// transition0 is the transition at ../../examples/cognitive/cognitive.fsm.yaml:109: idle
+// transition0 is the transition at ../../examples/cognitive/cognitive.fsm.yaml:117: idle
 // on task_created -> reasoning.
 func (m *Task) transition0(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	to := StateReasoning
@@ -1035,7 +1022,7 @@ func (m *Task) transition0(ctx context.Context, st TaskStep, in *TaskInput, dry 
 	return to, m.commit(ctx, st, in, 0, CheckpointTaskCreated)
 }
 
-// transition1 is the transition at ../../examples/cognitive/cognitive.fsm.yaml:110:
+// transition1 is the transition at ../../examples/cognitive/cognitive.fsm.yaml:118:
 // reasoning on reason_done -> acting.
 func (m *Task) transition1(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	to := StateActing
@@ -1052,7 +1039,7 @@ func (m *Task) transition1(ctx context.Context, st TaskStep, in *TaskInput, dry 
 	return to, m.commit(ctx, st, in, 1, CheckpointReasonDone)
 }
 
-// transition2 is the transition at ../../examples/cognitive/cognitive.fsm.yaml:111:
+// transition2 is the transition at ../../examples/cognitive/cognitive.fsm.yaml:119:
 // reasoning on need_more_info -> suspended.
 func (m *Task) transition2(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	to := StateSuspended
@@ -1069,7 +1056,7 @@ func (m *Task) transition2(ctx context.Context, st TaskStep, in *TaskInput, dry 
 	return to, m.commit(ctx, st, in, 2, CheckpointNeedMoreInfo)
 }
 
-// transition3 is the transition at ../../examples/cognitive/cognitive.fsm.yaml:112:
+// transition3 is the transition at ../../examples/cognitive/cognitive.fsm.yaml:120:
 // suspended on message_received -> reasoning.
 func (m *Task) transition3(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	to := StateReasoning
@@ -1086,14 +1073,14 @@ func (m *Task) transition3(ctx context.Context, st TaskStep, in *TaskInput, dry 
 	return to, m.commit(ctx, st, in, 3, noCheckpoint)
 }
 
-// transition4 is the transition at ../../examples/cognitive/cognitive.fsm.yaml:127: acting
+// transition4 is the transition at ../../examples/cognitive/cognitive.fsm.yaml:135: acting
 // on tool_call_completed -> (choice).
 func (m *Task) transition4(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	to := st.From
 	switch {
-	case m.hooks.PlanHasMoreSteps(ctx, m, st):
+	case m.Context.PlanCompleted < len(m.Context.PlanSteps):
 		to = StateActing
-	case m.hooks.PlanHasToolCalls(ctx, m, st):
+	case slices.Contains(m.Context.PlanSteps, "tool_call"):
 		to = StateReasoning
 	default:
 		to = StateCompleted
@@ -1111,14 +1098,14 @@ func (m *Task) transition4(ctx context.Context, st TaskStep, in *TaskInput, dry 
 	return to, m.commit(ctx, st, in, 4, CheckpointToolCallCompleted)
 }
 
-// transition5 is the transition at ../../examples/cognitive/cognitive.fsm.yaml:134: acting
+// transition5 is the transition at ../../examples/cognitive/cognitive.fsm.yaml:142: acting
 // on tool_call_failed -> (choice).
 func (m *Task) transition5(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	to := st.From
 	switch {
-	case m.hooks.PlanHasMoreSteps(ctx, m, st):
+	case m.Context.PlanCompleted < len(m.Context.PlanSteps):
 		to = StateActing
-	case m.hooks.PlanHasToolCalls(ctx, m, st):
+	case slices.Contains(m.Context.PlanSteps, "tool_call"):
 		to = StateReasoning
 	default:
 		to = StateCompleted
@@ -1136,14 +1123,14 @@ func (m *Task) transition5(ctx context.Context, st TaskStep, in *TaskInput, dry 
 	return to, m.commit(ctx, st, in, 5, CheckpointToolCallFailed)
 }
 
-// transition6 is the transition at ../../examples/cognitive/cognitive.fsm.yaml:141: acting
+// transition6 is the transition at ../../examples/cognitive/cognitive.fsm.yaml:149: acting
 // on step_completed -> (choice).
 func (m *Task) transition6(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	to := st.From
 	switch {
-	case m.hooks.PlanHasMoreSteps(ctx, m, st):
+	case m.Context.PlanCompleted < len(m.Context.PlanSteps):
 		to = StateActing
-	case m.hooks.PlanHasToolCalls(ctx, m, st):
+	case slices.Contains(m.Context.PlanSteps, "tool_call"):
 		to = StateReasoning
 	default:
 		to = StateCompleted
@@ -1161,7 +1148,7 @@ func (m *Task) transition6(ctx context.Context, st TaskStep, in *TaskInput, dry 
 	return to, m.commit(ctx, st, in, 6, CheckpointTaskCompleted)
 }
 
-// transition7 is the transition at ../../examples/cognitive/cognitive.fsm.yaml:150:
+// transition7 is the transition at ../../examples/cognitive/cognitive.fsm.yaml:158:
 // suspended on task_resumed -> history of suspended.
 func (m *Task) transition7(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	to := st.From
@@ -1186,7 +1173,7 @@ func (m *Task) transition7(ctx context.Context, st TaskStep, in *TaskInput, dry 
 	return to, m.commit(ctx, st, in, 7, noCheckpoint)
 }
 
-// transition8 is the transition at ../../examples/cognitive/cognitive.fsm.yaml:153:
+// transition8 is the transition at ../../examples/cognitive/cognitive.fsm.yaml:161:
 // reasoning, acting on task_suspended -> suspended.
 func (m *Task) transition8(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	to := StateSuspended
@@ -1203,7 +1190,7 @@ func (m *Task) transition8(ctx context.Context, st TaskStep, in *TaskInput, dry 
 	return to, m.commit(ctx, st, in, 8, CheckpointTaskSuspended)
 }
 
-// transition9 is the transition at ../../examples/cognitive/cognitive.fsm.yaml:154: idle,
+// transition9 is the transition at ../../examples/cognitive/cognitive.fsm.yaml:162: idle,
 // reasoning, acting, suspended on task_failed -> failed.
 func (m *Task) transition9(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	to := StateFailed

@@ -37,23 +37,6 @@ type fsmCall struct {
 	name string
 }
 
-func (h *fsmHooks) guard(m *Task, name string) bool {
-	h.trace = append(h.trace, fsmCall{"guard", name})
-	if h.script != nil {
-		seq := m.Seq()
-		return seq < int64(len(h.script)) && h.script[seq]
-	}
-	return !h.off[name]
-}
-
-func (h *fsmHooks) PlanHasMoreSteps(_ context.Context, m *Task, _ TaskStep) bool {
-	return h.guard(m, "plan_has_more_steps")
-}
-
-func (h *fsmHooks) PlanHasToolCalls(_ context.Context, m *Task, _ TaskStep) bool {
-	return h.guard(m, "plan_has_tool_calls")
-}
-
 var errFsmCheckpoint = errors.New("checkpoint store unavailable")
 
 func (h *fsmHooks) Checkpoint(_ context.Context, _ *Task, cp Checkpoint, _ TaskStep) error {
@@ -81,6 +64,7 @@ func fsmGoodContext() TaskContext {
 		Reasoning:      map[string]string{"k0": "ok"},
 		PlanGoal:       "ok",
 		PlanSteps:      []string{"ok"},
+		PlanCompleted:  1,
 		PlanReasoning:  "ok",
 		ActionsDone:    []string{"ok"},
 		Reflections:    []string{"ok"},
@@ -187,160 +171,166 @@ var fsmRows = [][]fsmRow{
 }
 
 var fsmRows0 = []fsmRow{
-	{name: "idle/task_created", line: 109, from: StateIdle, event: EventTaskCreated,
+	{name: "idle/task_created", line: 117, from: StateIdle, event: EventTaskCreated,
 		want: StateReasoning, calls: []string{"checkpoint:task_created"}},
-	{name: "idle/reason_done", line: 80, from: StateIdle, event: EventReasonDone,
+	{name: "idle/reason_done", line: 88, from: StateIdle, event: EventReasonDone,
 		want: StateIdle, reason: "invalid_transition"},
-	{name: "idle/need_more_info", line: 80, from: StateIdle, event: EventNeedMoreInfo,
+	{name: "idle/need_more_info", line: 88, from: StateIdle, event: EventNeedMoreInfo,
 		want: StateIdle, reason: "invalid_transition"},
-	{name: "idle/message_received", line: 80, from: StateIdle, event: EventMessageReceived,
+	{name: "idle/message_received", line: 88, from: StateIdle, event: EventMessageReceived,
 		want: StateIdle, reason: "invalid_transition"},
-	{name: "idle/tool_call_completed", line: 80, from: StateIdle, event: EventToolCallCompleted,
+	{name: "idle/tool_call_completed", line: 88, from: StateIdle, event: EventToolCallCompleted,
 		want: StateIdle, reason: "invalid_transition"},
-	{name: "idle/tool_call_failed", line: 80, from: StateIdle, event: EventToolCallFailed,
+	{name: "idle/tool_call_failed", line: 88, from: StateIdle, event: EventToolCallFailed,
 		want: StateIdle, reason: "invalid_transition"},
-	{name: "idle/step_completed", line: 80, from: StateIdle, event: EventStepCompleted,
+	{name: "idle/step_completed", line: 88, from: StateIdle, event: EventStepCompleted,
 		want: StateIdle, reason: "invalid_transition"},
-	{name: "idle/task_suspended", line: 80, from: StateIdle, event: EventTaskSuspended,
+	{name: "idle/task_suspended", line: 88, from: StateIdle, event: EventTaskSuspended,
 		want: StateIdle, reason: "invalid_transition"},
-	{name: "idle/task_resumed", line: 80, from: StateIdle, event: EventTaskResumed,
+	{name: "idle/task_resumed", line: 88, from: StateIdle, event: EventTaskResumed,
 		want: StateIdle, reason: "invalid_transition"},
-	{name: "idle/task_failed", line: 154, from: StateIdle, event: EventTaskFailed,
+	{name: "idle/task_failed", line: 162, from: StateIdle, event: EventTaskFailed,
 		want: StateFailed, calls: []string{"checkpoint:task_failed"}},
 }
 
 var fsmRows1 = []fsmRow{
-	{name: "reasoning/task_created", line: 81, from: StateReasoning, event: EventTaskCreated,
+	{name: "reasoning/task_created", line: 89, from: StateReasoning, event: EventTaskCreated,
 		want: StateReasoning, reason: "invalid_transition"},
-	{name: "reasoning/reason_done", line: 110, from: StateReasoning, event: EventReasonDone,
+	{name: "reasoning/reason_done", line: 118, from: StateReasoning, event: EventReasonDone,
 		want: StateActing, calls: []string{"checkpoint:reason_done"}},
-	{name: "reasoning/need_more_info", line: 111, from: StateReasoning, event: EventNeedMoreInfo,
+	{name: "reasoning/need_more_info", line: 119, from: StateReasoning, event: EventNeedMoreInfo,
 		want: StateSuspended, calls: []string{"checkpoint:need_more_info"}, remembers: true, back: StateReasoning},
-	{name: "reasoning/message_received", line: 81, from: StateReasoning, event: EventMessageReceived,
+	{name: "reasoning/message_received", line: 89, from: StateReasoning, event: EventMessageReceived,
 		want: StateReasoning, reason: "invalid_transition"},
-	{name: "reasoning/tool_call_completed", line: 81, from: StateReasoning, event: EventToolCallCompleted,
+	{name: "reasoning/tool_call_completed", line: 89, from: StateReasoning, event: EventToolCallCompleted,
 		want: StateReasoning, reason: "invalid_transition"},
-	{name: "reasoning/tool_call_failed", line: 81, from: StateReasoning, event: EventToolCallFailed,
+	{name: "reasoning/tool_call_failed", line: 89, from: StateReasoning, event: EventToolCallFailed,
 		want: StateReasoning, reason: "invalid_transition"},
-	{name: "reasoning/step_completed", line: 81, from: StateReasoning, event: EventStepCompleted,
+	{name: "reasoning/step_completed", line: 89, from: StateReasoning, event: EventStepCompleted,
 		want: StateReasoning, reason: "invalid_transition"},
-	{name: "reasoning/task_suspended", line: 153, from: StateReasoning, event: EventTaskSuspended,
+	{name: "reasoning/task_suspended", line: 161, from: StateReasoning, event: EventTaskSuspended,
 		want: StateSuspended, calls: []string{"checkpoint:task_suspended"}, remembers: true, back: StateReasoning},
-	{name: "reasoning/task_resumed", line: 81, from: StateReasoning, event: EventTaskResumed,
+	{name: "reasoning/task_resumed", line: 89, from: StateReasoning, event: EventTaskResumed,
 		want: StateReasoning, reason: "invalid_transition"},
-	{name: "reasoning/task_failed", line: 154, from: StateReasoning, event: EventTaskFailed,
+	{name: "reasoning/task_failed", line: 162, from: StateReasoning, event: EventTaskFailed,
 		want: StateFailed, calls: []string{"checkpoint:task_failed"}},
 }
 
 var fsmRows2 = []fsmRow{
-	{name: "acting/task_created", line: 82, from: StateActing, event: EventTaskCreated,
+	{name: "acting/task_created", line: 90, from: StateActing, event: EventTaskCreated,
 		want: StateActing, reason: "invalid_transition"},
-	{name: "acting/reason_done", line: 82, from: StateActing, event: EventReasonDone,
+	{name: "acting/reason_done", line: 90, from: StateActing, event: EventReasonDone,
 		want: StateActing, reason: "invalid_transition"},
-	{name: "acting/need_more_info", line: 82, from: StateActing, event: EventNeedMoreInfo,
+	{name: "acting/need_more_info", line: 90, from: StateActing, event: EventNeedMoreInfo,
 		want: StateActing, reason: "invalid_transition"},
-	{name: "acting/message_received", line: 82, from: StateActing, event: EventMessageReceived,
+	{name: "acting/message_received", line: 90, from: StateActing, event: EventMessageReceived,
 		want: StateActing, reason: "invalid_transition"},
-	{name: "acting/tool_call_completed", line: 127, from: StateActing, event: EventToolCallCompleted,
-		want: StateActing, calls: []string{"checkpoint:tool_call_completed"}},
-	{name: "acting/tool_call_completed/plan_has_more_steps=false,plan_has_tool_calls=false", line: 127, from: StateActing, event: EventToolCallCompleted, off: []string{"plan_has_more_steps", "plan_has_tool_calls"},
+	{name: "acting/tool_call_completed", line: 135, from: StateActing, event: EventToolCallCompleted,
 		want: StateCompleted, calls: []string{"checkpoint:tool_call_completed"}},
-	{name: "acting/tool_call_completed/plan_has_more_steps=true,plan_has_tool_calls=false", line: 127, from: StateActing, event: EventToolCallCompleted, off: []string{"plan_has_tool_calls"},
+	{name: "acting/tool_call_completed/plan_has_more_steps=false,plan_has_tool_calls=false", line: 135, from: StateActing, event: EventToolCallCompleted, setup: func(m *Task) { m.Context.PlanCompleted = 1; m.Context.PlanSteps = []string{"tool_call-not"} },
+		want: StateCompleted, calls: []string{"checkpoint:tool_call_completed"}},
+	{name: "acting/tool_call_completed/plan_has_more_steps=true,plan_has_tool_calls=false", line: 135, from: StateActing, event: EventToolCallCompleted, setup: func(m *Task) { m.Context.PlanCompleted = 0; m.Context.PlanSteps = []string{"tool_call-not"} },
 		want: StateActing, calls: []string{"checkpoint:tool_call_completed"}},
-	{name: "acting/tool_call_completed/plan_has_more_steps=false,plan_has_tool_calls=true", line: 127, from: StateActing, event: EventToolCallCompleted, off: []string{"plan_has_more_steps"},
+	{name: "acting/tool_call_completed/plan_has_more_steps=false,plan_has_tool_calls=true", line: 135, from: StateActing, event: EventToolCallCompleted, setup: func(m *Task) { m.Context.PlanCompleted = 1; m.Context.PlanSteps = []string{"tool_call"} },
 		want: StateReasoning, calls: []string{"checkpoint:tool_call_completed"}},
-	{name: "acting/tool_call_failed", line: 134, from: StateActing, event: EventToolCallFailed,
-		want: StateActing, calls: []string{"checkpoint:tool_call_failed"}},
-	{name: "acting/tool_call_failed/plan_has_more_steps=false,plan_has_tool_calls=false", line: 134, from: StateActing, event: EventToolCallFailed, off: []string{"plan_has_more_steps", "plan_has_tool_calls"},
+	{name: "acting/tool_call_completed/plan_has_more_steps=true,plan_has_tool_calls=true", line: 135, from: StateActing, event: EventToolCallCompleted, setup: func(m *Task) { m.Context.PlanCompleted = 0; m.Context.PlanSteps = []string{"tool_call"} },
+		want: StateActing, calls: []string{"checkpoint:tool_call_completed"}},
+	{name: "acting/tool_call_failed", line: 142, from: StateActing, event: EventToolCallFailed,
 		want: StateCompleted, calls: []string{"checkpoint:tool_call_failed"}},
-	{name: "acting/tool_call_failed/plan_has_more_steps=true,plan_has_tool_calls=false", line: 134, from: StateActing, event: EventToolCallFailed, off: []string{"plan_has_tool_calls"},
+	{name: "acting/tool_call_failed/plan_has_more_steps=false,plan_has_tool_calls=false", line: 142, from: StateActing, event: EventToolCallFailed, setup: func(m *Task) { m.Context.PlanCompleted = 1; m.Context.PlanSteps = []string{"tool_call-not"} },
+		want: StateCompleted, calls: []string{"checkpoint:tool_call_failed"}},
+	{name: "acting/tool_call_failed/plan_has_more_steps=true,plan_has_tool_calls=false", line: 142, from: StateActing, event: EventToolCallFailed, setup: func(m *Task) { m.Context.PlanCompleted = 0; m.Context.PlanSteps = []string{"tool_call-not"} },
 		want: StateActing, calls: []string{"checkpoint:tool_call_failed"}},
-	{name: "acting/tool_call_failed/plan_has_more_steps=false,plan_has_tool_calls=true", line: 134, from: StateActing, event: EventToolCallFailed, off: []string{"plan_has_more_steps"},
+	{name: "acting/tool_call_failed/plan_has_more_steps=false,plan_has_tool_calls=true", line: 142, from: StateActing, event: EventToolCallFailed, setup: func(m *Task) { m.Context.PlanCompleted = 1; m.Context.PlanSteps = []string{"tool_call"} },
 		want: StateReasoning, calls: []string{"checkpoint:tool_call_failed"}},
-	{name: "acting/step_completed", line: 141, from: StateActing, event: EventStepCompleted,
-		want: StateActing, calls: []string{"checkpoint:task_completed"}},
-	{name: "acting/step_completed/plan_has_more_steps=false,plan_has_tool_calls=false", line: 141, from: StateActing, event: EventStepCompleted, off: []string{"plan_has_more_steps", "plan_has_tool_calls"},
+	{name: "acting/tool_call_failed/plan_has_more_steps=true,plan_has_tool_calls=true", line: 142, from: StateActing, event: EventToolCallFailed, setup: func(m *Task) { m.Context.PlanCompleted = 0; m.Context.PlanSteps = []string{"tool_call"} },
+		want: StateActing, calls: []string{"checkpoint:tool_call_failed"}},
+	{name: "acting/step_completed", line: 149, from: StateActing, event: EventStepCompleted,
 		want: StateCompleted, calls: []string{"checkpoint:task_completed"}},
-	{name: "acting/step_completed/plan_has_more_steps=true,plan_has_tool_calls=false", line: 141, from: StateActing, event: EventStepCompleted, off: []string{"plan_has_tool_calls"},
+	{name: "acting/step_completed/plan_has_more_steps=false,plan_has_tool_calls=false", line: 149, from: StateActing, event: EventStepCompleted, setup: func(m *Task) { m.Context.PlanCompleted = 1; m.Context.PlanSteps = []string{"tool_call-not"} },
+		want: StateCompleted, calls: []string{"checkpoint:task_completed"}},
+	{name: "acting/step_completed/plan_has_more_steps=true,plan_has_tool_calls=false", line: 149, from: StateActing, event: EventStepCompleted, setup: func(m *Task) { m.Context.PlanCompleted = 0; m.Context.PlanSteps = []string{"tool_call-not"} },
 		want: StateActing, calls: []string{"checkpoint:task_completed"}},
-	{name: "acting/step_completed/plan_has_more_steps=false,plan_has_tool_calls=true", line: 141, from: StateActing, event: EventStepCompleted, off: []string{"plan_has_more_steps"},
+	{name: "acting/step_completed/plan_has_more_steps=false,plan_has_tool_calls=true", line: 149, from: StateActing, event: EventStepCompleted, setup: func(m *Task) { m.Context.PlanCompleted = 1; m.Context.PlanSteps = []string{"tool_call"} },
 		want: StateReasoning, calls: []string{"checkpoint:task_completed"}},
-	{name: "acting/task_suspended", line: 153, from: StateActing, event: EventTaskSuspended,
+	{name: "acting/step_completed/plan_has_more_steps=true,plan_has_tool_calls=true", line: 149, from: StateActing, event: EventStepCompleted, setup: func(m *Task) { m.Context.PlanCompleted = 0; m.Context.PlanSteps = []string{"tool_call"} },
+		want: StateActing, calls: []string{"checkpoint:task_completed"}},
+	{name: "acting/task_suspended", line: 161, from: StateActing, event: EventTaskSuspended,
 		want: StateSuspended, calls: []string{"checkpoint:task_suspended"}, remembers: true, back: StateActing},
-	{name: "acting/task_resumed", line: 82, from: StateActing, event: EventTaskResumed,
+	{name: "acting/task_resumed", line: 90, from: StateActing, event: EventTaskResumed,
 		want: StateActing, reason: "invalid_transition"},
-	{name: "acting/task_failed", line: 154, from: StateActing, event: EventTaskFailed,
+	{name: "acting/task_failed", line: 162, from: StateActing, event: EventTaskFailed,
 		want: StateFailed, calls: []string{"checkpoint:task_failed"}},
 }
 
 var fsmRows3 = []fsmRow{
-	{name: "suspended/task_created", line: 83, from: StateSuspended, event: EventTaskCreated,
+	{name: "suspended/task_created", line: 91, from: StateSuspended, event: EventTaskCreated,
 		want: StateSuspended, reason: "invalid_transition"},
-	{name: "suspended/reason_done", line: 83, from: StateSuspended, event: EventReasonDone,
+	{name: "suspended/reason_done", line: 91, from: StateSuspended, event: EventReasonDone,
 		want: StateSuspended, reason: "invalid_transition"},
-	{name: "suspended/need_more_info", line: 83, from: StateSuspended, event: EventNeedMoreInfo,
+	{name: "suspended/need_more_info", line: 91, from: StateSuspended, event: EventNeedMoreInfo,
 		want: StateSuspended, reason: "invalid_transition"},
-	{name: "suspended/message_received", line: 112, from: StateSuspended, event: EventMessageReceived,
+	{name: "suspended/message_received", line: 120, from: StateSuspended, event: EventMessageReceived,
 		want: StateReasoning},
-	{name: "suspended/tool_call_completed", line: 83, from: StateSuspended, event: EventToolCallCompleted,
+	{name: "suspended/tool_call_completed", line: 91, from: StateSuspended, event: EventToolCallCompleted,
 		want: StateSuspended, reason: "invalid_transition"},
-	{name: "suspended/tool_call_failed", line: 83, from: StateSuspended, event: EventToolCallFailed,
+	{name: "suspended/tool_call_failed", line: 91, from: StateSuspended, event: EventToolCallFailed,
 		want: StateSuspended, reason: "invalid_transition"},
-	{name: "suspended/step_completed", line: 83, from: StateSuspended, event: EventStepCompleted,
+	{name: "suspended/step_completed", line: 91, from: StateSuspended, event: EventStepCompleted,
 		want: StateSuspended, reason: "invalid_transition"},
-	{name: "suspended/task_suspended", line: 83, from: StateSuspended, event: EventTaskSuspended,
+	{name: "suspended/task_suspended", line: 91, from: StateSuspended, event: EventTaskSuspended,
 		want: StateSuspended, reason: "invalid_transition"},
-	{name: "suspended/task_resumed", line: 150, from: StateSuspended, event: EventTaskResumed,
+	{name: "suspended/task_resumed", line: 158, from: StateSuspended, event: EventTaskResumed,
 		want: StateReasoning},
-	{name: "suspended/task_resumed/nothing remembered", line: 150, from: StateSuspended, event: EventTaskResumed, noMemory: true,
+	{name: "suspended/task_resumed/nothing remembered", line: 158, from: StateSuspended, event: EventTaskResumed, noMemory: true,
 		want: StateSuspended, reason: "no_history"},
-	{name: "suspended/task_failed", line: 154, from: StateSuspended, event: EventTaskFailed,
+	{name: "suspended/task_failed", line: 162, from: StateSuspended, event: EventTaskFailed,
 		want: StateFailed, calls: []string{"checkpoint:task_failed"}},
 }
 
 var fsmRows4 = []fsmRow{
-	{name: "completed/task_created", line: 84, from: StateCompleted, event: EventTaskCreated,
+	{name: "completed/task_created", line: 92, from: StateCompleted, event: EventTaskCreated,
 		want: StateCompleted, reason: "invalid_transition"},
-	{name: "completed/reason_done", line: 84, from: StateCompleted, event: EventReasonDone,
+	{name: "completed/reason_done", line: 92, from: StateCompleted, event: EventReasonDone,
 		want: StateCompleted, reason: "invalid_transition"},
-	{name: "completed/need_more_info", line: 84, from: StateCompleted, event: EventNeedMoreInfo,
+	{name: "completed/need_more_info", line: 92, from: StateCompleted, event: EventNeedMoreInfo,
 		want: StateCompleted, reason: "invalid_transition"},
-	{name: "completed/message_received", line: 84, from: StateCompleted, event: EventMessageReceived,
+	{name: "completed/message_received", line: 92, from: StateCompleted, event: EventMessageReceived,
 		want: StateCompleted, reason: "invalid_transition"},
-	{name: "completed/tool_call_completed", line: 84, from: StateCompleted, event: EventToolCallCompleted,
+	{name: "completed/tool_call_completed", line: 92, from: StateCompleted, event: EventToolCallCompleted,
 		want: StateCompleted, reason: "invalid_transition"},
-	{name: "completed/tool_call_failed", line: 84, from: StateCompleted, event: EventToolCallFailed,
+	{name: "completed/tool_call_failed", line: 92, from: StateCompleted, event: EventToolCallFailed,
 		want: StateCompleted, reason: "invalid_transition"},
-	{name: "completed/step_completed", line: 84, from: StateCompleted, event: EventStepCompleted,
+	{name: "completed/step_completed", line: 92, from: StateCompleted, event: EventStepCompleted,
 		want: StateCompleted, reason: "invalid_transition"},
-	{name: "completed/task_suspended", line: 84, from: StateCompleted, event: EventTaskSuspended,
+	{name: "completed/task_suspended", line: 92, from: StateCompleted, event: EventTaskSuspended,
 		want: StateCompleted, reason: "invalid_transition"},
-	{name: "completed/task_resumed", line: 84, from: StateCompleted, event: EventTaskResumed,
+	{name: "completed/task_resumed", line: 92, from: StateCompleted, event: EventTaskResumed,
 		want: StateCompleted, reason: "invalid_transition"},
-	{name: "completed/task_failed", line: 84, from: StateCompleted, event: EventTaskFailed,
+	{name: "completed/task_failed", line: 92, from: StateCompleted, event: EventTaskFailed,
 		want: StateCompleted, reason: "invalid_transition"},
 }
 
 var fsmRows5 = []fsmRow{
-	{name: "failed/task_created", line: 85, from: StateFailed, event: EventTaskCreated,
+	{name: "failed/task_created", line: 93, from: StateFailed, event: EventTaskCreated,
 		want: StateFailed, reason: "invalid_transition"},
-	{name: "failed/reason_done", line: 85, from: StateFailed, event: EventReasonDone,
+	{name: "failed/reason_done", line: 93, from: StateFailed, event: EventReasonDone,
 		want: StateFailed, reason: "invalid_transition"},
-	{name: "failed/need_more_info", line: 85, from: StateFailed, event: EventNeedMoreInfo,
+	{name: "failed/need_more_info", line: 93, from: StateFailed, event: EventNeedMoreInfo,
 		want: StateFailed, reason: "invalid_transition"},
-	{name: "failed/message_received", line: 85, from: StateFailed, event: EventMessageReceived,
+	{name: "failed/message_received", line: 93, from: StateFailed, event: EventMessageReceived,
 		want: StateFailed, reason: "invalid_transition"},
-	{name: "failed/tool_call_completed", line: 85, from: StateFailed, event: EventToolCallCompleted,
+	{name: "failed/tool_call_completed", line: 93, from: StateFailed, event: EventToolCallCompleted,
 		want: StateFailed, reason: "invalid_transition"},
-	{name: "failed/tool_call_failed", line: 85, from: StateFailed, event: EventToolCallFailed,
+	{name: "failed/tool_call_failed", line: 93, from: StateFailed, event: EventToolCallFailed,
 		want: StateFailed, reason: "invalid_transition"},
-	{name: "failed/step_completed", line: 85, from: StateFailed, event: EventStepCompleted,
+	{name: "failed/step_completed", line: 93, from: StateFailed, event: EventStepCompleted,
 		want: StateFailed, reason: "invalid_transition"},
-	{name: "failed/task_suspended", line: 85, from: StateFailed, event: EventTaskSuspended,
+	{name: "failed/task_suspended", line: 93, from: StateFailed, event: EventTaskSuspended,
 		want: StateFailed, reason: "invalid_transition"},
-	{name: "failed/task_resumed", line: 85, from: StateFailed, event: EventTaskResumed,
+	{name: "failed/task_resumed", line: 93, from: StateFailed, event: EventTaskResumed,
 		want: StateFailed, reason: "invalid_transition"},
-	{name: "failed/task_failed", line: 85, from: StateFailed, event: EventTaskFailed,
+	{name: "failed/task_failed", line: 93, from: StateFailed, event: EventTaskFailed,
 		want: StateFailed, reason: "invalid_transition"},
 }
 
@@ -387,28 +377,12 @@ func fsmRun(t *testing.T, r fsmRow) {
 				t.Errorf("%s: hooks ran %v, want %v", where, h.calls, r.calls)
 			}
 		}
-		if !fsmGuardsFirst(h.trace) {
-			t.Errorf("%s: a guard was asked after an action or checkpoint ran: %v", where, h.trace)
-		}
 		if r.remembers {
 			if err := fsmRemembers(m, r.want, r.back); err != nil {
 				t.Errorf("%s: %v", where, err)
 			}
 		}
 	})
-}
-
-// fsmGuardsFirst reports whether every guard was asked before the first action or
-// checkpoint ran: nothing changes before the transition is decided.
-func fsmGuardsFirst(trace []fsmCall) bool {
-	acted := false
-	for _, c := range trace {
-		if c.kind == "guard" && acted {
-			return false
-		}
-		acted = acted || c.kind != "guard"
-	}
-	return true
 }
 
 // fsmNothing stands for "remembers nothing".
@@ -509,7 +483,7 @@ var fsmPathTree = []struct {
 	{-1, fsmStep{EventTaskFailed, true, fsmNothing}},
 	{0, fsmStep{EventReasonDone, true, fsmNothing}},
 	{0, fsmStep{EventNeedMoreInfo, true, StateReasoning}},
-	{2, fsmStep{EventToolCallCompleted, false, fsmNothing}},
+	{2, fsmStep{EventToolCallCompleted, true, fsmNothing}},
 }
 
 // fsmPathEnds is, for every state the fixture's inputs reach, the node of fsmPathTree its
@@ -818,12 +792,6 @@ func TestFsmNopHooks(t *testing.T) {
 	ctx := context.Background()
 	m := NewTask(h)
 	st := TaskStep{}
-	if h.PlanHasMoreSteps(ctx, m, st) {
-		t.Errorf("no-op guard %s holds", "plan_has_more_steps")
-	}
-	if h.PlanHasToolCalls(ctx, m, st) {
-		t.Errorf("no-op guard %s holds", "plan_has_tool_calls")
-	}
 	if err := h.Checkpoint(ctx, m, 0, st); err != nil {
 		t.Error(err)
 	}
@@ -1066,7 +1034,7 @@ var fsmAnon = [NumStates][NumEvents]struct {
 }{
 	{{StateReasoning, ""}, {StateIdle, "invalid_transition"}, {StateIdle, "invalid_transition"}, {StateIdle, "invalid_transition"}, {StateIdle, "invalid_transition"}, {StateIdle, "invalid_transition"}, {StateIdle, "invalid_transition"}, {StateIdle, "invalid_transition"}, {StateIdle, "invalid_transition"}, {StateFailed, ""}},
 	{{StateReasoning, "invalid_transition"}, {StateActing, ""}, {StateSuspended, ""}, {StateReasoning, "invalid_transition"}, {StateReasoning, "invalid_transition"}, {StateReasoning, "invalid_transition"}, {StateReasoning, "invalid_transition"}, {StateSuspended, ""}, {StateReasoning, "invalid_transition"}, {StateFailed, ""}},
-	{{StateActing, "invalid_transition"}, {StateActing, "invalid_transition"}, {StateActing, "invalid_transition"}, {StateActing, "invalid_transition"}, {StateActing, ""}, {StateActing, ""}, {StateActing, ""}, {StateSuspended, ""}, {StateActing, "invalid_transition"}, {StateFailed, ""}},
+	{{StateActing, "invalid_transition"}, {StateActing, "invalid_transition"}, {StateActing, "invalid_transition"}, {StateActing, "invalid_transition"}, {StateCompleted, ""}, {StateCompleted, ""}, {StateCompleted, ""}, {StateSuspended, ""}, {StateActing, "invalid_transition"}, {StateFailed, ""}},
 	{{StateSuspended, "invalid_transition"}, {StateSuspended, "invalid_transition"}, {StateSuspended, "invalid_transition"}, {StateReasoning, ""}, {StateSuspended, "invalid_transition"}, {StateSuspended, "invalid_transition"}, {StateSuspended, "invalid_transition"}, {StateSuspended, "invalid_transition"}, {StateReasoning, ""}, {StateFailed, ""}},
 	{{StateCompleted, "invalid_transition"}, {StateCompleted, "invalid_transition"}, {StateCompleted, "invalid_transition"}, {StateCompleted, "invalid_transition"}, {StateCompleted, "invalid_transition"}, {StateCompleted, "invalid_transition"}, {StateCompleted, "invalid_transition"}, {StateCompleted, "invalid_transition"}, {StateCompleted, "invalid_transition"}, {StateCompleted, "invalid_transition"}},
 	{{StateFailed, "invalid_transition"}, {StateFailed, "invalid_transition"}, {StateFailed, "invalid_transition"}, {StateFailed, "invalid_transition"}, {StateFailed, "invalid_transition"}, {StateFailed, "invalid_transition"}, {StateFailed, "invalid_transition"}, {StateFailed, "invalid_transition"}, {StateFailed, "invalid_transition"}, {StateFailed, "invalid_transition"}},

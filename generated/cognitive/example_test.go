@@ -7,19 +7,13 @@ import (
 	"github.com/fsmgen/fsmgen/generated/cognitive"
 )
 
-// plan answers the completion-routing guards from the task's plan.
+// plan records the checkpoints the task reaches; the machine routes completion itself from
+// the plan in the task context.
 type plan struct {
 	cognitive.TaskNopHooks
-	moreSteps, toolCalls bool
-	saved                []cognitive.Checkpoint
+	saved []cognitive.Checkpoint
 }
 
-func (p *plan) PlanHasMoreSteps(context.Context, *cognitive.Task, cognitive.TaskStep) bool {
-	return p.moreSteps
-}
-func (p *plan) PlanHasToolCalls(context.Context, *cognitive.Task, cognitive.TaskStep) bool {
-	return p.toolCalls
-}
 func (p *plan) Checkpoint(_ context.Context, _ *cognitive.Task, cp cognitive.Checkpoint, _ cognitive.TaskStep) error {
 	p.saved = append(p.saved, cp)
 	return nil
@@ -29,17 +23,20 @@ func (p *plan) Checkpoint(_ context.Context, _ *cognitive.Task, cp cognitive.Che
 // REASONING and a plan of respond steps completes the task.
 func Example_completionRouting() {
 	ctx := context.Background()
-	p := &plan{moreSteps: true}
+	p := &plan{}
 	m := cognitive.NewTask(p)
 	m.FireTaskCreated(ctx, cognitive.TaskCreatedPayload{InputText: "summarise the report"}, cognitive.TaskInput{})
+	m.Context.PlanSteps = []string{"tool_call", "tool_call"} // each step's action type
 	m.Fire(ctx, cognitive.EventReasonDone)
+	m.Context.PlanCompleted = 1 // one step done: more steps
 	to, _ := m.Fire(ctx, cognitive.EventToolCallCompleted)
 	fmt.Println(to)
-	p.moreSteps, p.toolCalls = false, true
+	m.Context.PlanCompleted = 2 // all done, the plan has tool_call steps
 	to, _ = m.Fire(ctx, cognitive.EventToolCallCompleted)
 	fmt.Println(to)
+	m.Context.PlanSteps, m.Context.PlanCompleted = []string{"respond"}, 0
 	m.Fire(ctx, cognitive.EventReasonDone)
-	p.toolCalls = false
+	m.Context.PlanCompleted = 1 // all done, only respond steps
 	to, _ = m.Fire(ctx, cognitive.EventStepCompleted)
 	fmt.Println(to, m.State().IsTerminal())
 	fmt.Println(p.saved)

@@ -49,29 +49,14 @@ type seedSaved struct {
 	Snapshot   cognitive.TaskSnapshot
 }
 
-// seedAgent is the Agent around the FSM: it answers the completion-routing guards from the
-// plan in the task context and persists at the checkpoints the machine reaches.
-//
-// A plan step is serialized as "<actionType>: <description>"; a step is done once the
-// Agent has recorded its result in ActionsDone (Plan.hasMoreSteps is then "fewer results
-// than steps").
+// seedAgent is the Agent around the FSM: it persists at the checkpoints the machine reaches.
+// It decides no routing: the machine routes completion from the plan in the task context,
+// PlanSteps (each step's actionType, in order) and PlanCompleted (Plan.currentStep's
+// index), which the Agent updates as steps complete (seedStepDone).
 type seedAgent struct {
 	cognitive.TaskNopHooks
 	mu    sync.Mutex
 	saved []seedSaved
-}
-
-func (a *seedAgent) PlanHasMoreSteps(_ context.Context, m *cognitive.Task, _ cognitive.TaskStep) bool {
-	return len(m.Context.ActionsDone) < len(m.Context.PlanSteps)
-}
-
-func (a *seedAgent) PlanHasToolCalls(_ context.Context, m *cognitive.Task, _ cognitive.TaskStep) bool {
-	for _, s := range m.Context.PlanSteps {
-		if strings.HasPrefix(s, "tool_call:") {
-			return true
-		}
-	}
-	return false
 }
 
 func (a *seedAgent) Checkpoint(_ context.Context, m *cognitive.Task, cp cognitive.Checkpoint, s cognitive.TaskStep) error {
@@ -122,11 +107,19 @@ func seedCreate(t *testing.T, m *cognitive.Task, text string, in cognitive.TaskI
 	}
 }
 
-// seedPlan is the Planner's output: a new plan, none of its steps done yet.
+// seedPlan is the Planner's output: a new plan (the actionType of each step), none of its
+// steps done yet.
 func seedPlan(m *cognitive.Task, goal string, steps ...string) {
 	m.Context.PlanGoal, m.Context.PlanSteps, m.Context.PlanReasoning = goal, steps, "because "+goal
-	m.Context.ActionsDone = nil
+	m.Context.ActionsDone, m.Context.PlanCompleted = nil, 0
 	m.Context.Iteration++
+}
+
+// seedStepDone is the Actor finishing the plan's current step: it records the result and
+// moves Plan.currentStep on.
+func seedStepDone(m *cognitive.Task, result string) {
+	m.Context.ActionsDone = append(m.Context.ActionsDone, result)
+	m.Context.PlanCompleted++
 }
 
 func seedFire(t *testing.T, m *cognitive.Task, e cognitive.Event, want cognitive.State) {
@@ -147,7 +140,7 @@ func seedAt(t *testing.T, s cognitive.State) (*cognitive.Task, *seedAgent) {
 		seedCreate(t, m, "plan a trip", cognitive.TaskInput{})
 	case cognitive.StateActing:
 		seedCreate(t, m, "plan a trip", cognitive.TaskInput{})
-		seedPlan(m, "trip", "tool_call: search flights", "respond: summarise")
+		seedPlan(m, "trip", "tool_call", "respond")
 		seedFire(t, m, cognitive.EventReasonDone, cognitive.StateActing)
 	case cognitive.StateSuspended:
 		seedCreate(t, m, "plan a trip", cognitive.TaskInput{})
@@ -204,7 +197,7 @@ func TestSeed000CognitiveLoop(t *testing.T) {
 		seedCreate(t, m, "book a table", cognitive.TaskInput{})
 		seedFire(t, m, cognitive.EventNeedMoreInfo, cognitive.StateSuspended)
 		seedFire(t, m, cognitive.EventMessageReceived, cognitive.StateReasoning)
-		seedPlan(m, "table", "tool_call: call restaurant")
+		seedPlan(m, "table", "tool_call")
 		seedFire(t, m, cognitive.EventReasonDone, cognitive.StateActing)
 
 		// "canTransition(eventType) -> boolean: check if transition is valid (without executing)".
@@ -233,10 +226,14 @@ func TestSeed000CognitiveLoop(t *testing.T) {
 			done  int
 			want  cognitive.State
 		}{
-			{"plan has more steps", []string{"tool_call: search", "tool_call: fetch", "respond: answer"}, 1, cognitive.StateActing},
-			{"more respond steps", []string{"respond: part 1", "respond: part 2"}, 1, cognitive.StateActing},
-			{"all done, plan has a tool_call", []string{"respond: ack", "tool_call: search", "respond: answer"}, 3, cognitive.StateReasoning},
-			{"all done, only respond steps", []string{"respond: part 1", "respond: part 2"}, 2, cognitive.StateCompleted},
+			{"plan has more steps", []string{"tool_call", "respond"}, 1, cognitive.StateActing},
+			{"more tool_call steps", []string{"tool_call", "tool_call", "respond"}, 1, cognitive.StateActing},
+			{"more respond steps", []string{"respond", "respond"}, 1, cognitive.StateActing},
+			{"more steps, none done", []string{"generate", "respond"}, 0, cognitive.StateActing},
+			{"all done, plan has a tool_call", []string{"tool_call", "respond"}, 2, cognitive.StateReasoning},
+			{"all done, tool_call in the middle", []string{"respond", "tool_call", "respond"}, 3, cognitive.StateReasoning},
+			{"all done, only respond steps", []string{"respond"}, 1, cognitive.StateCompleted},
+			{"all done, respond and generate steps", []string{"respond", "generate", "respond"}, 3, cognitive.StateCompleted},
 		}
 		events := []struct {
 			e  cognitive.Event
@@ -252,7 +249,8 @@ func TestSeed000CognitiveLoop(t *testing.T) {
 					m, a := seedAt(t, cognitive.StateReasoning)
 					seedPlan(m, "goal", p.steps...)
 					seedFire(t, m, cognitive.EventReasonDone, cognitive.StateActing)
-					m.Context.ActionsDone = make([]string, p.done)
+					// The Actor moves Plan.currentStep on; the machine decides the route.
+					m.Context.PlanCompleted = p.done
 					seedFire(t, m, ev.e, p.want)
 					if s := a.last(t); s.Checkpoint != ev.cp || s.Event != ev.e || s.To != p.want || s.Snapshot.State != p.want {
 						t.Errorf("checkpoint %s on %s -> %s (snapshot %s), want %s -> %s", s.Checkpoint, s.Event, s.To, s.Snapshot.State, ev.cp, p.want)
@@ -340,9 +338,9 @@ func TestSeed000CognitiveLoop(t *testing.T) {
 	// InvalidStateTransition".
 	t.Run("terminal states refuse everything", func(t *testing.T) {
 		completed, _ := seedAt(t, cognitive.StateReasoning)
-		seedPlan(completed, "greet", "respond: hello")
+		seedPlan(completed, "greet", "respond")
 		seedFire(t, completed, cognitive.EventReasonDone, cognitive.StateActing)
-		completed.Context.ActionsDone = []string{"said hello"}
+		seedStepDone(completed, "said hello")
 		seedFire(t, completed, cognitive.EventStepCompleted, cognitive.StateCompleted)
 		failed, _ := seedAt(t, cognitive.StateActing)
 		seedFire(t, failed, cognitive.EventTaskFailed, cognitive.StateFailed)
@@ -396,14 +394,14 @@ func TestSeed000CognitiveLoop(t *testing.T) {
 		c.Advance(time.Minute)
 		seedCreate(t, m, "plan a trip", cognitive.TaskInput{EventID: "evt-1"})
 		c.Advance(2 * time.Minute)
-		seedPlan(m, "trip", "tool_call: search flights", "respond: summarise")
+		seedPlan(m, "trip", "tool_call", "respond")
 		if _, err := m.FireWith(ctx, cognitive.EventReasonDone, cognitive.TaskInput{EventID: "evt-2"}); err != nil {
 			t.Fatal(err)
 		}
 		// An event that happened earlier than it is delivered keeps its own time.
 		at := seedEpoch.Add(10 * time.Minute)
 		c.Advance(time.Hour)
-		m.Context.ActionsDone = []string{"found 3 flights"}
+		seedStepDone(m, "found 3 flights")
 		if _, err := m.FireWith(ctx, cognitive.EventToolCallCompleted, cognitive.TaskInput{EventID: "evt-3", At: at}); err != nil {
 			t.Fatal(err)
 		}
@@ -447,7 +445,7 @@ func TestSeed000CognitiveLoop(t *testing.T) {
 		m, _ := seedAt(t, cognitive.StateReasoning)
 		var (
 			reasoning map[string]string = map[string]string{"intent": "travel"}
-			steps     []string          = []string{"tool_call: search", "respond: answer"}
+			steps     []string          = []string{"tool_call", "respond"}
 			iteration int               = 2
 			priority  int               = 1
 		)
@@ -548,7 +546,7 @@ func TestSeed000PersistenceCheckpoints(t *testing.T) {
 	m.Context.Messages = append(m.Context.Messages, "user: 3-5 May")
 	fire(cognitive.EventMessageReceived, cognitive.StateReasoning)
 
-	seedPlan(m, "trip", "tool_call: search flights", "tool_call: search hotels", "respond: itinerary")
+	seedPlan(m, "trip", "tool_call", "tool_call", "respond")
 	m.Context.Messages = append(m.Context.Messages, "assistant: planning")
 	fire(cognitive.EventReasonDone, cognitive.StateActing)
 	// REASON_DONE | Full Plan + reasoning + new messages.
@@ -556,7 +554,7 @@ func TestSeed000PersistenceCheckpoints(t *testing.T) {
 		t.Errorf("reason_done saved %+v", s.Context)
 	}
 
-	m.Context.ActionsDone = append(m.Context.ActionsDone, "flights: TP1234")
+	seedStepDone(m, "flights: TP1234")
 	m.Context.Messages = append(m.Context.Messages, "tool: TP1234 found")
 	fire(cognitive.EventToolCallCompleted, cognitive.StateActing)
 	// TOOL_CALL_COMPLETED | New messages (tool results).
@@ -564,7 +562,7 @@ func TestSeed000PersistenceCheckpoints(t *testing.T) {
 		t.Errorf("tool_call_completed saved %v", s.Context.Messages)
 	}
 
-	m.Context.ActionsDone = append(m.Context.ActionsDone, "hotels: error")
+	seedStepDone(m, "hotels: error")
 	m.Context.Messages = append(m.Context.Messages, "tool: hotel API timed out")
 	fire(cognitive.EventToolCallFailed, cognitive.StateActing)
 	// TOOL_CALL_FAILED | New messages.
@@ -580,13 +578,13 @@ func TestSeed000PersistenceCheckpoints(t *testing.T) {
 	}
 	fire(cognitive.EventTaskResumed, cognitive.StateActing)
 
-	m.Context.ActionsDone = append(m.Context.ActionsDone, "itinerary sent")
+	seedStepDone(m, "itinerary sent")
 	m.Context.FinalResult = "itinerary"
 	// The plan has tool_call steps: the last step routes back to REASONING.
 	fire(cognitive.EventToolCallCompleted, cognitive.StateReasoning)
-	seedPlan(m, "confirm", "respond: confirm booking")
+	seedPlan(m, "confirm", "respond")
 	fire(cognitive.EventReasonDone, cognitive.StateActing)
-	m.Context.ActionsDone = append(m.Context.ActionsDone, "confirmed")
+	seedStepDone(m, "confirmed")
 	fire(cognitive.EventStepCompleted, cognitive.StateCompleted)
 	// TASK_COMPLETED | Full TaskContext.
 	if s := a.last(t).Snapshot; !reflect.DeepEqual(s.Context, m.Context) || s.State != cognitive.StateCompleted {
@@ -711,7 +709,7 @@ func TestSeed000Registry(t *testing.T) {
 
 	// t1 completes, t3 fails: listAll keeps them, listActive and activeCount do not.
 	if err := reg.Do("t1", func(m *cognitive.Task) error {
-		m.Context.PlanSteps, m.Context.ActionsDone = []string{"respond: done"}, []string{"done"}
+		m.Context.PlanSteps, m.Context.ActionsDone, m.Context.PlanCompleted = []string{"respond"}, []string{"done"}, 1
 		_, err := m.Fire(ctx, cognitive.EventStepCompleted)
 		return err
 	}); err != nil {
@@ -781,7 +779,7 @@ func TestSeed000RegistryConcurrent(t *testing.T) {
 				}
 				plan := make([]string, steps)
 				for k := range plan {
-					plan[k] = fmt.Sprintf("tool_call: step %d", k)
+					plan[k] = "tool_call"
 				}
 				m.Context.PlanSteps = plan
 				return nil
@@ -826,7 +824,7 @@ func TestSeed000RegistryConcurrent(t *testing.T) {
 				defer wg.Done()
 				var to cognitive.State
 				err := reg.Do(id(i), func(m *cognitive.Task) error {
-					m.Context.ActionsDone = append(m.Context.ActionsDone, fmt.Sprintf("result %d", k))
+					seedStepDone(m, fmt.Sprintf("result %d", k))
 					var err error
 					to, err = m.FireWith(ctx, cognitive.EventToolCallCompleted, cognitive.TaskInput{EventID: fmt.Sprintf("%s/step-%d", id(i), k)})
 					return err
@@ -917,7 +915,7 @@ func TestSeed000PersistenceSeam(t *testing.T) {
 	c.Advance(time.Minute)
 	seedCreate(t, live, "write a haiku", cognitive.TaskInput{EventID: "e1"})
 	c.Advance(time.Minute)
-	seedPlan(live, "haiku", "tool_call: find a theme", "respond: haiku")
+	seedPlan(live, "haiku", "tool_call", "respond")
 	seedFire(t, live, cognitive.EventReasonDone, cognitive.StateActing)
 	c.Advance(time.Minute)
 	seedFire(t, live, cognitive.EventTaskSuspended, cognitive.StateSuspended) // checkpoint
@@ -954,11 +952,11 @@ func TestSeed000PersistenceSeam(t *testing.T) {
 	}
 	w1.SetStore(store)
 	w2.SetStore(store)
-	w1.Context.ActionsDone = []string{"theme: autumn"}
+	seedStepDone(w1, "theme: autumn")
 	if to, err := w1.Fire(ctx, cognitive.EventToolCallCompleted); err != nil || to != cognitive.StateActing {
 		t.Fatalf("first writer: %v, %v", to, err)
 	}
-	w2.Context.ActionsDone = []string{"theme: spring"}
+	seedStepDone(w2, "theme: spring")
 	_, err = w2.Fire(ctx, cognitive.EventToolCallCompleted)
 	var se *cognitive.StoreError
 	if !errors.As(err, &se) || !errors.Is(err, cognitive.ErrStoreConflict) || se.Op != "append" || se.Seq != 5 {
@@ -977,20 +975,10 @@ func TestSeed000PersistenceSeam(t *testing.T) {
 	}
 }
 
-// seedCountingAgent is the Agent, counting the guards it is asked.
+// seedCountingAgent is the Agent, whose checkpoints are counted. It has no guards to answer:
+// the machine routes completion from the context itself.
 type seedCountingAgent struct {
 	seedAgent
-	guards int
-}
-
-func (a *seedCountingAgent) PlanHasMoreSteps(ctx context.Context, m *cognitive.Task, s cognitive.TaskStep) bool {
-	a.guards++
-	return a.seedAgent.PlanHasMoreSteps(ctx, m, s)
-}
-
-func (a *seedCountingAgent) PlanHasToolCalls(ctx context.Context, m *cognitive.Task, s cognitive.TaskStep) bool {
-	a.guards++
-	return a.seedAgent.PlanHasToolCalls(ctx, m, s)
 }
 
 // seedSame checks that two machines are the same: snapshot, payloads and history.
@@ -1009,7 +997,7 @@ func seedSame(t *testing.T, what string, got, want *cognitive.Task) {
 
 // The persistence seam is exact for this machine too: payloads, the transition history, what
 // SUSPENDED remembers and the time by state come back from a snapshot through JSON and from
-// the event log, and replaying the log asks no guard and takes no checkpoint again.
+// the event log, and replaying the log takes no checkpoint again.
 func TestSeed000PersistenceExact(t *testing.T) {
 	ctx := context.Background()
 	store := cognitive.NewTaskMemoryStore()
@@ -1032,8 +1020,8 @@ func TestSeed000PersistenceExact(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if h.guards != 0 || len(h.checkpoints()) != 0 {
-			t.Errorf("replaying asked %d guards and took %d checkpoints", h.guards, len(h.checkpoints()))
+		if len(h.checkpoints()) != 0 {
+			t.Errorf("replaying took %d checkpoints", len(h.checkpoints()))
 		}
 		return r
 	}
@@ -1046,18 +1034,18 @@ func TestSeed000PersistenceExact(t *testing.T) {
 	// comes from the snapshot.
 	seedSame(t, "snapshot and log", replayed(store, &seedCountingAgent{}), m)
 
-	seedPlan(m, "table", "tool_call: find a restaurant", "respond: confirm")
+	seedPlan(m, "table", "tool_call", "respond")
 	step(cognitive.EventReasonDone, cognitive.StateActing)
-	m.Context.ActionsDone = append(m.Context.ActionsDone, "found: Tasca")
-	step(cognitive.EventToolCallCompleted, cognitive.StateActing) // the guards chose acting
+	seedStepDone(m, "found: Tasca")
+	step(cognitive.EventToolCallCompleted, cognitive.StateActing) // the plan has more steps: acting
 	step(cognitive.EventTaskSuspended, cognitive.StateSuspended)
 	step(cognitive.EventTaskResumed, cognitive.StateActing) // back where it was suspended
 	c.Advance(time.Minute)
 	if _, err := m.FireTaskFailed(ctx, cognitive.TaskFailedPayload{Error: "restaurant closed"}, cognitive.TaskInput{EventID: "ev-fail"}); err != nil {
 		t.Fatal(err)
 	}
-	if agent.guards == 0 || len(agent.checkpoints()) == 0 {
-		t.Fatalf("the live run asked %d guards, took %d checkpoints", agent.guards, len(agent.checkpoints()))
+	if len(agent.checkpoints()) == 0 {
+		t.Fatal("the live run took no checkpoints")
 	}
 
 	// Snapshot -> JSON -> Restore.

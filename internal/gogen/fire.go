@@ -385,8 +385,11 @@ func (g *gen) guardExpr(gu *ir.Guard) *Statement {
 		return g.compare(v, ir.Int, gu)
 	case ir.FieldGuard:
 		v := Id("m").Dot("Context").Dot(gu.Field.GoName)
-		if gu.Op == ir.Equals {
+		switch gu.Op {
+		case ir.Equals:
 			return v.Op("==").Add(g.literal(gu.Field, gu.Equals))
+		case ir.Contains:
+			return Qual("slices", "Contains").Call(v, g.literal(gu.Field, gu.Equals))
 		}
 		return g.compare(v, gu.Field.Type.Kind, gu)
 	}
@@ -397,6 +400,9 @@ func (g *gen) compare(v *Statement, k ir.Kind, gu *ir.Guard) *Statement {
 	op := gu.Op.Symbol()
 	if gu.Op == ir.Equals {
 		return v.Op(op).Add(number(k, gu.Equals.Num))
+	}
+	if gu.Threshold.Len != nil {
+		return v.Op(op).Len(Id("m").Dot("Context").Dot(gu.Threshold.Len.GoName))
 	}
 	if gu.Threshold.By != nil {
 		return Float64().Parens(v).Op(op).Id("threshold" + gu.GoName).Call(Id("m").Dot("Context").Dot(gu.Threshold.By.GoName))

@@ -403,12 +403,18 @@ func (x *Machine) holds(g *ir.Guard, in Inputs) bool {
 		return compare(v, g.Op, threshold(g.Threshold, in))
 	case ir.FieldGuard:
 		v := fieldValue(g.Field, in)
-		if g.Op == ir.Equals {
+		switch g.Op {
+		case ir.Equals:
 			return equal(g.Field, v, g.Equals)
+		case ir.Contains:
+			return contains(g.Field, v, g.Equals)
 		}
 		n, ok := number(g.Field, v)
 		if !ok {
 			return false
+		}
+		if g.Threshold.Len != nil {
+			return compare(n, g.Op, float64(length(fieldValue(g.Threshold.Len, in))))
 		}
 		return compare(n, g.Op, threshold(g.Threshold, in))
 	}

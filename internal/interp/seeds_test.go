@@ -168,10 +168,15 @@ func guards(names ...string) map[string]bool {
 func TestSeed000CognitiveLoop(t *testing.T) {
 	m := exampleSpec(t, "cognitive")
 	none := env{}
-	// "Plan provides currentStep (next uncompleted step) and hasMoreSteps properties".
-	moreSteps := env{guards: guards("plan_has_more_steps")}
-	toolCalls := env{guards: guards("plan_has_tool_calls")} // all steps done, some were tool_call
-	onlyRespond := env{}                                    // all steps done, only respond steps
+	// "Plan provides currentStep (next uncompleted step) and hasMoreSteps properties": the
+	// context carries the action type of each step (plan_steps) and the index of the
+	// current step (plan_completed); the machine routes from them, no hook decides.
+	plan := func(steps string, completed string) env {
+		return env{ctx: map[string]string{"plan_steps": steps, "plan_completed": completed}}
+	}
+	moreSteps := plan(`["tool_call","respond"]`, "1")
+	toolCalls := plan(`["tool_call","respond"]`, "2")  // all steps done, some were tool_call
+	onlyRespond := plan(`["respond","generate"]`, "2") // all steps done, no tool_call step
 	acting := []string{"task_created", "reason_done"}
 
 	t.Run("static transitions", func(t *testing.T) {
@@ -204,7 +209,9 @@ func TestSeed000CognitiveLoop(t *testing.T) {
 			want string
 		}{
 			{"has more steps", moreSteps, "acting"},
-			{"has more steps, some tool_call", env{guards: guards("plan_has_more_steps", "plan_has_tool_calls")}, "acting"},
+			{"has more steps, some tool_call", plan(`["tool_call","tool_call","respond"]`, "1"), "acting"},
+			{"has more steps, none done", plan(`["respond"]`, "0"), "acting"},
+			{"no plan", none, "completed"},
 			{"done, contains tool_call steps", toolCalls, "reasoning"},
 			{"done, only respond steps", onlyRespond, "completed"},
 		}
@@ -221,12 +228,12 @@ func TestSeed000CognitiveLoop(t *testing.T) {
 		run(t, m, none, []step{
 			{event: "task_created", want: "reasoning"},
 			{event: "reason_done", want: "acting"},
-			{event: "tool_call_completed", want: "acting", env: func(e *env) { e.guards = moreSteps.guards }},
-			{event: "tool_call_failed", want: "acting", env: func(e *env) { e.guards = moreSteps.guards }},
-			{event: "tool_call_completed", want: "reasoning", env: func(e *env) { e.guards = toolCalls.guards }},
+			{event: "tool_call_completed", want: "acting", env: func(e *env) { e.ctx = moreSteps.ctx }},
+			{event: "tool_call_failed", want: "acting", env: func(e *env) { e.ctx = moreSteps.ctx }},
+			{event: "tool_call_completed", want: "reasoning", env: func(e *env) { e.ctx = toolCalls.ctx }},
 			{event: "reason_done", want: "acting"},
-			{event: "step_completed", want: "acting", env: func(e *env) { e.guards = moreSteps.guards }},
-			{event: "step_completed", want: "completed", env: func(e *env) { e.guards = onlyRespond.guards }},
+			{event: "step_completed", want: "acting", env: func(e *env) { e.ctx = moreSteps.ctx }},
+			{event: "step_completed", want: "completed", env: func(e *env) { e.ctx = onlyRespond.ctx }},
 		})
 	})
 
@@ -264,7 +271,7 @@ func TestSeed000CognitiveLoop(t *testing.T) {
 			{event: "task_resumed", want: "acting"},
 			{event: "task_resumed", want: "acting", reason: interp.InvalidTransition},
 			// The memory follows the latest suspension: back to REASONING, suspended there.
-			{event: "tool_call_completed", want: "reasoning", env: func(e *env) { e.guards = toolCalls.guards }},
+			{event: "tool_call_completed", want: "reasoning", env: func(e *env) { e.ctx = toolCalls.ctx }},
 			{event: "need_more_info", want: "suspended"},
 			{event: "task_resumed", want: "reasoning"},
 		})
@@ -305,7 +312,7 @@ func TestSeed000CognitiveLoop(t *testing.T) {
 	t.Run("terminal states accept nothing", func(t *testing.T) {
 		// "after reaching COMPLETED or FAILED, no further transitions are accepted; throws
 		// InvalidStateTransition."
-		all := env{guards: guards("plan_has_more_steps", "plan_has_tool_calls")}
+		all := plan(`["tool_call","respond"]`, "0") // every routing guard holds
 		x := reach(t, m, onlyRespond, append(acting, "step_completed")...)
 		if x.State.Name != "completed" {
 			t.Fatalf("state %s, want completed", x.State.Name)

@@ -67,6 +67,36 @@ func equal(f *ir.Field, v any, lit ir.Literal) bool {
 	return s == lit.Str
 }
 
+// contains reports whether the list value v holds the literal.
+func contains(f *ir.Field, v any, lit ir.Literal) bool {
+	switch x := v.(type) {
+	case []any:
+		for _, e := range x {
+			if equal(f, e, lit) {
+				return true
+			}
+		}
+	case []string:
+		for _, e := range x {
+			if equal(f, e, lit) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// length is the number of elements of a list value (0 when absent).
+func length(v any) int {
+	switch x := v.(type) {
+	case []any:
+		return len(x)
+	case []string:
+		return len(x)
+	}
+	return 0
+}
+
 // CheckValue reports whether a decoded JSON value fits the field's type.
 func CheckValue(f *ir.Field, v any) error {
 	if v == nil {

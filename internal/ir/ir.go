@@ -290,16 +290,17 @@ const (
 type Op int
 
 const (
-	AtLeast Op = iota // >=
-	Below             // <
-	Equals            // ==
+	AtLeast  Op = iota // >=
+	Below              // <
+	Equals             // ==
+	Contains           // a list field holds the value
 )
 
 // String returns the spec key of the comparison.
-func (o Op) String() string { return [...]string{"at_least", "below", "equals"}[o] }
+func (o Op) String() string { return [...]string{"at_least", "below", "equals", "contains"}[o] }
 
 // Symbol returns the comparison as an operator.
-func (o Op) Symbol() string { return [...]string{">=", "<", "=="}[o] }
+func (o Op) Symbol() string { return [...]string{">=", "<", "==", "contains"}[o] }
 
 // Threshold is the number a counter or field is compared with: a constant, or one number
 // per value of an enum context field.
@@ -307,6 +308,7 @@ type Threshold struct {
 	Num    float64
 	By     *Field    // nil for a constant
 	Values []float64 // indexed like By.Values
+	Len    *Field    // the length of this list context field, when set (By is then nil)
 }
 
 // Guard is a named condition.
@@ -321,7 +323,7 @@ type Guard struct {
 	Field     *Field
 	Op        Op
 	Threshold Threshold // for AtLeast and Below
-	Equals    Literal   // for Equals
+	Equals    Literal   // for Equals and Contains (a value of the list's element type)
 }
 
 // Cond is a guard that must hold, or must fail when Negate is set.

@@ -712,6 +712,9 @@ func (l *lowerer) resolveGuards() {
 		if g.Equals.Set {
 			cmps = append(cmps, cmp{"equals", ir.Equals, g.Equals.Pos})
 		}
+		if g.Contains.Set {
+			cmps = append(cmps, cmp{"contains", ir.Contains, g.Contains.Pos})
+		}
 		// Every problem of the guard is reported; the comparison is checked only when the
 		// guard's shape is right and its subject is known.
 		good := true
@@ -729,12 +732,12 @@ func (l *lowerer) resolveGuards() {
 		}
 		switch len(cmps) {
 		case 0:
-			what := "counter"
+			what, ops := "counter", "at_least, below or equals"
 			if g.Field.Set {
-				what = "field"
+				what, ops = "field", "at_least, below, equals or contains"
 			}
 			if !g.Broken {
-				l.ds.Errorf(g.Name.Pos, "guard %q names a %s but no comparison: add at_least, below or equals", gu.Name, what)
+				l.ds.Errorf(g.Name.Pos, "guard %q names a %s but no comparison: add %s", gu.Name, what, ops)
 			}
 			good = false
 		case 1:
@@ -749,6 +752,14 @@ func (l *lowerer) resolveGuards() {
 				continue
 			}
 			gu.Counter, gu.Op = c, cmps[0].op
+			if g.Contains.Set {
+				l.ds.Errorf(g.Contains.Pos, "guard %q: contains needs a list context field, not a counter", gu.Name)
+				continue
+			}
+			if th := thresholdOf(g); th.Len.Set {
+				l.ds.Errorf(th.Len.Pos, "guard %q: a threshold len compares an int context field, not a counter", gu.Name)
+				continue
+			}
 			if g.Equals.Set {
 				if g.Equals.Bad {
 					continue
@@ -775,6 +786,21 @@ func (l *lowerer) resolveGuards() {
 		if l.typeUnknown[fd] {
 			continue
 		}
+		if g.Contains.Set {
+			if !fd.Type.List {
+				l.ds.Errorf(g.Contains.Pos, "guard %q: contains needs a list field, but field %q is %s", gu.Name, fd.Name, fd.Type)
+				continue
+			}
+			if fd.Type.Kind == ir.Time || fd.Type.Kind == ir.Float {
+				l.ds.Errorf(g.Contains.Pos, "guard %q: contains cannot look for a value in %s field %q", gu.Name, fd.Type, fd.Name)
+				continue
+			}
+			if g.Contains.Bad {
+				continue
+			}
+			gu.Equals, _ = l.literal(g.Contains, fd, "contains value")
+			continue
+		}
 		if fd.Type.Collection() {
 			l.ds.Errorf(g.Field.Pos, "guard %q cannot compare %s field %q", gu.Name, fd.Type, fd.Name)
 			continue
@@ -798,8 +824,36 @@ func (l *lowerer) resolveGuards() {
 			l.ds.Errorf(th.Pos, "guard %q: %s compares numbers, but field %q is %s (use equals)", gu.Name, cmps[0].name, fd.Name, fd.Type)
 			continue
 		}
+		if th.Len.Set {
+			if fd.Type.Kind != ir.Int {
+				l.ds.Errorf(th.Len.Pos, "guard %q: a threshold len is a whole number, but field %q is %s (it must be int)", gu.Name, fd.Name, fd.Type)
+				continue
+			}
+			if th.By.Set {
+				l.ds.Errorf(th.Len.Pos, "guard %q: a threshold is either by an enum field or len of a list field, not both", gu.Name)
+				continue
+			}
+			list, ok := ref(l, "context field", l.fi, th.Len)
+			if !ok || l.typeUnknown[list] {
+				continue
+			}
+			if !list.Type.List {
+				l.ds.Errorf(th.Len.Pos, "guard %q: threshold len needs a list field, but field %q is %s", gu.Name, list.Name, list.Type)
+				continue
+			}
+			gu.Threshold = ir.Threshold{Len: list}
+			continue
+		}
 		gu.Threshold = l.threshold(th, fd, g.Broken)
 	}
+}
+
+// thresholdOf returns the guard's at_least or below threshold.
+func thresholdOf(g *spec.Guard) spec.Threshold {
+	if g.Below.Set {
+		return g.Below
+	}
+	return g.AtLeast
 }
 
 // threshold resolves a comparison's number. A broken guard may have lost values of a

@@ -139,7 +139,9 @@ func TestExamples(t *testing.T) {
 			"- Transition log: every transition is recorded with its source and target states, event, event id, time, actor and reason.",
 		},
 		"cognitive": {
-			"| `acting` | `step_completed` | `acting` if `plan_has_more_steps`<br>`reasoning` if `plan_has_tool_calls`<br>`completed` otherwise | `task_completed` | 141 |",
+			"| `acting` | `step_completed` | `acting` if `plan_has_more_steps`<br>`reasoning` if `plan_has_tool_calls`<br>`completed` otherwise | `task_completed` | 149 |",
+			"| `plan_has_more_steps` | field `plan_completed` below the length of `plan_steps` | Plan.hasMoreSteps: the plan still has uncompleted steps. |",
+			"| `plan_has_tool_calls` | field `plan_steps` contains `\"tool_call\"` | The plan contains tool_call steps (once all steps are done: continue the cognitive loop). |",
 			"| `task_created` | An external input event created the task. | `input_text` `string` (required, non-empty)<br>`source` `string`<br>`input_metadata` `map[string]string` |",
 		},
 		"pipeline": {

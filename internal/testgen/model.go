@@ -404,6 +404,10 @@ func (o *oracle) setGuard(r *Row, g *ir.Guard, hold bool) {
 		switch g.Op {
 		case ir.Equals:
 			v = equalsValue(f, g.Equals, hold)
+		case ir.Contains:
+			// As many elements as the good context has, so that a threshold by the list's
+			// length decides the same way whatever this guard's outcome.
+			v = collection(f, max(goodLen(f), 1), equalsValue(f, g.Equals, hold))
 		default:
 			th := threshold(g)
 			step := 1.0
@@ -420,8 +424,20 @@ func (o *oracle) setGuard(r *Row, g *ir.Guard, hold bool) {
 	}
 }
 
-// threshold is the guard's threshold in the good context (enum fields at their last value).
+// goodLen is the number of elements of a list field in the good context.
+func goodLen(f *ir.Field) int {
+	if list, ok := good(f).json.([]any); ok {
+		return len(list)
+	}
+	return 0
+}
+
+// threshold is the guard's threshold in the good context (enum fields at their last value,
+// lists at their good length).
 func threshold(g *ir.Guard) float64 {
+	if g.Threshold.Len != nil {
+		return float64(goodLen(g.Threshold.Len))
+	}
 	if g.Threshold.By != nil {
 		return g.Threshold.Values[len(g.Threshold.Values)-1]
 	}
