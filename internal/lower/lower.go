@@ -1643,15 +1643,7 @@ func (l *lowerer) checkUnused() {
 // finding is reported: when the spec has errors that leave the rest readable, the rest is
 // still lowered and checked.
 func Load(path string, data []byte) (*ir.Machine, diag.List) {
-	f, ds := spec.LoadPartial(path, data)
-	if f == nil {
-		return nil, ds
-	}
-	m, more := Lower(f)
-	if ds.HasErrors() {
-		m = nil
-	}
-	return m, append(ds, more...).Sorted()
+	return load(path, data, true)
 }
 
 // Check reads, validates and checks one spec and returns its findings, as Load does,
@@ -1659,10 +1651,18 @@ func Load(path string, data []byte) (*ir.Machine, diag.List) {
 // every state and event, which for a machine of thousands of states and events costs more
 // than the whole check.
 func Check(path string, data []byte) diag.List {
+	_, ds := load(path, data, false)
+	return ds
+}
+
+func load(path string, data []byte, table bool) (*ir.Machine, diag.List) {
 	f, ds := spec.LoadPartial(path, data)
 	if f == nil {
-		return ds
+		return nil, ds
 	}
-	_, more := lower(f, false)
-	return append(ds, more...).Sorted()
+	m, more := lower(f, table)
+	if ds.HasErrors() {
+		m = nil
+	}
+	return m, append(ds, more...).Sorted()
 }
