@@ -11,7 +11,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/fsmgen/fsmgen/internal/diag"
 	"github.com/fsmgen/fsmgen/internal/interp"
@@ -241,50 +240,7 @@ func constraintProblem(m *ir.Machine, f *ir.Field, v any) string {
 			return ""
 		}
 	}
-	if f.Type.Collection() {
-		n := -1
-		switch x := v.(type) {
-		case []any:
-			n = len(x)
-		case map[string]any:
-			n = len(x)
-		}
-		switch {
-		case n < 0:
-		case f.MinItems >= 0 && n < f.MinItems:
-			return fmt.Sprintf("%s must have at least %d items (has %d)", f.Name, f.MinItems, n)
-		case f.MaxItems >= 0 && n > f.MaxItems:
-			return fmt.Sprintf("%s must have at most %d items (has %d)", f.Name, f.MaxItems, n)
-		}
-		return ""
-	}
-	if !f.Type.Kind.Numeric() || (!f.Min.Set && !f.Max.Set) {
-		return ""
-	}
-	var num float64
-	switch x := v.(type) {
-	case json.Number:
-		n, err := x.Float64()
-		if err != nil {
-			return ""
-		}
-		num = n
-	case string:
-		d, err := time.ParseDuration(x)
-		if err != nil {
-			return ""
-		}
-		num = float64(d)
-	default:
-		return ""
-	}
-	switch {
-	case f.Min.Set && num < f.Min.Num:
-		return fmt.Sprintf("%s must be at least %s", f.Name, f.Min.Str)
-	case f.Max.Set && num > f.Max.Num:
-		return fmt.Sprintf("%s must be at most %s", f.Name, f.Max.Str)
-	}
-	return ""
+	return interp.BoundsProblem(f, v)
 }
 
 // decodeValue reads a JSON value; a bare word that is not JSON is taken as a string.

@@ -212,30 +212,65 @@ func fieldProblem(f *ir.Field, v any, payload bool) string {
 		return f.Name + " must not be empty"
 	}
 	if f.Type.Collection() {
-		if f.MinItems >= 0 && n < f.MinItems {
-			return fmt.Sprintf("%s must have at least %d items (has %d)", f.Name, f.MinItems, n)
-		}
-		if f.MaxItems >= 0 && n > f.MaxItems {
-			return fmt.Sprintf("%s must have at most %d items (has %d)", f.Name, f.MaxItems, n)
-		}
-		return ""
+		return itemsProblem(f, n)
 	}
 	if f.Type.Kind.Numeric() {
 		num, ok := number(f, v)
 		if !ok {
 			return f.Name + " is not a number"
 		}
-		if f.Min.Set && num < f.Min.Num {
-			return fmt.Sprintf("%s must be at least %s", f.Name, f.Min.Str)
-		}
-		if f.Max.Set && num > f.Max.Num {
-			return fmt.Sprintf("%s must be at most %s", f.Name, f.Max.Str)
+		if msg := rangeProblem(f, num); msg != "" {
+			return msg
 		}
 	}
 	if f.Type.Kind == ir.Enum {
 		if s, _ := v.(string); f.EnumIndex(s) < 0 {
 			return f.Name + " must be one of " + strings.Join(f.Values, ", ")
 		}
+	}
+	return ""
+}
+
+// BoundsProblem describes how a value that fits the field's type (CheckValue) breaks the
+// field's bounds (min, max, min_items, max_items), or returns "". An absent value has no
+// bounds to break.
+func BoundsProblem(f *ir.Field, v any) string {
+	if f.Type.Collection() {
+		switch x := v.(type) {
+		case []any:
+			return itemsProblem(f, len(x))
+		case map[string]any:
+			return itemsProblem(f, len(x))
+		}
+		return ""
+	}
+	if v == nil || !f.Type.Kind.Numeric() {
+		return ""
+	}
+	if num, ok := number(f, v); ok {
+		return rangeProblem(f, num)
+	}
+	return ""
+}
+
+// itemsProblem describes how a collection of n items breaks min_items or max_items, or "".
+func itemsProblem(f *ir.Field, n int) string {
+	if f.MinItems >= 0 && n < f.MinItems {
+		return fmt.Sprintf("%s must have at least %d items (has %d)", f.Name, f.MinItems, n)
+	}
+	if f.MaxItems >= 0 && n > f.MaxItems {
+		return fmt.Sprintf("%s must have at most %d items (has %d)", f.Name, f.MaxItems, n)
+	}
+	return ""
+}
+
+// rangeProblem describes how a number breaks min or max, or "".
+func rangeProblem(f *ir.Field, num float64) string {
+	if f.Min.Set && num < f.Min.Num {
+		return fmt.Sprintf("%s must be at least %s", f.Name, f.Min.Str)
+	}
+	if f.Max.Set && num > f.Max.Num {
+		return fmt.Sprintf("%s must be at most %s", f.Name, f.Max.Str)
 	}
 	return ""
 }
