@@ -9,7 +9,6 @@ package testgen
 import (
 	"fmt"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -79,11 +78,10 @@ func (r *Row) Setup() []string {
 
 // PathStep is one firing on a path from the initial state.
 type PathStep struct {
-	Event     *ir.Event
-	Role      *ir.Role
-	GuardsOn  bool // hook guards all hold (else all fail)
-	Payloaded bool
-	Back      *ir.State // what the state the step leads to remembers, if it remembers
+	Event    *ir.Event
+	Role     *ir.Role
+	GuardsOn bool      // hook guards all hold (else all fail)
+	Back     *ir.State // what the state the step leads to remembers, if it remembers
 	// presets are the context fields set before the step fires, so that the field guards
 	// that decide it hold or fail; they stay set for the steps after it.
 	presets []preset
@@ -818,7 +816,7 @@ func (o *oracle) paths() {
 					if _, ok := found[y.State]; !ok {
 						found[y.State] = len(nodes)
 					}
-					step := PathStep{Event: e, Role: r, GuardsOn: on, Payloaded: len(e.Payload) > 0, presets: ps}
+					step := PathStep{Event: e, Role: r, GuardsOn: on, presets: ps}
 					if y.State.Remembers {
 						step.Back = y.Remembered(y.State)
 					}
@@ -1021,5 +1019,3 @@ func (o *oracle) payloads() {
 		}
 	}
 }
-
-var _ = sort.Strings
