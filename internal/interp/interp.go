@@ -413,9 +413,6 @@ func (x *Machine) holds(g *ir.Guard, in Inputs) bool {
 		if !ok {
 			return false
 		}
-		if g.Threshold.Len != nil {
-			return compare(n, g.Op, float64(length(fieldValue(g.Threshold.Len, in))))
-		}
 		return compare(n, g.Op, threshold(g.Threshold, in))
 	}
 	return in.Guard != nil && in.Guard(g)
@@ -429,6 +426,9 @@ func compare(v float64, op ir.Op, th float64) bool {
 }
 
 func threshold(t ir.Threshold, in Inputs) float64 {
+	if t.Len != nil {
+		return float64(length(fieldValue(t.Len, in)))
+	}
 	if t.By == nil {
 		return t.Num
 	}
