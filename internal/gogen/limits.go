@@ -46,16 +46,11 @@ func bound(c *ir.Counter) *Statement {
 // to is the state the transition would have entered.
 func summaryExpr(c *ir.Counter, to Code) *Statement {
 	before, after, end := c.SummaryParts()
-	var n *Statement
+	var e *Statement
 	if c.Configurable {
-		n = Qual("strconv", "Itoa").Call(bound(c))
+		e = Lit(before).Op("+").Qual("strconv", "Itoa").Call(bound(c))
 	} else {
-		before += fmt.Sprint(c.Bound())
-		n = nil
-	}
-	e := Lit(before)
-	if n != nil {
-		e = e.Op("+").Add(n)
+		e = Lit(before + fmt.Sprint(c.Bound()))
 	}
 	return e.Op("+").Lit(after).Op("+").Id("st").Dot("From").Dot("String").Call().Op("+").Lit(" -> ").Op("+").Add(to).Dot("String").Call().Op("+").Lit(end)
 }
