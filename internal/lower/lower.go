@@ -565,45 +565,18 @@ func ref[T any](l *lowerer, kind string, m map[string]T, n spec.Str) (T, bool) {
 	if !ok || !n.Set || n.Bad {
 		l.failed[kind] = true
 		if n.Set && !n.Bad && !l.unsure[kind] {
-			l.ds.Errorf(n.Pos, "unknown %s %q%s", kind, n.Value, names.DidYouMean(n.Value, l.keysOf(kind, m)))
+			keys, ok := l.keys[kind] // sorted once per kind
+			if !ok {
+				keys = keysOf(m)
+				l.keys[kind] = keys
+			}
+			l.ds.Errorf(n.Pos, "unknown %s %q%s", kind, n.Value, names.DidYouMean(n.Value, keys))
 		}
 		var zero T
 		return zero, false
 	}
 	l.used[any(v)] = true
 	return v, true
-}
-
-// keysOf returns the sorted names of m, computed once per kind.
-func (l *lowerer) keysOf(kind string, m any) []string {
-	if k, ok := l.keys[kind]; ok {
-		return k
-	}
-	var out []string
-	switch m := m.(type) {
-	case map[string]*ir.State:
-		out = keysOf(m)
-	case map[string]*ir.Event:
-		out = keysOf(m)
-	case map[string]*ir.Group:
-		out = keysOf(m)
-	case map[string]*ir.Role:
-		out = keysOf(m)
-	case map[string]*ir.Policy:
-		out = keysOf(m)
-	case map[string]*ir.Field:
-		out = keysOf(m)
-	case map[string]*ir.Counter:
-		out = keysOf(m)
-	case map[string]*ir.Guard:
-		out = keysOf(m)
-	case map[string]*ir.Action:
-		out = keysOf(m)
-	case map[string]*ir.Checkpoint:
-		out = keysOf(m)
-	}
-	l.keys[kind] = out
-	return out
 }
 
 func (l *lowerer) resolveStates() {
