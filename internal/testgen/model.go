@@ -214,23 +214,20 @@ func Build(m *ir.Machine) *Model {
 	return o.model
 }
 
-// inputs returns the interpreter's inputs and machine for a row.
+// run fires the row's event in the interpreter, from the fixture's inputs changed as the
+// row says, and records the outcome in the row.
 func (o *oracle) run(r *Row) {
 	m := o.m
 	x := o.newMachine(r.From)
 	if r.NoMemory {
 		x.Memory = nil
 	}
-	in := interp.Inputs{Role: r.Role, Policies: make([]bool, len(m.Policies)), Context: make([]any, len(m.Fields))}
-	if !r.NoPolicies {
-		for i := range in.Policies {
-			in.Policies[i] = true
-		}
+	in := o.fixedInputs(r.Role, false, r.Event)
+	if r.NoPolicies {
+		clear(in.Policies)
 	}
-	if !r.Empty {
-		for _, f := range m.Fields {
-			in.Context[f.Index] = good(f).json
-		}
+	if r.Empty {
+		clear(in.Context)
 	}
 	on := map[*ir.Guard]bool{}
 	for _, g := range r.Guards {
@@ -254,7 +251,6 @@ func (o *oracle) run(r *Row) {
 			in.Context[p.field.Index] = p.v.json
 		}
 	}
-	in.Payload = goodPayload(r.Event)
 	st, rej := x.Fire(r.Event, in)
 	r.Want = x.State
 	r.Reason, r.Line, r.Calls, r.Errors, r.step = "", 0, nil, nil, nil
@@ -767,10 +763,7 @@ func (o *oracle) paths() {
 		return string(buf)
 	}
 	start := interp.New(m)
-	startCtx := make([]any, len(m.Fields))
-	for _, f := range m.Fields {
-		startCtx[f.Index] = good(f).json
-	}
+	startCtx := o.fixedInputs(nil, true, nil).Context
 	nodes := []node{{x: start, ctx: startCtx, cid: ctxID(startCtx), parent: -1}}
 	seen := map[string]bool{key(start, nodes[0].cid): true}
 	found := map[*ir.State]int{m.Initial: 0}
