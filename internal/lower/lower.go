@@ -743,11 +743,7 @@ func (l *lowerer) resolveGuards() {
 				gu.Equals = ir.Literal{Set: true, Num: g.Equals.Num, Str: g.Equals.Text}
 				continue
 			}
-			th := g.AtLeast
-			if g.Below.Set {
-				th = g.Below
-			}
-			gu.Threshold = l.threshold(th, &ir.Field{Name: c.Name, Type: ir.Type{Kind: ir.Int}}, g.Broken)
+			gu.Threshold = l.threshold(thresholdOf(g), &ir.Field{Name: c.Name, Type: ir.Type{Kind: ir.Int}}, g.Broken)
 			continue
 		}
 		gu.Kind = ir.FieldGuard
@@ -789,10 +785,7 @@ func (l *lowerer) resolveGuards() {
 			gu.Equals, _ = l.literal(g.Equals, fd, "equals value")
 			continue
 		}
-		th := g.AtLeast
-		if g.Below.Set {
-			th = g.Below
-		}
+		th := thresholdOf(g)
 		if !fd.Type.Kind.Numeric() {
 			l.ds.Errorf(th.Pos, "guard %q: %s compares numbers, but field %q is %s (use equals)", gu.Name, cmps[0].name, fd.Name, fd.Type)
 			continue
