@@ -588,15 +588,6 @@ func (g *gen) transition(f *File, t *ir.Transition) {
 				b.If(Id("trip" + c.GoName).Op("&&").Op("!").Id("redirected")).Block(body...)
 			}
 		}
-		internalExpr := func() *Statement {
-			if !internal {
-				return False()
-			}
-			if redirects {
-				return Op("!").Id("redirected")
-			}
-			return True()
-		}
 		// Requirements, when a state the transition can enter requires fields.
 		if g.targetsRequire(t) {
 			check := Id("errs").Op(":=").Id("m").Dot("Context").Dot("requirements").Call(Id("to"), Nil())
@@ -693,7 +684,6 @@ func (g *gen) transition(f *File, t *ir.Transition) {
 				b.If(Id("redirected")).Block(Id("m").Dot("enter").Call(Id("ctx"), Id("st")))
 			}
 		}
-		_ = internalExpr
 		args := []Code{Id("ctx"), Id("st"), Id("in"), Lit(t.Index)}
 		if len(m.Checkpoints) > 0 {
 			if t.Checkpoint != nil {
