@@ -90,7 +90,6 @@ type File struct {
 // Level is a timeout report level: a name and a percentage.
 type Level struct {
 	Name    Str
-	Broken  bool
 	Percent Int
 }
 

@@ -28,7 +28,7 @@ func (l *loader) decode(root *yaml.Node) *File {
 		case "idempotent":
 			f.Idempotent = l.bool(v)
 		case "timeout_levels":
-			f.TimeoutLevels, f.LevelsPos = l.levels(v, func(name string) bool { return l.declBroken("timeout_levels", name) }), l.pos(v)
+			f.TimeoutLevels, f.LevelsPos = l.levels(v), l.pos(v)
 		case "roles":
 			l.entries(v, func(name Str, b *yaml.Node) {
 				r := &Role{Name: name, Broken: l.declBroken("roles", name.Value)}
@@ -198,13 +198,13 @@ func (l *loader) state(name Str, b *yaml.Node, broken bool) *State {
 		case "exit":
 			s.Exit = l.strs(v)
 		case "timeout":
-			s.Timeout = l.timeout(v, broken)
+			s.Timeout = l.timeout(v)
 		}
 	})
 	return s
 }
 
-func (l *loader) timeout(v *yaml.Node, broken bool) *Timeout {
+func (l *loader) timeout(v *yaml.Node) *Timeout {
 	v = resolve(v)
 	t := &Timeout{Pos: l.pos(v)}
 	if v.Kind == yaml.ScalarNode {
@@ -216,7 +216,7 @@ func (l *loader) timeout(v *yaml.Node, broken bool) *Timeout {
 		case "after":
 			t.After = l.str(v)
 		case "levels":
-			t.Levels, t.LevelsPos = l.levels(v, func(string) bool { return broken }), l.pos(v)
+			t.Levels, t.LevelsPos = l.levels(v), l.pos(v)
 		case "configurable":
 			t.Configurable = l.bool(v)
 		case "on_expiry":
@@ -228,10 +228,10 @@ func (l *loader) timeout(v *yaml.Node, broken bool) *Timeout {
 	return t
 }
 
-func (l *loader) levels(v *yaml.Node, broken func(name string) bool) []*Level {
+func (l *loader) levels(v *yaml.Node) []*Level {
 	var out []*Level
 	l.entries(v, func(name Str, b *yaml.Node) {
-		lv := &Level{Name: name, Broken: broken(name.Value)}
+		lv := &Level{Name: name}
 		s := l.str(b)
 		n, err := strconv.ParseInt(strings.TrimSuffix(s.Value, "%"), 10, 64)
 		bad := s.Bad
