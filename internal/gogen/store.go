@@ -53,8 +53,7 @@ func (g *gen) commitFunc(f *File) {
 	f.Comment("// persist appends the transition to the store's event log and takes the checkpoints: the\n// hook, then a snapshot saved to the store. It is the only place a machine that keeps no\n// time reads the clock, for the time of the transition.")
 	f.Func().Params(Id("m").Op("*").Id(T)).Id("persist").Params(params...).Error().BlockFunc(func(b *Group) {
 		if !g.timing {
-			b.Id("m").Dot("updatedAt").Op("=").Id("in").Dot("At")
-			b.If(Id("m").Dot("updatedAt").Dot("IsZero").Call()).Block(Id("m").Dot("updatedAt").Op("=").Qual("time", "Now").Call())
+			stampUntimed(b)
 		}
 		b.If(Id("m").Dot("store").Op("!=").Nil()).Block(
 			List(Id("e"), Err()).Op(":=").Id("m").Dot("logEntry").Call(Id("st"), Id("in"), Id("t")),
@@ -87,6 +86,13 @@ func (g *gen) commitFunc(f *File) {
 		b.Return(Nil())
 	})
 	f.Line()
+}
+
+// stampUntimed emits how a machine that keeps no time dates a transition: the input's At,
+// else the time now.
+func stampUntimed(b *Group) {
+	b.Id("m").Dot("updatedAt").Op("=").Id("in").Dot("At")
+	b.If(Id("m").Dot("updatedAt").Dot("IsZero").Call()).Block(Id("m").Dot("updatedAt").Op("=").Qual("time", "Now").Call())
 }
 
 // Kinds of event log entries.
@@ -603,8 +609,7 @@ func (g *gen) resume(f *File) {
 			b.Id("m").Dot("moveClock").Call(Id("st"))
 			b.Id("m").Dot("updatedAt").Op("=").Id("st").Dot("At")
 		} else {
-			b.Id("m").Dot("updatedAt").Op("=").Id("in").Dot("At")
-			b.If(Id("m").Dot("updatedAt").Dot("IsZero").Call()).Block(Id("m").Dot("updatedAt").Op("=").Qual("time", "Now").Call())
+			stampUntimed(b)
 		}
 		b.List(Id("e"), Err()).Op(":=").Id("m").Dot("logEntry").Call(Id("st"), Op("&").Id("in"), Lit(-1))
 		b.Id("e").Dot("Kind").Op("=").Lit(kindResumed)
