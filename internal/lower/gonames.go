@@ -179,7 +179,7 @@ func (l *lowerer) checkGoDecls() {
 	}
 	for _, s := range m.States {
 		if s.GoName != "" {
-			pkg.add("State"+s.GoName, "constant", "state "+s.GoName, fmt.Sprintf("state %q", s.Name), l.statePos[s])
+			pkg.add("State"+s.GoName, "constant", "state "+s.GoName, fmt.Sprintf("state %q", s.Name), s.Pos)
 		}
 	}
 	for _, e := range m.Events {
@@ -278,8 +278,8 @@ func (l *lowerer) checkGoDecls() {
 	for _, s := range m.States {
 		if s.Remembers && s.GoName != "" {
 			owner := fmt.Sprintf("state %q", s.Name)
-			members.add("prev"+s.GoName, "field", "prev "+s.GoName, owner, l.statePos[s])
-			members.add("prev"+s.GoName+"Set", "field", "prev set "+s.GoName, owner, l.statePos[s])
+			members.add("prev"+s.GoName, "field", "prev "+s.GoName, owner, s.Pos)
+			members.add("prev"+s.GoName+"Set", "field", "prev set "+s.GoName, owner, s.Pos)
 		}
 	}
 	for _, g := range m.Groups {

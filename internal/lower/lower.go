@@ -71,8 +71,7 @@ type lowerer struct {
 	ac map[string]*ir.Action
 	cp map[string]*ir.Checkpoint
 
-	used      map[any]bool // declarations referenced somewhere
-	statePos  map[*ir.State]spec.Pos
+	used      map[any]bool           // declarations referenced somewhere
 	expiryPos map[*ir.State]spec.Pos // where each state's timeout names its on_expiry event
 
 	// What is not known because of errors, so that no check reports their consequences.
@@ -220,7 +219,6 @@ func (l *lowerer) declare() {
 
 	stateGo := l.newGoNames("state", false)
 	seen := map[string]spec.Pos{}
-	l.statePos = map[*ir.State]spec.Pos{}
 	for _, s := range f.States {
 		if dup("state", seen, s.Name) {
 			continue
@@ -233,7 +231,6 @@ func (l *lowerer) declare() {
 		}
 		l.m.States = append(l.m.States, st)
 		l.st[st.Name] = st
-		l.statePos[st] = s.Name.Pos
 	}
 
 	eventGo := l.newGoNames("event", false)
@@ -345,7 +342,7 @@ func (l *lowerer) declare() {
 	groupGo := l.newGoNames("group", false)
 	for _, s := range f.States {
 		st := l.st[s.Name.Value]
-		if st == nil || l.statePos[st] != s.Name.Pos {
+		if st == nil || st.Pos != s.Name.Pos {
 			continue
 		}
 		for _, g := range s.Groups {
@@ -584,7 +581,7 @@ func (l *lowerer) resolveStates() {
 	unsure := false // a state with errors may be the initial one
 	for _, s := range l.f.States {
 		st := l.st[s.Name.Value]
-		if st == nil || l.statePos[st] != s.Name.Pos {
+		if st == nil || st.Pos != s.Name.Pos {
 			continue
 		}
 		if st.Initial {
