@@ -579,12 +579,11 @@ func counters(m *ir.Machine) *Table {
 			if c.Max {
 				limit = "at most " + strconv.Itoa(c.Bound())
 			}
-			switch {
-			case c.Then != nil:
-				limit += ": the " + graph.Ordinal(c.Limit) + " increment goes to " + CodeCell(c.Then.Name)
-			default:
-				limit += ": the " + graph.Ordinal(c.Limit) + " increment is refused"
+			outcome := "is refused"
+			if c.Then != nil {
+				outcome = "goes to " + CodeCell(c.Then.Name)
 			}
+			limit += ": the " + graph.Ordinal(c.Limit) + " increment " + outcome
 			if c.Summary != nil {
 				limit += ", writing a summary into " + CodeCell(c.Summary.Name)
 			}
