@@ -356,18 +356,15 @@ func (l *loader) markBroken() {
 		for q := p; q != "" && !l.under[q]; q = parentPointer(q) {
 			l.under[q] = true
 		}
-		segs := strings.Split(strings.TrimPrefix(p, "/"), "/")
-		if p == "" || len(segs) == 0 {
+		if p == "" {
 			continue
 		}
-		for i := range segs {
-			segs[i] = unescapePointer(segs[i])
-		}
+		segs := strings.SplitN(strings.TrimPrefix(p, "/"), "/", 3) // section, declaration, rest
 		if len(segs) == 1 {
-			l.sections[segs[0]] = true
+			l.sections[unescapePointer(segs[0])] = true
 			continue
 		}
-		l.decls[segs[0]+"\x00"+segs[1]] = true
+		l.decls[unescapePointer(segs[0])+"\x00"+unescapePointer(segs[1])] = true
 	}
 }
 
