@@ -874,7 +874,6 @@ var fsmAnon = [NumStates][NumEvents]struct {
 // Every refusal is logged once, naming the state and the event, and nothing accepted is
 // logged as refused.
 func TestFsmLogsRefusals(t *testing.T) {
-	refused := 0
 	for s := State(0); s < NumStates; s++ {
 		for e := Event(0); e < NumEvents; e++ {
 			var logged strings.Builder
@@ -897,15 +896,9 @@ func TestFsmLogsRefusals(t *testing.T) {
 					t.Errorf("refusal of %s in %s logged as %s", e, s, line)
 				}
 			}
-			if want.reason != "" {
-				refused++
-			}
 			if wantN := map[bool]int{true: 1}[want.reason != ""]; n != wantN {
 				t.Errorf("%s in %s (refusal %q): %d refusals logged, want %d:\n%s", e, s, want.reason, n, wantN, logged.String())
 			}
 		}
-	}
-	if refused != 52 {
-		t.Errorf("%d refusals, want 52", refused)
 	}
 }

@@ -417,16 +417,3 @@ func (v view) PathSetup() bool {
 	}
 	return false
 }
-
-// AnonRefused is how many of the Anon firings are refused.
-func (v view) AnonRefused() int {
-	n := 0
-	for _, rows := range v.Anon {
-		for _, r := range rows {
-			if r.Reason != "" {
-				n++
-			}
-		}
-	}
-	return n
-}
