@@ -255,13 +255,12 @@ func (g *gen) logEntryType(f *File) {
 				))
 			}
 		}
+		context := List(Id("e").Dot("Context"), Err()).Op("=").Qual("encoding/json", "Marshal").Call(Id("m").Dot("Context"))
 		if len(cases) > 0 {
 			b.Switch(Id("st").Dot("Event")).Block(cases...)
-			b.If(Err().Op("==").Nil()).Block(
-				List(Id("e").Dot("Context"), Err()).Op("=").Qual("encoding/json", "Marshal").Call(Id("m").Dot("Context")),
-			)
+			b.If(Err().Op("==").Nil()).Block(context)
 		} else {
-			b.List(Id("e").Dot("Context"), Err()).Op("=").Qual("encoding/json", "Marshal").Call(Id("m").Dot("Context"))
+			b.Add(context)
 		}
 		b.Return(Id("e"), Err())
 	})
