@@ -1224,12 +1224,12 @@ func (l *lowerer) sources(t *spec.Transition, tr *ir.Transition, c *trCheck) []*
 	switch {
 	case fr.Any:
 		c.anyLike = true
+		member = func(s *ir.State) bool { return !s.Terminal && s != fixed }
 		for _, s := range l.m.States {
-			if !s.Terminal && s != fixed {
+			if member(s) {
 				cands = append(cands, s)
 			}
 		}
-		member = func(s *ir.State) bool { return !s.Terminal && s != fixed }
 	case fr.Group.Set:
 		c.anyLike = true
 		g, ok := ref(l, "group", l.gr, fr.Group)
