@@ -60,6 +60,10 @@ type gen struct {
 	exits, entries, remembers bool // some state has exit actions, entry actions, remembers
 	resetsOnSuccess           bool // some counter resets on every successful transition
 	everyCheckpoint           bool // some checkpoint is taken on every transition
+	// resumes: the machine gets Resume, since it takes a checkpoint on every transition (so
+	// that a task can be resumed from any point) and has terminal states.
+	resumes       bool
+	configurables []*ir.Counter // the counters whose limit the program may change at run time
 }
 
 func newGen(m *ir.Machine) *gen {
@@ -82,8 +86,14 @@ func newGen(m *ir.Machine) *gen {
 	}
 	for _, c := range m.Counters {
 		g.resetsOnSuccess = g.resetsOnSuccess || c.ResetOnSuccess
+		if c.Configurable && c.Limit > 0 {
+			g.configurables = append(g.configurables, c)
+		}
 	}
 	g.everyCheckpoint = len(m.EveryCheckpoints()) > 0
+	for _, s := range m.States {
+		g.resumes = g.resumes || (g.everyCheckpoint && s.Terminal)
+	}
 	if m.RecordHistory {
 		g.timing = true
 	}

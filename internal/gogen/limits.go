@@ -7,17 +7,6 @@ import (
 	"github.com/fsmgen/fsmgen/internal/ir"
 )
 
-// configurable lists the counters whose limit the program may change at run time.
-func (g *gen) configurable() []*ir.Counter {
-	var out []*ir.Counter
-	for _, c := range g.m.Counters {
-		if c.Configurable && c.Limit > 0 {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
 // limitField is the machine field holding a configurable counter's limit, counted as
 // ir.Counter.Limit counts it (the count whose increment trips).
 func limitField(c *ir.Counter) string { return "limit" + c.GoName }
@@ -58,7 +47,7 @@ func summaryExpr(c *ir.Counter, to Code) *Statement {
 // limits emits the accessors of configurable limits, and what snapshots, the event log and
 // replaying use to keep them.
 func (g *gen) limits(f *File) {
-	cs := g.configurable()
+	cs := g.configurables
 	if len(cs) == 0 {
 		return
 	}

@@ -140,7 +140,7 @@ func (g *gen) machine(f *File) {
 				fields = append(fields, Id(counterField(c)).Int().Comment(fmt.Sprintf("counter %s", quoted(c.Name))))
 			}
 		}
-		for _, c := range g.configurable() {
+		for _, c := range g.configurables {
 			fields = append(fields, Id(limitField(c)).Int().Comment(fmt.Sprintf("the count whose increment trips counter %s", quoted(c.Name))))
 		}
 	}
@@ -150,7 +150,7 @@ func (g *gen) machine(f *File) {
 			fields = append(fields, Id(st).Id("State").Comment(fmt.Sprintf("the state %s was entered from", quoted(s.Name))), Id(set).Bool())
 		}
 	}
-	if g.resumable() {
+	if g.resumes {
 		fields = append(fields, Id("lastFrom").Id("State").Comment("the state the last transition left, for Resume"), Id("lastEvent").Id("Event"))
 	}
 	fields = append(fields, Line(), Id("store").Id(g.name("Store")), Id("saved").Int64().Comment("seq of the last snapshot saved to the store"),
@@ -208,7 +208,7 @@ func (g *gen) machine(f *File) {
 		if g.anyTimeouts() {
 			b.Id("m").Dot("timeouts").Op("=").Id("defaultTimeouts").Call()
 		}
-		for _, c := range g.configurable() {
+		for _, c := range g.configurables {
 			b.Id("m").Dot(limitField(c)).Op("=").Lit(c.Limit)
 		}
 		b.Return(Id("m"))

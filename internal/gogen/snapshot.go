@@ -57,7 +57,7 @@ func (g *gen) snapshot(f *File) {
 		Id("UpdatedAt").Qual("time", "Time").Tag(map[string]string{"json": "updatedAt"}),
 		Id("Context").Id(g.name("Context")).Tag(map[string]string{"json": "context"}),
 	}
-	if g.resumable() {
+	if g.resumes {
 		fields = append(fields, doc("Last is the last transition's source state and event: where Resume"+T+" takes a machine\nthat has ended back to (meaningless while Seq is 0)."),
 			Id("Last").Struct(Id("From").Id("State").Tag(map[string]string{"json": "from"}), Id("Event").Id("Event").Tag(map[string]string{"json": "event"})).Tag(map[string]string{"json": "last"}))
 	}
@@ -93,7 +93,7 @@ func (g *gen) snapshot(f *File) {
 		fields = append(fields, doc("Timeouts holds timeouts changed at run time."),
 			Id("Timeouts").Map(Id("State")).Qual("time", "Duration").Tag(map[string]string{"json": "timeouts,omitempty"}))
 	}
-	if len(g.configurable()) > 0 {
+	if len(g.configurables) > 0 {
 		fields = append(fields, doc("Limits holds the configurable limits changed at run time, by counter name, as the spec\nwrites them."),
 			Id("Limits").Map(String()).Int().Tag(map[string]string{"json": "limits,omitempty"}))
 	}
@@ -115,7 +115,7 @@ func (g *gen) snapshot(f *File) {
 				b.Id("s").Dot("Payloads").Dot(e.GoName).Op("=").Id("m").Dot("payload" + e.GoName)
 			}
 		}
-		if g.resumable() {
+		if g.resumes {
 			b.List(Id("s").Dot("Last").Dot("From"), Id("s").Dot("Last").Dot("Event")).Op("=").List(Id("m").Dot("lastFrom"), Id("m").Dot("lastEvent"))
 		}
 		if len(m.Policies) > 0 {
@@ -161,7 +161,7 @@ func (g *gen) snapshot(f *File) {
 				),
 			)
 		}
-		if len(g.configurable()) > 0 {
+		if len(g.configurables) > 0 {
 			b.Id("s").Dot("Limits").Op("=").Id("m").Dot("changedLimits").Call()
 		}
 		if m.RecordHistory {
@@ -191,7 +191,7 @@ func (g *gen) snapshot(f *File) {
 	f.Func().Id("Restore"+T).Params(params...).Params(Op("*").Id(T), Error()).BlockFunc(func(b *Group) {
 		b.If(Id("s").Dot("Version").Op("!=").Lit(SnapshotVersion)).Block(errf("unsupported snapshot version %d", Id("s").Dot("Version")))
 		b.If(Id("s").Dot("State").Op(">=").Id("NumStates")).Block(errf("invalid state %d", Id("s").Dot("State")))
-		if g.resumable() {
+		if g.resumes {
 			b.If(Id("s").Dot("Last").Dot("From").Op(">=").Id("NumStates").Op("||").Id("s").Dot("Last").Dot("Event").Op(">=").Id("NumEvents")).Block(
 				errf("invalid last transition %d, %d", Id("s").Dot("Last").Dot("From"), Id("s").Dot("Last").Dot("Event")))
 		}
@@ -203,7 +203,7 @@ func (g *gen) snapshot(f *File) {
 		b.Id("m").Dot("state").Op("=").Id("s").Dot("State")
 		b.List(Id("m").Dot("ID"), Id("m").Dot("seq"), Id("m").Dot("saved")).Op("=").List(Id("s").Dot("ID"), Id("s").Dot("Seq"), Id("s").Dot("Seq"))
 		b.List(Id("m").Dot("Context"), Id("m").Dot("updatedAt")).Op("=").List(Id("s").Dot("Context"), Id("s").Dot("UpdatedAt"))
-		if g.resumable() {
+		if g.resumes {
 			b.List(Id("m").Dot("lastFrom"), Id("m").Dot("lastEvent")).Op("=").List(Id("s").Dot("Last").Dot("From"), Id("s").Dot("Last").Dot("Event"))
 		}
 		for _, e := range m.Events {
@@ -251,7 +251,7 @@ func (g *gen) snapshot(f *File) {
 				Id("m").Dot("timeouts").Index(Id("st")).Op("=").Id("d"),
 			)
 		}
-		if len(g.configurable()) > 0 {
+		if len(g.configurables) > 0 {
 			b.If(Err().Op(":=").Id("m").Dot("setLimits").Call(Id("s").Dot("Limits")), Err().Op("!=").Nil()).Block(
 				Return(Nil(), Err()))
 		}

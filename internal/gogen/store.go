@@ -26,7 +26,7 @@ func (g *gen) commitFunc(f *File) {
 		if g.timing {
 			b.Id("m").Dot("updatedAt").Op("=").Id("st").Dot("At")
 		}
-		if g.resumable() {
+		if g.resumes {
 			b.List(Id("m").Dot("lastFrom"), Id("m").Dot("lastEvent")).Op("=").List(Id("st").Dot("From"), Id("st").Dot("Event"))
 		}
 		if m.RecordHistory {
@@ -142,24 +142,10 @@ func (g *gen) store(f *File) {
 	g.logEntryType(f)
 	g.loggedTransitions(f)
 	g.replay(f)
-	if g.resumable() {
+	if g.resumes {
 		g.resume(f)
 	}
 	g.memoryStore(f)
-}
-
-// resumable reports whether the machine gets Resume: its spec takes a checkpoint on every
-// transition (so that a task can be resumed from any point) and it has terminal states.
-func (g *gen) resumable() bool {
-	if !g.everyCheckpoint {
-		return false
-	}
-	for _, s := range g.m.States {
-		if s.Terminal {
-			return true
-		}
-	}
-	return false
 }
 
 // logEntryType emits the event log entry and logEntry, which describes a transition.
@@ -179,7 +165,7 @@ func (g *gen) logEntryType(f *File) {
 			Id("Created").Qual("time", "Time").Tag(map[string]string{"json": "created,omitzero"}))
 	}
 	kindDoc := "Kind is STATE_TRANSITION."
-	if g.resumable() {
+	if g.resumes {
 		kindDoc = "Kind is STATE_TRANSITION, or STATE_RESUMED for a machine Resume" + T + " took out of a terminal\nstate (From) back to the state it had left (To); Trigger is then the event that had\nended it."
 	}
 	entry = append(entry,
@@ -206,7 +192,7 @@ func (g *gen) logEntryType(f *File) {
 		entry = append(entry, doc("Policies are the machine's policies after the transition."),
 			Id("Policies").Op("*").Id(g.name("Policies")).Tag(map[string]string{"json": "policies,omitempty"}))
 	}
-	if len(g.configurable()) > 0 {
+	if len(g.configurables) > 0 {
 		entry = append(entry, doc("Limits are the configurable limits changed at run time, by counter name, as the spec\nwrites them (nil: the spec's)."),
 			Id("Limits").Map(String()).Int().Tag(map[string]string{"json": "limits,omitempty"}))
 	}
@@ -239,7 +225,7 @@ func (g *gen) logEntryType(f *File) {
 			b.Id("policies").Op(":=").Id("m").Dot("Policies").Comment("a copy: the entry must not change with the machine")
 			d[Id("Policies")] = Op("&").Id("policies")
 		}
-		if len(g.configurable()) > 0 {
+		if len(g.configurables) > 0 {
 			d[Id("Limits")] = Id("m").Dot("changedLimits").Call()
 		}
 		b.Id("e").Op(":=").Id(L).Values(d)
@@ -270,7 +256,7 @@ func (g *gen) logEntryType(f *File) {
 // replayTrip restarts counter c (at *n) when the replayed increment tripped its limit: the
 // limit in force, for a machine with configurable limits.
 func (g *gen) replayTrip() *Statement {
-	if len(g.configurable()) > 0 {
+	if len(g.configurables) > 0 {
 		return If(Id("limit").Op(":=").Id("m").Dot("limit").Call(Id("c")), Id("limit").Op(">").Lit(0).Op("&&").Op("*").Id("n").Op(">=").Id("limit")).Block(Op("*").Id("n").Op("=").Lit(0))
 	}
 	return If(Id("counterLimits").Index(Id("c")).Op(">").Lit(0).Op("&&").Op("*").Id("n").Op(">=").Id("counterLimits").Index(Id("c"))).Block(Op("*").Id("n").Op("=").Lit(0))
@@ -366,11 +352,11 @@ func (g *gen) loggedTransitions(f *File) {
 		})
 		f.Line()
 	}
-	if len(g.configurable()) > 0 {
+	if len(g.configurables) > 0 {
 		f.Comment("// limit returns the limit of counter i in force (0: none), as counterLimits counts it.")
 		f.Func().Params(Id("m").Op("*").Id(T)).Id("limit").Params(Id("i").Int()).Int().BlockFunc(func(b *Group) {
 			var cases []Code
-			for _, c := range g.configurable() {
+			for _, c := range g.configurables {
 				cases = append(cases, Case(Lit(c.Index)).Block(Return(Id("m").Dot(limitField(c)))))
 			}
 			b.Switch(Id("i")).Block(cases...)
@@ -459,7 +445,7 @@ func (g *gen) replay(f *File) {
 		if len(m.Policies) > 0 {
 			b.If(Id("e").Dot("Policies").Op("!=").Nil()).Block(Id("m").Dot("Policies").Op("=").Op("*").Id("e").Dot("Policies"))
 		}
-		if len(g.configurable()) > 0 {
+		if len(g.configurables) > 0 {
 			b.If(Err().Op(":=").Id("m").Dot("setLimits").Call(Id("e").Dot("Limits")), Err().Op("!=").Nil()).Block(Return(Err()))
 		}
 		b.If(Len(Id("e").Dot("Context")).Op(">").Lit(0)).Block(
@@ -482,7 +468,7 @@ func (g *gen) replay(f *File) {
 			b.Switch(Id("e").Dot("Trigger")).Block(cases...)
 			b.If(Err().Op("!=").Nil()).Block(Return(Err()))
 		}
-		resumable := g.resumable()
+		resumable := g.resumes
 		needT := len(m.Counters) > 0 || g.internalFlag()
 		// transition checks an entry against the declared transition it names and applies
 		// the transition's counters.
