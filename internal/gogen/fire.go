@@ -244,7 +244,7 @@ func (g *gen) fire(f *File) {
 		g.transition(f, t)
 	}
 	g.entryExit(f)
-	if g.anyRemembers() {
+	if g.remembers {
 		f.Comment("// remember records where a remembering state was entered from.")
 		f.Add(recv()).Id("remember").Params(Id("from"), Id("to").Id("State")).BlockFunc(func(b *Group) {
 			var cases []Code
@@ -622,7 +622,7 @@ func (g *gen) transition(f *File, t *ir.Transition) {
 		for _, fd := range summaries {
 			b.If(Id("summary" + fd.GoName).Op("!=").Lit("")).Block(Id("m").Dot("Context").Dot(fd.GoName).Op("=").Id("summary" + fd.GoName))
 		}
-		if g.anyExit() {
+		if g.exits {
 			if !internal {
 				b.Id("m").Dot("exit").Call(Id("ctx"), Id("st"))
 			} else if redirects {
@@ -665,7 +665,7 @@ func (g *gen) transition(f *File, t *ir.Transition) {
 				b.If(Id("redirected")).Block(resets...)
 			}
 		}
-		if g.anyRemembers() && (!internal || redirects) {
+		if g.remembers && (!internal || redirects) {
 			b.If(Id("to").Op("!=").Id("st").Dot("From")).Block(Id("m").Dot("remember").Call(Id("st").Dot("From"), Id("to")))
 		}
 		b.Id("m").Dot("state").Op("=").Id("to")
@@ -677,7 +677,7 @@ func (g *gen) transition(f *File, t *ir.Transition) {
 				b.If(Id("redirected")).Block(Id("m").Dot("moveClock").Call(Id("st")))
 			}
 		}
-		if g.anyEntry() {
+		if g.entries {
 			if !internal {
 				b.Id("m").Dot("enter").Call(Id("ctx"), Id("st"))
 			} else if redirects {
@@ -725,10 +725,6 @@ func (g *gen) targetsRequire(t *ir.Transition) bool {
 	return false
 }
 
-func (g *gen) anyExit() bool { return g.exits }
-
-func (g *gen) anyEntry() bool { return g.entries }
-
 // entryExit emits the methods that run entry and exit actions by state.
 func (g *gen) entryExit(f *File) {
 	for _, x := range []struct {
@@ -736,8 +732,8 @@ func (g *gen) entryExit(f *File) {
 		any         bool
 		acts        func(*ir.State) []*ir.Action
 	}{
-		{"exit", "From", g.anyExit(), func(s *ir.State) []*ir.Action { return s.Exit }},
-		{"enter", "To", g.anyEntry(), func(s *ir.State) []*ir.Action { return s.Entry }},
+		{"exit", "From", g.exits, func(s *ir.State) []*ir.Action { return s.Exit }},
+		{"enter", "To", g.entries, func(s *ir.State) []*ir.Action { return s.Entry }},
 	} {
 		if !x.any {
 			continue

@@ -18,8 +18,6 @@ func memoryFields(s *ir.State) (state, set string) {
 	return "prev" + s.GoName, "prev" + s.GoName + "Set"
 }
 
-func (g *gen) anyRemembers() bool { return g.remembers }
-
 func (g *gen) anyTimeouts() bool {
 	for _, s := range g.m.States {
 		if s.Timeout != nil {
@@ -246,7 +244,7 @@ func (g *gen) machine(f *File) {
 		f.Line()
 	}
 
-	if g.anyRemembers() {
+	if g.remembers {
 		f.Comment("// Remembered returns the state a remembering state s was last entered from.")
 		f.Func().Params(Id("m").Op("*").Id(T)).Id("Remembered").Params(Id("s").Id("State")).Params(Id("State"), Bool()).BlockFunc(func(b *Group) {
 			var cases []Code

@@ -78,7 +78,7 @@ func (g *gen) snapshot(f *File) {
 		fields = append(fields, doc("Counters hold every counter; per-state counters by state, zeros left out."),
 			Id("Counters").Struct(counterFields...).Tag(map[string]string{"json": "counters"}))
 	}
-	if g.anyRemembers() {
+	if g.remembers {
 		fields = append(fields, doc("Remembered maps each remembering state to the state it was entered from."),
 			Id("Remembered").Map(Id("State")).Id("State").Tag(map[string]string{"json": "remembered,omitempty"}))
 	}
@@ -224,7 +224,7 @@ func (g *gen) snapshot(f *File) {
 				Id("m").Dot(counterField(c)).Index(Id("st")).Op("=").Id("n"),
 			)
 		}
-		if g.anyRemembers() {
+		if g.remembers {
 			var cases []Code
 			for _, s := range m.States {
 				if s.Remembers {

@@ -535,7 +535,7 @@ func (g *gen) replay(f *File) {
 			}
 			return c
 		}
-		if g.anyRemembers() {
+		if g.remembers {
 			b.If(notResumed(Id("e").Dot("To").Op("!=").Id("e").Dot("From"))).Block(Id("m").Dot("remember").Call(Id("e").Dot("From"), Id("e").Dot("To")))
 		}
 		b.Id("m").Dot("state").Op("=").Id("e").Dot("To")
