@@ -1183,19 +1183,6 @@ func TestFsmReachability(t *testing.T) {
 			t.Errorf("%s: the generator's search reached it, but its path does not replay", p.to)
 		}
 	}
-	// Every state is either reached by a path or listed as unreached.
-	listed := make([]int, NumStates)
-	for _, p := range fsmPaths {
-		listed[p.to]++
-	}
-	for _, s := range fsmUnreached {
-		listed[s]++
-	}
-	for s, n := range listed {
-		if n != 1 {
-			t.Errorf("%s is listed %d times among the reached and unreached states, want once", State(s), n)
-		}
-	}
 	if len(fsmUnreached) > 0 {
 		t.Logf("%d of %d states are not reached with the fixture's inputs: %v", len(fsmUnreached), NumStates, fsmUnreached)
 	}
