@@ -922,8 +922,10 @@ func limitName(c *ir.Counter, n int) string {
 	return fmt.Sprint(n)
 }
 
+// clone copies the interpreter's state, so that firing the copy leaves x as it was.
 func clone(x *interp.Machine) *interp.Machine {
 	y := *x
+	y.Limits = slices.Clone(x.Limits)
 	y.Counters = make([][]int, len(x.Counters))
 	for i, c := range x.Counters {
 		y.Counters[i] = append([]int(nil), c...)
