@@ -620,6 +620,7 @@ type Big struct {
 	saved     int64     // seq of the last snapshot saved to the store
 	updatedAt time.Time // when the last persisted (or, with a clock, any) transition happened
 	logger    *slog.Logger
+	watched   bool // store != nil || logger != nil: Fire cannot answer from the moves table alone
 
 	_ [64]byte // keeps machines used by different goroutines off one cache line
 }
@@ -648,11 +649,13 @@ func (m *Big) Seq() int64 {
 // before firing again.
 func (m *Big) SetStore(s BigStore) {
 	m.store = s
+	m.watched = m.store != nil || m.logger != nil
 }
 
 // SetLogger makes the machine log every refused event (at Warn) through l.
 func (m *Big) SetLogger(l *slog.Logger) {
 	m.logger = l
+	m.watched = m.store != nil || m.logger != nil
 }
 
 // Fire fires e and returns the new state. When e is refused it returns the unchanged state
@@ -660,7 +663,7 @@ func (m *Big) SetLogger(l *slog.Logger) {
 // changes. Refusing and accepting allocate nothing unless the spec asks for history,
 // payloads or idempotency keys.
 func (m *Big) Fire(ctx context.Context, e Event) (State, error) {
-	if m.store == nil && m.logger == nil && e < NumEvents {
+	if !m.watched && m.state < NumStates && e < NumEvents {
 		from := m.state
 		switch to := moves[from][e]; to {
 		case moveRefused:
@@ -705,7 +708,7 @@ func (m *Big) once(ctx context.Context, e Event, in *BigInput) (State, error) {
 
 // Can reports whether e would be accepted now, without firing it. Guards are evaluated.
 func (m *Big) Can(ctx context.Context, e Event) bool {
-	if e < NumEvents {
+	if m.state < NumStates && e < NumEvents {
 		switch moves[m.state][e] {
 		case moveRefused:
 			return false
@@ -731,6 +734,9 @@ func (m *Big) Permitted(ctx context.Context, buf []Event) []Event {
 
 // PermittedWith is Permitted for a given input.
 func (m *Big) PermittedWith(ctx context.Context, in BigInput, buf []Event) []Event {
+	if m.state >= NumStates {
+		return buf
+	}
 	for i, to := range &moves[m.state] {
 		e := Event(i)
 		switch to {

@@ -699,6 +699,7 @@ type Task struct {
 	saved              int64     // seq of the last snapshot saved to the store
 	updatedAt          time.Time // when the last persisted (or, with a clock, any) transition happened
 	logger             *slog.Logger
+	watched            bool // store != nil || logger != nil: Fire cannot answer from the moves table alone
 	clock              Clock
 	createdAt          time.Time
 	enteredAt          time.Time
@@ -738,11 +739,13 @@ func (m *Task) Seq() int64 {
 // before firing again.
 func (m *Task) SetStore(s TaskStore) {
 	m.store = s
+	m.watched = m.store != nil || m.logger != nil
 }
 
 // SetLogger makes the machine log every refused event (at Warn) through l.
 func (m *Task) SetLogger(l *slog.Logger) {
 	m.logger = l
+	m.watched = m.store != nil || m.logger != nil
 }
 
 // Remembered returns the state a remembering state s was last entered from.
@@ -776,7 +779,7 @@ func (m *Task) TaskFailedPayload() TaskFailedPayload {
 // changes. Refusing and accepting allocate nothing unless the spec asks for history,
 // payloads or idempotency keys.
 func (m *Task) Fire(ctx context.Context, e Event) (State, error) {
-	if m.store == nil && m.logger == nil && e < NumEvents {
+	if !m.watched && m.state < NumStates && e < NumEvents {
 		from := m.state
 		switch to := moves[from][e]; to {
 		case moveRefused:
@@ -878,7 +881,7 @@ func (m *Task) FireTaskFailed(ctx context.Context, p TaskFailedPayload, in TaskI
 
 // Can reports whether e would be accepted now, without firing it. Guards are evaluated.
 func (m *Task) Can(ctx context.Context, e Event) bool {
-	if e < NumEvents {
+	if m.state < NumStates && e < NumEvents {
 		switch moves[m.state][e] {
 		case moveRefused:
 			return false
@@ -904,6 +907,9 @@ func (m *Task) Permitted(ctx context.Context, buf []Event) []Event {
 
 // PermittedWith is Permitted for a given input.
 func (m *Task) PermittedWith(ctx context.Context, in TaskInput, buf []Event) []Event {
+	if m.state >= NumStates {
+		return buf
+	}
 	for i, to := range &moves[m.state] {
 		e := Event(i)
 		switch to {

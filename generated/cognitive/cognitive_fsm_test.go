@@ -123,6 +123,9 @@ func fsmFire(m *Task, e Event, in TaskInput) (State, error) {
 	case EventTaskFailed:
 		return m.FireTaskFailed(ctx, fsmGoodTaskFailedPayload(), in)
 	}
+	if in == (TaskInput{}) {
+		return m.Fire(ctx, e) // what most callers call: the dispatch table first
+	}
 	return m.FireWith(ctx, e, in)
 }
 
@@ -701,6 +704,9 @@ func TestFsmErrors(t *testing.T) {
 	if _, err := fsmFire(m, Event(0), TaskInput{}); fsmReason(err) != "invalid_transition" {
 		t.Errorf("out-of-range state: %v", err)
 	}
+	if m.Can(context.Background(), Event(0)) || len(m.Permitted(context.Background(), nil)) != 0 || m.State() != State(NumStates) {
+		t.Errorf("out-of-range state: Can %v, Permitted %v, state %s", m.Can(context.Background(), Event(0)), m.Permitted(context.Background(), nil), m.State())
+	}
 }
 
 func TestFsmPayloads(t *testing.T) {
@@ -836,7 +842,12 @@ func TestFsmStoreReplaysTheSameMachine(t *testing.T) {
 		m.SetStore(store)
 		h.script = fsmScript(p.steps)
 		for i, s := range p.steps {
-			if _, err := fsmFireStep(m, s, TaskInput{Actor: "tester", Reason: fmt.Sprint("step ", i)}); err != nil {
+			// Every other step says who fires it, so that Fire's table and FireWith both log.
+			in := TaskInput{}
+			if i%2 == 0 {
+				in = TaskInput{Actor: "tester", Reason: fmt.Sprint("step ", i)}
+			}
+			if _, err := fsmFireStep(m, s, in); err != nil {
 				t.Fatalf("%s step %d: %v", id, i, err)
 			}
 		}

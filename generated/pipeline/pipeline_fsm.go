@@ -774,6 +774,7 @@ type Task struct {
 	saved     int64     // seq of the last snapshot saved to the store
 	updatedAt time.Time // when the last persisted (or, with a clock, any) transition happened
 	logger    *slog.Logger
+	watched   bool // store != nil || logger != nil: Fire cannot answer from the moves table alone
 
 	_ [64]byte // keeps machines used by different goroutines off one cache line
 }
@@ -803,11 +804,13 @@ func (m *Task) Seq() int64 {
 // before firing again.
 func (m *Task) SetStore(s TaskStore) {
 	m.store = s
+	m.watched = m.store != nil || m.logger != nil
 }
 
 // SetLogger makes the machine log every refused event (at Warn) through l.
 func (m *Task) SetLogger(l *slog.Logger) {
 	m.logger = l
+	m.watched = m.store != nil || m.logger != nil
 }
 
 // CountAttempts returns the counter "attempts".
@@ -825,7 +828,7 @@ func (m *Task) CountConsecutiveFailures() int {
 // changes. Refusing and accepting allocate nothing unless the spec asks for history,
 // payloads or idempotency keys.
 func (m *Task) Fire(ctx context.Context, e Event) (State, error) {
-	if m.store == nil && m.logger == nil && e < NumEvents {
+	if !m.watched && m.state < NumStates && e < NumEvents {
 		from := m.state
 		switch to := moves[from][e]; to {
 		case moveRefused:
@@ -870,7 +873,7 @@ func (m *Task) once(ctx context.Context, e Event, in *TaskInput) (State, error) 
 
 // Can reports whether e would be accepted now, without firing it. Guards are evaluated.
 func (m *Task) Can(ctx context.Context, e Event) bool {
-	if e < NumEvents {
+	if m.state < NumStates && e < NumEvents {
 		switch moves[m.state][e] {
 		case moveRefused:
 			return false
@@ -896,6 +899,9 @@ func (m *Task) Permitted(ctx context.Context, buf []Event) []Event {
 
 // PermittedWith is Permitted for a given input.
 func (m *Task) PermittedWith(ctx context.Context, in TaskInput, buf []Event) []Event {
+	if m.state >= NumStates {
+		return buf
+	}
 	for i, to := range &moves[m.state] {
 		e := Event(i)
 		switch to {
@@ -1755,7 +1761,7 @@ func ResumeTask(ctx context.Context, store TaskStore, id string, hooks TaskHooks
 	if err != nil {
 		return nil, err
 	}
-	m.store = store
+	m.SetStore(store)
 	if !m.state.IsTerminal() {
 		return m, nil
 	}

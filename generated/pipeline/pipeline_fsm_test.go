@@ -184,6 +184,9 @@ func fsmFixture(from State, off []string, empty, noPolicies, noMemory bool) (*Ta
 // fsmFire fires e, with a good payload for events that carry one.
 func fsmFire(m *Task, e Event, in TaskInput) (State, error) {
 	ctx := context.Background()
+	if in == (TaskInput{}) {
+		return m.Fire(ctx, e) // what most callers call: the dispatch table first
+	}
 	return m.FireWith(ctx, e, in)
 }
 
@@ -950,6 +953,9 @@ func TestFsmErrors(t *testing.T) {
 	if _, err := fsmFire(m, Event(0), TaskInput{}); fsmReason(err) != "invalid_transition" {
 		t.Errorf("out-of-range state: %v", err)
 	}
+	if m.Can(context.Background(), Event(0)) || len(m.Permitted(context.Background(), nil)) != 0 || m.State() != State(NumStates) {
+		t.Errorf("out-of-range state: Can %v, Permitted %v, state %s", m.Can(context.Background(), Event(0)), m.Permitted(context.Background(), nil), m.State())
+	}
 }
 
 func TestFsmNopHooks(t *testing.T) {
@@ -1078,7 +1084,12 @@ func TestFsmStoreReplaysTheSameMachine(t *testing.T) {
 		m.SetStore(store)
 		h.script = fsmScript(p.steps)
 		for i, s := range p.steps {
-			if _, err := fsmFireStep(m, s, TaskInput{Actor: "tester", Reason: fmt.Sprint("step ", i)}); err != nil {
+			// Every other step says who fires it, so that Fire's table and FireWith both log.
+			in := TaskInput{}
+			if i%2 == 0 {
+				in = TaskInput{Actor: "tester", Reason: fmt.Sprint("step ", i)}
+			}
+			if _, err := fsmFireStep(m, s, in); err != nil {
 				t.Fatalf("%s step %d: %v", id, i, err)
 			}
 		}
@@ -1232,6 +1243,16 @@ func TestFsmResume(t *testing.T) {
 		// A machine that has not ended is returned as it is.
 		if again, err := ResumeTask(ctx, store, id, h, in); err != nil || again.Seq() != r.Seq() {
 			t.Errorf("%s: resuming again: seq %d, %v", id, again.Seq(), err)
+		}
+		// The resumed machine keeps the store: its next transition is logged.
+		before, _ := store.Log(ctx, id, 0)
+		last := p.steps[len(p.steps)-1]
+		h.script = fsmScript([]fsmStep{last})
+		if _, err := fsmFireStep(r, last, TaskInput{}); err != nil {
+			t.Fatalf("%s: firing after resume: %v", id, err)
+		}
+		if after, _ := store.Log(ctx, id, 0); len(after) != len(before)+1 || after[len(after)-1].Seq != r.Seq() {
+			t.Errorf("%s: firing after resume: %d entries logged, want 1 at seq %d", id, len(after)-len(before), r.Seq())
 		}
 	}
 	if _, err := ResumeTask(ctx, fsmFailingStore{}, "x", &fsmHooks{}, in); !errors.Is(err, errFsmStore) {

@@ -27,7 +27,7 @@ func (g *gen) fire(f *File) {
 	f.Comment(comment("Fire fires e and returns the new state. When e is refused it returns the unchanged state\nand one of the typed errors (InvalidTransitionError, GuardError, ...), and nothing\nchanges. Refusing and accepting allocate nothing unless the spec asks for history,\npayloads or idempotency keys."))
 	f.Add(recv()).Id("Fire").Params(ctxParam(), Id("e").Id("Event")).Params(Id("State"), Error()).BlockFunc(func(b *Group) {
 		if len(m.Events) > 0 {
-			b.If(Id("m").Dot("store").Op("==").Nil().Op("&&").Id("m").Dot("logger").Op("==").Nil().Op("&&").Id("e").Op("<").Id("NumEvents")).Block(
+			b.If(Op("!").Id("m").Dot("watched").Op("&&").Id("m").Dot("state").Op("<").Id("NumStates").Op("&&").Id("e").Op("<").Id("NumEvents")).Block(
 				Id("from").Op(":=").Id("m").Dot("state"),
 				Switch(Id("to").Op(":=").Id("moves").Index(Id("from")).Index(Id("e")), Id("to")).Block(
 					Case(Id("moveRefused")).Block(Return(Id("from"), Op("&").Id("invalidTransitions").Index(Id("from")).Index(Id("e")))),
@@ -137,7 +137,7 @@ func (g *gen) fire(f *File) {
 	f.Comment("// Can reports whether e would be accepted now, without firing it. Guards are evaluated.")
 	f.Add(recv()).Id("Can").Params(ctxParam(), Id("e").Id("Event")).Bool().BlockFunc(func(b *Group) {
 		if len(m.Events) > 0 {
-			b.If(Id("e").Op("<").Id("NumEvents")).Block(
+			b.If(Id("m").Dot("state").Op("<").Id("NumStates").Op("&&").Id("e").Op("<").Id("NumEvents")).Block(
 				Switch(Id("moves").Index(Id("m").Dot("state")).Index(Id("e"))).Block(
 					Case(Id("moveRefused")).Block(Return(False())),
 					Case(Id("moveStep")).Comment("// step decides"),
@@ -161,6 +161,7 @@ func (g *gen) fire(f *File) {
 	f.Line()
 	f.Comment("// PermittedWith is Permitted for a given input.")
 	f.Add(recv()).Id("PermittedWith").Params(ctxParam(), g.in(), Id("buf").Index().Id("Event")).Index().Id("Event").Block(
+		If(Id("m").Dot("state").Op(">=").Id("NumStates")).Block(Return(Id("buf"))),
 		For(List(Id("i"), Id("to")).Op(":=").Range().Op("&").Id("moves").Index(Id("m").Dot("state"))).Block(
 			Id("e").Op(":=").Id("Event").Call(Id("i")),
 			Switch(Id("to")).Block(

@@ -153,7 +153,8 @@ func (g *gen) machine(f *File) {
 	}
 	fields = append(fields, Line(), Id("store").Id(g.name("Store")), Id("saved").Int64().Comment("seq of the last snapshot saved to the store"),
 		Id("updatedAt").Qual("time", "Time").Comment("when the last persisted (or, with a clock, any) transition happened"),
-		Id("logger").Op("*").Qual("log/slog", "Logger"))
+		Id("logger").Op("*").Qual("log/slog", "Logger"),
+		Id("watched").Bool().Comment("store != nil || logger != nil: Fire cannot answer from the moves table alone"))
 	if g.timing {
 		fields = append(fields, Id("clock").Id("Clock"), Id("createdAt").Qual("time", "Time"), Id("enteredAt").Qual("time", "Time"),
 			Id("timeByState").Index(Id("NumStates")).Qual("time", "Duration").Comment("time spent in each state, the current stay excluded"))
@@ -220,10 +221,16 @@ func (g *gen) machine(f *File) {
 	f.Func().Params(Id("m").Op("*").Id(T)).Id("Seq").Params().Int64().Block(Return(Id("m").Dot("seq")))
 	f.Line()
 	f.Comment(comment("SetStore makes the machine append every accepted transition to the store's event log and\nsave a snapshot at each checkpoint. Errors from the store come back from Fire as a\nStoreError; the transition has happened in memory: reload the machine from the store\nbefore firing again."))
-	f.Func().Params(Id("m").Op("*").Id(T)).Id("SetStore").Params(Id("s").Id(g.name("Store"))).Block(Id("m").Dot("store").Op("=").Id("s"))
+	f.Func().Params(Id("m").Op("*").Id(T)).Id("SetStore").Params(Id("s").Id(g.name("Store"))).Block(
+		Id("m").Dot("store").Op("=").Id("s"),
+		Id("m").Dot("watched").Op("=").Id("m").Dot("store").Op("!=").Nil().Op("||").Id("m").Dot("logger").Op("!=").Nil(),
+	)
 	f.Line()
 	f.Comment("// SetLogger makes the machine log every refused event (at Warn) through l.")
-	f.Func().Params(Id("m").Op("*").Id(T)).Id("SetLogger").Params(Id("l").Op("*").Qual("log/slog", "Logger")).Block(Id("m").Dot("logger").Op("=").Id("l"))
+	f.Func().Params(Id("m").Op("*").Id(T)).Id("SetLogger").Params(Id("l").Op("*").Qual("log/slog", "Logger")).Block(
+		Id("m").Dot("logger").Op("=").Id("l"),
+		Id("m").Dot("watched").Op("=").Id("m").Dot("store").Op("!=").Nil().Op("||").Id("m").Dot("logger").Op("!=").Nil(),
+	)
 	f.Line()
 
 	for _, c := range m.Counters {

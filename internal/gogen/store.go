@@ -584,7 +584,7 @@ func (g *gen) resume(f *File) {
 	f.Func().Id("Resume"+T).Params(append(append([]Code{ctxParam(), Id("store").Id(S), Id("id").String()}, hookParam...), g.in())...).Params(Op("*").Id(T), Error()).BlockFunc(func(b *Group) {
 		b.List(Id("m"), Err()).Op(":=").Id("Replay" + T).Call(append([]Code{Id("ctx"), Id("store"), Id("id")}, hookArg...)...)
 		b.If(Err().Op("!=").Nil()).Block(Return(Nil(), Err()))
-		b.Id("m").Dot("store").Op("=").Id("store")
+		b.Id("m").Dot("SetStore").Call(Id("store"))
 		b.If(Op("!").Id("m").Dot("state").Dot("IsTerminal").Call()).Block(Return(Id("m"), Nil()))
 		b.Id("st").Op(":=").Id(g.name("Step")).Values(Dict{Id("From"): Id("m").Dot("state"), Id("To"): Id("m").Dot("lastFrom"), Id("Event"): Id("m").Dot("lastEvent")})
 		b.List(Id("m").Dot("state"), Id("m").Dot("lastFrom")).Op("=").List(Id("st").Dot("To"), Id("st").Dot("From"))

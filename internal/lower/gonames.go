@@ -77,7 +77,7 @@ func MachineMembers() []Reserved {
 		"CreatedAt", "Expire", "apply", "commit", "counter", "enter", "exit", "fire", "logEntry", "logRefusal",
 		"moveClock", "now", "once", "persist", "remember", "step", "changedLimits", "setLimits", "limit")...)
 	out = append(out, reserved("field", "ID", "Context", "Policies", "state", "seq", "hooks", "store", "saved",
-		"updatedAt", "lastFrom", "lastEvent", "logger", "clock", "createdAt", "enteredAt", "timeByState", "timeouts", "history", "keys")...)
+		"updatedAt", "lastFrom", "lastEvent", "logger", "watched", "clock", "createdAt", "enteredAt", "timeByState", "timeouts", "history", "keys")...)
 	return out
 }
 
