@@ -50,11 +50,13 @@ bench:
 	bash bench/run.sh
 
 # What CI runs of the bench module (its own go.mod): vet, the agreement and scaling tests,
-# every benchmark once, so that it never rots; and the committed big machine up to date.
+# every benchmark once, so that it never rots; and the committed big machine (spec, generated
+# code, hand-written switch) up to date.
 bench-smoke:
 	cd bench && $(GO) vet ./...
 	cd bench && $(GO) test -count=1 -bench . -benchtime 1x ./...
 	cd bench/big && $(GO) run ../cmd/bigspec -o - | cmp - big.fsm.yaml
+	cd bench/hand && $(GO) run ../cmd/bighand -o - | cmp - big_switch.go
 	cd bench/big && $(GO) tool fsmgen generate --check --outputs go -o . big.fsm.yaml
 
 clean:

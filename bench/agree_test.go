@@ -154,9 +154,19 @@ func (g *genBig) state() string       { return g.m.State().String() }
 func (g *genBig) can(e string) bool   { return g.m.Can(ctx, must(big.ParseEvent(e))) }
 func (g *genBig) permitted() []string { return names(g.m.Permitted(ctx, nil)) }
 
-type handBig struct{ m hand.Big }
+// handBig drives either hand-written big machine: the switch (the floor) or the table.
+type handBig struct {
+	n string
+	m interface {
+		SetState(hand.BigState)
+		Fire(hand.BigEvent) (hand.BigState, error)
+		State() hand.BigState
+		Can(hand.BigEvent) bool
+		Permitted([]hand.BigEvent) []hand.BigEvent
+	}
+}
 
-func (h *handBig) name() string        { return "hand" }
+func (h *handBig) name() string        { return h.n }
 func (h *handBig) setState(s string)   { h.m.SetState(hand.BigState(slices.Index(bigSpec.States, s))) }
 func (h *handBig) fire(e string) error { _, err := h.m.Fire(handBigEvent(e)); return err }
 func (h *handBig) state() string       { return bigSpec.States[h.m.State()] }
@@ -194,6 +204,8 @@ func (s *statelessBig) fire(e string) error { return s.m.Fire(ctx, e) }
 func (s *statelessBig) state() string       { return s.m.State() }
 func (s *statelessBig) can(e string) bool   { return s.m.Can(ctx, e) }
 func (s *statelessBig) permitted() []string { return sorted(anyStrings(s.m.Permitted(ctx))) }
+
+func ptr[T any](v T) *T { return &v }
 
 func must[T any](v T, err error) T {
 	if err != nil {
@@ -235,7 +247,8 @@ func reviewImpls() []stepper {
 
 func bigImpls() []stepper {
 	return []stepper{
-		&handBig{m: hand.NewBig()},
+		&handBig{n: "hand", m: ptr(hand.NewBigSwitch())},
+		&handBig{n: "table", m: ptr(hand.NewBig())},
 		&genBig{m: big.NewBig()},
 		&looplabBig{m: peers.NewLooplabTable(bigSpec)},
 		&statelessBig{m: peers.NewStatelessTable(bigSpec)},

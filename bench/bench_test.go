@@ -10,7 +10,7 @@ import (
 )
 
 // Each benchmark has one sub-benchmark per machine and implementation, named
-// machine=<review|big>/impl=<hand|fsmgen|looplab|stateless> so that benchstat can put the
+// machine=<review|big>/impl=<hand|table|fsmgen|looplab|stateless> so that benchstat can put the
 // implementations side by side (-col /impl). The bodies call the concrete types: no
 // interface or closure stands between the loop and the machine.
 //
@@ -98,6 +98,17 @@ func BenchmarkLifecycle(b *testing.B) {
 		}},
 	}, []impl{
 		{"hand", func(b *testing.B) {
+			var m hand.BigSwitch
+			for b.Loop() {
+				m = hand.NewBigSwitch()
+				for _, e := range bigPathHand {
+					if _, err := m.Fire(e); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		}},
+		{"table", func(b *testing.B) {
 			var m hand.Big
 			for b.Loop() {
 				m = hand.NewBig()
@@ -186,6 +197,15 @@ func BenchmarkFireValid(b *testing.B) {
 		}},
 	}, []impl{
 		{"hand", func(b *testing.B) {
+			m := hand.NewBigSwitch()
+			ev := [2]hand.BigEvent{handBigEvent(bigToggle[0]), handBigEvent(bigToggle[1])}
+			for i := 0; b.Loop(); i++ {
+				if _, err := m.Fire(ev[i&1]); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}},
+		{"table", func(b *testing.B) {
 			m := hand.NewBig()
 			ev := [2]hand.BigEvent{handBigEvent(bigToggle[0]), handBigEvent(bigToggle[1])}
 			for i := 0; b.Loop(); i++ {
@@ -263,6 +283,15 @@ func BenchmarkFireRejected(b *testing.B) {
 		}},
 	}, []impl{
 		{"hand", func(b *testing.B) {
+			m := hand.NewBigSwitch()
+			e := handBigEvent(bigReject)
+			for b.Loop() {
+				if _, err := m.Fire(e); err == nil {
+					b.Fatal("accepted")
+				}
+			}
+		}},
+		{"table", func(b *testing.B) {
 			m := hand.NewBig()
 			e := handBigEvent(bigReject)
 			for b.Loop() {
@@ -339,6 +368,15 @@ func BenchmarkCan(b *testing.B) {
 		}},
 	}, []impl{
 		{"hand", func(b *testing.B) {
+			m := hand.NewBigSwitch()
+			e := handBigEvent(bigCan)
+			for b.Loop() {
+				if !m.Can(e) {
+					b.Fatal("refused")
+				}
+			}
+		}},
+		{"table", func(b *testing.B) {
 			m := hand.NewBig()
 			e := handBigEvent(bigCan)
 			for b.Loop() {
@@ -417,6 +455,15 @@ func BenchmarkPermitted(b *testing.B) {
 		}},
 	}, []impl{
 		{"hand", func(b *testing.B) {
+			m := hand.NewBigSwitch()
+			var buf [hand.BigEvents]hand.BigEvent
+			for b.Loop() {
+				if len(m.Permitted(buf[:0])) != 6 {
+					b.Fatal("wrong")
+				}
+			}
+		}},
+		{"table", func(b *testing.B) {
 			m := hand.NewBig()
 			var buf [hand.BigEvents]hand.BigEvent
 			for b.Loop() {
@@ -507,6 +554,17 @@ func BenchmarkFireParallel(b *testing.B) {
 		{"hand", func(b *testing.B) {
 			ev := [2]hand.BigEvent{handBigEvent(bigToggle[0]), handBigEvent(bigToggle[1])}
 			b.RunParallel(func(pb *testing.PB) {
+				m := hand.NewBigSwitch()
+				for i := 0; pb.Next(); i++ {
+					if _, err := m.Fire(ev[i&1]); err != nil {
+						panic(err)
+					}
+				}
+			})
+		}},
+		{"table", func(b *testing.B) {
+			ev := [2]hand.BigEvent{handBigEvent(bigToggle[0]), handBigEvent(bigToggle[1])}
+			b.RunParallel(func(pb *testing.PB) {
 				m := hand.NewBig()
 				for i := 0; pb.Next(); i++ {
 					if _, err := m.Fire(ev[i&1]); err != nil {
@@ -550,14 +608,15 @@ func BenchmarkFireParallel(b *testing.B) {
 }
 
 var (
-	sinkHand     hand.Review
-	sinkHandBig  hand.Big
-	sinkGen      *review.Task
-	sinkGenBig   *big.Big
-	sinkLooplab  *peers.LooplabReview
-	sinkLooplabT *peers.LooplabTable
-	sinkSL       *peers.StatelessReview
-	sinkSLT      *peers.StatelessTable
+	sinkHand       hand.Review
+	sinkHandBig    hand.Big
+	sinkHandSwitch hand.BigSwitch
+	sinkGen        *review.Task
+	sinkGenBig     *big.Big
+	sinkLooplab    *peers.LooplabReview
+	sinkLooplabT   *peers.LooplabTable
+	sinkSL         *peers.StatelessReview
+	sinkSLT        *peers.StatelessTable
 )
 
 // BenchmarkNew builds a machine: what a program pays per task before the first event. The
@@ -586,6 +645,11 @@ func BenchmarkNew(b *testing.B) {
 		}},
 	}, []impl{
 		{"hand", func(b *testing.B) {
+			for b.Loop() {
+				sinkHandSwitch = hand.NewBigSwitch()
+			}
+		}},
+		{"table", func(b *testing.B) {
 			for b.Loop() {
 				sinkHandBig = hand.NewBig()
 			}

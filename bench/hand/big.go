@@ -1,5 +1,7 @@
 package hand
 
+//go:generate go run ../cmd/bighand -o big_switch.go
+
 import "github.com/fsmgen/fsmgen/bench/specgen"
 
 // The big machine's size, fixed so that its table is an array.

@@ -45,7 +45,7 @@ type Scaling struct {
 
 var (
 	benches = []string{"FireValid", "FireRejected", "Lifecycle", "Can", "Permitted", "FireParallel", "New"}
-	impls   = []string{"hand", "fsmgen", "looplab", "stateless"}
+	impls   = []string{"hand", "table", "fsmgen", "looplab", "stateless"}
 	mach    = []string{"review", "big"}
 )
 
@@ -180,11 +180,14 @@ func render(rows map[string]*Row, text string, env map[string]string, sc *Scalin
 	// Targets.
 	p("## Targets\n\n")
 	p("| target | measured | met |\n|---|---|---|\n")
-	allocRows, maxRatio, minPeer := targetFacts(rows)
+	allocRows, maxRatio, minPeer, table := targetFacts(rows)
 	p("| 0 allocs/op for generated `Fire`, valid and rejected | %s | %s |\n", allocRows.text, yes(allocRows.ok))
 	p("| generated `Fire` within 1.5x of the hand-written floor | %s | %s |\n", maxRatio.text, yes(maxRatio.ok))
 	p("| generated `Fire` at least 50x faster than both peers | %s | %s |\n", minPeer.text, yes(minPeer.ok))
-	p("\n`Fire` here is FireValid and FireRejected on both machines; the other benchmarks are in the tables below.\n\n")
+	p("\n`Fire` here is FireValid and FireRejected on both machines; the other benchmarks are in the tables below. ")
+	p("The floor is the hand-written `switch`. The big machine is also written by hand as a lookup table (*table*), ")
+	p("whose whole `Fire` the compiler inlines into the caller's loop; against it the generated `Fire`, which is a call, measures %s. ", table.text)
+	p("No target is set against the table: why, in the notes below.\n\n")
 
 	// Environment.
 	p("## Where and how\n\n")
@@ -290,9 +293,9 @@ type fact struct {
 	ok   bool
 }
 
-func targetFacts(rows map[string]*Row) (allocs, ratio, peers fact) {
+func targetFacts(rows map[string]*Row) (allocs, ratio, peers, table fact) {
 	allocs.ok, ratio.ok, peers.ok = true, true, true
-	var at, rt, pt []string
+	var at, rt, pt, tt []string
 	worstRatio, bestPeer := 0.0, math.Inf(1)
 	for _, b := range []string{"FireValid", "FireRejected"} {
 		for _, m := range mach {
@@ -305,6 +308,9 @@ func targetFacts(rows map[string]*Row) (allocs, ratio, peers fact) {
 			at = append(at, fmt.Sprintf("%s %s %s", b, m, num(a)))
 			if a != 0 {
 				allocs.ok = false
+			}
+			if t := get(rows, b, m, "table"); t != nil {
+				tt = append(tt, fmt.Sprintf("%s %s %.2fx", b, m, g.Values["sec/op"]/t.Values["sec/op"]))
 			}
 			if h != nil {
 				x := g.Values["sec/op"] / h.Values["sec/op"]
@@ -329,6 +335,7 @@ func targetFacts(rows map[string]*Row) (allocs, ratio, peers fact) {
 	allocs.text = strings.Join(at, "; ")
 	ratio.text = fmt.Sprintf("worst %.2fx (%s)", worstRatio, strings.Join(rt, "; "))
 	peers.text = fmt.Sprintf("least %.0fx (%s)", bestPeer, strings.Join(pt, "; "))
+	table.text = orDash(strings.Join(tt, "; "))
 	return
 }
 
