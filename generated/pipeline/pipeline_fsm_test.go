@@ -1244,15 +1244,17 @@ func TestFsmResume(t *testing.T) {
 		if again, err := ResumeTask(ctx, store, id, h, in); err != nil || again.Seq() != r.Seq() {
 			t.Errorf("%s: resuming again: seq %d, %v", id, again.Seq(), err)
 		}
-		// The resumed machine keeps the store: its next transition is logged.
+		// The resumed machine keeps the store: its next transition, through Fire, is logged.
+		// (Its hooks' guards all hold; a state whose every transition names a role accepts
+		// nothing from Fire, and is not checked here.)
 		before, _ := store.Log(ctx, id, 0)
-		last := p.steps[len(p.steps)-1]
-		h.script = fsmScript([]fsmStep{last})
-		if _, err := fsmFireStep(r, last, TaskInput{}); err != nil {
-			t.Fatalf("%s: firing after resume: %v", id, err)
-		}
-		if after, _ := store.Log(ctx, id, 0); len(after) != len(before)+1 || after[len(after)-1].Seq != r.Seq() {
-			t.Errorf("%s: firing after resume: %d entries logged, want 1 at seq %d", id, len(after)-len(before), r.Seq())
+		if e := r.Permitted(ctx, nil); len(e) > 0 {
+			if _, err := fsmFire(r, e[0], TaskInput{}); err != nil {
+				t.Fatalf("%s: firing %s after resume: %v", id, e[0], err)
+			}
+			if after, _ := store.Log(ctx, id, 0); len(after) != len(before)+1 || after[len(after)-1].Seq != r.Seq() {
+				t.Errorf("%s: firing after resume: %d entries logged, want 1 at seq %d", id, len(after)-len(before), r.Seq())
+			}
 		}
 	}
 	if _, err := ResumeTask(ctx, fsmFailingStore{}, "x", &fsmHooks{}, in); !errors.Is(err, errFsmStore) {
