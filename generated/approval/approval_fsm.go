@@ -1079,6 +1079,9 @@ func (m *Task) PermittedWith(ctx context.Context, in TaskInput, buf []Event) []E
 	if m.state >= NumStates {
 		return buf
 	}
+	if p := plainPermitted[m.state]; p != nil {
+		return append(buf, p...)
+	}
 	for i, to := range &moves[m.state] {
 		e := Event(i)
 		switch to {
@@ -1129,6 +1132,26 @@ const (
 	moveRefused = NumStates
 	moveStep    = NumStates + 1
 )
+
+// plainPermitted is, for each state whose row of moves has no moveStep, the events it
+// accepts in declaration order (empty, not nil, when it accepts none): what PermittedWith
+// returns there whatever the input. It is nil for the other states.
+var plainPermitted [NumStates][]Event
+
+func init() {
+	for s := range &moves {
+		if slices.Contains(moves[s][:], moveStep) {
+			continue
+		}
+		row := []Event{}
+		for e, to := range &moves[s] {
+			if to != moveRefused {
+				row = append(row, Event(e))
+			}
+		}
+		plainPermitted[s] = row
+	}
+}
 
 // step decides e in the current state and, unless dry, applies it.
 func (m *Task) step(ctx context.Context, e Event, in *TaskInput, dry bool) (State, error) {

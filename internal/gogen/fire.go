@@ -162,6 +162,7 @@ func (g *gen) fire(f *File) {
 	f.Comment("// PermittedWith is Permitted for a given input.")
 	f.Add(recv()).Id("PermittedWith").Params(ctxParam(), g.in(), Id("buf").Index().Id("Event")).Index().Id("Event").Block(
 		If(Id("m").Dot("state").Op(">=").Id("NumStates")).Block(Return(Id("buf"))),
+		If(Id("p").Op(":=").Id("plainPermitted").Index(Id("m").Dot("state")), Id("p").Op("!=").Nil()).Block(Return(Append(Id("buf"), Id("p").Op("...")))),
 		For(List(Id("i"), Id("to")).Op(":=").Range().Op("&").Id("moves").Index(Id("m").Dot("state"))).Block(
 			Id("e").Op(":=").Id("Event").Call(Id("i")),
 			Switch(Id("to")).Block(
@@ -305,6 +306,20 @@ func (g *gen) movesTable(f *File) {
 	f.Const().Defs(
 		Id("moveRefused").Op("=").Id("NumStates"),
 		Id("moveStep").Op("=").Id("NumStates").Op("+").Lit(1),
+	)
+	f.Line()
+	f.Comment(comment("plainPermitted is, for each state whose row of moves has no moveStep, the events it\naccepts in declaration order (empty, not nil, when it accepts none): what\nPermittedWith returns there whatever the input. It is nil for the other states."))
+	f.Var().Id("plainPermitted").Index(Id("NumStates")).Index().Id("Event")
+	f.Line()
+	f.Func().Id("init").Params().Block(
+		For(Id("s").Op(":=").Range().Op("&").Id("moves")).Block(
+			If(Qual("slices", "Contains").Call(Id("moves").Index(Id("s")).Index(Empty(), Empty()), Id("moveStep"))).Block(Continue()),
+			Id("row").Op(":=").Index().Id("Event").Values(),
+			For(List(Id("e"), Id("to")).Op(":=").Range().Op("&").Id("moves").Index(Id("s"))).Block(
+				If(Id("to").Op("!=").Id("moveRefused")).Block(Id("row").Op("=").Append(Id("row"), Id("Event").Call(Id("e")))),
+			),
+			Id("plainPermitted").Index(Id("s")).Op("=").Id("row"),
+		),
 	)
 	f.Line()
 }

@@ -43,7 +43,7 @@ func PackageDecls() []Reserved {
 	out = append(out, reserved("variable", "ErrRefused", "ErrInvalidTransition", "ErrGuard", "ErrPermission",
 		"ErrNoChoice", "ErrNoHistory", "ErrLimit", "ErrValidation", "ErrIdempotencyConflict", "ErrStoreConflict",
 		"ErrNotRegistered", "stateNames", "eventNames", "roleNames", "checkpointNames", "timeoutLevelNames",
-		"guardRefusals", "invalidTransitions", "moves", "noInput", "defaultTimeouts", "counterLimits",
+		"guardRefusals", "invalidTransitions", "moves", "plainPermitted", "noInput", "defaultTimeouts", "counterLimits",
 		"loggedTransitions", "resetOnSuccess")...)
 	out = append(out, reserved("constant", "NumStates", "NumEvents", "RoleNone", "LevelNone", "noCheckpoint")...)
 	out = append(out, reserved("function", "States", "Events", "ParseState", "ParseEvent", "ParseRole",
