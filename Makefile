@@ -20,7 +20,7 @@ check-generated:
 	$(GO) run ./cmd/fsmgen generate --check --root generated $(SPECS)
 
 # The whole test suite: formatting, vet, every test with the race detector, the seed specs
-# checked clean, and a short fuzz run of the loader and checker.
+# checked clean, and short fuzz runs of the loader and checker and of the whole generator.
 test: fmt-check vet check-examples check-generated
 	$(GO) test -race -count=1 ./...
 	$(MAKE) --no-print-directory coverage
@@ -43,6 +43,7 @@ check-examples:
 
 fuzz:
 	$(GO) test ./internal/lower -run '^$$' -fuzz FuzzLoad -fuzztime $(FUZZTIME) -fuzzminimizetime 3s
+	$(GO) test ./internal/gogen -run '^$$' -fuzz FuzzGenerate -fuzztime $(FUZZTIME) -fuzzminimizetime 3s
 
 # The full benchmark run (about 20 minutes on 2 CPUs): generated code against looplab/fsm,
 # qmuntal/stateless and a hand-written switch, and generation scaling; writes BENCHMARKS.md.
