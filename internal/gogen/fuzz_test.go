@@ -16,11 +16,13 @@ import (
 
 // FuzzGenerate feeds the whole generator arbitrary specs. Whatever a spec that the checker
 // accepts says, every output must come out: the Go code and the generated tests (both
-// formatted by go/format, so they parse), the Mermaid diagram, the Markdown document and
-// the DOT graph, with no panic and no error. A spec the checker refuses is FuzzLoad's.
+// formatted by go/format, so they parse; that they type-check and pass is
+// TestGeneratedCompiles' part, on the fixed specs), the Mermaid diagram, the Markdown
+// document and the DOT graph, with no panic and no error. A spec the checker refuses is
+// FuzzLoad's.
 //
-// The corpus starts from the example specs, the specs under testdata and the spec of
-// every checker case in ../lower/testdata/check.
+// The corpus starts from the example specs, the specs under testdata and
+// ../interp/testdata, and the spec of every checker case in ../lower/testdata/check.
 func FuzzGenerate(f *testing.F) {
 	for _, pattern := range []string{"../../examples/*/*.fsm.yaml", "testdata/*.fsm.yaml", "../interp/testdata/*.fsm.yaml"} {
 		paths, err := filepath.Glob(pattern)
