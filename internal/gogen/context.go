@@ -36,14 +36,24 @@ func (g *gen) goType(fd *ir.Field) *Statement {
 	return scalar
 }
 
-// jsonTag returns the field's JSON name when encoding/json accepts it as a tag.
-func jsonTag(name string) map[string]string {
+// JSONKey is the key of a context or payload field in the generated code's JSON: the spec
+// name when encoding/json accepts it as a struct tag, else the Go name (a spec name with
+// quotes or backslashes, say).
+func JSONKey(f *ir.Field) string {
+	if tagged(f.Name) {
+		return f.Name
+	}
+	return f.GoName
+}
+
+// tagged reports whether encoding/json accepts name as a struct tag's name.
+func tagged(name string) bool {
 	for _, r := range name {
 		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("!#$%&()*+-./:;<=>?@[]^_{|}~ ", r)) {
-			return nil
+			return false
 		}
 	}
-	return map[string]string{"json": name + ",omitempty"}
+	return true
 }
 
 func (g *gen) structFields(fields []*ir.Field) []Code {
@@ -55,8 +65,8 @@ func (g *gen) structFields(fields []*ir.Field) []Code {
 		}
 		out = append(out, Comment(comment(doc)))
 		st := Id(fd.GoName).Add(g.goType(fd))
-		if tag := jsonTag(fd.Name); tag != nil {
-			st.Tag(tag)
+		if tagged(fd.Name) {
+			st.Tag(map[string]string{"json": fd.Name + ",omitempty"})
 		}
 		out = append(out, st)
 	}

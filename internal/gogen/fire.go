@@ -12,6 +12,22 @@ import (
 
 func (g *gen) in() Code { return Id("in").Id(g.name("Input")) }
 
+// hookParams is the hooks parameter of the functions that build a machine (New, Restore,
+// Replay, Resume), and hookArgs the argument passing it on: empty for a machine without hooks.
+func (g *gen) hookParams() []Code {
+	if !g.hooks {
+		return nil
+	}
+	return []Code{Id("hooks").Id(g.name("Hooks"))}
+}
+
+func (g *gen) hookArgs() []Code {
+	if !g.hooks {
+		return nil
+	}
+	return []Code{Id("hooks")}
+}
+
 // inPtr is the input parameter of the internal methods: a pointer, so that the input is
 // not copied at every call on the hot path.
 func (g *gen) inPtr() Code { return Id("in").Op("*").Id(g.name("Input")) }
@@ -252,7 +268,7 @@ func (g *gen) fire(f *File) {
 			var cases []Code
 			for _, s := range m.States {
 				if s.Remembers {
-					st, set := memoryFields(s)
+					st, set := s.MemoryFields()
 					cases = append(cases, Case(Id("State"+s.GoName)).Block(
 						List(Id("m").Dot(st), Id("m").Dot(set)).Op("=").List(Id("from"), True())))
 				}
@@ -394,7 +410,7 @@ func number(k ir.Kind, v float64) *Statement {
 func (g *gen) guardExpr(gu *ir.Guard) *Statement {
 	switch gu.Kind {
 	case ir.CounterGuard:
-		v := Id("m").Dot(counterField(gu.Counter))
+		v := Id("m").Dot(gu.Counter.CountField())
 		if gu.Counter.PerState {
 			v = v.Index(Id("st").Dot("From"))
 		}
@@ -577,7 +593,7 @@ func (g *gen) transition(f *File, t *ir.Transition) {
 				}
 			}
 			for _, c := range limited {
-				v := Id("m").Dot(counterField(c))
+				v := Id("m").Dot(c.CountField())
 				if c.PerState {
 					v = v.Index(Id("st").Dot("From"))
 				}
@@ -649,7 +665,7 @@ func (g *gen) transition(f *File, t *ir.Transition) {
 			b.Id("m").Dot("hooks").Dot(a.GoName).Call(Id("ctx"), Id("m"), Id("st"))
 		}
 		slot := func(c *ir.Counter) *Statement {
-			v := Id("m").Dot(counterField(c))
+			v := Id("m").Dot(c.CountField())
 			if c.PerState {
 				v = v.Index(Id("st").Dot("From"))
 			}
@@ -714,7 +730,7 @@ func (g *gen) transition(f *File, t *ir.Transition) {
 }
 
 func (g *gen) historyBody(h *ir.State) []Code {
-	st, set := memoryFields(h)
+	st, set := h.MemoryFields()
 	return []Code{
 		If(Op("!").Id("m").Dot(set)).Block(
 			Return(Id("st").Dot("From"), Op("&").Id("NoHistoryError").Values(Dict{Id("State"): Id("st").Dot("From"), Id("Event"): Id("st").Dot("Event"), Id("Remembering"): Id("State" + h.GoName)})),

@@ -2,16 +2,15 @@ package gogen_test
 
 import (
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/fsmgen/fsmgen/internal/dot"
+	"github.com/fsmgen/fsmgen/internal/fixture"
 	"github.com/fsmgen/fsmgen/internal/gogen"
 	"github.com/fsmgen/fsmgen/internal/lower"
 	"github.com/fsmgen/fsmgen/internal/markdown"
 	"github.com/fsmgen/fsmgen/internal/mermaid"
 	"github.com/fsmgen/fsmgen/internal/testgen"
-	"golang.org/x/tools/txtar"
 )
 
 // FuzzGenerate feeds the whole generator arbitrary specs. Whatever a spec that the checker
@@ -21,36 +20,17 @@ import (
 // document and the DOT graph, with no panic and no error. A spec the checker refuses is
 // FuzzLoad's.
 //
-// The corpus starts from the example specs, the specs under testdata and
-// ../interp/testdata, and the spec of every checker case in ../lower/testdata/check.
+// The corpus starts from fixture.Specs and fixture.CheckCases.
 func FuzzGenerate(f *testing.F) {
-	for _, pattern := range []string{"../../examples/*/*.fsm.yaml", "testdata/*.fsm.yaml", "../interp/testdata/*.fsm.yaml"} {
-		paths, err := filepath.Glob(pattern)
+	for _, path := range fixture.Specs(f, "../..") {
+		data, err := os.ReadFile(path)
 		if err != nil {
 			f.Fatal(err)
 		}
-		for _, path := range paths {
-			data, err := os.ReadFile(path)
-			if err != nil {
-				f.Fatal(err)
-			}
-			f.Add(data)
-		}
+		f.Add(data)
 	}
-	cases, err := filepath.Glob("../lower/testdata/check/*.txtar")
-	if err != nil {
-		f.Fatal(err)
-	}
-	for _, path := range cases {
-		ar, err := txtar.ParseFile(path)
-		if err != nil {
-			f.Fatal(err)
-		}
-		for _, file := range ar.Files {
-			if file.Name == "spec.fsm.yaml" {
-				f.Add(file.Data)
-			}
-		}
+	for _, spec := range fixture.CheckCases(f, "../..") {
+		f.Add(spec)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, ds := lower.Load("spec.fsm.yaml", data)

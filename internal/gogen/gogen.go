@@ -58,6 +58,8 @@ type gen struct {
 
 	// Facts about the whole machine, computed once: the emitters ask them per transition.
 	exits, entries, remembers bool // some state has exit actions, entry actions, remembers
+	timeouts                  bool // some state has a timeout
+	limited                   bool // some counter has a limit
 	resetsOnSuccess           bool // some counter resets on every successful transition
 	everyCheckpoint           bool // some checkpoint is taken on every transition
 	// resumes: the machine gets Resume, since it takes a checkpoint on every transition (so
@@ -76,27 +78,22 @@ func newGen(m *ir.Machine) *gen {
 	if len(m.Actions) > 0 || len(m.Checkpoints) > 0 {
 		g.hooks = true
 	}
+	g.everyCheckpoint = len(m.EveryCheckpoints()) > 0
 	for _, s := range m.States {
-		if s.Timeout != nil {
-			g.timing = true
-		}
+		g.timeouts = g.timeouts || s.Timeout != nil
 		g.exits = g.exits || len(s.Exit) > 0
 		g.entries = g.entries || len(s.Entry) > 0
 		g.remembers = g.remembers || s.Remembers
+		g.resumes = g.resumes || (g.everyCheckpoint && s.Terminal)
 	}
 	for _, c := range m.Counters {
+		g.limited = g.limited || c.Limit > 0
 		g.resetsOnSuccess = g.resetsOnSuccess || c.ResetOnSuccess
 		if c.Configurable && c.Limit > 0 {
 			g.configurables = append(g.configurables, c)
 		}
 	}
-	g.everyCheckpoint = len(m.EveryCheckpoints()) > 0
-	for _, s := range m.States {
-		g.resumes = g.resumes || (g.everyCheckpoint && s.Terminal)
-	}
-	if m.RecordHistory {
-		g.timing = true
-	}
+	g.timing = g.timeouts || m.RecordHistory
 	g.input = len(m.Roles) > 0 || m.Idempotent || m.RecordHistory || g.timing
 	return g
 }

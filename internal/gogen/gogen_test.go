@@ -22,24 +22,12 @@ import (
 	"github.com/fsmgen/fsmgen/internal/testgen"
 )
 
-// specs lists every spec the generator must handle: the examples, the interpreter's
-// kitchen-sink spec and the corner cases in testdata.
+// specs lists every spec the generator must handle (fixture.Specs) and a big synthetic one.
 func specs(t *testing.T) []string {
 	t.Helper()
-	var out []string
-	for _, pat := range []string{"../../examples/*/*.fsm.yaml", "../interp/testdata/*.fsm.yaml", "testdata/*.fsm.yaml"} {
-		m, err := filepath.Glob(pat)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, m...)
-	}
-	if len(out) == 0 {
-		t.Fatal("no specs found")
-	}
 	big := filepath.Join(t.TempDir(), "big.fsm.yaml")
 	must(t, os.WriteFile(big, BigSpec(300, 20), 0o644))
-	return append(out, big)
+	return append(fixture.Specs(t, "../.."), big)
 }
 
 // BigSpec writes a synthetic machine of n states and e events: a ring of states, each with
@@ -283,22 +271,13 @@ type result struct {
 }
 
 // driverVectors returns the vectors with context and payload fields keyed by the JSON
-// names of the generated structs: the spec name when encoding/json accepts it as a tag,
-// else the Go name (a name with quotes or backslashes).
+// names of the generated structs (gogen.JSONKey).
 func driverVectors(m *ir.Machine, vs []vector) []vector {
-	key := func(f *ir.Field) string {
-		for _, r := range f.Name {
-			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("!#$%&()*+-./:;<=>?@[]^_{|}~ ", r)) {
-				return f.GoName
-			}
-		}
-		return f.Name
-	}
 	rekey := func(in map[string]any, fields []*ir.Field) map[string]any {
 		out := map[string]any{}
 		for _, f := range fields {
 			if v, ok := in[f.Name]; ok {
-				out[key(f)] = v
+				out[gogen.JSONKey(f)] = v
 			}
 		}
 		return out

@@ -7,15 +7,11 @@ import (
 	"github.com/fsmgen/fsmgen/internal/ir"
 )
 
-// limitField is the machine field holding a configurable counter's limit, counted as
-// ir.Counter.Limit counts it (the count whose increment trips).
-func limitField(c *ir.Counter) string { return "limit" + c.GoName }
-
 // tripLimit is the limit a transition compares a counter with: the constant, or the field
 // of a configurable counter.
 func tripLimit(c *ir.Counter) *Statement {
 	if c.Configurable {
-		return Id("m").Dot(limitField(c))
+		return Id("m").Dot(c.LimitField())
 	}
 	return Lit(c.Limit)
 }
@@ -26,9 +22,9 @@ func bound(c *ir.Counter) *Statement {
 		return Lit(c.Bound())
 	}
 	if c.Max {
-		return Id("m").Dot(limitField(c)).Op("-").Lit(1)
+		return Id("m").Dot(c.LimitField()).Op("-").Lit(1)
 	}
-	return Id("m").Dot(limitField(c))
+	return Id("m").Dot(c.LimitField())
 }
 
 // summaryExpr builds the summary a tripped limit writes, as ir.Counter.SummaryText does:
@@ -70,7 +66,7 @@ func (g *gen) limits(f *File) {
 		f.Comment(comment(fmt.Sprintf("%s changes the %s of counter %s (%s) and is kept in snapshots and the\nevent log. It refuses n below %d.", set, key, quoted(c.Name), what, low)))
 		f.Add(recv()).Id(set).Params(Id("n").Int()).Error().Block(
 			If(Id("n").Op("<").Lit(low)).Block(Return(Qual("fmt", "Errorf").Call(Lit(g.m.Package+": counter %s: "+check), Lit(c.Name), Id("n")))),
-			Id("m").Dot(limitField(c)).Op("=").Add(func() *Statement {
+			Id("m").Dot(c.LimitField()).Op("=").Add(func() *Statement {
 				if c.Max {
 					return Id("n").Op("+").Lit(1)
 				}
@@ -85,7 +81,7 @@ func (g *gen) limits(f *File) {
 	f.Add(recv()).Id("changedLimits").Params().Map(String()).Int().BlockFunc(func(b *Group) {
 		b.Var().Id("out").Map(String()).Int()
 		for _, c := range cs {
-			b.If(Id("m").Dot(limitField(c)).Op("!=").Lit(c.Limit)).Block(
+			b.If(Id("m").Dot(c.LimitField()).Op("!=").Lit(c.Limit)).Block(
 				If(Id("out").Op("==").Nil()).Block(Id("out").Op("=").Map(String()).Int().Values()),
 				Id("out").Index(Lit(c.Name)).Op("=").Id("m").Dot(c.LimitMethod()+c.GoName).Call(),
 			)
@@ -97,7 +93,7 @@ func (g *gen) limits(f *File) {
 	f.Comment("// setLimits sets every configurable limit: the spec's, unless changed names it.")
 	f.Add(recv()).Id("setLimits").Params(Id("changed").Map(String()).Int()).Error().BlockFunc(func(b *Group) {
 		for _, c := range cs {
-			b.Id("m").Dot(limitField(c)).Op("=").Lit(c.Limit)
+			b.Id("m").Dot(c.LimitField()).Op("=").Lit(c.Limit)
 		}
 		var cases []Code
 		for _, c := range cs {

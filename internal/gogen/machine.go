@@ -10,23 +10,6 @@ import (
 
 func ctxParam() Code { return Id("ctx").Qual("context", "Context") }
 
-// counterField is the machine field holding a counter.
-func counterField(c *ir.Counter) string { return "n" + c.GoName }
-
-// memoryFields are the machine fields holding what a remembering state remembers.
-func memoryFields(s *ir.State) (state, set string) {
-	return "prev" + s.GoName, "prev" + s.GoName + "Set"
-}
-
-func (g *gen) anyTimeouts() bool {
-	for _, s := range g.m.States {
-		if s.Timeout != nil {
-			return true
-		}
-	}
-	return false
-}
-
 // machine emits the step value, the hooks interface and its no-op base, the input struct,
 // the machine type, its constructor and accessors.
 func (g *gen) machine(f *File) {
@@ -133,18 +116,18 @@ func (g *gen) machine(f *File) {
 		fields = append(fields, Line())
 		for _, c := range m.Counters {
 			if c.PerState {
-				fields = append(fields, Id(counterField(c)).Index(Id("NumStates")).Int().Comment(fmt.Sprintf("counter %s, per state", quoted(c.Name))))
+				fields = append(fields, Id(c.CountField()).Index(Id("NumStates")).Int().Comment(fmt.Sprintf("counter %s, per state", quoted(c.Name))))
 			} else {
-				fields = append(fields, Id(counterField(c)).Int().Comment(fmt.Sprintf("counter %s", quoted(c.Name))))
+				fields = append(fields, Id(c.CountField()).Int().Comment(fmt.Sprintf("counter %s", quoted(c.Name))))
 			}
 		}
 		for _, c := range g.configurables {
-			fields = append(fields, Id(limitField(c)).Int().Comment(fmt.Sprintf("the count whose increment trips counter %s", quoted(c.Name))))
+			fields = append(fields, Id(c.LimitField()).Int().Comment(fmt.Sprintf("the count whose increment trips counter %s", quoted(c.Name))))
 		}
 	}
 	for _, s := range m.States {
 		if s.Remembers {
-			st, set := memoryFields(s)
+			st, set := s.MemoryFields()
 			fields = append(fields, Id(st).Id("State").Comment(fmt.Sprintf("the state %s was entered from", quoted(s.Name))), Id(set).Bool())
 		}
 	}
@@ -159,7 +142,7 @@ func (g *gen) machine(f *File) {
 		fields = append(fields, Id("clock").Id("Clock"), Id("createdAt").Qual("time", "Time"), Id("enteredAt").Qual("time", "Time"),
 			Id("timeByState").Index(Id("NumStates")).Qual("time", "Duration").Comment("time spent in each state, the current stay excluded"))
 	}
-	if g.anyTimeouts() {
+	if g.timeouts {
 		fields = append(fields, Id("timeouts").Index(Id("NumStates")).Qual("time", "Duration"))
 	}
 	if m.RecordHistory {
@@ -180,10 +163,7 @@ func (g *gen) machine(f *File) {
 	f.Line()
 
 	// Constructor.
-	var params []Code
-	if g.hooks {
-		params = append(params, Id("hooks").Id(g.name("Hooks")))
-	}
+	params := g.hookParams()
 	f.Comment(comment(fmt.Sprintf("New%s returns a machine in the initial state %s, with context and policies at\ntheir spec defaults.", T, quoted(m.Initial.Name))))
 	f.Func().Id("New" + T).Params(params...).Op("*").Id(T).BlockFunc(func(b *Group) {
 		b.Id("m").Op(":=").Op("&").Id(T).Values(Id("state").Op(":").Id("State" + m.Initial.GoName))
@@ -204,11 +184,11 @@ func (g *gen) machine(f *File) {
 			b.Id("m").Dot("createdAt").Op("=").Id("m").Dot("clock").Dot("Now").Call()
 			b.Id("m").Dot("enteredAt").Op("=").Id("m").Dot("createdAt")
 		}
-		if g.anyTimeouts() {
+		if g.timeouts {
 			b.Id("m").Dot("timeouts").Op("=").Id("defaultTimeouts").Call()
 		}
 		for _, c := range g.configurables {
-			b.Id("m").Dot(limitField(c)).Op("=").Lit(c.Limit)
+			b.Id("m").Dot(c.LimitField()).Op("=").Lit(c.Limit)
 		}
 		b.Return(Id("m"))
 	})
@@ -242,11 +222,11 @@ func (g *gen) machine(f *File) {
 			f.Comment(comment(doc + " of state s."))
 			f.Func().Params(Id("m").Op("*").Id(T)).Id("Count"+c.GoName).Params(Id("s").Id("State")).Int().Block(
 				If(Id("s").Op(">=").Id("NumStates")).Block(Return(Lit(0))),
-				Return(Id("m").Dot(counterField(c)).Index(Id("s"))),
+				Return(Id("m").Dot(c.CountField()).Index(Id("s"))),
 			)
 		} else {
 			f.Comment(comment(doc + "."))
-			f.Func().Params(Id("m").Op("*").Id(T)).Id("Count" + c.GoName).Params().Int().Block(Return(Id("m").Dot(counterField(c))))
+			f.Func().Params(Id("m").Op("*").Id(T)).Id("Count" + c.GoName).Params().Int().Block(Return(Id("m").Dot(c.CountField())))
 		}
 		f.Line()
 	}
@@ -257,7 +237,7 @@ func (g *gen) machine(f *File) {
 			var cases []Code
 			for _, s := range m.States {
 				if s.Remembers {
-					st, set := memoryFields(s)
+					st, set := s.MemoryFields()
 					cases = append(cases, Case(Id("State"+s.GoName)).Block(Return(Id("m").Dot(st), Id("m").Dot(set))))
 				}
 			}

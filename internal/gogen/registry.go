@@ -137,7 +137,7 @@ func (g *gen) registry(f *File) {
 		Return(Len(Id("done"))),
 	)
 	f.Line()
-	if g.anyTimeouts() {
+	if g.timeouts {
 		f.Comment("// ExceedingTimeout returns the machines whose state's timeout has reached level at at\n// now (LevelNone: any level), ordered by ID.")
 		f.Add(recv()).Id("ExceedingTimeout").Params(Id("now").Qual("time", "Time"), Id("at").Id("TimeoutLevel")).Index().Op("*").Id(T).Block(
 			Return(Id("r").Dot("Where").Call(Func().Params(Id("m").Op("*").Id(T)).Bool().Block(

@@ -6,12 +6,11 @@ import (
 	"go/token"
 	"strings"
 	"testing"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/fsmgen/fsmgen/internal/gogen"
 	"github.com/fsmgen/fsmgen/internal/ir"
 	"github.com/fsmgen/fsmgen/internal/lower"
+	"github.com/fsmgen/fsmgen/internal/names"
 )
 
 // TestReservedNamesCoverGeneratedDecls keeps the checker's record of what the generated
@@ -80,11 +79,6 @@ func TestReservedNamesCoverGeneratedDecls(t *testing.T) {
 	}
 }
 
-func lowerFirst(s string) string {
-	r, n := utf8.DecodeRuneInString(s)
-	return string(unicode.ToLower(r)) + s[n:]
-}
-
 func recvName(d *ast.FuncDecl) string {
 	t := d.Recv.List[0].Type
 	if s, ok := t.(*ast.StarExpr); ok {
@@ -107,7 +101,8 @@ func specDerived(m *ir.Machine) func(string) bool {
 		}
 	}
 	for _, s := range m.States {
-		add("State"+s.GoName, "prev"+s.GoName, "prev"+s.GoName+"Set")
+		st, set := s.MemoryFields()
+		add("State"+s.GoName, st, set)
 		if s.Timeout != nil {
 			for _, l := range s.Timeout.Levels {
 				add("Level" + l.GoName)
@@ -131,9 +126,9 @@ func specDerived(m *ir.Machine) func(string) bool {
 		add("Level" + l.GoName)
 	}
 	for _, c := range m.Counters {
-		add("Count"+c.GoName, "n"+c.GoName)
+		add("Count"+c.GoName, c.CountField())
 		if c.Configurable && c.Limit > 0 {
-			add(c.LimitMethod()+c.GoName, "Set"+c.LimitMethod()+c.GoName, "limit"+c.GoName)
+			add(c.LimitMethod()+c.GoName, "Set"+c.LimitMethod()+c.GoName, c.LimitField())
 		}
 	}
 	for _, g := range m.Guards {
@@ -142,7 +137,7 @@ func specDerived(m *ir.Machine) func(string) bool {
 	for _, f := range m.Fields {
 		prefixes = append(prefixes, "check"+m.GoName+"Context")
 		if f.Type.Kind == ir.Enum {
-			add(f.GoName, "Parse"+f.GoName, lowerFirst(f.GoName)+"Names")
+			add(f.GoName, "Parse"+f.GoName, names.LowerFirst(f.GoName)+"Names")
 			prefixes = append(prefixes, f.GoName)
 		}
 	}

@@ -89,7 +89,7 @@ func (g *gen) snapshot(f *File) {
 			doc("TimeByState is the time spent in each state before the current stay."),
 			Id("TimeByState").Map(Id("State")).Qual("time", "Duration").Tag(map[string]string{"json": "timeByState,omitempty"}))
 	}
-	if g.anyTimeouts() {
+	if g.timeouts {
 		fields = append(fields, doc("Timeouts holds timeouts changed at run time."),
 			Id("Timeouts").Map(Id("State")).Qual("time", "Duration").Tag(map[string]string{"json": "timeouts,omitempty"}))
 	}
@@ -123,10 +123,10 @@ func (g *gen) snapshot(f *File) {
 		}
 		for _, c := range m.Counters {
 			if !c.PerState {
-				b.Id("s").Dot("Counters").Dot(c.GoName).Op("=").Id("m").Dot(counterField(c))
+				b.Id("s").Dot("Counters").Dot(c.GoName).Op("=").Id("m").Dot(c.CountField())
 				continue
 			}
-			b.For(List(Id("st"), Id("n")).Op(":=").Range().Id("m").Dot(counterField(c))).Block(
+			b.For(List(Id("st"), Id("n")).Op(":=").Range().Id("m").Dot(c.CountField())).Block(
 				If(Id("n").Op("!=").Lit(0)).Block(
 					If(Id("s").Dot("Counters").Dot(c.GoName).Op("==").Nil()).Block(Id("s").Dot("Counters").Dot(c.GoName).Op("=").Map(Id("State")).Int().Values()),
 					Id("s").Dot("Counters").Dot(c.GoName).Index(Id("State").Call(Id("st"))).Op("=").Id("n"),
@@ -137,7 +137,7 @@ func (g *gen) snapshot(f *File) {
 			if !s.Remembers {
 				continue
 			}
-			st, set := memoryFields(s)
+			st, set := s.MemoryFields()
 			b.If(Id("m").Dot(set)).Block(
 				If(Id("s").Dot("Remembered").Op("==").Nil()).Block(Id("s").Dot("Remembered").Op("=").Map(Id("State")).Id("State").Values()),
 				Id("s").Dot("Remembered").Index(Id("State"+s.GoName)).Op("=").Id("m").Dot(st),
@@ -152,7 +152,7 @@ func (g *gen) snapshot(f *File) {
 				),
 			)
 		}
-		if g.anyTimeouts() {
+		if g.timeouts {
 			b.Id("def").Op(":=").Id("defaultTimeouts").Call()
 			b.For(List(Id("st"), Id("d")).Op(":=").Range().Id("m").Dot("timeouts")).Block(
 				If(Id("d").Op("!=").Id("def").Index(Id("st"))).Block(
@@ -179,11 +179,7 @@ func (g *gen) snapshot(f *File) {
 	})
 	f.Line()
 
-	var params []Code
-	params = append(params, Id("s").Id(S))
-	if g.hooks {
-		params = append(params, Id("hooks").Id(g.name("Hooks")))
-	}
+	params := append([]Code{Id("s").Id(S)}, g.hookParams()...)
 	errf := func(format string, args ...Code) Code {
 		return Return(Nil(), Qual("fmt", "Errorf").Call(append([]Code{Lit(m.Package + ": restore: " + format)}, args...)...))
 	}
@@ -216,19 +212,19 @@ func (g *gen) snapshot(f *File) {
 		}
 		for _, c := range m.Counters {
 			if !c.PerState {
-				b.Id("m").Dot(counterField(c)).Op("=").Id("s").Dot("Counters").Dot(c.GoName)
+				b.Id("m").Dot(c.CountField()).Op("=").Id("s").Dot("Counters").Dot(c.GoName)
 				continue
 			}
 			b.For(List(Id("st"), Id("n")).Op(":=").Range().Id("s").Dot("Counters").Dot(c.GoName)).Block(
 				If(Id("st").Op(">=").Id("NumStates")).Block(errf("counter "+c.Name+": invalid state %d", Id("st"))),
-				Id("m").Dot(counterField(c)).Index(Id("st")).Op("=").Id("n"),
+				Id("m").Dot(c.CountField()).Index(Id("st")).Op("=").Id("n"),
 			)
 		}
 		if g.remembers {
 			var cases []Code
 			for _, s := range m.States {
 				if s.Remembers {
-					st, set := memoryFields(s)
+					st, set := s.MemoryFields()
 					cases = append(cases, Case(Id("State"+s.GoName)).Block(List(Id("m").Dot(st), Id("m").Dot(set)).Op("=").List(Id("from"), True())))
 				}
 			}
@@ -245,7 +241,7 @@ func (g *gen) snapshot(f *File) {
 				Id("m").Dot("timeByState").Index(Id("st")).Op("=").Id("d"),
 			)
 		}
-		if g.anyTimeouts() {
+		if g.timeouts {
 			b.For(List(Id("st"), Id("d")).Op(":=").Range().Id("s").Dot("Timeouts")).Block(
 				If(Id("st").Op(">=").Id("NumStates")).Block(errf("invalid timeout state %d", Id("st"))),
 				Id("m").Dot("timeouts").Index(Id("st")).Op("=").Id("d"),

@@ -38,7 +38,7 @@ func (g *gen) commitFunc(f *File) {
 		skip := Id("m").Dot("store").Op("==").Nil()
 		if len(m.Checkpoints) > 0 {
 			args = append(args, Id("cp"))
-			if len(m.EveryCheckpoints()) > 0 {
+			if g.everyCheckpoint {
 				skip = nil
 			} else {
 				skip = skip.Op("&&").Id("cp").Op("==").Id("noCheckpoint")
@@ -262,16 +262,6 @@ func (g *gen) replayTrip() *Statement {
 	return If(Id("counterLimits").Index(Id("c")).Op(">").Lit(0).Op("&&").Op("*").Id("n").Op(">=").Id("counterLimits").Index(Id("c"))).Block(Op("*").Id("n").Op("=").Lit(0))
 }
 
-// counterLimits reports whether some counter has a limit.
-func (g *gen) counterLimits() bool {
-	for _, c := range g.m.Counters {
-		if c.Limit > 0 {
-			return true
-		}
-	}
-	return false
-}
-
 // internalFlag reports whether replay must know which transitions are internal: they
 // neither move the clock nor reset the counters that reset on success.
 func (g *gen) internalFlag() bool { return g.timing || g.resetsOnSuccess }
@@ -343,7 +333,7 @@ func (g *gen) loggedTransitions(f *File) {
 	if len(m.Counters) == 0 {
 		return
 	}
-	if g.counterLimits() {
+	if g.limited {
 		f.Comment("// counterLimits are the counters' limits (0: none), by index.")
 		f.Var().Id("counterLimits").Op("=").Index(Lit(len(m.Counters))).Int().ValuesFunc(func(v *Group) {
 			for _, c := range m.Counters {
@@ -357,7 +347,7 @@ func (g *gen) loggedTransitions(f *File) {
 		f.Func().Params(Id("m").Op("*").Id(T)).Id("limit").Params(Id("i").Int()).Int().BlockFunc(func(b *Group) {
 			var cases []Code
 			for _, c := range g.configurables {
-				cases = append(cases, Case(Lit(c.Index)).Block(Return(Id("m").Dot(limitField(c)))))
+				cases = append(cases, Case(Lit(c.Index)).Block(Return(Id("m").Dot(c.LimitField()))))
 			}
 			b.Switch(Id("i")).Block(cases...)
 			b.Return(Id("counterLimits").Index(Id("i")))
@@ -378,7 +368,7 @@ func (g *gen) loggedTransitions(f *File) {
 	f.Comment("// counter returns counter i (of state s for a per-state counter).")
 	f.Func().Params(Id("m").Op("*").Id(T)).Id("counter").Params(Id("i").Int(), Id("s").Id("State")).Op("*").Int().BlockFunc(func(b *Group) {
 		ref := func(c *ir.Counter) Code {
-			v := Id("m").Dot(counterField(c))
+			v := Id("m").Dot(c.CountField())
 			if c.PerState {
 				v = v.Index(Id("s"))
 			}
@@ -406,12 +396,7 @@ func (g *gen) replay(f *File) {
 	S := g.name("Store")
 	L := g.name("LogEntry")
 	pkg := m.Package + ": "
-	hookParam := []Code{}
-	hookArg := []Code{}
-	if g.hooks {
-		hookParam = append(hookParam, Id("hooks").Id(g.name("Hooks")))
-		hookArg = append(hookArg, Id("hooks"))
-	}
+	hookParam, hookArg := g.hookParams(), g.hookArgs()
 	f.Comment(comment("Replay" + T + " rebuilds machine id from its store: the last snapshot (or a new machine),\nthen every later log entry applied as it was recorded: the transition's counters, memory,\nhistory and idempotency key, and the state, context, policies and payload after it. No\nhook runs: guards are not asked again, and actions and checkpoints, done when the\ntransitions happened, are not repeated. It fails if the log has a gap or an entry is not\na transition of this machine from the state the log has reached. The machine returned has\nno store: set one to fire on."))
 	f.Func().Id("Replay"+T).Params(append([]Code{ctxParam(), Id("store").Id(S), Id("id").String()}, hookParam...)...).Params(Op("*").Id(T), Error()).BlockFunc(func(b *Group) {
 		b.List(Id("s"), Id("ok"), Id("log"), Err()).Op(":=").Id("store").Dot("Load").Call(Id("ctx"), Id("id"))
@@ -495,7 +480,7 @@ func (g *gen) replay(f *File) {
 			}
 			if len(m.Counters) > 0 {
 				counter := Id("m").Dot("counter").Call(Id("c"), Id("e").Dot("From"))
-				if g.counterLimits() {
+				if g.limited {
 					b.For(List(Id("_"), Id("c")).Op(":=").Range().Id("t").Dot("inc")).Block(
 						Id("n").Op(":=").Add(counter),
 						Op("*").Id("n").Op("++"),
@@ -571,12 +556,7 @@ func (g *gen) replay(f *File) {
 func (g *gen) resume(f *File) {
 	T := g.T
 	S := g.name("Store")
-	hookParam := []Code{}
-	hookArg := []Code{}
-	if g.hooks {
-		hookParam = append(hookParam, Id("hooks").Id(g.name("Hooks")))
-		hookArg = append(hookArg, Id("hooks"))
-	}
+	hookParam, hookArg := g.hookParams(), g.hookArgs()
 	storeErr := func(op string) Code {
 		return Return(Nil(), Op("&").Id("StoreError").Values(Dict{Id("Op"): Lit(op), Id("Seq"): Id("m").Dot("seq"), Id("Err"): Err()}))
 	}

@@ -63,7 +63,7 @@ func (g *gen) timingAPI(f *File) {
 	f.Add(recv()).Id("TimeInState").Params(Id("now").Qual("time", "Time")).Qual("time", "Duration").Block(Return(Id("now").Dot("Sub").Call(Id("m").Dot("enteredAt"))))
 	f.Line()
 
-	if !g.anyTimeouts() {
+	if !g.timeouts {
 		return
 	}
 	f.Comment("// defaultTimeouts returns the spec's timeout of every state (0: none).")

@@ -3,8 +3,6 @@ package gogen
 import (
 	"fmt"
 	"strconv"
-	"unicode"
-	"unicode/utf8"
 
 	. "github.com/dave/jennifer/jen"
 	"github.com/fsmgen/fsmgen/internal/ir"
@@ -52,7 +50,7 @@ func (g *gen) enum(f *File, e enumSpec) {
 		f.Const().Id(e.Count).Op("=").Lit(n)
 		f.Line()
 	}
-	namesVar := lowerFirst(e.Type) + "Names"
+	namesVar := names.LowerFirst(e.Type) + "Names"
 	f.Var().Id(namesVar).Op("=").Index(Lit(n + e.Offset)).String().ValuesFunc(func(v *Group) {
 		if e.Offset == 1 {
 			v.Lit("")
@@ -111,14 +109,6 @@ func (g *gen) enum(f *File, e enumSpec) {
 		b.Return(Nil())
 	})
 	f.Line()
-}
-
-func lowerFirst(s string) string {
-	if s == "" {
-		return s
-	}
-	r, n := utf8.DecodeRuneInString(s)
-	return string(unicode.ToLower(r)) + s[n:]
 }
 
 // types emits State, Event, Role, Checkpoint, TimeoutLevel and the enum types of context

@@ -82,6 +82,12 @@ type State struct {
 	HistoryFrom []*State
 }
 
+// MemoryFields are the generated machine's fields holding what a remembering state
+// remembers: the state, and whether one is remembered.
+func (s *State) MemoryFields() (state, set string) {
+	return "prev" + s.GoName, "prev" + s.GoName + "Set"
+}
+
 // InGroup reports whether s belongs to g.
 func (s *State) InGroup(g *Group) bool {
 	for _, x := range s.Groups {
@@ -236,6 +242,13 @@ func (c *Counter) Bound() int {
 	}
 	return c.Limit
 }
+
+// CountField is the generated machine's field holding the counter.
+func (c *Counter) CountField() string { return "n" + c.GoName }
+
+// LimitField is the generated machine's field holding a configurable counter's limit,
+// counted as Limit counts it (the count whose increment trips).
+func (c *Counter) LimitField() string { return "limit" + c.GoName }
 
 // LimitMethod is the word of the generated accessors of a configurable limit:
 // Max<Counter> and SetMax<Counter> for a max counter, Limit<Counter> and

@@ -3,46 +3,29 @@ package lower_test
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/fsmgen/fsmgen/internal/fixture"
 	"github.com/fsmgen/fsmgen/internal/lower"
-	"golang.org/x/tools/txtar"
 )
 
 // FuzzLoad feeds lower.Load arbitrary input. Whatever the input, Load must not panic or
 // hang, every finding must have a position (line and column from 1) and a message, and the
 // machine must be nil exactly when there is an error.
 //
-// The corpus starts from every example spec in the repository and the spec of every
-// checker case in testdata/check, plus testdata/fuzz/FuzzLoad.
+// The corpus starts from fixture.Specs (the examples and the test specs) and
+// fixture.CheckCases (every checker case), plus testdata/fuzz/FuzzLoad.
 func FuzzLoad(f *testing.F) {
-	examples, err := filepath.Glob("../../examples/*/*.fsm.yaml")
-	if err != nil {
-		f.Fatal(err)
-	}
-	for _, path := range examples {
+	for _, path := range fixture.Specs(f, "../..") {
 		data, err := os.ReadFile(path)
 		if err != nil {
 			f.Fatal(err)
 		}
 		f.Add(data)
 	}
-	cases, err := filepath.Glob("testdata/check/*.txtar")
-	if err != nil {
-		f.Fatal(err)
-	}
-	for _, path := range cases {
-		ar, err := txtar.ParseFile(path)
-		if err != nil {
-			f.Fatal(err)
-		}
-		for _, file := range ar.Files {
-			if file.Name == "spec.fsm.yaml" {
-				f.Add(file.Data)
-			}
-		}
+	for _, spec := range fixture.CheckCases(f, "../..") {
+		f.Add(spec)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, ds := lower.Load("spec.fsm.yaml", data)

@@ -229,7 +229,7 @@ func (l *lowerer) checkGoDecls() {
 		}
 		pkg.add(fd.GoName, "type", "enum "+ns+" "+fd.GoName, owner, fd.Pos)
 		pkg.add("Parse"+fd.GoName, "function", "parse "+ns+" "+fd.GoName, owner, fd.Pos)
-		pkg.add(string(fd.GoName[0]|0x20)+fd.GoName[1:]+"Names", "variable", "names "+ns+" "+fd.GoName, owner, fd.Pos)
+		pkg.add(names.LowerFirst(fd.GoName)+"Names", "variable", "names "+ns+" "+fd.GoName, owner, fd.Pos)
 		for _, v := range fd.Values {
 			if id := names.GoName(v); id != "" {
 				pkg.add(fd.GoName+id, "constant", "value "+ns+" "+fd.GoName+" "+id, owner, fd.Pos)
@@ -267,19 +267,20 @@ func (l *lowerer) checkGoDecls() {
 		if c.GoName != "" {
 			owner := fmt.Sprintf("counter %q", c.Name)
 			members.add("Count"+c.GoName, "method", "count "+c.GoName, owner, c.Pos)
-			members.add("n"+c.GoName, "field", "counter "+c.GoName, owner, c.Pos)
+			members.add(c.CountField(), "field", "counter "+c.GoName, owner, c.Pos)
 			if c.Configurable && c.Limit > 0 {
 				members.add(c.LimitMethod()+c.GoName, "method", "limit "+c.GoName, owner, c.Pos)
 				members.add("Set"+c.LimitMethod()+c.GoName, "method", "set limit "+c.GoName, owner, c.Pos)
-				members.add("limit"+c.GoName, "field", "limit field "+c.GoName, owner, c.Pos)
+				members.add(c.LimitField(), "field", "limit field "+c.GoName, owner, c.Pos)
 			}
 		}
 	}
 	for _, s := range m.States {
 		if s.Remembers && s.GoName != "" {
 			owner := fmt.Sprintf("state %q", s.Name)
-			members.add("prev"+s.GoName, "field", "prev "+s.GoName, owner, s.Pos)
-			members.add("prev"+s.GoName+"Set", "field", "prev set "+s.GoName, owner, s.Pos)
+			st, set := s.MemoryFields()
+			members.add(st, "field", "prev "+s.GoName, owner, s.Pos)
+			members.add(set, "field", "prev set "+s.GoName, owner, s.Pos)
 		}
 	}
 	for _, g := range m.Groups {

@@ -18,8 +18,9 @@ import (
 	"github.com/fsmgen/fsmgen/spec"
 )
 
-// Lower resolves f. It returns the machine, or nil when there are errors, and every
-// finding (warnings do not stop lowering).
+// lower resolves f. It returns the machine, or nil when there are errors, and every
+// finding (warnings do not stop lowering). Without table it leaves out the machine's
+// (state, event) table (Check needs none).
 //
 // f may be partial (spec.LoadPartial): lowering then checks everything that does not
 // depend on the parts with errors, and reports nothing that could be a consequence of them.
@@ -27,10 +28,6 @@ import (
 // once, and the checks that would need to know what it names are skipped or made
 // conservative (a transition from an unknown state could be the way out of any state, so
 // no state is reported as a dead end).
-func Lower(f *spec.File) (*ir.Machine, diag.List) {
-	return lower(f, true)
-}
-
 func lower(f *spec.File, table bool) (*ir.Machine, diag.List) {
 	l := &lowerer{
 		f:  f,

@@ -513,15 +513,11 @@ func guards(m *ir.Machine) *Table {
 		if g.Kind != ir.Hook {
 			cond = subject + " " + strings.ReplaceAll(g.Op.String(), "_", " ") + " "
 			switch {
-			case g.Op == ir.Contains && f.Type.Kind == ir.String:
-				cond += CodeCell(strconv.Quote(g.Equals.Str))
-			case g.Op == ir.Contains:
-				cond += CodeCell(literal(f, g.Equals))
 			case g.Threshold.Len != nil:
 				cond += "the length of " + CodeCell(g.Threshold.Len.Name)
-			case g.Op == ir.Equals && f != nil && (f.Type.Kind == ir.String || f.Type.Kind == ir.Time):
+			case (g.Op == ir.Equals || g.Op == ir.Contains) && f != nil && (f.Type.Kind == ir.String || f.Type.Kind == ir.Time):
 				cond += CodeCell(strconv.Quote(g.Equals.Str))
-			case g.Op == ir.Equals && f != nil:
+			case (g.Op == ir.Equals || g.Op == ir.Contains) && f != nil:
 				cond += CodeCell(literal(f, g.Equals))
 			case g.Op == ir.Equals:
 				cond += number(g.Equals.Num)

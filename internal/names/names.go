@@ -4,6 +4,7 @@ package names
 import (
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // GoName maps a spec name to an exported Go identifier by the one rule of docs/spec.md:
@@ -26,6 +27,16 @@ func GoName(name string) string {
 		b.WriteString(string(rs))
 	}
 	return b.String()
+}
+
+// LowerFirst lower-cases the first rune of a Go identifier: the unexported name that goes
+// with an exported one (enum type Crit, its names table critNames).
+func LowerFirst(id string) string {
+	if id == "" {
+		return id
+	}
+	r, n := utf8.DecodeRuneInString(id)
+	return string(unicode.ToLower(r)) + id[n:]
 }
 
 // StartsWithLetter reports whether an identifier can stand without a prefix.

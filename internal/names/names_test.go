@@ -194,3 +194,11 @@ func TestDistance(t *testing.T) {
 		}
 	}
 }
+
+func TestLowerFirst(t *testing.T) {
+	for in, want := range map[string]string{"": "", "Crit": "crit", "État": "état", "ΣTag": "σTag", "X": "x", "数": "数"} {
+		if got := LowerFirst(in); got != want {
+			t.Errorf("LowerFirst(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -68,9 +68,12 @@ type Row struct {
 }
 
 // Setup is the Go code of the row's presets.
-func (r *Row) Setup() []string {
+func (r *Row) Setup() []string { return presetStmts(r.presets) }
+
+// presetStmts is the Go code of presets, a statement each.
+func presetStmts(ps []preset) []string {
 	var out []string
-	for _, p := range r.presets {
+	for _, p := range ps {
 		out = append(out, p.goStmt())
 	}
 	return out
@@ -88,13 +91,7 @@ type PathStep struct {
 }
 
 // Setup is the Go code of the step's presets.
-func (s PathStep) Setup() []string {
-	var out []string
-	for _, p := range s.presets {
-		out = append(out, p.goStmt())
-	}
-	return out
-}
+func (s PathStep) Setup() []string { return presetStmts(s.presets) }
 
 // PathNode is a node of the tree of shortest paths: one step from its parent node (-1 for
 // the initial state). The tree keeps the generated tests linear in the number of states,
@@ -318,9 +315,12 @@ func (o *oracle) role(s *ir.State, e *ir.Event) *ir.Role {
 	return ts[0].Roles[0].Role
 }
 
-func (o *oracle) hookGuards() []*ir.Guard {
+func (o *oracle) hookGuards() []*ir.Guard { return hookGuards(o.m) }
+
+// hookGuards lists the machine's hook guards, in declaration order.
+func hookGuards(m *ir.Machine) []*ir.Guard {
 	var out []*ir.Guard
-	for _, g := range o.m.Guards {
+	for _, g := range m.Guards {
 		if g.Kind == ir.Hook {
 			out = append(out, g)
 		}
@@ -552,12 +552,7 @@ func (o *oracle) exhaustive() {
 			if b.Reason != "" {
 				continue
 			}
-			t := ts[0]
-			for _, x := range ts {
-				if x.Pos.Line == b.Line {
-					t = x
-				}
-			}
+			t := b.step.Transition
 			// History with nothing remembered.
 			if t.Target.Kind == ir.History || anyHistoryChoice(t) {
 				r := o.base(s, e)

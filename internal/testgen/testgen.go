@@ -138,15 +138,7 @@ func (v view) ConfigurableLimits() []*ir.Counter {
 	return out
 }
 
-func (v view) HookGuards() []*ir.Guard {
-	var out []*ir.Guard
-	for _, g := range v.M.Guards {
-		if g.Kind == ir.Hook {
-			out = append(out, g)
-		}
-	}
-	return out
-}
+func (v view) HookGuards() []*ir.Guard { return hookGuards(v.M) }
 
 func (v view) Hooks() bool {
 	return len(v.HookGuards()) > 0 || len(v.M.Actions) > 0 || len(v.M.Checkpoints) > 0

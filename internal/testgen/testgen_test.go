@@ -5,7 +5,6 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"strconv"
@@ -21,21 +20,7 @@ import (
 // The end-to-end cases (every spec generated, vetted and its generated tests run) are
 // internal/gogen's TestGeneratedCompiles; these are the test generator's own checks.
 
-func specs(t *testing.T) []string {
-	t.Helper()
-	var out []string
-	for _, pat := range []string{"../../examples/*/*.fsm.yaml", "../interp/testdata/*.fsm.yaml", "../gogen/testdata/*.fsm.yaml"} {
-		m, err := filepath.Glob(pat)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, m...)
-	}
-	if len(out) == 0 {
-		t.Fatal("no specs found")
-	}
-	return out
-}
+func specs(t *testing.T) []string { return fixture.Specs(t, "../..") }
 
 func load(t *testing.T, path string) *ir.Machine { return fixture.Load(t, path) }
 

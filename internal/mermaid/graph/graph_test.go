@@ -2,12 +2,11 @@ package graph
 
 import (
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/fsmgen/fsmgen/internal/lower"
+	"github.com/fsmgen/fsmgen/internal/fixture"
 )
 
 func TestDuration(t *testing.T) {
@@ -39,15 +38,7 @@ func TestOrdinal(t *testing.T) {
 
 // TestBuild lists the door's edges in both history modes.
 func TestBuild(t *testing.T) {
-	const path = "../testdata/door.fsm.yaml"
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, ds := lower.Load(path, data)
-	if m == nil {
-		t.Fatal(ds)
-	}
+	m := fixture.Load(t, "../testdata/door.fsm.yaml")
 	node := func(n Node) string {
 		switch n.Kind {
 		case StateNode:
