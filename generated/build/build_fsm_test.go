@@ -1926,7 +1926,7 @@ func TestFsmRegistry(t *testing.T) {
 	if n := r.CleanupTerminal(); n != int(NumStates)-active || len(r.ListAll()) != active {
 		t.Errorf("cleanup removed %d", n)
 	}
-	if !r.Remove(ids[0]) && !StatePending.IsTerminal() {
+	if !r.Remove(ids[0]) && !State(0).IsTerminal() {
 		t.Error("Remove of a registered ID")
 	}
 	if r.Remove("nobody") {
