@@ -304,15 +304,22 @@ func targetFacts(rows map[string]*Row) (allocs, ratio, peers, table fact) {
 				allocs.ok, ratio.ok, peers.ok = false, false, false
 				continue
 			}
-			a := g.Values["allocs/op"]
-			at = append(at, fmt.Sprintf("%s %s %s", b, m, num(a)))
-			if a != 0 {
+			// A missing measurement fails its target: no data is not a pass.
+			a, measured := g.Values["allocs/op"]
+			if !measured {
+				at = append(at, fmt.Sprintf("%s %s not measured", b, m))
 				allocs.ok = false
+			} else {
+				at = append(at, fmt.Sprintf("%s %s %s", b, m, num(a)))
+				allocs.ok = allocs.ok && a == 0
 			}
 			if t := get(rows, b, m, "table"); t != nil {
 				tt = append(tt, fmt.Sprintf("%s %s %.2fx", b, m, g.Values["sec/op"]/t.Values["sec/op"]))
 			}
-			if h != nil {
+			if h == nil {
+				rt = append(rt, fmt.Sprintf("%s %s: no floor measured", b, m))
+				ratio.ok = false
+			} else {
 				x := g.Values["sec/op"] / h.Values["sec/op"]
 				worstRatio = max(worstRatio, x)
 				rt = append(rt, fmt.Sprintf("%s %s %.2fx", b, m, x))
@@ -321,7 +328,10 @@ func targetFacts(rows map[string]*Row) (allocs, ratio, peers, table fact) {
 				}
 			}
 			for _, peer := range []string{"looplab", "stateless"} {
-				if r := get(rows, b, m, peer); r != nil {
+				if r := get(rows, b, m, peer); r == nil {
+					pt = append(pt, fmt.Sprintf("%s %s %s not measured", b, m, peer))
+					peers.ok = false
+				} else {
 					x := r.Values["sec/op"] / g.Values["sec/op"]
 					bestPeer = min(bestPeer, x)
 					pt = append(pt, fmt.Sprintf("%s %s %s %.0fx", b, m, peer, x))
