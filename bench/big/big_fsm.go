@@ -11,13 +11,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/fsmgen/fsmgen/fsmrt"
 	"log/slog"
 	"slices"
-	"sort"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
+)
+
+// A compiler error here means this code and the fsmrt package it imports are of versions
+// that do not fit: generate the code again with the fsmgen of the same module version.
+const (
+	_ = fsmrt.EnforceVersion(1 - fsmrt.MinVersion)
+	_ = fsmrt.EnforceVersion(fsmrt.MaxVersion - 1)
 )
 
 // State is a state of the Big machine.
@@ -129,7 +134,12 @@ const (
 // NumStates is the number of states.
 const NumStates = 50
 
-var stateNames = [50]string{"s00", "s01", "s02", "s03", "s04", "s05", "s06", "s07", "s08", "s09", "s10", "s11", "s12", "s13", "s14", "s15", "s16", "s17", "s18", "s19", "s20", "s21", "s22", "s23", "s24", "s25", "s26", "s27", "s28", "s29", "s30", "s31", "s32", "s33", "s34", "s35", "s36", "s37", "s38", "s39", "s40", "s41", "s42", "s43", "s44", "s45", "s46", "s47", "s48", "s49"}
+var stateNames = fsmrt.Names{
+	List:    []string{"s00", "s01", "s02", "s03", "s04", "s05", "s06", "s07", "s08", "s09", "s10", "s11", "s12", "s13", "s14", "s15", "s16", "s17", "s18", "s19", "s20", "s21", "s22", "s23", "s24", "s25", "s26", "s27", "s28", "s29", "s30", "s31", "s32", "s33", "s34", "s35", "s36", "s37", "s38", "s39", "s40", "s41", "s42", "s43", "s44", "s45", "s46", "s47", "s48", "s49"},
+	Package: "big",
+	Type:    "State",
+	What:    "state",
+}
 
 // An "invalid array index" compiler error means the constants changed: run fsmgen again.
 var (
@@ -187,38 +197,23 @@ var (
 
 // String returns the state's name as the spec writes it.
 func (v State) String() string {
-	if int(v) < len(stateNames) {
-		return stateNames[v]
-	}
-	return "State(" + strconv.Itoa(int(v)) + ")"
+	return stateNames.String(int(v))
 }
 
 // ParseState returns the state with the given spec name.
 func ParseState(name string) (State, error) {
-	for i, n := range stateNames {
-		if n == name && name != "" {
-			return State(i), nil
-		}
-	}
-	return 0, fmt.Errorf("big: unknown %s %q", "state", name)
+	i, err := stateNames.Parse(name)
+	return State(i), err
 }
 
 // MarshalText encodes the state by name.
 func (v State) MarshalText() ([]byte, error) {
-	if int(v) >= len(stateNames) {
-		return nil, fmt.Errorf("big: invalid %s %d", "state", int(v))
-	}
-	return []byte(stateNames[v]), nil
+	return stateNames.Marshal(int(v))
 }
 
 // UnmarshalText decodes a state name.
 func (v *State) UnmarshalText(b []byte) error {
-	x, err := ParseState(string(b))
-	if err != nil {
-		return err
-	}
-	*v = x
-	return nil
+	return fsmrt.Unmarshal(&stateNames, b, v)
 }
 
 // Event is an event of the Big machine.
@@ -270,7 +265,12 @@ const (
 // NumEvents is the number of events.
 const NumEvents = 20
 
-var eventNames = [20]string{"e00", "e01", "e02", "e03", "e04", "e05", "e06", "e07", "e08", "e09", "e10", "e11", "e12", "e13", "e14", "e15", "e16", "e17", "e18", "e19"}
+var eventNames = fsmrt.Names{
+	List:    []string{"e00", "e01", "e02", "e03", "e04", "e05", "e06", "e07", "e08", "e09", "e10", "e11", "e12", "e13", "e14", "e15", "e16", "e17", "e18", "e19"},
+	Package: "big",
+	Type:    "Event",
+	What:    "event",
+}
 
 // An "invalid array index" compiler error means the constants changed: run fsmgen again.
 var (
@@ -298,56 +298,33 @@ var (
 
 // String returns the event's name as the spec writes it.
 func (v Event) String() string {
-	if int(v) < len(eventNames) {
-		return eventNames[v]
-	}
-	return "Event(" + strconv.Itoa(int(v)) + ")"
+	return eventNames.String(int(v))
 }
 
 // ParseEvent returns the event with the given spec name.
 func ParseEvent(name string) (Event, error) {
-	for i, n := range eventNames {
-		if n == name && name != "" {
-			return Event(i), nil
-		}
-	}
-	return 0, fmt.Errorf("big: unknown %s %q", "event", name)
+	i, err := eventNames.Parse(name)
+	return Event(i), err
 }
 
 // MarshalText encodes the event by name.
 func (v Event) MarshalText() ([]byte, error) {
-	if int(v) >= len(eventNames) {
-		return nil, fmt.Errorf("big: invalid %s %d", "event", int(v))
-	}
-	return []byte(eventNames[v]), nil
+	return eventNames.Marshal(int(v))
 }
 
 // UnmarshalText decodes a event name.
 func (v *Event) UnmarshalText(b []byte) error {
-	x, err := ParseEvent(string(b))
-	if err != nil {
-		return err
-	}
-	*v = x
-	return nil
+	return fsmrt.Unmarshal(&eventNames, b, v)
 }
 
 // States returns every state in declaration order.
 func States() []State {
-	out := make([]State, NumStates)
-	for i := range out {
-		out[i] = State(i)
-	}
-	return out
+	return fsmrt.All[State](NumStates)
 }
 
 // Events returns every event in declaration order.
 func Events() []Event {
-	out := make([]Event, NumEvents)
-	for i := range out {
-		out[i] = Event(i)
-	}
-	return out
+	return fsmrt.All[Event](NumEvents)
 }
 
 // IsTerminal reports whether no event is accepted in s.
@@ -360,197 +337,48 @@ func (s State) IsTerminal() bool {
 }
 
 // FieldError is one missing or invalid field of the context or of a payload.
-type FieldError struct {
-	Field   string `json:"field"`
-	Message string `json:"message"`
-}
+type FieldError = fsmrt.FieldError
 
-// Sentinel errors for errors.Is: every refusal matches ErrRefused, and each typed error
-// also matches its own sentinel.
+// Sentinel errors for errors.Is, the runtime's own: every refusal matches ErrRefused, and
+// each typed error also matches its own sentinel.
 var (
-	ErrRefused           = errors.New("big: event refused")
-	ErrInvalidTransition = errors.New("big: invalid transition")
-	ErrGuard             = errors.New("big: guard does not hold")
-	ErrPermission        = errors.New("big: permission denied")
-	ErrNoChoice          = errors.New("big: no choice holds")
-	ErrNoHistory         = errors.New("big: nothing remembered")
-	ErrLimit             = errors.New("big: limit reached")
-	ErrValidation        = errors.New("big: validation failed")
+	ErrRefused           = fsmrt.ErrRefused
+	ErrInvalidTransition = fsmrt.ErrInvalidTransition
+	ErrGuard             = fsmrt.ErrGuard
+	ErrPermission        = fsmrt.ErrPermission
+	ErrNoChoice          = fsmrt.ErrNoChoice
+	ErrNoHistory         = fsmrt.ErrNoHistory
+	ErrLimit             = fsmrt.ErrLimit
+	ErrValidation        = fsmrt.ErrValidation
 )
 
 // InvalidTransitionError says the event is not accepted in the state at all (every event
 // is refused in a terminal state). Permitted lists what is.
-type InvalidTransitionError struct {
-	State State
-	Event Event
-}
-
-// Error describes the refusal.
-func (e *InvalidTransitionError) Error() string {
-	if e.State.IsTerminal() {
-		return fmt.Sprintf("big: %s is terminal: %s is not accepted", e.State, e.Event)
-	}
-	return fmt.Sprintf("big: no transition from %s on %s", e.State, e.Event)
-}
-
-// Is matches ErrInvalidTransition and ErrRefused.
-func (e *InvalidTransitionError) Is(target error) bool {
-	return target == ErrInvalidTransition || target == ErrRefused
-}
-
-// Reason names the kind of refusal as `fsmgen sim` does: "invalid_transition".
-func (e *InvalidTransitionError) Reason() string {
-	return "invalid_transition"
-}
+type InvalidTransitionError = fsmrt.InvalidTransitionError[State, Event]
 
 // GuardError says transitions exist for the state and event, but none of their guards
 // hold.
-type GuardError struct {
-	State State
-	Event Event
-}
-
-// Error describes the refusal.
-func (e *GuardError) Error() string {
-	return fmt.Sprintf("big: %s on %s: no transition's guards hold", e.State, e.Event)
-}
-
-// Is matches ErrGuard and ErrRefused.
-func (e *GuardError) Is(target error) bool {
-	return target == ErrGuard || target == ErrRefused
-}
-
-// Reason names the kind of refusal as `fsmgen sim` does: "guard".
-func (e *GuardError) Reason() string {
-	return "guard"
-}
+type GuardError = fsmrt.GuardError[State, Event]
 
 // NoChoiceError says a dynamic transition found no candidate whose guards hold.
-type NoChoiceError struct {
-	State State
-	Event Event
-}
-
-// Error describes the refusal.
-func (e *NoChoiceError) Error() string {
-	return fmt.Sprintf("big: %s on %s: no choice holds", e.State, e.Event)
-}
-
-// Is matches ErrNoChoice and ErrRefused.
-func (e *NoChoiceError) Is(target error) bool {
-	return target == ErrNoChoice || target == ErrRefused
-}
-
-// Reason names the kind of refusal as `fsmgen sim` does: "no_choice".
-func (e *NoChoiceError) Reason() string {
-	return "no_choice"
-}
+type NoChoiceError = fsmrt.NoChoiceError[State, Event]
 
 // NoHistoryError says a history transition found no remembered state to return to.
-type NoHistoryError struct {
-	State       State
-	Event       Event
-	Remembering State
-}
-
-// Error describes the refusal.
-func (e *NoHistoryError) Error() string {
-	return fmt.Sprintf("big: %s on %s: %s remembers no state to return to", e.State, e.Event, e.Remembering)
-}
-
-// Is matches ErrNoHistory and ErrRefused.
-func (e *NoHistoryError) Is(target error) bool {
-	return target == ErrNoHistory || target == ErrRefused
-}
-
-// Reason names the kind of refusal as `fsmgen sim` does: "no_history".
-func (e *NoHistoryError) Reason() string {
-	return "no_history"
-}
+type NoHistoryError = fsmrt.NoHistoryError[State, Event]
 
 // LimitError says the transition would trip a counter's limit that has no `then` state.
-type LimitError struct {
-	State   State
-	Event   Event
-	Counter string
-	Limit   int
-}
-
-// Error describes the refusal.
-func (e *LimitError) Error() string {
-	return fmt.Sprintf("big: %s on %s: counter %s reached its limit of %d", e.State, e.Event, e.Counter, e.Limit)
-}
-
-// Is matches ErrLimit and ErrRefused.
-func (e *LimitError) Is(target error) bool {
-	return target == ErrLimit || target == ErrRefused
-}
-
-// Reason names the kind of refusal as `fsmgen sim` does: "limit".
-func (e *LimitError) Reason() string {
-	return "limit"
-}
+type LimitError = fsmrt.LimitError[State, Event]
 
 // ValidationError says required fields are missing or invalid: the context fields the
 // target state requires, or the event's payload (Payload is true). Allowed lists the
 // events that would be accepted instead.
-type ValidationError struct {
-	State State
-	Event Event
-	// Target is the state that could not be entered.
-	Target  State
-	Payload bool
-	Errors  []FieldError
-	Allowed []Event
-}
+type ValidationError = fsmrt.ValidationError[State, Event]
 
-// Error describes the refusal.
-func (e *ValidationError) Error() string {
-	what := "cannot enter " + e.Target.String()
-	if e.Payload {
-		what = "invalid payload for " + e.Event.String()
-	}
-	var b strings.Builder
-	for i, fe := range e.Errors {
-		if i > 0 {
-			b.WriteString("; ")
-		}
-		b.WriteString(fe.Field + ": " + fe.Message)
-	}
-	return "big: " + what + ": " + b.String()
-}
-
-// Is matches ErrValidation and ErrRefused.
-func (e *ValidationError) Is(target error) bool {
-	return target == ErrValidation || target == ErrRefused
-}
-
-// Reason names the kind of refusal as `fsmgen sim` does: "artifacts".
-// An invalid payload is "payload".
-func (e *ValidationError) Reason() string {
-	if e.Payload {
-		return "payload"
-	}
-	return "artifacts"
-}
-
-// MarshalJSON encodes the refusal the way the seed documents' API reports one:
-// {"success": false, "errors": [{"field", "message"}...], "allowedTransitions": [...]}.
-func (e *ValidationError) MarshalJSON() ([]byte, error) {
-	v := struct {
-		Success bool         `json:"success"`
-		Errors  []FieldError `json:"errors"`
-		Allowed []Event      `json:"allowedTransitions"`
-	}{
-		Allowed: append([]Event{}, e.Allowed...),
-		Errors:  append([]FieldError{}, e.Errors...),
-	}
-	return json.Marshal(v)
-}
-
-// Permitted lists the events the state accepts at all (guards, roles and fields aside).
-func (e *InvalidTransitionError) Permitted() []Event {
-	return accepted(e.State, nil)
+// fsmSpec describes the machine to the runtime: the package its errors name, and the events
+// each state accepts (filled in by init from the dispatch table).
+var fsmSpec = fsmrt.Spec{
+	Machine: "Big",
+	Package: "big",
 }
 
 // Preallocated refusals, so that refusing an event allocates nothing. Written once by init.
@@ -560,10 +388,14 @@ var (
 )
 
 func init() {
+	fsmSpec.Accepts = make([][]int, NumStates)
 	for s := range invalidTransitions {
 		for e := range invalidTransitions[s] {
-			invalidTransitions[s][e] = InvalidTransitionError{State(s), Event(e)}
-			guardRefusals[s][e] = GuardError{State(s), Event(e)}
+			invalidTransitions[s][e] = fsmrt.InvalidTransition(&fsmSpec, State(s), Event(e))
+			guardRefusals[s][e] = fsmrt.Guard(&fsmSpec, State(s), Event(e))
+			if accepts(State(s), Event(e)) {
+				fsmSpec.Accepts[s] = append(fsmSpec.Accepts[s], e)
+			}
 		}
 	}
 }
@@ -1595,7 +1427,8 @@ func (m *Big) step(ctx context.Context, e Event, in *BigInput, dry bool) (State,
 		}
 	}
 	if from >= NumStates || e >= NumEvents {
-		return from, &InvalidTransitionError{from, e}
+		refusal := fsmrt.InvalidTransition(&fsmSpec, from, e)
+		return from, &refusal
 	}
 	return from, &invalidTransitions[from][e]
 }
@@ -6626,96 +6459,25 @@ func (s *BigMemoryStore) after(id string, seq int64) []BigLogEntry {
 var _ BigStore = (*BigMemoryStore)(nil)
 
 // ErrNotRegistered says no machine with that ID is registered.
-var ErrNotRegistered = errors.New("big: not registered")
+var ErrNotRegistered = fsmrt.ErrNotRegistered
 
-// BigRegistry holds machines by ID and answers queries over them. It is safe for
-// concurrent use: each machine has a lock, held while Do, Fire or a query looks at it.
-// Fire events on registered machines through Do or Fire, never directly from several
-// goroutines.
+// BigRegistry holds machines by ID and answers queries over them (fsmrt.Registry). It is
+// safe for concurrent use: each machine has a lock, held while Do, Fire or a query looks
+// at it. Fire events on registered machines through Do or Fire, never directly from
+// several goroutines.
 type BigRegistry struct {
-	mu        sync.RWMutex
-	tasks     map[string]*registeredBig
-	maxActive int
-	logger    *slog.Logger
-}
-
-type registeredBig struct {
-	mu sync.Mutex
-	m  *Big
+	fsmrt.Registry[*Big, State]
 }
 
 // NewBigRegistry returns an empty registry. Registering past maxActive active
 // (non-terminal) machines is not refused, but logged as a warning through logger
 // (slog.Default() when nil); maxActive 0 means no limit.
 func NewBigRegistry(maxActive int, logger *slog.Logger) *BigRegistry {
-	if logger == nil {
-		logger = slog.Default()
-	}
-	return &BigRegistry{
-		logger:    logger,
-		maxActive: maxActive,
-		tasks:     map[string]*registeredBig{},
-	}
-}
-
-// Register adds m under m.ID, which must be set and not yet registered.
-func (r *BigRegistry) Register(m *Big) error {
-	if m.ID == "" {
-		return errors.New("big: register: machine has no ID")
-	}
-	r.mu.Lock()
-	if _, dup := r.tasks[m.ID]; dup {
-		r.mu.Unlock()
-		return fmt.Errorf("big: register: %q is already registered", m.ID)
-	}
-	r.tasks[m.ID] = &registeredBig{m: m}
-	r.mu.Unlock()
-	if r.maxActive > 0 {
-		if n := r.ActiveCount(); n > r.maxActive {
-			r.logger.Warn("active machines past the limit", "machine", "Big", "active", n, "max", r.maxActive)
-		}
-	}
-	return nil
-}
-
-// Get returns the machine registered under id, or ErrNotRegistered.
-func (r *BigRegistry) Get(id string) (*Big, error) {
-	if m := r.GetOrNil(id); m != nil {
-		return m, nil
-	}
-	return nil, fmt.Errorf("%w: %q", ErrNotRegistered, id)
-}
-
-// GetOrNil returns the machine registered under id, or nil.
-func (r *BigRegistry) GetOrNil(id string) *Big {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	if e, ok := r.tasks[id]; ok {
-		return e.m
-	}
-	return nil
-}
-
-// Remove unregisters id and reports whether it was registered.
-func (r *BigRegistry) Remove(id string) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	_, ok := r.tasks[id]
-	delete(r.tasks, id)
-	return ok
-}
-
-// Do runs fn on the machine registered under id while holding its lock.
-func (r *BigRegistry) Do(id string, fn func(*Big) error) error {
-	r.mu.RLock()
-	e, ok := r.tasks[id]
-	r.mu.RUnlock()
-	if !ok {
-		return fmt.Errorf("%w: %q", ErrNotRegistered, id)
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return fn(e.m)
+	r := &BigRegistry{}
+	r.Init("Big", func(m *Big) string {
+		return m.ID
+	}, maxActive, logger)
+	return r
 }
 
 // Fire fires e on the machine registered under id, holding its lock.
@@ -6727,67 +6489,4 @@ func (r *BigRegistry) Fire(ctx context.Context, id string, e Event, in BigInput)
 		return err
 	})
 	return to, err
-}
-
-// Where returns the machines for which keep holds (called under each machine's lock),
-// ordered by ID.
-func (r *BigRegistry) Where(keep func(*Big) bool) []*Big {
-	r.mu.RLock()
-	ids := make([]string, 0, len(r.tasks))
-	for id := range r.tasks {
-		ids = append(ids, id)
-	}
-	entries := make([]*registeredBig, 0, len(ids))
-	sort.Strings(ids)
-	for _, id := range ids {
-		entries = append(entries, r.tasks[id])
-	}
-	r.mu.RUnlock()
-	var out []*Big
-	for _, e := range entries {
-		e.mu.Lock()
-		ok := keep(e.m)
-		e.mu.Unlock()
-		if ok {
-			out = append(out, e.m)
-		}
-	}
-	return out
-}
-
-// ListAll returns every registered machine, ordered by ID.
-func (r *BigRegistry) ListAll() []*Big {
-	return r.Where(func(*Big) bool {
-		return true
-	})
-}
-
-// ListActive returns the machines that are not in a terminal state, ordered by ID.
-func (r *BigRegistry) ListActive() []*Big {
-	return r.Where(func(m *Big) bool {
-		return !m.state.IsTerminal()
-	})
-}
-
-// ActiveCount returns the number of machines not in a terminal state.
-func (r *BigRegistry) ActiveCount() int {
-	return len(r.ListActive())
-}
-
-// ByState returns the machines in state s, ordered by ID.
-func (r *BigRegistry) ByState(s State) []*Big {
-	return r.Where(func(m *Big) bool {
-		return m.state == s
-	})
-}
-
-// CleanupTerminal unregisters every machine in a terminal state and returns how many.
-func (r *BigRegistry) CleanupTerminal() int {
-	done := r.Where(func(m *Big) bool {
-		return m.state.IsTerminal()
-	})
-	for _, m := range done {
-		r.Remove(m.ID)
-	}
-	return len(done)
 }

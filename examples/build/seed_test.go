@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"sort"
 	"strings"
@@ -185,6 +186,11 @@ func TestSeed004BuildWorkflow(t *testing.T) {
 				{d*150/100 - time.Second, build.LevelAlert},
 				{d * 150 / 100, build.LevelEscalate},
 				{10 * d, build.LevelEscalate},
+				// Long past the timeout, the level stays escalate: the arithmetic cannot
+				// overflow for any duration (a 1h timeout once read "none" after 3 years).
+				{3 * 365 * 24 * time.Hour, build.LevelEscalate},
+				{100 * 365 * 24 * time.Hour, build.LevelEscalate},
+				{time.Duration(math.MaxInt64), build.LevelEscalate},
 			} {
 				if got := m.TimeoutLevel(entered.Add(p.after)); got != p.want {
 					t.Errorf("%s after %v of %v: %q, want %q", s, p.after, d, got, p.want)

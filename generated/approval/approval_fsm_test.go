@@ -838,7 +838,11 @@ func TestFsmPermitted(t *testing.T) {
 	}
 	// What each state accepts at all, whatever the guards.
 	for s, want := range fsmAccepted {
-		if got := (&InvalidTransitionError{State: State(s)}).Permitted(); !reflect.DeepEqual(got, want) {
+		var got []Event
+		if row := invalidTransitions[s][:]; len(row) > 0 {
+			got = row[0].Permitted()
+		}
+		if !reflect.DeepEqual(got, want) {
 			t.Errorf("accepted in %s: %v, want %v", State(s), got, want)
 		}
 	}
@@ -1077,8 +1081,11 @@ func TestFsmErrors(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("ValidationError JSON %s (%v), want %v", b, err, want)
 	}
-	if got := (&InvalidTransitionError{State: s, Event: e}).Permitted(); !reflect.DeepEqual(got, accepted(s, nil)) {
+	if got := invalidTransitions[s][e].Permitted(); !reflect.DeepEqual(got, accepted(s, nil)) {
 		t.Errorf("Permitted() = %v", got)
+	}
+	if msg := invalidTransitions[s][e].Error(); !strings.HasPrefix(msg, fsmSpec.Package+": ") {
+		t.Errorf("a refusal does not name its package: %q", msg)
 	}
 	if _, err := NewTask(&fsmHooks{}).Fire(context.Background(), Event(NumEvents)); fsmReason(err) != "invalid_transition" {
 		t.Errorf("out-of-range event: %v", err)
@@ -1371,7 +1378,7 @@ func (fsmFailingStore) Log(context.Context, string, int64) ([]TaskLogEntry, erro
 
 func TestFsmRegistry(t *testing.T) {
 	ctx := context.Background()
-	if NewTaskRegistry(0, nil).logger == nil {
+	if NewTaskRegistry(0, nil).Logger() == nil {
 		t.Error("a registry without logger has no logger")
 	}
 	var logged strings.Builder

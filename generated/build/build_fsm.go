@@ -15,13 +15,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/fsmgen/fsmgen/fsmrt"
 	"log/slog"
 	"slices"
-	"sort"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
+)
+
+// A compiler error here means this code and the fsmrt package it imports are of versions
+// that do not fit: generate the code again with the fsmgen of the same module version.
+const (
+	_ = fsmrt.EnforceVersion(1 - fsmrt.MinVersion)
+	_ = fsmrt.EnforceVersion(fsmrt.MaxVersion - 1)
 )
 
 // State is a state of the Task machine.
@@ -61,7 +66,12 @@ const (
 // NumStates is the number of states.
 const NumStates = 12
 
-var stateNames = [12]string{"pending", "assigned", "planning", "validated", "in_progress", "testing", "quality_review", "approved", "committing", "completed", "cto_intervention", "human_escalation"}
+var stateNames = fsmrt.Names{
+	List:    []string{"pending", "assigned", "planning", "validated", "in_progress", "testing", "quality_review", "approved", "committing", "completed", "cto_intervention", "human_escalation"},
+	Package: "build",
+	Type:    "State",
+	What:    "state",
+}
 
 // An "invalid array index" compiler error means the constants changed: run fsmgen again.
 var (
@@ -81,38 +91,23 @@ var (
 
 // String returns the state's name as the spec writes it.
 func (v State) String() string {
-	if int(v) < len(stateNames) {
-		return stateNames[v]
-	}
-	return "State(" + strconv.Itoa(int(v)) + ")"
+	return stateNames.String(int(v))
 }
 
 // ParseState returns the state with the given spec name.
 func ParseState(name string) (State, error) {
-	for i, n := range stateNames {
-		if n == name && name != "" {
-			return State(i), nil
-		}
-	}
-	return 0, fmt.Errorf("build: unknown %s %q", "state", name)
+	i, err := stateNames.Parse(name)
+	return State(i), err
 }
 
 // MarshalText encodes the state by name.
 func (v State) MarshalText() ([]byte, error) {
-	if int(v) >= len(stateNames) {
-		return nil, fmt.Errorf("build: invalid %s %d", "state", int(v))
-	}
-	return []byte(stateNames[v]), nil
+	return stateNames.Marshal(int(v))
 }
 
 // UnmarshalText decodes a state name.
 func (v *State) UnmarshalText(b []byte) error {
-	x, err := ParseState(string(b))
-	if err != nil {
-		return err
-	}
-	*v = x
-	return nil
+	return fsmrt.Unmarshal(&stateNames, b, v)
 }
 
 // Event is an event of the Task machine.
@@ -156,7 +151,12 @@ const (
 // NumEvents is the number of events.
 const NumEvents = 15
 
-var eventNames = [15]string{"picked_up", "validation_started", "approach_approved", "approach_rejected", "implementation_started", "implementation_failed", "code_complete", "self_checks_done", "gates_passed", "quality_failed", "ready_to_commit", "commit_succeeded", "precommit_failed", "retry", "skipped"}
+var eventNames = fsmrt.Names{
+	List:    []string{"picked_up", "validation_started", "approach_approved", "approach_rejected", "implementation_started", "implementation_failed", "code_complete", "self_checks_done", "gates_passed", "quality_failed", "ready_to_commit", "commit_succeeded", "precommit_failed", "retry", "skipped"},
+	Package: "build",
+	Type:    "Event",
+	What:    "event",
+}
 
 // An "invalid array index" compiler error means the constants changed: run fsmgen again.
 var (
@@ -179,56 +179,33 @@ var (
 
 // String returns the event's name as the spec writes it.
 func (v Event) String() string {
-	if int(v) < len(eventNames) {
-		return eventNames[v]
-	}
-	return "Event(" + strconv.Itoa(int(v)) + ")"
+	return eventNames.String(int(v))
 }
 
 // ParseEvent returns the event with the given spec name.
 func ParseEvent(name string) (Event, error) {
-	for i, n := range eventNames {
-		if n == name && name != "" {
-			return Event(i), nil
-		}
-	}
-	return 0, fmt.Errorf("build: unknown %s %q", "event", name)
+	i, err := eventNames.Parse(name)
+	return Event(i), err
 }
 
 // MarshalText encodes the event by name.
 func (v Event) MarshalText() ([]byte, error) {
-	if int(v) >= len(eventNames) {
-		return nil, fmt.Errorf("build: invalid %s %d", "event", int(v))
-	}
-	return []byte(eventNames[v]), nil
+	return eventNames.Marshal(int(v))
 }
 
 // UnmarshalText decodes a event name.
 func (v *Event) UnmarshalText(b []byte) error {
-	x, err := ParseEvent(string(b))
-	if err != nil {
-		return err
-	}
-	*v = x
-	return nil
+	return fsmrt.Unmarshal(&eventNames, b, v)
 }
 
 // States returns every state in declaration order.
 func States() []State {
-	out := make([]State, NumStates)
-	for i := range out {
-		out[i] = State(i)
-	}
-	return out
+	return fsmrt.All[State](NumStates)
 }
 
 // Events returns every event in declaration order.
 func Events() []Event {
-	out := make([]Event, NumEvents)
-	for i := range out {
-		out[i] = Event(i)
-	}
-	return out
+	return fsmrt.All[Event](NumEvents)
 }
 
 // IsTerminal reports whether no event is accepted in s.
@@ -263,7 +240,13 @@ const (
 	RoleHuman Role = 7
 )
 
-var roleNames = [8]string{"", "build_orchestrator", "solution_validator", "fullstack_developer", "quality_monitor", "git_manager", "cto", "human"}
+var roleNames = fsmrt.Names{
+	List:    []string{"", "build_orchestrator", "solution_validator", "fullstack_developer", "quality_monitor", "git_manager", "cto", "human"},
+	None:    true,
+	Package: "build",
+	Type:    "Role",
+	What:    "role",
+}
 
 // An "invalid array index" compiler error means the constants changed: run fsmgen again.
 var (
@@ -278,42 +261,23 @@ var (
 
 // String returns the role's name as the spec writes it.
 func (v Role) String() string {
-	if int(v) < len(roleNames) {
-		return roleNames[v]
-	}
-	return "Role(" + strconv.Itoa(int(v)) + ")"
+	return roleNames.String(int(v))
 }
 
 // ParseRole returns the role with the given spec name.
 func ParseRole(name string) (Role, error) {
-	for i, n := range roleNames {
-		if n == name && name != "" {
-			return Role(i), nil
-		}
-	}
-	return 0, fmt.Errorf("build: unknown %s %q", "role", name)
+	i, err := roleNames.Parse(name)
+	return Role(i), err
 }
 
 // MarshalText encodes the role by name.
 func (v Role) MarshalText() ([]byte, error) {
-	if int(v) >= len(roleNames) {
-		return nil, fmt.Errorf("build: invalid %s %d", "role", int(v))
-	}
-	return []byte(roleNames[v]), nil
+	return roleNames.Marshal(int(v))
 }
 
 // UnmarshalText decodes a role name.
 func (v *Role) UnmarshalText(b []byte) error {
-	if len(b) == 0 {
-		*v = 0
-		return nil
-	}
-	x, err := ParseRole(string(b))
-	if err != nil {
-		return err
-	}
-	*v = x
-	return nil
+	return fsmrt.Unmarshal(&roleNames, b, v)
 }
 
 // TimeoutLevel is how far past its timeout a machine is. Levels are reported, never
@@ -331,7 +295,13 @@ const (
 	LevelEscalate TimeoutLevel = 3
 )
 
-var timeoutLevelNames = [4]string{"", "warn", "alert", "escalate"}
+var timeoutLevelNames = fsmrt.Names{
+	List:    []string{"", "warn", "alert", "escalate"},
+	None:    true,
+	Package: "build",
+	Type:    "TimeoutLevel",
+	What:    "timeout level",
+}
 
 // An "invalid array index" compiler error means the constants changed: run fsmgen again.
 var (
@@ -342,258 +312,71 @@ var (
 
 // String returns the timeout level's name as the spec writes it.
 func (v TimeoutLevel) String() string {
-	if int(v) < len(timeoutLevelNames) {
-		return timeoutLevelNames[v]
-	}
-	return "TimeoutLevel(" + strconv.Itoa(int(v)) + ")"
+	return timeoutLevelNames.String(int(v))
 }
 
 // ParseTimeoutLevel returns the timeout level with the given spec name.
 func ParseTimeoutLevel(name string) (TimeoutLevel, error) {
-	for i, n := range timeoutLevelNames {
-		if n == name && name != "" {
-			return TimeoutLevel(i), nil
-		}
-	}
-	return 0, fmt.Errorf("build: unknown %s %q", "timeout level", name)
+	i, err := timeoutLevelNames.Parse(name)
+	return TimeoutLevel(i), err
 }
 
 // MarshalText encodes the timeout level by name.
 func (v TimeoutLevel) MarshalText() ([]byte, error) {
-	if int(v) >= len(timeoutLevelNames) {
-		return nil, fmt.Errorf("build: invalid %s %d", "timeout level", int(v))
-	}
-	return []byte(timeoutLevelNames[v]), nil
+	return timeoutLevelNames.Marshal(int(v))
 }
 
 // UnmarshalText decodes a timeout level name.
 func (v *TimeoutLevel) UnmarshalText(b []byte) error {
-	if len(b) == 0 {
-		*v = 0
-		return nil
-	}
-	x, err := ParseTimeoutLevel(string(b))
-	if err != nil {
-		return err
-	}
-	*v = x
-	return nil
+	return fsmrt.Unmarshal(&timeoutLevelNames, b, v)
 }
 
 // FieldError is one missing or invalid field of the context or of a payload.
-type FieldError struct {
-	Field   string `json:"field"`
-	Message string `json:"message"`
-}
+type FieldError = fsmrt.FieldError
 
-// Sentinel errors for errors.Is: every refusal matches ErrRefused, and each typed error
-// also matches its own sentinel.
+// Sentinel errors for errors.Is, the runtime's own: every refusal matches ErrRefused, and
+// each typed error also matches its own sentinel.
 var (
-	ErrRefused           = errors.New("build: event refused")
-	ErrInvalidTransition = errors.New("build: invalid transition")
-	ErrGuard             = errors.New("build: guard does not hold")
-	ErrPermission        = errors.New("build: permission denied")
-	ErrNoChoice          = errors.New("build: no choice holds")
-	ErrNoHistory         = errors.New("build: nothing remembered")
-	ErrLimit             = errors.New("build: limit reached")
-	ErrValidation        = errors.New("build: validation failed")
+	ErrRefused           = fsmrt.ErrRefused
+	ErrInvalidTransition = fsmrt.ErrInvalidTransition
+	ErrGuard             = fsmrt.ErrGuard
+	ErrPermission        = fsmrt.ErrPermission
+	ErrNoChoice          = fsmrt.ErrNoChoice
+	ErrNoHistory         = fsmrt.ErrNoHistory
+	ErrLimit             = fsmrt.ErrLimit
+	ErrValidation        = fsmrt.ErrValidation
 )
 
 // InvalidTransitionError says the event is not accepted in the state at all (every event
 // is refused in a terminal state). Permitted lists what is.
-type InvalidTransitionError struct {
-	State State
-	Event Event
-}
-
-// Error describes the refusal.
-func (e *InvalidTransitionError) Error() string {
-	if e.State.IsTerminal() {
-		return fmt.Sprintf("build: %s is terminal: %s is not accepted", e.State, e.Event)
-	}
-	return fmt.Sprintf("build: no transition from %s on %s", e.State, e.Event)
-}
-
-// Is matches ErrInvalidTransition and ErrRefused.
-func (e *InvalidTransitionError) Is(target error) bool {
-	return target == ErrInvalidTransition || target == ErrRefused
-}
-
-// Reason names the kind of refusal as `fsmgen sim` does: "invalid_transition".
-func (e *InvalidTransitionError) Reason() string {
-	return "invalid_transition"
-}
+type InvalidTransitionError = fsmrt.InvalidTransitionError[State, Event]
 
 // GuardError says transitions exist for the state and event, but none of their guards
 // hold.
-type GuardError struct {
-	State State
-	Event Event
-}
-
-// Error describes the refusal.
-func (e *GuardError) Error() string {
-	return fmt.Sprintf("build: %s on %s: no transition's guards hold", e.State, e.Event)
-}
-
-// Is matches ErrGuard and ErrRefused.
-func (e *GuardError) Is(target error) bool {
-	return target == ErrGuard || target == ErrRefused
-}
-
-// Reason names the kind of refusal as `fsmgen sim` does: "guard".
-func (e *GuardError) Reason() string {
-	return "guard"
-}
+type GuardError = fsmrt.GuardError[State, Event]
 
 // NoChoiceError says a dynamic transition found no candidate whose guards hold.
-type NoChoiceError struct {
-	State State
-	Event Event
-}
-
-// Error describes the refusal.
-func (e *NoChoiceError) Error() string {
-	return fmt.Sprintf("build: %s on %s: no choice holds", e.State, e.Event)
-}
-
-// Is matches ErrNoChoice and ErrRefused.
-func (e *NoChoiceError) Is(target error) bool {
-	return target == ErrNoChoice || target == ErrRefused
-}
-
-// Reason names the kind of refusal as `fsmgen sim` does: "no_choice".
-func (e *NoChoiceError) Reason() string {
-	return "no_choice"
-}
+type NoChoiceError = fsmrt.NoChoiceError[State, Event]
 
 // NoHistoryError says a history transition found no remembered state to return to.
-type NoHistoryError struct {
-	State       State
-	Event       Event
-	Remembering State
-}
-
-// Error describes the refusal.
-func (e *NoHistoryError) Error() string {
-	return fmt.Sprintf("build: %s on %s: %s remembers no state to return to", e.State, e.Event, e.Remembering)
-}
-
-// Is matches ErrNoHistory and ErrRefused.
-func (e *NoHistoryError) Is(target error) bool {
-	return target == ErrNoHistory || target == ErrRefused
-}
-
-// Reason names the kind of refusal as `fsmgen sim` does: "no_history".
-func (e *NoHistoryError) Reason() string {
-	return "no_history"
-}
+type NoHistoryError = fsmrt.NoHistoryError[State, Event]
 
 // LimitError says the transition would trip a counter's limit that has no `then` state.
-type LimitError struct {
-	State   State
-	Event   Event
-	Counter string
-	Limit   int
-}
-
-// Error describes the refusal.
-func (e *LimitError) Error() string {
-	return fmt.Sprintf("build: %s on %s: counter %s reached its limit of %d", e.State, e.Event, e.Counter, e.Limit)
-}
-
-// Is matches ErrLimit and ErrRefused.
-func (e *LimitError) Is(target error) bool {
-	return target == ErrLimit || target == ErrRefused
-}
-
-// Reason names the kind of refusal as `fsmgen sim` does: "limit".
-func (e *LimitError) Reason() string {
-	return "limit"
-}
+type LimitError = fsmrt.LimitError[State, Event]
 
 // ValidationError says required fields are missing or invalid: the context fields the
 // target state requires, or the event's payload (Payload is true). Allowed lists the
 // events that would be accepted instead.
-type ValidationError struct {
-	State State
-	Event Event
-	// Target is the state that could not be entered.
-	Target  State
-	Payload bool
-	Errors  []FieldError
-	Allowed []Event
-}
-
-// Error describes the refusal.
-func (e *ValidationError) Error() string {
-	what := "cannot enter " + e.Target.String()
-	if e.Payload {
-		what = "invalid payload for " + e.Event.String()
-	}
-	var b strings.Builder
-	for i, fe := range e.Errors {
-		if i > 0 {
-			b.WriteString("; ")
-		}
-		b.WriteString(fe.Field + ": " + fe.Message)
-	}
-	return "build: " + what + ": " + b.String()
-}
-
-// Is matches ErrValidation and ErrRefused.
-func (e *ValidationError) Is(target error) bool {
-	return target == ErrValidation || target == ErrRefused
-}
-
-// Reason names the kind of refusal as `fsmgen sim` does: "artifacts".
-// An invalid payload is "payload".
-func (e *ValidationError) Reason() string {
-	if e.Payload {
-		return "payload"
-	}
-	return "artifacts"
-}
+type ValidationError = fsmrt.ValidationError[State, Event]
 
 // PermissionError says the role may not fire the transition.
-type PermissionError struct {
-	State State
-	Event Event
-	Role  Role
-}
+type PermissionError = fsmrt.PermissionError[State, Event, Role]
 
-// Error describes the refusal.
-func (e *PermissionError) Error() string {
-	return fmt.Sprintf("build: %s on %s is not permitted to role %q", e.State, e.Event, e.Role.String())
-}
-
-// Is matches ErrPermission and ErrRefused.
-func (e *PermissionError) Is(target error) bool {
-	return target == ErrPermission || target == ErrRefused
-}
-
-// Reason names the kind of refusal as `fsmgen sim` does: "role".
-func (e *PermissionError) Reason() string {
-	return "role"
-}
-
-// MarshalJSON encodes the refusal the way the seed documents' API reports one:
-// {"success": false, "errors": [{"field", "message"}...], "allowedTransitions": [...]}.
-func (e *ValidationError) MarshalJSON() ([]byte, error) {
-	v := struct {
-		Success bool         `json:"success"`
-		Errors  []FieldError `json:"errors"`
-		Allowed []Event      `json:"allowedTransitions"`
-	}{
-		Allowed: append([]Event{}, e.Allowed...),
-		Errors:  append([]FieldError{}, e.Errors...),
-	}
-	return json.Marshal(v)
-}
-
-// Permitted lists the events the state accepts at all (guards, roles and fields aside).
-func (e *InvalidTransitionError) Permitted() []Event {
-	return accepted(e.State, nil)
+// fsmSpec describes the machine to the runtime: the package its errors name, and the events
+// each state accepts (filled in by init from the dispatch table).
+var fsmSpec = fsmrt.Spec{
+	Machine: "Task",
+	Package: "build",
 }
 
 // Preallocated refusals, so that refusing an event allocates nothing. Written once by init.
@@ -603,10 +386,14 @@ var (
 )
 
 func init() {
+	fsmSpec.Accepts = make([][]int, NumStates)
 	for s := range invalidTransitions {
 		for e := range invalidTransitions[s] {
-			invalidTransitions[s][e] = InvalidTransitionError{State(s), Event(e)}
-			guardRefusals[s][e] = GuardError{State(s), Event(e)}
+			invalidTransitions[s][e] = fsmrt.InvalidTransition(&fsmSpec, State(s), Event(e))
+			guardRefusals[s][e] = fsmrt.Guard(&fsmSpec, State(s), Event(e))
+			if accepts(State(s), Event(e)) {
+				fsmSpec.Accepts[s] = append(fsmSpec.Accepts[s], e)
+			}
 		}
 	}
 }
@@ -1029,7 +816,8 @@ func (m *Task) step(ctx context.Context, e Event, in *TaskInput, dry bool) (Stat
 		}
 	}
 	if from >= NumStates || e >= NumEvents {
-		return from, &InvalidTransitionError{from, e}
+		refusal := fsmrt.InvalidTransition(&fsmSpec, from, e)
+		return from, &refusal
 	}
 	return from, &invalidTransitions[from][e]
 }
@@ -1038,11 +826,7 @@ func (m *Task) step(ctx context.Context, e Event, in *TaskInput, dry bool) (Stat
 // picked_up -> assigned.
 func (m *Task) transition0(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	if !(in.Role == RoleHuman || in.Role == RoleBuildOrchestrator) {
-		return st.From, &PermissionError{
-			Event: st.Event,
-			Role:  in.Role,
-			State: st.From,
-		}
+		return st.From, fsmrt.Permission(&fsmSpec, st.From, st.Event, in.Role)
 	}
 	to := StateAssigned
 	if dry {
@@ -1063,11 +847,7 @@ func (m *Task) transition0(ctx context.Context, st TaskStep, in *TaskInput, dry 
 // validation_started -> planning.
 func (m *Task) transition1(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	if !(in.Role == RoleHuman || in.Role == RoleSolutionValidator) {
-		return st.From, &PermissionError{
-			Event: st.Event,
-			Role:  in.Role,
-			State: st.From,
-		}
+		return st.From, fsmrt.Permission(&fsmSpec, st.From, st.Event, in.Role)
 	}
 	to := StatePlanning
 	if dry {
@@ -1088,11 +868,7 @@ func (m *Task) transition1(ctx context.Context, st TaskStep, in *TaskInput, dry 
 // approach_approved -> validated.
 func (m *Task) transition2(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	if !(in.Role == RoleHuman || in.Role == RoleSolutionValidator) {
-		return st.From, &PermissionError{
-			Event: st.Event,
-			Role:  in.Role,
-			State: st.From,
-		}
+		return st.From, fsmrt.Permission(&fsmSpec, st.From, st.Event, in.Role)
 	}
 	to := StateValidated
 	if dry {
@@ -1113,11 +889,7 @@ func (m *Task) transition2(ctx context.Context, st TaskStep, in *TaskInput, dry 
 // implementation_started -> in_progress.
 func (m *Task) transition3(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	if !(in.Role == RoleHuman || in.Role == RoleFullstackDeveloper) {
-		return st.From, &PermissionError{
-			Event: st.Event,
-			Role:  in.Role,
-			State: st.From,
-		}
+		return st.From, fsmrt.Permission(&fsmSpec, st.From, st.Event, in.Role)
 	}
 	to := StateInProgress
 	if dry {
@@ -1138,11 +910,7 @@ func (m *Task) transition3(ctx context.Context, st TaskStep, in *TaskInput, dry 
 // code_complete -> testing.
 func (m *Task) transition4(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	if !(in.Role == RoleHuman || in.Role == RoleFullstackDeveloper) {
-		return st.From, &PermissionError{
-			Event: st.Event,
-			Role:  in.Role,
-			State: st.From,
-		}
+		return st.From, fsmrt.Permission(&fsmSpec, st.From, st.Event, in.Role)
 	}
 	to := StateTesting
 	if dry {
@@ -1163,11 +931,7 @@ func (m *Task) transition4(ctx context.Context, st TaskStep, in *TaskInput, dry 
 // self_checks_done -> quality_review.
 func (m *Task) transition5(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	if !(in.Role == RoleHuman || in.Role == RoleFullstackDeveloper) {
-		return st.From, &PermissionError{
-			Event: st.Event,
-			Role:  in.Role,
-			State: st.From,
-		}
+		return st.From, fsmrt.Permission(&fsmSpec, st.From, st.Event, in.Role)
 	}
 	to := StateQualityReview
 	if dry {
@@ -1188,11 +952,7 @@ func (m *Task) transition5(ctx context.Context, st TaskStep, in *TaskInput, dry 
 // on gates_passed -> approved.
 func (m *Task) transition6(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	if !(in.Role == RoleHuman || in.Role == RoleQualityMonitor) {
-		return st.From, &PermissionError{
-			Event: st.Event,
-			Role:  in.Role,
-			State: st.From,
-		}
+		return st.From, fsmrt.Permission(&fsmSpec, st.From, st.Event, in.Role)
 	}
 	to := StateApproved
 	if dry {
@@ -1213,11 +973,7 @@ func (m *Task) transition6(ctx context.Context, st TaskStep, in *TaskInput, dry 
 // ready_to_commit -> committing.
 func (m *Task) transition7(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	if !(in.Role == RoleHuman || in.Role == RoleGitManager) {
-		return st.From, &PermissionError{
-			Event: st.Event,
-			Role:  in.Role,
-			State: st.From,
-		}
+		return st.From, fsmrt.Permission(&fsmSpec, st.From, st.Event, in.Role)
 	}
 	to := StateCommitting
 	if dry {
@@ -1238,11 +994,7 @@ func (m *Task) transition7(ctx context.Context, st TaskStep, in *TaskInput, dry 
 // commit_succeeded -> completed.
 func (m *Task) transition8(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	if !(in.Role == RoleHuman || in.Role == RoleGitManager) {
-		return st.From, &PermissionError{
-			Event: st.Event,
-			Role:  in.Role,
-			State: st.From,
-		}
+		return st.From, fsmrt.Permission(&fsmSpec, st.From, st.Event, in.Role)
 	}
 	to := StateCompleted
 	if dry {
@@ -1263,11 +1015,7 @@ func (m *Task) transition8(ctx context.Context, st TaskStep, in *TaskInput, dry 
 // approach_rejected -> planning.
 func (m *Task) transition9(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	if !(in.Role == RoleHuman || in.Role == RoleSolutionValidator) {
-		return st.From, &PermissionError{
-			Event: st.Event,
-			Role:  in.Role,
-			State: st.From,
-		}
+		return st.From, fsmrt.Permission(&fsmSpec, st.From, st.Event, in.Role)
 	}
 	to := StatePlanning
 	redirected := false
@@ -1298,11 +1046,7 @@ func (m *Task) transition9(ctx context.Context, st TaskStep, in *TaskInput, dry 
 // quality_review on quality_failed -> in_progress.
 func (m *Task) transition10(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	if !(in.Role == RoleHuman || in.Role == RoleQualityMonitor) {
-		return st.From, &PermissionError{
-			Event: st.Event,
-			Role:  in.Role,
-			State: st.From,
-		}
+		return st.From, fsmrt.Permission(&fsmSpec, st.From, st.Event, in.Role)
 	}
 	to := StateInProgress
 	redirected := false
@@ -1333,11 +1077,7 @@ func (m *Task) transition10(ctx context.Context, st TaskStep, in *TaskInput, dry
 // precommit_failed -> in_progress.
 func (m *Task) transition11(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	if !(in.Role == RoleHuman || in.Role == RoleGitManager) {
-		return st.From, &PermissionError{
-			Event: st.Event,
-			Role:  in.Role,
-			State: st.From,
-		}
+		return st.From, fsmrt.Permission(&fsmSpec, st.From, st.Event, in.Role)
 	}
 	to := StateInProgress
 	redirected := false
@@ -1368,11 +1108,7 @@ func (m *Task) transition11(ctx context.Context, st TaskStep, in *TaskInput, dry
 // on implementation_failed -> in_progress.
 func (m *Task) transition12(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	if !(in.Role == RoleHuman || in.Role == RoleFullstackDeveloper) {
-		return st.From, &PermissionError{
-			Event: st.Event,
-			Role:  in.Role,
-			State: st.From,
-		}
+		return st.From, fsmrt.Permission(&fsmSpec, st.From, st.Event, in.Role)
 	}
 	to := StateInProgress
 	redirected := false
@@ -1403,19 +1139,11 @@ func (m *Task) transition12(ctx context.Context, st TaskStep, in *TaskInput, dry
 // cto_intervention on retry -> history of cto_intervention.
 func (m *Task) transition13(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	if !(in.Role == RoleHuman || in.Role == RoleCto) {
-		return st.From, &PermissionError{
-			Event: st.Event,
-			Role:  in.Role,
-			State: st.From,
-		}
+		return st.From, fsmrt.Permission(&fsmSpec, st.From, st.Event, in.Role)
 	}
 	to := st.From
 	if !m.prevCtoInterventionSet {
-		return st.From, &NoHistoryError{
-			Event:       st.Event,
-			Remembering: StateCtoIntervention,
-			State:       st.From,
-		}
+		return st.From, fsmrt.NoHistory(&fsmSpec, st.From, st.Event, StateCtoIntervention)
 	}
 	to = m.prevCtoIntervention
 	redirected := false
@@ -1449,11 +1177,7 @@ func (m *Task) transition13(ctx context.Context, st TaskStep, in *TaskInput, dry
 // Skip (@agent-cto override): the approach is taken as validated.
 func (m *Task) transition14(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	if !(in.Role == RoleHuman || in.Role == RoleCto) {
-		return st.From, &PermissionError{
-			Event: st.Event,
-			Role:  in.Role,
-			State: st.From,
-		}
+		return st.From, fsmrt.Permission(&fsmSpec, st.From, st.Event, in.Role)
 	}
 	to := StateValidated
 	if dry {
@@ -1476,11 +1200,7 @@ func (m *Task) transition14(ctx context.Context, st TaskStep, in *TaskInput, dry
 // Skip (@agent-cto override): implementation is taken as done.
 func (m *Task) transition15(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	if !(in.Role == RoleHuman || in.Role == RoleCto) {
-		return st.From, &PermissionError{
-			Event: st.Event,
-			Role:  in.Role,
-			State: st.From,
-		}
+		return st.From, fsmrt.Permission(&fsmSpec, st.From, st.Event, in.Role)
 	}
 	to := StateTesting
 	if dry {
@@ -1503,11 +1223,7 @@ func (m *Task) transition15(ctx context.Context, st TaskStep, in *TaskInput, dry
 // Skip (@agent-cto override): the quality gates are waived.
 func (m *Task) transition16(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	if !(in.Role == RoleHuman || in.Role == RoleCto) {
-		return st.From, &PermissionError{
-			Event: st.Event,
-			Role:  in.Role,
-			State: st.From,
-		}
+		return st.From, fsmrt.Permission(&fsmSpec, st.From, st.Event, in.Role)
 	}
 	to := StateApproved
 	if dry {
@@ -1530,11 +1246,7 @@ func (m *Task) transition16(ctx context.Context, st TaskStep, in *TaskInput, dry
 // Skip (@agent-cto override): the commit step is taken as done.
 func (m *Task) transition17(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	if !(in.Role == RoleHuman || in.Role == RoleCto) {
-		return st.From, &PermissionError{
-			Event: st.Event,
-			Role:  in.Role,
-			State: st.From,
-		}
+		return st.From, fsmrt.Permission(&fsmSpec, st.From, st.Event, in.Role)
 	}
 	to := StateCompleted
 	if dry {
@@ -2131,96 +1843,25 @@ func (s *TaskMemoryStore) after(id string, seq int64) []TaskLogEntry {
 var _ TaskStore = (*TaskMemoryStore)(nil)
 
 // ErrNotRegistered says no machine with that ID is registered.
-var ErrNotRegistered = errors.New("build: not registered")
+var ErrNotRegistered = fsmrt.ErrNotRegistered
 
-// TaskRegistry holds machines by ID and answers queries over them. It is safe for
-// concurrent use: each machine has a lock, held while Do, Fire or a query looks at it.
-// Fire events on registered machines through Do or Fire, never directly from several
-// goroutines.
+// TaskRegistry holds machines by ID and answers queries over them (fsmrt.Registry). It is
+// safe for concurrent use: each machine has a lock, held while Do, Fire or a query looks
+// at it. Fire events on registered machines through Do or Fire, never directly from
+// several goroutines.
 type TaskRegistry struct {
-	mu        sync.RWMutex
-	tasks     map[string]*registeredTask
-	maxActive int
-	logger    *slog.Logger
-}
-
-type registeredTask struct {
-	mu sync.Mutex
-	m  *Task
+	fsmrt.Registry[*Task, State]
 }
 
 // NewTaskRegistry returns an empty registry. Registering past maxActive active
 // (non-terminal) machines is not refused, but logged as a warning through logger
 // (slog.Default() when nil); maxActive 0 means no limit.
 func NewTaskRegistry(maxActive int, logger *slog.Logger) *TaskRegistry {
-	if logger == nil {
-		logger = slog.Default()
-	}
-	return &TaskRegistry{
-		logger:    logger,
-		maxActive: maxActive,
-		tasks:     map[string]*registeredTask{},
-	}
-}
-
-// Register adds m under m.ID, which must be set and not yet registered.
-func (r *TaskRegistry) Register(m *Task) error {
-	if m.ID == "" {
-		return errors.New("build: register: machine has no ID")
-	}
-	r.mu.Lock()
-	if _, dup := r.tasks[m.ID]; dup {
-		r.mu.Unlock()
-		return fmt.Errorf("build: register: %q is already registered", m.ID)
-	}
-	r.tasks[m.ID] = &registeredTask{m: m}
-	r.mu.Unlock()
-	if r.maxActive > 0 {
-		if n := r.ActiveCount(); n > r.maxActive {
-			r.logger.Warn("active machines past the limit", "machine", "Task", "active", n, "max", r.maxActive)
-		}
-	}
-	return nil
-}
-
-// Get returns the machine registered under id, or ErrNotRegistered.
-func (r *TaskRegistry) Get(id string) (*Task, error) {
-	if m := r.GetOrNil(id); m != nil {
-		return m, nil
-	}
-	return nil, fmt.Errorf("%w: %q", ErrNotRegistered, id)
-}
-
-// GetOrNil returns the machine registered under id, or nil.
-func (r *TaskRegistry) GetOrNil(id string) *Task {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	if e, ok := r.tasks[id]; ok {
-		return e.m
-	}
-	return nil
-}
-
-// Remove unregisters id and reports whether it was registered.
-func (r *TaskRegistry) Remove(id string) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	_, ok := r.tasks[id]
-	delete(r.tasks, id)
-	return ok
-}
-
-// Do runs fn on the machine registered under id while holding its lock.
-func (r *TaskRegistry) Do(id string, fn func(*Task) error) error {
-	r.mu.RLock()
-	e, ok := r.tasks[id]
-	r.mu.RUnlock()
-	if !ok {
-		return fmt.Errorf("%w: %q", ErrNotRegistered, id)
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return fn(e.m)
+	r := &TaskRegistry{}
+	r.Init("Task", func(m *Task) string {
+		return m.ID
+	}, maxActive, logger)
+	return r
 }
 
 // Fire fires e on the machine registered under id, holding its lock.
@@ -2232,69 +1873,6 @@ func (r *TaskRegistry) Fire(ctx context.Context, id string, e Event, in TaskInpu
 		return err
 	})
 	return to, err
-}
-
-// Where returns the machines for which keep holds (called under each machine's lock),
-// ordered by ID.
-func (r *TaskRegistry) Where(keep func(*Task) bool) []*Task {
-	r.mu.RLock()
-	ids := make([]string, 0, len(r.tasks))
-	for id := range r.tasks {
-		ids = append(ids, id)
-	}
-	entries := make([]*registeredTask, 0, len(ids))
-	sort.Strings(ids)
-	for _, id := range ids {
-		entries = append(entries, r.tasks[id])
-	}
-	r.mu.RUnlock()
-	var out []*Task
-	for _, e := range entries {
-		e.mu.Lock()
-		ok := keep(e.m)
-		e.mu.Unlock()
-		if ok {
-			out = append(out, e.m)
-		}
-	}
-	return out
-}
-
-// ListAll returns every registered machine, ordered by ID.
-func (r *TaskRegistry) ListAll() []*Task {
-	return r.Where(func(*Task) bool {
-		return true
-	})
-}
-
-// ListActive returns the machines that are not in a terminal state, ordered by ID.
-func (r *TaskRegistry) ListActive() []*Task {
-	return r.Where(func(m *Task) bool {
-		return !m.state.IsTerminal()
-	})
-}
-
-// ActiveCount returns the number of machines not in a terminal state.
-func (r *TaskRegistry) ActiveCount() int {
-	return len(r.ListActive())
-}
-
-// ByState returns the machines in state s, ordered by ID.
-func (r *TaskRegistry) ByState(s State) []*Task {
-	return r.Where(func(m *Task) bool {
-		return m.state == s
-	})
-}
-
-// CleanupTerminal unregisters every machine in a terminal state and returns how many.
-func (r *TaskRegistry) CleanupTerminal() int {
-	done := r.Where(func(m *Task) bool {
-		return m.state.IsTerminal()
-	})
-	for _, m := range done {
-		r.Remove(m.ID)
-	}
-	return len(done)
 }
 
 // ExceedingTimeout returns the machines whose state's timeout has reached level at at
@@ -2408,7 +1986,8 @@ func (m *Task) SetTimeout(s State, d time.Duration) error {
 }
 
 // TimeoutLevel returns the highest timeout level the current state has reached at now,
-// or LevelNone. Levels are reported, never enforced.
+// or LevelNone. Levels are reported, never enforced, and computed exactly for any
+// duration (fsmrt.Reached).
 func (m *Task) TimeoutLevel(now time.Time) TimeoutLevel {
 	d := m.timeouts[m.state]
 	if d <= 0 {
@@ -2417,103 +1996,103 @@ func (m *Task) TimeoutLevel(now time.Time) TimeoutLevel {
 	elapsed := now.Sub(m.enteredAt)
 	switch m.state {
 	case StatePending:
-		if elapsed*100 >= d*150 {
+		if fsmrt.Reached(elapsed, d, 150) {
 			return LevelEscalate
 		}
-		if elapsed*100 >= d*100 {
+		if fsmrt.Reached(elapsed, d, 100) {
 			return LevelAlert
 		}
-		if elapsed*100 >= d*80 {
+		if fsmrt.Reached(elapsed, d, 80) {
 			return LevelWarn
 		}
 	case StateAssigned:
-		if elapsed*100 >= d*150 {
+		if fsmrt.Reached(elapsed, d, 150) {
 			return LevelEscalate
 		}
-		if elapsed*100 >= d*100 {
+		if fsmrt.Reached(elapsed, d, 100) {
 			return LevelAlert
 		}
-		if elapsed*100 >= d*80 {
+		if fsmrt.Reached(elapsed, d, 80) {
 			return LevelWarn
 		}
 	case StatePlanning:
-		if elapsed*100 >= d*150 {
+		if fsmrt.Reached(elapsed, d, 150) {
 			return LevelEscalate
 		}
-		if elapsed*100 >= d*100 {
+		if fsmrt.Reached(elapsed, d, 100) {
 			return LevelAlert
 		}
-		if elapsed*100 >= d*80 {
+		if fsmrt.Reached(elapsed, d, 80) {
 			return LevelWarn
 		}
 	case StateValidated:
-		if elapsed*100 >= d*150 {
+		if fsmrt.Reached(elapsed, d, 150) {
 			return LevelEscalate
 		}
-		if elapsed*100 >= d*100 {
+		if fsmrt.Reached(elapsed, d, 100) {
 			return LevelAlert
 		}
-		if elapsed*100 >= d*80 {
+		if fsmrt.Reached(elapsed, d, 80) {
 			return LevelWarn
 		}
 	case StateInProgress:
-		if elapsed*100 >= d*150 {
+		if fsmrt.Reached(elapsed, d, 150) {
 			return LevelEscalate
 		}
-		if elapsed*100 >= d*100 {
+		if fsmrt.Reached(elapsed, d, 100) {
 			return LevelAlert
 		}
-		if elapsed*100 >= d*80 {
+		if fsmrt.Reached(elapsed, d, 80) {
 			return LevelWarn
 		}
 	case StateTesting:
-		if elapsed*100 >= d*150 {
+		if fsmrt.Reached(elapsed, d, 150) {
 			return LevelEscalate
 		}
-		if elapsed*100 >= d*100 {
+		if fsmrt.Reached(elapsed, d, 100) {
 			return LevelAlert
 		}
-		if elapsed*100 >= d*80 {
+		if fsmrt.Reached(elapsed, d, 80) {
 			return LevelWarn
 		}
 	case StateQualityReview:
-		if elapsed*100 >= d*150 {
+		if fsmrt.Reached(elapsed, d, 150) {
 			return LevelEscalate
 		}
-		if elapsed*100 >= d*100 {
+		if fsmrt.Reached(elapsed, d, 100) {
 			return LevelAlert
 		}
-		if elapsed*100 >= d*80 {
+		if fsmrt.Reached(elapsed, d, 80) {
 			return LevelWarn
 		}
 	case StateApproved:
-		if elapsed*100 >= d*150 {
+		if fsmrt.Reached(elapsed, d, 150) {
 			return LevelEscalate
 		}
-		if elapsed*100 >= d*100 {
+		if fsmrt.Reached(elapsed, d, 100) {
 			return LevelAlert
 		}
-		if elapsed*100 >= d*80 {
+		if fsmrt.Reached(elapsed, d, 80) {
 			return LevelWarn
 		}
 	case StateCommitting:
-		if elapsed*100 >= d*150 {
+		if fsmrt.Reached(elapsed, d, 150) {
 			return LevelEscalate
 		}
-		if elapsed*100 >= d*100 {
+		if fsmrt.Reached(elapsed, d, 100) {
 			return LevelAlert
 		}
-		if elapsed*100 >= d*80 {
+		if fsmrt.Reached(elapsed, d, 80) {
 			return LevelWarn
 		}
 	case StateCtoIntervention:
-		if elapsed*100 >= d*150 {
+		if fsmrt.Reached(elapsed, d, 150) {
 			return LevelEscalate
 		}
-		if elapsed*100 >= d*100 {
+		if fsmrt.Reached(elapsed, d, 100) {
 			return LevelAlert
 		}
-		if elapsed*100 >= d*80 {
+		if fsmrt.Reached(elapsed, d, 80) {
 			return LevelWarn
 		}
 	}

@@ -13,13 +13,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/fsmgen/fsmgen/fsmrt"
 	"log/slog"
 	"slices"
-	"sort"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
+)
+
+// A compiler error here means this code and the fsmrt package it imports are of versions
+// that do not fit: generate the code again with the fsmgen of the same module version.
+const (
+	_ = fsmrt.EnforceVersion(1 - fsmrt.MinVersion)
+	_ = fsmrt.EnforceVersion(fsmrt.MaxVersion - 1)
 )
 
 // State is a state of the Task machine.
@@ -45,7 +50,12 @@ const (
 // NumStates is the number of states.
 const NumStates = 6
 
-var stateNames = [6]string{"idle", "reasoning", "acting", "suspended", "completed", "failed"}
+var stateNames = fsmrt.Names{
+	List:    []string{"idle", "reasoning", "acting", "suspended", "completed", "failed"},
+	Package: "cognitive",
+	Type:    "State",
+	What:    "state",
+}
 
 // An "invalid array index" compiler error means the constants changed: run fsmgen again.
 var (
@@ -59,38 +69,23 @@ var (
 
 // String returns the state's name as the spec writes it.
 func (v State) String() string {
-	if int(v) < len(stateNames) {
-		return stateNames[v]
-	}
-	return "State(" + strconv.Itoa(int(v)) + ")"
+	return stateNames.String(int(v))
 }
 
 // ParseState returns the state with the given spec name.
 func ParseState(name string) (State, error) {
-	for i, n := range stateNames {
-		if n == name && name != "" {
-			return State(i), nil
-		}
-	}
-	return 0, fmt.Errorf("cognitive: unknown %s %q", "state", name)
+	i, err := stateNames.Parse(name)
+	return State(i), err
 }
 
 // MarshalText encodes the state by name.
 func (v State) MarshalText() ([]byte, error) {
-	if int(v) >= len(stateNames) {
-		return nil, fmt.Errorf("cognitive: invalid %s %d", "state", int(v))
-	}
-	return []byte(stateNames[v]), nil
+	return stateNames.Marshal(int(v))
 }
 
 // UnmarshalText decodes a state name.
 func (v *State) UnmarshalText(b []byte) error {
-	x, err := ParseState(string(b))
-	if err != nil {
-		return err
-	}
-	*v = x
-	return nil
+	return fsmrt.Unmarshal(&stateNames, b, v)
 }
 
 // Event is an event of the Task machine.
@@ -127,7 +122,12 @@ const (
 // NumEvents is the number of events.
 const NumEvents = 10
 
-var eventNames = [10]string{"task_created", "reason_done", "need_more_info", "message_received", "tool_call_completed", "tool_call_failed", "step_completed", "task_suspended", "task_resumed", "task_failed"}
+var eventNames = fsmrt.Names{
+	List:    []string{"task_created", "reason_done", "need_more_info", "message_received", "tool_call_completed", "tool_call_failed", "step_completed", "task_suspended", "task_resumed", "task_failed"},
+	Package: "cognitive",
+	Type:    "Event",
+	What:    "event",
+}
 
 // An "invalid array index" compiler error means the constants changed: run fsmgen again.
 var (
@@ -145,56 +145,33 @@ var (
 
 // String returns the event's name as the spec writes it.
 func (v Event) String() string {
-	if int(v) < len(eventNames) {
-		return eventNames[v]
-	}
-	return "Event(" + strconv.Itoa(int(v)) + ")"
+	return eventNames.String(int(v))
 }
 
 // ParseEvent returns the event with the given spec name.
 func ParseEvent(name string) (Event, error) {
-	for i, n := range eventNames {
-		if n == name && name != "" {
-			return Event(i), nil
-		}
-	}
-	return 0, fmt.Errorf("cognitive: unknown %s %q", "event", name)
+	i, err := eventNames.Parse(name)
+	return Event(i), err
 }
 
 // MarshalText encodes the event by name.
 func (v Event) MarshalText() ([]byte, error) {
-	if int(v) >= len(eventNames) {
-		return nil, fmt.Errorf("cognitive: invalid %s %d", "event", int(v))
-	}
-	return []byte(eventNames[v]), nil
+	return eventNames.Marshal(int(v))
 }
 
 // UnmarshalText decodes a event name.
 func (v *Event) UnmarshalText(b []byte) error {
-	x, err := ParseEvent(string(b))
-	if err != nil {
-		return err
-	}
-	*v = x
-	return nil
+	return fsmrt.Unmarshal(&eventNames, b, v)
 }
 
 // States returns every state in declaration order.
 func States() []State {
-	out := make([]State, NumStates)
-	for i := range out {
-		out[i] = State(i)
-	}
-	return out
+	return fsmrt.All[State](NumStates)
 }
 
 // Events returns every event in declaration order.
 func Events() []Event {
-	out := make([]Event, NumEvents)
-	for i := range out {
-		out[i] = Event(i)
-	}
-	return out
+	return fsmrt.All[Event](NumEvents)
 }
 
 // IsTerminal reports whether no event is accepted in s.
@@ -248,7 +225,12 @@ const (
 	CheckpointTaskFailed Checkpoint = 7
 )
 
-var checkpointNames = [8]string{"task_created", "reason_done", "tool_call_completed", "tool_call_failed", "need_more_info", "task_suspended", "task_completed", "task_failed"}
+var checkpointNames = fsmrt.Names{
+	List:    []string{"task_created", "reason_done", "tool_call_completed", "tool_call_failed", "need_more_info", "task_suspended", "task_completed", "task_failed"},
+	Package: "cognitive",
+	Type:    "Checkpoint",
+	What:    "checkpoint",
+}
 
 // An "invalid array index" compiler error means the constants changed: run fsmgen again.
 var (
@@ -264,232 +246,68 @@ var (
 
 // String returns the checkpoint's name as the spec writes it.
 func (v Checkpoint) String() string {
-	if int(v) < len(checkpointNames) {
-		return checkpointNames[v]
-	}
-	return "Checkpoint(" + strconv.Itoa(int(v)) + ")"
+	return checkpointNames.String(int(v))
 }
 
 // ParseCheckpoint returns the checkpoint with the given spec name.
 func ParseCheckpoint(name string) (Checkpoint, error) {
-	for i, n := range checkpointNames {
-		if n == name && name != "" {
-			return Checkpoint(i), nil
-		}
-	}
-	return 0, fmt.Errorf("cognitive: unknown %s %q", "checkpoint", name)
+	i, err := checkpointNames.Parse(name)
+	return Checkpoint(i), err
 }
 
 // MarshalText encodes the checkpoint by name.
 func (v Checkpoint) MarshalText() ([]byte, error) {
-	if int(v) >= len(checkpointNames) {
-		return nil, fmt.Errorf("cognitive: invalid %s %d", "checkpoint", int(v))
-	}
-	return []byte(checkpointNames[v]), nil
+	return checkpointNames.Marshal(int(v))
 }
 
 // UnmarshalText decodes a checkpoint name.
 func (v *Checkpoint) UnmarshalText(b []byte) error {
-	x, err := ParseCheckpoint(string(b))
-	if err != nil {
-		return err
-	}
-	*v = x
-	return nil
+	return fsmrt.Unmarshal(&checkpointNames, b, v)
 }
 
 // FieldError is one missing or invalid field of the context or of a payload.
-type FieldError struct {
-	Field   string `json:"field"`
-	Message string `json:"message"`
-}
+type FieldError = fsmrt.FieldError
 
-// Sentinel errors for errors.Is: every refusal matches ErrRefused, and each typed error
-// also matches its own sentinel.
+// Sentinel errors for errors.Is, the runtime's own: every refusal matches ErrRefused, and
+// each typed error also matches its own sentinel.
 var (
-	ErrRefused           = errors.New("cognitive: event refused")
-	ErrInvalidTransition = errors.New("cognitive: invalid transition")
-	ErrGuard             = errors.New("cognitive: guard does not hold")
-	ErrPermission        = errors.New("cognitive: permission denied")
-	ErrNoChoice          = errors.New("cognitive: no choice holds")
-	ErrNoHistory         = errors.New("cognitive: nothing remembered")
-	ErrLimit             = errors.New("cognitive: limit reached")
-	ErrValidation        = errors.New("cognitive: validation failed")
+	ErrRefused           = fsmrt.ErrRefused
+	ErrInvalidTransition = fsmrt.ErrInvalidTransition
+	ErrGuard             = fsmrt.ErrGuard
+	ErrPermission        = fsmrt.ErrPermission
+	ErrNoChoice          = fsmrt.ErrNoChoice
+	ErrNoHistory         = fsmrt.ErrNoHistory
+	ErrLimit             = fsmrt.ErrLimit
+	ErrValidation        = fsmrt.ErrValidation
 )
 
 // InvalidTransitionError says the event is not accepted in the state at all (every event
 // is refused in a terminal state). Permitted lists what is.
-type InvalidTransitionError struct {
-	State State
-	Event Event
-}
-
-// Error describes the refusal.
-func (e *InvalidTransitionError) Error() string {
-	if e.State.IsTerminal() {
-		return fmt.Sprintf("cognitive: %s is terminal: %s is not accepted", e.State, e.Event)
-	}
-	return fmt.Sprintf("cognitive: no transition from %s on %s", e.State, e.Event)
-}
-
-// Is matches ErrInvalidTransition and ErrRefused.
-func (e *InvalidTransitionError) Is(target error) bool {
-	return target == ErrInvalidTransition || target == ErrRefused
-}
-
-// Reason names the kind of refusal as `fsmgen sim` does: "invalid_transition".
-func (e *InvalidTransitionError) Reason() string {
-	return "invalid_transition"
-}
+type InvalidTransitionError = fsmrt.InvalidTransitionError[State, Event]
 
 // GuardError says transitions exist for the state and event, but none of their guards
 // hold.
-type GuardError struct {
-	State State
-	Event Event
-}
-
-// Error describes the refusal.
-func (e *GuardError) Error() string {
-	return fmt.Sprintf("cognitive: %s on %s: no transition's guards hold", e.State, e.Event)
-}
-
-// Is matches ErrGuard and ErrRefused.
-func (e *GuardError) Is(target error) bool {
-	return target == ErrGuard || target == ErrRefused
-}
-
-// Reason names the kind of refusal as `fsmgen sim` does: "guard".
-func (e *GuardError) Reason() string {
-	return "guard"
-}
+type GuardError = fsmrt.GuardError[State, Event]
 
 // NoChoiceError says a dynamic transition found no candidate whose guards hold.
-type NoChoiceError struct {
-	State State
-	Event Event
-}
-
-// Error describes the refusal.
-func (e *NoChoiceError) Error() string {
-	return fmt.Sprintf("cognitive: %s on %s: no choice holds", e.State, e.Event)
-}
-
-// Is matches ErrNoChoice and ErrRefused.
-func (e *NoChoiceError) Is(target error) bool {
-	return target == ErrNoChoice || target == ErrRefused
-}
-
-// Reason names the kind of refusal as `fsmgen sim` does: "no_choice".
-func (e *NoChoiceError) Reason() string {
-	return "no_choice"
-}
+type NoChoiceError = fsmrt.NoChoiceError[State, Event]
 
 // NoHistoryError says a history transition found no remembered state to return to.
-type NoHistoryError struct {
-	State       State
-	Event       Event
-	Remembering State
-}
-
-// Error describes the refusal.
-func (e *NoHistoryError) Error() string {
-	return fmt.Sprintf("cognitive: %s on %s: %s remembers no state to return to", e.State, e.Event, e.Remembering)
-}
-
-// Is matches ErrNoHistory and ErrRefused.
-func (e *NoHistoryError) Is(target error) bool {
-	return target == ErrNoHistory || target == ErrRefused
-}
-
-// Reason names the kind of refusal as `fsmgen sim` does: "no_history".
-func (e *NoHistoryError) Reason() string {
-	return "no_history"
-}
+type NoHistoryError = fsmrt.NoHistoryError[State, Event]
 
 // LimitError says the transition would trip a counter's limit that has no `then` state.
-type LimitError struct {
-	State   State
-	Event   Event
-	Counter string
-	Limit   int
-}
-
-// Error describes the refusal.
-func (e *LimitError) Error() string {
-	return fmt.Sprintf("cognitive: %s on %s: counter %s reached its limit of %d", e.State, e.Event, e.Counter, e.Limit)
-}
-
-// Is matches ErrLimit and ErrRefused.
-func (e *LimitError) Is(target error) bool {
-	return target == ErrLimit || target == ErrRefused
-}
-
-// Reason names the kind of refusal as `fsmgen sim` does: "limit".
-func (e *LimitError) Reason() string {
-	return "limit"
-}
+type LimitError = fsmrt.LimitError[State, Event]
 
 // ValidationError says required fields are missing or invalid: the context fields the
 // target state requires, or the event's payload (Payload is true). Allowed lists the
 // events that would be accepted instead.
-type ValidationError struct {
-	State State
-	Event Event
-	// Target is the state that could not be entered.
-	Target  State
-	Payload bool
-	Errors  []FieldError
-	Allowed []Event
-}
+type ValidationError = fsmrt.ValidationError[State, Event]
 
-// Error describes the refusal.
-func (e *ValidationError) Error() string {
-	what := "cannot enter " + e.Target.String()
-	if e.Payload {
-		what = "invalid payload for " + e.Event.String()
-	}
-	var b strings.Builder
-	for i, fe := range e.Errors {
-		if i > 0 {
-			b.WriteString("; ")
-		}
-		b.WriteString(fe.Field + ": " + fe.Message)
-	}
-	return "cognitive: " + what + ": " + b.String()
-}
-
-// Is matches ErrValidation and ErrRefused.
-func (e *ValidationError) Is(target error) bool {
-	return target == ErrValidation || target == ErrRefused
-}
-
-// Reason names the kind of refusal as `fsmgen sim` does: "artifacts".
-// An invalid payload is "payload".
-func (e *ValidationError) Reason() string {
-	if e.Payload {
-		return "payload"
-	}
-	return "artifacts"
-}
-
-// MarshalJSON encodes the refusal the way the seed documents' API reports one:
-// {"success": false, "errors": [{"field", "message"}...], "allowedTransitions": [...]}.
-func (e *ValidationError) MarshalJSON() ([]byte, error) {
-	v := struct {
-		Success bool         `json:"success"`
-		Errors  []FieldError `json:"errors"`
-		Allowed []Event      `json:"allowedTransitions"`
-	}{
-		Allowed: append([]Event{}, e.Allowed...),
-		Errors:  append([]FieldError{}, e.Errors...),
-	}
-	return json.Marshal(v)
-}
-
-// Permitted lists the events the state accepts at all (guards, roles and fields aside).
-func (e *InvalidTransitionError) Permitted() []Event {
-	return accepted(e.State, nil)
+// fsmSpec describes the machine to the runtime: the package its errors name, and the events
+// each state accepts (filled in by init from the dispatch table).
+var fsmSpec = fsmrt.Spec{
+	Machine: "Task",
+	Package: "cognitive",
 }
 
 // Preallocated refusals, so that refusing an event allocates nothing. Written once by init.
@@ -499,10 +317,14 @@ var (
 )
 
 func init() {
+	fsmSpec.Accepts = make([][]int, NumStates)
 	for s := range invalidTransitions {
 		for e := range invalidTransitions[s] {
-			invalidTransitions[s][e] = InvalidTransitionError{State(s), Event(e)}
-			guardRefusals[s][e] = GuardError{State(s), Event(e)}
+			invalidTransitions[s][e] = fsmrt.InvalidTransition(&fsmSpec, State(s), Event(e))
+			guardRefusals[s][e] = fsmrt.Guard(&fsmSpec, State(s), Event(e))
+			if accepts(State(s), Event(e)) {
+				fsmSpec.Accepts[s] = append(fsmSpec.Accepts[s], e)
+			}
 		}
 	}
 }
@@ -838,14 +660,7 @@ func (m *Task) once(ctx context.Context, e Event, in *TaskInput) (State, error) 
 // (Payload set) and changes nothing.
 func (m *Task) FireTaskCreated(ctx context.Context, p TaskCreatedPayload, in TaskInput) (State, error) {
 	if errs := p.Validate(); errs != nil && accepts(m.state, EventTaskCreated) {
-		return m.state, &ValidationError{
-			Allowed: m.PermittedWith(ctx, in, nil),
-			Errors:  errs,
-			Event:   EventTaskCreated,
-			Payload: true,
-			State:   m.state,
-			Target:  m.state,
-		}
+		return m.state, fsmrt.Validation(&fsmSpec, m.state, EventTaskCreated, m.state, true, errs, m.PermittedWith(ctx, in, nil))
 	}
 	prev := m.payloadTaskCreated
 	m.payloadTaskCreated = p
@@ -861,14 +676,7 @@ func (m *Task) FireTaskCreated(ctx context.Context, p TaskCreatedPayload, in Tas
 // (Payload set) and changes nothing.
 func (m *Task) FireTaskFailed(ctx context.Context, p TaskFailedPayload, in TaskInput) (State, error) {
 	if errs := p.Validate(); errs != nil && accepts(m.state, EventTaskFailed) {
-		return m.state, &ValidationError{
-			Allowed: m.PermittedWith(ctx, in, nil),
-			Errors:  errs,
-			Event:   EventTaskFailed,
-			Payload: true,
-			State:   m.state,
-			Target:  m.state,
-		}
+		return m.state, fsmrt.Validation(&fsmSpec, m.state, EventTaskFailed, m.state, true, errs, m.PermittedWith(ctx, in, nil))
 	}
 	prev := m.payloadTaskFailed
 	m.payloadTaskFailed = p
@@ -1029,7 +837,8 @@ func (m *Task) step(ctx context.Context, e Event, in *TaskInput, dry bool) (Stat
 		}
 	}
 	if from >= NumStates || e >= NumEvents {
-		return from, &InvalidTransitionError{from, e}
+		refusal := fsmrt.InvalidTransition(&fsmSpec, from, e)
+		return from, &refusal
 	}
 	return from, &invalidTransitions[from][e]
 }
@@ -1182,11 +991,7 @@ func (m *Task) transition6(ctx context.Context, st TaskStep, in *TaskInput, dry 
 func (m *Task) transition7(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
 	to := st.From
 	if !m.prevSuspendedSet {
-		return st.From, &NoHistoryError{
-			Event:       st.Event,
-			Remembering: StateSuspended,
-			State:       st.From,
-		}
+		return st.From, fsmrt.NoHistory(&fsmSpec, st.From, st.Event, StateSuspended)
 	}
 	to = m.prevSuspended
 	if dry {
@@ -1764,96 +1569,25 @@ func (s *TaskMemoryStore) after(id string, seq int64) []TaskLogEntry {
 var _ TaskStore = (*TaskMemoryStore)(nil)
 
 // ErrNotRegistered says no machine with that ID is registered.
-var ErrNotRegistered = errors.New("cognitive: not registered")
+var ErrNotRegistered = fsmrt.ErrNotRegistered
 
-// TaskRegistry holds machines by ID and answers queries over them. It is safe for
-// concurrent use: each machine has a lock, held while Do, Fire or a query looks at it.
-// Fire events on registered machines through Do or Fire, never directly from several
-// goroutines.
+// TaskRegistry holds machines by ID and answers queries over them (fsmrt.Registry). It is
+// safe for concurrent use: each machine has a lock, held while Do, Fire or a query looks
+// at it. Fire events on registered machines through Do or Fire, never directly from
+// several goroutines.
 type TaskRegistry struct {
-	mu        sync.RWMutex
-	tasks     map[string]*registeredTask
-	maxActive int
-	logger    *slog.Logger
-}
-
-type registeredTask struct {
-	mu sync.Mutex
-	m  *Task
+	fsmrt.Registry[*Task, State]
 }
 
 // NewTaskRegistry returns an empty registry. Registering past maxActive active
 // (non-terminal) machines is not refused, but logged as a warning through logger
 // (slog.Default() when nil); maxActive 0 means no limit.
 func NewTaskRegistry(maxActive int, logger *slog.Logger) *TaskRegistry {
-	if logger == nil {
-		logger = slog.Default()
-	}
-	return &TaskRegistry{
-		logger:    logger,
-		maxActive: maxActive,
-		tasks:     map[string]*registeredTask{},
-	}
-}
-
-// Register adds m under m.ID, which must be set and not yet registered.
-func (r *TaskRegistry) Register(m *Task) error {
-	if m.ID == "" {
-		return errors.New("cognitive: register: machine has no ID")
-	}
-	r.mu.Lock()
-	if _, dup := r.tasks[m.ID]; dup {
-		r.mu.Unlock()
-		return fmt.Errorf("cognitive: register: %q is already registered", m.ID)
-	}
-	r.tasks[m.ID] = &registeredTask{m: m}
-	r.mu.Unlock()
-	if r.maxActive > 0 {
-		if n := r.ActiveCount(); n > r.maxActive {
-			r.logger.Warn("active machines past the limit", "machine", "Task", "active", n, "max", r.maxActive)
-		}
-	}
-	return nil
-}
-
-// Get returns the machine registered under id, or ErrNotRegistered.
-func (r *TaskRegistry) Get(id string) (*Task, error) {
-	if m := r.GetOrNil(id); m != nil {
-		return m, nil
-	}
-	return nil, fmt.Errorf("%w: %q", ErrNotRegistered, id)
-}
-
-// GetOrNil returns the machine registered under id, or nil.
-func (r *TaskRegistry) GetOrNil(id string) *Task {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	if e, ok := r.tasks[id]; ok {
-		return e.m
-	}
-	return nil
-}
-
-// Remove unregisters id and reports whether it was registered.
-func (r *TaskRegistry) Remove(id string) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	_, ok := r.tasks[id]
-	delete(r.tasks, id)
-	return ok
-}
-
-// Do runs fn on the machine registered under id while holding its lock.
-func (r *TaskRegistry) Do(id string, fn func(*Task) error) error {
-	r.mu.RLock()
-	e, ok := r.tasks[id]
-	r.mu.RUnlock()
-	if !ok {
-		return fmt.Errorf("%w: %q", ErrNotRegistered, id)
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return fn(e.m)
+	r := &TaskRegistry{}
+	r.Init("Task", func(m *Task) string {
+		return m.ID
+	}, maxActive, logger)
+	return r
 }
 
 // Fire fires e on the machine registered under id, holding its lock.
@@ -1865,69 +1599,6 @@ func (r *TaskRegistry) Fire(ctx context.Context, id string, e Event, in TaskInpu
 		return err
 	})
 	return to, err
-}
-
-// Where returns the machines for which keep holds (called under each machine's lock),
-// ordered by ID.
-func (r *TaskRegistry) Where(keep func(*Task) bool) []*Task {
-	r.mu.RLock()
-	ids := make([]string, 0, len(r.tasks))
-	for id := range r.tasks {
-		ids = append(ids, id)
-	}
-	entries := make([]*registeredTask, 0, len(ids))
-	sort.Strings(ids)
-	for _, id := range ids {
-		entries = append(entries, r.tasks[id])
-	}
-	r.mu.RUnlock()
-	var out []*Task
-	for _, e := range entries {
-		e.mu.Lock()
-		ok := keep(e.m)
-		e.mu.Unlock()
-		if ok {
-			out = append(out, e.m)
-		}
-	}
-	return out
-}
-
-// ListAll returns every registered machine, ordered by ID.
-func (r *TaskRegistry) ListAll() []*Task {
-	return r.Where(func(*Task) bool {
-		return true
-	})
-}
-
-// ListActive returns the machines that are not in a terminal state, ordered by ID.
-func (r *TaskRegistry) ListActive() []*Task {
-	return r.Where(func(m *Task) bool {
-		return !m.state.IsTerminal()
-	})
-}
-
-// ActiveCount returns the number of machines not in a terminal state.
-func (r *TaskRegistry) ActiveCount() int {
-	return len(r.ListActive())
-}
-
-// ByState returns the machines in state s, ordered by ID.
-func (r *TaskRegistry) ByState(s State) []*Task {
-	return r.Where(func(m *Task) bool {
-		return m.state == s
-	})
-}
-
-// CleanupTerminal unregisters every machine in a terminal state and returns how many.
-func (r *TaskRegistry) CleanupTerminal() int {
-	done := r.Where(func(m *Task) bool {
-		return m.state.IsTerminal()
-	})
-	for _, m := range done {
-		r.Remove(m.ID)
-	}
-	return len(done)
 }
 
 // Clock tells the time. Machines read it only when the spec asks for time (timeouts,

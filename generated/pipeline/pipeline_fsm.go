@@ -13,13 +13,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/fsmgen/fsmgen/fsmrt"
 	"log/slog"
 	"slices"
-	"sort"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
+)
+
+// A compiler error here means this code and the fsmrt package it imports are of versions
+// that do not fit: generate the code again with the fsmgen of the same module version.
+const (
+	_ = fsmrt.EnforceVersion(1 - fsmrt.MinVersion)
+	_ = fsmrt.EnforceVersion(fsmrt.MaxVersion - 1)
 )
 
 // State is a state of the Task machine.
@@ -55,7 +60,12 @@ const (
 // NumStates is the number of states.
 const NumStates = 11
 
-var stateNames = [11]string{"created", "classifying", "awaiting_clarification", "routing", "executing", "retrying", "escalating", "verifying", "completed", "failed", "stopped"}
+var stateNames = fsmrt.Names{
+	List:    []string{"created", "classifying", "awaiting_clarification", "routing", "executing", "retrying", "escalating", "verifying", "completed", "failed", "stopped"},
+	Package: "pipeline",
+	Type:    "State",
+	What:    "state",
+}
 
 // An "invalid array index" compiler error means the constants changed: run fsmgen again.
 var (
@@ -74,38 +84,23 @@ var (
 
 // String returns the state's name as the spec writes it.
 func (v State) String() string {
-	if int(v) < len(stateNames) {
-		return stateNames[v]
-	}
-	return "State(" + strconv.Itoa(int(v)) + ")"
+	return stateNames.String(int(v))
 }
 
 // ParseState returns the state with the given spec name.
 func ParseState(name string) (State, error) {
-	for i, n := range stateNames {
-		if n == name && name != "" {
-			return State(i), nil
-		}
-	}
-	return 0, fmt.Errorf("pipeline: unknown %s %q", "state", name)
+	i, err := stateNames.Parse(name)
+	return State(i), err
 }
 
 // MarshalText encodes the state by name.
 func (v State) MarshalText() ([]byte, error) {
-	if int(v) >= len(stateNames) {
-		return nil, fmt.Errorf("pipeline: invalid %s %d", "state", int(v))
-	}
-	return []byte(stateNames[v]), nil
+	return stateNames.Marshal(int(v))
 }
 
 // UnmarshalText decodes a state name.
 func (v *State) UnmarshalText(b []byte) error {
-	x, err := ParseState(string(b))
-	if err != nil {
-		return err
-	}
-	*v = x
-	return nil
+	return fsmrt.Unmarshal(&stateNames, b, v)
 }
 
 // Event is an event of the Task machine.
@@ -145,7 +140,12 @@ const (
 // NumEvents is the number of events.
 const NumEvents = 12
 
-var eventNames = [12]string{"start", "classified", "clarified", "routed", "phase_succeeded", "phase_failed", "retry", "escalated", "verification_passed", "verification_failed", "budget_exceeded", "cancel"}
+var eventNames = fsmrt.Names{
+	List:    []string{"start", "classified", "clarified", "routed", "phase_succeeded", "phase_failed", "retry", "escalated", "verification_passed", "verification_failed", "budget_exceeded", "cancel"},
+	Package: "pipeline",
+	Type:    "Event",
+	What:    "event",
+}
 
 // An "invalid array index" compiler error means the constants changed: run fsmgen again.
 var (
@@ -165,56 +165,33 @@ var (
 
 // String returns the event's name as the spec writes it.
 func (v Event) String() string {
-	if int(v) < len(eventNames) {
-		return eventNames[v]
-	}
-	return "Event(" + strconv.Itoa(int(v)) + ")"
+	return eventNames.String(int(v))
 }
 
 // ParseEvent returns the event with the given spec name.
 func ParseEvent(name string) (Event, error) {
-	for i, n := range eventNames {
-		if n == name && name != "" {
-			return Event(i), nil
-		}
-	}
-	return 0, fmt.Errorf("pipeline: unknown %s %q", "event", name)
+	i, err := eventNames.Parse(name)
+	return Event(i), err
 }
 
 // MarshalText encodes the event by name.
 func (v Event) MarshalText() ([]byte, error) {
-	if int(v) >= len(eventNames) {
-		return nil, fmt.Errorf("pipeline: invalid %s %d", "event", int(v))
-	}
-	return []byte(eventNames[v]), nil
+	return eventNames.Marshal(int(v))
 }
 
 // UnmarshalText decodes a event name.
 func (v *Event) UnmarshalText(b []byte) error {
-	x, err := ParseEvent(string(b))
-	if err != nil {
-		return err
-	}
-	*v = x
-	return nil
+	return fsmrt.Unmarshal(&eventNames, b, v)
 }
 
 // States returns every state in declaration order.
 func States() []State {
-	out := make([]State, NumStates)
-	for i := range out {
-		out[i] = State(i)
-	}
-	return out
+	return fsmrt.All[State](NumStates)
 }
 
 // Events returns every event in declaration order.
 func Events() []Event {
-	out := make([]Event, NumEvents)
-	for i := range out {
-		out[i] = Event(i)
-	}
-	return out
+	return fsmrt.All[Event](NumEvents)
 }
 
 // IsTerminal reports whether no event is accepted in s.
@@ -236,7 +213,12 @@ const (
 	CheckpointProgress Checkpoint = 0
 )
 
-var checkpointNames = [1]string{"progress"}
+var checkpointNames = fsmrt.Names{
+	List:    []string{"progress"},
+	Package: "pipeline",
+	Type:    "Checkpoint",
+	What:    "checkpoint",
+}
 
 // An "invalid array index" compiler error means the constants changed: run fsmgen again.
 var (
@@ -245,232 +227,68 @@ var (
 
 // String returns the checkpoint's name as the spec writes it.
 func (v Checkpoint) String() string {
-	if int(v) < len(checkpointNames) {
-		return checkpointNames[v]
-	}
-	return "Checkpoint(" + strconv.Itoa(int(v)) + ")"
+	return checkpointNames.String(int(v))
 }
 
 // ParseCheckpoint returns the checkpoint with the given spec name.
 func ParseCheckpoint(name string) (Checkpoint, error) {
-	for i, n := range checkpointNames {
-		if n == name && name != "" {
-			return Checkpoint(i), nil
-		}
-	}
-	return 0, fmt.Errorf("pipeline: unknown %s %q", "checkpoint", name)
+	i, err := checkpointNames.Parse(name)
+	return Checkpoint(i), err
 }
 
 // MarshalText encodes the checkpoint by name.
 func (v Checkpoint) MarshalText() ([]byte, error) {
-	if int(v) >= len(checkpointNames) {
-		return nil, fmt.Errorf("pipeline: invalid %s %d", "checkpoint", int(v))
-	}
-	return []byte(checkpointNames[v]), nil
+	return checkpointNames.Marshal(int(v))
 }
 
 // UnmarshalText decodes a checkpoint name.
 func (v *Checkpoint) UnmarshalText(b []byte) error {
-	x, err := ParseCheckpoint(string(b))
-	if err != nil {
-		return err
-	}
-	*v = x
-	return nil
+	return fsmrt.Unmarshal(&checkpointNames, b, v)
 }
 
 // FieldError is one missing or invalid field of the context or of a payload.
-type FieldError struct {
-	Field   string `json:"field"`
-	Message string `json:"message"`
-}
+type FieldError = fsmrt.FieldError
 
-// Sentinel errors for errors.Is: every refusal matches ErrRefused, and each typed error
-// also matches its own sentinel.
+// Sentinel errors for errors.Is, the runtime's own: every refusal matches ErrRefused, and
+// each typed error also matches its own sentinel.
 var (
-	ErrRefused           = errors.New("pipeline: event refused")
-	ErrInvalidTransition = errors.New("pipeline: invalid transition")
-	ErrGuard             = errors.New("pipeline: guard does not hold")
-	ErrPermission        = errors.New("pipeline: permission denied")
-	ErrNoChoice          = errors.New("pipeline: no choice holds")
-	ErrNoHistory         = errors.New("pipeline: nothing remembered")
-	ErrLimit             = errors.New("pipeline: limit reached")
-	ErrValidation        = errors.New("pipeline: validation failed")
+	ErrRefused           = fsmrt.ErrRefused
+	ErrInvalidTransition = fsmrt.ErrInvalidTransition
+	ErrGuard             = fsmrt.ErrGuard
+	ErrPermission        = fsmrt.ErrPermission
+	ErrNoChoice          = fsmrt.ErrNoChoice
+	ErrNoHistory         = fsmrt.ErrNoHistory
+	ErrLimit             = fsmrt.ErrLimit
+	ErrValidation        = fsmrt.ErrValidation
 )
 
 // InvalidTransitionError says the event is not accepted in the state at all (every event
 // is refused in a terminal state). Permitted lists what is.
-type InvalidTransitionError struct {
-	State State
-	Event Event
-}
-
-// Error describes the refusal.
-func (e *InvalidTransitionError) Error() string {
-	if e.State.IsTerminal() {
-		return fmt.Sprintf("pipeline: %s is terminal: %s is not accepted", e.State, e.Event)
-	}
-	return fmt.Sprintf("pipeline: no transition from %s on %s", e.State, e.Event)
-}
-
-// Is matches ErrInvalidTransition and ErrRefused.
-func (e *InvalidTransitionError) Is(target error) bool {
-	return target == ErrInvalidTransition || target == ErrRefused
-}
-
-// Reason names the kind of refusal as `fsmgen sim` does: "invalid_transition".
-func (e *InvalidTransitionError) Reason() string {
-	return "invalid_transition"
-}
+type InvalidTransitionError = fsmrt.InvalidTransitionError[State, Event]
 
 // GuardError says transitions exist for the state and event, but none of their guards
 // hold.
-type GuardError struct {
-	State State
-	Event Event
-}
-
-// Error describes the refusal.
-func (e *GuardError) Error() string {
-	return fmt.Sprintf("pipeline: %s on %s: no transition's guards hold", e.State, e.Event)
-}
-
-// Is matches ErrGuard and ErrRefused.
-func (e *GuardError) Is(target error) bool {
-	return target == ErrGuard || target == ErrRefused
-}
-
-// Reason names the kind of refusal as `fsmgen sim` does: "guard".
-func (e *GuardError) Reason() string {
-	return "guard"
-}
+type GuardError = fsmrt.GuardError[State, Event]
 
 // NoChoiceError says a dynamic transition found no candidate whose guards hold.
-type NoChoiceError struct {
-	State State
-	Event Event
-}
-
-// Error describes the refusal.
-func (e *NoChoiceError) Error() string {
-	return fmt.Sprintf("pipeline: %s on %s: no choice holds", e.State, e.Event)
-}
-
-// Is matches ErrNoChoice and ErrRefused.
-func (e *NoChoiceError) Is(target error) bool {
-	return target == ErrNoChoice || target == ErrRefused
-}
-
-// Reason names the kind of refusal as `fsmgen sim` does: "no_choice".
-func (e *NoChoiceError) Reason() string {
-	return "no_choice"
-}
+type NoChoiceError = fsmrt.NoChoiceError[State, Event]
 
 // NoHistoryError says a history transition found no remembered state to return to.
-type NoHistoryError struct {
-	State       State
-	Event       Event
-	Remembering State
-}
-
-// Error describes the refusal.
-func (e *NoHistoryError) Error() string {
-	return fmt.Sprintf("pipeline: %s on %s: %s remembers no state to return to", e.State, e.Event, e.Remembering)
-}
-
-// Is matches ErrNoHistory and ErrRefused.
-func (e *NoHistoryError) Is(target error) bool {
-	return target == ErrNoHistory || target == ErrRefused
-}
-
-// Reason names the kind of refusal as `fsmgen sim` does: "no_history".
-func (e *NoHistoryError) Reason() string {
-	return "no_history"
-}
+type NoHistoryError = fsmrt.NoHistoryError[State, Event]
 
 // LimitError says the transition would trip a counter's limit that has no `then` state.
-type LimitError struct {
-	State   State
-	Event   Event
-	Counter string
-	Limit   int
-}
-
-// Error describes the refusal.
-func (e *LimitError) Error() string {
-	return fmt.Sprintf("pipeline: %s on %s: counter %s reached its limit of %d", e.State, e.Event, e.Counter, e.Limit)
-}
-
-// Is matches ErrLimit and ErrRefused.
-func (e *LimitError) Is(target error) bool {
-	return target == ErrLimit || target == ErrRefused
-}
-
-// Reason names the kind of refusal as `fsmgen sim` does: "limit".
-func (e *LimitError) Reason() string {
-	return "limit"
-}
+type LimitError = fsmrt.LimitError[State, Event]
 
 // ValidationError says required fields are missing or invalid: the context fields the
 // target state requires, or the event's payload (Payload is true). Allowed lists the
 // events that would be accepted instead.
-type ValidationError struct {
-	State State
-	Event Event
-	// Target is the state that could not be entered.
-	Target  State
-	Payload bool
-	Errors  []FieldError
-	Allowed []Event
-}
+type ValidationError = fsmrt.ValidationError[State, Event]
 
-// Error describes the refusal.
-func (e *ValidationError) Error() string {
-	what := "cannot enter " + e.Target.String()
-	if e.Payload {
-		what = "invalid payload for " + e.Event.String()
-	}
-	var b strings.Builder
-	for i, fe := range e.Errors {
-		if i > 0 {
-			b.WriteString("; ")
-		}
-		b.WriteString(fe.Field + ": " + fe.Message)
-	}
-	return "pipeline: " + what + ": " + b.String()
-}
-
-// Is matches ErrValidation and ErrRefused.
-func (e *ValidationError) Is(target error) bool {
-	return target == ErrValidation || target == ErrRefused
-}
-
-// Reason names the kind of refusal as `fsmgen sim` does: "artifacts".
-// An invalid payload is "payload".
-func (e *ValidationError) Reason() string {
-	if e.Payload {
-		return "payload"
-	}
-	return "artifacts"
-}
-
-// MarshalJSON encodes the refusal the way the seed documents' API reports one:
-// {"success": false, "errors": [{"field", "message"}...], "allowedTransitions": [...]}.
-func (e *ValidationError) MarshalJSON() ([]byte, error) {
-	v := struct {
-		Success bool         `json:"success"`
-		Errors  []FieldError `json:"errors"`
-		Allowed []Event      `json:"allowedTransitions"`
-	}{
-		Allowed: append([]Event{}, e.Allowed...),
-		Errors:  append([]FieldError{}, e.Errors...),
-	}
-	return json.Marshal(v)
-}
-
-// Permitted lists the events the state accepts at all (guards, roles and fields aside).
-func (e *InvalidTransitionError) Permitted() []Event {
-	return accepted(e.State, nil)
+// fsmSpec describes the machine to the runtime: the package its errors name, and the events
+// each state accepts (filled in by init from the dispatch table).
+var fsmSpec = fsmrt.Spec{
+	Machine: "Task",
+	Package: "pipeline",
 }
 
 // Preallocated refusals, so that refusing an event allocates nothing. Written once by init.
@@ -480,10 +298,14 @@ var (
 )
 
 func init() {
+	fsmSpec.Accepts = make([][]int, NumStates)
 	for s := range invalidTransitions {
 		for e := range invalidTransitions[s] {
-			invalidTransitions[s][e] = InvalidTransitionError{State(s), Event(e)}
-			guardRefusals[s][e] = GuardError{State(s), Event(e)}
+			invalidTransitions[s][e] = fsmrt.InvalidTransition(&fsmSpec, State(s), Event(e))
+			guardRefusals[s][e] = fsmrt.Guard(&fsmSpec, State(s), Event(e))
+			if accepts(State(s), Event(e)) {
+				fsmSpec.Accepts[s] = append(fsmSpec.Accepts[s], e)
+			}
 		}
 	}
 }
@@ -1069,7 +891,8 @@ func (m *Task) step(ctx context.Context, e Event, in *TaskInput, dry bool) (Stat
 		}
 	}
 	if from >= NumStates || e >= NumEvents {
-		return from, &InvalidTransitionError{from, e}
+		refusal := fsmrt.InvalidTransition(&fsmSpec, from, e)
+		return from, &refusal
 	}
 	return from, &invalidTransitions[from][e]
 }
@@ -1905,96 +1728,25 @@ func (s *TaskMemoryStore) after(id string, seq int64) []TaskLogEntry {
 var _ TaskStore = (*TaskMemoryStore)(nil)
 
 // ErrNotRegistered says no machine with that ID is registered.
-var ErrNotRegistered = errors.New("pipeline: not registered")
+var ErrNotRegistered = fsmrt.ErrNotRegistered
 
-// TaskRegistry holds machines by ID and answers queries over them. It is safe for
-// concurrent use: each machine has a lock, held while Do, Fire or a query looks at it.
-// Fire events on registered machines through Do or Fire, never directly from several
-// goroutines.
+// TaskRegistry holds machines by ID and answers queries over them (fsmrt.Registry). It is
+// safe for concurrent use: each machine has a lock, held while Do, Fire or a query looks
+// at it. Fire events on registered machines through Do or Fire, never directly from
+// several goroutines.
 type TaskRegistry struct {
-	mu        sync.RWMutex
-	tasks     map[string]*registeredTask
-	maxActive int
-	logger    *slog.Logger
-}
-
-type registeredTask struct {
-	mu sync.Mutex
-	m  *Task
+	fsmrt.Registry[*Task, State]
 }
 
 // NewTaskRegistry returns an empty registry. Registering past maxActive active
 // (non-terminal) machines is not refused, but logged as a warning through logger
 // (slog.Default() when nil); maxActive 0 means no limit.
 func NewTaskRegistry(maxActive int, logger *slog.Logger) *TaskRegistry {
-	if logger == nil {
-		logger = slog.Default()
-	}
-	return &TaskRegistry{
-		logger:    logger,
-		maxActive: maxActive,
-		tasks:     map[string]*registeredTask{},
-	}
-}
-
-// Register adds m under m.ID, which must be set and not yet registered.
-func (r *TaskRegistry) Register(m *Task) error {
-	if m.ID == "" {
-		return errors.New("pipeline: register: machine has no ID")
-	}
-	r.mu.Lock()
-	if _, dup := r.tasks[m.ID]; dup {
-		r.mu.Unlock()
-		return fmt.Errorf("pipeline: register: %q is already registered", m.ID)
-	}
-	r.tasks[m.ID] = &registeredTask{m: m}
-	r.mu.Unlock()
-	if r.maxActive > 0 {
-		if n := r.ActiveCount(); n > r.maxActive {
-			r.logger.Warn("active machines past the limit", "machine", "Task", "active", n, "max", r.maxActive)
-		}
-	}
-	return nil
-}
-
-// Get returns the machine registered under id, or ErrNotRegistered.
-func (r *TaskRegistry) Get(id string) (*Task, error) {
-	if m := r.GetOrNil(id); m != nil {
-		return m, nil
-	}
-	return nil, fmt.Errorf("%w: %q", ErrNotRegistered, id)
-}
-
-// GetOrNil returns the machine registered under id, or nil.
-func (r *TaskRegistry) GetOrNil(id string) *Task {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	if e, ok := r.tasks[id]; ok {
-		return e.m
-	}
-	return nil
-}
-
-// Remove unregisters id and reports whether it was registered.
-func (r *TaskRegistry) Remove(id string) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	_, ok := r.tasks[id]
-	delete(r.tasks, id)
-	return ok
-}
-
-// Do runs fn on the machine registered under id while holding its lock.
-func (r *TaskRegistry) Do(id string, fn func(*Task) error) error {
-	r.mu.RLock()
-	e, ok := r.tasks[id]
-	r.mu.RUnlock()
-	if !ok {
-		return fmt.Errorf("%w: %q", ErrNotRegistered, id)
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return fn(e.m)
+	r := &TaskRegistry{}
+	r.Init("Task", func(m *Task) string {
+		return m.ID
+	}, maxActive, logger)
+	return r
 }
 
 // Fire fires e on the machine registered under id, holding its lock.
@@ -2006,67 +1758,4 @@ func (r *TaskRegistry) Fire(ctx context.Context, id string, e Event, in TaskInpu
 		return err
 	})
 	return to, err
-}
-
-// Where returns the machines for which keep holds (called under each machine's lock),
-// ordered by ID.
-func (r *TaskRegistry) Where(keep func(*Task) bool) []*Task {
-	r.mu.RLock()
-	ids := make([]string, 0, len(r.tasks))
-	for id := range r.tasks {
-		ids = append(ids, id)
-	}
-	entries := make([]*registeredTask, 0, len(ids))
-	sort.Strings(ids)
-	for _, id := range ids {
-		entries = append(entries, r.tasks[id])
-	}
-	r.mu.RUnlock()
-	var out []*Task
-	for _, e := range entries {
-		e.mu.Lock()
-		ok := keep(e.m)
-		e.mu.Unlock()
-		if ok {
-			out = append(out, e.m)
-		}
-	}
-	return out
-}
-
-// ListAll returns every registered machine, ordered by ID.
-func (r *TaskRegistry) ListAll() []*Task {
-	return r.Where(func(*Task) bool {
-		return true
-	})
-}
-
-// ListActive returns the machines that are not in a terminal state, ordered by ID.
-func (r *TaskRegistry) ListActive() []*Task {
-	return r.Where(func(m *Task) bool {
-		return !m.state.IsTerminal()
-	})
-}
-
-// ActiveCount returns the number of machines not in a terminal state.
-func (r *TaskRegistry) ActiveCount() int {
-	return len(r.ListActive())
-}
-
-// ByState returns the machines in state s, ordered by ID.
-func (r *TaskRegistry) ByState(s State) []*Task {
-	return r.Where(func(m *Task) bool {
-		return m.state == s
-	})
-}
-
-// CleanupTerminal unregisters every machine in a terminal state and returns how many.
-func (r *TaskRegistry) CleanupTerminal() int {
-	done := r.Where(func(m *Task) bool {
-		return m.state.IsTerminal()
-	})
-	for _, m := range done {
-		r.Remove(m.ID)
-	}
-	return len(done)
 }

@@ -692,7 +692,11 @@ func TestFsmPermitted(t *testing.T) {
 	}
 	// What each state accepts at all, whatever the guards.
 	for s, want := range fsmAccepted {
-		if got := (&InvalidTransitionError{State: State(s)}).Permitted(); !reflect.DeepEqual(got, want) {
+		var got []Event
+		if row := invalidTransitions[s][:]; len(row) > 0 {
+			got = row[0].Permitted()
+		}
+		if !reflect.DeepEqual(got, want) {
 			t.Errorf("accepted in %s: %v, want %v", State(s), got, want)
 		}
 	}
@@ -939,8 +943,11 @@ func TestFsmErrors(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("ValidationError JSON %s (%v), want %v", b, err, want)
 	}
-	if got := (&InvalidTransitionError{State: s, Event: e}).Permitted(); !reflect.DeepEqual(got, accepted(s, nil)) {
+	if got := invalidTransitions[s][e].Permitted(); !reflect.DeepEqual(got, accepted(s, nil)) {
 		t.Errorf("Permitted() = %v", got)
+	}
+	if msg := invalidTransitions[s][e].Error(); !strings.HasPrefix(msg, fsmSpec.Package+": ") {
+		t.Errorf("a refusal does not name its package: %q", msg)
 	}
 	ce := &CheckpointError{Checkpoint: 0, Err: errFsmCheckpoint}
 	if !errors.Is(ce, errFsmCheckpoint) || !strings.Contains(ce.Error(), errFsmCheckpoint.Error()) {
@@ -1312,7 +1319,7 @@ func (s *fsmResumeStore) Save(ctx context.Context, id string, prev int64, snap T
 
 func TestFsmRegistry(t *testing.T) {
 	ctx := context.Background()
-	if NewTaskRegistry(0, nil).logger == nil {
+	if NewTaskRegistry(0, nil).Logger() == nil {
 		t.Error("a registry without logger has no logger")
 	}
 	var logged strings.Builder

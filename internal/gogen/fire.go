@@ -115,8 +115,7 @@ func (g *gen) fire(f *File) {
 		b.If(Id("in").Dot("Key").Op("==").Lit("")).Block(Return(Id("m").Dot("step").Call(Id("ctx"), Id("e"), Id("in"), False())))
 		b.If(List(Id("r"), Id("ok")).Op(":=").Id("m").Dot("keys").Index(Id("in").Dot("Key")), Id("ok")).Block(
 			If(Id("r").Dot("event").Op("!=").Id("e")).Block(
-				Return(Id("m").Dot("state"), Op("&").Id("IdempotencyConflictError").Values(Dict{
-					Id("State"): Id("m").Dot("state"), Id("Event"): Id("e"), Id("Key"): Id("in").Dot("Key"), Id("Original"): Id("r").Dot("event")})),
+				Return(Id("m").Dot("state"), Qual(rt, "IdempotencyConflict").Call(Op("&").Id("fsmSpec"), Id("m").Dot("state"), Id("e"), Id("in").Dot("Key"), Id("r").Dot("event"))),
 			),
 			Return(Id("r").Dot("state"), Nil()),
 		)
@@ -137,9 +136,8 @@ func (g *gen) fire(f *File) {
 		f.Comment(comment(fmt.Sprintf("Fire%s fires %s with its payload, which is validated as soon as the state is known to\naccept the event: an invalid payload is refused with a ValidationError (Payload set) and\nchanges nothing.", e.GoName, quoted(e.Name))))
 		f.Add(recv()).Id("Fire"+e.GoName).Params(ctxParam(), Id("p").Id(p), g.in()).Params(Id("State"), Error()).Block(
 			If(Id("errs").Op(":=").Id("p").Dot("Validate").Call(), Id("errs").Op("!=").Nil().Op("&&").Id("accepts").Call(Id("m").Dot("state"), Id("Event"+e.GoName))).Block(
-				Return(Id("m").Dot("state"), Op("&").Id("ValidationError").Values(Dict{
-					Id("State"): Id("m").Dot("state"), Id("Event"): Id("Event" + e.GoName), Id("Target"): Id("m").Dot("state"),
-					Id("Payload"): True(), Id("Errors"): Id("errs"), Id("Allowed"): Id("m").Dot("PermittedWith").Call(Id("ctx"), Id("in"), Nil())})),
+				Return(Id("m").Dot("state"), Qual(rt, "Validation").Call(Op("&").Id("fsmSpec"), Id("m").Dot("state"), Id("Event"+e.GoName), Id("m").Dot("state"),
+					True(), Id("errs"), Id("m").Dot("PermittedWith").Call(Id("ctx"), Id("in"), Nil()))),
 			),
 			Id("prev").Op(":=").Id("m").Dot("payload"+e.GoName),
 			Id("m").Dot("payload"+e.GoName).Op("=").Id("p"),
@@ -252,7 +250,8 @@ func (g *gen) fire(f *File) {
 			b.Switch(Id("from")).Block(stateCases...)
 		}
 		b.If(Id("from").Op(">=").Id("NumStates").Op("||").Id("e").Op(">=").Id("NumEvents")).Block(
-			Return(Id("from"), Op("&").Id("InvalidTransitionError").Values(Id("from"), Id("e"))),
+			Id("refusal").Op(":=").Qual(rt, "InvalidTransition").Call(Op("&").Id("fsmSpec"), Id("from"), Id("e")),
+			Return(Id("from"), Op("&").Id("refusal")),
 		)
 		b.Return(Id("from"), Op("&").Id("invalidTransitions").Index(Id("from")).Index(Id("e")))
 	})
@@ -527,7 +526,7 @@ func (g *gen) transition(f *File, t *ir.Transition) {
 				or(e)
 			}
 			b.If(Op("!").Parens(allowed)).Block(
-				Return(Id("st").Dot("From"), Op("&").Id("PermissionError").Values(Dict{Id("State"): Id("st").Dot("From"), Id("Event"): Id("st").Dot("Event"), Id("Role"): Id("in").Dot("Role")})),
+				Return(Id("st").Dot("From"), Qual(rt, "Permission").Call(Op("&").Id("fsmSpec"), Id("st").Dot("From"), Id("st").Dot("Event"), Id("in").Dot("Role"))),
 			)
 		}
 		// Target.
@@ -563,7 +562,7 @@ func (g *gen) transition(f *File, t *ir.Transition) {
 			}
 			if !hasDefault {
 				cases = append(cases, Default().Block(
-					Return(Id("st").Dot("From"), Op("&").Id("NoChoiceError").Values(Dict{Id("State"): Id("st").Dot("From"), Id("Event"): Id("st").Dot("Event")}))))
+					Return(Id("st").Dot("From"), Qual(rt, "NoChoice").Call(Op("&").Id("fsmSpec"), Id("st").Dot("From"), Id("st").Dot("Event")))))
 			}
 			b.Switch().Block(cases...)
 		}
@@ -608,8 +607,7 @@ func (g *gen) transition(f *File, t *ir.Transition) {
 					if redirects {
 						cond = Id("trip" + c.GoName).Op("&&").Op("!").Id("redirected")
 					}
-					b.If(cond).Block(Return(Id("st").Dot("From"), Op("&").Id("LimitError").Values(Dict{
-						Id("State"): Id("st").Dot("From"), Id("Event"): Id("st").Dot("Event"), Id("Counter"): Lit(c.Name), Id("Limit"): tripLimit(c)})))
+					b.If(cond).Block(Return(Id("st").Dot("From"), Qual(rt, "Limit").Call(Op("&").Id("fsmSpec"), Id("st").Dot("From"), Id("st").Dot("Event"), Lit(c.Name), tripLimit(c))))
 					continue
 				}
 				var body []Code
@@ -633,9 +631,8 @@ func (g *gen) transition(f *File, t *ir.Transition) {
 			}
 			body := []Code{
 				If(Id("dry")).Block(Return(Id("st").Dot("From"), Id("ErrValidation"))),
-				Return(Id("st").Dot("From"), Op("&").Id("ValidationError").Values(Dict{
-					Id("State"): Id("st").Dot("From"), Id("Event"): Id("st").Dot("Event"), Id("Target"): Id("to"), Id("Errors"): Id("errs"),
-					Id("Allowed"): Id("m").Dot("PermittedWith").Call(Id("ctx"), Op("*").Id("in"), Nil())})),
+				Return(Id("st").Dot("From"), Qual(rt, "Validation").Call(Op("&").Id("fsmSpec"), Id("st").Dot("From"), Id("st").Dot("Event"), Id("to"), False(), Id("errs"),
+					Id("m").Dot("PermittedWith").Call(Id("ctx"), Op("*").Id("in"), Nil()))),
 			}
 			switch {
 			case !internal:
@@ -733,7 +730,7 @@ func (g *gen) historyBody(h *ir.State) []Code {
 	st, set := h.MemoryFields()
 	return []Code{
 		If(Op("!").Id("m").Dot(set)).Block(
-			Return(Id("st").Dot("From"), Op("&").Id("NoHistoryError").Values(Dict{Id("State"): Id("st").Dot("From"), Id("Event"): Id("st").Dot("Event"), Id("Remembering"): Id("State" + h.GoName)})),
+			Return(Id("st").Dot("From"), Qual(rt, "NoHistory").Call(Op("&").Id("fsmSpec"), Id("st").Dot("From"), Id("st").Dot("Event"), Id("State"+h.GoName))),
 		),
 		Id("to").Op("=").Id("m").Dot(st),
 	}

@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"text/template"
@@ -112,7 +113,11 @@ type module struct {
 
 func newModule(t *testing.T) *module {
 	dir := t.TempDir()
-	must(t, os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module fsmtest\n\ngo 1.24\n"), 0o644))
+	// The generated code imports the runtime, fsmrt, from this repository.
+	repo, err := filepath.Abs(filepath.Join("..", ".."))
+	must(t, err)
+	mod := "module fsmtest\n\ngo 1.24\n\nrequire github.com/fsmgen/fsmgen v0.0.0\n\nreplace github.com/fsmgen/fsmgen => " + strconv.Quote(repo) + "\n"
+	must(t, os.WriteFile(filepath.Join(dir, "go.mod"), []byte(mod), 0o644))
 	return &module{t: t, dir: dir}
 }
 

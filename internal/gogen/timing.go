@@ -101,7 +101,7 @@ func (g *gen) timingAPI(f *File) {
 		)
 		f.Line()
 	}
-	f.Comment("// TimeoutLevel returns the highest timeout level the current state has reached at now,\n// or LevelNone. Levels are reported, never enforced.")
+	f.Comment("// TimeoutLevel returns the highest timeout level the current state has reached at now,\n// or LevelNone. Levels are reported, never enforced, and computed exactly for any\n// duration (fsmrt.Reached).")
 	f.Add(recv()).Id("TimeoutLevel").Params(Id("now").Qual("time", "Time")).Id("TimeoutLevel").BlockFunc(func(b *Group) {
 		b.Id("d").Op(":=").Id("m").Dot("timeouts").Index(Id("m").Dot("state"))
 		b.If(Id("d").Op("<=").Lit(0)).Block(Return(Id("LevelNone")))
@@ -114,7 +114,7 @@ func (g *gen) timingAPI(f *File) {
 			var body []Code
 			for i := len(s.Timeout.Levels) - 1; i >= 0; i-- {
 				l := s.Timeout.Levels[i]
-				body = append(body, If(Id("elapsed").Op("*").Lit(100).Op(">=").Id("d").Op("*").Lit(l.Percent)).Block(Return(Id("Level"+l.GoName))))
+				body = append(body, If(Qual(rt, "Reached").Call(Id("elapsed"), Id("d"), Lit(l.Percent))).Block(Return(Id("Level"+l.GoName))))
 			}
 			cases = append(cases, Case(Id("State"+s.GoName)).Block(body...))
 		}

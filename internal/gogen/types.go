@@ -2,7 +2,6 @@ package gogen
 
 import (
 	"fmt"
-	"strconv"
 
 	. "github.com/dave/jennifer/jen"
 	"github.com/fsmgen/fsmgen/internal/ir"
@@ -51,14 +50,22 @@ func (g *gen) enum(f *File, e enumSpec) {
 		f.Line()
 	}
 	namesVar := names.LowerFirst(e.Type) + "Names"
-	f.Var().Id(namesVar).Op("=").Index(Lit(n + e.Offset)).String().ValuesFunc(func(v *Group) {
+	f.Var().Id(namesVar).Op("=").Qual(rt, "Names").Values(DictFunc(func(d Dict) {
+		d[Id("Package")] = Lit(g.m.Package)
+		d[Id("Type")] = Lit(e.Type)
+		d[Id("What")] = Lit(e.What)
 		if e.Offset == 1 {
-			v.Lit("")
+			d[Id("None")] = True()
 		}
-		for _, name := range e.Names {
-			v.Lit(name)
-		}
-	})
+		d[Id("List")] = Index().String().ValuesFunc(func(v *Group) {
+			if e.Offset == 1 {
+				v.Lit("")
+			}
+			for _, name := range e.Names {
+				v.Lit(name)
+			}
+		})
+	}))
 	f.Line()
 	// Compile guard, as stringer does, at package level so that it costs nothing at run
 	// time and is no statement for coverage to count.
@@ -74,40 +81,25 @@ func (g *gen) enum(f *File, e enumSpec) {
 	recv := "v"
 	f.Commentf("// String returns the %s's name as the spec writes it.", e.What)
 	f.Func().Params(Id(recv).Id(e.Type)).Id("String").Params().String().Block(
-		If(Int().Parens(Id(recv)).Op("<").Len(Id(namesVar))).Block(Return(Id(namesVar).Index(Id(recv)))),
-		Return(Lit(e.Type+"(").Op("+").Qual("strconv", "Itoa").Call(Int().Parens(Id(recv))).Op("+").Lit(")")),
+		Return(Id(namesVar).Dot("String").Call(Int().Parens(Id(recv)))),
 	)
 	f.Line()
 	parse := "Parse" + e.Type
 	f.Commentf("// %s returns the %s with the given spec name.", parse, e.What)
 	f.Func().Id(parse).Params(Id("name").String()).Params(Id(e.Type), Error()).Block(
-		For(List(Id("i"), Id("n")).Op(":=").Range().Id(namesVar)).Block(
-			If(Id("n").Op("==").Id("name").Op("&&").Id("name").Op("!=").Lit("")).Block(Return(Id(e.Type).Call(Id("i")), Nil())),
-		),
-		Return(Lit(0), Qual("fmt", "Errorf").Call(Lit(g.m.Package+": unknown %s %q"), Lit(e.What), Id("name"))),
+		List(Id("i"), Err()).Op(":=").Id(namesVar).Dot("Parse").Call(Id("name")),
+		Return(Id(e.Type).Call(Id("i")), Err()),
 	)
 	f.Line()
 	f.Commentf("// MarshalText encodes the %s by name.", e.What)
 	f.Func().Params(Id(recv).Id(e.Type)).Id("MarshalText").Params().Params(Index().Byte(), Error()).Block(
-		If(Int().Parens(Id(recv)).Op(">=").Len(Id(namesVar))).Block(
-			Return(Nil(), Qual("fmt", "Errorf").Call(Lit(g.m.Package+": invalid %s %d"), Lit(e.What), Int().Parens(Id(recv)))),
-		),
-		Return(Index().Byte().Parens(Id(namesVar).Index(Id(recv))), Nil()),
+		Return(Id(namesVar).Dot("Marshal").Call(Int().Parens(Id(recv)))),
 	)
 	f.Line()
 	f.Commentf("// UnmarshalText decodes a %s name.", e.What)
-	f.Func().Params(Id(recv).Op("*").Id(e.Type)).Id("UnmarshalText").Params(Id("b").Index().Byte()).Error().BlockFunc(func(b *Group) {
-		if e.Offset == 1 {
-			b.If(Len(Id("b")).Op("==").Lit(0)).Block(
-				Op("*").Id(recv).Op("=").Lit(0),
-				Return(Nil()),
-			)
-		}
-		b.List(Id("x"), Err()).Op(":=").Id(parse).Call(String().Parens(Id("b")))
-		b.If(Err().Op("!=").Nil()).Block(Return(Err()))
-		b.Op("*").Id(recv).Op("=").Id("x")
-		b.Return(Nil())
-	})
+	f.Func().Params(Id(recv).Op("*").Id(e.Type)).Id("UnmarshalText").Params(Id("b").Index().Byte()).Error().Block(
+		Return(Qual(rt, "Unmarshal").Call(Op("&").Id(namesVar), Id("b"), Id(recv))),
+	)
 	f.Line()
 }
 
@@ -145,11 +137,7 @@ func (g *gen) types(f *File) {
 	// States and Events.
 	for _, x := range []struct{ fn, typ, count, what string }{{"States", "State", "NumStates", "states"}, {"Events", "Event", "NumEvents", "events"}} {
 		f.Commentf("// %s returns every %s in declaration order.", x.fn, x.what[:len(x.what)-1])
-		f.Func().Id(x.fn).Params().Index().Id(x.typ).Block(
-			Id("out").Op(":=").Make(Index().Id(x.typ), Id(x.count)),
-			For(Id("i").Op(":=").Range().Id("out")).Block(Id("out").Index(Id("i")).Op("=").Id(x.typ).Call(Id("i"))),
-			Return(Id("out")),
-		)
+		f.Func().Id(x.fn).Params().Index().Id(x.typ).Block(Return(Qual(rt, "All").Index(Id(x.typ)).Call(Id(x.count))))
 		f.Line()
 	}
 
@@ -281,7 +269,5 @@ func joinNames(names []string) string {
 	}
 	return out
 }
-
-var _ = strconv.Itoa
 
 func goNameOf(v string) string { return names.GoName(v) }
