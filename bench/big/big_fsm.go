@@ -693,737 +693,737 @@ func (m *Big) step(ctx context.Context, e Event, in *BigInput, dry bool) (State,
 	case StateS00:
 		switch e {
 		case EventE00:
-			return m.transition0(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 0, StateS01)
 		case EventE01:
-			return m.transition1(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 1, StateS48)
 		case EventE05:
-			return m.transition2(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 2, StateS07)
 		case EventE11:
-			return m.transition3(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 3, StateS20)
 		case EventE15:
-			return m.transition4(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 4, StateS33)
 		case EventE19:
-			return m.transition5(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 5, StateS49)
 		}
 	case StateS01:
 		switch e {
 		case EventE01:
-			return m.transition6(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 6, StateS02)
 		case EventE02:
-			return m.transition7(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 7, StateS00)
 		case EventE06:
-			return m.transition8(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 8, StateS08)
 		case EventE12:
-			return m.transition9(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 9, StateS21)
 		case EventE16:
-			return m.transition10(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 10, StateS34)
 		case EventE19:
-			return m.transition11(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 11, StateS49)
 		}
 	case StateS02:
 		switch e {
 		case EventE02:
-			return m.transition12(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 12, StateS03)
 		case EventE03:
-			return m.transition13(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 13, StateS01)
 		case EventE07:
-			return m.transition14(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 14, StateS09)
 		case EventE13:
-			return m.transition15(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 15, StateS22)
 		case EventE17:
-			return m.transition16(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 16, StateS35)
 		case EventE19:
-			return m.transition17(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 17, StateS49)
 		}
 	case StateS03:
 		switch e {
 		case EventE03:
-			return m.transition18(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 18, StateS04)
 		case EventE04:
-			return m.transition19(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 19, StateS02)
 		case EventE08:
-			return m.transition20(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 20, StateS10)
 		case EventE14:
-			return m.transition21(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 21, StateS23)
 		case EventE18:
-			return m.transition22(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 22, StateS36)
 		case EventE19:
-			return m.transition23(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 23, StateS49)
 		}
 	case StateS04:
 		switch e {
 		case EventE00:
-			return m.transition28(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 28, StateS37)
 		case EventE04:
-			return m.transition24(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 24, StateS05)
 		case EventE05:
-			return m.transition25(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 25, StateS03)
 		case EventE09:
-			return m.transition26(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 26, StateS11)
 		case EventE15:
-			return m.transition27(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 27, StateS24)
 		case EventE19:
-			return m.transition29(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 29, StateS49)
 		}
 	case StateS05:
 		switch e {
 		case EventE01:
-			return m.transition34(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 34, StateS38)
 		case EventE05:
-			return m.transition30(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 30, StateS06)
 		case EventE06:
-			return m.transition31(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 31, StateS04)
 		case EventE10:
-			return m.transition32(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 32, StateS12)
 		case EventE16:
-			return m.transition33(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 33, StateS25)
 		case EventE19:
-			return m.transition35(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 35, StateS49)
 		}
 	case StateS06:
 		switch e {
 		case EventE02:
-			return m.transition40(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 40, StateS39)
 		case EventE06:
-			return m.transition36(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 36, StateS07)
 		case EventE07:
-			return m.transition37(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 37, StateS05)
 		case EventE11:
-			return m.transition38(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 38, StateS13)
 		case EventE17:
-			return m.transition39(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 39, StateS26)
 		case EventE19:
-			return m.transition41(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 41, StateS49)
 		}
 	case StateS07:
 		switch e {
 		case EventE03:
-			return m.transition46(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 46, StateS40)
 		case EventE07:
-			return m.transition42(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 42, StateS08)
 		case EventE08:
-			return m.transition43(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 43, StateS06)
 		case EventE12:
-			return m.transition44(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 44, StateS14)
 		case EventE18:
-			return m.transition45(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 45, StateS27)
 		case EventE19:
-			return m.transition47(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 47, StateS49)
 		}
 	case StateS08:
 		switch e {
 		case EventE00:
-			return m.transition51(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 51, StateS28)
 		case EventE04:
-			return m.transition52(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 52, StateS41)
 		case EventE08:
-			return m.transition48(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 48, StateS09)
 		case EventE09:
-			return m.transition49(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 49, StateS07)
 		case EventE13:
-			return m.transition50(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 50, StateS15)
 		case EventE19:
-			return m.transition53(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 53, StateS49)
 		}
 	case StateS09:
 		switch e {
 		case EventE01:
-			return m.transition57(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 57, StateS29)
 		case EventE05:
-			return m.transition58(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 58, StateS42)
 		case EventE09:
-			return m.transition54(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 54, StateS10)
 		case EventE10:
-			return m.transition55(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 55, StateS08)
 		case EventE14:
-			return m.transition56(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 56, StateS16)
 		case EventE19:
-			return m.transition59(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 59, StateS49)
 		}
 	case StateS10:
 		switch e {
 		case EventE02:
-			return m.transition63(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 63, StateS30)
 		case EventE06:
-			return m.transition64(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 64, StateS43)
 		case EventE10:
-			return m.transition60(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 60, StateS11)
 		case EventE11:
-			return m.transition61(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 61, StateS09)
 		case EventE15:
-			return m.transition62(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 62, StateS17)
 		case EventE19:
-			return m.transition65(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 65, StateS49)
 		}
 	case StateS11:
 		switch e {
 		case EventE03:
-			return m.transition69(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 69, StateS31)
 		case EventE07:
-			return m.transition70(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 70, StateS44)
 		case EventE11:
-			return m.transition66(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 66, StateS12)
 		case EventE12:
-			return m.transition67(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 67, StateS10)
 		case EventE16:
-			return m.transition68(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 68, StateS18)
 		case EventE19:
-			return m.transition71(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 71, StateS49)
 		}
 	case StateS12:
 		switch e {
 		case EventE04:
-			return m.transition75(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 75, StateS32)
 		case EventE08:
-			return m.transition76(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 76, StateS45)
 		case EventE12:
-			return m.transition72(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 72, StateS13)
 		case EventE13:
-			return m.transition73(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 73, StateS11)
 		case EventE17:
-			return m.transition74(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 74, StateS19)
 		case EventE19:
-			return m.transition77(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 77, StateS49)
 		}
 	case StateS13:
 		switch e {
 		case EventE05:
-			return m.transition81(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 81, StateS33)
 		case EventE09:
-			return m.transition82(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 82, StateS46)
 		case EventE13:
-			return m.transition78(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 78, StateS14)
 		case EventE14:
-			return m.transition79(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 79, StateS12)
 		case EventE18:
-			return m.transition80(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 80, StateS20)
 		case EventE19:
-			return m.transition83(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 83, StateS49)
 		}
 	case StateS14:
 		switch e {
 		case EventE00:
-			return m.transition86(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 86, StateS21)
 		case EventE06:
-			return m.transition87(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 87, StateS34)
 		case EventE10:
-			return m.transition88(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 88, StateS47)
 		case EventE14:
-			return m.transition84(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 84, StateS15)
 		case EventE15:
-			return m.transition85(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 85, StateS13)
 		case EventE19:
-			return m.transition89(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 89, StateS49)
 		}
 	case StateS15:
 		switch e {
 		case EventE01:
-			return m.transition92(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 92, StateS22)
 		case EventE07:
-			return m.transition93(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 93, StateS35)
 		case EventE11:
-			return m.transition94(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 94, StateS48)
 		case EventE15:
-			return m.transition90(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 90, StateS16)
 		case EventE16:
-			return m.transition91(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 91, StateS14)
 		case EventE19:
-			return m.transition95(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 95, StateS49)
 		}
 	case StateS16:
 		switch e {
 		case EventE02:
-			return m.transition98(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 98, StateS23)
 		case EventE08:
-			return m.transition99(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 99, StateS36)
 		case EventE12:
-			return m.transition100(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 100, StateS00)
 		case EventE16:
-			return m.transition96(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 96, StateS17)
 		case EventE17:
-			return m.transition97(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 97, StateS15)
 		case EventE19:
-			return m.transition101(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 101, StateS49)
 		}
 	case StateS17:
 		switch e {
 		case EventE03:
-			return m.transition104(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 104, StateS24)
 		case EventE09:
-			return m.transition105(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 105, StateS37)
 		case EventE13:
-			return m.transition106(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 106, StateS01)
 		case EventE17:
-			return m.transition102(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 102, StateS18)
 		case EventE18:
-			return m.transition103(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 103, StateS16)
 		case EventE19:
-			return m.transition107(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 107, StateS49)
 		}
 	case StateS18:
 		switch e {
 		case EventE00:
-			return m.transition109(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 109, StateS17)
 		case EventE04:
-			return m.transition110(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 110, StateS25)
 		case EventE10:
-			return m.transition111(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 111, StateS38)
 		case EventE14:
-			return m.transition112(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 112, StateS02)
 		case EventE18:
-			return m.transition108(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 108, StateS19)
 		case EventE19:
-			return m.transition113(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 113, StateS49)
 		}
 	case StateS19:
 		switch e {
 		case EventE00:
-			return m.transition114(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 114, StateS20)
 		case EventE01:
-			return m.transition115(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 115, StateS18)
 		case EventE05:
-			return m.transition116(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 116, StateS26)
 		case EventE11:
-			return m.transition117(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 117, StateS39)
 		case EventE15:
-			return m.transition118(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 118, StateS03)
 		case EventE19:
-			return m.transition119(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 119, StateS49)
 		}
 	case StateS20:
 		switch e {
 		case EventE01:
-			return m.transition120(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 120, StateS21)
 		case EventE02:
-			return m.transition121(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 121, StateS19)
 		case EventE06:
-			return m.transition122(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 122, StateS27)
 		case EventE12:
-			return m.transition123(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 123, StateS40)
 		case EventE16:
-			return m.transition124(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 124, StateS04)
 		case EventE19:
-			return m.transition125(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 125, StateS49)
 		}
 	case StateS21:
 		switch e {
 		case EventE02:
-			return m.transition126(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 126, StateS22)
 		case EventE03:
-			return m.transition127(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 127, StateS20)
 		case EventE07:
-			return m.transition128(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 128, StateS28)
 		case EventE13:
-			return m.transition129(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 129, StateS41)
 		case EventE17:
-			return m.transition130(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 130, StateS05)
 		case EventE19:
-			return m.transition131(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 131, StateS49)
 		}
 	case StateS22:
 		switch e {
 		case EventE03:
-			return m.transition132(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 132, StateS23)
 		case EventE04:
-			return m.transition133(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 133, StateS21)
 		case EventE08:
-			return m.transition134(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 134, StateS29)
 		case EventE14:
-			return m.transition135(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 135, StateS42)
 		case EventE18:
-			return m.transition136(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 136, StateS06)
 		case EventE19:
-			return m.transition137(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 137, StateS49)
 		}
 	case StateS23:
 		switch e {
 		case EventE00:
-			return m.transition142(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 142, StateS07)
 		case EventE04:
-			return m.transition138(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 138, StateS24)
 		case EventE05:
-			return m.transition139(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 139, StateS22)
 		case EventE09:
-			return m.transition140(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 140, StateS30)
 		case EventE15:
-			return m.transition141(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 141, StateS43)
 		case EventE19:
-			return m.transition143(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 143, StateS49)
 		}
 	case StateS24:
 		switch e {
 		case EventE01:
-			return m.transition148(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 148, StateS08)
 		case EventE05:
-			return m.transition144(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 144, StateS25)
 		case EventE06:
-			return m.transition145(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 145, StateS23)
 		case EventE10:
-			return m.transition146(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 146, StateS31)
 		case EventE16:
-			return m.transition147(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 147, StateS44)
 		case EventE19:
-			return m.transition149(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 149, StateS49)
 		}
 	case StateS25:
 		switch e {
 		case EventE02:
-			return m.transition154(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 154, StateS09)
 		case EventE06:
-			return m.transition150(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 150, StateS26)
 		case EventE07:
-			return m.transition151(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 151, StateS24)
 		case EventE11:
-			return m.transition152(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 152, StateS32)
 		case EventE17:
-			return m.transition153(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 153, StateS45)
 		case EventE19:
-			return m.transition155(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 155, StateS49)
 		}
 	case StateS26:
 		switch e {
 		case EventE03:
-			return m.transition160(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 160, StateS10)
 		case EventE07:
-			return m.transition156(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 156, StateS27)
 		case EventE08:
-			return m.transition157(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 157, StateS25)
 		case EventE12:
-			return m.transition158(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 158, StateS33)
 		case EventE18:
-			return m.transition159(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 159, StateS46)
 		case EventE19:
-			return m.transition161(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 161, StateS49)
 		}
 	case StateS27:
 		switch e {
 		case EventE00:
-			return m.transition165(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 165, StateS47)
 		case EventE04:
-			return m.transition166(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 166, StateS11)
 		case EventE08:
-			return m.transition162(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 162, StateS28)
 		case EventE09:
-			return m.transition163(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 163, StateS26)
 		case EventE13:
-			return m.transition164(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 164, StateS34)
 		case EventE19:
-			return m.transition167(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 167, StateS49)
 		}
 	case StateS28:
 		switch e {
 		case EventE01:
-			return m.transition171(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 171, StateS48)
 		case EventE05:
-			return m.transition172(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 172, StateS12)
 		case EventE09:
-			return m.transition168(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 168, StateS29)
 		case EventE10:
-			return m.transition169(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 169, StateS27)
 		case EventE14:
-			return m.transition170(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 170, StateS35)
 		case EventE19:
-			return m.transition173(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 173, StateS49)
 		}
 	case StateS29:
 		switch e {
 		case EventE02:
-			return m.transition177(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 177, StateS00)
 		case EventE06:
-			return m.transition178(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 178, StateS13)
 		case EventE10:
-			return m.transition174(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 174, StateS30)
 		case EventE11:
-			return m.transition175(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 175, StateS28)
 		case EventE15:
-			return m.transition176(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 176, StateS36)
 		case EventE19:
-			return m.transition179(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 179, StateS49)
 		}
 	case StateS30:
 		switch e {
 		case EventE03:
-			return m.transition183(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 183, StateS01)
 		case EventE07:
-			return m.transition184(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 184, StateS14)
 		case EventE11:
-			return m.transition180(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 180, StateS31)
 		case EventE12:
-			return m.transition181(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 181, StateS29)
 		case EventE16:
-			return m.transition182(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 182, StateS37)
 		case EventE19:
-			return m.transition185(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 185, StateS49)
 		}
 	case StateS31:
 		switch e {
 		case EventE04:
-			return m.transition189(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 189, StateS02)
 		case EventE08:
-			return m.transition190(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 190, StateS15)
 		case EventE12:
-			return m.transition186(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 186, StateS32)
 		case EventE13:
-			return m.transition187(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 187, StateS30)
 		case EventE17:
-			return m.transition188(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 188, StateS38)
 		case EventE19:
-			return m.transition191(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 191, StateS49)
 		}
 	case StateS32:
 		switch e {
 		case EventE05:
-			return m.transition195(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 195, StateS03)
 		case EventE09:
-			return m.transition196(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 196, StateS16)
 		case EventE13:
-			return m.transition192(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 192, StateS33)
 		case EventE14:
-			return m.transition193(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 193, StateS31)
 		case EventE18:
-			return m.transition194(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 194, StateS39)
 		case EventE19:
-			return m.transition197(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 197, StateS49)
 		}
 	case StateS33:
 		switch e {
 		case EventE00:
-			return m.transition200(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 200, StateS40)
 		case EventE06:
-			return m.transition201(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 201, StateS04)
 		case EventE10:
-			return m.transition202(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 202, StateS17)
 		case EventE14:
-			return m.transition198(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 198, StateS34)
 		case EventE15:
-			return m.transition199(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 199, StateS32)
 		case EventE19:
-			return m.transition203(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 203, StateS49)
 		}
 	case StateS34:
 		switch e {
 		case EventE01:
-			return m.transition206(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 206, StateS41)
 		case EventE07:
-			return m.transition207(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 207, StateS05)
 		case EventE11:
-			return m.transition208(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 208, StateS18)
 		case EventE15:
-			return m.transition204(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 204, StateS35)
 		case EventE16:
-			return m.transition205(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 205, StateS33)
 		case EventE19:
-			return m.transition209(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 209, StateS49)
 		}
 	case StateS35:
 		switch e {
 		case EventE02:
-			return m.transition212(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 212, StateS42)
 		case EventE08:
-			return m.transition213(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 213, StateS06)
 		case EventE12:
-			return m.transition214(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 214, StateS19)
 		case EventE16:
-			return m.transition210(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 210, StateS36)
 		case EventE17:
-			return m.transition211(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 211, StateS34)
 		case EventE19:
-			return m.transition215(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 215, StateS49)
 		}
 	case StateS36:
 		switch e {
 		case EventE03:
-			return m.transition218(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 218, StateS43)
 		case EventE09:
-			return m.transition219(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 219, StateS07)
 		case EventE13:
-			return m.transition220(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 220, StateS20)
 		case EventE17:
-			return m.transition216(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 216, StateS37)
 		case EventE18:
-			return m.transition217(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 217, StateS35)
 		case EventE19:
-			return m.transition221(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 221, StateS49)
 		}
 	case StateS37:
 		switch e {
 		case EventE00:
-			return m.transition223(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 223, StateS36)
 		case EventE04:
-			return m.transition224(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 224, StateS44)
 		case EventE10:
-			return m.transition225(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 225, StateS08)
 		case EventE14:
-			return m.transition226(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 226, StateS21)
 		case EventE18:
-			return m.transition222(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 222, StateS38)
 		case EventE19:
-			return m.transition227(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 227, StateS49)
 		}
 	case StateS38:
 		switch e {
 		case EventE00:
-			return m.transition228(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 228, StateS39)
 		case EventE01:
-			return m.transition229(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 229, StateS37)
 		case EventE05:
-			return m.transition230(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 230, StateS45)
 		case EventE11:
-			return m.transition231(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 231, StateS09)
 		case EventE15:
-			return m.transition232(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 232, StateS22)
 		case EventE19:
-			return m.transition233(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 233, StateS49)
 		}
 	case StateS39:
 		switch e {
 		case EventE01:
-			return m.transition234(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 234, StateS40)
 		case EventE02:
-			return m.transition235(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 235, StateS38)
 		case EventE06:
-			return m.transition236(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 236, StateS46)
 		case EventE12:
-			return m.transition237(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 237, StateS10)
 		case EventE16:
-			return m.transition238(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 238, StateS23)
 		case EventE19:
-			return m.transition239(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 239, StateS49)
 		}
 	case StateS40:
 		switch e {
 		case EventE02:
-			return m.transition240(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 240, StateS41)
 		case EventE03:
-			return m.transition241(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 241, StateS39)
 		case EventE07:
-			return m.transition242(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 242, StateS47)
 		case EventE13:
-			return m.transition243(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 243, StateS11)
 		case EventE17:
-			return m.transition244(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 244, StateS24)
 		case EventE19:
-			return m.transition245(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 245, StateS49)
 		}
 	case StateS41:
 		switch e {
 		case EventE03:
-			return m.transition246(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 246, StateS42)
 		case EventE04:
-			return m.transition247(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 247, StateS40)
 		case EventE08:
-			return m.transition248(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 248, StateS48)
 		case EventE14:
-			return m.transition249(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 249, StateS12)
 		case EventE18:
-			return m.transition250(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 250, StateS25)
 		case EventE19:
-			return m.transition251(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 251, StateS49)
 		}
 	case StateS42:
 		switch e {
 		case EventE00:
-			return m.transition256(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 256, StateS26)
 		case EventE04:
-			return m.transition252(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 252, StateS43)
 		case EventE05:
-			return m.transition253(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 253, StateS41)
 		case EventE09:
-			return m.transition254(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 254, StateS00)
 		case EventE15:
-			return m.transition255(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 255, StateS13)
 		case EventE19:
-			return m.transition257(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 257, StateS49)
 		}
 	case StateS43:
 		switch e {
 		case EventE01:
-			return m.transition262(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 262, StateS27)
 		case EventE05:
-			return m.transition258(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 258, StateS44)
 		case EventE06:
-			return m.transition259(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 259, StateS42)
 		case EventE10:
-			return m.transition260(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 260, StateS01)
 		case EventE16:
-			return m.transition261(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 261, StateS14)
 		case EventE19:
-			return m.transition263(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 263, StateS49)
 		}
 	case StateS44:
 		switch e {
 		case EventE02:
-			return m.transition268(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 268, StateS28)
 		case EventE06:
-			return m.transition264(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 264, StateS45)
 		case EventE07:
-			return m.transition265(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 265, StateS43)
 		case EventE11:
-			return m.transition266(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 266, StateS02)
 		case EventE17:
-			return m.transition267(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 267, StateS15)
 		case EventE19:
-			return m.transition269(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 269, StateS49)
 		}
 	case StateS45:
 		switch e {
 		case EventE03:
-			return m.transition274(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 274, StateS29)
 		case EventE07:
-			return m.transition270(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 270, StateS46)
 		case EventE08:
-			return m.transition271(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 271, StateS44)
 		case EventE12:
-			return m.transition272(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 272, StateS03)
 		case EventE18:
-			return m.transition273(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 273, StateS16)
 		case EventE19:
-			return m.transition275(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 275, StateS49)
 		}
 	case StateS46:
 		switch e {
 		case EventE00:
-			return m.transition279(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 279, StateS17)
 		case EventE04:
-			return m.transition280(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 280, StateS30)
 		case EventE08:
-			return m.transition276(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 276, StateS47)
 		case EventE09:
-			return m.transition277(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 277, StateS45)
 		case EventE13:
-			return m.transition278(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 278, StateS04)
 		case EventE19:
-			return m.transition281(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 281, StateS49)
 		}
 	case StateS47:
 		switch e {
 		case EventE01:
-			return m.transition285(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 285, StateS18)
 		case EventE05:
-			return m.transition286(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 286, StateS31)
 		case EventE09:
-			return m.transition282(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 282, StateS48)
 		case EventE10:
-			return m.transition283(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 283, StateS46)
 		case EventE14:
-			return m.transition284(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 284, StateS05)
 		case EventE19:
-			return m.transition287(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 287, StateS49)
 		}
 	case StateS48:
 		switch e {
 		case EventE02:
-			return m.transition291(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 291, StateS19)
 		case EventE06:
-			return m.transition292(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 292, StateS32)
 		case EventE10:
-			return m.transition288(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 288, StateS00)
 		case EventE11:
-			return m.transition289(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 289, StateS47)
 		case EventE15:
-			return m.transition290(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 290, StateS06)
 		case EventE19:
-			return m.transition293(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 293, StateS49)
 		}
 	}
 	if from >= NumStates || e >= NumEvents {
@@ -1433,3238 +1433,16 @@ func (m *Big) step(ctx context.Context, e Event, in *BigInput, dry bool) (State,
 	return from, &invalidTransitions[from][e]
 }
 
-// transition0 is the transition at big.fsm.yaml:79: s00 on e00 -> s01.
-func (m *Big) transition0(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS01
+// take applies transition t, which moves to to, and does nothing of its own but count: a
+// transition with roles, actions, a computed target, limits or required fields has a
+// method of its own.
+func (m *Big) take(ctx context.Context, st BigStep, in *BigInput, dry bool, t int, to State) (State, error) {
 	if dry {
 		return to, nil
 	}
 	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in, 0)
-}
-
-// transition1 is the transition at big.fsm.yaml:80: s00 on e01 -> s48.
-func (m *Big) transition1(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS48
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 1)
-}
-
-// transition2 is the transition at big.fsm.yaml:81: s00 on e05 -> s07.
-func (m *Big) transition2(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS07
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 2)
-}
-
-// transition3 is the transition at big.fsm.yaml:82: s00 on e11 -> s20.
-func (m *Big) transition3(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS20
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 3)
-}
-
-// transition4 is the transition at big.fsm.yaml:83: s00 on e15 -> s33.
-func (m *Big) transition4(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS33
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 4)
-}
-
-// transition5 is the transition at big.fsm.yaml:84: s00 on e19 -> s49.
-func (m *Big) transition5(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS49
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 5)
-}
-
-// transition6 is the transition at big.fsm.yaml:85: s01 on e01 -> s02.
-func (m *Big) transition6(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS02
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 6)
-}
-
-// transition7 is the transition at big.fsm.yaml:86: s01 on e02 -> s00.
-func (m *Big) transition7(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS00
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 7)
-}
-
-// transition8 is the transition at big.fsm.yaml:87: s01 on e06 -> s08.
-func (m *Big) transition8(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS08
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 8)
-}
-
-// transition9 is the transition at big.fsm.yaml:88: s01 on e12 -> s21.
-func (m *Big) transition9(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS21
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 9)
-}
-
-// transition10 is the transition at big.fsm.yaml:89: s01 on e16 -> s34.
-func (m *Big) transition10(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS34
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 10)
-}
-
-// transition11 is the transition at big.fsm.yaml:90: s01 on e19 -> s49.
-func (m *Big) transition11(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS49
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 11)
-}
-
-// transition12 is the transition at big.fsm.yaml:91: s02 on e02 -> s03.
-func (m *Big) transition12(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS03
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 12)
-}
-
-// transition13 is the transition at big.fsm.yaml:92: s02 on e03 -> s01.
-func (m *Big) transition13(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS01
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 13)
-}
-
-// transition14 is the transition at big.fsm.yaml:93: s02 on e07 -> s09.
-func (m *Big) transition14(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS09
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 14)
-}
-
-// transition15 is the transition at big.fsm.yaml:94: s02 on e13 -> s22.
-func (m *Big) transition15(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS22
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 15)
-}
-
-// transition16 is the transition at big.fsm.yaml:95: s02 on e17 -> s35.
-func (m *Big) transition16(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS35
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 16)
-}
-
-// transition17 is the transition at big.fsm.yaml:96: s02 on e19 -> s49.
-func (m *Big) transition17(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS49
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 17)
-}
-
-// transition18 is the transition at big.fsm.yaml:97: s03 on e03 -> s04.
-func (m *Big) transition18(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS04
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 18)
-}
-
-// transition19 is the transition at big.fsm.yaml:98: s03 on e04 -> s02.
-func (m *Big) transition19(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS02
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 19)
-}
-
-// transition20 is the transition at big.fsm.yaml:99: s03 on e08 -> s10.
-func (m *Big) transition20(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS10
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 20)
-}
-
-// transition21 is the transition at big.fsm.yaml:100: s03 on e14 -> s23.
-func (m *Big) transition21(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS23
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 21)
-}
-
-// transition22 is the transition at big.fsm.yaml:101: s03 on e18 -> s36.
-func (m *Big) transition22(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS36
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 22)
-}
-
-// transition23 is the transition at big.fsm.yaml:102: s03 on e19 -> s49.
-func (m *Big) transition23(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS49
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 23)
-}
-
-// transition24 is the transition at big.fsm.yaml:103: s04 on e04 -> s05.
-func (m *Big) transition24(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS05
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 24)
-}
-
-// transition25 is the transition at big.fsm.yaml:104: s04 on e05 -> s03.
-func (m *Big) transition25(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS03
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 25)
-}
-
-// transition26 is the transition at big.fsm.yaml:105: s04 on e09 -> s11.
-func (m *Big) transition26(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS11
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 26)
-}
-
-// transition27 is the transition at big.fsm.yaml:106: s04 on e15 -> s24.
-func (m *Big) transition27(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS24
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 27)
-}
-
-// transition28 is the transition at big.fsm.yaml:107: s04 on e00 -> s37.
-func (m *Big) transition28(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS37
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 28)
-}
-
-// transition29 is the transition at big.fsm.yaml:108: s04 on e19 -> s49.
-func (m *Big) transition29(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS49
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 29)
-}
-
-// transition30 is the transition at big.fsm.yaml:109: s05 on e05 -> s06.
-func (m *Big) transition30(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS06
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 30)
-}
-
-// transition31 is the transition at big.fsm.yaml:110: s05 on e06 -> s04.
-func (m *Big) transition31(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS04
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 31)
-}
-
-// transition32 is the transition at big.fsm.yaml:111: s05 on e10 -> s12.
-func (m *Big) transition32(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS12
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 32)
-}
-
-// transition33 is the transition at big.fsm.yaml:112: s05 on e16 -> s25.
-func (m *Big) transition33(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS25
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 33)
-}
-
-// transition34 is the transition at big.fsm.yaml:113: s05 on e01 -> s38.
-func (m *Big) transition34(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS38
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 34)
-}
-
-// transition35 is the transition at big.fsm.yaml:114: s05 on e19 -> s49.
-func (m *Big) transition35(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS49
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 35)
-}
-
-// transition36 is the transition at big.fsm.yaml:115: s06 on e06 -> s07.
-func (m *Big) transition36(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS07
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 36)
-}
-
-// transition37 is the transition at big.fsm.yaml:116: s06 on e07 -> s05.
-func (m *Big) transition37(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS05
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 37)
-}
-
-// transition38 is the transition at big.fsm.yaml:117: s06 on e11 -> s13.
-func (m *Big) transition38(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS13
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 38)
-}
-
-// transition39 is the transition at big.fsm.yaml:118: s06 on e17 -> s26.
-func (m *Big) transition39(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS26
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 39)
-}
-
-// transition40 is the transition at big.fsm.yaml:119: s06 on e02 -> s39.
-func (m *Big) transition40(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS39
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 40)
-}
-
-// transition41 is the transition at big.fsm.yaml:120: s06 on e19 -> s49.
-func (m *Big) transition41(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS49
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 41)
-}
-
-// transition42 is the transition at big.fsm.yaml:121: s07 on e07 -> s08.
-func (m *Big) transition42(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS08
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 42)
-}
-
-// transition43 is the transition at big.fsm.yaml:122: s07 on e08 -> s06.
-func (m *Big) transition43(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS06
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 43)
-}
-
-// transition44 is the transition at big.fsm.yaml:123: s07 on e12 -> s14.
-func (m *Big) transition44(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS14
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 44)
-}
-
-// transition45 is the transition at big.fsm.yaml:124: s07 on e18 -> s27.
-func (m *Big) transition45(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS27
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 45)
-}
-
-// transition46 is the transition at big.fsm.yaml:125: s07 on e03 -> s40.
-func (m *Big) transition46(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS40
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 46)
-}
-
-// transition47 is the transition at big.fsm.yaml:126: s07 on e19 -> s49.
-func (m *Big) transition47(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS49
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 47)
-}
-
-// transition48 is the transition at big.fsm.yaml:127: s08 on e08 -> s09.
-func (m *Big) transition48(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS09
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 48)
-}
-
-// transition49 is the transition at big.fsm.yaml:128: s08 on e09 -> s07.
-func (m *Big) transition49(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS07
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 49)
-}
-
-// transition50 is the transition at big.fsm.yaml:129: s08 on e13 -> s15.
-func (m *Big) transition50(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS15
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 50)
-}
-
-// transition51 is the transition at big.fsm.yaml:130: s08 on e00 -> s28.
-func (m *Big) transition51(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS28
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 51)
-}
-
-// transition52 is the transition at big.fsm.yaml:131: s08 on e04 -> s41.
-func (m *Big) transition52(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS41
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 52)
-}
-
-// transition53 is the transition at big.fsm.yaml:132: s08 on e19 -> s49.
-func (m *Big) transition53(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS49
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 53)
-}
-
-// transition54 is the transition at big.fsm.yaml:133: s09 on e09 -> s10.
-func (m *Big) transition54(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS10
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 54)
-}
-
-// transition55 is the transition at big.fsm.yaml:134: s09 on e10 -> s08.
-func (m *Big) transition55(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS08
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 55)
-}
-
-// transition56 is the transition at big.fsm.yaml:135: s09 on e14 -> s16.
-func (m *Big) transition56(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS16
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 56)
-}
-
-// transition57 is the transition at big.fsm.yaml:136: s09 on e01 -> s29.
-func (m *Big) transition57(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS29
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 57)
-}
-
-// transition58 is the transition at big.fsm.yaml:137: s09 on e05 -> s42.
-func (m *Big) transition58(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS42
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 58)
-}
-
-// transition59 is the transition at big.fsm.yaml:138: s09 on e19 -> s49.
-func (m *Big) transition59(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS49
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 59)
-}
-
-// transition60 is the transition at big.fsm.yaml:139: s10 on e10 -> s11.
-func (m *Big) transition60(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS11
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 60)
-}
-
-// transition61 is the transition at big.fsm.yaml:140: s10 on e11 -> s09.
-func (m *Big) transition61(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS09
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 61)
-}
-
-// transition62 is the transition at big.fsm.yaml:141: s10 on e15 -> s17.
-func (m *Big) transition62(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS17
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 62)
-}
-
-// transition63 is the transition at big.fsm.yaml:142: s10 on e02 -> s30.
-func (m *Big) transition63(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS30
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 63)
-}
-
-// transition64 is the transition at big.fsm.yaml:143: s10 on e06 -> s43.
-func (m *Big) transition64(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS43
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 64)
-}
-
-// transition65 is the transition at big.fsm.yaml:144: s10 on e19 -> s49.
-func (m *Big) transition65(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS49
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 65)
-}
-
-// transition66 is the transition at big.fsm.yaml:145: s11 on e11 -> s12.
-func (m *Big) transition66(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS12
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 66)
-}
-
-// transition67 is the transition at big.fsm.yaml:146: s11 on e12 -> s10.
-func (m *Big) transition67(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS10
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 67)
-}
-
-// transition68 is the transition at big.fsm.yaml:147: s11 on e16 -> s18.
-func (m *Big) transition68(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS18
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 68)
-}
-
-// transition69 is the transition at big.fsm.yaml:148: s11 on e03 -> s31.
-func (m *Big) transition69(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS31
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 69)
-}
-
-// transition70 is the transition at big.fsm.yaml:149: s11 on e07 -> s44.
-func (m *Big) transition70(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS44
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 70)
-}
-
-// transition71 is the transition at big.fsm.yaml:150: s11 on e19 -> s49.
-func (m *Big) transition71(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS49
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 71)
-}
-
-// transition72 is the transition at big.fsm.yaml:151: s12 on e12 -> s13.
-func (m *Big) transition72(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS13
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 72)
-}
-
-// transition73 is the transition at big.fsm.yaml:152: s12 on e13 -> s11.
-func (m *Big) transition73(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS11
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 73)
-}
-
-// transition74 is the transition at big.fsm.yaml:153: s12 on e17 -> s19.
-func (m *Big) transition74(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS19
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 74)
-}
-
-// transition75 is the transition at big.fsm.yaml:154: s12 on e04 -> s32.
-func (m *Big) transition75(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS32
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 75)
-}
-
-// transition76 is the transition at big.fsm.yaml:155: s12 on e08 -> s45.
-func (m *Big) transition76(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS45
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 76)
-}
-
-// transition77 is the transition at big.fsm.yaml:156: s12 on e19 -> s49.
-func (m *Big) transition77(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS49
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 77)
-}
-
-// transition78 is the transition at big.fsm.yaml:157: s13 on e13 -> s14.
-func (m *Big) transition78(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS14
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 78)
-}
-
-// transition79 is the transition at big.fsm.yaml:158: s13 on e14 -> s12.
-func (m *Big) transition79(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS12
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 79)
-}
-
-// transition80 is the transition at big.fsm.yaml:159: s13 on e18 -> s20.
-func (m *Big) transition80(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS20
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 80)
-}
-
-// transition81 is the transition at big.fsm.yaml:160: s13 on e05 -> s33.
-func (m *Big) transition81(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS33
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 81)
-}
-
-// transition82 is the transition at big.fsm.yaml:161: s13 on e09 -> s46.
-func (m *Big) transition82(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS46
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 82)
-}
-
-// transition83 is the transition at big.fsm.yaml:162: s13 on e19 -> s49.
-func (m *Big) transition83(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS49
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 83)
-}
-
-// transition84 is the transition at big.fsm.yaml:163: s14 on e14 -> s15.
-func (m *Big) transition84(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS15
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 84)
-}
-
-// transition85 is the transition at big.fsm.yaml:164: s14 on e15 -> s13.
-func (m *Big) transition85(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS13
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 85)
-}
-
-// transition86 is the transition at big.fsm.yaml:165: s14 on e00 -> s21.
-func (m *Big) transition86(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS21
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 86)
-}
-
-// transition87 is the transition at big.fsm.yaml:166: s14 on e06 -> s34.
-func (m *Big) transition87(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS34
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 87)
-}
-
-// transition88 is the transition at big.fsm.yaml:167: s14 on e10 -> s47.
-func (m *Big) transition88(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS47
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 88)
-}
-
-// transition89 is the transition at big.fsm.yaml:168: s14 on e19 -> s49.
-func (m *Big) transition89(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS49
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 89)
-}
-
-// transition90 is the transition at big.fsm.yaml:169: s15 on e15 -> s16.
-func (m *Big) transition90(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS16
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 90)
-}
-
-// transition91 is the transition at big.fsm.yaml:170: s15 on e16 -> s14.
-func (m *Big) transition91(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS14
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 91)
-}
-
-// transition92 is the transition at big.fsm.yaml:171: s15 on e01 -> s22.
-func (m *Big) transition92(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS22
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 92)
-}
-
-// transition93 is the transition at big.fsm.yaml:172: s15 on e07 -> s35.
-func (m *Big) transition93(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS35
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 93)
-}
-
-// transition94 is the transition at big.fsm.yaml:173: s15 on e11 -> s48.
-func (m *Big) transition94(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS48
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 94)
-}
-
-// transition95 is the transition at big.fsm.yaml:174: s15 on e19 -> s49.
-func (m *Big) transition95(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS49
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 95)
-}
-
-// transition96 is the transition at big.fsm.yaml:175: s16 on e16 -> s17.
-func (m *Big) transition96(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS17
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 96)
-}
-
-// transition97 is the transition at big.fsm.yaml:176: s16 on e17 -> s15.
-func (m *Big) transition97(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS15
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 97)
-}
-
-// transition98 is the transition at big.fsm.yaml:177: s16 on e02 -> s23.
-func (m *Big) transition98(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS23
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 98)
-}
-
-// transition99 is the transition at big.fsm.yaml:178: s16 on e08 -> s36.
-func (m *Big) transition99(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS36
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 99)
-}
-
-// transition100 is the transition at big.fsm.yaml:179: s16 on e12 -> s00.
-func (m *Big) transition100(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS00
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 100)
-}
-
-// transition101 is the transition at big.fsm.yaml:180: s16 on e19 -> s49.
-func (m *Big) transition101(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS49
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 101)
-}
-
-// transition102 is the transition at big.fsm.yaml:181: s17 on e17 -> s18.
-func (m *Big) transition102(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS18
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 102)
-}
-
-// transition103 is the transition at big.fsm.yaml:182: s17 on e18 -> s16.
-func (m *Big) transition103(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS16
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 103)
-}
-
-// transition104 is the transition at big.fsm.yaml:183: s17 on e03 -> s24.
-func (m *Big) transition104(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS24
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 104)
-}
-
-// transition105 is the transition at big.fsm.yaml:184: s17 on e09 -> s37.
-func (m *Big) transition105(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS37
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 105)
-}
-
-// transition106 is the transition at big.fsm.yaml:185: s17 on e13 -> s01.
-func (m *Big) transition106(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS01
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 106)
-}
-
-// transition107 is the transition at big.fsm.yaml:186: s17 on e19 -> s49.
-func (m *Big) transition107(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS49
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 107)
-}
-
-// transition108 is the transition at big.fsm.yaml:187: s18 on e18 -> s19.
-func (m *Big) transition108(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS19
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 108)
-}
-
-// transition109 is the transition at big.fsm.yaml:188: s18 on e00 -> s17.
-func (m *Big) transition109(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS17
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 109)
-}
-
-// transition110 is the transition at big.fsm.yaml:189: s18 on e04 -> s25.
-func (m *Big) transition110(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS25
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 110)
-}
-
-// transition111 is the transition at big.fsm.yaml:190: s18 on e10 -> s38.
-func (m *Big) transition111(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS38
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 111)
-}
-
-// transition112 is the transition at big.fsm.yaml:191: s18 on e14 -> s02.
-func (m *Big) transition112(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS02
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 112)
-}
-
-// transition113 is the transition at big.fsm.yaml:192: s18 on e19 -> s49.
-func (m *Big) transition113(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS49
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 113)
-}
-
-// transition114 is the transition at big.fsm.yaml:193: s19 on e00 -> s20.
-func (m *Big) transition114(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS20
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 114)
-}
-
-// transition115 is the transition at big.fsm.yaml:194: s19 on e01 -> s18.
-func (m *Big) transition115(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS18
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 115)
-}
-
-// transition116 is the transition at big.fsm.yaml:195: s19 on e05 -> s26.
-func (m *Big) transition116(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS26
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 116)
-}
-
-// transition117 is the transition at big.fsm.yaml:196: s19 on e11 -> s39.
-func (m *Big) transition117(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS39
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 117)
-}
-
-// transition118 is the transition at big.fsm.yaml:197: s19 on e15 -> s03.
-func (m *Big) transition118(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS03
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 118)
-}
-
-// transition119 is the transition at big.fsm.yaml:198: s19 on e19 -> s49.
-func (m *Big) transition119(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS49
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 119)
-}
-
-// transition120 is the transition at big.fsm.yaml:199: s20 on e01 -> s21.
-func (m *Big) transition120(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS21
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 120)
-}
-
-// transition121 is the transition at big.fsm.yaml:200: s20 on e02 -> s19.
-func (m *Big) transition121(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS19
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 121)
-}
-
-// transition122 is the transition at big.fsm.yaml:201: s20 on e06 -> s27.
-func (m *Big) transition122(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS27
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 122)
-}
-
-// transition123 is the transition at big.fsm.yaml:202: s20 on e12 -> s40.
-func (m *Big) transition123(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS40
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 123)
-}
-
-// transition124 is the transition at big.fsm.yaml:203: s20 on e16 -> s04.
-func (m *Big) transition124(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS04
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 124)
-}
-
-// transition125 is the transition at big.fsm.yaml:204: s20 on e19 -> s49.
-func (m *Big) transition125(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS49
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 125)
-}
-
-// transition126 is the transition at big.fsm.yaml:205: s21 on e02 -> s22.
-func (m *Big) transition126(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS22
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 126)
-}
-
-// transition127 is the transition at big.fsm.yaml:206: s21 on e03 -> s20.
-func (m *Big) transition127(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS20
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 127)
-}
-
-// transition128 is the transition at big.fsm.yaml:207: s21 on e07 -> s28.
-func (m *Big) transition128(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS28
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 128)
-}
-
-// transition129 is the transition at big.fsm.yaml:208: s21 on e13 -> s41.
-func (m *Big) transition129(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS41
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 129)
-}
-
-// transition130 is the transition at big.fsm.yaml:209: s21 on e17 -> s05.
-func (m *Big) transition130(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS05
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 130)
-}
-
-// transition131 is the transition at big.fsm.yaml:210: s21 on e19 -> s49.
-func (m *Big) transition131(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS49
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 131)
-}
-
-// transition132 is the transition at big.fsm.yaml:211: s22 on e03 -> s23.
-func (m *Big) transition132(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS23
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 132)
-}
-
-// transition133 is the transition at big.fsm.yaml:212: s22 on e04 -> s21.
-func (m *Big) transition133(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS21
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 133)
-}
-
-// transition134 is the transition at big.fsm.yaml:213: s22 on e08 -> s29.
-func (m *Big) transition134(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS29
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 134)
-}
-
-// transition135 is the transition at big.fsm.yaml:214: s22 on e14 -> s42.
-func (m *Big) transition135(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS42
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 135)
-}
-
-// transition136 is the transition at big.fsm.yaml:215: s22 on e18 -> s06.
-func (m *Big) transition136(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS06
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 136)
-}
-
-// transition137 is the transition at big.fsm.yaml:216: s22 on e19 -> s49.
-func (m *Big) transition137(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS49
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 137)
-}
-
-// transition138 is the transition at big.fsm.yaml:217: s23 on e04 -> s24.
-func (m *Big) transition138(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS24
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 138)
-}
-
-// transition139 is the transition at big.fsm.yaml:218: s23 on e05 -> s22.
-func (m *Big) transition139(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS22
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 139)
-}
-
-// transition140 is the transition at big.fsm.yaml:219: s23 on e09 -> s30.
-func (m *Big) transition140(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS30
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 140)
-}
-
-// transition141 is the transition at big.fsm.yaml:220: s23 on e15 -> s43.
-func (m *Big) transition141(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS43
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 141)
-}
-
-// transition142 is the transition at big.fsm.yaml:221: s23 on e00 -> s07.
-func (m *Big) transition142(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS07
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 142)
-}
-
-// transition143 is the transition at big.fsm.yaml:222: s23 on e19 -> s49.
-func (m *Big) transition143(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS49
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 143)
-}
-
-// transition144 is the transition at big.fsm.yaml:223: s24 on e05 -> s25.
-func (m *Big) transition144(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS25
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 144)
-}
-
-// transition145 is the transition at big.fsm.yaml:224: s24 on e06 -> s23.
-func (m *Big) transition145(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS23
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 145)
-}
-
-// transition146 is the transition at big.fsm.yaml:225: s24 on e10 -> s31.
-func (m *Big) transition146(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS31
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 146)
-}
-
-// transition147 is the transition at big.fsm.yaml:226: s24 on e16 -> s44.
-func (m *Big) transition147(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS44
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 147)
-}
-
-// transition148 is the transition at big.fsm.yaml:227: s24 on e01 -> s08.
-func (m *Big) transition148(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS08
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 148)
-}
-
-// transition149 is the transition at big.fsm.yaml:228: s24 on e19 -> s49.
-func (m *Big) transition149(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS49
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 149)
-}
-
-// transition150 is the transition at big.fsm.yaml:229: s25 on e06 -> s26.
-func (m *Big) transition150(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS26
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 150)
-}
-
-// transition151 is the transition at big.fsm.yaml:230: s25 on e07 -> s24.
-func (m *Big) transition151(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS24
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 151)
-}
-
-// transition152 is the transition at big.fsm.yaml:231: s25 on e11 -> s32.
-func (m *Big) transition152(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS32
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 152)
-}
-
-// transition153 is the transition at big.fsm.yaml:232: s25 on e17 -> s45.
-func (m *Big) transition153(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS45
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 153)
-}
-
-// transition154 is the transition at big.fsm.yaml:233: s25 on e02 -> s09.
-func (m *Big) transition154(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS09
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 154)
-}
-
-// transition155 is the transition at big.fsm.yaml:234: s25 on e19 -> s49.
-func (m *Big) transition155(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS49
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 155)
-}
-
-// transition156 is the transition at big.fsm.yaml:235: s26 on e07 -> s27.
-func (m *Big) transition156(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS27
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 156)
-}
-
-// transition157 is the transition at big.fsm.yaml:236: s26 on e08 -> s25.
-func (m *Big) transition157(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS25
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 157)
-}
-
-// transition158 is the transition at big.fsm.yaml:237: s26 on e12 -> s33.
-func (m *Big) transition158(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS33
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 158)
-}
-
-// transition159 is the transition at big.fsm.yaml:238: s26 on e18 -> s46.
-func (m *Big) transition159(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS46
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 159)
-}
-
-// transition160 is the transition at big.fsm.yaml:239: s26 on e03 -> s10.
-func (m *Big) transition160(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS10
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 160)
-}
-
-// transition161 is the transition at big.fsm.yaml:240: s26 on e19 -> s49.
-func (m *Big) transition161(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS49
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 161)
-}
-
-// transition162 is the transition at big.fsm.yaml:241: s27 on e08 -> s28.
-func (m *Big) transition162(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS28
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 162)
-}
-
-// transition163 is the transition at big.fsm.yaml:242: s27 on e09 -> s26.
-func (m *Big) transition163(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS26
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 163)
-}
-
-// transition164 is the transition at big.fsm.yaml:243: s27 on e13 -> s34.
-func (m *Big) transition164(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS34
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 164)
-}
-
-// transition165 is the transition at big.fsm.yaml:244: s27 on e00 -> s47.
-func (m *Big) transition165(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS47
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 165)
-}
-
-// transition166 is the transition at big.fsm.yaml:245: s27 on e04 -> s11.
-func (m *Big) transition166(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS11
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 166)
-}
-
-// transition167 is the transition at big.fsm.yaml:246: s27 on e19 -> s49.
-func (m *Big) transition167(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS49
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 167)
-}
-
-// transition168 is the transition at big.fsm.yaml:247: s28 on e09 -> s29.
-func (m *Big) transition168(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS29
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 168)
-}
-
-// transition169 is the transition at big.fsm.yaml:248: s28 on e10 -> s27.
-func (m *Big) transition169(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS27
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 169)
-}
-
-// transition170 is the transition at big.fsm.yaml:249: s28 on e14 -> s35.
-func (m *Big) transition170(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS35
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 170)
-}
-
-// transition171 is the transition at big.fsm.yaml:250: s28 on e01 -> s48.
-func (m *Big) transition171(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS48
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 171)
-}
-
-// transition172 is the transition at big.fsm.yaml:251: s28 on e05 -> s12.
-func (m *Big) transition172(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS12
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 172)
-}
-
-// transition173 is the transition at big.fsm.yaml:252: s28 on e19 -> s49.
-func (m *Big) transition173(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS49
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 173)
-}
-
-// transition174 is the transition at big.fsm.yaml:253: s29 on e10 -> s30.
-func (m *Big) transition174(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS30
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 174)
-}
-
-// transition175 is the transition at big.fsm.yaml:254: s29 on e11 -> s28.
-func (m *Big) transition175(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS28
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 175)
-}
-
-// transition176 is the transition at big.fsm.yaml:255: s29 on e15 -> s36.
-func (m *Big) transition176(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS36
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 176)
-}
-
-// transition177 is the transition at big.fsm.yaml:256: s29 on e02 -> s00.
-func (m *Big) transition177(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS00
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 177)
-}
-
-// transition178 is the transition at big.fsm.yaml:257: s29 on e06 -> s13.
-func (m *Big) transition178(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS13
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 178)
-}
-
-// transition179 is the transition at big.fsm.yaml:258: s29 on e19 -> s49.
-func (m *Big) transition179(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS49
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 179)
-}
-
-// transition180 is the transition at big.fsm.yaml:259: s30 on e11 -> s31.
-func (m *Big) transition180(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS31
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 180)
-}
-
-// transition181 is the transition at big.fsm.yaml:260: s30 on e12 -> s29.
-func (m *Big) transition181(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS29
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 181)
-}
-
-// transition182 is the transition at big.fsm.yaml:261: s30 on e16 -> s37.
-func (m *Big) transition182(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS37
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 182)
-}
-
-// transition183 is the transition at big.fsm.yaml:262: s30 on e03 -> s01.
-func (m *Big) transition183(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS01
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 183)
-}
-
-// transition184 is the transition at big.fsm.yaml:263: s30 on e07 -> s14.
-func (m *Big) transition184(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS14
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 184)
-}
-
-// transition185 is the transition at big.fsm.yaml:264: s30 on e19 -> s49.
-func (m *Big) transition185(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS49
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 185)
-}
-
-// transition186 is the transition at big.fsm.yaml:265: s31 on e12 -> s32.
-func (m *Big) transition186(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS32
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 186)
-}
-
-// transition187 is the transition at big.fsm.yaml:266: s31 on e13 -> s30.
-func (m *Big) transition187(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS30
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 187)
-}
-
-// transition188 is the transition at big.fsm.yaml:267: s31 on e17 -> s38.
-func (m *Big) transition188(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS38
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 188)
-}
-
-// transition189 is the transition at big.fsm.yaml:268: s31 on e04 -> s02.
-func (m *Big) transition189(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS02
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 189)
-}
-
-// transition190 is the transition at big.fsm.yaml:269: s31 on e08 -> s15.
-func (m *Big) transition190(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS15
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 190)
-}
-
-// transition191 is the transition at big.fsm.yaml:270: s31 on e19 -> s49.
-func (m *Big) transition191(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS49
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 191)
-}
-
-// transition192 is the transition at big.fsm.yaml:271: s32 on e13 -> s33.
-func (m *Big) transition192(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS33
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 192)
-}
-
-// transition193 is the transition at big.fsm.yaml:272: s32 on e14 -> s31.
-func (m *Big) transition193(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS31
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 193)
-}
-
-// transition194 is the transition at big.fsm.yaml:273: s32 on e18 -> s39.
-func (m *Big) transition194(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS39
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 194)
-}
-
-// transition195 is the transition at big.fsm.yaml:274: s32 on e05 -> s03.
-func (m *Big) transition195(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS03
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 195)
-}
-
-// transition196 is the transition at big.fsm.yaml:275: s32 on e09 -> s16.
-func (m *Big) transition196(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS16
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 196)
-}
-
-// transition197 is the transition at big.fsm.yaml:276: s32 on e19 -> s49.
-func (m *Big) transition197(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS49
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 197)
-}
-
-// transition198 is the transition at big.fsm.yaml:277: s33 on e14 -> s34.
-func (m *Big) transition198(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS34
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 198)
-}
-
-// transition199 is the transition at big.fsm.yaml:278: s33 on e15 -> s32.
-func (m *Big) transition199(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS32
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 199)
-}
-
-// transition200 is the transition at big.fsm.yaml:279: s33 on e00 -> s40.
-func (m *Big) transition200(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS40
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 200)
-}
-
-// transition201 is the transition at big.fsm.yaml:280: s33 on e06 -> s04.
-func (m *Big) transition201(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS04
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 201)
-}
-
-// transition202 is the transition at big.fsm.yaml:281: s33 on e10 -> s17.
-func (m *Big) transition202(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS17
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 202)
-}
-
-// transition203 is the transition at big.fsm.yaml:282: s33 on e19 -> s49.
-func (m *Big) transition203(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS49
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 203)
-}
-
-// transition204 is the transition at big.fsm.yaml:283: s34 on e15 -> s35.
-func (m *Big) transition204(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS35
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 204)
-}
-
-// transition205 is the transition at big.fsm.yaml:284: s34 on e16 -> s33.
-func (m *Big) transition205(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS33
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 205)
-}
-
-// transition206 is the transition at big.fsm.yaml:285: s34 on e01 -> s41.
-func (m *Big) transition206(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS41
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 206)
-}
-
-// transition207 is the transition at big.fsm.yaml:286: s34 on e07 -> s05.
-func (m *Big) transition207(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS05
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 207)
-}
-
-// transition208 is the transition at big.fsm.yaml:287: s34 on e11 -> s18.
-func (m *Big) transition208(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS18
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 208)
-}
-
-// transition209 is the transition at big.fsm.yaml:288: s34 on e19 -> s49.
-func (m *Big) transition209(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS49
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 209)
-}
-
-// transition210 is the transition at big.fsm.yaml:289: s35 on e16 -> s36.
-func (m *Big) transition210(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS36
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 210)
-}
-
-// transition211 is the transition at big.fsm.yaml:290: s35 on e17 -> s34.
-func (m *Big) transition211(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS34
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 211)
-}
-
-// transition212 is the transition at big.fsm.yaml:291: s35 on e02 -> s42.
-func (m *Big) transition212(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS42
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 212)
-}
-
-// transition213 is the transition at big.fsm.yaml:292: s35 on e08 -> s06.
-func (m *Big) transition213(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS06
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 213)
-}
-
-// transition214 is the transition at big.fsm.yaml:293: s35 on e12 -> s19.
-func (m *Big) transition214(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS19
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 214)
-}
-
-// transition215 is the transition at big.fsm.yaml:294: s35 on e19 -> s49.
-func (m *Big) transition215(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS49
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 215)
-}
-
-// transition216 is the transition at big.fsm.yaml:295: s36 on e17 -> s37.
-func (m *Big) transition216(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS37
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 216)
-}
-
-// transition217 is the transition at big.fsm.yaml:296: s36 on e18 -> s35.
-func (m *Big) transition217(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS35
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 217)
-}
-
-// transition218 is the transition at big.fsm.yaml:297: s36 on e03 -> s43.
-func (m *Big) transition218(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS43
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 218)
-}
-
-// transition219 is the transition at big.fsm.yaml:298: s36 on e09 -> s07.
-func (m *Big) transition219(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS07
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 219)
-}
-
-// transition220 is the transition at big.fsm.yaml:299: s36 on e13 -> s20.
-func (m *Big) transition220(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS20
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 220)
-}
-
-// transition221 is the transition at big.fsm.yaml:300: s36 on e19 -> s49.
-func (m *Big) transition221(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS49
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 221)
-}
-
-// transition222 is the transition at big.fsm.yaml:301: s37 on e18 -> s38.
-func (m *Big) transition222(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS38
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 222)
-}
-
-// transition223 is the transition at big.fsm.yaml:302: s37 on e00 -> s36.
-func (m *Big) transition223(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS36
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 223)
-}
-
-// transition224 is the transition at big.fsm.yaml:303: s37 on e04 -> s44.
-func (m *Big) transition224(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS44
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 224)
-}
-
-// transition225 is the transition at big.fsm.yaml:304: s37 on e10 -> s08.
-func (m *Big) transition225(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS08
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 225)
-}
-
-// transition226 is the transition at big.fsm.yaml:305: s37 on e14 -> s21.
-func (m *Big) transition226(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS21
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 226)
-}
-
-// transition227 is the transition at big.fsm.yaml:306: s37 on e19 -> s49.
-func (m *Big) transition227(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS49
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 227)
-}
-
-// transition228 is the transition at big.fsm.yaml:307: s38 on e00 -> s39.
-func (m *Big) transition228(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS39
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 228)
-}
-
-// transition229 is the transition at big.fsm.yaml:308: s38 on e01 -> s37.
-func (m *Big) transition229(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS37
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 229)
-}
-
-// transition230 is the transition at big.fsm.yaml:309: s38 on e05 -> s45.
-func (m *Big) transition230(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS45
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 230)
-}
-
-// transition231 is the transition at big.fsm.yaml:310: s38 on e11 -> s09.
-func (m *Big) transition231(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS09
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 231)
-}
-
-// transition232 is the transition at big.fsm.yaml:311: s38 on e15 -> s22.
-func (m *Big) transition232(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS22
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 232)
-}
-
-// transition233 is the transition at big.fsm.yaml:312: s38 on e19 -> s49.
-func (m *Big) transition233(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS49
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 233)
-}
-
-// transition234 is the transition at big.fsm.yaml:313: s39 on e01 -> s40.
-func (m *Big) transition234(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS40
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 234)
-}
-
-// transition235 is the transition at big.fsm.yaml:314: s39 on e02 -> s38.
-func (m *Big) transition235(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS38
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 235)
-}
-
-// transition236 is the transition at big.fsm.yaml:315: s39 on e06 -> s46.
-func (m *Big) transition236(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS46
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 236)
-}
-
-// transition237 is the transition at big.fsm.yaml:316: s39 on e12 -> s10.
-func (m *Big) transition237(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS10
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 237)
-}
-
-// transition238 is the transition at big.fsm.yaml:317: s39 on e16 -> s23.
-func (m *Big) transition238(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS23
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 238)
-}
-
-// transition239 is the transition at big.fsm.yaml:318: s39 on e19 -> s49.
-func (m *Big) transition239(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS49
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 239)
-}
-
-// transition240 is the transition at big.fsm.yaml:319: s40 on e02 -> s41.
-func (m *Big) transition240(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS41
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 240)
-}
-
-// transition241 is the transition at big.fsm.yaml:320: s40 on e03 -> s39.
-func (m *Big) transition241(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS39
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 241)
-}
-
-// transition242 is the transition at big.fsm.yaml:321: s40 on e07 -> s47.
-func (m *Big) transition242(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS47
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 242)
-}
-
-// transition243 is the transition at big.fsm.yaml:322: s40 on e13 -> s11.
-func (m *Big) transition243(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS11
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 243)
-}
-
-// transition244 is the transition at big.fsm.yaml:323: s40 on e17 -> s24.
-func (m *Big) transition244(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS24
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 244)
-}
-
-// transition245 is the transition at big.fsm.yaml:324: s40 on e19 -> s49.
-func (m *Big) transition245(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS49
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 245)
-}
-
-// transition246 is the transition at big.fsm.yaml:325: s41 on e03 -> s42.
-func (m *Big) transition246(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS42
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 246)
-}
-
-// transition247 is the transition at big.fsm.yaml:326: s41 on e04 -> s40.
-func (m *Big) transition247(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS40
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 247)
-}
-
-// transition248 is the transition at big.fsm.yaml:327: s41 on e08 -> s48.
-func (m *Big) transition248(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS48
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 248)
-}
-
-// transition249 is the transition at big.fsm.yaml:328: s41 on e14 -> s12.
-func (m *Big) transition249(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS12
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 249)
-}
-
-// transition250 is the transition at big.fsm.yaml:329: s41 on e18 -> s25.
-func (m *Big) transition250(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS25
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 250)
-}
-
-// transition251 is the transition at big.fsm.yaml:330: s41 on e19 -> s49.
-func (m *Big) transition251(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS49
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 251)
-}
-
-// transition252 is the transition at big.fsm.yaml:331: s42 on e04 -> s43.
-func (m *Big) transition252(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS43
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 252)
-}
-
-// transition253 is the transition at big.fsm.yaml:332: s42 on e05 -> s41.
-func (m *Big) transition253(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS41
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 253)
-}
-
-// transition254 is the transition at big.fsm.yaml:333: s42 on e09 -> s00.
-func (m *Big) transition254(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS00
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 254)
-}
-
-// transition255 is the transition at big.fsm.yaml:334: s42 on e15 -> s13.
-func (m *Big) transition255(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS13
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 255)
-}
-
-// transition256 is the transition at big.fsm.yaml:335: s42 on e00 -> s26.
-func (m *Big) transition256(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS26
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 256)
-}
-
-// transition257 is the transition at big.fsm.yaml:336: s42 on e19 -> s49.
-func (m *Big) transition257(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS49
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 257)
-}
-
-// transition258 is the transition at big.fsm.yaml:337: s43 on e05 -> s44.
-func (m *Big) transition258(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS44
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 258)
-}
-
-// transition259 is the transition at big.fsm.yaml:338: s43 on e06 -> s42.
-func (m *Big) transition259(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS42
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 259)
-}
-
-// transition260 is the transition at big.fsm.yaml:339: s43 on e10 -> s01.
-func (m *Big) transition260(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS01
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 260)
-}
-
-// transition261 is the transition at big.fsm.yaml:340: s43 on e16 -> s14.
-func (m *Big) transition261(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS14
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 261)
-}
-
-// transition262 is the transition at big.fsm.yaml:341: s43 on e01 -> s27.
-func (m *Big) transition262(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS27
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 262)
-}
-
-// transition263 is the transition at big.fsm.yaml:342: s43 on e19 -> s49.
-func (m *Big) transition263(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS49
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 263)
-}
-
-// transition264 is the transition at big.fsm.yaml:343: s44 on e06 -> s45.
-func (m *Big) transition264(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS45
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 264)
-}
-
-// transition265 is the transition at big.fsm.yaml:344: s44 on e07 -> s43.
-func (m *Big) transition265(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS43
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 265)
-}
-
-// transition266 is the transition at big.fsm.yaml:345: s44 on e11 -> s02.
-func (m *Big) transition266(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS02
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 266)
-}
-
-// transition267 is the transition at big.fsm.yaml:346: s44 on e17 -> s15.
-func (m *Big) transition267(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS15
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 267)
-}
-
-// transition268 is the transition at big.fsm.yaml:347: s44 on e02 -> s28.
-func (m *Big) transition268(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS28
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 268)
-}
-
-// transition269 is the transition at big.fsm.yaml:348: s44 on e19 -> s49.
-func (m *Big) transition269(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS49
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 269)
-}
-
-// transition270 is the transition at big.fsm.yaml:349: s45 on e07 -> s46.
-func (m *Big) transition270(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS46
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 270)
-}
-
-// transition271 is the transition at big.fsm.yaml:350: s45 on e08 -> s44.
-func (m *Big) transition271(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS44
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 271)
-}
-
-// transition272 is the transition at big.fsm.yaml:351: s45 on e12 -> s03.
-func (m *Big) transition272(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS03
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 272)
-}
-
-// transition273 is the transition at big.fsm.yaml:352: s45 on e18 -> s16.
-func (m *Big) transition273(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS16
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 273)
-}
-
-// transition274 is the transition at big.fsm.yaml:353: s45 on e03 -> s29.
-func (m *Big) transition274(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS29
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 274)
-}
-
-// transition275 is the transition at big.fsm.yaml:354: s45 on e19 -> s49.
-func (m *Big) transition275(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS49
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 275)
-}
-
-// transition276 is the transition at big.fsm.yaml:355: s46 on e08 -> s47.
-func (m *Big) transition276(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS47
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 276)
-}
-
-// transition277 is the transition at big.fsm.yaml:356: s46 on e09 -> s45.
-func (m *Big) transition277(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS45
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 277)
-}
-
-// transition278 is the transition at big.fsm.yaml:357: s46 on e13 -> s04.
-func (m *Big) transition278(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS04
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 278)
-}
-
-// transition279 is the transition at big.fsm.yaml:358: s46 on e00 -> s17.
-func (m *Big) transition279(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS17
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 279)
-}
-
-// transition280 is the transition at big.fsm.yaml:359: s46 on e04 -> s30.
-func (m *Big) transition280(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS30
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 280)
-}
-
-// transition281 is the transition at big.fsm.yaml:360: s46 on e19 -> s49.
-func (m *Big) transition281(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS49
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 281)
-}
-
-// transition282 is the transition at big.fsm.yaml:361: s47 on e09 -> s48.
-func (m *Big) transition282(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS48
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 282)
-}
-
-// transition283 is the transition at big.fsm.yaml:362: s47 on e10 -> s46.
-func (m *Big) transition283(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS46
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 283)
-}
-
-// transition284 is the transition at big.fsm.yaml:363: s47 on e14 -> s05.
-func (m *Big) transition284(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS05
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 284)
-}
-
-// transition285 is the transition at big.fsm.yaml:364: s47 on e01 -> s18.
-func (m *Big) transition285(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS18
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 285)
-}
-
-// transition286 is the transition at big.fsm.yaml:365: s47 on e05 -> s31.
-func (m *Big) transition286(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS31
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 286)
-}
-
-// transition287 is the transition at big.fsm.yaml:366: s47 on e19 -> s49.
-func (m *Big) transition287(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS49
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 287)
-}
-
-// transition288 is the transition at big.fsm.yaml:367: s48 on e10 -> s00.
-func (m *Big) transition288(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS00
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 288)
-}
-
-// transition289 is the transition at big.fsm.yaml:368: s48 on e11 -> s47.
-func (m *Big) transition289(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS47
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 289)
-}
-
-// transition290 is the transition at big.fsm.yaml:369: s48 on e15 -> s06.
-func (m *Big) transition290(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS06
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 290)
-}
-
-// transition291 is the transition at big.fsm.yaml:370: s48 on e02 -> s19.
-func (m *Big) transition291(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS19
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 291)
-}
-
-// transition292 is the transition at big.fsm.yaml:371: s48 on e06 -> s32.
-func (m *Big) transition292(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS32
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 292)
-}
-
-// transition293 is the transition at big.fsm.yaml:372: s48 on e19 -> s49.
-func (m *Big) transition293(ctx context.Context, st BigStep, in *BigInput, dry bool) (State, error) {
-	to := StateS49
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 293)
+	return to, m.commit(ctx, st, in, t)
 }
 
 // commit finishes an accepted transition (t is its index in the spec): sequence number and

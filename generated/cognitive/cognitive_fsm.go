@@ -798,20 +798,20 @@ func (m *Task) step(ctx context.Context, e Event, in *TaskInput, dry bool) (Stat
 	case StateIdle:
 		switch e {
 		case EventTaskCreated:
-			return m.transition0(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 0, StateReasoning, false, CheckpointTaskCreated)
 		case EventTaskFailed:
-			return m.transition9(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 9, StateFailed, false, CheckpointTaskFailed)
 		}
 	case StateReasoning:
 		switch e {
 		case EventReasonDone:
-			return m.transition1(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 1, StateActing, false, CheckpointReasonDone)
 		case EventNeedMoreInfo:
-			return m.transition2(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 2, StateSuspended, false, CheckpointNeedMoreInfo)
 		case EventTaskSuspended:
-			return m.transition8(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 8, StateSuspended, false, CheckpointTaskSuspended)
 		case EventTaskFailed:
-			return m.transition9(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 9, StateFailed, false, CheckpointTaskFailed)
 		}
 	case StateActing:
 		switch e {
@@ -822,18 +822,18 @@ func (m *Task) step(ctx context.Context, e Event, in *TaskInput, dry bool) (Stat
 		case EventStepCompleted:
 			return m.transition6(ctx, st, in, dry)
 		case EventTaskSuspended:
-			return m.transition8(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 8, StateSuspended, false, CheckpointTaskSuspended)
 		case EventTaskFailed:
-			return m.transition9(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 9, StateFailed, false, CheckpointTaskFailed)
 		}
 	case StateSuspended:
 		switch e {
 		case EventMessageReceived:
-			return m.transition3(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 3, StateReasoning, false, noCheckpoint)
 		case EventTaskResumed:
 			return m.transition7(ctx, st, in, dry)
 		case EventTaskFailed:
-			return m.transition9(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 9, StateFailed, false, CheckpointTaskFailed)
 		}
 	}
 	if from >= NumStates || e >= NumEvents {
@@ -841,74 +841,6 @@ func (m *Task) step(ctx context.Context, e Event, in *TaskInput, dry bool) (Stat
 		return from, &refusal
 	}
 	return from, &invalidTransitions[from][e]
-}
-
-// transition0 is the transition at ../../examples/cognitive/cognitive.fsm.yaml:117: idle
-// on task_created -> reasoning.
-func (m *Task) transition0(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	to := StateReasoning
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	st.At = m.now(in)
-	if to != st.From {
-		m.remember(st.From, to)
-	}
-	m.state = to
-	m.moveClock(st)
-	return to, m.commit(ctx, st, in, 0, CheckpointTaskCreated)
-}
-
-// transition1 is the transition at ../../examples/cognitive/cognitive.fsm.yaml:118:
-// reasoning on reason_done -> acting.
-func (m *Task) transition1(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	to := StateActing
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	st.At = m.now(in)
-	if to != st.From {
-		m.remember(st.From, to)
-	}
-	m.state = to
-	m.moveClock(st)
-	return to, m.commit(ctx, st, in, 1, CheckpointReasonDone)
-}
-
-// transition2 is the transition at ../../examples/cognitive/cognitive.fsm.yaml:119:
-// reasoning on need_more_info -> suspended.
-func (m *Task) transition2(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	to := StateSuspended
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	st.At = m.now(in)
-	if to != st.From {
-		m.remember(st.From, to)
-	}
-	m.state = to
-	m.moveClock(st)
-	return to, m.commit(ctx, st, in, 2, CheckpointNeedMoreInfo)
-}
-
-// transition3 is the transition at ../../examples/cognitive/cognitive.fsm.yaml:120:
-// suspended on message_received -> reasoning.
-func (m *Task) transition3(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	to := StateReasoning
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	st.At = m.now(in)
-	if to != st.From {
-		m.remember(st.From, to)
-	}
-	m.state = to
-	m.moveClock(st)
-	return to, m.commit(ctx, st, in, 3, noCheckpoint)
 }
 
 // transition4 is the transition at ../../examples/cognitive/cognitive.fsm.yaml:135: acting
@@ -1007,38 +939,23 @@ func (m *Task) transition7(ctx context.Context, st TaskStep, in *TaskInput, dry 
 	return to, m.commit(ctx, st, in, 7, noCheckpoint)
 }
 
-// transition8 is the transition at ../../examples/cognitive/cognitive.fsm.yaml:161:
-// reasoning, acting on task_suspended -> suspended.
-func (m *Task) transition8(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	to := StateSuspended
+// take applies transition t, which moves to to (internal: stays, exiting and entering
+// nothing), and does nothing of its own but count: a transition with roles, actions, a
+// computed target, limits or required fields has a method of its own.
+func (m *Task) take(ctx context.Context, st TaskStep, in *TaskInput, dry bool, t int, to State, internal bool, cp Checkpoint) (State, error) {
 	if dry {
 		return to, nil
 	}
 	st.To = to
 	st.At = m.now(in)
-	if to != st.From {
+	if !internal && to != st.From {
 		m.remember(st.From, to)
 	}
 	m.state = to
-	m.moveClock(st)
-	return to, m.commit(ctx, st, in, 8, CheckpointTaskSuspended)
-}
-
-// transition9 is the transition at ../../examples/cognitive/cognitive.fsm.yaml:162: idle,
-// reasoning, acting, suspended on task_failed -> failed.
-func (m *Task) transition9(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	to := StateFailed
-	if dry {
-		return to, nil
+	if !internal {
+		m.moveClock(st)
 	}
-	st.To = to
-	st.At = m.now(in)
-	if to != st.From {
-		m.remember(st.From, to)
-	}
-	m.state = to
-	m.moveClock(st)
-	return to, m.commit(ctx, st, in, 9, CheckpointTaskFailed)
+	return to, m.commit(ctx, st, in, t, cp)
 }
 
 // remember records where a remembering state was entered from.

@@ -573,47 +573,47 @@ func (m *Task) step(ctx context.Context, e Event, in *TaskInput, dry bool) (Stat
 	case StateNotStarted:
 		switch e {
 		case EventInProgress:
-			return m.transition0(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 0, StateInProgress)
 		case EventBlocked:
-			return m.transition1(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 1, StateBlocked)
 		}
 	case StateInProgress:
 		switch e {
 		case EventBlocked:
-			return m.transition3(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 3, StateBlocked)
 		case EventPendingReview:
-			return m.transition2(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 2, StatePendingReview)
 		}
 	case StatePendingReview:
 		switch e {
 		case EventUnderReview:
-			return m.transition6(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 6, StateUnderReview)
 		}
 	case StateUnderReview:
 		switch e {
 		case EventFinalReview:
 			if float64(m.nReviews) >= thresholdReviewsComplete(m.Context.Criticality) && float64(m.nSecurityReviews) >= thresholdSecurityReviewsComplete(m.Context.Criticality) {
-				return m.transition9(ctx, st, in, dry)
+				return m.take(ctx, st, in, dry, 9, StateFinalReview)
 			}
 			return from, &guardRefusals[from][e]
 		case EventReviewSubmitted:
-			return m.transition7(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 7, from)
 		case EventSecurityReviewSubmitted:
-			return m.transition8(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 8, from)
 		}
 	case StateFinalReview:
 		switch e {
 		case EventInProgress:
-			return m.transition11(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 11, StateInProgress)
 		case EventCompleted:
-			return m.transition10(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 10, StateCompleted)
 		}
 	case StateBlocked:
 		switch e {
 		case EventInProgress:
-			return m.transition5(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 5, StateInProgress)
 		case EventNotStarted:
-			return m.transition4(ctx, st, in, dry)
+			return m.take(ctx, st, in, dry, 4, StateNotStarted)
 		}
 	}
 	if from >= NumStates || e >= NumEvents {
@@ -623,177 +623,23 @@ func (m *Task) step(ctx context.Context, e Event, in *TaskInput, dry bool) (Stat
 	return from, &invalidTransitions[from][e]
 }
 
-// transition0 is the transition at ../../examples/review/review.fsm.yaml:64: not_started
-// on in_progress -> in_progress.
-//
-// Worker starts task.
-func (m *Task) transition0(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	to := StateInProgress
+// take applies transition t, which moves to to, and does nothing of its own but count: a
+// transition with roles, actions, a computed target, limits or required fields has a
+// method of its own.
+func (m *Task) take(ctx context.Context, st TaskStep, in *TaskInput, dry bool, t int, to State) (State, error) {
 	if dry {
 		return to, nil
 	}
 	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 0)
-}
-
-// transition1 is the transition at ../../examples/review/review.fsm.yaml:65: not_started
-// on blocked -> blocked.
-//
-// Dependency not satisfied.
-func (m *Task) transition1(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	to := StateBlocked
-	if dry {
-		return to, nil
+	lt := &loggedTransitions[t]
+	for _, c := range lt.inc {
+		*m.counter(c, st.From)++
 	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 1)
-}
-
-// transition2 is the transition at ../../examples/review/review.fsm.yaml:66: in_progress
-// on pending_review -> pending_review.
-//
-// Worker completes task.
-func (m *Task) transition2(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	to := StatePendingReview
-	if dry {
-		return to, nil
+	for _, c := range lt.reset {
+		*m.counter(c, st.From) = 0
 	}
-	st.To = to
 	m.state = to
-	return to, m.commit(ctx, st, in, 2)
-}
-
-// transition3 is the transition at ../../examples/review/review.fsm.yaml:67: in_progress
-// on blocked -> blocked.
-//
-// Worker encounters blocker.
-func (m *Task) transition3(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	to := StateBlocked
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 3)
-}
-
-// transition4 is the transition at ../../examples/review/review.fsm.yaml:68: blocked on
-// not_started -> not_started.
-//
-// Blocker resolved (reset).
-func (m *Task) transition4(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	to := StateNotStarted
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 4)
-}
-
-// transition5 is the transition at ../../examples/review/review.fsm.yaml:69: blocked on
-// in_progress -> in_progress.
-//
-// Blocker resolved (resume).
-func (m *Task) transition5(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	to := StateInProgress
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 5)
-}
-
-// transition6 is the transition at ../../examples/review/review.fsm.yaml:72:
-// pending_review on under_review -> under_review.
-//
-// Review agent starts auditing.
-func (m *Task) transition6(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	to := StateUnderReview
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.nReviews = 0
-	m.nSecurityReviews = 0
-	m.state = to
-	return to, m.commit(ctx, st, in, 6)
-}
-
-// transition7 is the transition at ../../examples/review/review.fsm.yaml:73: under_review
-// on review_submitted -> (internal).
-//
-// A review is submitted.
-func (m *Task) transition7(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	to := st.From
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.nReviews++
-	m.state = to
-	return to, m.commit(ctx, st, in, 7)
-}
-
-// transition8 is the transition at ../../examples/review/review.fsm.yaml:74: under_review
-// on security_review_submitted -> (internal).
-//
-// A review with security focus is submitted.
-func (m *Task) transition8(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	to := st.From
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.nReviews++
-	m.nSecurityReviews++
-	m.state = to
-	return to, m.commit(ctx, st, in, 8)
-}
-
-// transition9 is the transition at ../../examples/review/review.fsm.yaml:75: under_review
-// on final_review -> final_review.
-//
-// All required reviews submitted.
-func (m *Task) transition9(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	to := StateFinalReview
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 9)
-}
-
-// transition10 is the transition at ../../examples/review/review.fsm.yaml:76: final_review
-// on completed -> completed.
-//
-// Final report produced.
-func (m *Task) transition10(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	to := StateCompleted
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 10)
-}
-
-// transition11 is the transition at ../../examples/review/review.fsm.yaml:77: final_review
-// on in_progress -> in_progress.
-//
-// Fixes needed based on review.
-func (m *Task) transition11(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	to := StateInProgress
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, 11)
+	return to, m.commit(ctx, st, in, t)
 }
 
 // thresholdReviewsComplete is the threshold of guard "reviews_complete" by "criticality".

@@ -223,6 +223,9 @@ func (g *gen) fire(f *File) {
 				var body []Code
 				for i, t := range ts {
 					call := Return(Id("m").Dot(g.tname(t)).Call(Id("ctx"), Id("st"), Id("in"), Id("dry")))
+					if g.plain(t) {
+						call = Return(Id("m").Dot("take").Call(g.takeArgs(t)...))
+					}
 					if !t.Guarded() {
 						body = append(body, call)
 						break
@@ -257,8 +260,16 @@ func (g *gen) fire(f *File) {
 	})
 	f.Line()
 
+	plain := false
 	for _, t := range m.Transitions {
+		if g.plain(t) {
+			plain = true
+			continue
+		}
 		g.transition(f, t)
+	}
+	if plain {
+		g.take(f)
 	}
 	g.entryExit(f)
 	if g.remembers {
@@ -785,4 +796,108 @@ func (g *gen) entryExit(f *File) {
 		})
 		f.Line()
 	}
+}
+
+// plain reports whether t is taken by take, the one method of every transition that does
+// nothing of its own but move to a fixed target (or stay, internal) and increment counters
+// without limits and reset counters: what it does is data (its target at the call, its
+// counters in loggedTransitions), not a method of its own.
+func (g *gen) plain(t *ir.Transition) bool {
+	if len(t.Roles) > 0 || len(t.Actions) > 0 || g.targetsRequire(t) {
+		return false
+	}
+	if t.Target.Kind != ir.Fixed && t.Target.Kind != ir.Internal {
+		return false
+	}
+	for _, c := range t.Increment {
+		if c.Limit > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// takeNeedsInternal reports whether take must know that a transition is internal: it then
+// neither exits, enters, moves the clock, remembers nor resets on success.
+func (g *gen) takeNeedsInternal() bool {
+	return g.exits || g.entries || g.timing || g.resetsOnSuccess || g.remembers
+}
+
+// takeArgs are the arguments of take for the plain transition t.
+func (g *gen) takeArgs(t *ir.Transition) []Code {
+	args := []Code{Id("ctx"), Id("st"), Id("in"), Id("dry"), Lit(t.Index)}
+	internal := t.Target.Kind == ir.Internal
+	if internal {
+		args = append(args, Id("from"))
+	} else {
+		args = append(args, Id("State"+t.Target.State.GoName))
+	}
+	if g.takeNeedsInternal() {
+		args = append(args, Lit(internal))
+	}
+	if len(g.m.Checkpoints) > 0 {
+		if t.Checkpoint != nil {
+			args = append(args, Id("Checkpoint"+t.Checkpoint.GoName))
+		} else {
+			args = append(args, Id("noCheckpoint"))
+		}
+	}
+	return args
+}
+
+// take emits the method that applies a plain transition (see plain), in the order the
+// methods of the other transitions do.
+func (g *gen) take(f *File) {
+	m := g.m
+	params := []Code{ctxParam(), Id("st").Id(g.name("Step")), g.inPtr(), Id("dry").Bool(), Id("t").Int(), Id("to").Id("State")}
+	if g.takeNeedsInternal() {
+		params = append(params, Id("internal").Bool())
+	}
+	if len(m.Checkpoints) > 0 {
+		params = append(params, Id("cp").Id("Checkpoint"))
+	}
+	doc := "take applies transition t, which moves to to"
+	if g.takeNeedsInternal() {
+		doc += " (internal: stays, exiting and entering nothing)"
+	}
+	doc += ", and does nothing of its own but count: a transition with roles, actions, a\ncomputed target, limits or required fields has a method of its own."
+	f.Comment(comment(doc))
+	f.Func().Params(Id("m").Op("*").Id(g.T)).Id("take").Params(params...).Params(Id("State"), Error()).BlockFunc(func(b *Group) {
+		b.If(Id("dry")).Block(Return(Id("to"), Nil()))
+		b.Id("st").Dot("To").Op("=").Id("to")
+		if g.timing {
+			b.Id("st").Dot("At").Op("=").Id("m").Dot("now").Call(Id("in"))
+		}
+		if g.exits {
+			b.If(Op("!").Id("internal")).Block(Id("m").Dot("exit").Call(Id("ctx"), Id("st")))
+		}
+		if len(m.Counters) > 0 {
+			b.Id("lt").Op(":=").Op("&").Id("loggedTransitions").Index(Id("t"))
+			b.For(List(Id("_"), Id("c")).Op(":=").Range().Id("lt").Dot("inc")).Block(Op("*").Id("m").Dot("counter").Call(Id("c"), Id("st").Dot("From")).Op("++"))
+			b.For(List(Id("_"), Id("c")).Op(":=").Range().Id("lt").Dot("reset")).Block(Op("*").Id("m").Dot("counter").Call(Id("c"), Id("st").Dot("From")).Op("=").Lit(0))
+			if g.resetsOnSuccess {
+				b.If(Op("!").Id("internal")).Block(
+					For(List(Id("_"), Id("c")).Op(":=").Range().Id("resetOnSuccess")).Block(
+						If(Op("!").Qual("slices", "Contains").Call(Id("lt").Dot("inc"), Id("c"))).Block(Op("*").Id("m").Dot("counter").Call(Id("c"), Id("st").Dot("From")).Op("=").Lit(0)),
+					),
+				)
+			}
+		}
+		if g.remembers {
+			b.If(Op("!").Id("internal").Op("&&").Id("to").Op("!=").Id("st").Dot("From")).Block(Id("m").Dot("remember").Call(Id("st").Dot("From"), Id("to")))
+		}
+		b.Id("m").Dot("state").Op("=").Id("to")
+		if g.timing {
+			b.If(Op("!").Id("internal")).Block(Id("m").Dot("moveClock").Call(Id("st")))
+		}
+		if g.entries {
+			b.If(Op("!").Id("internal")).Block(Id("m").Dot("enter").Call(Id("ctx"), Id("st")))
+		}
+		args := []Code{Id("ctx"), Id("st"), Id("in"), Id("t")}
+		if len(m.Checkpoints) > 0 {
+			args = append(args, Id("cp"))
+		}
+		b.Return(Id("to"), Id("m").Dot("commit").Call(args...))
+	})
+	f.Line()
 }
