@@ -237,6 +237,9 @@ func (e *ValidationError[S, E]) Error() string {
 		}
 		b.WriteString(fe.Field + ": " + fe.Message)
 	}
+	if b.Len() == 0 {
+		return e.spec.prefix() + what
+	}
 	return e.spec.prefix() + what + ": " + b.String()
 }
 

@@ -16,7 +16,9 @@ type Machine[S StateType] interface {
 // Registry holds machines by ID and answers queries over them. It is safe for concurrent
 // use: each machine has a lock, held while Do or a query looks at it. Fire events on
 // registered machines through Do (or the generated registry's Fire), never directly from
-// several goroutines.
+// several goroutines. The function given to Do runs with its machine locked: it must not
+// call Do for the same machine, nor a query or Register (which lock every machine), or it
+// waits for itself.
 //
 // A generated package embeds it (review.TaskRegistry) and adds the typed Fire and the
 // queries its spec needs.
@@ -34,7 +36,7 @@ type registered[M any] struct {
 	m  M
 }
 
-// Init readies an empty registry for the machine type named name, whose ID id returns.
+// Init readies an empty registry (a Registry must be initialised before use) for the machine type named name, whose ID id returns.
 // Registering past maxActive active (non-terminal) machines is not refused, but logged as a
 // warning through logger (slog.Default() when nil); maxActive 0 means no limit.
 func (r *Registry[M, S]) Init(name string, id func(M) string, maxActive int, logger *slog.Logger) {
@@ -111,6 +113,15 @@ func (r *Registry[M, S]) Do(id string, fn func(M) error) error {
 // Where returns the machines for which keep holds (called under each machine's lock),
 // ordered by ID.
 func (r *Registry[M, S]) Where(keep func(M) bool) []M {
+	var out []M
+	for _, e := range r.where(keep) {
+		out = append(out, e.m)
+	}
+	return out
+}
+
+// where returns the registrations whose machine keep holds for, ordered by ID.
+func (r *Registry[M, S]) where(keep func(M) bool) []*registered[M] {
 	r.mu.RLock()
 	ids := make([]string, 0, len(r.machines))
 	for id := range r.machines {
@@ -122,13 +133,13 @@ func (r *Registry[M, S]) Where(keep func(M) bool) []M {
 		entries[i] = r.machines[id]
 	}
 	r.mu.RUnlock()
-	var out []M
+	var out []*registered[M]
 	for _, e := range entries {
 		e.mu.Lock()
 		ok := keep(e.m)
 		e.mu.Unlock()
 		if ok {
-			out = append(out, e.m)
+			out = append(out, e)
 		}
 	}
 	return out
@@ -154,11 +165,19 @@ func (r *Registry[M, S]) ByState(s S) []M {
 	return r.Where(func(m M) bool { return m.State() == s })
 }
 
-// CleanupTerminal unregisters every machine in a terminal state and returns how many.
+// CleanupTerminal unregisters every machine in a terminal state and returns how many it
+// removed. A machine registered under the same ID meanwhile (after another goroutine
+// removed the terminal one) stays.
 func (r *Registry[M, S]) CleanupTerminal() int {
-	done := r.Where(func(m M) bool { return m.State().IsTerminal() })
-	for _, m := range done {
-		r.Remove(r.id(m))
+	done := r.where(func(m M) bool { return m.State().IsTerminal() })
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, e := range done {
+		if id := r.id(e.m); r.machines[id] == e {
+			delete(r.machines, id)
+			n++
+		}
 	}
-	return len(done)
+	return n
 }
