@@ -689,741 +689,9 @@ func init() {
 func (m *Big) step(ctx context.Context, e Event, in *BigInput, dry bool) (State, error) {
 	from := m.state
 	st := BigStep{From: from, To: from, Event: e}
-	switch from {
-	case StateS00:
-		switch e {
-		case EventE00:
-			return m.take(ctx, st, in, dry, 0, StateS01)
-		case EventE01:
-			return m.take(ctx, st, in, dry, 1, StateS48)
-		case EventE05:
-			return m.take(ctx, st, in, dry, 2, StateS07)
-		case EventE11:
-			return m.take(ctx, st, in, dry, 3, StateS20)
-		case EventE15:
-			return m.take(ctx, st, in, dry, 4, StateS33)
-		case EventE19:
-			return m.take(ctx, st, in, dry, 5, StateS49)
-		}
-	case StateS01:
-		switch e {
-		case EventE01:
-			return m.take(ctx, st, in, dry, 6, StateS02)
-		case EventE02:
-			return m.take(ctx, st, in, dry, 7, StateS00)
-		case EventE06:
-			return m.take(ctx, st, in, dry, 8, StateS08)
-		case EventE12:
-			return m.take(ctx, st, in, dry, 9, StateS21)
-		case EventE16:
-			return m.take(ctx, st, in, dry, 10, StateS34)
-		case EventE19:
-			return m.take(ctx, st, in, dry, 11, StateS49)
-		}
-	case StateS02:
-		switch e {
-		case EventE02:
-			return m.take(ctx, st, in, dry, 12, StateS03)
-		case EventE03:
-			return m.take(ctx, st, in, dry, 13, StateS01)
-		case EventE07:
-			return m.take(ctx, st, in, dry, 14, StateS09)
-		case EventE13:
-			return m.take(ctx, st, in, dry, 15, StateS22)
-		case EventE17:
-			return m.take(ctx, st, in, dry, 16, StateS35)
-		case EventE19:
-			return m.take(ctx, st, in, dry, 17, StateS49)
-		}
-	case StateS03:
-		switch e {
-		case EventE03:
-			return m.take(ctx, st, in, dry, 18, StateS04)
-		case EventE04:
-			return m.take(ctx, st, in, dry, 19, StateS02)
-		case EventE08:
-			return m.take(ctx, st, in, dry, 20, StateS10)
-		case EventE14:
-			return m.take(ctx, st, in, dry, 21, StateS23)
-		case EventE18:
-			return m.take(ctx, st, in, dry, 22, StateS36)
-		case EventE19:
-			return m.take(ctx, st, in, dry, 23, StateS49)
-		}
-	case StateS04:
-		switch e {
-		case EventE00:
-			return m.take(ctx, st, in, dry, 28, StateS37)
-		case EventE04:
-			return m.take(ctx, st, in, dry, 24, StateS05)
-		case EventE05:
-			return m.take(ctx, st, in, dry, 25, StateS03)
-		case EventE09:
-			return m.take(ctx, st, in, dry, 26, StateS11)
-		case EventE15:
-			return m.take(ctx, st, in, dry, 27, StateS24)
-		case EventE19:
-			return m.take(ctx, st, in, dry, 29, StateS49)
-		}
-	case StateS05:
-		switch e {
-		case EventE01:
-			return m.take(ctx, st, in, dry, 34, StateS38)
-		case EventE05:
-			return m.take(ctx, st, in, dry, 30, StateS06)
-		case EventE06:
-			return m.take(ctx, st, in, dry, 31, StateS04)
-		case EventE10:
-			return m.take(ctx, st, in, dry, 32, StateS12)
-		case EventE16:
-			return m.take(ctx, st, in, dry, 33, StateS25)
-		case EventE19:
-			return m.take(ctx, st, in, dry, 35, StateS49)
-		}
-	case StateS06:
-		switch e {
-		case EventE02:
-			return m.take(ctx, st, in, dry, 40, StateS39)
-		case EventE06:
-			return m.take(ctx, st, in, dry, 36, StateS07)
-		case EventE07:
-			return m.take(ctx, st, in, dry, 37, StateS05)
-		case EventE11:
-			return m.take(ctx, st, in, dry, 38, StateS13)
-		case EventE17:
-			return m.take(ctx, st, in, dry, 39, StateS26)
-		case EventE19:
-			return m.take(ctx, st, in, dry, 41, StateS49)
-		}
-	case StateS07:
-		switch e {
-		case EventE03:
-			return m.take(ctx, st, in, dry, 46, StateS40)
-		case EventE07:
-			return m.take(ctx, st, in, dry, 42, StateS08)
-		case EventE08:
-			return m.take(ctx, st, in, dry, 43, StateS06)
-		case EventE12:
-			return m.take(ctx, st, in, dry, 44, StateS14)
-		case EventE18:
-			return m.take(ctx, st, in, dry, 45, StateS27)
-		case EventE19:
-			return m.take(ctx, st, in, dry, 47, StateS49)
-		}
-	case StateS08:
-		switch e {
-		case EventE00:
-			return m.take(ctx, st, in, dry, 51, StateS28)
-		case EventE04:
-			return m.take(ctx, st, in, dry, 52, StateS41)
-		case EventE08:
-			return m.take(ctx, st, in, dry, 48, StateS09)
-		case EventE09:
-			return m.take(ctx, st, in, dry, 49, StateS07)
-		case EventE13:
-			return m.take(ctx, st, in, dry, 50, StateS15)
-		case EventE19:
-			return m.take(ctx, st, in, dry, 53, StateS49)
-		}
-	case StateS09:
-		switch e {
-		case EventE01:
-			return m.take(ctx, st, in, dry, 57, StateS29)
-		case EventE05:
-			return m.take(ctx, st, in, dry, 58, StateS42)
-		case EventE09:
-			return m.take(ctx, st, in, dry, 54, StateS10)
-		case EventE10:
-			return m.take(ctx, st, in, dry, 55, StateS08)
-		case EventE14:
-			return m.take(ctx, st, in, dry, 56, StateS16)
-		case EventE19:
-			return m.take(ctx, st, in, dry, 59, StateS49)
-		}
-	case StateS10:
-		switch e {
-		case EventE02:
-			return m.take(ctx, st, in, dry, 63, StateS30)
-		case EventE06:
-			return m.take(ctx, st, in, dry, 64, StateS43)
-		case EventE10:
-			return m.take(ctx, st, in, dry, 60, StateS11)
-		case EventE11:
-			return m.take(ctx, st, in, dry, 61, StateS09)
-		case EventE15:
-			return m.take(ctx, st, in, dry, 62, StateS17)
-		case EventE19:
-			return m.take(ctx, st, in, dry, 65, StateS49)
-		}
-	case StateS11:
-		switch e {
-		case EventE03:
-			return m.take(ctx, st, in, dry, 69, StateS31)
-		case EventE07:
-			return m.take(ctx, st, in, dry, 70, StateS44)
-		case EventE11:
-			return m.take(ctx, st, in, dry, 66, StateS12)
-		case EventE12:
-			return m.take(ctx, st, in, dry, 67, StateS10)
-		case EventE16:
-			return m.take(ctx, st, in, dry, 68, StateS18)
-		case EventE19:
-			return m.take(ctx, st, in, dry, 71, StateS49)
-		}
-	case StateS12:
-		switch e {
-		case EventE04:
-			return m.take(ctx, st, in, dry, 75, StateS32)
-		case EventE08:
-			return m.take(ctx, st, in, dry, 76, StateS45)
-		case EventE12:
-			return m.take(ctx, st, in, dry, 72, StateS13)
-		case EventE13:
-			return m.take(ctx, st, in, dry, 73, StateS11)
-		case EventE17:
-			return m.take(ctx, st, in, dry, 74, StateS19)
-		case EventE19:
-			return m.take(ctx, st, in, dry, 77, StateS49)
-		}
-	case StateS13:
-		switch e {
-		case EventE05:
-			return m.take(ctx, st, in, dry, 81, StateS33)
-		case EventE09:
-			return m.take(ctx, st, in, dry, 82, StateS46)
-		case EventE13:
-			return m.take(ctx, st, in, dry, 78, StateS14)
-		case EventE14:
-			return m.take(ctx, st, in, dry, 79, StateS12)
-		case EventE18:
-			return m.take(ctx, st, in, dry, 80, StateS20)
-		case EventE19:
-			return m.take(ctx, st, in, dry, 83, StateS49)
-		}
-	case StateS14:
-		switch e {
-		case EventE00:
-			return m.take(ctx, st, in, dry, 86, StateS21)
-		case EventE06:
-			return m.take(ctx, st, in, dry, 87, StateS34)
-		case EventE10:
-			return m.take(ctx, st, in, dry, 88, StateS47)
-		case EventE14:
-			return m.take(ctx, st, in, dry, 84, StateS15)
-		case EventE15:
-			return m.take(ctx, st, in, dry, 85, StateS13)
-		case EventE19:
-			return m.take(ctx, st, in, dry, 89, StateS49)
-		}
-	case StateS15:
-		switch e {
-		case EventE01:
-			return m.take(ctx, st, in, dry, 92, StateS22)
-		case EventE07:
-			return m.take(ctx, st, in, dry, 93, StateS35)
-		case EventE11:
-			return m.take(ctx, st, in, dry, 94, StateS48)
-		case EventE15:
-			return m.take(ctx, st, in, dry, 90, StateS16)
-		case EventE16:
-			return m.take(ctx, st, in, dry, 91, StateS14)
-		case EventE19:
-			return m.take(ctx, st, in, dry, 95, StateS49)
-		}
-	case StateS16:
-		switch e {
-		case EventE02:
-			return m.take(ctx, st, in, dry, 98, StateS23)
-		case EventE08:
-			return m.take(ctx, st, in, dry, 99, StateS36)
-		case EventE12:
-			return m.take(ctx, st, in, dry, 100, StateS00)
-		case EventE16:
-			return m.take(ctx, st, in, dry, 96, StateS17)
-		case EventE17:
-			return m.take(ctx, st, in, dry, 97, StateS15)
-		case EventE19:
-			return m.take(ctx, st, in, dry, 101, StateS49)
-		}
-	case StateS17:
-		switch e {
-		case EventE03:
-			return m.take(ctx, st, in, dry, 104, StateS24)
-		case EventE09:
-			return m.take(ctx, st, in, dry, 105, StateS37)
-		case EventE13:
-			return m.take(ctx, st, in, dry, 106, StateS01)
-		case EventE17:
-			return m.take(ctx, st, in, dry, 102, StateS18)
-		case EventE18:
-			return m.take(ctx, st, in, dry, 103, StateS16)
-		case EventE19:
-			return m.take(ctx, st, in, dry, 107, StateS49)
-		}
-	case StateS18:
-		switch e {
-		case EventE00:
-			return m.take(ctx, st, in, dry, 109, StateS17)
-		case EventE04:
-			return m.take(ctx, st, in, dry, 110, StateS25)
-		case EventE10:
-			return m.take(ctx, st, in, dry, 111, StateS38)
-		case EventE14:
-			return m.take(ctx, st, in, dry, 112, StateS02)
-		case EventE18:
-			return m.take(ctx, st, in, dry, 108, StateS19)
-		case EventE19:
-			return m.take(ctx, st, in, dry, 113, StateS49)
-		}
-	case StateS19:
-		switch e {
-		case EventE00:
-			return m.take(ctx, st, in, dry, 114, StateS20)
-		case EventE01:
-			return m.take(ctx, st, in, dry, 115, StateS18)
-		case EventE05:
-			return m.take(ctx, st, in, dry, 116, StateS26)
-		case EventE11:
-			return m.take(ctx, st, in, dry, 117, StateS39)
-		case EventE15:
-			return m.take(ctx, st, in, dry, 118, StateS03)
-		case EventE19:
-			return m.take(ctx, st, in, dry, 119, StateS49)
-		}
-	case StateS20:
-		switch e {
-		case EventE01:
-			return m.take(ctx, st, in, dry, 120, StateS21)
-		case EventE02:
-			return m.take(ctx, st, in, dry, 121, StateS19)
-		case EventE06:
-			return m.take(ctx, st, in, dry, 122, StateS27)
-		case EventE12:
-			return m.take(ctx, st, in, dry, 123, StateS40)
-		case EventE16:
-			return m.take(ctx, st, in, dry, 124, StateS04)
-		case EventE19:
-			return m.take(ctx, st, in, dry, 125, StateS49)
-		}
-	case StateS21:
-		switch e {
-		case EventE02:
-			return m.take(ctx, st, in, dry, 126, StateS22)
-		case EventE03:
-			return m.take(ctx, st, in, dry, 127, StateS20)
-		case EventE07:
-			return m.take(ctx, st, in, dry, 128, StateS28)
-		case EventE13:
-			return m.take(ctx, st, in, dry, 129, StateS41)
-		case EventE17:
-			return m.take(ctx, st, in, dry, 130, StateS05)
-		case EventE19:
-			return m.take(ctx, st, in, dry, 131, StateS49)
-		}
-	case StateS22:
-		switch e {
-		case EventE03:
-			return m.take(ctx, st, in, dry, 132, StateS23)
-		case EventE04:
-			return m.take(ctx, st, in, dry, 133, StateS21)
-		case EventE08:
-			return m.take(ctx, st, in, dry, 134, StateS29)
-		case EventE14:
-			return m.take(ctx, st, in, dry, 135, StateS42)
-		case EventE18:
-			return m.take(ctx, st, in, dry, 136, StateS06)
-		case EventE19:
-			return m.take(ctx, st, in, dry, 137, StateS49)
-		}
-	case StateS23:
-		switch e {
-		case EventE00:
-			return m.take(ctx, st, in, dry, 142, StateS07)
-		case EventE04:
-			return m.take(ctx, st, in, dry, 138, StateS24)
-		case EventE05:
-			return m.take(ctx, st, in, dry, 139, StateS22)
-		case EventE09:
-			return m.take(ctx, st, in, dry, 140, StateS30)
-		case EventE15:
-			return m.take(ctx, st, in, dry, 141, StateS43)
-		case EventE19:
-			return m.take(ctx, st, in, dry, 143, StateS49)
-		}
-	case StateS24:
-		switch e {
-		case EventE01:
-			return m.take(ctx, st, in, dry, 148, StateS08)
-		case EventE05:
-			return m.take(ctx, st, in, dry, 144, StateS25)
-		case EventE06:
-			return m.take(ctx, st, in, dry, 145, StateS23)
-		case EventE10:
-			return m.take(ctx, st, in, dry, 146, StateS31)
-		case EventE16:
-			return m.take(ctx, st, in, dry, 147, StateS44)
-		case EventE19:
-			return m.take(ctx, st, in, dry, 149, StateS49)
-		}
-	case StateS25:
-		switch e {
-		case EventE02:
-			return m.take(ctx, st, in, dry, 154, StateS09)
-		case EventE06:
-			return m.take(ctx, st, in, dry, 150, StateS26)
-		case EventE07:
-			return m.take(ctx, st, in, dry, 151, StateS24)
-		case EventE11:
-			return m.take(ctx, st, in, dry, 152, StateS32)
-		case EventE17:
-			return m.take(ctx, st, in, dry, 153, StateS45)
-		case EventE19:
-			return m.take(ctx, st, in, dry, 155, StateS49)
-		}
-	case StateS26:
-		switch e {
-		case EventE03:
-			return m.take(ctx, st, in, dry, 160, StateS10)
-		case EventE07:
-			return m.take(ctx, st, in, dry, 156, StateS27)
-		case EventE08:
-			return m.take(ctx, st, in, dry, 157, StateS25)
-		case EventE12:
-			return m.take(ctx, st, in, dry, 158, StateS33)
-		case EventE18:
-			return m.take(ctx, st, in, dry, 159, StateS46)
-		case EventE19:
-			return m.take(ctx, st, in, dry, 161, StateS49)
-		}
-	case StateS27:
-		switch e {
-		case EventE00:
-			return m.take(ctx, st, in, dry, 165, StateS47)
-		case EventE04:
-			return m.take(ctx, st, in, dry, 166, StateS11)
-		case EventE08:
-			return m.take(ctx, st, in, dry, 162, StateS28)
-		case EventE09:
-			return m.take(ctx, st, in, dry, 163, StateS26)
-		case EventE13:
-			return m.take(ctx, st, in, dry, 164, StateS34)
-		case EventE19:
-			return m.take(ctx, st, in, dry, 167, StateS49)
-		}
-	case StateS28:
-		switch e {
-		case EventE01:
-			return m.take(ctx, st, in, dry, 171, StateS48)
-		case EventE05:
-			return m.take(ctx, st, in, dry, 172, StateS12)
-		case EventE09:
-			return m.take(ctx, st, in, dry, 168, StateS29)
-		case EventE10:
-			return m.take(ctx, st, in, dry, 169, StateS27)
-		case EventE14:
-			return m.take(ctx, st, in, dry, 170, StateS35)
-		case EventE19:
-			return m.take(ctx, st, in, dry, 173, StateS49)
-		}
-	case StateS29:
-		switch e {
-		case EventE02:
-			return m.take(ctx, st, in, dry, 177, StateS00)
-		case EventE06:
-			return m.take(ctx, st, in, dry, 178, StateS13)
-		case EventE10:
-			return m.take(ctx, st, in, dry, 174, StateS30)
-		case EventE11:
-			return m.take(ctx, st, in, dry, 175, StateS28)
-		case EventE15:
-			return m.take(ctx, st, in, dry, 176, StateS36)
-		case EventE19:
-			return m.take(ctx, st, in, dry, 179, StateS49)
-		}
-	case StateS30:
-		switch e {
-		case EventE03:
-			return m.take(ctx, st, in, dry, 183, StateS01)
-		case EventE07:
-			return m.take(ctx, st, in, dry, 184, StateS14)
-		case EventE11:
-			return m.take(ctx, st, in, dry, 180, StateS31)
-		case EventE12:
-			return m.take(ctx, st, in, dry, 181, StateS29)
-		case EventE16:
-			return m.take(ctx, st, in, dry, 182, StateS37)
-		case EventE19:
-			return m.take(ctx, st, in, dry, 185, StateS49)
-		}
-	case StateS31:
-		switch e {
-		case EventE04:
-			return m.take(ctx, st, in, dry, 189, StateS02)
-		case EventE08:
-			return m.take(ctx, st, in, dry, 190, StateS15)
-		case EventE12:
-			return m.take(ctx, st, in, dry, 186, StateS32)
-		case EventE13:
-			return m.take(ctx, st, in, dry, 187, StateS30)
-		case EventE17:
-			return m.take(ctx, st, in, dry, 188, StateS38)
-		case EventE19:
-			return m.take(ctx, st, in, dry, 191, StateS49)
-		}
-	case StateS32:
-		switch e {
-		case EventE05:
-			return m.take(ctx, st, in, dry, 195, StateS03)
-		case EventE09:
-			return m.take(ctx, st, in, dry, 196, StateS16)
-		case EventE13:
-			return m.take(ctx, st, in, dry, 192, StateS33)
-		case EventE14:
-			return m.take(ctx, st, in, dry, 193, StateS31)
-		case EventE18:
-			return m.take(ctx, st, in, dry, 194, StateS39)
-		case EventE19:
-			return m.take(ctx, st, in, dry, 197, StateS49)
-		}
-	case StateS33:
-		switch e {
-		case EventE00:
-			return m.take(ctx, st, in, dry, 200, StateS40)
-		case EventE06:
-			return m.take(ctx, st, in, dry, 201, StateS04)
-		case EventE10:
-			return m.take(ctx, st, in, dry, 202, StateS17)
-		case EventE14:
-			return m.take(ctx, st, in, dry, 198, StateS34)
-		case EventE15:
-			return m.take(ctx, st, in, dry, 199, StateS32)
-		case EventE19:
-			return m.take(ctx, st, in, dry, 203, StateS49)
-		}
-	case StateS34:
-		switch e {
-		case EventE01:
-			return m.take(ctx, st, in, dry, 206, StateS41)
-		case EventE07:
-			return m.take(ctx, st, in, dry, 207, StateS05)
-		case EventE11:
-			return m.take(ctx, st, in, dry, 208, StateS18)
-		case EventE15:
-			return m.take(ctx, st, in, dry, 204, StateS35)
-		case EventE16:
-			return m.take(ctx, st, in, dry, 205, StateS33)
-		case EventE19:
-			return m.take(ctx, st, in, dry, 209, StateS49)
-		}
-	case StateS35:
-		switch e {
-		case EventE02:
-			return m.take(ctx, st, in, dry, 212, StateS42)
-		case EventE08:
-			return m.take(ctx, st, in, dry, 213, StateS06)
-		case EventE12:
-			return m.take(ctx, st, in, dry, 214, StateS19)
-		case EventE16:
-			return m.take(ctx, st, in, dry, 210, StateS36)
-		case EventE17:
-			return m.take(ctx, st, in, dry, 211, StateS34)
-		case EventE19:
-			return m.take(ctx, st, in, dry, 215, StateS49)
-		}
-	case StateS36:
-		switch e {
-		case EventE03:
-			return m.take(ctx, st, in, dry, 218, StateS43)
-		case EventE09:
-			return m.take(ctx, st, in, dry, 219, StateS07)
-		case EventE13:
-			return m.take(ctx, st, in, dry, 220, StateS20)
-		case EventE17:
-			return m.take(ctx, st, in, dry, 216, StateS37)
-		case EventE18:
-			return m.take(ctx, st, in, dry, 217, StateS35)
-		case EventE19:
-			return m.take(ctx, st, in, dry, 221, StateS49)
-		}
-	case StateS37:
-		switch e {
-		case EventE00:
-			return m.take(ctx, st, in, dry, 223, StateS36)
-		case EventE04:
-			return m.take(ctx, st, in, dry, 224, StateS44)
-		case EventE10:
-			return m.take(ctx, st, in, dry, 225, StateS08)
-		case EventE14:
-			return m.take(ctx, st, in, dry, 226, StateS21)
-		case EventE18:
-			return m.take(ctx, st, in, dry, 222, StateS38)
-		case EventE19:
-			return m.take(ctx, st, in, dry, 227, StateS49)
-		}
-	case StateS38:
-		switch e {
-		case EventE00:
-			return m.take(ctx, st, in, dry, 228, StateS39)
-		case EventE01:
-			return m.take(ctx, st, in, dry, 229, StateS37)
-		case EventE05:
-			return m.take(ctx, st, in, dry, 230, StateS45)
-		case EventE11:
-			return m.take(ctx, st, in, dry, 231, StateS09)
-		case EventE15:
-			return m.take(ctx, st, in, dry, 232, StateS22)
-		case EventE19:
-			return m.take(ctx, st, in, dry, 233, StateS49)
-		}
-	case StateS39:
-		switch e {
-		case EventE01:
-			return m.take(ctx, st, in, dry, 234, StateS40)
-		case EventE02:
-			return m.take(ctx, st, in, dry, 235, StateS38)
-		case EventE06:
-			return m.take(ctx, st, in, dry, 236, StateS46)
-		case EventE12:
-			return m.take(ctx, st, in, dry, 237, StateS10)
-		case EventE16:
-			return m.take(ctx, st, in, dry, 238, StateS23)
-		case EventE19:
-			return m.take(ctx, st, in, dry, 239, StateS49)
-		}
-	case StateS40:
-		switch e {
-		case EventE02:
-			return m.take(ctx, st, in, dry, 240, StateS41)
-		case EventE03:
-			return m.take(ctx, st, in, dry, 241, StateS39)
-		case EventE07:
-			return m.take(ctx, st, in, dry, 242, StateS47)
-		case EventE13:
-			return m.take(ctx, st, in, dry, 243, StateS11)
-		case EventE17:
-			return m.take(ctx, st, in, dry, 244, StateS24)
-		case EventE19:
-			return m.take(ctx, st, in, dry, 245, StateS49)
-		}
-	case StateS41:
-		switch e {
-		case EventE03:
-			return m.take(ctx, st, in, dry, 246, StateS42)
-		case EventE04:
-			return m.take(ctx, st, in, dry, 247, StateS40)
-		case EventE08:
-			return m.take(ctx, st, in, dry, 248, StateS48)
-		case EventE14:
-			return m.take(ctx, st, in, dry, 249, StateS12)
-		case EventE18:
-			return m.take(ctx, st, in, dry, 250, StateS25)
-		case EventE19:
-			return m.take(ctx, st, in, dry, 251, StateS49)
-		}
-	case StateS42:
-		switch e {
-		case EventE00:
-			return m.take(ctx, st, in, dry, 256, StateS26)
-		case EventE04:
-			return m.take(ctx, st, in, dry, 252, StateS43)
-		case EventE05:
-			return m.take(ctx, st, in, dry, 253, StateS41)
-		case EventE09:
-			return m.take(ctx, st, in, dry, 254, StateS00)
-		case EventE15:
-			return m.take(ctx, st, in, dry, 255, StateS13)
-		case EventE19:
-			return m.take(ctx, st, in, dry, 257, StateS49)
-		}
-	case StateS43:
-		switch e {
-		case EventE01:
-			return m.take(ctx, st, in, dry, 262, StateS27)
-		case EventE05:
-			return m.take(ctx, st, in, dry, 258, StateS44)
-		case EventE06:
-			return m.take(ctx, st, in, dry, 259, StateS42)
-		case EventE10:
-			return m.take(ctx, st, in, dry, 260, StateS01)
-		case EventE16:
-			return m.take(ctx, st, in, dry, 261, StateS14)
-		case EventE19:
-			return m.take(ctx, st, in, dry, 263, StateS49)
-		}
-	case StateS44:
-		switch e {
-		case EventE02:
-			return m.take(ctx, st, in, dry, 268, StateS28)
-		case EventE06:
-			return m.take(ctx, st, in, dry, 264, StateS45)
-		case EventE07:
-			return m.take(ctx, st, in, dry, 265, StateS43)
-		case EventE11:
-			return m.take(ctx, st, in, dry, 266, StateS02)
-		case EventE17:
-			return m.take(ctx, st, in, dry, 267, StateS15)
-		case EventE19:
-			return m.take(ctx, st, in, dry, 269, StateS49)
-		}
-	case StateS45:
-		switch e {
-		case EventE03:
-			return m.take(ctx, st, in, dry, 274, StateS29)
-		case EventE07:
-			return m.take(ctx, st, in, dry, 270, StateS46)
-		case EventE08:
-			return m.take(ctx, st, in, dry, 271, StateS44)
-		case EventE12:
-			return m.take(ctx, st, in, dry, 272, StateS03)
-		case EventE18:
-			return m.take(ctx, st, in, dry, 273, StateS16)
-		case EventE19:
-			return m.take(ctx, st, in, dry, 275, StateS49)
-		}
-	case StateS46:
-		switch e {
-		case EventE00:
-			return m.take(ctx, st, in, dry, 279, StateS17)
-		case EventE04:
-			return m.take(ctx, st, in, dry, 280, StateS30)
-		case EventE08:
-			return m.take(ctx, st, in, dry, 276, StateS47)
-		case EventE09:
-			return m.take(ctx, st, in, dry, 277, StateS45)
-		case EventE13:
-			return m.take(ctx, st, in, dry, 278, StateS04)
-		case EventE19:
-			return m.take(ctx, st, in, dry, 281, StateS49)
-		}
-	case StateS47:
-		switch e {
-		case EventE01:
-			return m.take(ctx, st, in, dry, 285, StateS18)
-		case EventE05:
-			return m.take(ctx, st, in, dry, 286, StateS31)
-		case EventE09:
-			return m.take(ctx, st, in, dry, 282, StateS48)
-		case EventE10:
-			return m.take(ctx, st, in, dry, 283, StateS46)
-		case EventE14:
-			return m.take(ctx, st, in, dry, 284, StateS05)
-		case EventE19:
-			return m.take(ctx, st, in, dry, 287, StateS49)
-		}
-	case StateS48:
-		switch e {
-		case EventE02:
-			return m.take(ctx, st, in, dry, 291, StateS19)
-		case EventE06:
-			return m.take(ctx, st, in, dry, 292, StateS32)
-		case EventE10:
-			return m.take(ctx, st, in, dry, 288, StateS00)
-		case EventE11:
-			return m.take(ctx, st, in, dry, 289, StateS47)
-		case EventE15:
-			return m.take(ctx, st, in, dry, 290, StateS06)
-		case EventE19:
-			return m.take(ctx, st, in, dry, 293, StateS49)
+	if from < NumStates && e < NumEvents {
+		if t := plainSteps[from][e]; t != 0 {
+			return m.take(ctx, st, in, dry, int(t)-1)
 		}
 	}
 	if from >= NumStates || e >= NumEvents {
@@ -1433,16 +701,76 @@ func (m *Big) step(ctx context.Context, e Event, in *BigInput, dry bool) (State,
 	return from, &invalidTransitions[from][e]
 }
 
-// take applies transition t, which moves to to, and does nothing of its own but count: a
-// transition with roles, actions, a computed target, limits or required fields has a
-// method of its own.
-func (m *Big) take(ctx context.Context, st BigStep, in *BigInput, dry bool, t int, to State) (State, error) {
+// take applies transition t, a plain one: it moves to its one target (or stays, internal,
+// exiting and entering nothing) and does nothing of its own but count. A transition with
+// roles, actions, a computed target, limits or required fields has a method of its own.
+func (m *Big) take(ctx context.Context, st BigStep, in *BigInput, dry bool, t int) (State, error) {
+	lt := &loggedTransitions[t]
+	to := st.From
+	if !lt.internal {
+		to = lt.to[0]
+	}
 	if dry {
 		return to, nil
 	}
 	st.To = to
 	m.state = to
 	return to, m.commit(ctx, st, in, t)
+}
+
+// plainSteps is, by state and event, the index + 1 of the transition step applies with take
+// when it is the pair's only transition, plain and unguarded; 0 where step decides in code.
+var plainSteps = [NumStates][NumEvents]uint16{
+	{1, 2, 0, 0, 0, 3, 0, 0, 0, 0, 0, 4, 0, 0, 0, 5, 0, 0, 0, 6},
+	{0, 7, 8, 0, 0, 0, 9, 0, 0, 0, 0, 0, 10, 0, 0, 0, 11, 0, 0, 12},
+	{0, 0, 13, 14, 0, 0, 0, 15, 0, 0, 0, 0, 0, 16, 0, 0, 0, 17, 0, 18},
+	{0, 0, 0, 19, 20, 0, 0, 0, 21, 0, 0, 0, 0, 0, 22, 0, 0, 0, 23, 24},
+	{29, 0, 0, 0, 25, 26, 0, 0, 0, 27, 0, 0, 0, 0, 0, 28, 0, 0, 0, 30},
+	{0, 35, 0, 0, 0, 31, 32, 0, 0, 0, 33, 0, 0, 0, 0, 0, 34, 0, 0, 36},
+	{0, 0, 41, 0, 0, 0, 37, 38, 0, 0, 0, 39, 0, 0, 0, 0, 0, 40, 0, 42},
+	{0, 0, 0, 47, 0, 0, 0, 43, 44, 0, 0, 0, 45, 0, 0, 0, 0, 0, 46, 48},
+	{52, 0, 0, 0, 53, 0, 0, 0, 49, 50, 0, 0, 0, 51, 0, 0, 0, 0, 0, 54},
+	{0, 58, 0, 0, 0, 59, 0, 0, 0, 55, 56, 0, 0, 0, 57, 0, 0, 0, 0, 60},
+	{0, 0, 64, 0, 0, 0, 65, 0, 0, 0, 61, 62, 0, 0, 0, 63, 0, 0, 0, 66},
+	{0, 0, 0, 70, 0, 0, 0, 71, 0, 0, 0, 67, 68, 0, 0, 0, 69, 0, 0, 72},
+	{0, 0, 0, 0, 76, 0, 0, 0, 77, 0, 0, 0, 73, 74, 0, 0, 0, 75, 0, 78},
+	{0, 0, 0, 0, 0, 82, 0, 0, 0, 83, 0, 0, 0, 79, 80, 0, 0, 0, 81, 84},
+	{87, 0, 0, 0, 0, 0, 88, 0, 0, 0, 89, 0, 0, 0, 85, 86, 0, 0, 0, 90},
+	{0, 93, 0, 0, 0, 0, 0, 94, 0, 0, 0, 95, 0, 0, 0, 91, 92, 0, 0, 96},
+	{0, 0, 99, 0, 0, 0, 0, 0, 100, 0, 0, 0, 101, 0, 0, 0, 97, 98, 0, 102},
+	{0, 0, 0, 105, 0, 0, 0, 0, 0, 106, 0, 0, 0, 107, 0, 0, 0, 103, 104, 108},
+	{110, 0, 0, 0, 111, 0, 0, 0, 0, 0, 112, 0, 0, 0, 113, 0, 0, 0, 109, 114},
+	{115, 116, 0, 0, 0, 117, 0, 0, 0, 0, 0, 118, 0, 0, 0, 119, 0, 0, 0, 120},
+	{0, 121, 122, 0, 0, 0, 123, 0, 0, 0, 0, 0, 124, 0, 0, 0, 125, 0, 0, 126},
+	{0, 0, 127, 128, 0, 0, 0, 129, 0, 0, 0, 0, 0, 130, 0, 0, 0, 131, 0, 132},
+	{0, 0, 0, 133, 134, 0, 0, 0, 135, 0, 0, 0, 0, 0, 136, 0, 0, 0, 137, 138},
+	{143, 0, 0, 0, 139, 140, 0, 0, 0, 141, 0, 0, 0, 0, 0, 142, 0, 0, 0, 144},
+	{0, 149, 0, 0, 0, 145, 146, 0, 0, 0, 147, 0, 0, 0, 0, 0, 148, 0, 0, 150},
+	{0, 0, 155, 0, 0, 0, 151, 152, 0, 0, 0, 153, 0, 0, 0, 0, 0, 154, 0, 156},
+	{0, 0, 0, 161, 0, 0, 0, 157, 158, 0, 0, 0, 159, 0, 0, 0, 0, 0, 160, 162},
+	{166, 0, 0, 0, 167, 0, 0, 0, 163, 164, 0, 0, 0, 165, 0, 0, 0, 0, 0, 168},
+	{0, 172, 0, 0, 0, 173, 0, 0, 0, 169, 170, 0, 0, 0, 171, 0, 0, 0, 0, 174},
+	{0, 0, 178, 0, 0, 0, 179, 0, 0, 0, 175, 176, 0, 0, 0, 177, 0, 0, 0, 180},
+	{0, 0, 0, 184, 0, 0, 0, 185, 0, 0, 0, 181, 182, 0, 0, 0, 183, 0, 0, 186},
+	{0, 0, 0, 0, 190, 0, 0, 0, 191, 0, 0, 0, 187, 188, 0, 0, 0, 189, 0, 192},
+	{0, 0, 0, 0, 0, 196, 0, 0, 0, 197, 0, 0, 0, 193, 194, 0, 0, 0, 195, 198},
+	{201, 0, 0, 0, 0, 0, 202, 0, 0, 0, 203, 0, 0, 0, 199, 200, 0, 0, 0, 204},
+	{0, 207, 0, 0, 0, 0, 0, 208, 0, 0, 0, 209, 0, 0, 0, 205, 206, 0, 0, 210},
+	{0, 0, 213, 0, 0, 0, 0, 0, 214, 0, 0, 0, 215, 0, 0, 0, 211, 212, 0, 216},
+	{0, 0, 0, 219, 0, 0, 0, 0, 0, 220, 0, 0, 0, 221, 0, 0, 0, 217, 218, 222},
+	{224, 0, 0, 0, 225, 0, 0, 0, 0, 0, 226, 0, 0, 0, 227, 0, 0, 0, 223, 228},
+	{229, 230, 0, 0, 0, 231, 0, 0, 0, 0, 0, 232, 0, 0, 0, 233, 0, 0, 0, 234},
+	{0, 235, 236, 0, 0, 0, 237, 0, 0, 0, 0, 0, 238, 0, 0, 0, 239, 0, 0, 240},
+	{0, 0, 241, 242, 0, 0, 0, 243, 0, 0, 0, 0, 0, 244, 0, 0, 0, 245, 0, 246},
+	{0, 0, 0, 247, 248, 0, 0, 0, 249, 0, 0, 0, 0, 0, 250, 0, 0, 0, 251, 252},
+	{257, 0, 0, 0, 253, 254, 0, 0, 0, 255, 0, 0, 0, 0, 0, 256, 0, 0, 0, 258},
+	{0, 263, 0, 0, 0, 259, 260, 0, 0, 0, 261, 0, 0, 0, 0, 0, 262, 0, 0, 264},
+	{0, 0, 269, 0, 0, 0, 265, 266, 0, 0, 0, 267, 0, 0, 0, 0, 0, 268, 0, 270},
+	{0, 0, 0, 275, 0, 0, 0, 271, 272, 0, 0, 0, 273, 0, 0, 0, 0, 0, 274, 276},
+	{280, 0, 0, 0, 281, 0, 0, 0, 277, 278, 0, 0, 0, 279, 0, 0, 0, 0, 0, 282},
+	{0, 286, 0, 0, 0, 287, 0, 0, 0, 283, 284, 0, 0, 0, 285, 0, 0, 0, 0, 288},
+	{0, 0, 292, 0, 0, 0, 293, 0, 0, 0, 289, 290, 0, 0, 0, 291, 0, 0, 0, 294},
+	{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
 }
 
 // commit finishes an accepted transition (t is its index in the spec): sequence number and
@@ -1625,1485 +953,311 @@ func (m *Big) logEntry(st BigStep, in *BigInput, t int) (BigLogEntry, error) {
 	return e, err
 }
 
-// loggedTransition is a declared transition as replaying the event log sees it: the states
-// it leaves, its events, the states it can lead to.
+// loggedTransition is a declared transition as replaying the event log sees it (and take,
+// which applies a plain transition): the states it leaves, its events, the states it can
+// lead to, whether it is internal.
 type loggedTransition struct {
 	from, to []State
 	on       []Event
+	internal bool
 }
 
 // loggedTransitions are the spec's transitions, in order: a log entry's Transition indexes it.
 var loggedTransitions = [...]loggedTransition{
-	{
-		from: []State{StateS00},
-		on:   []Event{EventE00},
-		to:   []State{StateS01},
-	},
-	{
-		from: []State{StateS00},
-		on:   []Event{EventE01},
-		to:   []State{StateS48},
-	},
-	{
-		from: []State{StateS00},
-		on:   []Event{EventE05},
-		to:   []State{StateS07},
-	},
-	{
-		from: []State{StateS00},
-		on:   []Event{EventE11},
-		to:   []State{StateS20},
-	},
-	{
-		from: []State{StateS00},
-		on:   []Event{EventE15},
-		to:   []State{StateS33},
-	},
-	{
-		from: []State{StateS00},
-		on:   []Event{EventE19},
-		to:   []State{StateS49},
-	},
-	{
-		from: []State{StateS01},
-		on:   []Event{EventE01},
-		to:   []State{StateS02},
-	},
-	{
-		from: []State{StateS01},
-		on:   []Event{EventE02},
-		to:   []State{StateS00},
-	},
-	{
-		from: []State{StateS01},
-		on:   []Event{EventE06},
-		to:   []State{StateS08},
-	},
-	{
-		from: []State{StateS01},
-		on:   []Event{EventE12},
-		to:   []State{StateS21},
-	},
-	{
-		from: []State{StateS01},
-		on:   []Event{EventE16},
-		to:   []State{StateS34},
-	},
-	{
-		from: []State{StateS01},
-		on:   []Event{EventE19},
-		to:   []State{StateS49},
-	},
-	{
-		from: []State{StateS02},
-		on:   []Event{EventE02},
-		to:   []State{StateS03},
-	},
-	{
-		from: []State{StateS02},
-		on:   []Event{EventE03},
-		to:   []State{StateS01},
-	},
-	{
-		from: []State{StateS02},
-		on:   []Event{EventE07},
-		to:   []State{StateS09},
-	},
-	{
-		from: []State{StateS02},
-		on:   []Event{EventE13},
-		to:   []State{StateS22},
-	},
-	{
-		from: []State{StateS02},
-		on:   []Event{EventE17},
-		to:   []State{StateS35},
-	},
-	{
-		from: []State{StateS02},
-		on:   []Event{EventE19},
-		to:   []State{StateS49},
-	},
-	{
-		from: []State{StateS03},
-		on:   []Event{EventE03},
-		to:   []State{StateS04},
-	},
-	{
-		from: []State{StateS03},
-		on:   []Event{EventE04},
-		to:   []State{StateS02},
-	},
-	{
-		from: []State{StateS03},
-		on:   []Event{EventE08},
-		to:   []State{StateS10},
-	},
-	{
-		from: []State{StateS03},
-		on:   []Event{EventE14},
-		to:   []State{StateS23},
-	},
-	{
-		from: []State{StateS03},
-		on:   []Event{EventE18},
-		to:   []State{StateS36},
-	},
-	{
-		from: []State{StateS03},
-		on:   []Event{EventE19},
-		to:   []State{StateS49},
-	},
-	{
-		from: []State{StateS04},
-		on:   []Event{EventE04},
-		to:   []State{StateS05},
-	},
-	{
-		from: []State{StateS04},
-		on:   []Event{EventE05},
-		to:   []State{StateS03},
-	},
-	{
-		from: []State{StateS04},
-		on:   []Event{EventE09},
-		to:   []State{StateS11},
-	},
-	{
-		from: []State{StateS04},
-		on:   []Event{EventE15},
-		to:   []State{StateS24},
-	},
-	{
-		from: []State{StateS04},
-		on:   []Event{EventE00},
-		to:   []State{StateS37},
-	},
-	{
-		from: []State{StateS04},
-		on:   []Event{EventE19},
-		to:   []State{StateS49},
-	},
-	{
-		from: []State{StateS05},
-		on:   []Event{EventE05},
-		to:   []State{StateS06},
-	},
-	{
-		from: []State{StateS05},
-		on:   []Event{EventE06},
-		to:   []State{StateS04},
-	},
-	{
-		from: []State{StateS05},
-		on:   []Event{EventE10},
-		to:   []State{StateS12},
-	},
-	{
-		from: []State{StateS05},
-		on:   []Event{EventE16},
-		to:   []State{StateS25},
-	},
-	{
-		from: []State{StateS05},
-		on:   []Event{EventE01},
-		to:   []State{StateS38},
-	},
-	{
-		from: []State{StateS05},
-		on:   []Event{EventE19},
-		to:   []State{StateS49},
-	},
-	{
-		from: []State{StateS06},
-		on:   []Event{EventE06},
-		to:   []State{StateS07},
-	},
-	{
-		from: []State{StateS06},
-		on:   []Event{EventE07},
-		to:   []State{StateS05},
-	},
-	{
-		from: []State{StateS06},
-		on:   []Event{EventE11},
-		to:   []State{StateS13},
-	},
-	{
-		from: []State{StateS06},
-		on:   []Event{EventE17},
-		to:   []State{StateS26},
-	},
-	{
-		from: []State{StateS06},
-		on:   []Event{EventE02},
-		to:   []State{StateS39},
-	},
-	{
-		from: []State{StateS06},
-		on:   []Event{EventE19},
-		to:   []State{StateS49},
-	},
-	{
-		from: []State{StateS07},
-		on:   []Event{EventE07},
-		to:   []State{StateS08},
-	},
-	{
-		from: []State{StateS07},
-		on:   []Event{EventE08},
-		to:   []State{StateS06},
-	},
-	{
-		from: []State{StateS07},
-		on:   []Event{EventE12},
-		to:   []State{StateS14},
-	},
-	{
-		from: []State{StateS07},
-		on:   []Event{EventE18},
-		to:   []State{StateS27},
-	},
-	{
-		from: []State{StateS07},
-		on:   []Event{EventE03},
-		to:   []State{StateS40},
-	},
-	{
-		from: []State{StateS07},
-		on:   []Event{EventE19},
-		to:   []State{StateS49},
-	},
-	{
-		from: []State{StateS08},
-		on:   []Event{EventE08},
-		to:   []State{StateS09},
-	},
-	{
-		from: []State{StateS08},
-		on:   []Event{EventE09},
-		to:   []State{StateS07},
-	},
-	{
-		from: []State{StateS08},
-		on:   []Event{EventE13},
-		to:   []State{StateS15},
-	},
-	{
-		from: []State{StateS08},
-		on:   []Event{EventE00},
-		to:   []State{StateS28},
-	},
-	{
-		from: []State{StateS08},
-		on:   []Event{EventE04},
-		to:   []State{StateS41},
-	},
-	{
-		from: []State{StateS08},
-		on:   []Event{EventE19},
-		to:   []State{StateS49},
-	},
-	{
-		from: []State{StateS09},
-		on:   []Event{EventE09},
-		to:   []State{StateS10},
-	},
-	{
-		from: []State{StateS09},
-		on:   []Event{EventE10},
-		to:   []State{StateS08},
-	},
-	{
-		from: []State{StateS09},
-		on:   []Event{EventE14},
-		to:   []State{StateS16},
-	},
-	{
-		from: []State{StateS09},
-		on:   []Event{EventE01},
-		to:   []State{StateS29},
-	},
-	{
-		from: []State{StateS09},
-		on:   []Event{EventE05},
-		to:   []State{StateS42},
-	},
-	{
-		from: []State{StateS09},
-		on:   []Event{EventE19},
-		to:   []State{StateS49},
-	},
-	{
-		from: []State{StateS10},
-		on:   []Event{EventE10},
-		to:   []State{StateS11},
-	},
-	{
-		from: []State{StateS10},
-		on:   []Event{EventE11},
-		to:   []State{StateS09},
-	},
-	{
-		from: []State{StateS10},
-		on:   []Event{EventE15},
-		to:   []State{StateS17},
-	},
-	{
-		from: []State{StateS10},
-		on:   []Event{EventE02},
-		to:   []State{StateS30},
-	},
-	{
-		from: []State{StateS10},
-		on:   []Event{EventE06},
-		to:   []State{StateS43},
-	},
-	{
-		from: []State{StateS10},
-		on:   []Event{EventE19},
-		to:   []State{StateS49},
-	},
-	{
-		from: []State{StateS11},
-		on:   []Event{EventE11},
-		to:   []State{StateS12},
-	},
-	{
-		from: []State{StateS11},
-		on:   []Event{EventE12},
-		to:   []State{StateS10},
-	},
-	{
-		from: []State{StateS11},
-		on:   []Event{EventE16},
-		to:   []State{StateS18},
-	},
-	{
-		from: []State{StateS11},
-		on:   []Event{EventE03},
-		to:   []State{StateS31},
-	},
-	{
-		from: []State{StateS11},
-		on:   []Event{EventE07},
-		to:   []State{StateS44},
-	},
-	{
-		from: []State{StateS11},
-		on:   []Event{EventE19},
-		to:   []State{StateS49},
-	},
-	{
-		from: []State{StateS12},
-		on:   []Event{EventE12},
-		to:   []State{StateS13},
-	},
-	{
-		from: []State{StateS12},
-		on:   []Event{EventE13},
-		to:   []State{StateS11},
-	},
-	{
-		from: []State{StateS12},
-		on:   []Event{EventE17},
-		to:   []State{StateS19},
-	},
-	{
-		from: []State{StateS12},
-		on:   []Event{EventE04},
-		to:   []State{StateS32},
-	},
-	{
-		from: []State{StateS12},
-		on:   []Event{EventE08},
-		to:   []State{StateS45},
-	},
-	{
-		from: []State{StateS12},
-		on:   []Event{EventE19},
-		to:   []State{StateS49},
-	},
-	{
-		from: []State{StateS13},
-		on:   []Event{EventE13},
-		to:   []State{StateS14},
-	},
-	{
-		from: []State{StateS13},
-		on:   []Event{EventE14},
-		to:   []State{StateS12},
-	},
-	{
-		from: []State{StateS13},
-		on:   []Event{EventE18},
-		to:   []State{StateS20},
-	},
-	{
-		from: []State{StateS13},
-		on:   []Event{EventE05},
-		to:   []State{StateS33},
-	},
-	{
-		from: []State{StateS13},
-		on:   []Event{EventE09},
-		to:   []State{StateS46},
-	},
-	{
-		from: []State{StateS13},
-		on:   []Event{EventE19},
-		to:   []State{StateS49},
-	},
-	{
-		from: []State{StateS14},
-		on:   []Event{EventE14},
-		to:   []State{StateS15},
-	},
-	{
-		from: []State{StateS14},
-		on:   []Event{EventE15},
-		to:   []State{StateS13},
-	},
-	{
-		from: []State{StateS14},
-		on:   []Event{EventE00},
-		to:   []State{StateS21},
-	},
-	{
-		from: []State{StateS14},
-		on:   []Event{EventE06},
-		to:   []State{StateS34},
-	},
-	{
-		from: []State{StateS14},
-		on:   []Event{EventE10},
-		to:   []State{StateS47},
-	},
-	{
-		from: []State{StateS14},
-		on:   []Event{EventE19},
-		to:   []State{StateS49},
-	},
-	{
-		from: []State{StateS15},
-		on:   []Event{EventE15},
-		to:   []State{StateS16},
-	},
-	{
-		from: []State{StateS15},
-		on:   []Event{EventE16},
-		to:   []State{StateS14},
-	},
-	{
-		from: []State{StateS15},
-		on:   []Event{EventE01},
-		to:   []State{StateS22},
-	},
-	{
-		from: []State{StateS15},
-		on:   []Event{EventE07},
-		to:   []State{StateS35},
-	},
-	{
-		from: []State{StateS15},
-		on:   []Event{EventE11},
-		to:   []State{StateS48},
-	},
-	{
-		from: []State{StateS15},
-		on:   []Event{EventE19},
-		to:   []State{StateS49},
-	},
-	{
-		from: []State{StateS16},
-		on:   []Event{EventE16},
-		to:   []State{StateS17},
-	},
-	{
-		from: []State{StateS16},
-		on:   []Event{EventE17},
-		to:   []State{StateS15},
-	},
-	{
-		from: []State{StateS16},
-		on:   []Event{EventE02},
-		to:   []State{StateS23},
-	},
-	{
-		from: []State{StateS16},
-		on:   []Event{EventE08},
-		to:   []State{StateS36},
-	},
-	{
-		from: []State{StateS16},
-		on:   []Event{EventE12},
-		to:   []State{StateS00},
-	},
-	{
-		from: []State{StateS16},
-		on:   []Event{EventE19},
-		to:   []State{StateS49},
-	},
-	{
-		from: []State{StateS17},
-		on:   []Event{EventE17},
-		to:   []State{StateS18},
-	},
-	{
-		from: []State{StateS17},
-		on:   []Event{EventE18},
-		to:   []State{StateS16},
-	},
-	{
-		from: []State{StateS17},
-		on:   []Event{EventE03},
-		to:   []State{StateS24},
-	},
-	{
-		from: []State{StateS17},
-		on:   []Event{EventE09},
-		to:   []State{StateS37},
-	},
-	{
-		from: []State{StateS17},
-		on:   []Event{EventE13},
-		to:   []State{StateS01},
-	},
-	{
-		from: []State{StateS17},
-		on:   []Event{EventE19},
-		to:   []State{StateS49},
-	},
-	{
-		from: []State{StateS18},
-		on:   []Event{EventE18},
-		to:   []State{StateS19},
-	},
-	{
-		from: []State{StateS18},
-		on:   []Event{EventE00},
-		to:   []State{StateS17},
-	},
-	{
-		from: []State{StateS18},
-		on:   []Event{EventE04},
-		to:   []State{StateS25},
-	},
-	{
-		from: []State{StateS18},
-		on:   []Event{EventE10},
-		to:   []State{StateS38},
-	},
-	{
-		from: []State{StateS18},
-		on:   []Event{EventE14},
-		to:   []State{StateS02},
-	},
-	{
-		from: []State{StateS18},
-		on:   []Event{EventE19},
-		to:   []State{StateS49},
-	},
-	{
-		from: []State{StateS19},
-		on:   []Event{EventE00},
-		to:   []State{StateS20},
-	},
-	{
-		from: []State{StateS19},
-		on:   []Event{EventE01},
-		to:   []State{StateS18},
-	},
-	{
-		from: []State{StateS19},
-		on:   []Event{EventE05},
-		to:   []State{StateS26},
-	},
-	{
-		from: []State{StateS19},
-		on:   []Event{EventE11},
-		to:   []State{StateS39},
-	},
-	{
-		from: []State{StateS19},
-		on:   []Event{EventE15},
-		to:   []State{StateS03},
-	},
-	{
-		from: []State{StateS19},
-		on:   []Event{EventE19},
-		to:   []State{StateS49},
-	},
-	{
-		from: []State{StateS20},
-		on:   []Event{EventE01},
-		to:   []State{StateS21},
-	},
-	{
-		from: []State{StateS20},
-		on:   []Event{EventE02},
-		to:   []State{StateS19},
-	},
-	{
-		from: []State{StateS20},
-		on:   []Event{EventE06},
-		to:   []State{StateS27},
-	},
-	{
-		from: []State{StateS20},
-		on:   []Event{EventE12},
-		to:   []State{StateS40},
-	},
-	{
-		from: []State{StateS20},
-		on:   []Event{EventE16},
-		to:   []State{StateS04},
-	},
-	{
-		from: []State{StateS20},
-		on:   []Event{EventE19},
-		to:   []State{StateS49},
-	},
-	{
-		from: []State{StateS21},
-		on:   []Event{EventE02},
-		to:   []State{StateS22},
-	},
-	{
-		from: []State{StateS21},
-		on:   []Event{EventE03},
-		to:   []State{StateS20},
-	},
-	{
-		from: []State{StateS21},
-		on:   []Event{EventE07},
-		to:   []State{StateS28},
-	},
-	{
-		from: []State{StateS21},
-		on:   []Event{EventE13},
-		to:   []State{StateS41},
-	},
-	{
-		from: []State{StateS21},
-		on:   []Event{EventE17},
-		to:   []State{StateS05},
-	},
-	{
-		from: []State{StateS21},
-		on:   []Event{EventE19},
-		to:   []State{StateS49},
-	},
-	{
-		from: []State{StateS22},
-		on:   []Event{EventE03},
-		to:   []State{StateS23},
-	},
-	{
-		from: []State{StateS22},
-		on:   []Event{EventE04},
-		to:   []State{StateS21},
-	},
-	{
-		from: []State{StateS22},
-		on:   []Event{EventE08},
-		to:   []State{StateS29},
-	},
-	{
-		from: []State{StateS22},
-		on:   []Event{EventE14},
-		to:   []State{StateS42},
-	},
-	{
-		from: []State{StateS22},
-		on:   []Event{EventE18},
-		to:   []State{StateS06},
-	},
-	{
-		from: []State{StateS22},
-		on:   []Event{EventE19},
-		to:   []State{StateS49},
-	},
-	{
-		from: []State{StateS23},
-		on:   []Event{EventE04},
-		to:   []State{StateS24},
-	},
-	{
-		from: []State{StateS23},
-		on:   []Event{EventE05},
-		to:   []State{StateS22},
-	},
-	{
-		from: []State{StateS23},
-		on:   []Event{EventE09},
-		to:   []State{StateS30},
-	},
-	{
-		from: []State{StateS23},
-		on:   []Event{EventE15},
-		to:   []State{StateS43},
-	},
-	{
-		from: []State{StateS23},
-		on:   []Event{EventE00},
-		to:   []State{StateS07},
-	},
-	{
-		from: []State{StateS23},
-		on:   []Event{EventE19},
-		to:   []State{StateS49},
-	},
-	{
-		from: []State{StateS24},
-		on:   []Event{EventE05},
-		to:   []State{StateS25},
-	},
-	{
-		from: []State{StateS24},
-		on:   []Event{EventE06},
-		to:   []State{StateS23},
-	},
-	{
-		from: []State{StateS24},
-		on:   []Event{EventE10},
-		to:   []State{StateS31},
-	},
-	{
-		from: []State{StateS24},
-		on:   []Event{EventE16},
-		to:   []State{StateS44},
-	},
-	{
-		from: []State{StateS24},
-		on:   []Event{EventE01},
-		to:   []State{StateS08},
-	},
-	{
-		from: []State{StateS24},
-		on:   []Event{EventE19},
-		to:   []State{StateS49},
-	},
-	{
-		from: []State{StateS25},
-		on:   []Event{EventE06},
-		to:   []State{StateS26},
-	},
-	{
-		from: []State{StateS25},
-		on:   []Event{EventE07},
-		to:   []State{StateS24},
-	},
-	{
-		from: []State{StateS25},
-		on:   []Event{EventE11},
-		to:   []State{StateS32},
-	},
-	{
-		from: []State{StateS25},
-		on:   []Event{EventE17},
-		to:   []State{StateS45},
-	},
-	{
-		from: []State{StateS25},
-		on:   []Event{EventE02},
-		to:   []State{StateS09},
-	},
-	{
-		from: []State{StateS25},
-		on:   []Event{EventE19},
-		to:   []State{StateS49},
-	},
-	{
-		from: []State{StateS26},
-		on:   []Event{EventE07},
-		to:   []State{StateS27},
-	},
-	{
-		from: []State{StateS26},
-		on:   []Event{EventE08},
-		to:   []State{StateS25},
-	},
-	{
-		from: []State{StateS26},
-		on:   []Event{EventE12},
-		to:   []State{StateS33},
-	},
-	{
-		from: []State{StateS26},
-		on:   []Event{EventE18},
-		to:   []State{StateS46},
-	},
-	{
-		from: []State{StateS26},
-		on:   []Event{EventE03},
-		to:   []State{StateS10},
-	},
-	{
-		from: []State{StateS26},
-		on:   []Event{EventE19},
-		to:   []State{StateS49},
-	},
-	{
-		from: []State{StateS27},
-		on:   []Event{EventE08},
-		to:   []State{StateS28},
-	},
-	{
-		from: []State{StateS27},
-		on:   []Event{EventE09},
-		to:   []State{StateS26},
-	},
-	{
-		from: []State{StateS27},
-		on:   []Event{EventE13},
-		to:   []State{StateS34},
-	},
-	{
-		from: []State{StateS27},
-		on:   []Event{EventE00},
-		to:   []State{StateS47},
-	},
-	{
-		from: []State{StateS27},
-		on:   []Event{EventE04},
-		to:   []State{StateS11},
-	},
-	{
-		from: []State{StateS27},
-		on:   []Event{EventE19},
-		to:   []State{StateS49},
-	},
-	{
-		from: []State{StateS28},
-		on:   []Event{EventE09},
-		to:   []State{StateS29},
-	},
-	{
-		from: []State{StateS28},
-		on:   []Event{EventE10},
-		to:   []State{StateS27},
-	},
-	{
-		from: []State{StateS28},
-		on:   []Event{EventE14},
-		to:   []State{StateS35},
-	},
-	{
-		from: []State{StateS28},
-		on:   []Event{EventE01},
-		to:   []State{StateS48},
-	},
-	{
-		from: []State{StateS28},
-		on:   []Event{EventE05},
-		to:   []State{StateS12},
-	},
-	{
-		from: []State{StateS28},
-		on:   []Event{EventE19},
-		to:   []State{StateS49},
-	},
-	{
-		from: []State{StateS29},
-		on:   []Event{EventE10},
-		to:   []State{StateS30},
-	},
-	{
-		from: []State{StateS29},
-		on:   []Event{EventE11},
-		to:   []State{StateS28},
-	},
-	{
-		from: []State{StateS29},
-		on:   []Event{EventE15},
-		to:   []State{StateS36},
-	},
-	{
-		from: []State{StateS29},
-		on:   []Event{EventE02},
-		to:   []State{StateS00},
-	},
-	{
-		from: []State{StateS29},
-		on:   []Event{EventE06},
-		to:   []State{StateS13},
-	},
-	{
-		from: []State{StateS29},
-		on:   []Event{EventE19},
-		to:   []State{StateS49},
-	},
-	{
-		from: []State{StateS30},
-		on:   []Event{EventE11},
-		to:   []State{StateS31},
-	},
-	{
-		from: []State{StateS30},
-		on:   []Event{EventE12},
-		to:   []State{StateS29},
-	},
-	{
-		from: []State{StateS30},
-		on:   []Event{EventE16},
-		to:   []State{StateS37},
-	},
-	{
-		from: []State{StateS30},
-		on:   []Event{EventE03},
-		to:   []State{StateS01},
-	},
-	{
-		from: []State{StateS30},
-		on:   []Event{EventE07},
-		to:   []State{StateS14},
-	},
-	{
-		from: []State{StateS30},
-		on:   []Event{EventE19},
-		to:   []State{StateS49},
-	},
-	{
-		from: []State{StateS31},
-		on:   []Event{EventE12},
-		to:   []State{StateS32},
-	},
-	{
-		from: []State{StateS31},
-		on:   []Event{EventE13},
-		to:   []State{StateS30},
-	},
-	{
-		from: []State{StateS31},
-		on:   []Event{EventE17},
-		to:   []State{StateS38},
-	},
-	{
-		from: []State{StateS31},
-		on:   []Event{EventE04},
-		to:   []State{StateS02},
-	},
-	{
-		from: []State{StateS31},
-		on:   []Event{EventE08},
-		to:   []State{StateS15},
-	},
-	{
-		from: []State{StateS31},
-		on:   []Event{EventE19},
-		to:   []State{StateS49},
-	},
-	{
-		from: []State{StateS32},
-		on:   []Event{EventE13},
-		to:   []State{StateS33},
-	},
-	{
-		from: []State{StateS32},
-		on:   []Event{EventE14},
-		to:   []State{StateS31},
-	},
-	{
-		from: []State{StateS32},
-		on:   []Event{EventE18},
-		to:   []State{StateS39},
-	},
-	{
-		from: []State{StateS32},
-		on:   []Event{EventE05},
-		to:   []State{StateS03},
-	},
-	{
-		from: []State{StateS32},
-		on:   []Event{EventE09},
-		to:   []State{StateS16},
-	},
-	{
-		from: []State{StateS32},
-		on:   []Event{EventE19},
-		to:   []State{StateS49},
-	},
-	{
-		from: []State{StateS33},
-		on:   []Event{EventE14},
-		to:   []State{StateS34},
-	},
-	{
-		from: []State{StateS33},
-		on:   []Event{EventE15},
-		to:   []State{StateS32},
-	},
-	{
-		from: []State{StateS33},
-		on:   []Event{EventE00},
-		to:   []State{StateS40},
-	},
-	{
-		from: []State{StateS33},
-		on:   []Event{EventE06},
-		to:   []State{StateS04},
-	},
-	{
-		from: []State{StateS33},
-		on:   []Event{EventE10},
-		to:   []State{StateS17},
-	},
-	{
-		from: []State{StateS33},
-		on:   []Event{EventE19},
-		to:   []State{StateS49},
-	},
-	{
-		from: []State{StateS34},
-		on:   []Event{EventE15},
-		to:   []State{StateS35},
-	},
-	{
-		from: []State{StateS34},
-		on:   []Event{EventE16},
-		to:   []State{StateS33},
-	},
-	{
-		from: []State{StateS34},
-		on:   []Event{EventE01},
-		to:   []State{StateS41},
-	},
-	{
-		from: []State{StateS34},
-		on:   []Event{EventE07},
-		to:   []State{StateS05},
-	},
-	{
-		from: []State{StateS34},
-		on:   []Event{EventE11},
-		to:   []State{StateS18},
-	},
-	{
-		from: []State{StateS34},
-		on:   []Event{EventE19},
-		to:   []State{StateS49},
-	},
-	{
-		from: []State{StateS35},
-		on:   []Event{EventE16},
-		to:   []State{StateS36},
-	},
-	{
-		from: []State{StateS35},
-		on:   []Event{EventE17},
-		to:   []State{StateS34},
-	},
-	{
-		from: []State{StateS35},
-		on:   []Event{EventE02},
-		to:   []State{StateS42},
-	},
-	{
-		from: []State{StateS35},
-		on:   []Event{EventE08},
-		to:   []State{StateS06},
-	},
-	{
-		from: []State{StateS35},
-		on:   []Event{EventE12},
-		to:   []State{StateS19},
-	},
-	{
-		from: []State{StateS35},
-		on:   []Event{EventE19},
-		to:   []State{StateS49},
-	},
-	{
-		from: []State{StateS36},
-		on:   []Event{EventE17},
-		to:   []State{StateS37},
-	},
-	{
-		from: []State{StateS36},
-		on:   []Event{EventE18},
-		to:   []State{StateS35},
-	},
-	{
-		from: []State{StateS36},
-		on:   []Event{EventE03},
-		to:   []State{StateS43},
-	},
-	{
-		from: []State{StateS36},
-		on:   []Event{EventE09},
-		to:   []State{StateS07},
-	},
-	{
-		from: []State{StateS36},
-		on:   []Event{EventE13},
-		to:   []State{StateS20},
-	},
-	{
-		from: []State{StateS36},
-		on:   []Event{EventE19},
-		to:   []State{StateS49},
-	},
-	{
-		from: []State{StateS37},
-		on:   []Event{EventE18},
-		to:   []State{StateS38},
-	},
-	{
-		from: []State{StateS37},
-		on:   []Event{EventE00},
-		to:   []State{StateS36},
-	},
-	{
-		from: []State{StateS37},
-		on:   []Event{EventE04},
-		to:   []State{StateS44},
-	},
-	{
-		from: []State{StateS37},
-		on:   []Event{EventE10},
-		to:   []State{StateS08},
-	},
-	{
-		from: []State{StateS37},
-		on:   []Event{EventE14},
-		to:   []State{StateS21},
-	},
-	{
-		from: []State{StateS37},
-		on:   []Event{EventE19},
-		to:   []State{StateS49},
-	},
-	{
-		from: []State{StateS38},
-		on:   []Event{EventE00},
-		to:   []State{StateS39},
-	},
-	{
-		from: []State{StateS38},
-		on:   []Event{EventE01},
-		to:   []State{StateS37},
-	},
-	{
-		from: []State{StateS38},
-		on:   []Event{EventE05},
-		to:   []State{StateS45},
-	},
-	{
-		from: []State{StateS38},
-		on:   []Event{EventE11},
-		to:   []State{StateS09},
-	},
-	{
-		from: []State{StateS38},
-		on:   []Event{EventE15},
-		to:   []State{StateS22},
-	},
-	{
-		from: []State{StateS38},
-		on:   []Event{EventE19},
-		to:   []State{StateS49},
-	},
-	{
-		from: []State{StateS39},
-		on:   []Event{EventE01},
-		to:   []State{StateS40},
-	},
-	{
-		from: []State{StateS39},
-		on:   []Event{EventE02},
-		to:   []State{StateS38},
-	},
-	{
-		from: []State{StateS39},
-		on:   []Event{EventE06},
-		to:   []State{StateS46},
-	},
-	{
-		from: []State{StateS39},
-		on:   []Event{EventE12},
-		to:   []State{StateS10},
-	},
-	{
-		from: []State{StateS39},
-		on:   []Event{EventE16},
-		to:   []State{StateS23},
-	},
-	{
-		from: []State{StateS39},
-		on:   []Event{EventE19},
-		to:   []State{StateS49},
-	},
-	{
-		from: []State{StateS40},
-		on:   []Event{EventE02},
-		to:   []State{StateS41},
-	},
-	{
-		from: []State{StateS40},
-		on:   []Event{EventE03},
-		to:   []State{StateS39},
-	},
-	{
-		from: []State{StateS40},
-		on:   []Event{EventE07},
-		to:   []State{StateS47},
-	},
-	{
-		from: []State{StateS40},
-		on:   []Event{EventE13},
-		to:   []State{StateS11},
-	},
-	{
-		from: []State{StateS40},
-		on:   []Event{EventE17},
-		to:   []State{StateS24},
-	},
-	{
-		from: []State{StateS40},
-		on:   []Event{EventE19},
-		to:   []State{StateS49},
-	},
-	{
-		from: []State{StateS41},
-		on:   []Event{EventE03},
-		to:   []State{StateS42},
-	},
-	{
-		from: []State{StateS41},
-		on:   []Event{EventE04},
-		to:   []State{StateS40},
-	},
-	{
-		from: []State{StateS41},
-		on:   []Event{EventE08},
-		to:   []State{StateS48},
-	},
-	{
-		from: []State{StateS41},
-		on:   []Event{EventE14},
-		to:   []State{StateS12},
-	},
-	{
-		from: []State{StateS41},
-		on:   []Event{EventE18},
-		to:   []State{StateS25},
-	},
-	{
-		from: []State{StateS41},
-		on:   []Event{EventE19},
-		to:   []State{StateS49},
-	},
-	{
-		from: []State{StateS42},
-		on:   []Event{EventE04},
-		to:   []State{StateS43},
-	},
-	{
-		from: []State{StateS42},
-		on:   []Event{EventE05},
-		to:   []State{StateS41},
-	},
-	{
-		from: []State{StateS42},
-		on:   []Event{EventE09},
-		to:   []State{StateS00},
-	},
-	{
-		from: []State{StateS42},
-		on:   []Event{EventE15},
-		to:   []State{StateS13},
-	},
-	{
-		from: []State{StateS42},
-		on:   []Event{EventE00},
-		to:   []State{StateS26},
-	},
-	{
-		from: []State{StateS42},
-		on:   []Event{EventE19},
-		to:   []State{StateS49},
-	},
-	{
-		from: []State{StateS43},
-		on:   []Event{EventE05},
-		to:   []State{StateS44},
-	},
-	{
-		from: []State{StateS43},
-		on:   []Event{EventE06},
-		to:   []State{StateS42},
-	},
-	{
-		from: []State{StateS43},
-		on:   []Event{EventE10},
-		to:   []State{StateS01},
-	},
-	{
-		from: []State{StateS43},
-		on:   []Event{EventE16},
-		to:   []State{StateS14},
-	},
-	{
-		from: []State{StateS43},
-		on:   []Event{EventE01},
-		to:   []State{StateS27},
-	},
-	{
-		from: []State{StateS43},
-		on:   []Event{EventE19},
-		to:   []State{StateS49},
-	},
-	{
-		from: []State{StateS44},
-		on:   []Event{EventE06},
-		to:   []State{StateS45},
-	},
-	{
-		from: []State{StateS44},
-		on:   []Event{EventE07},
-		to:   []State{StateS43},
-	},
-	{
-		from: []State{StateS44},
-		on:   []Event{EventE11},
-		to:   []State{StateS02},
-	},
-	{
-		from: []State{StateS44},
-		on:   []Event{EventE17},
-		to:   []State{StateS15},
-	},
-	{
-		from: []State{StateS44},
-		on:   []Event{EventE02},
-		to:   []State{StateS28},
-	},
-	{
-		from: []State{StateS44},
-		on:   []Event{EventE19},
-		to:   []State{StateS49},
-	},
-	{
-		from: []State{StateS45},
-		on:   []Event{EventE07},
-		to:   []State{StateS46},
-	},
-	{
-		from: []State{StateS45},
-		on:   []Event{EventE08},
-		to:   []State{StateS44},
-	},
-	{
-		from: []State{StateS45},
-		on:   []Event{EventE12},
-		to:   []State{StateS03},
-	},
-	{
-		from: []State{StateS45},
-		on:   []Event{EventE18},
-		to:   []State{StateS16},
-	},
-	{
-		from: []State{StateS45},
-		on:   []Event{EventE03},
-		to:   []State{StateS29},
-	},
-	{
-		from: []State{StateS45},
-		on:   []Event{EventE19},
-		to:   []State{StateS49},
-	},
-	{
-		from: []State{StateS46},
-		on:   []Event{EventE08},
-		to:   []State{StateS47},
-	},
-	{
-		from: []State{StateS46},
-		on:   []Event{EventE09},
-		to:   []State{StateS45},
-	},
-	{
-		from: []State{StateS46},
-		on:   []Event{EventE13},
-		to:   []State{StateS04},
-	},
-	{
-		from: []State{StateS46},
-		on:   []Event{EventE00},
-		to:   []State{StateS17},
-	},
-	{
-		from: []State{StateS46},
-		on:   []Event{EventE04},
-		to:   []State{StateS30},
-	},
-	{
-		from: []State{StateS46},
-		on:   []Event{EventE19},
-		to:   []State{StateS49},
-	},
-	{
-		from: []State{StateS47},
-		on:   []Event{EventE09},
-		to:   []State{StateS48},
-	},
-	{
-		from: []State{StateS47},
-		on:   []Event{EventE10},
-		to:   []State{StateS46},
-	},
-	{
-		from: []State{StateS47},
-		on:   []Event{EventE14},
-		to:   []State{StateS05},
-	},
-	{
-		from: []State{StateS47},
-		on:   []Event{EventE01},
-		to:   []State{StateS18},
-	},
-	{
-		from: []State{StateS47},
-		on:   []Event{EventE05},
-		to:   []State{StateS31},
-	},
-	{
-		from: []State{StateS47},
-		on:   []Event{EventE19},
-		to:   []State{StateS49},
-	},
-	{
-		from: []State{StateS48},
-		on:   []Event{EventE10},
-		to:   []State{StateS00},
-	},
-	{
-		from: []State{StateS48},
-		on:   []Event{EventE11},
-		to:   []State{StateS47},
-	},
-	{
-		from: []State{StateS48},
-		on:   []Event{EventE15},
-		to:   []State{StateS06},
-	},
-	{
-		from: []State{StateS48},
-		on:   []Event{EventE02},
-		to:   []State{StateS19},
-	},
-	{
-		from: []State{StateS48},
-		on:   []Event{EventE06},
-		to:   []State{StateS32},
-	},
-	{
-		from: []State{StateS48},
-		on:   []Event{EventE19},
-		to:   []State{StateS49},
-	},
+	{from: []State{StateS00}, to: []State{StateS01}, on: []Event{EventE00}},
+	{from: []State{StateS00}, to: []State{StateS48}, on: []Event{EventE01}},
+	{from: []State{StateS00}, to: []State{StateS07}, on: []Event{EventE05}},
+	{from: []State{StateS00}, to: []State{StateS20}, on: []Event{EventE11}},
+	{from: []State{StateS00}, to: []State{StateS33}, on: []Event{EventE15}},
+	{from: []State{StateS00}, to: []State{StateS49}, on: []Event{EventE19}},
+	{from: []State{StateS01}, to: []State{StateS02}, on: []Event{EventE01}},
+	{from: []State{StateS01}, to: []State{StateS00}, on: []Event{EventE02}},
+	{from: []State{StateS01}, to: []State{StateS08}, on: []Event{EventE06}},
+	{from: []State{StateS01}, to: []State{StateS21}, on: []Event{EventE12}},
+	{from: []State{StateS01}, to: []State{StateS34}, on: []Event{EventE16}},
+	{from: []State{StateS01}, to: []State{StateS49}, on: []Event{EventE19}},
+	{from: []State{StateS02}, to: []State{StateS03}, on: []Event{EventE02}},
+	{from: []State{StateS02}, to: []State{StateS01}, on: []Event{EventE03}},
+	{from: []State{StateS02}, to: []State{StateS09}, on: []Event{EventE07}},
+	{from: []State{StateS02}, to: []State{StateS22}, on: []Event{EventE13}},
+	{from: []State{StateS02}, to: []State{StateS35}, on: []Event{EventE17}},
+	{from: []State{StateS02}, to: []State{StateS49}, on: []Event{EventE19}},
+	{from: []State{StateS03}, to: []State{StateS04}, on: []Event{EventE03}},
+	{from: []State{StateS03}, to: []State{StateS02}, on: []Event{EventE04}},
+	{from: []State{StateS03}, to: []State{StateS10}, on: []Event{EventE08}},
+	{from: []State{StateS03}, to: []State{StateS23}, on: []Event{EventE14}},
+	{from: []State{StateS03}, to: []State{StateS36}, on: []Event{EventE18}},
+	{from: []State{StateS03}, to: []State{StateS49}, on: []Event{EventE19}},
+	{from: []State{StateS04}, to: []State{StateS05}, on: []Event{EventE04}},
+	{from: []State{StateS04}, to: []State{StateS03}, on: []Event{EventE05}},
+	{from: []State{StateS04}, to: []State{StateS11}, on: []Event{EventE09}},
+	{from: []State{StateS04}, to: []State{StateS24}, on: []Event{EventE15}},
+	{from: []State{StateS04}, to: []State{StateS37}, on: []Event{EventE00}},
+	{from: []State{StateS04}, to: []State{StateS49}, on: []Event{EventE19}},
+	{from: []State{StateS05}, to: []State{StateS06}, on: []Event{EventE05}},
+	{from: []State{StateS05}, to: []State{StateS04}, on: []Event{EventE06}},
+	{from: []State{StateS05}, to: []State{StateS12}, on: []Event{EventE10}},
+	{from: []State{StateS05}, to: []State{StateS25}, on: []Event{EventE16}},
+	{from: []State{StateS05}, to: []State{StateS38}, on: []Event{EventE01}},
+	{from: []State{StateS05}, to: []State{StateS49}, on: []Event{EventE19}},
+	{from: []State{StateS06}, to: []State{StateS07}, on: []Event{EventE06}},
+	{from: []State{StateS06}, to: []State{StateS05}, on: []Event{EventE07}},
+	{from: []State{StateS06}, to: []State{StateS13}, on: []Event{EventE11}},
+	{from: []State{StateS06}, to: []State{StateS26}, on: []Event{EventE17}},
+	{from: []State{StateS06}, to: []State{StateS39}, on: []Event{EventE02}},
+	{from: []State{StateS06}, to: []State{StateS49}, on: []Event{EventE19}},
+	{from: []State{StateS07}, to: []State{StateS08}, on: []Event{EventE07}},
+	{from: []State{StateS07}, to: []State{StateS06}, on: []Event{EventE08}},
+	{from: []State{StateS07}, to: []State{StateS14}, on: []Event{EventE12}},
+	{from: []State{StateS07}, to: []State{StateS27}, on: []Event{EventE18}},
+	{from: []State{StateS07}, to: []State{StateS40}, on: []Event{EventE03}},
+	{from: []State{StateS07}, to: []State{StateS49}, on: []Event{EventE19}},
+	{from: []State{StateS08}, to: []State{StateS09}, on: []Event{EventE08}},
+	{from: []State{StateS08}, to: []State{StateS07}, on: []Event{EventE09}},
+	{from: []State{StateS08}, to: []State{StateS15}, on: []Event{EventE13}},
+	{from: []State{StateS08}, to: []State{StateS28}, on: []Event{EventE00}},
+	{from: []State{StateS08}, to: []State{StateS41}, on: []Event{EventE04}},
+	{from: []State{StateS08}, to: []State{StateS49}, on: []Event{EventE19}},
+	{from: []State{StateS09}, to: []State{StateS10}, on: []Event{EventE09}},
+	{from: []State{StateS09}, to: []State{StateS08}, on: []Event{EventE10}},
+	{from: []State{StateS09}, to: []State{StateS16}, on: []Event{EventE14}},
+	{from: []State{StateS09}, to: []State{StateS29}, on: []Event{EventE01}},
+	{from: []State{StateS09}, to: []State{StateS42}, on: []Event{EventE05}},
+	{from: []State{StateS09}, to: []State{StateS49}, on: []Event{EventE19}},
+	{from: []State{StateS10}, to: []State{StateS11}, on: []Event{EventE10}},
+	{from: []State{StateS10}, to: []State{StateS09}, on: []Event{EventE11}},
+	{from: []State{StateS10}, to: []State{StateS17}, on: []Event{EventE15}},
+	{from: []State{StateS10}, to: []State{StateS30}, on: []Event{EventE02}},
+	{from: []State{StateS10}, to: []State{StateS43}, on: []Event{EventE06}},
+	{from: []State{StateS10}, to: []State{StateS49}, on: []Event{EventE19}},
+	{from: []State{StateS11}, to: []State{StateS12}, on: []Event{EventE11}},
+	{from: []State{StateS11}, to: []State{StateS10}, on: []Event{EventE12}},
+	{from: []State{StateS11}, to: []State{StateS18}, on: []Event{EventE16}},
+	{from: []State{StateS11}, to: []State{StateS31}, on: []Event{EventE03}},
+	{from: []State{StateS11}, to: []State{StateS44}, on: []Event{EventE07}},
+	{from: []State{StateS11}, to: []State{StateS49}, on: []Event{EventE19}},
+	{from: []State{StateS12}, to: []State{StateS13}, on: []Event{EventE12}},
+	{from: []State{StateS12}, to: []State{StateS11}, on: []Event{EventE13}},
+	{from: []State{StateS12}, to: []State{StateS19}, on: []Event{EventE17}},
+	{from: []State{StateS12}, to: []State{StateS32}, on: []Event{EventE04}},
+	{from: []State{StateS12}, to: []State{StateS45}, on: []Event{EventE08}},
+	{from: []State{StateS12}, to: []State{StateS49}, on: []Event{EventE19}},
+	{from: []State{StateS13}, to: []State{StateS14}, on: []Event{EventE13}},
+	{from: []State{StateS13}, to: []State{StateS12}, on: []Event{EventE14}},
+	{from: []State{StateS13}, to: []State{StateS20}, on: []Event{EventE18}},
+	{from: []State{StateS13}, to: []State{StateS33}, on: []Event{EventE05}},
+	{from: []State{StateS13}, to: []State{StateS46}, on: []Event{EventE09}},
+	{from: []State{StateS13}, to: []State{StateS49}, on: []Event{EventE19}},
+	{from: []State{StateS14}, to: []State{StateS15}, on: []Event{EventE14}},
+	{from: []State{StateS14}, to: []State{StateS13}, on: []Event{EventE15}},
+	{from: []State{StateS14}, to: []State{StateS21}, on: []Event{EventE00}},
+	{from: []State{StateS14}, to: []State{StateS34}, on: []Event{EventE06}},
+	{from: []State{StateS14}, to: []State{StateS47}, on: []Event{EventE10}},
+	{from: []State{StateS14}, to: []State{StateS49}, on: []Event{EventE19}},
+	{from: []State{StateS15}, to: []State{StateS16}, on: []Event{EventE15}},
+	{from: []State{StateS15}, to: []State{StateS14}, on: []Event{EventE16}},
+	{from: []State{StateS15}, to: []State{StateS22}, on: []Event{EventE01}},
+	{from: []State{StateS15}, to: []State{StateS35}, on: []Event{EventE07}},
+	{from: []State{StateS15}, to: []State{StateS48}, on: []Event{EventE11}},
+	{from: []State{StateS15}, to: []State{StateS49}, on: []Event{EventE19}},
+	{from: []State{StateS16}, to: []State{StateS17}, on: []Event{EventE16}},
+	{from: []State{StateS16}, to: []State{StateS15}, on: []Event{EventE17}},
+	{from: []State{StateS16}, to: []State{StateS23}, on: []Event{EventE02}},
+	{from: []State{StateS16}, to: []State{StateS36}, on: []Event{EventE08}},
+	{from: []State{StateS16}, to: []State{StateS00}, on: []Event{EventE12}},
+	{from: []State{StateS16}, to: []State{StateS49}, on: []Event{EventE19}},
+	{from: []State{StateS17}, to: []State{StateS18}, on: []Event{EventE17}},
+	{from: []State{StateS17}, to: []State{StateS16}, on: []Event{EventE18}},
+	{from: []State{StateS17}, to: []State{StateS24}, on: []Event{EventE03}},
+	{from: []State{StateS17}, to: []State{StateS37}, on: []Event{EventE09}},
+	{from: []State{StateS17}, to: []State{StateS01}, on: []Event{EventE13}},
+	{from: []State{StateS17}, to: []State{StateS49}, on: []Event{EventE19}},
+	{from: []State{StateS18}, to: []State{StateS19}, on: []Event{EventE18}},
+	{from: []State{StateS18}, to: []State{StateS17}, on: []Event{EventE00}},
+	{from: []State{StateS18}, to: []State{StateS25}, on: []Event{EventE04}},
+	{from: []State{StateS18}, to: []State{StateS38}, on: []Event{EventE10}},
+	{from: []State{StateS18}, to: []State{StateS02}, on: []Event{EventE14}},
+	{from: []State{StateS18}, to: []State{StateS49}, on: []Event{EventE19}},
+	{from: []State{StateS19}, to: []State{StateS20}, on: []Event{EventE00}},
+	{from: []State{StateS19}, to: []State{StateS18}, on: []Event{EventE01}},
+	{from: []State{StateS19}, to: []State{StateS26}, on: []Event{EventE05}},
+	{from: []State{StateS19}, to: []State{StateS39}, on: []Event{EventE11}},
+	{from: []State{StateS19}, to: []State{StateS03}, on: []Event{EventE15}},
+	{from: []State{StateS19}, to: []State{StateS49}, on: []Event{EventE19}},
+	{from: []State{StateS20}, to: []State{StateS21}, on: []Event{EventE01}},
+	{from: []State{StateS20}, to: []State{StateS19}, on: []Event{EventE02}},
+	{from: []State{StateS20}, to: []State{StateS27}, on: []Event{EventE06}},
+	{from: []State{StateS20}, to: []State{StateS40}, on: []Event{EventE12}},
+	{from: []State{StateS20}, to: []State{StateS04}, on: []Event{EventE16}},
+	{from: []State{StateS20}, to: []State{StateS49}, on: []Event{EventE19}},
+	{from: []State{StateS21}, to: []State{StateS22}, on: []Event{EventE02}},
+	{from: []State{StateS21}, to: []State{StateS20}, on: []Event{EventE03}},
+	{from: []State{StateS21}, to: []State{StateS28}, on: []Event{EventE07}},
+	{from: []State{StateS21}, to: []State{StateS41}, on: []Event{EventE13}},
+	{from: []State{StateS21}, to: []State{StateS05}, on: []Event{EventE17}},
+	{from: []State{StateS21}, to: []State{StateS49}, on: []Event{EventE19}},
+	{from: []State{StateS22}, to: []State{StateS23}, on: []Event{EventE03}},
+	{from: []State{StateS22}, to: []State{StateS21}, on: []Event{EventE04}},
+	{from: []State{StateS22}, to: []State{StateS29}, on: []Event{EventE08}},
+	{from: []State{StateS22}, to: []State{StateS42}, on: []Event{EventE14}},
+	{from: []State{StateS22}, to: []State{StateS06}, on: []Event{EventE18}},
+	{from: []State{StateS22}, to: []State{StateS49}, on: []Event{EventE19}},
+	{from: []State{StateS23}, to: []State{StateS24}, on: []Event{EventE04}},
+	{from: []State{StateS23}, to: []State{StateS22}, on: []Event{EventE05}},
+	{from: []State{StateS23}, to: []State{StateS30}, on: []Event{EventE09}},
+	{from: []State{StateS23}, to: []State{StateS43}, on: []Event{EventE15}},
+	{from: []State{StateS23}, to: []State{StateS07}, on: []Event{EventE00}},
+	{from: []State{StateS23}, to: []State{StateS49}, on: []Event{EventE19}},
+	{from: []State{StateS24}, to: []State{StateS25}, on: []Event{EventE05}},
+	{from: []State{StateS24}, to: []State{StateS23}, on: []Event{EventE06}},
+	{from: []State{StateS24}, to: []State{StateS31}, on: []Event{EventE10}},
+	{from: []State{StateS24}, to: []State{StateS44}, on: []Event{EventE16}},
+	{from: []State{StateS24}, to: []State{StateS08}, on: []Event{EventE01}},
+	{from: []State{StateS24}, to: []State{StateS49}, on: []Event{EventE19}},
+	{from: []State{StateS25}, to: []State{StateS26}, on: []Event{EventE06}},
+	{from: []State{StateS25}, to: []State{StateS24}, on: []Event{EventE07}},
+	{from: []State{StateS25}, to: []State{StateS32}, on: []Event{EventE11}},
+	{from: []State{StateS25}, to: []State{StateS45}, on: []Event{EventE17}},
+	{from: []State{StateS25}, to: []State{StateS09}, on: []Event{EventE02}},
+	{from: []State{StateS25}, to: []State{StateS49}, on: []Event{EventE19}},
+	{from: []State{StateS26}, to: []State{StateS27}, on: []Event{EventE07}},
+	{from: []State{StateS26}, to: []State{StateS25}, on: []Event{EventE08}},
+	{from: []State{StateS26}, to: []State{StateS33}, on: []Event{EventE12}},
+	{from: []State{StateS26}, to: []State{StateS46}, on: []Event{EventE18}},
+	{from: []State{StateS26}, to: []State{StateS10}, on: []Event{EventE03}},
+	{from: []State{StateS26}, to: []State{StateS49}, on: []Event{EventE19}},
+	{from: []State{StateS27}, to: []State{StateS28}, on: []Event{EventE08}},
+	{from: []State{StateS27}, to: []State{StateS26}, on: []Event{EventE09}},
+	{from: []State{StateS27}, to: []State{StateS34}, on: []Event{EventE13}},
+	{from: []State{StateS27}, to: []State{StateS47}, on: []Event{EventE00}},
+	{from: []State{StateS27}, to: []State{StateS11}, on: []Event{EventE04}},
+	{from: []State{StateS27}, to: []State{StateS49}, on: []Event{EventE19}},
+	{from: []State{StateS28}, to: []State{StateS29}, on: []Event{EventE09}},
+	{from: []State{StateS28}, to: []State{StateS27}, on: []Event{EventE10}},
+	{from: []State{StateS28}, to: []State{StateS35}, on: []Event{EventE14}},
+	{from: []State{StateS28}, to: []State{StateS48}, on: []Event{EventE01}},
+	{from: []State{StateS28}, to: []State{StateS12}, on: []Event{EventE05}},
+	{from: []State{StateS28}, to: []State{StateS49}, on: []Event{EventE19}},
+	{from: []State{StateS29}, to: []State{StateS30}, on: []Event{EventE10}},
+	{from: []State{StateS29}, to: []State{StateS28}, on: []Event{EventE11}},
+	{from: []State{StateS29}, to: []State{StateS36}, on: []Event{EventE15}},
+	{from: []State{StateS29}, to: []State{StateS00}, on: []Event{EventE02}},
+	{from: []State{StateS29}, to: []State{StateS13}, on: []Event{EventE06}},
+	{from: []State{StateS29}, to: []State{StateS49}, on: []Event{EventE19}},
+	{from: []State{StateS30}, to: []State{StateS31}, on: []Event{EventE11}},
+	{from: []State{StateS30}, to: []State{StateS29}, on: []Event{EventE12}},
+	{from: []State{StateS30}, to: []State{StateS37}, on: []Event{EventE16}},
+	{from: []State{StateS30}, to: []State{StateS01}, on: []Event{EventE03}},
+	{from: []State{StateS30}, to: []State{StateS14}, on: []Event{EventE07}},
+	{from: []State{StateS30}, to: []State{StateS49}, on: []Event{EventE19}},
+	{from: []State{StateS31}, to: []State{StateS32}, on: []Event{EventE12}},
+	{from: []State{StateS31}, to: []State{StateS30}, on: []Event{EventE13}},
+	{from: []State{StateS31}, to: []State{StateS38}, on: []Event{EventE17}},
+	{from: []State{StateS31}, to: []State{StateS02}, on: []Event{EventE04}},
+	{from: []State{StateS31}, to: []State{StateS15}, on: []Event{EventE08}},
+	{from: []State{StateS31}, to: []State{StateS49}, on: []Event{EventE19}},
+	{from: []State{StateS32}, to: []State{StateS33}, on: []Event{EventE13}},
+	{from: []State{StateS32}, to: []State{StateS31}, on: []Event{EventE14}},
+	{from: []State{StateS32}, to: []State{StateS39}, on: []Event{EventE18}},
+	{from: []State{StateS32}, to: []State{StateS03}, on: []Event{EventE05}},
+	{from: []State{StateS32}, to: []State{StateS16}, on: []Event{EventE09}},
+	{from: []State{StateS32}, to: []State{StateS49}, on: []Event{EventE19}},
+	{from: []State{StateS33}, to: []State{StateS34}, on: []Event{EventE14}},
+	{from: []State{StateS33}, to: []State{StateS32}, on: []Event{EventE15}},
+	{from: []State{StateS33}, to: []State{StateS40}, on: []Event{EventE00}},
+	{from: []State{StateS33}, to: []State{StateS04}, on: []Event{EventE06}},
+	{from: []State{StateS33}, to: []State{StateS17}, on: []Event{EventE10}},
+	{from: []State{StateS33}, to: []State{StateS49}, on: []Event{EventE19}},
+	{from: []State{StateS34}, to: []State{StateS35}, on: []Event{EventE15}},
+	{from: []State{StateS34}, to: []State{StateS33}, on: []Event{EventE16}},
+	{from: []State{StateS34}, to: []State{StateS41}, on: []Event{EventE01}},
+	{from: []State{StateS34}, to: []State{StateS05}, on: []Event{EventE07}},
+	{from: []State{StateS34}, to: []State{StateS18}, on: []Event{EventE11}},
+	{from: []State{StateS34}, to: []State{StateS49}, on: []Event{EventE19}},
+	{from: []State{StateS35}, to: []State{StateS36}, on: []Event{EventE16}},
+	{from: []State{StateS35}, to: []State{StateS34}, on: []Event{EventE17}},
+	{from: []State{StateS35}, to: []State{StateS42}, on: []Event{EventE02}},
+	{from: []State{StateS35}, to: []State{StateS06}, on: []Event{EventE08}},
+	{from: []State{StateS35}, to: []State{StateS19}, on: []Event{EventE12}},
+	{from: []State{StateS35}, to: []State{StateS49}, on: []Event{EventE19}},
+	{from: []State{StateS36}, to: []State{StateS37}, on: []Event{EventE17}},
+	{from: []State{StateS36}, to: []State{StateS35}, on: []Event{EventE18}},
+	{from: []State{StateS36}, to: []State{StateS43}, on: []Event{EventE03}},
+	{from: []State{StateS36}, to: []State{StateS07}, on: []Event{EventE09}},
+	{from: []State{StateS36}, to: []State{StateS20}, on: []Event{EventE13}},
+	{from: []State{StateS36}, to: []State{StateS49}, on: []Event{EventE19}},
+	{from: []State{StateS37}, to: []State{StateS38}, on: []Event{EventE18}},
+	{from: []State{StateS37}, to: []State{StateS36}, on: []Event{EventE00}},
+	{from: []State{StateS37}, to: []State{StateS44}, on: []Event{EventE04}},
+	{from: []State{StateS37}, to: []State{StateS08}, on: []Event{EventE10}},
+	{from: []State{StateS37}, to: []State{StateS21}, on: []Event{EventE14}},
+	{from: []State{StateS37}, to: []State{StateS49}, on: []Event{EventE19}},
+	{from: []State{StateS38}, to: []State{StateS39}, on: []Event{EventE00}},
+	{from: []State{StateS38}, to: []State{StateS37}, on: []Event{EventE01}},
+	{from: []State{StateS38}, to: []State{StateS45}, on: []Event{EventE05}},
+	{from: []State{StateS38}, to: []State{StateS09}, on: []Event{EventE11}},
+	{from: []State{StateS38}, to: []State{StateS22}, on: []Event{EventE15}},
+	{from: []State{StateS38}, to: []State{StateS49}, on: []Event{EventE19}},
+	{from: []State{StateS39}, to: []State{StateS40}, on: []Event{EventE01}},
+	{from: []State{StateS39}, to: []State{StateS38}, on: []Event{EventE02}},
+	{from: []State{StateS39}, to: []State{StateS46}, on: []Event{EventE06}},
+	{from: []State{StateS39}, to: []State{StateS10}, on: []Event{EventE12}},
+	{from: []State{StateS39}, to: []State{StateS23}, on: []Event{EventE16}},
+	{from: []State{StateS39}, to: []State{StateS49}, on: []Event{EventE19}},
+	{from: []State{StateS40}, to: []State{StateS41}, on: []Event{EventE02}},
+	{from: []State{StateS40}, to: []State{StateS39}, on: []Event{EventE03}},
+	{from: []State{StateS40}, to: []State{StateS47}, on: []Event{EventE07}},
+	{from: []State{StateS40}, to: []State{StateS11}, on: []Event{EventE13}},
+	{from: []State{StateS40}, to: []State{StateS24}, on: []Event{EventE17}},
+	{from: []State{StateS40}, to: []State{StateS49}, on: []Event{EventE19}},
+	{from: []State{StateS41}, to: []State{StateS42}, on: []Event{EventE03}},
+	{from: []State{StateS41}, to: []State{StateS40}, on: []Event{EventE04}},
+	{from: []State{StateS41}, to: []State{StateS48}, on: []Event{EventE08}},
+	{from: []State{StateS41}, to: []State{StateS12}, on: []Event{EventE14}},
+	{from: []State{StateS41}, to: []State{StateS25}, on: []Event{EventE18}},
+	{from: []State{StateS41}, to: []State{StateS49}, on: []Event{EventE19}},
+	{from: []State{StateS42}, to: []State{StateS43}, on: []Event{EventE04}},
+	{from: []State{StateS42}, to: []State{StateS41}, on: []Event{EventE05}},
+	{from: []State{StateS42}, to: []State{StateS00}, on: []Event{EventE09}},
+	{from: []State{StateS42}, to: []State{StateS13}, on: []Event{EventE15}},
+	{from: []State{StateS42}, to: []State{StateS26}, on: []Event{EventE00}},
+	{from: []State{StateS42}, to: []State{StateS49}, on: []Event{EventE19}},
+	{from: []State{StateS43}, to: []State{StateS44}, on: []Event{EventE05}},
+	{from: []State{StateS43}, to: []State{StateS42}, on: []Event{EventE06}},
+	{from: []State{StateS43}, to: []State{StateS01}, on: []Event{EventE10}},
+	{from: []State{StateS43}, to: []State{StateS14}, on: []Event{EventE16}},
+	{from: []State{StateS43}, to: []State{StateS27}, on: []Event{EventE01}},
+	{from: []State{StateS43}, to: []State{StateS49}, on: []Event{EventE19}},
+	{from: []State{StateS44}, to: []State{StateS45}, on: []Event{EventE06}},
+	{from: []State{StateS44}, to: []State{StateS43}, on: []Event{EventE07}},
+	{from: []State{StateS44}, to: []State{StateS02}, on: []Event{EventE11}},
+	{from: []State{StateS44}, to: []State{StateS15}, on: []Event{EventE17}},
+	{from: []State{StateS44}, to: []State{StateS28}, on: []Event{EventE02}},
+	{from: []State{StateS44}, to: []State{StateS49}, on: []Event{EventE19}},
+	{from: []State{StateS45}, to: []State{StateS46}, on: []Event{EventE07}},
+	{from: []State{StateS45}, to: []State{StateS44}, on: []Event{EventE08}},
+	{from: []State{StateS45}, to: []State{StateS03}, on: []Event{EventE12}},
+	{from: []State{StateS45}, to: []State{StateS16}, on: []Event{EventE18}},
+	{from: []State{StateS45}, to: []State{StateS29}, on: []Event{EventE03}},
+	{from: []State{StateS45}, to: []State{StateS49}, on: []Event{EventE19}},
+	{from: []State{StateS46}, to: []State{StateS47}, on: []Event{EventE08}},
+	{from: []State{StateS46}, to: []State{StateS45}, on: []Event{EventE09}},
+	{from: []State{StateS46}, to: []State{StateS04}, on: []Event{EventE13}},
+	{from: []State{StateS46}, to: []State{StateS17}, on: []Event{EventE00}},
+	{from: []State{StateS46}, to: []State{StateS30}, on: []Event{EventE04}},
+	{from: []State{StateS46}, to: []State{StateS49}, on: []Event{EventE19}},
+	{from: []State{StateS47}, to: []State{StateS48}, on: []Event{EventE09}},
+	{from: []State{StateS47}, to: []State{StateS46}, on: []Event{EventE10}},
+	{from: []State{StateS47}, to: []State{StateS05}, on: []Event{EventE14}},
+	{from: []State{StateS47}, to: []State{StateS18}, on: []Event{EventE01}},
+	{from: []State{StateS47}, to: []State{StateS31}, on: []Event{EventE05}},
+	{from: []State{StateS47}, to: []State{StateS49}, on: []Event{EventE19}},
+	{from: []State{StateS48}, to: []State{StateS00}, on: []Event{EventE10}},
+	{from: []State{StateS48}, to: []State{StateS47}, on: []Event{EventE11}},
+	{from: []State{StateS48}, to: []State{StateS06}, on: []Event{EventE15}},
+	{from: []State{StateS48}, to: []State{StateS19}, on: []Event{EventE02}},
+	{from: []State{StateS48}, to: []State{StateS32}, on: []Event{EventE06}},
+	{from: []State{StateS48}, to: []State{StateS49}, on: []Event{EventE19}},
 }
 
 // ReplayBig rebuilds machine id from its store: the last snapshot (or a new machine), then

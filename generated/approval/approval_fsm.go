@@ -1794,9 +1794,9 @@ func (m *Task) logEntry(st TaskStep, in *TaskInput, t int) (TaskLogEntry, error)
 	return e, err
 }
 
-// loggedTransition is a declared transition as replaying the event log sees it: the states
-// it leaves, its events, the states it can lead to, and the counters it increments and
-// resets.
+// loggedTransition is a declared transition as replaying the event log sees it (and take,
+// which applies a plain transition): the states it leaves, its events, the states it can
+// lead to, the counters it increments and resets.
 type loggedTransition struct {
 	from, to   []State
 	on         []Event
@@ -1805,132 +1805,31 @@ type loggedTransition struct {
 
 // loggedTransitions are the spec's transitions, in order: a log entry's Transition indexes it.
 var loggedTransitions = [...]loggedTransition{
-	{
-		from: []State{StateInbox},
-		on:   []Event{EventAssigned},
-		to:   []State{StateAssigned},
-	},
-	{
-		from: []State{StateInbox},
-		on:   []Event{EventCanceled},
-		to:   []State{StateCanceled},
-	},
-	{
-		from: []State{StateAssigned},
-		on:   []Event{EventInbox},
-		to:   []State{StateInbox},
-	},
-	{
-		from: []State{StateAssigned},
-		on:   []Event{EventInProgress},
-		to:   []State{StateInProgress},
-	},
-	{
-		from: []State{StateAssigned},
-		on:   []Event{EventCanceled},
-		to:   []State{StateCanceled},
-	},
-	{
-		from: []State{StateInProgress},
-		on:   []Event{EventReview},
-		to:   []State{StateReview},
-	},
-	{
-		from: []State{StateInProgress},
-		on:   []Event{EventNeedsApproval},
-		to:   []State{StateNeedsApproval},
-	},
-	{
-		from: []State{StateInProgress},
-		on:   []Event{EventBlocked},
-		to:   []State{StateBlocked},
-	},
-	{
-		from: []State{StateInProgress},
-		on:   []Event{EventCanceled},
-		to:   []State{StateCanceled},
-	},
-	{
-		from: []State{StateReview},
-		inc:  []int{0},
-		on:   []Event{EventInProgress},
-		to:   []State{StateInProgress, StateBlocked},
-	},
-	{
-		from: []State{StateReview},
-		on:   []Event{EventNeedsApproval},
-		to:   []State{StateNeedsApproval},
-	},
-	{
-		from: []State{StateReview},
-		on:   []Event{EventBlocked},
-		to:   []State{StateBlocked},
-	},
-	{
-		from: []State{StateReview},
-		on:   []Event{EventDone},
-		to:   []State{StateDone},
-	},
-	{
-		from: []State{StateReview},
-		on:   []Event{EventCanceled},
-		to:   []State{StateCanceled},
-	},
-	{
-		from: []State{StateNeedsApproval},
-		on:   []Event{EventInbox},
-		to:   []State{StateInbox},
-	},
-	{
-		from: []State{StateNeedsApproval},
-		on:   []Event{EventAssigned},
-		to:   []State{StateAssigned},
-	},
-	{
-		from: []State{StateNeedsApproval},
-		on:   []Event{EventInProgress},
-		to:   []State{StateInProgress},
-	},
-	{
-		from: []State{StateNeedsApproval},
-		on:   []Event{EventReview},
-		to:   []State{StateReview},
-	},
-	{
-		from: []State{StateNeedsApproval},
-		on:   []Event{EventBlocked},
-		to:   []State{StateBlocked},
-	},
-	{
-		from: []State{StateNeedsApproval},
-		on:   []Event{EventDone},
-		to:   []State{StateDone},
-	},
-	{
-		from: []State{StateNeedsApproval},
-		on:   []Event{EventCanceled},
-		to:   []State{StateCanceled},
-	},
-	{
-		from: []State{StateBlocked},
-		on:   []Event{EventAssigned},
-		to:   []State{StateAssigned},
-	},
-	{
-		from: []State{StateBlocked},
-		on:   []Event{EventInProgress},
-		to:   []State{StateInProgress},
-	},
-	{
-		from: []State{StateBlocked},
-		on:   []Event{EventNeedsApproval},
-		to:   []State{StateNeedsApproval},
-	},
-	{
-		from: []State{StateBlocked},
-		on:   []Event{EventCanceled},
-		to:   []State{StateCanceled},
-	},
+	{from: []State{StateInbox}, to: []State{StateAssigned}, on: []Event{EventAssigned}},
+	{from: []State{StateInbox}, to: []State{StateCanceled}, on: []Event{EventCanceled}},
+	{from: []State{StateAssigned}, to: []State{StateInbox}, on: []Event{EventInbox}},
+	{from: []State{StateAssigned}, to: []State{StateInProgress}, on: []Event{EventInProgress}},
+	{from: []State{StateAssigned}, to: []State{StateCanceled}, on: []Event{EventCanceled}},
+	{from: []State{StateInProgress}, to: []State{StateReview}, on: []Event{EventReview}},
+	{from: []State{StateInProgress}, to: []State{StateNeedsApproval}, on: []Event{EventNeedsApproval}},
+	{from: []State{StateInProgress}, to: []State{StateBlocked}, on: []Event{EventBlocked}},
+	{from: []State{StateInProgress}, to: []State{StateCanceled}, on: []Event{EventCanceled}},
+	{from: []State{StateReview}, to: []State{StateInProgress, StateBlocked}, on: []Event{EventInProgress}, inc: []int{0}},
+	{from: []State{StateReview}, to: []State{StateNeedsApproval}, on: []Event{EventNeedsApproval}},
+	{from: []State{StateReview}, to: []State{StateBlocked}, on: []Event{EventBlocked}},
+	{from: []State{StateReview}, to: []State{StateDone}, on: []Event{EventDone}},
+	{from: []State{StateReview}, to: []State{StateCanceled}, on: []Event{EventCanceled}},
+	{from: []State{StateNeedsApproval}, to: []State{StateInbox}, on: []Event{EventInbox}},
+	{from: []State{StateNeedsApproval}, to: []State{StateAssigned}, on: []Event{EventAssigned}},
+	{from: []State{StateNeedsApproval}, to: []State{StateInProgress}, on: []Event{EventInProgress}},
+	{from: []State{StateNeedsApproval}, to: []State{StateReview}, on: []Event{EventReview}},
+	{from: []State{StateNeedsApproval}, to: []State{StateBlocked}, on: []Event{EventBlocked}},
+	{from: []State{StateNeedsApproval}, to: []State{StateDone}, on: []Event{EventDone}},
+	{from: []State{StateNeedsApproval}, to: []State{StateCanceled}, on: []Event{EventCanceled}},
+	{from: []State{StateBlocked}, to: []State{StateAssigned}, on: []Event{EventAssigned}},
+	{from: []State{StateBlocked}, to: []State{StateInProgress}, on: []Event{EventInProgress}},
+	{from: []State{StateBlocked}, to: []State{StateNeedsApproval}, on: []Event{EventNeedsApproval}},
+	{from: []State{StateBlocked}, to: []State{StateCanceled}, on: []Event{EventCanceled}},
 }
 
 // counterLimits are the counters' limits (0: none), by index.

@@ -1545,9 +1545,9 @@ func (m *Task) logEntry(st TaskStep, in *TaskInput, t int) (TaskLogEntry, error)
 	return e, err
 }
 
-// loggedTransition is a declared transition as replaying the event log sees it: the states
-// it leaves, its events, the states it can lead to, whether it is internal, and the
-// counters it increments and resets.
+// loggedTransition is a declared transition as replaying the event log sees it (and take,
+// which applies a plain transition): the states it leaves, its events, the states it can
+// lead to, whether it is internal, the counters it increments and resets.
 type loggedTransition struct {
 	from, to   []State
 	on         []Event
@@ -1557,101 +1557,24 @@ type loggedTransition struct {
 
 // loggedTransitions are the spec's transitions, in order: a log entry's Transition indexes it.
 var loggedTransitions = [...]loggedTransition{
-	{
-		from: []State{StatePending},
-		on:   []Event{EventPickedUp},
-		to:   []State{StateAssigned},
-	},
-	{
-		from: []State{StateAssigned},
-		on:   []Event{EventValidationStarted},
-		to:   []State{StatePlanning},
-	},
-	{
-		from: []State{StatePlanning},
-		on:   []Event{EventApproachApproved},
-		to:   []State{StateValidated},
-	},
-	{
-		from: []State{StateValidated},
-		on:   []Event{EventImplementationStarted},
-		to:   []State{StateInProgress},
-	},
-	{
-		from: []State{StateInProgress},
-		on:   []Event{EventCodeComplete},
-		to:   []State{StateTesting},
-	},
-	{
-		from: []State{StateTesting},
-		on:   []Event{EventSelfChecksDone},
-		to:   []State{StateQualityReview},
-	},
-	{
-		from: []State{StateQualityReview},
-		on:   []Event{EventGatesPassed},
-		to:   []State{StateApproved},
-	},
-	{
-		from: []State{StateApproved},
-		on:   []Event{EventReadyToCommit},
-		to:   []State{StateCommitting},
-	},
-	{
-		from: []State{StateCommitting},
-		on:   []Event{EventCommitSucceeded},
-		to:   []State{StateCompleted},
-	},
-	{
-		from: []State{StatePlanning},
-		inc:  []int{0},
-		on:   []Event{EventApproachRejected},
-		to:   []State{StatePlanning, StateCtoIntervention},
-	},
-	{
-		from: []State{StateQualityReview},
-		inc:  []int{0},
-		on:   []Event{EventQualityFailed},
-		to:   []State{StateInProgress, StateCtoIntervention},
-	},
-	{
-		from: []State{StateCommitting},
-		inc:  []int{0},
-		on:   []Event{EventPrecommitFailed},
-		to:   []State{StateInProgress, StateCtoIntervention},
-	},
-	{
-		from: []State{StateInProgress},
-		inc:  []int{0},
-		on:   []Event{EventImplementationFailed},
-		to:   []State{StateInProgress, StateCtoIntervention},
-	},
-	{
-		from: []State{StateCtoIntervention},
-		inc:  []int{1},
-		on:   []Event{EventRetry},
-		to:   []State{StatePlanning, StateInProgress, StateQualityReview, StateCommitting, StateHumanEscalation},
-	},
-	{
-		from: []State{StatePlanning},
-		on:   []Event{EventSkipped},
-		to:   []State{StateValidated},
-	},
-	{
-		from: []State{StateInProgress},
-		on:   []Event{EventSkipped},
-		to:   []State{StateTesting},
-	},
-	{
-		from: []State{StateQualityReview},
-		on:   []Event{EventSkipped},
-		to:   []State{StateApproved},
-	},
-	{
-		from: []State{StateCommitting},
-		on:   []Event{EventSkipped},
-		to:   []State{StateCompleted},
-	},
+	{from: []State{StatePending}, to: []State{StateAssigned}, on: []Event{EventPickedUp}},
+	{from: []State{StateAssigned}, to: []State{StatePlanning}, on: []Event{EventValidationStarted}},
+	{from: []State{StatePlanning}, to: []State{StateValidated}, on: []Event{EventApproachApproved}},
+	{from: []State{StateValidated}, to: []State{StateInProgress}, on: []Event{EventImplementationStarted}},
+	{from: []State{StateInProgress}, to: []State{StateTesting}, on: []Event{EventCodeComplete}},
+	{from: []State{StateTesting}, to: []State{StateQualityReview}, on: []Event{EventSelfChecksDone}},
+	{from: []State{StateQualityReview}, to: []State{StateApproved}, on: []Event{EventGatesPassed}},
+	{from: []State{StateApproved}, to: []State{StateCommitting}, on: []Event{EventReadyToCommit}},
+	{from: []State{StateCommitting}, to: []State{StateCompleted}, on: []Event{EventCommitSucceeded}},
+	{from: []State{StatePlanning}, to: []State{StatePlanning, StateCtoIntervention}, on: []Event{EventApproachRejected}, inc: []int{0}},
+	{from: []State{StateQualityReview}, to: []State{StateInProgress, StateCtoIntervention}, on: []Event{EventQualityFailed}, inc: []int{0}},
+	{from: []State{StateCommitting}, to: []State{StateInProgress, StateCtoIntervention}, on: []Event{EventPrecommitFailed}, inc: []int{0}},
+	{from: []State{StateInProgress}, to: []State{StateInProgress, StateCtoIntervention}, on: []Event{EventImplementationFailed}, inc: []int{0}},
+	{from: []State{StateCtoIntervention}, to: []State{StatePlanning, StateInProgress, StateQualityReview, StateCommitting, StateHumanEscalation}, on: []Event{EventRetry}, inc: []int{1}},
+	{from: []State{StatePlanning}, to: []State{StateValidated}, on: []Event{EventSkipped}},
+	{from: []State{StateInProgress}, to: []State{StateTesting}, on: []Event{EventSkipped}},
+	{from: []State{StateQualityReview}, to: []State{StateApproved}, on: []Event{EventSkipped}},
+	{from: []State{StateCommitting}, to: []State{StateCompleted}, on: []Event{EventSkipped}},
 }
 
 // counterLimits are the counters' limits (0: none), by index.

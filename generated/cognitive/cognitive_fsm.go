@@ -794,25 +794,12 @@ func init() {
 func (m *Task) step(ctx context.Context, e Event, in *TaskInput, dry bool) (State, error) {
 	from := m.state
 	st := TaskStep{From: from, To: from, Event: e}
+	if from < NumStates && e < NumEvents {
+		if t := plainSteps[from][e]; t != 0 {
+			return m.take(ctx, st, in, dry, int(t)-1)
+		}
+	}
 	switch from {
-	case StateIdle:
-		switch e {
-		case EventTaskCreated:
-			return m.take(ctx, st, in, dry, 0, StateReasoning, false, CheckpointTaskCreated)
-		case EventTaskFailed:
-			return m.take(ctx, st, in, dry, 9, StateFailed, false, CheckpointTaskFailed)
-		}
-	case StateReasoning:
-		switch e {
-		case EventReasonDone:
-			return m.take(ctx, st, in, dry, 1, StateActing, false, CheckpointReasonDone)
-		case EventNeedMoreInfo:
-			return m.take(ctx, st, in, dry, 2, StateSuspended, false, CheckpointNeedMoreInfo)
-		case EventTaskSuspended:
-			return m.take(ctx, st, in, dry, 8, StateSuspended, false, CheckpointTaskSuspended)
-		case EventTaskFailed:
-			return m.take(ctx, st, in, dry, 9, StateFailed, false, CheckpointTaskFailed)
-		}
 	case StateActing:
 		switch e {
 		case EventToolCallCompleted:
@@ -821,19 +808,11 @@ func (m *Task) step(ctx context.Context, e Event, in *TaskInput, dry bool) (Stat
 			return m.transition5(ctx, st, in, dry)
 		case EventStepCompleted:
 			return m.transition6(ctx, st, in, dry)
-		case EventTaskSuspended:
-			return m.take(ctx, st, in, dry, 8, StateSuspended, false, CheckpointTaskSuspended)
-		case EventTaskFailed:
-			return m.take(ctx, st, in, dry, 9, StateFailed, false, CheckpointTaskFailed)
 		}
 	case StateSuspended:
 		switch e {
-		case EventMessageReceived:
-			return m.take(ctx, st, in, dry, 3, StateReasoning, false, noCheckpoint)
 		case EventTaskResumed:
 			return m.transition7(ctx, st, in, dry)
-		case EventTaskFailed:
-			return m.take(ctx, st, in, dry, 9, StateFailed, false, CheckpointTaskFailed)
 		}
 	}
 	if from >= NumStates || e >= NumEvents {
@@ -939,23 +918,39 @@ func (m *Task) transition7(ctx context.Context, st TaskStep, in *TaskInput, dry 
 	return to, m.commit(ctx, st, in, 7, noCheckpoint)
 }
 
-// take applies transition t, which moves to to (internal: stays, exiting and entering
-// nothing), and does nothing of its own but count: a transition with roles, actions, a
-// computed target, limits or required fields has a method of its own.
-func (m *Task) take(ctx context.Context, st TaskStep, in *TaskInput, dry bool, t int, to State, internal bool, cp Checkpoint) (State, error) {
+// take applies transition t, a plain one: it moves to its one target (or stays, internal,
+// exiting and entering nothing) and does nothing of its own but count. A transition with
+// roles, actions, a computed target, limits or required fields has a method of its own.
+func (m *Task) take(ctx context.Context, st TaskStep, in *TaskInput, dry bool, t int) (State, error) {
+	lt := &loggedTransitions[t]
+	to := st.From
+	if !lt.internal {
+		to = lt.to[0]
+	}
 	if dry {
 		return to, nil
 	}
 	st.To = to
 	st.At = m.now(in)
-	if !internal && to != st.From {
+	if !lt.internal && to != st.From {
 		m.remember(st.From, to)
 	}
 	m.state = to
-	if !internal {
+	if !lt.internal {
 		m.moveClock(st)
 	}
-	return to, m.commit(ctx, st, in, t, cp)
+	return to, m.commit(ctx, st, in, t, lt.cp)
+}
+
+// plainSteps is, by state and event, the index + 1 of the transition step applies with take
+// when it is the pair's only transition, plain and unguarded; 0 where step decides in code.
+var plainSteps = [NumStates][NumEvents]uint8{
+	{1, 0, 0, 0, 0, 0, 0, 0, 0, 10},
+	{0, 2, 3, 0, 0, 0, 0, 9, 0, 10},
+	{0, 0, 0, 0, 0, 0, 0, 9, 0, 10},
+	{0, 0, 0, 4, 0, 0, 0, 0, 0, 10},
+	{0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+	{0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
 }
 
 // remember records where a remembering state was entered from.
@@ -1256,66 +1251,28 @@ func (m *Task) logEntry(st TaskStep, in *TaskInput, t int) (TaskLogEntry, error)
 	return e, err
 }
 
-// loggedTransition is a declared transition as replaying the event log sees it: the states
-// it leaves, its events, the states it can lead to, whether it is internal.
+// loggedTransition is a declared transition as replaying the event log sees it (and take,
+// which applies a plain transition): the states it leaves, its events, the states it can
+// lead to, whether it is internal, its checkpoint.
 type loggedTransition struct {
 	from, to []State
 	on       []Event
 	internal bool
+	cp       Checkpoint // its own checkpoint, or noCheckpoint
 }
 
 // loggedTransitions are the spec's transitions, in order: a log entry's Transition indexes it.
 var loggedTransitions = [...]loggedTransition{
-	{
-		from: []State{StateIdle},
-		on:   []Event{EventTaskCreated},
-		to:   []State{StateReasoning},
-	},
-	{
-		from: []State{StateReasoning},
-		on:   []Event{EventReasonDone},
-		to:   []State{StateActing},
-	},
-	{
-		from: []State{StateReasoning},
-		on:   []Event{EventNeedMoreInfo},
-		to:   []State{StateSuspended},
-	},
-	{
-		from: []State{StateSuspended},
-		on:   []Event{EventMessageReceived},
-		to:   []State{StateReasoning},
-	},
-	{
-		from: []State{StateActing},
-		on:   []Event{EventToolCallCompleted},
-		to:   []State{StateReasoning, StateActing, StateCompleted},
-	},
-	{
-		from: []State{StateActing},
-		on:   []Event{EventToolCallFailed},
-		to:   []State{StateReasoning, StateActing, StateCompleted},
-	},
-	{
-		from: []State{StateActing},
-		on:   []Event{EventStepCompleted},
-		to:   []State{StateReasoning, StateActing, StateCompleted},
-	},
-	{
-		from: []State{StateSuspended},
-		on:   []Event{EventTaskResumed},
-		to:   []State{StateReasoning, StateActing},
-	},
-	{
-		from: []State{StateReasoning, StateActing},
-		on:   []Event{EventTaskSuspended},
-		to:   []State{StateSuspended},
-	},
-	{
-		from: []State{StateIdle, StateReasoning, StateActing, StateSuspended},
-		on:   []Event{EventTaskFailed},
-		to:   []State{StateFailed},
-	},
+	{from: []State{StateIdle}, to: []State{StateReasoning}, on: []Event{EventTaskCreated}, cp: CheckpointTaskCreated},
+	{from: []State{StateReasoning}, to: []State{StateActing}, on: []Event{EventReasonDone}, cp: CheckpointReasonDone},
+	{from: []State{StateReasoning}, to: []State{StateSuspended}, on: []Event{EventNeedMoreInfo}, cp: CheckpointNeedMoreInfo},
+	{from: []State{StateSuspended}, to: []State{StateReasoning}, on: []Event{EventMessageReceived}, cp: noCheckpoint},
+	{from: []State{StateActing}, to: []State{StateReasoning, StateActing, StateCompleted}, on: []Event{EventToolCallCompleted}, cp: CheckpointToolCallCompleted},
+	{from: []State{StateActing}, to: []State{StateReasoning, StateActing, StateCompleted}, on: []Event{EventToolCallFailed}, cp: CheckpointToolCallFailed},
+	{from: []State{StateActing}, to: []State{StateReasoning, StateActing, StateCompleted}, on: []Event{EventStepCompleted}, cp: CheckpointTaskCompleted},
+	{from: []State{StateSuspended}, to: []State{StateReasoning, StateActing}, on: []Event{EventTaskResumed}, cp: noCheckpoint},
+	{from: []State{StateReasoning, StateActing}, to: []State{StateSuspended}, on: []Event{EventTaskSuspended}, cp: CheckpointTaskSuspended},
+	{from: []State{StateIdle, StateReasoning, StateActing, StateSuspended}, to: []State{StateFailed}, on: []Event{EventTaskFailed}, cp: CheckpointTaskFailed},
 }
 
 // ReplayTask rebuilds machine id from its store: the last snapshot (or a new machine),

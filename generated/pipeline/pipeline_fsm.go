@@ -1410,9 +1410,9 @@ func (m *Task) logEntry(st TaskStep, in *TaskInput, t int) (TaskLogEntry, error)
 	return e, err
 }
 
-// loggedTransition is a declared transition as replaying the event log sees it: the states
-// it leaves, its events, the states it can lead to, and the counters it increments and
-// resets.
+// loggedTransition is a declared transition as replaying the event log sees it (and take,
+// which applies a plain transition): the states it leaves, its events, the states it can
+// lead to, the counters it increments and resets.
 type loggedTransition struct {
 	from, to   []State
 	on         []Event
@@ -1421,104 +1421,25 @@ type loggedTransition struct {
 
 // loggedTransitions are the spec's transitions, in order: a log entry's Transition indexes it.
 var loggedTransitions = [...]loggedTransition{
-	{
-		from: []State{StateCreated},
-		on:   []Event{EventStart},
-		to:   []State{StateClassifying},
-	},
-	{
-		from: []State{StateClassifying},
-		on:   []Event{EventClassified},
-		to:   []State{StateRouting},
-	},
-	{
-		from: []State{StateClassifying},
-		on:   []Event{EventClassified},
-		to:   []State{StateAwaitingClarification},
-	},
-	{
-		from: []State{StateAwaitingClarification},
-		on:   []Event{EventClarified},
-		to:   []State{StateClassifying},
-	},
-	{
-		from: []State{StateRouting},
-		on:   []Event{EventRouted},
-		to:   []State{StateExecuting},
-	},
-	{
-		from:  []State{StateExecuting},
-		on:    []Event{EventPhaseSucceeded},
-		reset: []int{0, 1},
-		to:    []State{StateExecuting},
-	},
-	{
-		from: []State{StateExecuting},
-		on:   []Event{EventPhaseSucceeded},
-		to:   []State{StateVerifying},
-	},
-	{
-		from: []State{StateExecuting},
-		on:   []Event{EventPhaseFailed},
-		to:   []State{StateFailed},
-	},
-	{
-		from: []State{StateExecuting},
-		on:   []Event{EventPhaseFailed},
-		to:   []State{StateStopped},
-	},
-	{
-		from: []State{StateExecuting},
-		inc:  []int{0, 1},
-		on:   []Event{EventPhaseFailed},
-		to:   []State{StateRetrying},
-	},
-	{
-		from: []State{StateExecuting},
-		on:   []Event{EventBudgetExceeded},
-		to:   []State{StateStopped},
-	},
-	{
-		from: []State{StateRetrying},
-		on:   []Event{EventRetry},
-		to:   []State{StateStopped},
-	},
-	{
-		from: []State{StateRetrying},
-		on:   []Event{EventRetry},
-		to:   []State{StateEscalating},
-	},
-	{
-		from: []State{StateRetrying},
-		on:   []Event{EventRetry},
-		to:   []State{StateExecuting},
-	},
-	{
-		from: []State{StateEscalating},
-		on:   []Event{EventEscalated},
-		to:   []State{StateStopped},
-	},
-	{
-		from: []State{StateEscalating},
-		on:   []Event{EventEscalated},
-		to:   []State{StateExecuting},
-	},
-	{
-		from: []State{StateVerifying},
-		on:   []Event{EventVerificationPassed},
-		to:   []State{StateCompleted},
-	},
-	{
-		from: []State{StateVerifying},
-		inc:  []int{0, 1},
-		on:   []Event{EventVerificationFailed},
-		to:   []State{StateRetrying},
-	},
-	{
-		from: []State{StateCreated, StateClassifying, StateAwaitingClarification, StateRouting, StateExecuting, StateRetrying, StateEscalating, StateVerifying},
-		on:   []Event{EventCancel},
-		to:   []State{StateStopped},
-	},
+	{from: []State{StateCreated}, to: []State{StateClassifying}, on: []Event{EventStart}},
+	{from: []State{StateClassifying}, to: []State{StateRouting}, on: []Event{EventClassified}},
+	{from: []State{StateClassifying}, to: []State{StateAwaitingClarification}, on: []Event{EventClassified}},
+	{from: []State{StateAwaitingClarification}, to: []State{StateClassifying}, on: []Event{EventClarified}},
+	{from: []State{StateRouting}, to: []State{StateExecuting}, on: []Event{EventRouted}},
+	{from: []State{StateExecuting}, to: []State{StateExecuting}, on: []Event{EventPhaseSucceeded}, reset: []int{0, 1}},
+	{from: []State{StateExecuting}, to: []State{StateVerifying}, on: []Event{EventPhaseSucceeded}},
+	{from: []State{StateExecuting}, to: []State{StateFailed}, on: []Event{EventPhaseFailed}},
+	{from: []State{StateExecuting}, to: []State{StateStopped}, on: []Event{EventPhaseFailed}},
+	{from: []State{StateExecuting}, to: []State{StateRetrying}, on: []Event{EventPhaseFailed}, inc: []int{0, 1}},
+	{from: []State{StateExecuting}, to: []State{StateStopped}, on: []Event{EventBudgetExceeded}},
+	{from: []State{StateRetrying}, to: []State{StateStopped}, on: []Event{EventRetry}},
+	{from: []State{StateRetrying}, to: []State{StateEscalating}, on: []Event{EventRetry}},
+	{from: []State{StateRetrying}, to: []State{StateExecuting}, on: []Event{EventRetry}},
+	{from: []State{StateEscalating}, to: []State{StateStopped}, on: []Event{EventEscalated}},
+	{from: []State{StateEscalating}, to: []State{StateExecuting}, on: []Event{EventEscalated}},
+	{from: []State{StateVerifying}, to: []State{StateCompleted}, on: []Event{EventVerificationPassed}},
+	{from: []State{StateVerifying}, to: []State{StateRetrying}, on: []Event{EventVerificationFailed}, inc: []int{0, 1}},
+	{from: []State{StateCreated, StateClassifying, StateAwaitingClarification, StateRouting, StateExecuting, StateRetrying, StateEscalating, StateVerifying}, to: []State{StateStopped}, on: []Event{EventCancel}},
 }
 
 // counter returns counter i (of state s for a per-state counter).

@@ -569,51 +569,19 @@ func init() {
 func (m *Task) step(ctx context.Context, e Event, in *TaskInput, dry bool) (State, error) {
 	from := m.state
 	st := TaskStep{From: from, To: from, Event: e}
+	if from < NumStates && e < NumEvents {
+		if t := plainSteps[from][e]; t != 0 {
+			return m.take(ctx, st, in, dry, int(t)-1)
+		}
+	}
 	switch from {
-	case StateNotStarted:
-		switch e {
-		case EventInProgress:
-			return m.take(ctx, st, in, dry, 0, StateInProgress)
-		case EventBlocked:
-			return m.take(ctx, st, in, dry, 1, StateBlocked)
-		}
-	case StateInProgress:
-		switch e {
-		case EventBlocked:
-			return m.take(ctx, st, in, dry, 3, StateBlocked)
-		case EventPendingReview:
-			return m.take(ctx, st, in, dry, 2, StatePendingReview)
-		}
-	case StatePendingReview:
-		switch e {
-		case EventUnderReview:
-			return m.take(ctx, st, in, dry, 6, StateUnderReview)
-		}
 	case StateUnderReview:
 		switch e {
 		case EventFinalReview:
 			if float64(m.nReviews) >= thresholdReviewsComplete(m.Context.Criticality) && float64(m.nSecurityReviews) >= thresholdSecurityReviewsComplete(m.Context.Criticality) {
-				return m.take(ctx, st, in, dry, 9, StateFinalReview)
+				return m.take(ctx, st, in, dry, 9)
 			}
 			return from, &guardRefusals[from][e]
-		case EventReviewSubmitted:
-			return m.take(ctx, st, in, dry, 7, from)
-		case EventSecurityReviewSubmitted:
-			return m.take(ctx, st, in, dry, 8, from)
-		}
-	case StateFinalReview:
-		switch e {
-		case EventInProgress:
-			return m.take(ctx, st, in, dry, 11, StateInProgress)
-		case EventCompleted:
-			return m.take(ctx, st, in, dry, 10, StateCompleted)
-		}
-	case StateBlocked:
-		switch e {
-		case EventInProgress:
-			return m.take(ctx, st, in, dry, 5, StateInProgress)
-		case EventNotStarted:
-			return m.take(ctx, st, in, dry, 4, StateNotStarted)
 		}
 	}
 	if from >= NumStates || e >= NumEvents {
@@ -623,15 +591,19 @@ func (m *Task) step(ctx context.Context, e Event, in *TaskInput, dry bool) (Stat
 	return from, &invalidTransitions[from][e]
 }
 
-// take applies transition t, which moves to to, and does nothing of its own but count: a
-// transition with roles, actions, a computed target, limits or required fields has a
-// method of its own.
-func (m *Task) take(ctx context.Context, st TaskStep, in *TaskInput, dry bool, t int, to State) (State, error) {
+// take applies transition t, a plain one: it moves to its one target (or stays, internal,
+// exiting and entering nothing) and does nothing of its own but count. A transition with
+// roles, actions, a computed target, limits or required fields has a method of its own.
+func (m *Task) take(ctx context.Context, st TaskStep, in *TaskInput, dry bool, t int) (State, error) {
+	lt := &loggedTransitions[t]
+	to := st.From
+	if !lt.internal {
+		to = lt.to[0]
+	}
 	if dry {
 		return to, nil
 	}
 	st.To = to
-	lt := &loggedTransitions[t]
 	for _, c := range lt.inc {
 		*m.counter(c, st.From)++
 	}
@@ -640,6 +612,18 @@ func (m *Task) take(ctx context.Context, st TaskStep, in *TaskInput, dry bool, t
 	}
 	m.state = to
 	return to, m.commit(ctx, st, in, t)
+}
+
+// plainSteps is, by state and event, the index + 1 of the transition step applies with take
+// when it is the pair's only transition, plain and unguarded; 0 where step decides in code.
+var plainSteps = [NumStates][NumEvents]uint8{
+	{1, 2, 0, 0, 0, 0, 0, 0, 0},
+	{0, 4, 3, 0, 0, 0, 0, 0, 0},
+	{0, 0, 0, 0, 7, 0, 0, 0, 0},
+	{0, 0, 0, 0, 0, 0, 0, 8, 9},
+	{12, 0, 0, 0, 0, 0, 11, 0, 0},
+	{0, 0, 0, 0, 0, 0, 0, 0, 0},
+	{6, 0, 0, 5, 0, 0, 0, 0, 0},
 }
 
 // thresholdReviewsComplete is the threshold of guard "reviews_complete" by "criticality".
@@ -854,80 +838,30 @@ func (m *Task) logEntry(st TaskStep, in *TaskInput, t int) (TaskLogEntry, error)
 	return e, err
 }
 
-// loggedTransition is a declared transition as replaying the event log sees it: the states
-// it leaves, its events, the states it can lead to, and the counters it increments and
-// resets.
+// loggedTransition is a declared transition as replaying the event log sees it (and take,
+// which applies a plain transition): the states it leaves, its events, the states it can
+// lead to, whether it is internal, the counters it increments and resets.
 type loggedTransition struct {
 	from, to   []State
 	on         []Event
+	internal   bool
 	inc, reset []int // counters, by index
 }
 
 // loggedTransitions are the spec's transitions, in order: a log entry's Transition indexes it.
 var loggedTransitions = [...]loggedTransition{
-	{
-		from: []State{StateNotStarted},
-		on:   []Event{EventInProgress},
-		to:   []State{StateInProgress},
-	},
-	{
-		from: []State{StateNotStarted},
-		on:   []Event{EventBlocked},
-		to:   []State{StateBlocked},
-	},
-	{
-		from: []State{StateInProgress},
-		on:   []Event{EventPendingReview},
-		to:   []State{StatePendingReview},
-	},
-	{
-		from: []State{StateInProgress},
-		on:   []Event{EventBlocked},
-		to:   []State{StateBlocked},
-	},
-	{
-		from: []State{StateBlocked},
-		on:   []Event{EventNotStarted},
-		to:   []State{StateNotStarted},
-	},
-	{
-		from: []State{StateBlocked},
-		on:   []Event{EventInProgress},
-		to:   []State{StateInProgress},
-	},
-	{
-		from:  []State{StatePendingReview},
-		on:    []Event{EventUnderReview},
-		reset: []int{0, 1},
-		to:    []State{StateUnderReview},
-	},
-	{
-		from: []State{StateUnderReview},
-		inc:  []int{0},
-		on:   []Event{EventReviewSubmitted},
-		to:   []State{StateUnderReview},
-	},
-	{
-		from: []State{StateUnderReview},
-		inc:  []int{0, 1},
-		on:   []Event{EventSecurityReviewSubmitted},
-		to:   []State{StateUnderReview},
-	},
-	{
-		from: []State{StateUnderReview},
-		on:   []Event{EventFinalReview},
-		to:   []State{StateFinalReview},
-	},
-	{
-		from: []State{StateFinalReview},
-		on:   []Event{EventCompleted},
-		to:   []State{StateCompleted},
-	},
-	{
-		from: []State{StateFinalReview},
-		on:   []Event{EventInProgress},
-		to:   []State{StateInProgress},
-	},
+	{from: []State{StateNotStarted}, to: []State{StateInProgress}, on: []Event{EventInProgress}},
+	{from: []State{StateNotStarted}, to: []State{StateBlocked}, on: []Event{EventBlocked}},
+	{from: []State{StateInProgress}, to: []State{StatePendingReview}, on: []Event{EventPendingReview}},
+	{from: []State{StateInProgress}, to: []State{StateBlocked}, on: []Event{EventBlocked}},
+	{from: []State{StateBlocked}, to: []State{StateNotStarted}, on: []Event{EventNotStarted}},
+	{from: []State{StateBlocked}, to: []State{StateInProgress}, on: []Event{EventInProgress}},
+	{from: []State{StatePendingReview}, to: []State{StateUnderReview}, on: []Event{EventUnderReview}, reset: []int{0, 1}},
+	{from: []State{StateUnderReview}, to: []State{StateUnderReview}, on: []Event{EventReviewSubmitted}, internal: true, inc: []int{0}},
+	{from: []State{StateUnderReview}, to: []State{StateUnderReview}, on: []Event{EventSecurityReviewSubmitted}, internal: true, inc: []int{0, 1}},
+	{from: []State{StateUnderReview}, to: []State{StateFinalReview}, on: []Event{EventFinalReview}},
+	{from: []State{StateFinalReview}, to: []State{StateCompleted}, on: []Event{EventCompleted}},
+	{from: []State{StateFinalReview}, to: []State{StateInProgress}, on: []Event{EventInProgress}},
 }
 
 // counter returns counter i (of state s for a per-state counter).

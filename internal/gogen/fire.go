@@ -217,14 +217,14 @@ func (g *gen) fire(f *File) {
 			var evCases []Code
 			for _, e := range m.Events {
 				ts := m.Lookup(s, e)
-				if len(ts) == 0 {
-					continue
+				if len(ts) == 0 || g.plainPair(ts) != nil {
+					continue // no transition, or one in plainSteps
 				}
 				var body []Code
 				for i, t := range ts {
 					call := Return(Id("m").Dot(g.tname(t)).Call(Id("ctx"), Id("st"), Id("in"), Id("dry")))
 					if g.plain(t) {
-						call = Return(Id("m").Dot("take").Call(g.takeArgs(t)...))
+						call = Return(Id("m").Dot("take").Call(Id("ctx"), Id("st"), Id("in"), Id("dry"), Lit(t.Index)))
 					}
 					if !t.Guarded() {
 						body = append(body, call)
@@ -241,7 +241,7 @@ func (g *gen) fire(f *File) {
 				stateCases = append(stateCases, Case(Id("State"+s.GoName)).Block(Switch(Id("e")).Block(evCases...)))
 			}
 		}
-		if len(stateCases) > 0 {
+		if len(stateCases) > 0 || g.plainPairs() {
 			b.Id("st").Op(":=").Id(g.name("Step")).ValuesFunc(func(v *Group) {
 				v.Id("From").Op(":").Id("from")
 				v.Id("To").Op(":").Id("from")
@@ -250,6 +250,15 @@ func (g *gen) fire(f *File) {
 					v.Id("Role").Op(":").Id("in").Dot("Role")
 				}
 			})
+		}
+		if g.plainPairs() {
+			b.If(Id("from").Op("<").Id("NumStates").Op("&&").Id("e").Op("<").Id("NumEvents")).Block(
+				If(Id("t").Op(":=").Id("plainSteps").Index(Id("from")).Index(Id("e")), Id("t").Op("!=").Lit(0)).Block(
+					Return(Id("m").Dot("take").Call(Id("ctx"), Id("st"), Id("in"), Id("dry"), Int().Parens(Id("t")).Op("-").Lit(1))),
+				),
+			)
+		}
+		if len(stateCases) > 0 {
 			b.Switch(Id("from")).Block(stateCases...)
 		}
 		b.If(Id("from").Op(">=").Id("NumStates").Op("||").Id("e").Op(">=").Id("NumEvents")).Block(
@@ -270,6 +279,9 @@ func (g *gen) fire(f *File) {
 	}
 	if plain {
 		g.take(f)
+	}
+	if g.plainPairs() {
+		g.plainStepsTable(f)
 	}
 	g.entryExit(f)
 	if g.remembers {
@@ -817,66 +829,72 @@ func (g *gen) plain(t *ir.Transition) bool {
 	return true
 }
 
-// takeNeedsInternal reports whether take must know that a transition is internal: it then
-// neither exits, enters, moves the clock, remembers nor resets on success.
-func (g *gen) takeNeedsInternal() bool {
-	return g.exits || g.entries || g.timing || g.resetsOnSuccess || g.remembers
+// plainPair returns the transition of a (state, event) pair that step takes from
+// plainSteps: the pair's only transition, plain and unguarded; else nil.
+func (g *gen) plainPair(ts []*ir.Transition) *ir.Transition {
+	if len(ts) == 1 && !ts[0].Guarded() && g.plain(ts[0]) {
+		return ts[0]
+	}
+	return nil
 }
 
-// takeArgs are the arguments of take for the plain transition t.
-func (g *gen) takeArgs(t *ir.Transition) []Code {
-	args := []Code{Id("ctx"), Id("st"), Id("in"), Id("dry"), Lit(t.Index)}
-	internal := t.Target.Kind == ir.Internal
-	if internal {
-		args = append(args, Id("from"))
-	} else {
-		args = append(args, Id("State"+t.Target.State.GoName))
-	}
-	if g.takeNeedsInternal() {
-		args = append(args, Lit(internal))
-	}
-	if len(g.m.Checkpoints) > 0 {
-		if t.Checkpoint != nil {
-			args = append(args, Id("Checkpoint"+t.Checkpoint.GoName))
-		} else {
-			args = append(args, Id("noCheckpoint"))
+// plainPairs reports whether some (state, event) pair is in plainSteps.
+func (g *gen) plainPairs() bool {
+	for _, s := range g.m.States {
+		for _, e := range g.m.Events {
+			if g.plainPair(g.m.Lookup(s, e)) != nil {
+				return true
+			}
 		}
 	}
-	return args
+	return false
 }
 
-// take emits the method that applies a plain transition (see plain), in the order the
-// methods of the other transitions do.
+// plainStepsTable emits plainSteps, by state and event the plain transition step takes
+// (its index + 1), 0 where step decides in code.
+func (g *gen) plainStepsTable(f *File) {
+	m := g.m
+	f.Comment("// plainSteps is, by state and event, the index + 1 of the transition step applies with take\n// when it is the pair's only transition, plain and unguarded; 0 where step decides in code.")
+	f.Var().Id("plainSteps").Op("=").Index(Id("NumStates")).Index(Id("NumEvents")).Id(uintType(len(m.Transitions)+1)).ValuesFunc(func(rows *Group) {
+		for _, s := range m.States {
+			rows.Line().ValuesFunc(func(row *Group) {
+				for _, e := range m.Events {
+					n := 0
+					if t := g.plainPair(m.Lookup(s, e)); t != nil {
+						n = t.Index + 1
+					}
+					row.Lit(n)
+				}
+			})
+		}
+		rows.Line()
+	})
+	f.Line()
+}
+
+// take emits the method that applies a plain transition (see plain) from its row of
+// loggedTransitions, in the order the methods of the other transitions do.
 func (g *gen) take(f *File) {
 	m := g.m
-	params := []Code{ctxParam(), Id("st").Id(g.name("Step")), g.inPtr(), Id("dry").Bool(), Id("t").Int(), Id("to").Id("State")}
-	if g.takeNeedsInternal() {
-		params = append(params, Id("internal").Bool())
-	}
-	if len(m.Checkpoints) > 0 {
-		params = append(params, Id("cp").Id("Checkpoint"))
-	}
-	doc := "take applies transition t, which moves to to"
-	if g.takeNeedsInternal() {
-		doc += " (internal: stays, exiting and entering nothing)"
-	}
-	doc += ", and does nothing of its own but count: a transition with roles, actions, a\ncomputed target, limits or required fields has a method of its own."
-	f.Comment(comment(doc))
+	params := []Code{ctxParam(), Id("st").Id(g.name("Step")), g.inPtr(), Id("dry").Bool(), Id("t").Int()}
+	f.Comment(comment("take applies transition t, a plain one: it moves to its one target (or stays, internal,\nexiting and entering nothing) and does nothing of its own but count. A transition with\nroles, actions, a computed target, limits or required fields has a method of its own."))
 	f.Func().Params(Id("m").Op("*").Id(g.T)).Id("take").Params(params...).Params(Id("State"), Error()).BlockFunc(func(b *Group) {
+		b.Id("lt").Op(":=").Op("&").Id("loggedTransitions").Index(Id("t"))
+		b.Id("to").Op(":=").Id("st").Dot("From")
+		b.If(Op("!").Id("lt").Dot("internal")).Block(Id("to").Op("=").Id("lt").Dot("to").Index(Lit(0)))
 		b.If(Id("dry")).Block(Return(Id("to"), Nil()))
 		b.Id("st").Dot("To").Op("=").Id("to")
 		if g.timing {
 			b.Id("st").Dot("At").Op("=").Id("m").Dot("now").Call(Id("in"))
 		}
 		if g.exits {
-			b.If(Op("!").Id("internal")).Block(Id("m").Dot("exit").Call(Id("ctx"), Id("st")))
+			b.If(Op("!").Id("lt").Dot("internal")).Block(Id("m").Dot("exit").Call(Id("ctx"), Id("st")))
 		}
 		if len(m.Counters) > 0 {
-			b.Id("lt").Op(":=").Op("&").Id("loggedTransitions").Index(Id("t"))
 			b.For(List(Id("_"), Id("c")).Op(":=").Range().Id("lt").Dot("inc")).Block(Op("*").Id("m").Dot("counter").Call(Id("c"), Id("st").Dot("From")).Op("++"))
 			b.For(List(Id("_"), Id("c")).Op(":=").Range().Id("lt").Dot("reset")).Block(Op("*").Id("m").Dot("counter").Call(Id("c"), Id("st").Dot("From")).Op("=").Lit(0))
 			if g.resetsOnSuccess {
-				b.If(Op("!").Id("internal")).Block(
+				b.If(Op("!").Id("lt").Dot("internal")).Block(
 					For(List(Id("_"), Id("c")).Op(":=").Range().Id("resetOnSuccess")).Block(
 						If(Op("!").Qual("slices", "Contains").Call(Id("lt").Dot("inc"), Id("c"))).Block(Op("*").Id("m").Dot("counter").Call(Id("c"), Id("st").Dot("From")).Op("=").Lit(0)),
 					),
@@ -884,18 +902,18 @@ func (g *gen) take(f *File) {
 			}
 		}
 		if g.remembers {
-			b.If(Op("!").Id("internal").Op("&&").Id("to").Op("!=").Id("st").Dot("From")).Block(Id("m").Dot("remember").Call(Id("st").Dot("From"), Id("to")))
+			b.If(Op("!").Id("lt").Dot("internal").Op("&&").Id("to").Op("!=").Id("st").Dot("From")).Block(Id("m").Dot("remember").Call(Id("st").Dot("From"), Id("to")))
 		}
 		b.Id("m").Dot("state").Op("=").Id("to")
 		if g.timing {
-			b.If(Op("!").Id("internal")).Block(Id("m").Dot("moveClock").Call(Id("st")))
+			b.If(Op("!").Id("lt").Dot("internal")).Block(Id("m").Dot("moveClock").Call(Id("st")))
 		}
 		if g.entries {
-			b.If(Op("!").Id("internal")).Block(Id("m").Dot("enter").Call(Id("ctx"), Id("st")))
+			b.If(Op("!").Id("lt").Dot("internal")).Block(Id("m").Dot("enter").Call(Id("ctx"), Id("st")))
 		}
 		args := []Code{Id("ctx"), Id("st"), Id("in"), Id("t")}
 		if len(m.Checkpoints) > 0 {
-			args = append(args, Id("cp"))
+			args = append(args, Id("lt").Dot("cp"))
 		}
 		b.Return(Id("to"), Id("m").Dot("commit").Call(args...))
 	})

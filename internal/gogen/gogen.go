@@ -80,6 +80,8 @@ type gen struct {
 	// that a task can be resumed from any point) and has terminal states.
 	resumes       bool
 	configurables []*ir.Counter // the counters whose limit the program may change at run time
+	// plains: some transition is plain (see plain), applied by take from loggedTransitions.
+	plains bool
 }
 
 func newGen(m *ir.Machine) *gen {
@@ -109,6 +111,9 @@ func newGen(m *ir.Machine) *gen {
 	}
 	g.timing = g.timeouts || m.RecordHistory
 	g.input = len(m.Roles) > 0 || m.Idempotent || m.RecordHistory || g.timing
+	for _, t := range m.Transitions {
+		g.plains = g.plains || g.plain(t)
+	}
 	return g
 }
 

@@ -262,9 +262,14 @@ func (g *gen) replayTrip() *Statement {
 	return If(Id("counterLimits").Index(Id("c")).Op(">").Lit(0).Op("&&").Op("*").Id("n").Op(">=").Id("counterLimits").Index(Id("c"))).Block(Op("*").Id("n").Op("=").Lit(0))
 }
 
-// internalFlag reports whether replay must know which transitions are internal: they
-// neither move the clock nor reset the counters that reset on success.
-func (g *gen) internalFlag() bool { return g.timing || g.resetsOnSuccess }
+// internalFlag reports whether loggedTransitions says which transitions are internal: for
+// replay (see replayInternal) or for take.
+func (g *gen) internalFlag() bool { return g.replayInternal() || g.plains }
+
+// replayInternal reports whether replaying a log entry must know that its transition is
+// internal: such a transition neither moves the clock nor resets the counters that reset on
+// success.
+func (g *gen) replayInternal() bool { return g.timing || g.resetsOnSuccess }
 
 // loggedTransitions emits the table Replay checks log entries against and applies their
 // bookkeeping from, and the counter accessor it uses.
@@ -278,7 +283,11 @@ func (g *gen) loggedTransitions(f *File) {
 	if len(m.Counters) > 0 {
 		fields = append(fields, List(Id("inc"), Id("reset")).Index().Int().Comment("counters, by index"))
 	}
-	f.Comment(comment("loggedTransition is a declared transition as replaying the event log sees it: the states it\nleaves, its events, the states it can lead to" + map[bool]string{true: ", whether it is internal", false: ""}[g.internalFlag()] + map[bool]string{true: ", and the\ncounters it increments and resets", false: ""}[len(m.Counters) > 0] + "."))
+	cps := g.plains && len(m.Checkpoints) > 0
+	if cps {
+		fields = append(fields, Id("cp").Id("Checkpoint").Comment("its own checkpoint, or noCheckpoint"))
+	}
+	f.Comment(comment("loggedTransition is a declared transition as replaying the event log sees it (and take, which\napplies a plain transition): the states it leaves, its events, the states it can lead to" + map[bool]string{true: ", whether it is internal", false: ""}[g.internalFlag()] + map[bool]string{true: ", the\ncounters it increments and resets", false: ""}[len(m.Counters) > 0] + map[bool]string{true: ", its checkpoint", false: ""}[cps] + "."))
 	f.Type().Id("loggedTransition").Struct(fields...)
 	f.Line()
 	states := func(ss []*ir.State) Code {
@@ -300,17 +309,18 @@ func (g *gen) loggedTransitions(f *File) {
 				}
 			}
 			slices.SortFunc(to, func(a, b *ir.State) int { return a.Index - b.Index })
-			d := Dict{
-				Id("from"): states(t.From),
-				Id("to"):   states(to),
-				Id("on"): Index().Id("Event").ValuesFunc(func(v *Group) {
-					for _, e := range t.Events {
-						v.Id("Event" + e.GoName)
-					}
-				}),
-			}
+			// One line per transition, fields in declaration order.
+			var items []Code
+			field := func(name string, v Code) { items = append(items, Id(name).Op(":").Add(v)) }
+			field("from", states(t.From))
+			field("to", states(to))
+			field("on", Index().Id("Event").ValuesFunc(func(v *Group) {
+				for _, e := range t.Events {
+					v.Id("Event" + e.GoName)
+				}
+			}))
 			if g.internalFlag() && t.Target.Kind == ir.Internal {
-				d[Id("internal")] = True()
+				field("internal", True())
 			}
 			counters := func(cs []*ir.Counter) Code {
 				return Index().Int().ValuesFunc(func(v *Group) {
@@ -320,12 +330,19 @@ func (g *gen) loggedTransitions(f *File) {
 				})
 			}
 			if len(t.Increment) > 0 {
-				d[Id("inc")] = counters(t.Increment)
+				field("inc", counters(t.Increment))
 			}
 			if len(t.Reset) > 0 {
-				d[Id("reset")] = counters(t.Reset)
+				field("reset", counters(t.Reset))
 			}
-			rows.Line().Values(d)
+			if cps {
+				if t.Checkpoint != nil {
+					field("cp", Id("Checkpoint"+t.Checkpoint.GoName))
+				} else {
+					field("cp", Id("noCheckpoint"))
+				}
+			}
+			rows.Line().Values(items...)
 		}
 		rows.Line()
 	})
@@ -454,7 +471,7 @@ func (g *gen) replay(f *File) {
 			b.If(Err().Op("!=").Nil()).Block(Return(Err()))
 		}
 		resumable := g.resumes
-		needT := len(m.Counters) > 0 || g.internalFlag()
+		needT := len(m.Counters) > 0 || g.replayInternal()
 		// transition checks an entry against the declared transition it names and applies
 		// the transition's counters.
 		transition := func(b *Group) {
@@ -469,7 +486,7 @@ func (g *gen) replay(f *File) {
 				return
 			}
 			b.Id("t").Op(":=").Op("&").Add(at)
-			if g.internalFlag() {
+			if g.replayInternal() {
 				// An internal transition (unless a limit redirected it) neither moves the clock
 				// nor resets the counters that reset on success.
 				op := ":="
