@@ -855,7 +855,7 @@ func (g *gen) plainPairs() bool {
 func (g *gen) plainStepsTable(f *File) {
 	m := g.m
 	f.Comment("// plainSteps is, by state and event, the index + 1 of the transition step applies with take\n// when it is the pair's only transition, plain and unguarded; 0 where step decides in code.")
-	f.Var().Id("plainSteps").Op("=").Index(Id("NumStates")).Index(Id("NumEvents")).Id(uintType(len(m.Transitions)+1)).ValuesFunc(func(rows *Group) {
+	f.Var().Id("plainSteps").Op("=").Index(Id("NumStates")).Index(Id("NumEvents")).Id(uintType(len(m.Transitions) + 1)).ValuesFunc(func(rows *Group) {
 		for _, s := range m.States {
 			rows.Line().ValuesFunc(func(row *Group) {
 				for _, e := range m.Events {
