@@ -6,7 +6,7 @@
 # bench/results/. Takes about 15-20 minutes on a 2-CPU machine.
 #
 # Knobs (environment): BENCH_COUNT (10), BENCH_TIME (1s), BENCH_FILTER (.),
-# SCALING_SIZES (10,100,1000,5000), SCALING_REPEAT (3), SCALING=0 to skip scaling.
+# SCALING_SIZES (100,1000,5000,20000), SCALING_REPEAT (3), SCALING=0 to skip scaling.
 set -euo pipefail
 cd "$(dirname "$0")"
 export PATH="/usr/local/go/bin:$PATH"
@@ -15,7 +15,7 @@ export PATH="$PATH:$(go env GOPATH)/bin"
 COUNT=${BENCH_COUNT:-10}
 BENCHTIME=${BENCH_TIME:-1s}
 FILTER=${BENCH_FILTER:-.}
-SIZES=${SCALING_SIZES:-10,100,1000,5000}
+SIZES=${SCALING_SIZES:-100,1000,5000,20000}
 REPEAT=${SCALING_REPEAT:-3}
 OUT=results
 mkdir -p "$OUT"

@@ -26,7 +26,7 @@ import (
 const (
 	MaxBytes = 8 << 20   // file size
 	MaxDepth = 100       // nesting of mappings and sequences
-	MaxNodes = 1_000_000 // nodes after alias expansion
+	MaxNodes = 4_000_000 // nodes after alias expansion: what 8 MiB of plain YAML can hold
 )
 
 // Version is the only spec language version this package reads.

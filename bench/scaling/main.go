@@ -44,7 +44,11 @@ type Result struct {
 	Full   *Run `json:"full,omitempty"`
 	NoTest *Run `json:"no_tests,omitempty"`
 
-	// GoTest is `go test` of the generated package (compile and run), when measured.
+	// Build is `go build` of the generated package (--no-tests output), Vet is `go vet` of
+	// the package with its generated tests, GoTest `go test` of it (compile and run), each
+	// from a cold build cache for the package, when measured.
+	Build  *Run `json:"go_build,omitempty"`
+	Vet    *Run `json:"go_vet,omitempty"`
 	GoTest *Run `json:"go_test,omitempty"`
 }
 
@@ -85,13 +89,13 @@ type Options struct {
 }
 
 func main() {
-	sizesFlag := flag.String("sizes", "10,100,1000,5000", "comma-separated numbers of states")
+	sizesFlag := flag.String("sizes", "100,1000,5000,20000", "comma-separated numbers of states")
 	var o Options
 	flag.IntVar(&o.Events, "events", 20, "number of events in every spec")
 	flag.IntVar(&o.Per, "per", 7, "transitions per state")
 	flag.IntVar(&o.Repeat, "repeat", 3, "runs per size and mode (the median is reported)")
 	flag.DurationVar(&o.Limit, "limit", 2*time.Minute, "give up on a run, and on larger sizes, after this long")
-	flag.IntVar(&o.GoTest, "gotest", 1000, "also `go test` the generated package up to this many states (0: never)")
+	flag.IntVar(&o.GoTest, "gotest", 5000, "also `go test` the generated package up to this many states (0: never)")
 	flag.BoolVar(&o.Profile, "profile", false, "profile generation of the largest size that finished (bench/cmd/fsmgenprof)")
 	flag.BoolVar(&o.Keep, "keep", false, "keep the temporary directory")
 	jsonOut := flag.String("json", "", "write the results as JSON to this `file`")
@@ -168,8 +172,10 @@ func Measure(o Options) (Report, error) {
 			break
 		}
 		largest = n
+		r.Build = goRun(lean, o.Limit, "build", ".")
+		r.Vet = goRun(full, o.Limit, "vet", ".")
 		if n <= o.GoTest {
-			r.GoTest = goTestRun(full, o.Limit)
+			r.GoTest = goRun(full, o.Limit, "test", "-count=1", ".")
 		}
 		rep.Sizes = append(rep.Sizes, r)
 	}
@@ -287,11 +293,11 @@ func runOnce(limit time.Duration, dir string, env []string, name string, args ..
 	return wall, cpu, rssKB, nil
 }
 
-// goTestRun compiles and runs the generated tests in dir as a module of their own. A nonce
-// file keeps the build cache from answering for a package it has seen before, so the time
-// includes compiling the generated package and its tests (the standard library stays
-// cached).
-func goTestRun(dir string, limit time.Duration) *Run {
+// goRun runs the go command with args (build, vet or test) on the generated package in dir,
+// as a module of its own. A nonce file keeps the build cache from answering for a package
+// it has seen before, so the time includes compiling the generated package (and its tests);
+// the standard library and the runtime package stay cached.
+func goRun(dir string, limit time.Duration, args ...string) *Run {
 	r := &Run{}
 	// The generated code imports the runtime (fsmrt) of the fsmgen module this program
 	// builds with.
@@ -310,7 +316,7 @@ func goTestRun(dir string, limit time.Duration) *Run {
 		r.Error = err.Error()
 		return r
 	}
-	wall, cpu, rss, err := runOnce(limit, dir, []string{"GOFLAGS=-buildvcs=false -mod=mod"}, "go", "test", "-count=1", ".")
+	wall, cpu, rss, err := runOnce(limit, dir, []string{"GOFLAGS=-buildvcs=false -mod=mod"}, "go", args...)
 	r.WallSec, r.Median, r.CPUSec, r.MaxRSSKB = []float64{wall}, wall, cpu, rss
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
@@ -385,16 +391,16 @@ func Stages(top string) string {
 // the one before.
 func Table(rep Report) string {
 	var b strings.Builder
-	b.WriteString("| states | transitions | spec | generate (Go + tests) | ratio | peak RSS | output | --no-tests | ratio | peak RSS | go test of the output |\n")
-	b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("| states | transitions | spec | generate (Go + tests) | ratio | peak RSS | output | --no-tests | ratio | peak RSS | go build | go vet (with tests) | go test |\n")
+	b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	var prev *Result
 	for i := range rep.Sizes {
 		r := &rep.Sizes[i]
-		fmt.Fprintf(&b, "| %d | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+		fmt.Fprintf(&b, "| %d | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
 			r.States, r.Transitions, kib(int64(r.SpecBytes)),
 			secs(r.Full), ratio(prev, r, func(x *Result) *Run { return x.Full }), rss(r.Full), out(r.Full),
 			secs(r.NoTest), ratio(prev, r, func(x *Result) *Run { return x.NoTest }), rss(r.NoTest),
-			goTestCell(r.GoTest))
+			goTestCell(r.Build), goTestCell(r.Vet), goTestCell(r.GoTest))
 		prev = r
 	}
 	return b.String()

@@ -10,7 +10,7 @@ import (
 // TestSmoke runs the measurement on one 10-state spec, once, so that CI keeps the program
 // working; the real measurement is `go run ./scaling` (make bench).
 func TestSmoke(t *testing.T) {
-	rep, err := Measure(Options{Sizes: []int{10}, Events: 20, Per: 7, Repeat: 1, Limit: time.Minute})
+	rep, err := Measure(Options{Sizes: []int{10}, Events: 20, Per: 7, Repeat: 1, Limit: time.Minute, GoTest: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,6 +24,11 @@ func TestSmoke(t *testing.T) {
 	}
 	if r.Full.MaxRSSKB == 0 || r.Full.Median <= 0 {
 		t.Errorf("no measurement: %+v", r.Full)
+	}
+	for name, run := range map[string]*Run{"go build": r.Build, "go vet": r.Vet, "go test": r.GoTest} {
+		if run == nil || run.Error != "" || run.TimedOut || run.Median <= 0 {
+			t.Errorf("%s of the output: %+v", name, run)
+		}
 	}
 	if tab := Table(rep); !strings.Contains(tab, "| 10 |") {
 		t.Errorf("table:\n%s", tab)

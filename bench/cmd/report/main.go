@@ -259,7 +259,7 @@ func render(rows map[string]*Row, text string, env map[string]string, sc *Scalin
 		p("median wall time of %d runs, peak RSS (`ru_maxrss`) the largest of those runs. ", sc.Repeat)
 		p("The default run writes the Go code, the exhaustive tests, the Mermaid diagram and the Markdown document; ")
 		p("`--no-tests` leaves out the tests. *ratio* is the time against the size before. ")
-		p("*go test of the output* compiles (cold build cache for the package) and runs the generated tests. ")
+		p("*go build* compiles the generated package (the `--no-tests` output), *go vet* vets it with its generated tests, and *go test* compiles and runs those tests, each once, from a cold build cache for the package, with the peak RSS of the go command and its children. ")
 		p("A run longer than %.0f s would be stopped, and larger sizes not tried.\n\n", sc.LimitSec)
 		p("%s\n", sc.Table)
 		if sc.Stopped != "" {
