@@ -19,10 +19,12 @@ generate:
 check-generated:
 	$(GO) run ./cmd/fsmgen generate --check --root generated $(SPECS)
 
-# The whole test suite: formatting, vet, every test with the race detector, the seed specs
-# checked clean, and short fuzz runs of the loader and checker and of the whole generator.
+# The whole test suite: formatting, vet, every test with the race detector, the exact
+# allocation counts of the seed machines (without it: it allocates), the seed specs checked
+# clean, and short fuzz runs of the loader and checker and of the whole generator.
 test: fmt-check vet check-examples check-generated
 	$(GO) test -race -count=1 ./...
+	$(GO) test -count=1 -run '^TestAllocs$$' ./examples/...
 	$(MAKE) --no-print-directory coverage
 	$(MAKE) --no-print-directory fuzz FUZZTIME=10s
 	$(MAKE) --no-print-directory bench-smoke

@@ -1,0 +1,55 @@
+package pipeline_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/fsmgen/fsmgen/generated/pipeline"
+	"github.com/fsmgen/fsmgen/internal/allocs"
+)
+
+// TestAllocs counts exactly what one call allocates on seed 002's machine: field guards,
+// counters with limits, a checkpoint on every transition, with and without a store.
+func TestAllocs(t *testing.T) {
+	if allocs.Race {
+		t.Skip("the race detector allocates: make test counts allocations without it")
+	}
+	ctx := context.Background()
+	in := pipeline.TaskInput{At: time.Unix(0, 0)}
+	executing := func(store bool) func() *pipeline.Task {
+		return func() *pipeline.Task {
+			m := pipeline.NewTask(benchPhases{})
+			m.ID = "allocs"
+			if store {
+				m.SetStore(pipeline.NewTaskMemoryStore())
+			}
+			m.Context.Confidence = 0.9
+			for _, e := range []pipeline.Event{pipeline.EventStart, pipeline.EventClassified, pipeline.EventRouted} {
+				if _, err := m.FireWith(ctx, e, in); err != nil {
+					t.Fatal(err)
+				}
+			}
+			return m
+		}
+	}
+	for _, c := range []struct {
+		name  string
+		setup func() *pipeline.Task
+		do    func(*pipeline.Task)
+		want  float64
+	}{
+		// The checkpoint hook runs on every transition; without a store nothing is encoded.
+		{"valid FireWith with a checkpoint", executing(false), func(m *pipeline.Task) { m.FireWith(ctx, pipeline.EventPhaseSucceeded, in) }, 0},
+		{"valid FireWith, counter and limit", executing(false), func(m *pipeline.Task) { m.FireWith(ctx, pipeline.EventPhaseFailed, in) }, 0},
+		{"refused FireWith (no transition)", executing(false), func(m *pipeline.Task) { m.FireWith(ctx, pipeline.EventStart, in) }, 0},
+		// With the memory store: the log entry (its metadata map, the context encoded), the
+		// entry appended to the store's log, the snapshot encoded and kept as JSON.
+		{"valid FireWith with a checkpoint and a store", executing(true), func(m *pipeline.Task) { m.FireWith(ctx, pipeline.EventPhaseSucceeded, in) }, 9},
+		{"refused FireWith with a store", executing(true), func(m *pipeline.Task) { m.FireWith(ctx, pipeline.EventStart, in) }, 0},
+	} {
+		if got := allocs.Once(c.setup, c.do); got != c.want {
+			t.Errorf("%s: %v allocations, want %v", c.name, got, c.want)
+		}
+	}
+}
