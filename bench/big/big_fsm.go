@@ -340,7 +340,8 @@ func (s State) IsTerminal() bool {
 type FieldError = fsmrt.FieldError
 
 // Sentinel errors for errors.Is, the runtime's own: every refusal matches ErrRefused, and
-// each typed error also matches its own sentinel.
+// each typed error also matches its own sentinel. ErrInvalidSnapshot and ErrInvalidLog
+// say that what a store holds cannot be this machine's (Restore, Replay).
 var (
 	ErrRefused           = fsmrt.ErrRefused
 	ErrInvalidTransition = fsmrt.ErrInvalidTransition
@@ -350,6 +351,8 @@ var (
 	ErrNoHistory         = fsmrt.ErrNoHistory
 	ErrLimit             = fsmrt.ErrLimit
 	ErrValidation        = fsmrt.ErrValidation
+	ErrInvalidSnapshot   = fsmrt.ErrInvalidSnapshot
+	ErrInvalidLog        = fsmrt.ErrInvalidLog
 )
 
 // InvalidTransitionError says the event is not accepted in the state at all (every event
@@ -838,14 +841,29 @@ func (m *Big) Snapshot() BigSnapshot {
 	return s
 }
 
-// RestoreBig rebuilds a machine from a snapshot. It refuses snapshots of another format
-// version and values that are not states or events of this machine.
+// UnmarshalJSON decodes a snapshot. It refuses with a fsmrt.SnapshotError a snapshot that
+// does not decode, or whose version or state is missing or null (decoding would leave the
+// initial state).
+func (s *BigSnapshot) UnmarshalJSON(b []byte) error {
+	type plain BigSnapshot
+	return fsmrt.DecodeSnapshot(&fsmSpec, b, (*plain)(s))
+}
+
+// RestoreBig rebuilds a machine from a snapshot. It refuses, with a fsmrt.SnapshotError
+// (errors.Is ErrInvalidSnapshot), a snapshot the machine could never have taken: of
+// another format version, with values that are not states or events of this machine,
+// negative counters or counters past their limit, a remembered state its state cannot
+// remember, timeouts of states whose timeout is not configurable, payloads that break
+// their constraints.
 func RestoreBig(s BigSnapshot) (*Big, error) {
 	if s.Version != 1 {
-		return nil, fmt.Errorf("big: restore: unsupported snapshot version %d", s.Version)
+		return nil, fsmrt.InvalidSnapshot(&fsmSpec, "version", fmt.Sprintf("unsupported snapshot version %d", s.Version))
 	}
 	if s.State >= NumStates {
-		return nil, fmt.Errorf("big: restore: invalid state %d", s.State)
+		return nil, fsmrt.InvalidSnapshot(&fsmSpec, "state", fmt.Sprintf("%d is not a state", s.State))
+	}
+	if s.Seq < 0 {
+		return nil, fsmrt.InvalidSnapshot(&fsmSpec, "seq", fmt.Sprintf("%d is negative", s.Seq))
 	}
 	m := NewBig()
 	m.state = s.State
@@ -1264,9 +1282,10 @@ var loggedTransitions = [...]loggedTransition{
 // every later log entry applied as it was recorded: the transition's counters, memory,
 // history and idempotency key, and the state, context, policies and payload after it. No
 // hook runs: guards are not asked again, and actions and checkpoints, done when the
-// transitions happened, are not repeated. It fails if the log has a gap or an entry is not
-// a transition of this machine from the state the log has reached. The machine returned
-// has no store: set one to fire on.
+// transitions happened, are not repeated. It fails with a fsmrt.LogError (errors.Is
+// ErrInvalidLog) if the log has a gap or an entry is not a transition of this machine from
+// the state the log has reached, and with a fsmrt.SnapshotError if the snapshot is not one
+// the machine could have taken. The machine returned has no store: set one to fire on.
 func ReplayBig(ctx context.Context, store BigStore, id string) (*Big, error) {
 	s, ok, log, err := store.Load(ctx, id)
 	if err != nil {
@@ -1282,7 +1301,7 @@ func ReplayBig(ctx context.Context, store BigStore, id string) (*Big, error) {
 	m.saved = m.seq
 	for i := range log {
 		if err := m.apply(&log[i]); err != nil {
-			return nil, fmt.Errorf("big: replay %s: seq %d (%s): %w", id, log[i].Seq, log[i].Trigger, err)
+			return nil, fsmrt.InvalidLog(&fsmSpec, id, log[i].Seq, err)
 		}
 	}
 	return m, nil
@@ -1293,6 +1312,9 @@ func ReplayBig(ctx context.Context, store BigStore, id string) (*Big, error) {
 func (m *Big) apply(e *BigLogEntry) error {
 	if e.Seq != m.seq+1 {
 		return fmt.Errorf("the log has a gap: seq %d follows %d", e.Seq, m.seq)
+	}
+	if e.Timestamp.IsZero() {
+		return errors.New("the entry has no timestamp")
 	}
 	if len(e.Context) > 0 {
 		m.Context = BigContext{}

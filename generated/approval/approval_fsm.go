@@ -244,7 +244,8 @@ func (v *Role) UnmarshalText(b []byte) error {
 type FieldError = fsmrt.FieldError
 
 // Sentinel errors for errors.Is, the runtime's own: every refusal matches ErrRefused, and
-// each typed error also matches its own sentinel.
+// each typed error also matches its own sentinel. ErrInvalidSnapshot and ErrInvalidLog
+// say that what a store holds cannot be this machine's (Restore, Replay).
 var (
 	ErrRefused             = fsmrt.ErrRefused
 	ErrInvalidTransition   = fsmrt.ErrInvalidTransition
@@ -255,6 +256,8 @@ var (
 	ErrLimit               = fsmrt.ErrLimit
 	ErrValidation          = fsmrt.ErrValidation
 	ErrIdempotencyConflict = fsmrt.ErrIdempotencyConflict
+	ErrInvalidSnapshot     = fsmrt.ErrInvalidSnapshot
+	ErrInvalidLog          = fsmrt.ErrInvalidLog
 )
 
 // InvalidTransitionError says the event is not accepted in the state at all (every event
@@ -1653,14 +1656,32 @@ func (m *Task) Snapshot() TaskSnapshot {
 	return s
 }
 
-// RestoreTask rebuilds a machine from a snapshot. It refuses snapshots of another format
-// version and values that are not states or events of this machine.
+// UnmarshalJSON decodes a snapshot. It refuses with a fsmrt.SnapshotError a snapshot that
+// does not decode, or whose version or state is missing or null (decoding would leave the
+// initial state).
+func (s *TaskSnapshot) UnmarshalJSON(b []byte) error {
+	type plain TaskSnapshot
+	return fsmrt.DecodeSnapshot(&fsmSpec, b, (*plain)(s))
+}
+
+// RestoreTask rebuilds a machine from a snapshot. It refuses, with a fsmrt.SnapshotError
+// (errors.Is ErrInvalidSnapshot), a snapshot the machine could never have taken: of
+// another format version, with values that are not states or events of this machine,
+// negative counters or counters past their limit, a remembered state its state cannot
+// remember, timeouts of states whose timeout is not configurable, payloads that break
+// their constraints.
 func RestoreTask(s TaskSnapshot, hooks TaskHooks) (*Task, error) {
 	if s.Version != 1 {
-		return nil, fmt.Errorf("approval: restore: unsupported snapshot version %d", s.Version)
+		return nil, fsmrt.InvalidSnapshot(&fsmSpec, "version", fmt.Sprintf("unsupported snapshot version %d", s.Version))
 	}
 	if s.State >= NumStates {
-		return nil, fmt.Errorf("approval: restore: invalid state %d", s.State)
+		return nil, fsmrt.InvalidSnapshot(&fsmSpec, "state", fmt.Sprintf("%d is not a state", s.State))
+	}
+	if s.Seq < 0 {
+		return nil, fsmrt.InvalidSnapshot(&fsmSpec, "seq", fmt.Sprintf("%d is negative", s.Seq))
+	}
+	if s.Counters.ReviewCycles < 0 {
+		return nil, fsmrt.InvalidSnapshot(&fsmSpec, "counters.ReviewCycles", fmt.Sprintf("%d is negative", s.Counters.ReviewCycles))
 	}
 	m := NewTask(hooks)
 	m.state = s.State
@@ -1669,7 +1690,7 @@ func RestoreTask(s TaskSnapshot, hooks TaskHooks) (*Task, error) {
 	m.Policies = s.Policies
 	m.nReviewCycles = s.Counters.ReviewCycles
 	if err := m.setLimits(s.Limits); err != nil {
-		return nil, err
+		return nil, fsmrt.InvalidSnapshot(&fsmSpec, "limits", err.Error())
 	}
 	for k, r := range s.Keys {
 		if m.keys == nil {
@@ -1853,9 +1874,10 @@ func (m *Task) counter(i int, s State) *int {
 // then every later log entry applied as it was recorded: the transition's counters,
 // memory, history and idempotency key, and the state, context, policies and payload after
 // it. No hook runs: guards are not asked again, and actions and checkpoints, done when the
-// transitions happened, are not repeated. It fails if the log has a gap or an entry is not
-// a transition of this machine from the state the log has reached. The machine returned
-// has no store: set one to fire on.
+// transitions happened, are not repeated. It fails with a fsmrt.LogError (errors.Is
+// ErrInvalidLog) if the log has a gap or an entry is not a transition of this machine from
+// the state the log has reached, and with a fsmrt.SnapshotError if the snapshot is not one
+// the machine could have taken. The machine returned has no store: set one to fire on.
 func ReplayTask(ctx context.Context, store TaskStore, id string, hooks TaskHooks) (*Task, error) {
 	s, ok, log, err := store.Load(ctx, id)
 	if err != nil {
@@ -1871,7 +1893,7 @@ func ReplayTask(ctx context.Context, store TaskStore, id string, hooks TaskHooks
 	m.saved = m.seq
 	for i := range log {
 		if err := m.apply(&log[i]); err != nil {
-			return nil, fmt.Errorf("approval: replay %s: seq %d (%s): %w", id, log[i].Seq, log[i].Trigger, err)
+			return nil, fsmrt.InvalidLog(&fsmSpec, id, log[i].Seq, err)
 		}
 	}
 	return m, nil
@@ -1882,6 +1904,9 @@ func ReplayTask(ctx context.Context, store TaskStore, id string, hooks TaskHooks
 func (m *Task) apply(e *TaskLogEntry) error {
 	if e.Seq != m.seq+1 {
 		return fmt.Errorf("the log has a gap: seq %d follows %d", e.Seq, m.seq)
+	}
+	if e.Timestamp.IsZero() {
+		return errors.New("the entry has no timestamp")
 	}
 	if e.Policies != nil {
 		m.Policies = *e.Policies

@@ -335,7 +335,8 @@ func (v *TimeoutLevel) UnmarshalText(b []byte) error {
 type FieldError = fsmrt.FieldError
 
 // Sentinel errors for errors.Is, the runtime's own: every refusal matches ErrRefused, and
-// each typed error also matches its own sentinel.
+// each typed error also matches its own sentinel. ErrInvalidSnapshot and ErrInvalidLog
+// say that what a store holds cannot be this machine's (Restore, Replay).
 var (
 	ErrRefused           = fsmrt.ErrRefused
 	ErrInvalidTransition = fsmrt.ErrInvalidTransition
@@ -345,6 +346,8 @@ var (
 	ErrNoHistory         = fsmrt.ErrNoHistory
 	ErrLimit             = fsmrt.ErrLimit
 	ErrValidation        = fsmrt.ErrValidation
+	ErrInvalidSnapshot   = fsmrt.ErrInvalidSnapshot
+	ErrInvalidLog        = fsmrt.ErrInvalidLog
 )
 
 // InvalidTransitionError says the event is not accepted in the state at all (every event
@@ -1390,48 +1393,87 @@ func (m *Task) Snapshot() TaskSnapshot {
 	return s
 }
 
-// RestoreTask rebuilds a machine from a snapshot. It refuses snapshots of another format
-// version and values that are not states or events of this machine.
+// UnmarshalJSON decodes a snapshot. It refuses with a fsmrt.SnapshotError a snapshot that
+// does not decode, or whose version or state is missing or null (decoding would leave the
+// initial state).
+func (s *TaskSnapshot) UnmarshalJSON(b []byte) error {
+	type plain TaskSnapshot
+	return fsmrt.DecodeSnapshot(&fsmSpec, b, (*plain)(s))
+}
+
+// RestoreTask rebuilds a machine from a snapshot. It refuses, with a fsmrt.SnapshotError
+// (errors.Is ErrInvalidSnapshot), a snapshot the machine could never have taken: of
+// another format version, with values that are not states or events of this machine,
+// negative counters or counters past their limit, a remembered state its state cannot
+// remember, timeouts of states whose timeout is not configurable, payloads that break
+// their constraints.
 func RestoreTask(s TaskSnapshot, hooks TaskHooks) (*Task, error) {
 	if s.Version != 1 {
-		return nil, fmt.Errorf("build: restore: unsupported snapshot version %d", s.Version)
+		return nil, fsmrt.InvalidSnapshot(&fsmSpec, "version", fmt.Sprintf("unsupported snapshot version %d", s.Version))
 	}
 	if s.State >= NumStates {
-		return nil, fmt.Errorf("build: restore: invalid state %d", s.State)
+		return nil, fsmrt.InvalidSnapshot(&fsmSpec, "state", fmt.Sprintf("%d is not a state", s.State))
+	}
+	if s.Seq < 0 {
+		return nil, fsmrt.InvalidSnapshot(&fsmSpec, "seq", fmt.Sprintf("%d is negative", s.Seq))
+	}
+	for st, n := range s.Counters.Failures {
+		if st >= NumStates {
+			return nil, fsmrt.InvalidSnapshot(&fsmSpec, "counters.Failures", fmt.Sprintf("%d is not a state", st))
+		}
+		if n < 0 {
+			return nil, fsmrt.InvalidSnapshot(&fsmSpec, "counters.Failures", fmt.Sprintf("%d in %s is negative", n, st))
+		}
+		if n >= 3 {
+			return nil, fsmrt.InvalidSnapshot(&fsmSpec, "counters.Failures", fmt.Sprintf("%d in %s is past the limit of 3", n, st))
+		}
+	}
+	if s.Counters.CtoAttempts < 0 {
+		return nil, fsmrt.InvalidSnapshot(&fsmSpec, "counters.CtoAttempts", fmt.Sprintf("%d is negative", s.Counters.CtoAttempts))
+	}
+	if s.Counters.CtoAttempts >= 2 {
+		return nil, fsmrt.InvalidSnapshot(&fsmSpec, "counters.CtoAttempts", fmt.Sprintf("%d is past the limit of 2", s.Counters.CtoAttempts))
+	}
+	for st, d := range s.Timeouts {
+		switch st {
+		case StateInProgress:
+		default:
+			return nil, fsmrt.InvalidSnapshot(&fsmSpec, "timeouts", fmt.Sprintf("the timeout of %s is not configurable", st))
+		}
+		if d <= 0 {
+			return nil, fsmrt.InvalidSnapshot(&fsmSpec, "timeouts", fmt.Sprintf("%s: %v is not positive", st, d))
+		}
 	}
 	m := NewTask(hooks)
 	m.state = s.State
 	m.ID, m.seq, m.saved = s.ID, s.Seq, s.Seq
 	m.Context, m.updatedAt = s.Context, s.UpdatedAt
 	for st, n := range s.Counters.Failures {
-		if st >= NumStates {
-			return nil, fmt.Errorf("build: restore: counter failures: invalid state %d", st)
-		}
 		m.nFailures[st] = n
 	}
 	m.nCtoAttempts = s.Counters.CtoAttempts
 	for st, from := range s.Remembered {
 		if from >= NumStates {
-			return nil, fmt.Errorf("build: restore: invalid remembered state %d", from)
+			return nil, fsmrt.InvalidSnapshot(&fsmSpec, "remembered", fmt.Sprintf("%d is not a state", from))
 		}
 		switch st {
 		case StateCtoIntervention:
+			if !slices.Contains([]State{StatePlanning, StateInProgress, StateQualityReview, StateCommitting}, from) {
+				return nil, fsmrt.InvalidSnapshot(&fsmSpec, "remembered", fmt.Sprintf("%s cannot remember %s", st, from))
+			}
 			m.prevCtoIntervention, m.prevCtoInterventionSet = from, true
 		default:
-			return nil, fmt.Errorf("build: restore: state %s does not remember", st)
+			return nil, fsmrt.InvalidSnapshot(&fsmSpec, "remembered", fmt.Sprintf("%s does not remember", st))
 		}
 	}
 	m.createdAt, m.enteredAt = s.CreatedAt, s.EnteredAt
 	for st, d := range s.TimeByState {
 		if st >= NumStates {
-			return nil, fmt.Errorf("build: restore: invalid time-by-state state %d", st)
+			return nil, fsmrt.InvalidSnapshot(&fsmSpec, "timeByState", fmt.Sprintf("%d is not a state", st))
 		}
 		m.timeByState[st] = d
 	}
 	for st, d := range s.Timeouts {
-		if st >= NumStates {
-			return nil, fmt.Errorf("build: restore: invalid timeout state %d", st)
-		}
 		m.timeouts[st] = d
 	}
 	m.history = append([]TaskRecord(nil), s.History...)
@@ -1596,9 +1638,10 @@ func (m *Task) counter(i int, s State) *int {
 // then every later log entry applied as it was recorded: the transition's counters,
 // memory, history and idempotency key, and the state, context, policies and payload after
 // it. No hook runs: guards are not asked again, and actions and checkpoints, done when the
-// transitions happened, are not repeated. It fails if the log has a gap or an entry is not
-// a transition of this machine from the state the log has reached. The machine returned
-// has no store: set one to fire on.
+// transitions happened, are not repeated. It fails with a fsmrt.LogError (errors.Is
+// ErrInvalidLog) if the log has a gap or an entry is not a transition of this machine from
+// the state the log has reached, and with a fsmrt.SnapshotError if the snapshot is not one
+// the machine could have taken. The machine returned has no store: set one to fire on.
 func ReplayTask(ctx context.Context, store TaskStore, id string, hooks TaskHooks) (*Task, error) {
 	s, ok, log, err := store.Load(ctx, id)
 	if err != nil {
@@ -1618,7 +1661,7 @@ func ReplayTask(ctx context.Context, store TaskStore, id string, hooks TaskHooks
 	m.saved = m.seq
 	for i := range log {
 		if err := m.apply(&log[i]); err != nil {
-			return nil, fmt.Errorf("build: replay %s: seq %d (%s): %w", id, log[i].Seq, log[i].Trigger, err)
+			return nil, fsmrt.InvalidLog(&fsmSpec, id, log[i].Seq, err)
 		}
 	}
 	return m, nil
@@ -1629,6 +1672,9 @@ func ReplayTask(ctx context.Context, store TaskStore, id string, hooks TaskHooks
 func (m *Task) apply(e *TaskLogEntry) error {
 	if e.Seq != m.seq+1 {
 		return fmt.Errorf("the log has a gap: seq %d follows %d", e.Seq, m.seq)
+	}
+	if e.Timestamp.IsZero() {
+		return errors.New("the entry has no timestamp")
 	}
 	if len(e.Context) > 0 {
 		m.Context = TaskContext{}

@@ -269,7 +269,8 @@ func (v *Checkpoint) UnmarshalText(b []byte) error {
 type FieldError = fsmrt.FieldError
 
 // Sentinel errors for errors.Is, the runtime's own: every refusal matches ErrRefused, and
-// each typed error also matches its own sentinel.
+// each typed error also matches its own sentinel. ErrInvalidSnapshot and ErrInvalidLog
+// say that what a store holds cannot be this machine's (Restore, Replay).
 var (
 	ErrRefused           = fsmrt.ErrRefused
 	ErrInvalidTransition = fsmrt.ErrInvalidTransition
@@ -279,6 +280,8 @@ var (
 	ErrNoHistory         = fsmrt.ErrNoHistory
 	ErrLimit             = fsmrt.ErrLimit
 	ErrValidation        = fsmrt.ErrValidation
+	ErrInvalidSnapshot   = fsmrt.ErrInvalidSnapshot
+	ErrInvalidLog        = fsmrt.ErrInvalidLog
 )
 
 // InvalidTransitionError says the event is not accepted in the state at all (every event
@@ -1101,14 +1104,35 @@ func (m *Task) Snapshot() TaskSnapshot {
 	return s
 }
 
-// RestoreTask rebuilds a machine from a snapshot. It refuses snapshots of another format
-// version and values that are not states or events of this machine.
+// UnmarshalJSON decodes a snapshot. It refuses with a fsmrt.SnapshotError a snapshot that
+// does not decode, or whose version or state is missing or null (decoding would leave the
+// initial state).
+func (s *TaskSnapshot) UnmarshalJSON(b []byte) error {
+	type plain TaskSnapshot
+	return fsmrt.DecodeSnapshot(&fsmSpec, b, (*plain)(s))
+}
+
+// RestoreTask rebuilds a machine from a snapshot. It refuses, with a fsmrt.SnapshotError
+// (errors.Is ErrInvalidSnapshot), a snapshot the machine could never have taken: of
+// another format version, with values that are not states or events of this machine,
+// negative counters or counters past their limit, a remembered state its state cannot
+// remember, timeouts of states whose timeout is not configurable, payloads that break
+// their constraints.
 func RestoreTask(s TaskSnapshot, hooks TaskHooks) (*Task, error) {
 	if s.Version != 1 {
-		return nil, fmt.Errorf("cognitive: restore: unsupported snapshot version %d", s.Version)
+		return nil, fsmrt.InvalidSnapshot(&fsmSpec, "version", fmt.Sprintf("unsupported snapshot version %d", s.Version))
 	}
 	if s.State >= NumStates {
-		return nil, fmt.Errorf("cognitive: restore: invalid state %d", s.State)
+		return nil, fsmrt.InvalidSnapshot(&fsmSpec, "state", fmt.Sprintf("%d is not a state", s.State))
+	}
+	if s.Seq < 0 {
+		return nil, fsmrt.InvalidSnapshot(&fsmSpec, "seq", fmt.Sprintf("%d is negative", s.Seq))
+	}
+	if errs := s.Payloads.TaskCreated.Validate(); errs != nil && !(s.Payloads.TaskCreated.InputText == "" && s.Payloads.TaskCreated.Source == "" && len(s.Payloads.TaskCreated.InputMetadata) == 0) {
+		return nil, fsmrt.InvalidSnapshot(&fsmSpec, "payloads.task_created", fmt.Sprintf("%s: %s", errs[0].Field, errs[0].Message))
+	}
+	if errs := s.Payloads.TaskFailed.Validate(); errs != nil && !(s.Payloads.TaskFailed.Error == "") {
+		return nil, fsmrt.InvalidSnapshot(&fsmSpec, "payloads.task_failed", fmt.Sprintf("%s: %s", errs[0].Field, errs[0].Message))
 	}
 	m := NewTask(hooks)
 	m.state = s.State
@@ -1118,19 +1142,22 @@ func RestoreTask(s TaskSnapshot, hooks TaskHooks) (*Task, error) {
 	m.payloadTaskFailed = s.Payloads.TaskFailed
 	for st, from := range s.Remembered {
 		if from >= NumStates {
-			return nil, fmt.Errorf("cognitive: restore: invalid remembered state %d", from)
+			return nil, fsmrt.InvalidSnapshot(&fsmSpec, "remembered", fmt.Sprintf("%d is not a state", from))
 		}
 		switch st {
 		case StateSuspended:
+			if !slices.Contains([]State{StateReasoning, StateActing}, from) {
+				return nil, fsmrt.InvalidSnapshot(&fsmSpec, "remembered", fmt.Sprintf("%s cannot remember %s", st, from))
+			}
 			m.prevSuspended, m.prevSuspendedSet = from, true
 		default:
-			return nil, fmt.Errorf("cognitive: restore: state %s does not remember", st)
+			return nil, fsmrt.InvalidSnapshot(&fsmSpec, "remembered", fmt.Sprintf("%s does not remember", st))
 		}
 	}
 	m.createdAt, m.enteredAt = s.CreatedAt, s.EnteredAt
 	for st, d := range s.TimeByState {
 		if st >= NumStates {
-			return nil, fmt.Errorf("cognitive: restore: invalid time-by-state state %d", st)
+			return nil, fsmrt.InvalidSnapshot(&fsmSpec, "timeByState", fmt.Sprintf("%d is not a state", st))
 		}
 		m.timeByState[st] = d
 	}
@@ -1279,9 +1306,10 @@ var loggedTransitions = [...]loggedTransition{
 // then every later log entry applied as it was recorded: the transition's counters,
 // memory, history and idempotency key, and the state, context, policies and payload after
 // it. No hook runs: guards are not asked again, and actions and checkpoints, done when the
-// transitions happened, are not repeated. It fails if the log has a gap or an entry is not
-// a transition of this machine from the state the log has reached. The machine returned
-// has no store: set one to fire on.
+// transitions happened, are not repeated. It fails with a fsmrt.LogError (errors.Is
+// ErrInvalidLog) if the log has a gap or an entry is not a transition of this machine from
+// the state the log has reached, and with a fsmrt.SnapshotError if the snapshot is not one
+// the machine could have taken. The machine returned has no store: set one to fire on.
 func ReplayTask(ctx context.Context, store TaskStore, id string, hooks TaskHooks) (*Task, error) {
 	s, ok, log, err := store.Load(ctx, id)
 	if err != nil {
@@ -1301,7 +1329,7 @@ func ReplayTask(ctx context.Context, store TaskStore, id string, hooks TaskHooks
 	m.saved = m.seq
 	for i := range log {
 		if err := m.apply(&log[i]); err != nil {
-			return nil, fmt.Errorf("cognitive: replay %s: seq %d (%s): %w", id, log[i].Seq, log[i].Trigger, err)
+			return nil, fsmrt.InvalidLog(&fsmSpec, id, log[i].Seq, err)
 		}
 	}
 	return m, nil
@@ -1312,6 +1340,9 @@ func ReplayTask(ctx context.Context, store TaskStore, id string, hooks TaskHooks
 func (m *Task) apply(e *TaskLogEntry) error {
 	if e.Seq != m.seq+1 {
 		return fmt.Errorf("the log has a gap: seq %d follows %d", e.Seq, m.seq)
+	}
+	if e.Timestamp.IsZero() {
+		return errors.New("the entry has no timestamp")
 	}
 	if len(e.Context) > 0 {
 		m.Context = TaskContext{}
@@ -1324,9 +1355,17 @@ func (m *Task) apply(e *TaskLogEntry) error {
 	case EventTaskCreated:
 		m.payloadTaskCreated = TaskCreatedPayload{}
 		err = json.Unmarshal(e.Payload, &m.payloadTaskCreated)
+		// A payload the event was refused with cannot have been recorded.
+		if errs := m.payloadTaskCreated.Validate(); err == nil && errs != nil {
+			err = fmt.Errorf("invalid payload: %s: %s", errs[0].Field, errs[0].Message)
+		}
 	case EventTaskFailed:
 		m.payloadTaskFailed = TaskFailedPayload{}
 		err = json.Unmarshal(e.Payload, &m.payloadTaskFailed)
+		// A payload the event was refused with cannot have been recorded.
+		if errs := m.payloadTaskFailed.Validate(); err == nil && errs != nil {
+			err = fmt.Errorf("invalid payload: %s: %s", errs[0].Field, errs[0].Message)
+		}
 	}
 	if err != nil {
 		return err

@@ -240,7 +240,8 @@ func (v *Criticality) UnmarshalText(b []byte) error {
 type FieldError = fsmrt.FieldError
 
 // Sentinel errors for errors.Is, the runtime's own: every refusal matches ErrRefused, and
-// each typed error also matches its own sentinel.
+// each typed error also matches its own sentinel. ErrInvalidSnapshot and ErrInvalidLog
+// say that what a store holds cannot be this machine's (Restore, Replay).
 var (
 	ErrRefused           = fsmrt.ErrRefused
 	ErrInvalidTransition = fsmrt.ErrInvalidTransition
@@ -250,6 +251,8 @@ var (
 	ErrNoHistory         = fsmrt.ErrNoHistory
 	ErrLimit             = fsmrt.ErrLimit
 	ErrValidation        = fsmrt.ErrValidation
+	ErrInvalidSnapshot   = fsmrt.ErrInvalidSnapshot
+	ErrInvalidLog        = fsmrt.ErrInvalidLog
 )
 
 // InvalidTransitionError says the event is not accepted in the state at all (every event
@@ -721,14 +724,35 @@ func (m *Task) Snapshot() TaskSnapshot {
 	return s
 }
 
-// RestoreTask rebuilds a machine from a snapshot. It refuses snapshots of another format
-// version and values that are not states or events of this machine.
+// UnmarshalJSON decodes a snapshot. It refuses with a fsmrt.SnapshotError a snapshot that
+// does not decode, or whose version or state is missing or null (decoding would leave the
+// initial state).
+func (s *TaskSnapshot) UnmarshalJSON(b []byte) error {
+	type plain TaskSnapshot
+	return fsmrt.DecodeSnapshot(&fsmSpec, b, (*plain)(s))
+}
+
+// RestoreTask rebuilds a machine from a snapshot. It refuses, with a fsmrt.SnapshotError
+// (errors.Is ErrInvalidSnapshot), a snapshot the machine could never have taken: of
+// another format version, with values that are not states or events of this machine,
+// negative counters or counters past their limit, a remembered state its state cannot
+// remember, timeouts of states whose timeout is not configurable, payloads that break
+// their constraints.
 func RestoreTask(s TaskSnapshot) (*Task, error) {
 	if s.Version != 1 {
-		return nil, fmt.Errorf("review: restore: unsupported snapshot version %d", s.Version)
+		return nil, fsmrt.InvalidSnapshot(&fsmSpec, "version", fmt.Sprintf("unsupported snapshot version %d", s.Version))
 	}
 	if s.State >= NumStates {
-		return nil, fmt.Errorf("review: restore: invalid state %d", s.State)
+		return nil, fsmrt.InvalidSnapshot(&fsmSpec, "state", fmt.Sprintf("%d is not a state", s.State))
+	}
+	if s.Seq < 0 {
+		return nil, fsmrt.InvalidSnapshot(&fsmSpec, "seq", fmt.Sprintf("%d is negative", s.Seq))
+	}
+	if s.Counters.Reviews < 0 {
+		return nil, fsmrt.InvalidSnapshot(&fsmSpec, "counters.Reviews", fmt.Sprintf("%d is negative", s.Counters.Reviews))
+	}
+	if s.Counters.SecurityReviews < 0 {
+		return nil, fsmrt.InvalidSnapshot(&fsmSpec, "counters.SecurityReviews", fmt.Sprintf("%d is negative", s.Counters.SecurityReviews))
 	}
 	m := NewTask()
 	m.state = s.State
@@ -877,9 +901,10 @@ func (m *Task) counter(i int, s State) *int {
 // then every later log entry applied as it was recorded: the transition's counters,
 // memory, history and idempotency key, and the state, context, policies and payload after
 // it. No hook runs: guards are not asked again, and actions and checkpoints, done when the
-// transitions happened, are not repeated. It fails if the log has a gap or an entry is not
-// a transition of this machine from the state the log has reached. The machine returned
-// has no store: set one to fire on.
+// transitions happened, are not repeated. It fails with a fsmrt.LogError (errors.Is
+// ErrInvalidLog) if the log has a gap or an entry is not a transition of this machine from
+// the state the log has reached, and with a fsmrt.SnapshotError if the snapshot is not one
+// the machine could have taken. The machine returned has no store: set one to fire on.
 func ReplayTask(ctx context.Context, store TaskStore, id string) (*Task, error) {
 	s, ok, log, err := store.Load(ctx, id)
 	if err != nil {
@@ -895,7 +920,7 @@ func ReplayTask(ctx context.Context, store TaskStore, id string) (*Task, error) 
 	m.saved = m.seq
 	for i := range log {
 		if err := m.apply(&log[i]); err != nil {
-			return nil, fmt.Errorf("review: replay %s: seq %d (%s): %w", id, log[i].Seq, log[i].Trigger, err)
+			return nil, fsmrt.InvalidLog(&fsmSpec, id, log[i].Seq, err)
 		}
 	}
 	return m, nil
@@ -906,6 +931,9 @@ func ReplayTask(ctx context.Context, store TaskStore, id string) (*Task, error) 
 func (m *Task) apply(e *TaskLogEntry) error {
 	if e.Seq != m.seq+1 {
 		return fmt.Errorf("the log has a gap: seq %d follows %d", e.Seq, m.seq)
+	}
+	if e.Timestamp.IsZero() {
+		return errors.New("the entry has no timestamp")
 	}
 	if len(e.Context) > 0 {
 		m.Context = TaskContext{}

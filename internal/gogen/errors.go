@@ -18,7 +18,8 @@ func (g *gen) errors(f *File) {
 	if g.m.Idempotent {
 		sentinels = append(sentinels, "ErrIdempotencyConflict")
 	}
-	f.Comment("// Sentinel errors for errors.Is, the runtime's own: every refusal matches ErrRefused, and\n// each typed error also matches its own sentinel.")
+	sentinels = append(sentinels, "ErrInvalidSnapshot", "ErrInvalidLog")
+	f.Comment("// Sentinel errors for errors.Is, the runtime's own: every refusal matches ErrRefused, and\n// each typed error also matches its own sentinel. ErrInvalidSnapshot and ErrInvalidLog\n// say that what a store holds cannot be this machine's (Restore, Replay).")
 	f.Var().DefsFunc(func(d *Group) {
 		for _, s := range sentinels {
 			d.Id(s).Op("=").Qual(rt, s)

@@ -179,17 +179,75 @@ func (g *gen) snapshot(f *File) {
 	})
 	f.Line()
 
+	f.Comment(comment("UnmarshalJSON decodes a snapshot. It refuses with a fsmrt.SnapshotError a snapshot that does\nnot decode, or whose version or state is missing or null (decoding would leave the initial\nstate)."))
+	f.Func().Params(Id("s").Op("*").Id(S)).Id("UnmarshalJSON").Params(Id("b").Index().Byte()).Error().Block(
+		Type().Id("plain").Id(S),
+		Return(Qual(rt, "DecodeSnapshot").Call(Op("&").Id("fsmSpec"), Id("b"), Parens(Op("*").Id("plain")).Call(Id("s")))),
+	)
+	f.Line()
+
 	params := append([]Code{Id("s").Id(S)}, g.hookParams()...)
-	errf := func(format string, args ...Code) Code {
-		return Return(Nil(), Qual("fmt", "Errorf").Call(append([]Code{Lit(m.Package + ": restore: " + format)}, args...)...))
+	// bad refuses the snapshot: field is its JSON path, the reason a format and arguments.
+	bad := func(field Code, format string, args ...Code) Code {
+		reason := Code(Lit(format))
+		if len(args) > 0 {
+			reason = Qual("fmt", "Sprintf").Call(append([]Code{Lit(format)}, args...)...)
+		}
+		return Return(Nil(), Qual(rt, "InvalidSnapshot").Call(Op("&").Id("fsmSpec"), field, reason))
 	}
-	f.Comment(comment("Restore" + T + " rebuilds a machine from a snapshot. It refuses snapshots of another format\nversion and values that are not states or events of this machine."))
+	f.Comment(comment("Restore" + T + " rebuilds a machine from a snapshot. It refuses, with a fsmrt.SnapshotError\n(errors.Is ErrInvalidSnapshot), a snapshot the machine could never have taken: of another\nformat version, with values that are not states or events of this machine, negative\ncounters or counters past their limit, a remembered state its state cannot remember,\ntimeouts of states whose timeout is not configurable, payloads that break their\nconstraints."))
 	f.Func().Id("Restore"+T).Params(params...).Params(Op("*").Id(T), Error()).BlockFunc(func(b *Group) {
-		b.If(Id("s").Dot("Version").Op("!=").Lit(SnapshotVersion)).Block(errf("unsupported snapshot version %d", Id("s").Dot("Version")))
-		b.If(Id("s").Dot("State").Op(">=").Id("NumStates")).Block(errf("invalid state %d", Id("s").Dot("State")))
+		b.If(Id("s").Dot("Version").Op("!=").Lit(SnapshotVersion)).Block(bad(Lit("version"), "unsupported snapshot version %d", Id("s").Dot("Version")))
+		b.If(Id("s").Dot("State").Op(">=").Id("NumStates")).Block(bad(Lit("state"), "%d is not a state", Id("s").Dot("State")))
+		b.If(Id("s").Dot("Seq").Op("<").Lit(0)).Block(bad(Lit("seq"), "%d is negative", Id("s").Dot("Seq")))
 		if g.resumes {
 			b.If(Id("s").Dot("Last").Dot("From").Op(">=").Id("NumStates").Op("||").Id("s").Dot("Last").Dot("Event").Op(">=").Id("NumEvents")).Block(
-				errf("invalid last transition %d, %d", Id("s").Dot("Last").Dot("From"), Id("s").Dot("Last").Dot("Event")))
+				bad(Lit("last"), "%d, %d is not a state and an event", Id("s").Dot("Last").Dot("From"), Id("s").Dot("Last").Dot("Event")))
+		}
+		for _, e := range m.Events {
+			if len(e.Payload) == 0 {
+				continue
+			}
+			p := Id("s").Dot("Payloads").Dot(e.GoName)
+			b.If(Id("errs").Op(":=").Add(p.Clone()).Dot("Validate").Call(), Id("errs").Op("!=").Nil().Op("&&").Op("!").Add(g.payloadZero(p, e))).Block(
+				bad(Lit("payloads."+e.Name), "%s: %s", Id("errs").Index(Lit(0)).Dot("Field"), Id("errs").Index(Lit(0)).Dot("Message")))
+		}
+		for _, c := range m.Counters {
+			field := "counters." + c.GoName
+			limit := c.Limit > 0 && !c.Configurable
+			if !c.PerState {
+				n := Id("s").Dot("Counters").Dot(c.GoName)
+				b.If(n.Clone().Op("<").Lit(0)).Block(bad(Lit(field), "%d is negative", n.Clone()))
+				if limit {
+					b.If(n.Clone().Op(">=").Lit(c.Limit)).Block(bad(Lit(field), fmt.Sprintf("%%d is past the %s of %d", c.BoundKey(), c.Bound()), n.Clone()))
+				}
+				continue
+			}
+			body := []Code{
+				If(Id("st").Op(">=").Id("NumStates")).Block(bad(Lit(field), "%d is not a state", Id("st"))),
+				If(Id("n").Op("<").Lit(0)).Block(bad(Lit(field), "%d in %s is negative", Id("n"), Id("st"))),
+			}
+			if limit {
+				body = append(body, If(Id("n").Op(">=").Lit(c.Limit)).Block(bad(Lit(field), fmt.Sprintf("%%d in %%s is past the %s of %d", c.BoundKey(), c.Bound()), Id("n"), Id("st"))))
+			}
+			b.For(List(Id("st"), Id("n")).Op(":=").Range().Id("s").Dot("Counters").Dot(c.GoName)).Block(body...)
+		}
+		if g.timeouts {
+			var configurable []Code
+			for _, st := range m.States {
+				if st.Timeout != nil && st.Timeout.Configurable {
+					configurable = append(configurable, Id("State"+st.GoName))
+				}
+			}
+			check := []Code{
+				If(Id("d").Op("<=").Lit(0)).Block(bad(Lit("timeouts"), "%s: %v is not positive", Id("st"), Id("d"))),
+			}
+			if len(configurable) > 0 {
+				check = append([]Code{Switch(Id("st")).Block(Case(configurable...), Default().Block(bad(Lit("timeouts"), "the timeout of %s is not configurable", Id("st"))))}, check...)
+			} else {
+				check = []Code{bad(Lit("timeouts"), "the timeout of %s is not configurable", Id("st"))}
+			}
+			b.For(List(Id("st"), Id("d")).Op(":=").Range().Id("s").Dot("Timeouts")).Block(check...)
 		}
 		args := []Code{}
 		if g.hooks {
@@ -216,7 +274,6 @@ func (g *gen) snapshot(f *File) {
 				continue
 			}
 			b.For(List(Id("st"), Id("n")).Op(":=").Range().Id("s").Dot("Counters").Dot(c.GoName)).Block(
-				If(Id("st").Op(">=").Id("NumStates")).Block(errf("counter "+c.Name+": invalid state %d", Id("st"))),
 				Id("m").Dot(c.CountField()).Index(Id("st")).Op("=").Id("n"),
 			)
 		}
@@ -225,31 +282,37 @@ func (g *gen) snapshot(f *File) {
 			for _, s := range m.States {
 				if s.Remembers {
 					st, set := s.MemoryFields()
-					cases = append(cases, Case(Id("State"+s.GoName)).Block(List(Id("m").Dot(st), Id("m").Dot(set)).Op("=").List(Id("from"), True())))
+					var from []Code
+					for _, x := range s.HistoryFrom {
+						from = append(from, Id("State"+x.GoName))
+					}
+					cases = append(cases, Case(Id("State"+s.GoName)).Block(
+						If(Op("!").Qual("slices", "Contains").Call(Index().Id("State").Values(from...), Id("from"))).Block(
+							bad(Lit("remembered"), "%s cannot remember %s", Id("st"), Id("from"))),
+						List(Id("m").Dot(st), Id("m").Dot(set)).Op("=").List(Id("from"), True())))
 				}
 			}
-			cases = append(cases, Default().Block(errf("state %s does not remember", Id("st"))))
+			cases = append(cases, Default().Block(bad(Lit("remembered"), "%s does not remember", Id("st"))))
 			b.For(List(Id("st"), Id("from")).Op(":=").Range().Id("s").Dot("Remembered")).Block(
-				If(Id("from").Op(">=").Id("NumStates")).Block(errf("invalid remembered state %d", Id("from"))),
+				If(Id("from").Op(">=").Id("NumStates")).Block(bad(Lit("remembered"), "%d is not a state", Id("from"))),
 				Switch(Id("st")).Block(cases...),
 			)
 		}
 		if g.timing {
 			b.List(Id("m").Dot("createdAt"), Id("m").Dot("enteredAt")).Op("=").List(Id("s").Dot("CreatedAt"), Id("s").Dot("EnteredAt"))
 			b.For(List(Id("st"), Id("d")).Op(":=").Range().Id("s").Dot("TimeByState")).Block(
-				If(Id("st").Op(">=").Id("NumStates")).Block(errf("invalid time-by-state state %d", Id("st"))),
+				If(Id("st").Op(">=").Id("NumStates")).Block(bad(Lit("timeByState"), "%d is not a state", Id("st"))),
 				Id("m").Dot("timeByState").Index(Id("st")).Op("=").Id("d"),
 			)
 		}
 		if g.timeouts {
 			b.For(List(Id("st"), Id("d")).Op(":=").Range().Id("s").Dot("Timeouts")).Block(
-				If(Id("st").Op(">=").Id("NumStates")).Block(errf("invalid timeout state %d", Id("st"))),
 				Id("m").Dot("timeouts").Index(Id("st")).Op("=").Id("d"),
 			)
 		}
 		if len(g.configurables) > 0 {
 			b.If(Err().Op(":=").Id("m").Dot("setLimits").Call(Id("s").Dot("Limits")), Err().Op("!=").Nil()).Block(
-				Return(Nil(), Err()))
+				Return(Nil(), Qual(rt, "InvalidSnapshot").Call(Op("&").Id("fsmSpec"), Lit("limits"), Err().Dot("Error").Call())))
 		}
 		if m.RecordHistory {
 			b.Id("m").Dot("history").Op("=").Append(Index().Id(g.name("Record")).Call(Nil()), Id("s").Dot("History").Op("..."))
@@ -265,4 +328,30 @@ func (g *gen) snapshot(f *File) {
 	f.Line()
 }
 
-var _ ir.Kind
+// payloadZero is the condition "payload p of event e is the zero value": the event has not
+// fired, so its payload is not checked.
+func (g *gen) payloadZero(p *Statement, e *ir.Event) *Statement {
+	var out *Statement
+	for _, fd := range e.Payload {
+		v := p.Clone().Dot(fd.GoName)
+		var c *Statement
+		switch {
+		case fd.Type.Collection():
+			c = Len(v).Op("==").Lit(0)
+		case fd.Type.Kind == ir.String:
+			c = v.Op("==").Lit("")
+		case fd.Type.Kind == ir.Bool:
+			c = Op("!").Add(v)
+		case fd.Type.Kind == ir.Time:
+			c = v.Dot("IsZero").Call()
+		default:
+			c = v.Op("==").Lit(0)
+		}
+		if out == nil {
+			out = c
+		} else {
+			out = out.Op("&&").Add(c)
+		}
+	}
+	return Parens(out)
+}

@@ -412,9 +412,8 @@ func (g *gen) replay(f *File) {
 	T := g.T
 	S := g.name("Store")
 	L := g.name("LogEntry")
-	pkg := m.Package + ": "
 	hookParam, hookArg := g.hookParams(), g.hookArgs()
-	f.Comment(comment("Replay" + T + " rebuilds machine id from its store: the last snapshot (or a new machine),\nthen every later log entry applied as it was recorded: the transition's counters, memory,\nhistory and idempotency key, and the state, context, policies and payload after it. No\nhook runs: guards are not asked again, and actions and checkpoints, done when the\ntransitions happened, are not repeated. It fails if the log has a gap or an entry is not\na transition of this machine from the state the log has reached. The machine returned has\nno store: set one to fire on."))
+	f.Comment(comment("Replay" + T + " rebuilds machine id from its store: the last snapshot (or a new machine),\nthen every later log entry applied as it was recorded: the transition's counters, memory,\nhistory and idempotency key, and the state, context, policies and payload after it. No\nhook runs: guards are not asked again, and actions and checkpoints, done when the\ntransitions happened, are not repeated. It fails with a fsmrt.LogError (errors.Is\nErrInvalidLog) if the log has a gap or an entry is not a transition of this machine from\nthe state the log has reached, and with a fsmrt.SnapshotError if the snapshot is not one\nthe machine could have taken. The machine returned has no store: set one to fire on."))
 	f.Func().Id("Replay"+T).Params(append([]Code{ctxParam(), Id("store").Id(S), Id("id").String()}, hookParam...)...).Params(Op("*").Id(T), Error()).BlockFunc(func(b *Group) {
 		b.List(Id("s"), Id("ok"), Id("log"), Err()).Op(":=").Id("store").Dot("Load").Call(Id("ctx"), Id("id"))
 		b.If(Err().Op("!=").Nil()).Block(Return(Nil(), Err()))
@@ -432,7 +431,7 @@ func (g *gen) replay(f *File) {
 		b.Id("m").Dot("saved").Op("=").Id("m").Dot("seq")
 		b.For(Id("i").Op(":=").Range().Id("log")).Block(
 			If(Err().Op(":=").Id("m").Dot("apply").Call(Op("&").Id("log").Index(Id("i"))), Err().Op("!=").Nil()).Block(
-				Return(Nil(), Qual("fmt", "Errorf").Call(Lit(pkg+"replay %s: seq %d (%s): %w"), Id("id"), Id("log").Index(Id("i")).Dot("Seq"), Id("log").Index(Id("i")).Dot("Trigger"), Err())),
+				Return(Nil(), Qual(rt, "InvalidLog").Call(Op("&").Id("fsmSpec"), Id("id"), Id("log").Index(Id("i")).Dot("Seq"), Err())),
 			),
 		)
 		b.Return(Id("m"), Nil())
@@ -443,6 +442,9 @@ func (g *gen) replay(f *File) {
 	f.Func().Params(Id("m").Op("*").Id(T)).Id("apply").Params(Id("e").Op("*").Id(L)).Error().BlockFunc(func(b *Group) {
 		b.If(Id("e").Dot("Seq").Op("!=").Id("m").Dot("seq").Op("+").Lit(1)).Block(
 			Return(Qual("fmt", "Errorf").Call(Lit("the log has a gap: seq %d follows %d"), Id("e").Dot("Seq"), Id("m").Dot("seq"))),
+		)
+		b.If(Id("e").Dot("Timestamp").Dot("IsZero").Call()).Block(
+			Return(Qual("errors", "New").Call(Lit("the entry has no timestamp"))),
 		)
 		if len(m.Policies) > 0 {
 			b.If(Id("e").Dot("Policies").Op("!=").Nil()).Block(Id("m").Dot("Policies").Op("=").Op("*").Id("e").Dot("Policies"))
@@ -463,6 +465,10 @@ func (g *gen) replay(f *File) {
 			cases = append(cases, Case(Id("Event"+ev.GoName)).Block(
 				p.Clone().Op("=").Id(ev.GoName+"Payload").Values(),
 				Err().Op("=").Qual("encoding/json", "Unmarshal").Call(Id("e").Dot("Payload"), Op("&").Add(p.Clone())),
+				Comment("A payload the event was refused with cannot have been recorded."),
+				If(Id("errs").Op(":=").Add(p.Clone()).Dot("Validate").Call(), Err().Op("==").Nil().Op("&&").Id("errs").Op("!=").Nil()).Block(
+					Err().Op("=").Qual("fmt", "Errorf").Call(Lit("invalid payload: %s: %s"), Id("errs").Index(Lit(0)).Dot("Field"), Id("errs").Index(Lit(0)).Dot("Message")),
+				),
 			))
 		}
 		if len(cases) > 0 {
@@ -526,6 +532,10 @@ func (g *gen) replay(f *File) {
 				Comment("Out of a terminal state, back to a state that is not: no transition of the spec."),
 				If(Id("e").Dot("From").Op("!=").Id("m").Dot("state").Op("||").Op("!").Id("e").Dot("From").Dot("IsTerminal").Call().Op("||").Id("e").Dot("To").Op(">=").Id("NumStates").Op("||").Id("e").Dot("To").Dot("IsTerminal").Call()).Block(
 					Return(Qual("fmt", "Errorf").Call(Lit("resumed from %s to %s in %s"), Id("e").Dot("From"), Id("e").Dot("To"), Id("m").Dot("state"))),
+				),
+				Comment("A resumption goes back to the state the last transition left, and nowhere else."),
+				If(Id("e").Dot("To").Op("!=").Id("m").Dot("lastFrom")).Block(
+					Return(Qual("fmt", "Errorf").Call(Lit("resumed to %s, but the last transition left %s"), Id("e").Dot("To"), Id("m").Dot("lastFrom"))),
 				),
 			).Else().BlockFunc(transition)
 		} else {

@@ -42,7 +42,7 @@ func PackageDecls() []Reserved {
 		"IdempotencyConflictError", "idempotencyRecord", "systemClock")...)
 	out = append(out, reserved("variable", "ErrRefused", "ErrInvalidTransition", "ErrGuard", "ErrPermission",
 		"ErrNoChoice", "ErrNoHistory", "ErrLimit", "ErrValidation", "ErrIdempotencyConflict", "ErrStoreConflict",
-		"ErrNotRegistered", "stateNames", "eventNames", "roleNames", "checkpointNames", "timeoutLevelNames",
+		"ErrNotRegistered", "ErrInvalidSnapshot", "ErrInvalidLog", "stateNames", "eventNames", "roleNames", "checkpointNames", "timeoutLevelNames",
 		"guardRefusals", "invalidTransitions", "moves", "plainPermitted", "noInput", "defaultTimeouts", "counterLimits",
 		"loggedTransitions", "resetOnSuccess", "fsmSpec", "fsmrt", "plainSteps")...)
 	out = append(out, reserved("constant", "NumStates", "NumEvents", "RoleNone", "LevelNone", "noCheckpoint")...)
