@@ -1323,22 +1323,21 @@ func TestFsmStoreReplaysTheSameMachine(t *testing.T) {
 			t.Errorf("%s: a log entry that cannot be replayed was accepted", name)
 		}
 	}
-	store.Append(ctx, "fsm-gap", TaskLogEntry{Seq: 1, Trigger: Event(NumEvents)})
-	store.logs["fsm-gap"][0].Seq = 2
-	if _, err := ReplayTask(ctx, store, "fsm-gap", &fsmHooks{}); err == nil {
-		t.Error("a log with a gap was replayed")
+	// What a corrupted database could hold: a log with a gap.
+	gap := fsmFixedStore{log: []TaskLogEntry{{Seq: 2, Trigger: Event(NumEvents)}}}
+	if _, err := ReplayTask(ctx, gap, "fsm-gap", &fsmHooks{}); !errors.Is(err, ErrInvalidLog) {
+		t.Errorf("a log with a gap was replayed: %v", err)
 	}
 	if _, err := ReplayTask(ctx, fsmFailingStore{}, "x", &fsmHooks{}); !errors.Is(err, errFsmStore) {
 		t.Errorf("replay from a failing store: %v", err)
 	}
-	bad := NewTaskMemoryStore()
-	bad.snaps["x"], bad.seqs["x"] = []byte(`{"version": 99}`), 1
-	if _, err := ReplayTask(ctx, bad, "x", &fsmHooks{}); err == nil {
-		t.Error("replayed from a bad snapshot")
+	bad := fsmFixedStore{ok: true, snap: TaskSnapshot{Version: 99}}
+	if _, err := ReplayTask(ctx, bad, "x", &fsmHooks{}); !errors.Is(err, ErrInvalidSnapshot) {
+		t.Errorf("replayed from a bad snapshot: %v", err)
 	}
-	bad.snaps["y"] = []byte("{")
-	if _, _, _, err := bad.Load(ctx, "y"); err == nil {
-		t.Error("loaded a broken snapshot")
+	var broken TaskSnapshot
+	if err := json.Unmarshal([]byte(`{"version": 1, "state": `), &broken); err == nil {
+		t.Error("decoded a broken snapshot")
 	}
 	// A store that fails: the transition happens, and Fire says it was not saved.
 	for _, appendOK := range []bool{false, true} {
@@ -1375,6 +1374,20 @@ func (fsmFailingStore) Load(context.Context, string) (TaskSnapshot, bool, []Task
 func (fsmFailingStore) Log(context.Context, string, int64) ([]TaskLogEntry, error) {
 	return nil, errFsmStore
 }
+
+// fsmFixedStore is a store whose Load returns what it holds, as a corrupted database would.
+type fsmFixedStore struct {
+	snap TaskSnapshot
+	ok   bool
+	log  []TaskLogEntry
+}
+
+func (fsmFixedStore) Append(context.Context, string, TaskLogEntry) error      { return nil }
+func (fsmFixedStore) Save(context.Context, string, int64, TaskSnapshot) error { return nil }
+func (s fsmFixedStore) Load(context.Context, string) (TaskSnapshot, bool, []TaskLogEntry, error) {
+	return s.snap, s.ok, s.log, nil
+}
+func (s fsmFixedStore) Log(context.Context, string, int64) ([]TaskLogEntry, error) { return s.log, nil }
 
 func TestFsmRegistry(t *testing.T) {
 	ctx := context.Background()

@@ -18,7 +18,6 @@ import (
 	"github.com/fsmgen/fsmgen/fsmrt"
 	"log/slog"
 	"slices"
-	"sync"
 	"time"
 )
 
@@ -1305,11 +1304,7 @@ func (m *Task) persist(ctx context.Context, st TaskStep, in *TaskInput, t int) e
 			err = m.store.Append(ctx, m.ID, e)
 		}
 		if err != nil {
-			return &StoreError{
-				Err: err,
-				Op:  "append",
-				Seq: m.seq,
-			}
+			return fsmrt.StoreFailed(&fsmSpec, "append", m.seq, err)
 		}
 	}
 	return nil
@@ -1481,54 +1476,17 @@ func RestoreTask(s TaskSnapshot, hooks TaskHooks) (*Task, error) {
 }
 
 // TaskStore persists machines: an append-only event log of every accepted transition, and
-// the snapshot taken at the last checkpoint. It is the seam for database adapters.
-//
-// Optimistic concurrency: log entries carry consecutive sequence numbers (1, 2, 3, ...)
-// per machine ID, and Append refuses an entry whose Seq is not the next one; Save replaces
-// the stored snapshot only if the stored one has Seq prev (0 when none is stored). A
-// refusal wraps ErrStoreConflict: another writer got there first, so reload with
-// ReplayTask and fire again.
-//
-// Entries are never changed or deleted: a snapshot does not replace the entries it covers,
-// Load returns the entries after it. A database adapter keeps one row per entry with the
-// key (id, seq), so that a second writer of the same seq fails on the key, and one
-// snapshot row per id, replaced by an update conditional on its seq (an insert when prev
-// is 0); Load reads the snapshot and the entries after it in one transaction. Append and
-// Save are separate calls: after a failure between them the log is ahead of the snapshot,
-// which Load and ReplayTask handle.
-type TaskStore interface {
-	// Append adds an entry to the log of machine id if its Seq is the next one.
-	Append(ctx context.Context, id string, e TaskLogEntry) error
-	// Save stores a snapshot of machine id taken at a checkpoint, in place of the stored one
-	// if that has Seq prev.
-	Save(ctx context.Context, id string, prev int64, s TaskSnapshot) error
-	// Load returns the last snapshot saved (ok false when none is) and the log entries after
-	// it, in order.
-	Load(ctx context.Context, id string) (s TaskSnapshot, ok bool, log []TaskLogEntry, err error)
-	// Log returns the entries of the log of machine id with a Seq greater than after, in
-	// order: the whole log when after is 0.
-	Log(ctx context.Context, id string, after int64) ([]TaskLogEntry, error)
-}
+// the snapshot taken at the last checkpoint (fsmrt.Store: optimistic concurrency on
+// sequence numbers, conflicts wrap ErrStoreConflict). It is the seam for database
+// adapters.
+type TaskStore = fsmrt.Store[TaskLogEntry, TaskSnapshot]
 
 // ErrStoreConflict is what a Store returns when another writer got there first.
-var ErrStoreConflict = errors.New("build: store version conflict")
+var ErrStoreConflict = fsmrt.ErrStoreConflict
 
 // StoreError says the store refused or failed to persist an accepted transition. The
 // transition has happened in memory.
-type StoreError struct {
-	Op  string
-	Seq int64
-	Err error
-}
-
-func (e *StoreError) Error() string {
-	return fmt.Sprintf("build: store %s of seq %d: %v", e.Op, e.Seq, e.Err)
-}
-
-// Unwrap returns the store's error.
-func (e *StoreError) Unwrap() error {
-	return e.Err
-}
+type StoreError = fsmrt.StoreError
 
 // TaskLogEntry is one entry of the event log, in the JSON form of the seed documents:
 // {"timestamp", "taskId", "event": "STATE_TRANSITION", "from", "to", "actor", "reason",
@@ -1729,87 +1687,25 @@ func (m *Task) apply(e *TaskLogEntry) error {
 	return nil
 }
 
-// TaskMemoryStore is a TaskStore in memory, safe for concurrent use: the embedded default
-// that needs no server. It keeps every log entry, and snapshots as JSON, so that what Load
+// TaskMemoryStore is a TaskStore in memory, safe for concurrent use: the default that
+// needs no server (fsmrt.MemoryStore). It keeps snapshots as JSON, so that what Load
 // returns is what a database adapter would return.
-type TaskMemoryStore struct {
-	mu    sync.Mutex
-	snaps map[string][]byte
-	seqs  map[string]int64 // Seq of each stored snapshot
-	logs  map[string][]TaskLogEntry
-}
+type TaskMemoryStore = fsmrt.MemoryStore[TaskLogEntry, TaskSnapshot]
 
 // NewTaskMemoryStore returns an empty store.
 func NewTaskMemoryStore() *TaskMemoryStore {
-	return &TaskMemoryStore{
-		logs:  map[string][]TaskLogEntry{},
-		seqs:  map[string]int64{},
-		snaps: map[string][]byte{},
-	}
+	return fsmrt.NewMemoryStore[TaskLogEntry, TaskSnapshot]()
 }
 
-// Append adds e to the log of id if it is the next entry.
-func (s *TaskMemoryStore) Append(_ context.Context, id string, e TaskLogEntry) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	log := s.logs[id]
-	last := s.seqs[id]
-	if n := len(log); n > 0 {
-		last = log[n-1].Seq
-	}
-	if e.Seq != last+1 {
-		return fmt.Errorf("%w: %s: entry %d after %d", ErrStoreConflict, id, e.Seq, last)
-	}
-	s.logs[id] = append(log, e)
-	return nil
+// Sequence returns the entry's sequence number, for the store.
+func (e TaskLogEntry) Sequence() int64 {
+	return e.Seq
 }
 
-// Save replaces the snapshot of id if the stored one has Seq prev. The log keeps every
-// entry.
-func (s *TaskMemoryStore) Save(_ context.Context, id string, prev int64, snap TaskSnapshot) error {
-	b, err := json.Marshal(snap)
-	if err != nil {
-		return err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.seqs[id] != prev {
-		return fmt.Errorf("%w: %s: snapshot %d, not %d", ErrStoreConflict, id, s.seqs[id], prev)
-	}
-	s.snaps[id], s.seqs[id] = b, snap.Seq
-	return nil
+// Sequence returns the snapshot's sequence number, for the store.
+func (s TaskSnapshot) Sequence() int64 {
+	return s.Seq
 }
-
-// Load returns the snapshot of id, if any, and the log after it.
-func (s *TaskMemoryStore) Load(_ context.Context, id string) (TaskSnapshot, bool, []TaskLogEntry, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var snap TaskSnapshot
-	b, ok := s.snaps[id]
-	if !ok {
-		return snap, false, s.after(id, 0), nil
-	}
-	return snap, true, s.after(id, s.seqs[id]), json.Unmarshal(b, &snap)
-}
-
-// Log returns a copy of the log of id after seq after.
-func (s *TaskMemoryStore) Log(_ context.Context, id string, after int64) ([]TaskLogEntry, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.after(id, after), nil
-}
-
-// after returns a copy of the entries of id with a Seq greater than seq. The caller holds
-// the lock.
-func (s *TaskMemoryStore) after(id string, seq int64) []TaskLogEntry {
-	log := s.logs[id]
-	for len(log) > 0 && log[0].Seq <= seq {
-		log = log[1:]
-	}
-	return append([]TaskLogEntry(nil), log...)
-}
-
-var _ TaskStore = (*TaskMemoryStore)(nil)
 
 // ErrNotRegistered says no machine with that ID is registered.
 var ErrNotRegistered = fsmrt.ErrNotRegistered

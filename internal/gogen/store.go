@@ -59,7 +59,7 @@ func (g *gen) commitFunc(f *File) {
 			List(Id("e"), Err()).Op(":=").Id("m").Dot("logEntry").Call(Id("st"), Id("in"), Id("t")),
 			If(Err().Op("==").Nil()).Block(Err().Op("=").Id("m").Dot("store").Dot("Append").Call(Id("ctx"), Id("m").Dot("ID"), Id("e"))),
 			If(Err().Op("!=").Nil()).Block(
-				Return(Op("&").Id("StoreError").Values(Dict{Id("Op"): Lit("append"), Id("Seq"): Id("m").Dot("seq"), Id("Err"): Err()})),
+				Return(Qual(rt, "StoreFailed").Call(Op("&").Id("fsmSpec"), Lit("append"), Id("m").Dot("seq"), Err())),
 			),
 		)
 		if len(m.Checkpoints) == 0 {
@@ -78,7 +78,7 @@ func (g *gen) commitFunc(f *File) {
 			),
 			If(Id("m").Dot("store").Op("!=").Nil().Op("&&").Id("m").Dot("saved").Op("!=").Id("m").Dot("seq")).Block(
 				If(Err().Op(":=").Id("m").Dot("store").Dot("Save").Call(Id("ctx"), Id("m").Dot("ID"), Id("m").Dot("saved"), Id("m").Dot("Snapshot").Call()), Err().Op("!=").Nil()).Block(
-					Return(Op("&").Id("StoreError").Values(Dict{Id("Op"): Lit("save"), Id("Seq"): Id("m").Dot("seq"), Id("Err"): Err()})),
+					Return(Qual(rt, "StoreFailed").Call(Op("&").Id("fsmSpec"), Lit("save"), Id("m").Dot("seq"), Err())),
 				),
 				Id("m").Dot("saved").Op("=").Id("m").Dot("seq"),
 			),
@@ -104,41 +104,18 @@ const (
 // store emits the persistence seam: the Store interface, the event log entry, StoreError,
 // an in-memory Store, Replay and, for machines that checkpoint every transition, Resume.
 func (g *gen) store(f *File) {
-	m := g.m
-	T := g.T
 	S := g.name("Store")
 	L := g.name("LogEntry")
-	pkg := m.Package + ": "
 
-	f.Comment(comment(S + " persists machines: an append-only event log of every accepted transition, and\nthe snapshot taken at the last checkpoint. It is the seam for database adapters.\n\n" +
-		"Optimistic concurrency: log entries carry consecutive sequence numbers (1, 2, 3, ...) per\nmachine ID, and Append refuses an entry whose Seq is not the next one; Save replaces the\nstored snapshot only if the stored one has Seq prev (0 when none is stored). A refusal\nwraps ErrStoreConflict: another writer got there first, so reload with Replay" + T + " and\nfire again.\n\n" +
-		"Entries are never changed or deleted: a snapshot does not replace the entries it covers,\nLoad returns the entries after it. A database adapter keeps one row per entry with the key\n(id, seq), so that a second writer of the same seq fails on the key, and one snapshot row\nper id, replaced by an update conditional on its seq (an insert when prev is 0); Load reads\nthe snapshot and the entries after it in one transaction. Append and Save are separate\ncalls: after a failure between them the log is ahead of the snapshot, which Load and\nReplay" + T + " handle."))
-	f.Type().Id(S).Interface(
-		doc("Append adds an entry to the log of machine id if its Seq is the next one."),
-		Id("Append").Params(ctxParam(), Id("id").String(), Id("e").Id(L)).Error(),
-		doc("Save stores a snapshot of machine id taken at a checkpoint, in place of the stored\none if that has Seq prev."),
-		Id("Save").Params(ctxParam(), Id("id").String(), Id("prev").Int64(), Id("s").Id(g.name("Snapshot"))).Error(),
-		doc("Load returns the last snapshot saved (ok false when none is) and the log entries\nafter it, in order."),
-		Id("Load").Params(ctxParam(), Id("id").String()).Params(Id("s").Id(g.name("Snapshot")), Id("ok").Bool(), Id("log").Index().Id(L), Err().Error()),
-		doc("Log returns the entries of the log of machine id with a Seq greater than after, in\norder: the whole log when after is 0."),
-		Id("Log").Params(ctxParam(), Id("id").String(), Id("after").Int64()).Params(Index().Id(L), Error()),
-	)
+	f.Comment(comment(S + " persists machines: an append-only event log of every accepted transition, and\nthe snapshot taken at the last checkpoint (fsmrt.Store: optimistic concurrency on sequence\nnumbers, conflicts wrap ErrStoreConflict). It is the seam for database adapters."))
+	f.Type().Id(S).Op("=").Qual(rt, "Store").Types(Id(L), Id(g.name("Snapshot")))
 	f.Line()
-
 	f.Comment("// ErrStoreConflict is what a Store returns when another writer got there first.")
-	f.Var().Id("ErrStoreConflict").Op("=").Qual("errors", "New").Call(Lit(pkg + "store version conflict"))
+	f.Var().Id("ErrStoreConflict").Op("=").Qual(rt, "ErrStoreConflict")
 	f.Line()
 	f.Comment("// StoreError says the store refused or failed to persist an accepted transition. The\n// transition has happened in memory.")
-	f.Type().Id("StoreError").Struct(Id("Op").String(), Id("Seq").Int64(), Id("Err").Error())
+	f.Type().Id("StoreError").Op("=").Qual(rt, "StoreError")
 	f.Line()
-	f.Func().Params(Id("e").Op("*").Id("StoreError")).Id("Error").Params().String().Block(
-		Return(Qual("fmt", "Sprintf").Call(Lit(pkg+"store %s of seq %d: %v"), Id("e").Dot("Op"), Id("e").Dot("Seq"), Id("e").Dot("Err"))),
-	)
-	f.Line()
-	f.Comment("// Unwrap returns the store's error.")
-	f.Func().Params(Id("e").Op("*").Id("StoreError")).Id("Unwrap").Params().Error().Block(Return(Id("e").Dot("Err")))
-	f.Line()
-
 	g.logEntryType(f)
 	g.loggedTransitions(f)
 	g.replay(f)
@@ -585,7 +562,7 @@ func (g *gen) resume(f *File) {
 	S := g.name("Store")
 	hookParam, hookArg := g.hookParams(), g.hookArgs()
 	storeErr := func(op string) Code {
-		return Return(Nil(), Op("&").Id("StoreError").Values(Dict{Id("Op"): Lit(op), Id("Seq"): Id("m").Dot("seq"), Id("Err"): Err()}))
+		return Return(Nil(), Qual(rt, "StoreFailed").Call(Op("&").Id("fsmSpec"), Lit(op), Id("m").Dot("seq"), Err()))
 	}
 	f.Comment(comment("Resume" + T + " loads machine id from its store, as Replay" + T + " does, and resumes it if it has\nended: a machine in a terminal state goes back to the state its last transition left,\nwith everything else (context, counters, ...) as that transition's checkpoint saved it,\nsince the checkpoint taken on every transition is kept.\nThe resumption is appended to the event log as a STATE_RESUMED entry, which replaying\napplies, and a snapshot of the resumed machine is saved. A machine that has not ended is\nreturned as loaded. No hook runs. The machine returned has the store set, so that its\nlog continues; in says who resumes it, when and why."))
 	f.Func().Id("Resume"+T).Params(append(append([]Code{ctxParam(), Id("store").Id(S), Id("id").String()}, hookParam...), g.in())...).Params(Op("*").Id(T), Error()).BlockFunc(func(b *Group) {
@@ -614,69 +591,21 @@ func (g *gen) resume(f *File) {
 	f.Line()
 }
 
-// memoryStore emits the in-memory Store.
+// memoryStore emits the in-memory Store: the runtime's, for the machine's types.
 func (g *gen) memoryStore(f *File) {
-	S := g.name("Store")
 	L := g.name("LogEntry")
+	SN := g.name("Snapshot")
 	MS := g.name("MemoryStore")
-	lock := []Code{Id("s").Dot("mu").Dot("Lock").Call(), Defer().Id("s").Dot("mu").Dot("Unlock").Call()}
-	f.Comment(comment(MS + " is a " + S + " in memory, safe for concurrent use: the embedded default that\nneeds no server. It keeps every log entry, and snapshots as JSON, so that what Load\nreturns is what a database adapter would return."))
-	f.Type().Id(MS).Struct(
-		Id("mu").Qual("sync", "Mutex"),
-		Id("snaps").Map(String()).Index().Byte(),
-		Id("seqs").Map(String()).Int64().Comment("Seq of each stored snapshot"),
-		Id("logs").Map(String()).Index().Id(L),
-	)
+	f.Comment(comment(MS + " is a " + g.name("Store") + " in memory, safe for concurrent use: the default that needs no\nserver (fsmrt.MemoryStore). It keeps snapshots as JSON, so that what Load returns is what\na database adapter would return."))
+	f.Type().Id(MS).Op("=").Qual(rt, "MemoryStore").Types(Id(L), Id(SN))
 	f.Line()
 	f.Comment("// New" + MS + " returns an empty store.")
-	f.Func().Id("New" + MS).Params().Op("*").Id(MS).Block(
-		Return(Op("&").Id(MS).Values(Dict{Id("snaps"): Map(String()).Index().Byte().Values(), Id("seqs"): Map(String()).Int64().Values(), Id("logs"): Map(String()).Index().Id(L).Values()})),
-	)
+	f.Func().Id("New" + MS).Params().Op("*").Id(MS).Block(Return(Qual(rt, "NewMemoryStore").Types(Id(L), Id(SN)).Call()))
 	f.Line()
-	f.Comment("// Append adds e to the log of id if it is the next entry.")
-	f.Func().Params(Id("s").Op("*").Id(MS)).Id("Append").Params(Id("_").Qual("context", "Context"), Id("id").String(), Id("e").Id(L)).Error().Block(append(lock,
-		Id("log").Op(":=").Id("s").Dot("logs").Index(Id("id")),
-		Id("last").Op(":=").Id("s").Dot("seqs").Index(Id("id")),
-		If(Id("n").Op(":=").Len(Id("log")), Id("n").Op(">").Lit(0)).Block(Id("last").Op("=").Id("log").Index(Id("n").Op("-").Lit(1)).Dot("Seq")),
-		If(Id("e").Dot("Seq").Op("!=").Id("last").Op("+").Lit(1)).Block(
-			Return(Qual("fmt", "Errorf").Call(Lit("%w: %s: entry %d after %d"), Id("ErrStoreConflict"), Id("id"), Id("e").Dot("Seq"), Id("last"))),
-		),
-		Id("s").Dot("logs").Index(Id("id")).Op("=").Append(Id("log"), Id("e")),
-		Return(Nil()),
-	)...)
+	f.Comment("// Sequence returns the entry's sequence number, for the store.")
+	f.Func().Params(Id("e").Id(L)).Id("Sequence").Params().Int64().Block(Return(Id("e").Dot("Seq")))
 	f.Line()
-	f.Comment("// Save replaces the snapshot of id if the stored one has Seq prev. The log keeps every\n// entry.")
-	f.Func().Params(Id("s").Op("*").Id(MS)).Id("Save").Params(Id("_").Qual("context", "Context"), Id("id").String(), Id("prev").Int64(), Id("snap").Id(g.name("Snapshot"))).Error().Block(append([]Code{
-		List(Id("b"), Err()).Op(":=").Qual("encoding/json", "Marshal").Call(Id("snap")),
-		If(Err().Op("!=").Nil()).Block(Return(Err())),
-	}, append(lock,
-		If(Id("s").Dot("seqs").Index(Id("id")).Op("!=").Id("prev")).Block(
-			Return(Qual("fmt", "Errorf").Call(Lit("%w: %s: snapshot %d, not %d"), Id("ErrStoreConflict"), Id("id"), Id("s").Dot("seqs").Index(Id("id")), Id("prev"))),
-		),
-		List(Id("s").Dot("snaps").Index(Id("id")), Id("s").Dot("seqs").Index(Id("id"))).Op("=").List(Id("b"), Id("snap").Dot("Seq")),
-		Return(Nil()),
-	)...)...)
-	f.Line()
-	f.Comment("// Load returns the snapshot of id, if any, and the log after it.")
-	f.Func().Params(Id("s").Op("*").Id(MS)).Id("Load").Params(Id("_").Qual("context", "Context"), Id("id").String()).Params(Id(g.name("Snapshot")), Bool(), Index().Id(L), Error()).Block(append(lock,
-		Var().Id("snap").Id(g.name("Snapshot")),
-		List(Id("b"), Id("ok")).Op(":=").Id("s").Dot("snaps").Index(Id("id")),
-		If(Op("!").Id("ok")).Block(Return(Id("snap"), False(), Id("s").Dot("after").Call(Id("id"), Lit(0)), Nil())),
-		Return(Id("snap"), True(), Id("s").Dot("after").Call(Id("id"), Id("s").Dot("seqs").Index(Id("id"))), Qual("encoding/json", "Unmarshal").Call(Id("b"), Op("&").Id("snap"))),
-	)...)
-	f.Line()
-	f.Comment("// Log returns a copy of the log of id after seq after.")
-	f.Func().Params(Id("s").Op("*").Id(MS)).Id("Log").Params(Id("_").Qual("context", "Context"), Id("id").String(), Id("after").Int64()).Params(Index().Id(L), Error()).Block(append(lock,
-		Return(Id("s").Dot("after").Call(Id("id"), Id("after")), Nil()),
-	)...)
-	f.Line()
-	f.Comment("// after returns a copy of the entries of id with a Seq greater than seq. The caller holds\n// the lock.")
-	f.Func().Params(Id("s").Op("*").Id(MS)).Id("after").Params(Id("id").String(), Id("seq").Int64()).Index().Id(L).Block(
-		Id("log").Op(":=").Id("s").Dot("logs").Index(Id("id")),
-		For(Len(Id("log")).Op(">").Lit(0).Op("&&").Id("log").Index(Lit(0)).Dot("Seq").Op("<=").Id("seq")).Block(Id("log").Op("=").Id("log").Index(Lit(1), Empty())),
-		Return(Append(Index().Id(L).Call(Nil()), Id("log").Op("..."))),
-	)
-	f.Line()
-	f.Var().Id("_").Id(S).Op("=").Params(Op("*").Id(MS)).Call(Nil())
+	f.Comment("// Sequence returns the snapshot's sequence number, for the store.")
+	f.Func().Params(Id("s").Id(SN)).Id("Sequence").Params().Int64().Block(Return(Id("s").Dot("Seq")))
 	f.Line()
 }
