@@ -79,11 +79,12 @@ type MemoryStore[L, S Sequenced] struct {
 	snaps map[string][]byte
 	seqs  map[string]int64 // sequence number of each stored snapshot
 	logs  map[string][]L
+	keys  map[string]map[string]int64 // sequence number of the entry of each idempotency key
 }
 
 // NewMemoryStore returns an empty store.
 func NewMemoryStore[L, S Sequenced]() *MemoryStore[L, S] {
-	return &MemoryStore[L, S]{snaps: map[string][]byte{}, seqs: map[string]int64{}, logs: map[string][]L{}}
+	return &MemoryStore[L, S]{snaps: map[string][]byte{}, seqs: map[string]int64{}, logs: map[string][]L{}, keys: map[string]map[string]int64{}}
 }
 
 // Append adds e to the log of id if it is the next entry.
@@ -98,8 +99,32 @@ func (s *MemoryStore[L, S]) Append(_ context.Context, id string, e L) error {
 	if e.Sequence() != last+1 {
 		return fmt.Errorf("%w: %s: entry %d after %d", ErrStoreConflict, id, e.Sequence(), last)
 	}
-	s.logs[id] = append(log, e)
+	log = append(log, e)
+	s.logs[id] = log
+	// Through a pointer to the stored entry: converting the entry itself to an interface
+	// would copy it to the heap on every append.
+	if k, ok := any(&log[len(log)-1]).(Keyed); ok && k.IdempotencyKey() != "" {
+		if s.keys[id] == nil {
+			s.keys[id] = map[string]int64{}
+		}
+		if _, used := s.keys[id][k.IdempotencyKey()]; !used {
+			s.keys[id][k.IdempotencyKey()] = e.Sequence()
+		}
+	}
 	return nil
+}
+
+// FindKey returns the log entry of id that used the idempotency key, if any: the first one.
+func (s *MemoryStore[L, S]) FindKey(_ context.Context, id, key string) (L, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var e L
+	seq, ok := s.keys[id][key]
+	if !ok {
+		return e, false, nil
+	}
+	log := s.logs[id]
+	return log[seq-log[0].Sequence()], true, nil
 }
 
 // Save replaces the snapshot of id if the stored one has sequence number prev. The log

@@ -806,8 +806,8 @@ func (m *Big) persist(ctx context.Context, st BigStep, in *BigInput, t int) erro
 	return nil
 }
 
-// BigSnapshot is everything a machine holds, in a form that encodes to JSON by name and
-// restores exactly with RestoreBig.
+// BigSnapshot is the machine's present, in a form that encodes to JSON by name and
+// restores with RestoreBig.
 type BigSnapshot struct {
 	// Version is the snapshot format, 1.
 	Version int    `json:"version"`

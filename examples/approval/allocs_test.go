@@ -40,10 +40,11 @@ func TestAllocs(t *testing.T) {
 		// REVIEW requires a deliverable and a checklist, which the context has; the action
 		// hooks do nothing.
 		{"valid FireWith (roles, required fields, actions)", inProgress, func(m *approval.Task) { m.FireWith(ctx, approval.EventReview, intern) }, 0},
-		// The first key creates the machine's map of keys (its header and first group).
+		// The first key creates the machine's window of keys: its map (header and first
+		// group) and the list of keys in the order they came.
 		{"valid FireWith with a new idempotency key", inProgress, func(m *approval.Task) {
 			m.FireWith(ctx, approval.EventReview, approval.TaskInput{Role: approval.RoleIntern, Key: "req-1"})
-		}, 2},
+		}, 3},
 		{"retried key: the original result", keyed, func(m *approval.Task) {
 			m.FireWith(ctx, approval.EventReview, approval.TaskInput{Role: approval.RoleIntern, Key: "req-1"})
 		}, 0},

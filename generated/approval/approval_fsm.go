@@ -636,6 +636,13 @@ type idempotencyRecord struct {
 	state State
 }
 
+// SetKeyWindow sets how many idempotency keys the machine keeps in memory
+// (fsmrt.DefaultWindow when n <= 0). A key it has forgotten is looked up in its store when
+// the store is a fsmrt.KeyFinder (the memory store is); without a store, it is forgotten.
+func (m *Task) SetKeyWindow(n int) {
+	m.keys.SetSize(n)
+}
+
 // Task is one Task state machine.
 //
 // Seed 001: task state machine with review and approval. Transitions are named by their
@@ -664,8 +671,8 @@ type Task struct {
 	saved     int64     // seq of the last snapshot saved to the store
 	updatedAt time.Time // when the last persisted (or, with a clock, any) transition happened
 	logger    *slog.Logger
-	watched   bool // store != nil || logger != nil: Fire cannot answer from the moves table alone
-	keys      map[string]idempotencyRecord
+	watched   bool                               // store != nil || logger != nil: Fire cannot answer from the moves table alone
+	keys      fsmrt.KeyWindow[idempotencyRecord] // the last keys; the store's log has them all
 
 	_ [64]byte // keeps machines used by different goroutines off one cache line
 }
@@ -807,7 +814,21 @@ func (m *Task) once(ctx context.Context, e Event, in *TaskInput) (State, error) 
 	if in.Key == "" {
 		return m.step(ctx, e, in, false)
 	}
-	if r, ok := m.keys[in.Key]; ok {
+	r, ok := m.keys.Get(in.Key)
+	if !ok {
+		// A key the window has forgotten may be in the store's log.
+		if kf, finds := m.store.(fsmrt.KeyFinder[TaskLogEntry]); finds {
+			le, found, err := kf.FindKey(ctx, m.ID, in.Key)
+			if err != nil {
+				return m.state, fsmrt.StoreFailed(&fsmSpec, "find key", m.seq, err)
+			}
+			r, ok = idempotencyRecord{
+				event: le.Trigger,
+				state: le.To,
+			}, found
+		}
+	}
+	if ok {
 		if r.event != e {
 			return m.state, fsmrt.IdempotencyConflict(&fsmSpec, m.state, e, in.Key, r.event)
 		}
@@ -815,13 +836,10 @@ func (m *Task) once(ctx context.Context, e Event, in *TaskInput) (State, error) 
 	}
 	to, err := m.step(ctx, e, in, false)
 	if err == nil {
-		if m.keys == nil {
-			m.keys = map[string]idempotencyRecord{}
-		}
-		m.keys[in.Key] = idempotencyRecord{
+		m.keys.Put(in.Key, idempotencyRecord{
 			event: e,
 			state: to,
-		}
+		})
 	}
 	return to, err
 }
@@ -1594,14 +1612,10 @@ func (m *Task) persist(ctx context.Context, st TaskStep, in *TaskInput, t int) e
 	return nil
 }
 
-// IdempotencyRecord is what a used idempotency key remembers.
-type IdempotencyRecord struct {
-	Event Event `json:"event"`
-	State State `json:"state"`
-}
-
-// TaskSnapshot is everything a machine holds, in a form that encodes to JSON by name and
-// restores exactly with RestoreTask.
+// TaskSnapshot is the machine's present, in a form that encodes to JSON by name and
+// restores with RestoreTask. Its past (the transition history, the idempotency keys used)
+// is in the event log, not here, so that taking a snapshot costs the same however old the
+// machine is.
 type TaskSnapshot struct {
 	// Version is the snapshot format, 1.
 	Version int    `json:"version"`
@@ -1621,8 +1635,7 @@ type TaskSnapshot struct {
 	} `json:"counters"`
 	// Limits holds the configurable limits changed at run time, by counter name, as the spec
 	// writes them.
-	Limits map[string]int               `json:"limits,omitempty"`
-	Keys   map[string]IdempotencyRecord `json:"keys,omitempty"`
+	Limits map[string]int `json:"limits,omitempty"`
 }
 
 // Snapshot returns the machine's state, context and bookkeeping. It shares nothing with the
@@ -1639,15 +1652,6 @@ func (m *Task) Snapshot() TaskSnapshot {
 	s.Policies = m.Policies
 	s.Counters.ReviewCycles = m.nReviewCycles
 	s.Limits = m.changedLimits()
-	if len(m.keys) > 0 {
-		s.Keys = make(map[string]IdempotencyRecord, len(m.keys))
-		for k, r := range m.keys {
-			s.Keys[k] = IdempotencyRecord{
-				Event: r.event,
-				State: r.state,
-			}
-		}
-	}
 	return s
 }
 
@@ -1686,15 +1690,6 @@ func RestoreTask(s TaskSnapshot, hooks TaskHooks) (*Task, error) {
 	m.nReviewCycles = s.Counters.ReviewCycles
 	if err := m.setLimits(s.Limits); err != nil {
 		return nil, fsmrt.InvalidSnapshot(&fsmSpec, "limits", err.Error())
-	}
-	for k, r := range s.Keys {
-		if m.keys == nil {
-			m.keys = map[string]idempotencyRecord{}
-		}
-		m.keys[k] = idempotencyRecord{
-			event: r.Event,
-			state: r.State,
-		}
 	}
 	return m, nil
 }
@@ -1847,6 +1842,17 @@ func ReplayTask(ctx context.Context, store TaskStore, id string, hooks TaskHooks
 		if m, err = RestoreTask(s, hooks); err != nil {
 			return nil, err
 		}
+		// The snapshot holds the present; the last of the past is in the log before it.
+		past, err := store.Log(ctx, id, max(0, s.Seq-int64(fsmrt.DefaultWindow)))
+		if err != nil {
+			return nil, err
+		}
+		for i := range past {
+			if past[i].Seq > s.Seq {
+				break
+			}
+			m.recall(&past[i])
+		}
 	}
 	m.saved = m.seq
 	for i := range log {
@@ -1894,17 +1900,20 @@ func (m *Task) apply(e *TaskLogEntry) error {
 		*m.counter(c, e.From) = 0
 	}
 	m.state = e.To
-	if e.Key != "" {
-		if m.keys == nil {
-			m.keys = map[string]idempotencyRecord{}
-		}
-		m.keys[e.Key] = idempotencyRecord{
-			event: e.Trigger,
-			state: e.To,
-		}
-	}
+	m.recall(e)
 	m.seq, m.updatedAt = e.Seq, e.Timestamp
 	return nil
+}
+
+// recall puts what log entry e says of the machine's past into the windows it keeps in
+// memory: the idempotency key.
+func (m *Task) recall(e *TaskLogEntry) {
+	if e.Key != "" {
+		m.keys.Put(e.Key, idempotencyRecord{
+			event: e.Trigger,
+			state: e.To,
+		})
+	}
 }
 
 // TaskMemoryStore is a TaskStore in memory, safe for concurrent use: the default that
@@ -1920,6 +1929,11 @@ func NewTaskMemoryStore() *TaskMemoryStore {
 // Sequence returns the entry's sequence number, for the store.
 func (e TaskLogEntry) Sequence() int64 {
 	return e.Seq
+}
+
+// IdempotencyKey returns the entry's idempotency key, for the store (fsmrt.KeyFinder).
+func (e TaskLogEntry) IdempotencyKey() string {
+	return e.Key
 }
 
 // Sequence returns the snapshot's sequence number, for the store.

@@ -1150,7 +1150,14 @@ func TestFsmHookOrder(t *testing.T) {
 }
 
 func TestFsmIdempotencyKeys(t *testing.T) {
+	ctx := context.Background()
 	m, h := fsmFixture(StateInbox, nil, false, false, false)
+	m.ID = "fsm-keys"
+	store := NewTaskMemoryStore()
+	if err := store.Save(ctx, m.ID, 0, m.Snapshot()); err != nil { // where the fixture starts
+		t.Fatal(err)
+	}
+	m.SetStore(store)
 	in := TaskInput{Key: "key-1", Role: RoleSpecialist}
 	first, err := fsmFire(m, EventAssigned, in)
 	if first != StateAssigned || fsmReason(err) != "" {
@@ -1169,13 +1176,24 @@ func TestFsmIdempotencyKeys(t *testing.T) {
 	if !errors.As(err, &ice) || ice.Original != EventAssigned {
 		t.Fatalf("conflict: %v", err)
 	}
-	// Keys survive a snapshot.
-	r, err := RestoreTask(m.Snapshot(), h)
+	// Keys live in the event log, not in snapshots: a machine replayed from the store
+	// returns the original result without firing again.
+	r, err := ReplayTask(ctx, store, m.ID, h)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, err := fsmFire(r, EventAssigned, in); got != first || err != nil {
-		t.Fatalf("replay after restore: %s, %v", got, err)
+	seq := r.Seq()
+	if got, err := fsmFire(r, EventAssigned, in); got != first || err != nil || r.Seq() != seq {
+		t.Fatalf("retry after replay: %s, %v (seq %d, was %d)", got, err, r.Seq(), seq)
+	}
+	// A key the machine's window has forgotten is found in the store.
+	r.SetKeyWindow(1)
+	if _, err := fsmFire(r, EventAssigned, TaskInput{Key: "key-2", Role: RoleSpecialist}); err != nil && errors.Is(err, ErrIdempotencyConflict) {
+		t.Fatalf("a new key: %v", err)
+	}
+	seq = r.Seq()
+	if got, err := fsmFire(r, EventAssigned, in); got != first || err != nil || r.Seq() != seq {
+		t.Fatalf("retry of a forgotten key: %s, %v (seq %d, was %d)", got, err, r.Seq(), seq)
 	}
 }
 

@@ -518,7 +518,7 @@ type Task struct {
 	enteredAt   time.Time
 	timeByState [NumStates]time.Duration // time spent in each state, the current stay excluded
 	timeouts    [NumStates]time.Duration
-	history     []TaskRecord
+	history     fsmrt.Window[TaskRecord] // the last records; the store's log has them all
 
 	_ [64]byte // keeps machines used by different goroutines off one cache line
 }
@@ -583,9 +583,17 @@ func (m *Task) Remembered(s State) (State, bool) {
 	return 0, false
 }
 
-// History returns a copy of the transition history, oldest first.
+// History returns a copy of the transition history the machine keeps in memory, oldest
+// first: the last SetHistoryWindow records (fsmrt.DefaultWindow unless set). The store's
+// event log has every transition.
 func (m *Task) History() []TaskRecord {
-	return append([]TaskRecord(nil), m.history...)
+	return m.history.Items()
+}
+
+// SetHistoryWindow sets how many history records the machine keeps in memory
+// (fsmrt.DefaultWindow when n <= 0).
+func (m *Task) SetHistoryWindow(n int) {
+	m.history.SetSize(n)
 }
 
 // Fire fires e and returns the new state. When e is refused it returns the unchanged state
@@ -1279,7 +1287,7 @@ func (m *Task) remember(from, to State) {
 func (m *Task) commit(ctx context.Context, st TaskStep, in *TaskInput, t int) error {
 	m.seq++
 	m.updatedAt = st.At
-	m.history = append(m.history, TaskRecord{
+	m.history.Add(TaskRecord{
 		Actor:   in.Actor,
 		At:      st.At,
 		Event:   st.Event,
@@ -1310,8 +1318,10 @@ func (m *Task) persist(ctx context.Context, st TaskStep, in *TaskInput, t int) e
 	return nil
 }
 
-// TaskSnapshot is everything a machine holds, in a form that encodes to JSON by name and
-// restores exactly with RestoreTask.
+// TaskSnapshot is the machine's present, in a form that encodes to JSON by name and
+// restores with RestoreTask. Its past (the transition history, the idempotency keys used)
+// is in the event log, not here, so that taking a snapshot costs the same however old the
+// machine is.
 type TaskSnapshot struct {
 	// Version is the snapshot format, 1.
 	Version int    `json:"version"`
@@ -1337,7 +1347,6 @@ type TaskSnapshot struct {
 	TimeByState map[State]time.Duration `json:"timeByState,omitempty"`
 	// Timeouts holds timeouts changed at run time.
 	Timeouts map[State]time.Duration `json:"timeouts,omitempty"`
-	History  []TaskRecord            `json:"history,omitempty"`
 }
 
 // Snapshot returns the machine's state, context and bookkeeping. It shares nothing with the
@@ -1384,7 +1393,6 @@ func (m *Task) Snapshot() TaskSnapshot {
 			s.Timeouts[State(st)] = d
 		}
 	}
-	s.History = m.History()
 	return s
 }
 
@@ -1471,7 +1479,6 @@ func RestoreTask(s TaskSnapshot, hooks TaskHooks) (*Task, error) {
 	for st, d := range s.Timeouts {
 		m.timeouts[st] = d
 	}
-	m.history = append([]TaskRecord(nil), s.History...)
 	return m, nil
 }
 
@@ -1611,6 +1618,17 @@ func ReplayTask(ctx context.Context, store TaskStore, id string, hooks TaskHooks
 		if m, err = RestoreTask(s, hooks); err != nil {
 			return nil, err
 		}
+		// The snapshot holds the present; the last of the past is in the log before it.
+		past, err := store.Log(ctx, id, max(0, s.Seq-int64(fsmrt.DefaultWindow)))
+		if err != nil {
+			return nil, err
+		}
+		for i := range past {
+			if past[i].Seq > s.Seq {
+				break
+			}
+			m.recall(&past[i])
+		}
 	}
 	// Without a snapshot the creation time is in the first entry.
 	if !ok && len(log) > 0 {
@@ -1674,7 +1692,15 @@ func (m *Task) apply(e *TaskLogEntry) error {
 			To:   e.To,
 		})
 	}
-	m.history = append(m.history, TaskRecord{
+	m.recall(e)
+	m.seq, m.updatedAt = e.Seq, e.Timestamp
+	return nil
+}
+
+// recall puts what log entry e says of the machine's past into the windows it keeps in
+// memory: the history record.
+func (m *Task) recall(e *TaskLogEntry) {
+	m.history.Add(TaskRecord{
 		Actor:   e.Actor,
 		At:      e.Timestamp,
 		Event:   e.Trigger,
@@ -1683,8 +1709,6 @@ func (m *Task) apply(e *TaskLogEntry) error {
 		Reason:  e.Reason,
 		To:      e.To,
 	})
-	m.seq, m.updatedAt = e.Seq, e.Timestamp
-	return nil
 }
 
 // TaskMemoryStore is a TaskStore in memory, safe for concurrent use: the default that

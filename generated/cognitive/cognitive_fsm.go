@@ -528,7 +528,7 @@ type Task struct {
 	createdAt          time.Time
 	enteredAt          time.Time
 	timeByState        [NumStates]time.Duration // time spent in each state, the current stay excluded
-	history            []TaskRecord
+	history            fsmrt.Window[TaskRecord] // the last records; the store's log has them all
 	payloadTaskCreated TaskCreatedPayload
 	payloadTaskFailed  TaskFailedPayload
 
@@ -581,9 +581,17 @@ func (m *Task) Remembered(s State) (State, bool) {
 	return 0, false
 }
 
-// History returns a copy of the transition history, oldest first.
+// History returns a copy of the transition history the machine keeps in memory, oldest
+// first: the last SetHistoryWindow records (fsmrt.DefaultWindow unless set). The store's
+// event log has every transition.
 func (m *Task) History() []TaskRecord {
-	return append([]TaskRecord(nil), m.history...)
+	return m.history.Items()
+}
+
+// SetHistoryWindow sets how many history records the machine keeps in memory
+// (fsmrt.DefaultWindow when n <= 0).
+func (m *Task) SetHistoryWindow(n int) {
+	m.history.SetSize(n)
 }
 
 // TaskCreatedPayload returns the payload of the last "task_created" event fired (hooks see
@@ -972,7 +980,7 @@ const noCheckpoint = Checkpoint(8)
 func (m *Task) commit(ctx context.Context, st TaskStep, in *TaskInput, t int, cp Checkpoint) error {
 	m.seq++
 	m.updatedAt = st.At
-	m.history = append(m.history, TaskRecord{
+	m.history.Add(TaskRecord{
 		Actor:   in.Actor,
 		At:      st.At,
 		Event:   st.Event,
@@ -1035,8 +1043,10 @@ func (e *CheckpointError) Unwrap() error {
 	return e.Err
 }
 
-// TaskSnapshot is everything a machine holds, in a form that encodes to JSON by name and
-// restores exactly with RestoreTask.
+// TaskSnapshot is the machine's present, in a form that encodes to JSON by name and
+// restores with RestoreTask. Its past (the transition history, the idempotency keys used)
+// is in the event log, not here, so that taking a snapshot costs the same however old the
+// machine is.
 type TaskSnapshot struct {
 	// Version is the snapshot format, 1.
 	Version int    `json:"version"`
@@ -1060,7 +1070,6 @@ type TaskSnapshot struct {
 	EnteredAt  time.Time       `json:"enteredAt"`
 	// TimeByState is the time spent in each state before the current stay.
 	TimeByState map[State]time.Duration `json:"timeByState,omitempty"`
-	History     []TaskRecord            `json:"history,omitempty"`
 }
 
 // Snapshot returns the machine's state, context and bookkeeping. It shares nothing with the
@@ -1091,7 +1100,6 @@ func (m *Task) Snapshot() TaskSnapshot {
 			s.TimeByState[State(st)] = d
 		}
 	}
-	s.History = m.History()
 	return s
 }
 
@@ -1152,7 +1160,6 @@ func RestoreTask(s TaskSnapshot, hooks TaskHooks) (*Task, error) {
 		}
 		m.timeByState[st] = d
 	}
-	m.history = append([]TaskRecord(nil), s.History...)
 	return m, nil
 }
 
@@ -1275,6 +1282,17 @@ func ReplayTask(ctx context.Context, store TaskStore, id string, hooks TaskHooks
 		if m, err = RestoreTask(s, hooks); err != nil {
 			return nil, err
 		}
+		// The snapshot holds the present; the last of the past is in the log before it.
+		past, err := store.Log(ctx, id, max(0, s.Seq-int64(fsmrt.DefaultWindow)))
+		if err != nil {
+			return nil, err
+		}
+		for i := range past {
+			if past[i].Seq > s.Seq {
+				break
+			}
+			m.recall(&past[i])
+		}
 	}
 	// Without a snapshot the creation time is in the first entry.
 	if !ok && len(log) > 0 {
@@ -1340,7 +1358,15 @@ func (m *Task) apply(e *TaskLogEntry) error {
 			To:   e.To,
 		})
 	}
-	m.history = append(m.history, TaskRecord{
+	m.recall(e)
+	m.seq, m.updatedAt = e.Seq, e.Timestamp
+	return nil
+}
+
+// recall puts what log entry e says of the machine's past into the windows it keeps in
+// memory: the history record.
+func (m *Task) recall(e *TaskLogEntry) {
+	m.history.Add(TaskRecord{
 		Actor:   e.Actor,
 		At:      e.Timestamp,
 		Event:   e.Trigger,
@@ -1349,8 +1375,6 @@ func (m *Task) apply(e *TaskLogEntry) error {
 		Reason:  e.Reason,
 		To:      e.To,
 	})
-	m.seq, m.updatedAt = e.Seq, e.Timestamp
-	return nil
 }
 
 // TaskMemoryStore is a TaskStore in memory, safe for concurrent use: the default that

@@ -1237,8 +1237,8 @@ func (e *CheckpointError) Unwrap() error {
 	return e.Err
 }
 
-// TaskSnapshot is everything a machine holds, in a form that encodes to JSON by name and
-// restores exactly with RestoreTask.
+// TaskSnapshot is the machine's present, in a form that encodes to JSON by name and
+// restores with RestoreTask.
 type TaskSnapshot struct {
 	// Version is the snapshot format, 1.
 	Version int    `json:"version"`

@@ -682,8 +682,8 @@ func (m *Task) persist(ctx context.Context, st TaskStep, in *TaskInput, t int) e
 	return nil
 }
 
-// TaskSnapshot is everything a machine holds, in a form that encodes to JSON by name and
-// restores exactly with RestoreTask.
+// TaskSnapshot is the machine's present, in a form that encodes to JSON by name and
+// restores with RestoreTask.
 type TaskSnapshot struct {
 	// Version is the snapshot format, 1.
 	Version int    `json:"version"`

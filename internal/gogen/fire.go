@@ -113,7 +113,16 @@ func (g *gen) fire(f *File) {
 			return
 		}
 		b.If(Id("in").Dot("Key").Op("==").Lit("")).Block(Return(Id("m").Dot("step").Call(Id("ctx"), Id("e"), Id("in"), False())))
-		b.If(List(Id("r"), Id("ok")).Op(":=").Id("m").Dot("keys").Index(Id("in").Dot("Key")), Id("ok")).Block(
+		b.List(Id("r"), Id("ok")).Op(":=").Id("m").Dot("keys").Dot("Get").Call(Id("in").Dot("Key"))
+		b.If(Op("!").Id("ok")).Block(
+			Comment("A key the window has forgotten may be in the store's log."),
+			If(List(Id("kf"), Id("finds")).Op(":=").Id("m").Dot("store").Assert(Qual(rt, "KeyFinder").Types(Id(g.name("LogEntry")))), Id("finds")).Block(
+				List(Id("le"), Id("found"), Err()).Op(":=").Id("kf").Dot("FindKey").Call(Id("ctx"), Id("m").Dot("ID"), Id("in").Dot("Key")),
+				If(Err().Op("!=").Nil()).Block(Return(Id("m").Dot("state"), Qual(rt, "StoreFailed").Call(Op("&").Id("fsmSpec"), Lit("find key"), Id("m").Dot("seq"), Err()))),
+				List(Id("r"), Id("ok")).Op("=").List(Id("idempotencyRecord").Values(Dict{Id("event"): Id("le").Dot("Trigger"), Id("state"): Id("le").Dot("To")}), Id("found")),
+			),
+		)
+		b.If(Id("ok")).Block(
 			If(Id("r").Dot("event").Op("!=").Id("e")).Block(
 				Return(Id("m").Dot("state"), Qual(rt, "IdempotencyConflict").Call(Op("&").Id("fsmSpec"), Id("m").Dot("state"), Id("e"), Id("in").Dot("Key"), Id("r").Dot("event"))),
 			),
@@ -121,8 +130,7 @@ func (g *gen) fire(f *File) {
 		)
 		b.List(Id("to"), Err()).Op(":=").Id("m").Dot("step").Call(Id("ctx"), Id("e"), Id("in"), False())
 		b.If(Err().Op("==").Nil()).Block(
-			If(Id("m").Dot("keys").Op("==").Nil()).Block(Id("m").Dot("keys").Op("=").Map(String()).Id("idempotencyRecord").Values()),
-			Id("m").Dot("keys").Index(Id("in").Dot("Key")).Op("=").Id("idempotencyRecord").Values(Dict{Id("event"): Id("e"), Id("state"): Id("to")}),
+			Id("m").Dot("keys").Dot("Put").Call(Id("in").Dot("Key"), Id("idempotencyRecord").Values(Dict{Id("event"): Id("e"), Id("state"): Id("to")})),
 		)
 		b.Return(Id("to"), Err())
 	})

@@ -86,6 +86,9 @@ func (g *gen) machine(f *File) {
 	if m.Idempotent {
 		f.Type().Id("idempotencyRecord").Struct(Id("event").Id("Event"), Id("state").Id("State"))
 		f.Line()
+		f.Comment("// SetKeyWindow sets how many idempotency keys the machine keeps in memory\n// (fsmrt.DefaultWindow when n <= 0). A key it has forgotten is looked up in its store when\n// the store is a fsmrt.KeyFinder (the memory store is); without a store, it is forgotten.")
+		f.Func().Params(Id("m").Op("*").Id(T)).Id("SetKeyWindow").Params(Id("n").Int()).Block(Id("m").Dot("keys").Dot("SetSize").Call(Id("n")))
+		f.Line()
 	}
 	if m.RecordHistory {
 		f.Comment(comment(g.name("Record") + " is one entry of the transition history."))
@@ -146,10 +149,10 @@ func (g *gen) machine(f *File) {
 		fields = append(fields, Id("timeouts").Index(Id("NumStates")).Qual("time", "Duration"))
 	}
 	if m.RecordHistory {
-		fields = append(fields, Id("history").Index().Id(g.name("Record")))
+		fields = append(fields, Id("history").Qual(rt, "Window").Types(Id(g.name("Record"))).Comment("the last records; the store's log has them all"))
 	}
 	if m.Idempotent {
-		fields = append(fields, Id("keys").Map(String()).Id("idempotencyRecord"))
+		fields = append(fields, Id("keys").Qual(rt, "KeyWindow").Types(Id("idempotencyRecord")).Comment("the last keys; the store's log has them all"))
 	}
 	for _, e := range m.Events {
 		if len(e.Payload) > 0 {
@@ -247,10 +250,13 @@ func (g *gen) machine(f *File) {
 		f.Line()
 	}
 	if m.RecordHistory {
-		f.Comment("// History returns a copy of the transition history, oldest first.")
+		f.Comment("// History returns a copy of the transition history the machine keeps in memory, oldest\n// first: the last SetHistoryWindow records (fsmrt.DefaultWindow unless set). The store's\n// event log has every transition.")
 		f.Func().Params(Id("m").Op("*").Id(T)).Id("History").Params().Index().Id(g.name("Record")).Block(
-			Return(Append(Index().Id(g.name("Record")).Call(Nil()), Id("m").Dot("history").Op("..."))),
+			Return(Id("m").Dot("history").Dot("Items").Call()),
 		)
+		f.Line()
+		f.Comment("// SetHistoryWindow sets how many history records the machine keeps in memory\n// (fsmrt.DefaultWindow when n <= 0).")
+		f.Func().Params(Id("m").Op("*").Id(T)).Id("SetHistoryWindow").Params(Id("n").Int()).Block(Id("m").Dot("history").Dot("SetSize").Call(Id("n")))
 		f.Line()
 	}
 	for _, e := range m.Events {

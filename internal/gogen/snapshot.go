@@ -29,15 +29,6 @@ func (g *gen) snapshot(f *File) {
 		f.Line()
 	}
 
-	if m.Idempotent {
-		f.Comment("// IdempotencyRecord is what a used idempotency key remembers.")
-		f.Type().Id("IdempotencyRecord").Struct(
-			Id("Event").Id("Event").Tag(map[string]string{"json": "event"}),
-			Id("State").Id("State").Tag(map[string]string{"json": "state"}),
-		)
-		f.Line()
-	}
-
 	var counterFields []Code
 	for _, c := range m.Counters {
 		if c.PerState {
@@ -97,13 +88,11 @@ func (g *gen) snapshot(f *File) {
 		fields = append(fields, doc("Limits holds the configurable limits changed at run time, by counter name, as the spec\nwrites them."),
 			Id("Limits").Map(String()).Int().Tag(map[string]string{"json": "limits,omitempty"}))
 	}
-	if m.RecordHistory {
-		fields = append(fields, Id("History").Index().Id(g.name("Record")).Tag(map[string]string{"json": "history,omitempty"}))
+	past := ""
+	if m.RecordHistory || m.Idempotent {
+		past = "\nIts past (the transition history, the idempotency keys used) is in the event log, not\nhere, so that taking a snapshot costs the same however old the machine is."
 	}
-	if m.Idempotent {
-		fields = append(fields, Id("Keys").Map(String()).Id("IdempotencyRecord").Tag(map[string]string{"json": "keys,omitempty"}))
-	}
-	f.Comment(comment(S + " is everything a machine holds, in a form that encodes to JSON by name and\nrestores exactly with Restore" + T + "."))
+	f.Comment(comment(S + " is the machine's present, in a form that encodes to JSON by name and restores\nwith Restore" + T + "." + past))
 	f.Type().Id(S).Struct(fields...)
 	f.Line()
 
@@ -163,17 +152,6 @@ func (g *gen) snapshot(f *File) {
 		}
 		if len(g.configurables) > 0 {
 			b.Id("s").Dot("Limits").Op("=").Id("m").Dot("changedLimits").Call()
-		}
-		if m.RecordHistory {
-			b.Id("s").Dot("History").Op("=").Id("m").Dot("History").Call()
-		}
-		if m.Idempotent {
-			b.If(Len(Id("m").Dot("keys")).Op(">").Lit(0)).Block(
-				Id("s").Dot("Keys").Op("=").Make(Map(String()).Id("IdempotencyRecord"), Len(Id("m").Dot("keys"))),
-				For(List(Id("k"), Id("r")).Op(":=").Range().Id("m").Dot("keys")).Block(
-					Id("s").Dot("Keys").Index(Id("k")).Op("=").Id("IdempotencyRecord").Values(Dict{Id("Event"): Id("r").Dot("event"), Id("State"): Id("r").Dot("state")}),
-				),
-			)
 		}
 		b.Return(Id("s"))
 	})
@@ -313,15 +291,6 @@ func (g *gen) snapshot(f *File) {
 		if len(g.configurables) > 0 {
 			b.If(Err().Op(":=").Id("m").Dot("setLimits").Call(Id("s").Dot("Limits")), Err().Op("!=").Nil()).Block(
 				Return(Nil(), Qual(rt, "InvalidSnapshot").Call(Op("&").Id("fsmSpec"), Lit("limits"), Err().Dot("Error").Call())))
-		}
-		if m.RecordHistory {
-			b.Id("m").Dot("history").Op("=").Append(Index().Id(g.name("Record")).Call(Nil()), Id("s").Dot("History").Op("..."))
-		}
-		if m.Idempotent {
-			b.For(List(Id("k"), Id("r")).Op(":=").Range().Id("s").Dot("Keys")).Block(
-				If(Id("m").Dot("keys").Op("==").Nil()).Block(Id("m").Dot("keys").Op("=").Map(String()).Id("idempotencyRecord").Values()),
-				Id("m").Dot("keys").Index(Id("k")).Op("=").Id("idempotencyRecord").Values(Dict{Id("event"): Id("r").Dot("Event"), Id("state"): Id("r").Dot("State")}),
-			)
 		}
 		b.Return(Id("m"), Nil())
 	})

@@ -30,7 +30,7 @@ func (g *gen) commitFunc(f *File) {
 			b.List(Id("m").Dot("lastFrom"), Id("m").Dot("lastEvent")).Op("=").List(Id("st").Dot("From"), Id("st").Dot("Event"))
 		}
 		if m.RecordHistory {
-			b.Id("m").Dot("history").Op("=").Append(Id("m").Dot("history"), Id(g.name("Record")).Values(Dict{
+			b.Id("m").Dot("history").Dot("Add").Call(Id(g.name("Record")).Values(Dict{
 				Id("From"): Id("st").Dot("From"), Id("To"): Id("st").Dot("To"), Id("Event"): Id("st").Dot("Event"), Id("EventID"): Id("in").Dot("EventID"),
 				Id("At"): Id("st").Dot("At"), Id("Actor"): Id("in").Dot("Actor"), Id("Reason"): Id("in").Dot("Reason")}))
 		}
@@ -396,9 +396,21 @@ func (g *gen) replay(f *File) {
 		b.If(Err().Op("!=").Nil()).Block(Return(Nil(), Err()))
 		b.Id("m").Op(":=").Id("New" + T).Call(hookArg...)
 		b.Id("m").Dot("ID").Op("=").Id("id")
-		b.If(Id("ok")).Block(
+		restore := []Code{
 			If(List(Id("m"), Err()).Op("=").Id("Restore"+T).Call(append([]Code{Id("s")}, hookArg...)...), Err().Op("!=").Nil()).Block(Return(Nil(), Err())),
-		)
+		}
+		if m.RecordHistory || m.Idempotent {
+			restore = append(restore,
+				Comment("The snapshot holds the present; the last of the past is in the log before it."),
+				List(Id("past"), Err()).Op(":=").Id("store").Dot("Log").Call(Id("ctx"), Id("id"), Max(Lit(0), Id("s").Dot("Seq").Op("-").Int64().Call(Qual(rt, "DefaultWindow")))),
+				If(Err().Op("!=").Nil()).Block(Return(Nil(), Err())),
+				For(Id("i").Op(":=").Range().Id("past")).Block(
+					If(Id("past").Index(Id("i")).Dot("Seq").Op(">").Id("s").Dot("Seq")).Block(Break()),
+					Id("m").Dot("recall").Call(Op("&").Id("past").Index(Id("i"))),
+				),
+			)
+		}
+		b.If(Id("ok")).Block(restore...)
 		if g.timing {
 			b.Comment("Without a snapshot the creation time is in the first entry.")
 			b.If(Op("!").Id("ok").Op("&&").Len(Id("log")).Op(">").Lit(0)).Block(
@@ -531,21 +543,8 @@ func (g *gen) replay(f *File) {
 		if g.timing {
 			b.If(Id("moved")).Block(Id("m").Dot("moveClock").Call(Id(g.name("Step")).Values(Dict{Id("From"): Id("e").Dot("From"), Id("To"): Id("e").Dot("To"), Id("At"): Id("e").Dot("Timestamp")})))
 		}
-		if m.RecordHistory {
-			rec := Id("m").Dot("history").Op("=").Append(Id("m").Dot("history"), Id(g.name("Record")).Values(Dict{
-				Id("From"): Id("e").Dot("From"), Id("To"): Id("e").Dot("To"), Id("Event"): Id("e").Dot("Trigger"), Id("EventID"): Id("e").Dot("EventID"),
-				Id("At"): Id("e").Dot("Timestamp"), Id("Actor"): Id("e").Dot("Actor"), Id("Reason"): Id("e").Dot("Reason")}))
-			if resumable {
-				b.If(Op("!").Id("resumed")).Block(rec)
-			} else {
-				b.Add(rec)
-			}
-		}
-		if m.Idempotent {
-			b.If(Id("e").Dot("Key").Op("!=").Lit("")).Block(
-				If(Id("m").Dot("keys").Op("==").Nil()).Block(Id("m").Dot("keys").Op("=").Map(String()).Id("idempotencyRecord").Values()),
-				Id("m").Dot("keys").Index(Id("e").Dot("Key")).Op("=").Id("idempotencyRecord").Values(Dict{Id("event"): Id("e").Dot("Trigger"), Id("state"): Id("e").Dot("To")}),
-			)
+		if m.RecordHistory || m.Idempotent {
+			b.Id("m").Dot("recall").Call(Id("e"))
 		}
 		b.List(Id("m").Dot("seq"), Id("m").Dot("updatedAt")).Op("=").List(Id("e").Dot("Seq"), Id("e").Dot("Timestamp"))
 		if resumable {
@@ -554,6 +553,34 @@ func (g *gen) replay(f *File) {
 		b.Return(Nil())
 	})
 	f.Line()
+	if m.RecordHistory || m.Idempotent {
+		what := map[bool]string{true: "the history record", false: ""}[m.RecordHistory]
+		if m.Idempotent {
+			if what != "" {
+				what += " and "
+			}
+			what += "the idempotency key"
+		}
+		f.Comment(comment("recall puts what log entry e says of the machine's past into the windows it keeps in\nmemory: " + what + "."))
+		f.Func().Params(Id("m").Op("*").Id(T)).Id("recall").Params(Id("e").Op("*").Id(L)).BlockFunc(func(b *Group) {
+			if m.RecordHistory {
+				rec := Id("m").Dot("history").Dot("Add").Call(Id(g.name("Record")).Values(Dict{
+					Id("From"): Id("e").Dot("From"), Id("To"): Id("e").Dot("To"), Id("Event"): Id("e").Dot("Trigger"), Id("EventID"): Id("e").Dot("EventID"),
+					Id("At"): Id("e").Dot("Timestamp"), Id("Actor"): Id("e").Dot("Actor"), Id("Reason"): Id("e").Dot("Reason")}))
+				if g.resumes {
+					b.If(Id("e").Dot("Kind").Op("!=").Lit(kindResumed)).Block(rec)
+				} else {
+					b.Add(rec)
+				}
+			}
+			if m.Idempotent {
+				b.If(Id("e").Dot("Key").Op("!=").Lit("")).Block(
+					Id("m").Dot("keys").Dot("Put").Call(Id("e").Dot("Key"), Id("idempotencyRecord").Values(Dict{Id("event"): Id("e").Dot("Trigger"), Id("state"): Id("e").Dot("To")})),
+				)
+			}
+		})
+		f.Line()
+	}
 }
 
 // resume emits Resume, for machines that checkpoint every transition.
@@ -605,6 +632,11 @@ func (g *gen) memoryStore(f *File) {
 	f.Comment("// Sequence returns the entry's sequence number, for the store.")
 	f.Func().Params(Id("e").Id(L)).Id("Sequence").Params().Int64().Block(Return(Id("e").Dot("Seq")))
 	f.Line()
+	if g.m.Idempotent {
+		f.Comment("// IdempotencyKey returns the entry's idempotency key, for the store (fsmrt.KeyFinder).")
+		f.Func().Params(Id("e").Id(L)).Id("IdempotencyKey").Params().String().Block(Return(Id("e").Dot("Key")))
+		f.Line()
+	}
 	f.Comment("// Sequence returns the snapshot's sequence number, for the store.")
 	f.Func().Params(Id("s").Id(SN)).Id("Sequence").Params().Int64().Block(Return(Id("s").Dot("Seq")))
 	f.Line()

@@ -75,7 +75,8 @@ func MachineMembers() []Reserved {
 		"State", "Seq", "SetStore", "SetLogger", "Remembered", "History", "Snapshot", "Clock", "SetClock",
 		"Timeout", "SetTimeout", "TimeoutLevel", "TimeInState", "TotalTime", "TimeByState", "EnteredAt",
 		"CreatedAt", "Expire", "apply", "commit", "counter", "enter", "exit", "fire", "logEntry", "logRefusal",
-		"moveClock", "now", "once", "persist", "remember", "step", "take", "changedLimits", "setLimits", "limit")...)
+		"moveClock", "now", "once", "persist", "remember", "step", "take", "changedLimits", "setLimits", "limit",
+		"SetHistoryWindow", "SetKeyWindow", "recall")...)
 	out = append(out, reserved("field", "ID", "Context", "Policies", "state", "seq", "hooks", "store", "saved",
 		"updatedAt", "lastFrom", "lastEvent", "logger", "watched", "clock", "createdAt", "enteredAt", "timeByState", "timeouts", "history", "keys")...)
 	return out

@@ -1,0 +1,140 @@
+package fsmrt
+
+import "context"
+
+// DefaultWindow is how many history records and idempotency keys a machine keeps in memory
+// unless told otherwise; older ones are in its store's event log.
+const DefaultWindow = 1000
+
+// Window keeps the last records added, at most Size (DefaultWindow when Size is 0). Adding
+// costs amortised constant time: the records are moved down once the slice holds twice
+// the size.
+type Window[T any] struct {
+	items []T
+	size  int
+}
+
+// SetSize sets how many records the window keeps (DefaultWindow when n <= 0), dropping the
+// oldest ones past it.
+func (w *Window[T]) SetSize(n int) {
+	if n <= 0 {
+		n = DefaultWindow
+	}
+	w.size = n
+	if len(w.items) > n {
+		w.items = append(w.items[:0], w.items[len(w.items)-n:]...)
+	}
+}
+
+// Size returns how many records the window keeps.
+func (w *Window[T]) Size() int {
+	if w.size <= 0 {
+		return DefaultWindow
+	}
+	return w.size
+}
+
+// Add appends x, dropping the oldest record past the size.
+func (w *Window[T]) Add(x T) {
+	w.items = append(w.items, x)
+	if n := w.Size(); len(w.items) >= 2*n {
+		w.items = append(w.items[:0], w.items[len(w.items)-n:]...)
+	}
+}
+
+// Items returns a copy of the records kept, oldest first.
+func (w *Window[T]) Items() []T {
+	n := min(len(w.items), w.Size())
+	return append([]T(nil), w.items[len(w.items)-n:]...)
+}
+
+// Len returns how many records the window holds.
+func (w *Window[T]) Len() int { return min(len(w.items), w.Size()) }
+
+// Reset empties the window; its size stays.
+func (w *Window[T]) Reset() { w.items = w.items[:0] }
+
+// KeyWindow remembers what the last idempotency keys used (at most Size, DefaultWindow when
+// 0) led to; the machine's store remembers the others (KeyFinder).
+type KeyWindow[R any] struct {
+	recs  map[string]R
+	order []string // the keys, oldest first, as a ring once full
+	next  int      // the ring's oldest key once full
+	size  int
+}
+
+// SetSize sets how many keys the window keeps (DefaultWindow when n <= 0), forgetting the
+// oldest ones past it.
+func (w *KeyWindow[R]) SetSize(n int) {
+	if n <= 0 {
+		n = DefaultWindow
+	}
+	keys := w.keys()
+	old := w.recsOf(keys)
+	w.recs, w.order, w.next, w.size = nil, nil, 0, n
+	from := max(len(keys)-n, 0)
+	for i, k := range keys[from:] {
+		w.Put(k, old[from+i])
+	}
+}
+
+// recsOf returns the records of keys, in order.
+func (w *KeyWindow[R]) recsOf(keys []string) []R {
+	out := make([]R, len(keys))
+	for i, k := range keys {
+		out[i] = w.recs[k]
+	}
+	return out
+}
+
+// Size returns how many keys the window keeps.
+func (w *KeyWindow[R]) Size() int {
+	if w.size <= 0 {
+		return DefaultWindow
+	}
+	return w.size
+}
+
+// Get returns what key led to, if the window holds it.
+func (w *KeyWindow[R]) Get(key string) (R, bool) {
+	r, ok := w.recs[key]
+	return r, ok
+}
+
+// Put remembers what key led to, forgetting the oldest key past the size.
+func (w *KeyWindow[R]) Put(key string, r R) {
+	if w.recs == nil {
+		w.recs = map[string]R{}
+	}
+	if _, ok := w.recs[key]; ok {
+		w.recs[key] = r
+		return
+	}
+	w.recs[key] = r
+	if len(w.order) < w.Size() {
+		w.order = append(w.order, key)
+		return
+	}
+	delete(w.recs, w.order[w.next])
+	w.order[w.next] = key
+	w.next = (w.next + 1) % len(w.order)
+}
+
+// Len returns how many keys the window holds.
+func (w *KeyWindow[R]) Len() int { return len(w.recs) }
+
+// keys returns the keys held, oldest first.
+func (w *KeyWindow[R]) keys() []string {
+	return append(append([]string(nil), w.order[w.next:]...), w.order[:w.next]...)
+}
+
+// KeyFinder is a Store that also finds the log entry that used an idempotency key, so that
+// a key is honoured after the machine's window has forgotten it. MemoryStore is one.
+type KeyFinder[L any] interface {
+	FindKey(ctx context.Context, id, key string) (e L, ok bool, err error)
+}
+
+// Keyed is a log entry that may carry an idempotency key ("" when none).
+type Keyed interface {
+	IdempotencyKey() string
+}

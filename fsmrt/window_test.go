@@ -1,0 +1,137 @@
+package fsmrt_test
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"testing"
+
+	"github.com/fsmgen/fsmgen/fsmrt"
+)
+
+func TestWindow(t *testing.T) {
+	var w fsmrt.Window[int]
+	if w.Size() != fsmrt.DefaultWindow || w.Len() != 0 || len(w.Items()) != 0 {
+		t.Fatalf("zero window: size %d, len %d", w.Size(), w.Len())
+	}
+	w.SetSize(3)
+	for i := 1; i <= 10; i++ {
+		w.Add(i)
+		want := []int{}
+		for j := max(1, i-2); j <= i; j++ {
+			want = append(want, j)
+		}
+		if got := w.Items(); !reflect.DeepEqual(got, want) || w.Len() != len(want) {
+			t.Fatalf("after %d: %v (len %d), want %v", i, got, w.Len(), want)
+		}
+	}
+	// Items is a copy.
+	items := w.Items()
+	items[0] = 99
+	if w.Items()[0] == 99 {
+		t.Error("Items shares the window's records")
+	}
+	w.SetSize(2)
+	if got := w.Items(); !reflect.DeepEqual(got, []int{9, 10}) {
+		t.Errorf("shrunk to 2: %v", got)
+	}
+	w.SetSize(0)
+	if w.Size() != fsmrt.DefaultWindow || !reflect.DeepEqual(w.Items(), []int{9, 10}) {
+		t.Errorf("reset to the default: size %d, %v", w.Size(), w.Items())
+	}
+	w.Reset()
+	if w.Len() != 0 || w.Size() != fsmrt.DefaultWindow {
+		t.Errorf("reset: len %d, size %d", w.Len(), w.Size())
+	}
+	// Adding costs no allocation once the slice has grown to twice the size.
+	w.SetSize(4)
+	for i := range 8 {
+		w.Add(i)
+	}
+	if n := testing.AllocsPerRun(100, func() { w.Add(1) }); n != 0 {
+		t.Errorf("Add allocates %v", n)
+	}
+}
+
+func TestKeyWindow(t *testing.T) {
+	var w fsmrt.KeyWindow[string]
+	if w.Size() != fsmrt.DefaultWindow || w.Len() != 0 {
+		t.Fatalf("zero window: size %d, len %d", w.Size(), w.Len())
+	}
+	if _, ok := w.Get("a"); ok {
+		t.Error("the empty window holds a key")
+	}
+	w.SetSize(3)
+	for i := 1; i <= 5; i++ {
+		w.Put(fmt.Sprint("k", i), fmt.Sprint("r", i))
+	}
+	for i := 1; i <= 5; i++ {
+		r, ok := w.Get(fmt.Sprint("k", i))
+		if want := i > 2; ok != want || (ok && r != fmt.Sprint("r", i)) {
+			t.Errorf("k%d: %q, %v; want held %v", i, r, ok, want)
+		}
+	}
+	// Putting a key again changes its record, not its place.
+	w.Put("k3", "again")
+	w.Put("k6", "r6")
+	if r, ok := w.Get("k3"); ok || r != "" {
+		t.Errorf("k3 should have gone first: %q, %v", r, ok)
+	}
+	if r, _ := w.Get("k4"); r != "r4" || w.Len() != 3 {
+		t.Errorf("k4 %q, len %d", r, w.Len())
+	}
+	// Shrinking keeps the newest keys with their records.
+	w.SetSize(2)
+	for k, want := range map[string]string{"k4": "", "k5": "r5", "k6": "r6"} {
+		if r, _ := w.Get(k); r != want {
+			t.Errorf("after shrinking, %s: %q, want %q", k, r, want)
+		}
+	}
+	w.SetSize(-1)
+	if w.Size() != fsmrt.DefaultWindow || w.Len() != 2 {
+		t.Errorf("default size: %d, len %d", w.Size(), w.Len())
+	}
+}
+
+type tKeyed struct {
+	Seq int64
+	Key string
+}
+
+func (e tKeyed) Sequence() int64        { return e.Seq }
+func (e tKeyed) IdempotencyKey() string { return e.Key }
+
+func TestMemoryStoreFindsKeys(t *testing.T) {
+	ctx := context.Background()
+	st := fsmrt.NewMemoryStore[tKeyed, tSnap]()
+	var _ fsmrt.KeyFinder[tKeyed] = st
+	for i, k := range []string{"a", "", "b", "a"} {
+		if err := st.Append(ctx, "m", tKeyed{Seq: int64(i + 1), Key: k}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for key, want := range map[string]int64{"a": 1, "b": 3, "": 0, "c": 0} {
+		e, ok, err := st.FindKey(ctx, "m", key)
+		if err != nil || ok != (want > 0) || e.Seq != want {
+			t.Errorf("FindKey(%q) = %+v, %v, %v; want seq %d", key, e, ok, err, want)
+		}
+	}
+	if _, ok, _ := st.FindKey(ctx, "other", "a"); ok {
+		t.Error("found another machine's key")
+	}
+	// A log that starts after a snapshot is found by position all the same.
+	if err := st.Save(ctx, "n", 0, tSnap{Seq: 10}); err != nil {
+		t.Fatal(err)
+	}
+	st.Append(ctx, "n", tKeyed{Seq: 11, Key: "x"})
+	st.Append(ctx, "n", tKeyed{Seq: 12, Key: "y"})
+	if e, ok, _ := st.FindKey(ctx, "n", "y"); !ok || e.Seq != 12 {
+		t.Errorf("FindKey after a snapshot: %+v, %v", e, ok)
+	}
+	// An entry type without keys is never indexed.
+	plain := fsmrt.NewMemoryStore[tEntry, tSnap]()
+	plain.Append(ctx, "m", tEntry{Seq: 1})
+	if _, ok, _ := plain.FindKey(ctx, "m", ""); ok {
+		t.Error("found a key in entries that have none")
+	}
+}
