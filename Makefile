@@ -61,6 +61,7 @@ bench-smoke:
 	cd bench/big && $(GO) run ../cmd/bigspec -o - | cmp - big.fsm.yaml
 	cd bench/hand && $(GO) run ../cmd/bighand -o - | cmp - big_switch.go
 	cd bench/big && $(GO) tool fsmgen generate --check --outputs go -o . big.fsm.yaml
+	cd bench/persist && $(GO) tool fsmgen generate --check --outputs go -o . persist.fsm.yaml
 
 clean:
 	rm -rf bin

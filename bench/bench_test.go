@@ -63,6 +63,17 @@ func BenchmarkLifecycle(b *testing.B) {
 				}
 			}
 		}},
+		{"table", func(b *testing.B) {
+			var m hand.ReviewTable
+			for b.Loop() {
+				m = hand.NewReviewTable()
+				for _, e := range reviewPathHand {
+					if _, err := m.Fire(e); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		}},
 		{"fsmgen", func(b *testing.B) {
 			m, fresh := review.NewTask(), *review.NewTask()
 			for b.Loop() {
@@ -167,6 +178,16 @@ func BenchmarkFireValid(b *testing.B) {
 				}
 			}
 		}},
+		{"table", func(b *testing.B) {
+			m := hand.NewReviewTable()
+			m.SetState(hand.InProgress)
+			ev := [2]hand.Event{hand.ToBlocked, hand.ToInProgress}
+			for i := 0; b.Loop(); i++ {
+				if _, err := m.Fire(ev[i&1]); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}},
 		{"fsmgen", func(b *testing.B) {
 			m := review.NewTask()
 			must(m.Fire(ctx, review.EventInProgress)) // must: a setup that failed would time another path
@@ -246,6 +267,15 @@ func BenchmarkFireRejected(b *testing.B) {
 	runAll(b, []impl{
 		{"hand", func(b *testing.B) {
 			m := hand.NewReview()
+			m.SetState(hand.PendingReview)
+			for b.Loop() {
+				if _, err := m.Fire(hand.ToCompleted); err == nil {
+					b.Fatal("accepted")
+				}
+			}
+		}},
+		{"table", func(b *testing.B) {
+			m := hand.NewReviewTable()
 			m.SetState(hand.PendingReview)
 			for b.Loop() {
 				if _, err := m.Fire(hand.ToCompleted); err == nil {
@@ -339,6 +369,15 @@ func BenchmarkCan(b *testing.B) {
 				}
 			}
 		}},
+		{"table", func(b *testing.B) {
+			m := hand.NewReviewTable()
+			m.SetState(hand.InProgress)
+			for b.Loop() {
+				if !m.Can(hand.ToPendingReview) {
+					b.Fatal("refused")
+				}
+			}
+		}},
 		{"fsmgen", func(b *testing.B) {
 			m := review.NewTask()
 			must(m.Fire(ctx, review.EventInProgress))
@@ -417,6 +456,16 @@ func BenchmarkPermitted(b *testing.B) {
 	runAll(b, []impl{
 		{"hand", func(b *testing.B) {
 			m := hand.NewReview()
+			m.SetState(hand.InProgress)
+			var buf [hand.NumEvents]hand.Event
+			for b.Loop() {
+				if len(m.Permitted(buf[:0])) != 2 {
+					b.Fatal("wrong")
+				}
+			}
+		}},
+		{"table", func(b *testing.B) {
+			m := hand.NewReviewTable()
 			m.SetState(hand.InProgress)
 			var buf [hand.NumEvents]hand.Event
 			for b.Loop() {
@@ -507,6 +556,18 @@ func BenchmarkFireParallel(b *testing.B) {
 		{"hand", func(b *testing.B) {
 			b.RunParallel(func(pb *testing.PB) {
 				m := hand.NewReview()
+				m.SetState(hand.InProgress)
+				ev := [2]hand.Event{hand.ToBlocked, hand.ToInProgress}
+				for i := 0; pb.Next(); i++ {
+					if _, err := m.Fire(ev[i&1]); err != nil {
+						panic(err)
+					}
+				}
+			})
+		}},
+		{"table", func(b *testing.B) {
+			b.RunParallel(func(pb *testing.PB) {
+				m := hand.NewReviewTable()
 				m.SetState(hand.InProgress)
 				ev := [2]hand.Event{hand.ToBlocked, hand.ToInProgress}
 				for i := 0; pb.Next(); i++ {
@@ -609,6 +670,7 @@ func BenchmarkFireParallel(b *testing.B) {
 
 var (
 	sinkHand       hand.Review
+	sinkHandTable  hand.ReviewTable
 	sinkHandBig    hand.Big
 	sinkHandSwitch hand.BigSwitch
 	sinkGen        *review.Task
@@ -626,6 +688,11 @@ func BenchmarkNew(b *testing.B) {
 		{"hand", func(b *testing.B) {
 			for b.Loop() {
 				sinkHand = hand.NewReview()
+			}
+		}},
+		{"table", func(b *testing.B) {
+			for b.Loop() {
+				sinkHandTable = hand.NewReviewTable()
 			}
 		}},
 		{"fsmgen", func(b *testing.B) {
