@@ -344,11 +344,6 @@ type FieldError = fsmrt.FieldError
 var (
 	ErrRefused           = fsmrt.ErrRefused
 	ErrInvalidTransition = fsmrt.ErrInvalidTransition
-	ErrGuard             = fsmrt.ErrGuard
-	ErrPermission        = fsmrt.ErrPermission
-	ErrNoChoice          = fsmrt.ErrNoChoice
-	ErrNoHistory         = fsmrt.ErrNoHistory
-	ErrLimit             = fsmrt.ErrLimit
 	ErrValidation        = fsmrt.ErrValidation
 	ErrInvalidSnapshot   = fsmrt.ErrInvalidSnapshot
 	ErrInvalidLog        = fsmrt.ErrInvalidLog
@@ -357,19 +352,6 @@ var (
 // InvalidTransitionError says the event is not accepted in the state at all (every event
 // is refused in a terminal state). Permitted lists what is.
 type InvalidTransitionError = fsmrt.InvalidTransitionError[State, Event]
-
-// GuardError says transitions exist for the state and event, but none of their guards
-// hold.
-type GuardError = fsmrt.GuardError[State, Event]
-
-// NoChoiceError says a dynamic transition found no candidate whose guards hold.
-type NoChoiceError = fsmrt.NoChoiceError[State, Event]
-
-// NoHistoryError says a history transition found no remembered state to return to.
-type NoHistoryError = fsmrt.NoHistoryError[State, Event]
-
-// LimitError says the transition would trip a counter's limit that has no `then` state.
-type LimitError = fsmrt.LimitError[State, Event]
 
 // ValidationError says required fields are missing or invalid: the context fields the
 // target state requires, or the event's payload (Payload is true). Allowed lists the
@@ -386,7 +368,6 @@ var fsmSpec = fsmrt.Spec{
 // Preallocated refusals, so that refusing an event allocates nothing. Written once by init.
 var (
 	invalidTransitions [NumStates][NumEvents]InvalidTransitionError
-	guardRefusals      [NumStates][NumEvents]GuardError
 )
 
 func init() {
@@ -394,7 +375,6 @@ func init() {
 	for s := range invalidTransitions {
 		for e := range invalidTransitions[s] {
 			invalidTransitions[s][e] = fsmrt.InvalidTransition(&fsmSpec, State(s), Event(e))
-			guardRefusals[s][e] = fsmrt.Guard(&fsmSpec, State(s), Event(e))
 			if accepts(State(s), Event(e)) {
 				fsmSpec.Accepts[s] = append(fsmSpec.Accepts[s], e)
 			}
@@ -405,11 +385,6 @@ func init() {
 // BigContext holds the machine's data: the spec's context fields. States check the fields
 // they require on entry; guards may compare them.
 type BigContext struct{}
-
-// requirements checks the fields state s requires on entry and appends what fails to errs.
-func (c *BigContext) requirements(s State, errs []FieldError) []FieldError {
-	return errs
-}
 
 // BigStep describes the transition being decided or run; hooks receive it by value.
 type BigStep struct {

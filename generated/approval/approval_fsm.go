@@ -250,9 +250,6 @@ var (
 	ErrInvalidTransition   = fsmrt.ErrInvalidTransition
 	ErrGuard               = fsmrt.ErrGuard
 	ErrPermission          = fsmrt.ErrPermission
-	ErrNoChoice            = fsmrt.ErrNoChoice
-	ErrNoHistory           = fsmrt.ErrNoHistory
-	ErrLimit               = fsmrt.ErrLimit
 	ErrValidation          = fsmrt.ErrValidation
 	ErrIdempotencyConflict = fsmrt.ErrIdempotencyConflict
 	ErrInvalidSnapshot     = fsmrt.ErrInvalidSnapshot
@@ -266,15 +263,6 @@ type InvalidTransitionError = fsmrt.InvalidTransitionError[State, Event]
 // GuardError says transitions exist for the state and event, but none of their guards
 // hold.
 type GuardError = fsmrt.GuardError[State, Event]
-
-// NoChoiceError says a dynamic transition found no candidate whose guards hold.
-type NoChoiceError = fsmrt.NoChoiceError[State, Event]
-
-// NoHistoryError says a history transition found no remembered state to return to.
-type NoHistoryError = fsmrt.NoHistoryError[State, Event]
-
-// LimitError says the transition would trip a counter's limit that has no `then` state.
-type LimitError = fsmrt.LimitError[State, Event]
 
 // ValidationError says required fields are missing or invalid: the context fields the
 // target state requires, or the event's payload (Payload is true). Allowed lists the

@@ -1056,9 +1056,6 @@ func TestFsmErrors(t *testing.T) {
 	}{
 		{&InvalidTransitionError{State: s, Event: e}, ErrInvalidTransition, "invalid_transition"},
 		{&GuardError{State: s, Event: e}, ErrGuard, "guard"},
-		{&NoChoiceError{State: s, Event: e}, ErrNoChoice, "no_choice"},
-		{&NoHistoryError{State: s, Event: e, Remembering: s}, ErrNoHistory, "no_history"},
-		{&LimitError{State: s, Event: e, Counter: "c", Limit: 3}, ErrLimit, "limit"},
 		{&ValidationError{State: s, Event: e, Target: s, Errors: []FieldError{{Field: "f", Message: "m"}, {Field: "g", Message: "n"}}}, ErrValidation, "artifacts"},
 		{&ValidationError{State: s, Event: e, Target: s, Payload: true}, ErrValidation, "payload"},
 		{&PermissionError{State: s, Event: e, Role: RoleNone}, ErrPermission, "role"},

@@ -273,11 +273,8 @@ type FieldError = fsmrt.FieldError
 var (
 	ErrRefused           = fsmrt.ErrRefused
 	ErrInvalidTransition = fsmrt.ErrInvalidTransition
-	ErrGuard             = fsmrt.ErrGuard
-	ErrPermission        = fsmrt.ErrPermission
 	ErrNoChoice          = fsmrt.ErrNoChoice
 	ErrNoHistory         = fsmrt.ErrNoHistory
-	ErrLimit             = fsmrt.ErrLimit
 	ErrValidation        = fsmrt.ErrValidation
 	ErrInvalidSnapshot   = fsmrt.ErrInvalidSnapshot
 	ErrInvalidLog        = fsmrt.ErrInvalidLog
@@ -287,18 +284,11 @@ var (
 // is refused in a terminal state). Permitted lists what is.
 type InvalidTransitionError = fsmrt.InvalidTransitionError[State, Event]
 
-// GuardError says transitions exist for the state and event, but none of their guards
-// hold.
-type GuardError = fsmrt.GuardError[State, Event]
-
 // NoChoiceError says a dynamic transition found no candidate whose guards hold.
 type NoChoiceError = fsmrt.NoChoiceError[State, Event]
 
 // NoHistoryError says a history transition found no remembered state to return to.
 type NoHistoryError = fsmrt.NoHistoryError[State, Event]
-
-// LimitError says the transition would trip a counter's limit that has no `then` state.
-type LimitError = fsmrt.LimitError[State, Event]
 
 // ValidationError says required fields are missing or invalid: the context fields the
 // target state requires, or the event's payload (Payload is true). Allowed lists the
@@ -315,7 +305,6 @@ var fsmSpec = fsmrt.Spec{
 // Preallocated refusals, so that refusing an event allocates nothing. Written once by init.
 var (
 	invalidTransitions [NumStates][NumEvents]InvalidTransitionError
-	guardRefusals      [NumStates][NumEvents]GuardError
 )
 
 func init() {
@@ -323,7 +312,6 @@ func init() {
 	for s := range invalidTransitions {
 		for e := range invalidTransitions[s] {
 			invalidTransitions[s][e] = fsmrt.InvalidTransition(&fsmSpec, State(s), Event(e))
-			guardRefusals[s][e] = fsmrt.Guard(&fsmSpec, State(s), Event(e))
 			if accepts(State(s), Event(e)) {
 				fsmSpec.Accepts[s] = append(fsmSpec.Accepts[s], e)
 			}
@@ -375,11 +363,6 @@ type TaskContext struct {
 	Messages []string `json:"messages,omitempty"`
 	// Priority is "priority" (int). Priority of the task (lower = higher).
 	Priority int `json:"priority,omitempty"`
-}
-
-// requirements checks the fields state s requires on entry and appends what fails to errs.
-func (c *TaskContext) requirements(s State, errs []FieldError) []FieldError {
-	return errs
 }
 
 // TaskCreatedPayload is the payload of the event "task_created".

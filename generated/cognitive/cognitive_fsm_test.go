@@ -670,10 +670,8 @@ func TestFsmErrors(t *testing.T) {
 		reason   string
 	}{
 		{&InvalidTransitionError{State: s, Event: e}, ErrInvalidTransition, "invalid_transition"},
-		{&GuardError{State: s, Event: e}, ErrGuard, "guard"},
 		{&NoChoiceError{State: s, Event: e}, ErrNoChoice, "no_choice"},
 		{&NoHistoryError{State: s, Event: e, Remembering: s}, ErrNoHistory, "no_history"},
-		{&LimitError{State: s, Event: e, Counter: "c", Limit: 3}, ErrLimit, "limit"},
 		{&ValidationError{State: s, Event: e, Target: s, Errors: []FieldError{{Field: "f", Message: "m"}, {Field: "g", Message: "n"}}}, ErrValidation, "artifacts"},
 		{&ValidationError{State: s, Event: e, Target: s, Payload: true}, ErrValidation, "payload"},
 	} {

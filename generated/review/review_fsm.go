@@ -245,10 +245,6 @@ var (
 	ErrRefused           = fsmrt.ErrRefused
 	ErrInvalidTransition = fsmrt.ErrInvalidTransition
 	ErrGuard             = fsmrt.ErrGuard
-	ErrPermission        = fsmrt.ErrPermission
-	ErrNoChoice          = fsmrt.ErrNoChoice
-	ErrNoHistory         = fsmrt.ErrNoHistory
-	ErrLimit             = fsmrt.ErrLimit
 	ErrValidation        = fsmrt.ErrValidation
 	ErrInvalidSnapshot   = fsmrt.ErrInvalidSnapshot
 	ErrInvalidLog        = fsmrt.ErrInvalidLog
@@ -261,15 +257,6 @@ type InvalidTransitionError = fsmrt.InvalidTransitionError[State, Event]
 // GuardError says transitions exist for the state and event, but none of their guards
 // hold.
 type GuardError = fsmrt.GuardError[State, Event]
-
-// NoChoiceError says a dynamic transition found no candidate whose guards hold.
-type NoChoiceError = fsmrt.NoChoiceError[State, Event]
-
-// NoHistoryError says a history transition found no remembered state to return to.
-type NoHistoryError = fsmrt.NoHistoryError[State, Event]
-
-// LimitError says the transition would trip a counter's limit that has no `then` state.
-type LimitError = fsmrt.LimitError[State, Event]
 
 // ValidationError says required fields are missing or invalid: the context fields the
 // target state requires, or the event's payload (Payload is true). Allowed lists the
@@ -309,11 +296,6 @@ type TaskContext struct {
 	// Agent), complex (>=2 Review Agents in parallel), security-sensitive (>=2 Review Agents
 	// with security focus).
 	Criticality Criticality `json:"criticality,omitempty"`
-}
-
-// requirements checks the fields state s requires on entry and appends what fails to errs.
-func (c *TaskContext) requirements(s State, errs []FieldError) []FieldError {
-	return errs
 }
 
 // TaskStep describes the transition being decided or run; hooks receive it by value.

@@ -110,25 +110,13 @@ func (g *gen) context(f *File) {
 			g.fieldCheck(f, "check"+g.name("Context")+fd.GoName, fd, false)
 		}
 	}
-	f.Comment(comment("requirements checks the fields state s requires on entry and appends what fails to errs."))
-	f.Func().Params(Id("c").Op("*").Id(g.name("Context"))).Id("requirements").Params(Id("s").Id("State"), Id("errs").Index().Id("FieldError")).Index().Id("FieldError").BlockFunc(func(b *Group) {
-		var cases []Code
-		for _, s := range m.States {
-			if len(s.Requires) == 0 {
-				continue
-			}
-			var body []Code
-			for _, fd := range s.Requires {
-				body = append(body, Id("errs").Op("=").Id("check"+g.name("Context")+fd.GoName).Call(Id("c").Dot(fd.GoName), Id("errs")))
-			}
-			cases = append(cases, Case(Id("State"+s.GoName)).Block(body...))
-		}
-		if len(cases) > 0 {
-			b.Switch(Id("s")).Block(cases...)
-		}
-		b.Return(Id("errs"))
-	})
-	f.Line()
+	requires := false
+	for _, s := range m.States {
+		requires = requires || len(s.Requires) > 0
+	}
+	if requires {
+		g.requirements(f)
+	}
 
 	for _, e := range m.Events {
 		if len(e.Payload) == 0 {
@@ -247,4 +235,28 @@ func (g *gen) bound(fd *ir.Field, lit ir.Literal) *Statement {
 		return Qual("time", "Duration").Call(Lit(int64(lit.Num)))
 	}
 	return Lit(lit.Num)
+}
+
+// requirements emits the check of the fields each state requires on entry.
+func (g *gen) requirements(f *File) {
+	m := g.m
+	f.Comment(comment("requirements checks the fields state s requires on entry and appends what fails to errs."))
+	f.Func().Params(Id("c").Op("*").Id(g.name("Context"))).Id("requirements").Params(Id("s").Id("State"), Id("errs").Index().Id("FieldError")).Index().Id("FieldError").BlockFunc(func(b *Group) {
+		var cases []Code
+		for _, s := range m.States {
+			if len(s.Requires) == 0 {
+				continue
+			}
+			var body []Code
+			for _, fd := range s.Requires {
+				body = append(body, Id("errs").Op("=").Id("check"+g.name("Context")+fd.GoName).Call(Id("c").Dot(fd.GoName), Id("errs")))
+			}
+			cases = append(cases, Case(Id("State"+s.GoName)).Block(body...))
+		}
+		if len(cases) > 0 {
+			b.Switch(Id("s")).Block(cases...)
+		}
+		b.Return(Id("errs"))
+	})
+	f.Line()
 }

@@ -13,11 +13,20 @@ func (g *gen) errors(f *File) {
 	f.Type().Id("FieldError").Op("=").Qual(rt, "FieldError")
 	f.Line()
 
-	sentinels := []string{"ErrRefused", "ErrInvalidTransition", "ErrGuard", "ErrPermission", "ErrNoChoice",
-		"ErrNoHistory", "ErrLimit", "ErrValidation"}
-	if g.m.Idempotent {
-		sentinels = append(sentinels, "ErrIdempotencyConflict")
+	guard, noChoice, noHistory, limit := g.m.Refusals()
+	sentinels := []string{"ErrRefused", "ErrInvalidTransition"}
+	add := func(ok bool, name string) {
+		if ok {
+			sentinels = append(sentinels, name)
+		}
 	}
+	add(guard, "ErrGuard")
+	add(len(g.m.Roles) > 0, "ErrPermission")
+	add(noChoice, "ErrNoChoice")
+	add(noHistory, "ErrNoHistory")
+	add(limit, "ErrLimit")
+	sentinels = append(sentinels, "ErrValidation")
+	add(g.m.Idempotent, "ErrIdempotencyConflict")
 	sentinels = append(sentinels, "ErrInvalidSnapshot", "ErrInvalidLog")
 	f.Comment("// Sentinel errors for errors.Is, the runtime's own: every refusal matches ErrRefused, and\n// each typed error also matches its own sentinel. ErrInvalidSnapshot and ErrInvalidLog\n// say that what a store holds cannot be this machine's (Restore, Replay).")
 	f.Var().DefsFunc(func(d *Group) {
@@ -27,16 +36,25 @@ func (g *gen) errors(f *File) {
 	})
 	f.Line()
 
-	types := []struct{ name, doc string }{
+	type errType struct{ name, doc string }
+	types := []errType{
 		{"InvalidTransitionError", "InvalidTransitionError says the event is not accepted in the state at all (every event\nis refused in a terminal state). Permitted lists what is."},
-		{"GuardError", "GuardError says transitions exist for the state and event, but none of their guards hold."},
-		{"NoChoiceError", "NoChoiceError says a dynamic transition found no candidate whose guards hold."},
-		{"NoHistoryError", "NoHistoryError says a history transition found no remembered state to return to."},
-		{"LimitError", "LimitError says the transition would trip a counter's limit that has no `then` state."},
-		{"ValidationError", "ValidationError says required fields are missing or invalid: the context fields the target\nstate requires, or the event's payload (Payload is true). Allowed lists the events that\nwould be accepted instead."},
 	}
+	if guard {
+		types = append(types, errType{"GuardError", "GuardError says transitions exist for the state and event, but none of their guards hold."})
+	}
+	if noChoice {
+		types = append(types, errType{"NoChoiceError", "NoChoiceError says a dynamic transition found no candidate whose guards hold."})
+	}
+	if noHistory {
+		types = append(types, errType{"NoHistoryError", "NoHistoryError says a history transition found no remembered state to return to."})
+	}
+	if limit {
+		types = append(types, errType{"LimitError", "LimitError says the transition would trip a counter's limit that has no `then` state."})
+	}
+	types = append(types, errType{"ValidationError", "ValidationError says required fields are missing or invalid: the context fields the target\nstate requires, or the event's payload (Payload is true). Allowed lists the events that\nwould be accepted instead."})
 	if g.m.Idempotent {
-		types = append(types, struct{ name, doc string }{"IdempotencyConflictError", "IdempotencyConflictError says the key was already used for another event."})
+		types = append(types, errType{"IdempotencyConflictError", "IdempotencyConflictError says the key was already used for another event."})
 	}
 	for _, t := range types {
 		f.Comment(comment(t.doc))
@@ -55,7 +73,9 @@ func (g *gen) errors(f *File) {
 	f.Comment("// Preallocated refusals, so that refusing an event allocates nothing. Written once by init.")
 	f.Var().DefsFunc(func(d *Group) {
 		d.Id("invalidTransitions").Index(Id("NumStates")).Index(Id("NumEvents")).Id("InvalidTransitionError")
-		d.Id("guardRefusals").Index(Id("NumStates")).Index(Id("NumEvents")).Id("GuardError")
+		if guard {
+			d.Id("guardRefusals").Index(Id("NumStates")).Index(Id("NumEvents")).Id("GuardError")
+		}
 	})
 	f.Line()
 	f.Func().Id("init").Params().Block(
@@ -63,7 +83,12 @@ func (g *gen) errors(f *File) {
 		For(Id("s").Op(":=").Range().Id("invalidTransitions")).Block(
 			For(Id("e").Op(":=").Range().Id("invalidTransitions").Index(Id("s"))).Block(
 				Id("invalidTransitions").Index(Id("s")).Index(Id("e")).Op("=").Qual(rt, "InvalidTransition").Call(Op("&").Id("fsmSpec"), Id("State").Call(Id("s")), Id("Event").Call(Id("e"))),
-				Id("guardRefusals").Index(Id("s")).Index(Id("e")).Op("=").Qual(rt, "Guard").Call(Op("&").Id("fsmSpec"), Id("State").Call(Id("s")), Id("Event").Call(Id("e"))),
+				func() Code {
+					if !guard {
+						return Null()
+					}
+					return Id("guardRefusals").Index(Id("s")).Index(Id("e")).Op("=").Qual(rt, "Guard").Call(Op("&").Id("fsmSpec"), Id("State").Call(Id("s")), Id("Event").Call(Id("e")))
+				}(),
 				If(Id("accepts").Call(Id("State").Call(Id("s")), Id("Event").Call(Id("e")))).Block(
 					Id("fsmSpec").Dot("Accepts").Index(Id("s")).Op("=").Append(Id("fsmSpec").Dot("Accepts").Index(Id("s")), Id("e")),
 				),

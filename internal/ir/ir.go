@@ -466,3 +466,26 @@ func (t *Transition) Targets(s *State) []*State {
 	}
 	return out
 }
+
+// Refusals reports which refusals the machine can return besides an invalid transition, so
+// that generated code declares only those: a guard that does not hold, a dynamic
+// transition with no candidate, a history target that remembers nothing, a counter limit
+// without a state to go to.
+func (m *Machine) Refusals() (guard, noChoice, noHistory, limit bool) {
+	for _, t := range m.Transitions {
+		guard = guard || t.Guarded()
+		switch t.Target.Kind {
+		case Choice:
+			noChoice = true
+			for _, c := range t.Choices {
+				noHistory = noHistory || c.Target.Kind == History
+			}
+		case History:
+			noHistory = true
+		}
+		for _, c := range t.Increment {
+			limit = limit || (c.Limit > 0 && c.Then == nil)
+		}
+	}
+	return
+}

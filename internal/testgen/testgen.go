@@ -318,7 +318,13 @@ func (v view) Expiries() []ExpiryRow {
 }
 
 func funcs(m *ir.Machine) template.FuncMap {
+	guard, noChoice, noHistory, limit := m.Refusals()
 	return template.FuncMap{
+		// refusal reports whether the machine can refuse for that reason, and so whether the
+		// generated code declares its error.
+		"refusal": func(reason string) bool {
+			return map[string]bool{"guard": guard, "no_choice": noChoice, "no_history": noHistory, "limit": limit}[reason]
+		},
 		"st": func(s *ir.State) string { return "State" + s.GoName },
 		"ev": func(e *ir.Event) string { return "Event" + e.GoName },
 		"role": func(r *ir.Role) string {
