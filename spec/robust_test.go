@@ -121,13 +121,21 @@ func TestAliasBomb(t *testing.T) {
 		for _, mapping := range []bool{false, true} {
 			t.Run(fmt.Sprintf("levels=%d,mapping=%v", levels, mapping), func(t *testing.T) {
 				start := time.Now()
-				// l0 holds 11 nodes, so l5 (1,111,111) is the first over the limit; the
-				// error points at its first alias, on l6's line (header 6 lines, x: 1).
-				col := 12
+				// l0 holds 11 nodes and each level ten of the one before (and, in a
+				// mapping, ten keys), so the first level over MaxNodes is found by counting;
+				// the error points at the first alias to it, on the next level's line
+				// (header 6 lines, x: 1, l0: 1).
+				col, over := 12, 0
 				if mapping {
 					col = 16
 				}
-				refused(t, billionLaughs(levels, mapping), "alias bomb", 14, col)
+				for size := 11; size <= MaxNodes; over++ {
+					size = 1 + 10*size
+					if mapping {
+						size += 10
+					}
+				}
+				refused(t, billionLaughs(levels, mapping), "alias bomb", 9+over, col)
 				if d := time.Since(start); d > 5*time.Second {
 					t.Errorf("refusing the bomb took %v", d)
 				}
