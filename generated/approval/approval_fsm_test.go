@@ -1245,16 +1245,23 @@ func TestFsmLimits(t *testing.T) {
 func TestFsmRestoreRefusesBadSnapshots(t *testing.T) {
 	good := NewTask(&fsmHooks{}).Snapshot()
 	for name, mutate := range map[string]func(s *TaskSnapshot){
-		"version":             func(s *TaskSnapshot) { s.Version = 99 },
-		"state":               func(s *TaskSnapshot) { s.State = State(NumStates) },
-		"limit of no counter": func(s *TaskSnapshot) { s.Limits = map[string]int{"": 1} },
-		"limit review_cycles": func(s *TaskSnapshot) { s.Limits = map[string]int{"review_cycles": -1} },
+		"version":                func(s *TaskSnapshot) { s.Version = 99 },
+		"state":                  func(s *TaskSnapshot) { s.State = State(NumStates) },
+		"seq":                    func(s *TaskSnapshot) { s.Seq = -1 },
+		"negative review_cycles": func(s *TaskSnapshot) { s.Counters.ReviewCycles = -1 },
+		"limit of no counter":    func(s *TaskSnapshot) { s.Limits = map[string]int{"": 1} },
+		"limit review_cycles":    func(s *TaskSnapshot) { s.Limits = map[string]int{"review_cycles": -1} },
 	} {
 		s := good
 		mutate(&s)
-		if _, err := RestoreTask(s, &fsmHooks{}); err == nil {
-			t.Errorf("%s: a bad snapshot was restored", name)
+		if _, err := RestoreTask(s, &fsmHooks{}); !errors.Is(err, ErrInvalidSnapshot) {
+			t.Errorf("%s: a bad snapshot was restored: %v", name, err)
 		}
+	}
+	// Decoding refuses a snapshot without a state, which would decode as the initial one.
+	var s TaskSnapshot
+	if err := json.Unmarshal([]byte(`{"version": 1, "state": null}`), &s); !errors.Is(err, ErrInvalidSnapshot) {
+		t.Errorf("a null state was decoded: %v", err)
 	}
 }
 

@@ -1708,18 +1708,40 @@ func TestFsmTimeouts(t *testing.T) {
 func TestFsmRestoreRefusesBadSnapshots(t *testing.T) {
 	good := NewTask(&fsmHooks{}).Snapshot()
 	for name, mutate := range map[string]func(s *TaskSnapshot){
-		"version":          func(s *TaskSnapshot) { s.Version = 99 },
-		"state":            func(s *TaskSnapshot) { s.State = State(NumStates) },
-		"counter failures": func(s *TaskSnapshot) { s.Counters.Failures = map[State]int{State(NumStates): 1} },
-		"remembered state": func(s *TaskSnapshot) { s.Remembered = map[State]State{StateCtoIntervention: State(NumStates)} },
-		"not remembering":  func(s *TaskSnapshot) { s.Remembered = map[State]State{StatePending: StatePending} },
-		"timeout state":    func(s *TaskSnapshot) { s.Timeouts = map[State]time.Duration{State(NumStates): time.Second} },
+		"version":                              func(s *TaskSnapshot) { s.Version = 99 },
+		"state":                                func(s *TaskSnapshot) { s.State = State(NumStates) },
+		"seq":                                  func(s *TaskSnapshot) { s.Seq = -1 },
+		"negative failures":                    func(s *TaskSnapshot) { s.Counters.Failures = map[State]int{State(0): -1} },
+		"failures past its limit":              func(s *TaskSnapshot) { s.Counters.Failures = map[State]int{State(0): 3} },
+		"negative cto_attempts":                func(s *TaskSnapshot) { s.Counters.CtoAttempts = -1 },
+		"cto_attempts past its limit":          func(s *TaskSnapshot) { s.Counters.CtoAttempts = 2 },
+		"cto_intervention remembering pending": func(s *TaskSnapshot) { s.Remembered = map[State]State{StateCtoIntervention: StatePending} },
+		"timeout of pending":                   func(s *TaskSnapshot) { s.Timeouts = map[State]time.Duration{StatePending: time.Second} },
+		"zero timeout of in_progress":          func(s *TaskSnapshot) { s.Timeouts = map[State]time.Duration{StateInProgress: 0} },
+		"counter failures":                     func(s *TaskSnapshot) { s.Counters.Failures = map[State]int{State(NumStates): 1} },
+		"remembered state":                     func(s *TaskSnapshot) { s.Remembered = map[State]State{StateCtoIntervention: State(NumStates)} },
+		"not remembering":                      func(s *TaskSnapshot) { s.Remembered = map[State]State{StatePending: StatePending} },
+		"timeout state":                        func(s *TaskSnapshot) { s.Timeouts = map[State]time.Duration{State(NumStates): time.Second} },
 	} {
 		s := good
 		mutate(&s)
-		if _, err := RestoreTask(s, &fsmHooks{}); err == nil {
-			t.Errorf("%s: a bad snapshot was restored", name)
+		if _, err := RestoreTask(s, &fsmHooks{}); !errors.Is(err, ErrInvalidSnapshot) {
+			t.Errorf("%s: a bad snapshot was restored: %v", name, err)
 		}
+	}
+	// Decoding refuses a snapshot without a state, which would decode as the initial one.
+	var s TaskSnapshot
+	if err := json.Unmarshal([]byte(`{"version": 1, "state": null}`), &s); !errors.Is(err, ErrInvalidSnapshot) {
+		t.Errorf("a null state was decoded: %v", err)
+	}
+	// The history a machine keeps is a window of the last records.
+	w, _ := fsmFixture(StatePending, nil, false, false, false)
+	w.SetHistoryWindow(2)
+	for i := range 3 {
+		w.history.Add(TaskRecord{EventID: fmt.Sprint(i)})
+	}
+	if h := w.History(); len(h) != 2 || h[0].EventID != "1" || h[1].EventID != "2" || !w.EnteredAt().Equal(fsmEpoch) {
+		t.Errorf("history window of 2: %+v, entered %v", h, w.EnteredAt())
 	}
 	if NewTask(&fsmHooks{}).CountFailures(State(NumStates)) != 0 {
 		t.Error("count of an out-of-range state")

@@ -812,16 +812,32 @@ func TestFsmCheckpointFailure(t *testing.T) {
 func TestFsmRestoreRefusesBadSnapshots(t *testing.T) {
 	good := NewTask(&fsmHooks{}).Snapshot()
 	for name, mutate := range map[string]func(s *TaskSnapshot){
-		"version":          func(s *TaskSnapshot) { s.Version = 99 },
-		"state":            func(s *TaskSnapshot) { s.State = State(NumStates) },
-		"remembered state": func(s *TaskSnapshot) { s.Remembered = map[State]State{StateSuspended: State(NumStates)} },
-		"not remembering":  func(s *TaskSnapshot) { s.Remembered = map[State]State{StateIdle: StateIdle} },
+		"version":                    func(s *TaskSnapshot) { s.Version = 99 },
+		"state":                      func(s *TaskSnapshot) { s.State = State(NumStates) },
+		"seq":                        func(s *TaskSnapshot) { s.Seq = -1 },
+		"suspended remembering idle": func(s *TaskSnapshot) { s.Remembered = map[State]State{StateSuspended: StateIdle} },
+		"remembered state":           func(s *TaskSnapshot) { s.Remembered = map[State]State{StateSuspended: State(NumStates)} },
+		"not remembering":            func(s *TaskSnapshot) { s.Remembered = map[State]State{StateIdle: StateIdle} },
 	} {
 		s := good
 		mutate(&s)
-		if _, err := RestoreTask(s, &fsmHooks{}); err == nil {
-			t.Errorf("%s: a bad snapshot was restored", name)
+		if _, err := RestoreTask(s, &fsmHooks{}); !errors.Is(err, ErrInvalidSnapshot) {
+			t.Errorf("%s: a bad snapshot was restored: %v", name, err)
 		}
+	}
+	// Decoding refuses a snapshot without a state, which would decode as the initial one.
+	var s TaskSnapshot
+	if err := json.Unmarshal([]byte(`{"version": 1, "state": null}`), &s); !errors.Is(err, ErrInvalidSnapshot) {
+		t.Errorf("a null state was decoded: %v", err)
+	}
+	// The history a machine keeps is a window of the last records.
+	w, _ := fsmFixture(StateIdle, nil, false, false, false)
+	w.SetHistoryWindow(2)
+	for i := range 3 {
+		w.history.Add(TaskRecord{EventID: fmt.Sprint(i)})
+	}
+	if h := w.History(); len(h) != 2 || h[0].EventID != "1" || h[1].EventID != "2" || !w.EnteredAt().Equal(fsmEpoch) {
+		t.Errorf("history window of 2: %+v, entered %v", h, w.EnteredAt())
 	}
 	f, _ := fsmFixture(StateIdle, nil, false, false, false)
 	for s := State(0); s < NumStates; s++ {

@@ -651,14 +651,22 @@ func TestFsmThresholds(t *testing.T) {
 func TestFsmRestoreRefusesBadSnapshots(t *testing.T) {
 	good := NewTask().Snapshot()
 	for name, mutate := range map[string]func(s *TaskSnapshot){
-		"version": func(s *TaskSnapshot) { s.Version = 99 },
-		"state":   func(s *TaskSnapshot) { s.State = State(NumStates) },
+		"version":                   func(s *TaskSnapshot) { s.Version = 99 },
+		"state":                     func(s *TaskSnapshot) { s.State = State(NumStates) },
+		"seq":                       func(s *TaskSnapshot) { s.Seq = -1 },
+		"negative reviews":          func(s *TaskSnapshot) { s.Counters.Reviews = -1 },
+		"negative security_reviews": func(s *TaskSnapshot) { s.Counters.SecurityReviews = -1 },
 	} {
 		s := good
 		mutate(&s)
-		if _, err := RestoreTask(s); err == nil {
-			t.Errorf("%s: a bad snapshot was restored", name)
+		if _, err := RestoreTask(s); !errors.Is(err, ErrInvalidSnapshot) {
+			t.Errorf("%s: a bad snapshot was restored: %v", name, err)
 		}
+	}
+	// Decoding refuses a snapshot without a state, which would decode as the initial one.
+	var s TaskSnapshot
+	if err := json.Unmarshal([]byte(`{"version": 1, "state": null}`), &s); !errors.Is(err, ErrInvalidSnapshot) {
+		t.Errorf("a null state was decoded: %v", err)
 	}
 }
 

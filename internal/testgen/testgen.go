@@ -9,6 +9,7 @@ import (
 	"go/parser"
 	"go/token"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"text/template"
@@ -196,6 +197,44 @@ func (v view) Remembering() []*ir.State {
 		}
 	}
 	return out
+}
+
+// Unrememberable pairs each remembering state with a state it can never remember (one it is
+// never entered from, or a terminal one), where there is one.
+func (v view) Unrememberable() [][2]*ir.State {
+	var out [][2]*ir.State
+	for _, s := range v.M.States {
+		if !s.Remembers {
+			continue
+		}
+		for _, x := range v.M.States {
+			if !slices.Contains(s.HistoryFrom, x) {
+				out = append(out, [2]*ir.State{s, x})
+				break
+			}
+		}
+	}
+	return out
+}
+
+// FixedTimeout is a state whose timeout the program may not change, and Configurable one
+// whose timeout it may; nil when there is none.
+func (v view) FixedTimeout() *ir.State {
+	for _, s := range v.M.States {
+		if s.Timeout != nil && !s.Timeout.Configurable {
+			return s
+		}
+	}
+	return nil
+}
+
+func (v view) ConfigurableTimeout() *ir.State {
+	for _, s := range v.M.States {
+		if s.Timeout != nil && s.Timeout.Configurable {
+			return s
+		}
+	}
+	return nil
 }
 
 func (v view) NotRemembering() *ir.State {
