@@ -517,16 +517,7 @@ func (m *Big) once(ctx context.Context, e Event, in *BigInput) (State, error) {
 
 // Can reports whether e would be accepted now, without firing it. Guards are evaluated.
 func (m *Big) Can(ctx context.Context, e Event) bool {
-	if m.state < NumStates && e < NumEvents {
-		switch moves[m.state][e] {
-		case moveRefused:
-			return false
-		case moveStep: // step decides
-		default:
-			return true
-		}
-	}
-	return m.CanWith(ctx, e, BigInput{})
+	return m.state < NumStates && e < NumEvents && moves[m.state][e] != moveRefused
 }
 
 // CanWith is Can for a given input.
