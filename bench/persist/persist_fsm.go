@@ -303,16 +303,9 @@ func (m *Doc) SetKeyWindow(n int) {
 	m.keys.SetSize(n)
 }
 
-// DocRecord is one entry of the transition history.
-type DocRecord struct {
-	From    State     `json:"from"`
-	To      State     `json:"to"`
-	Event   Event     `json:"event"`
-	EventID string    `json:"eventId,omitempty"`
-	At      time.Time `json:"timestamp"`
-	Actor   string    `json:"actor,omitempty"`
-	Reason  string    `json:"reason,omitempty"`
-}
+// DocRecord is one entry of the transition history: from, to, event, event ID, time
+// (timestamp), actor and reason.
+type DocRecord = fsmrt.Record[State, Event]
 
 // Doc is one Doc state machine.
 //
@@ -349,7 +342,7 @@ type Doc struct {
 func NewDoc(hooks DocHooks) *Doc {
 	m := &Doc{state: StateDraft}
 	m.hooks = hooks
-	m.clock = systemClock{}
+	m.clock = fsmrt.SystemClock{}
 	m.createdAt = m.clock.Now()
 	m.enteredAt = m.createdAt
 	return m
@@ -1014,15 +1007,7 @@ func (r *DocRegistry) Fire(ctx context.Context, id string, e Event, in DocInput)
 
 // Clock tells the time. Machines read it only when the spec asks for time (timeouts,
 // history); set a fake one with SetClock in tests, or pass Input.At.
-type Clock interface {
-	Now() time.Time
-}
-
-type systemClock struct{}
-
-func (systemClock) Now() time.Time {
-	return time.Now()
-}
+type Clock = fsmrt.Clock
 
 // SetClock replaces the machine's clock. Call it right after construction: it also
 // restarts the machine's creation time and its time in the current state.

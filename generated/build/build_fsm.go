@@ -451,16 +451,9 @@ func (TaskNopHooks) RecordCtoGuidance(context.Context, *Task, TaskStep) {}
 
 var _ TaskHooks = TaskNopHooks{}
 
-// TaskRecord is one entry of the transition history.
-type TaskRecord struct {
-	From    State     `json:"from"`
-	To      State     `json:"to"`
-	Event   Event     `json:"event"`
-	EventID string    `json:"eventId,omitempty"`
-	At      time.Time `json:"timestamp"`
-	Actor   string    `json:"actor,omitempty"`
-	Reason  string    `json:"reason,omitempty"`
-}
+// TaskRecord is one entry of the transition history: from, to, event, event ID, time
+// (timestamp), actor and reason.
+type TaskRecord = fsmrt.Record[State, Event]
 
 // Task is one Task state machine.
 //
@@ -508,7 +501,7 @@ type Task struct {
 func NewTask(hooks TaskHooks) *Task {
 	m := &Task{state: StatePending}
 	m.hooks = hooks
-	m.clock = systemClock{}
+	m.clock = fsmrt.SystemClock{}
 	m.createdAt = m.clock.Now()
 	m.enteredAt = m.createdAt
 	m.timeouts = defaultTimeouts()
@@ -1755,15 +1748,7 @@ func (r *TaskRegistry) ExceedingTimeout(now time.Time, at TimeoutLevel) []*Task 
 
 // Clock tells the time. Machines read it only when the spec asks for time (timeouts,
 // history); set a fake one with SetClock in tests, or pass Input.At.
-type Clock interface {
-	Now() time.Time
-}
-
-type systemClock struct{}
-
-func (systemClock) Now() time.Time {
-	return time.Now()
-}
+type Clock = fsmrt.Clock
 
 // SetClock replaces the machine's clock. Call it right after construction: it also
 // restarts the machine's creation time and its time in the current state.

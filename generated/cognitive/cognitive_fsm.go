@@ -470,16 +470,9 @@ func (TaskNopHooks) Checkpoint(context.Context, *Task, Checkpoint, TaskStep) err
 
 var _ TaskHooks = TaskNopHooks{}
 
-// TaskRecord is one entry of the transition history.
-type TaskRecord struct {
-	From    State     `json:"from"`
-	To      State     `json:"to"`
-	Event   Event     `json:"event"`
-	EventID string    `json:"eventId,omitempty"`
-	At      time.Time `json:"timestamp"`
-	Actor   string    `json:"actor,omitempty"`
-	Reason  string    `json:"reason,omitempty"`
-}
+// TaskRecord is one entry of the transition history: from, to, event, event ID, time
+// (timestamp), actor and reason.
+type TaskRecord = fsmrt.Record[State, Event]
 
 // Task is one Task state machine.
 //
@@ -523,7 +516,7 @@ type Task struct {
 func NewTask(hooks TaskHooks) *Task {
 	m := &Task{state: StateIdle}
 	m.hooks = hooks
-	m.clock = systemClock{}
+	m.clock = fsmrt.SystemClock{}
 	m.createdAt = m.clock.Now()
 	m.enteredAt = m.createdAt
 	return m
@@ -1415,15 +1408,7 @@ func (r *TaskRegistry) Fire(ctx context.Context, id string, e Event, in TaskInpu
 
 // Clock tells the time. Machines read it only when the spec asks for time (timeouts,
 // history); set a fake one with SetClock in tests, or pass Input.At.
-type Clock interface {
-	Now() time.Time
-}
-
-type systemClock struct{}
-
-func (systemClock) Now() time.Time {
-	return time.Now()
-}
+type Clock = fsmrt.Clock
 
 // SetClock replaces the machine's clock. Call it right after construction: it also
 // restarts the machine's creation time and its time in the current state.

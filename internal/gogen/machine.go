@@ -91,16 +91,8 @@ func (g *gen) machine(f *File) {
 		f.Line()
 	}
 	if m.RecordHistory {
-		f.Comment(comment(g.name("Record") + " is one entry of the transition history."))
-		f.Type().Id(g.name("Record")).Struct(
-			Id("From").Id("State").Tag(map[string]string{"json": "from"}),
-			Id("To").Id("State").Tag(map[string]string{"json": "to"}),
-			Id("Event").Id("Event").Tag(map[string]string{"json": "event"}),
-			Id("EventID").String().Tag(map[string]string{"json": "eventId,omitempty"}),
-			Id("At").Qual("time", "Time").Tag(map[string]string{"json": "timestamp"}),
-			Id("Actor").String().Tag(map[string]string{"json": "actor,omitempty"}),
-			Id("Reason").String().Tag(map[string]string{"json": "reason,omitempty"}),
-		)
+		f.Comment(comment(g.name("Record") + " is one entry of the transition history: from, to, event, event ID, time\n(timestamp), actor and reason."))
+		f.Type().Id(g.name("Record")).Op("=").Qual(rt, "Record").Types(Id("State"), Id("Event"))
 		f.Line()
 	}
 
@@ -183,7 +175,7 @@ func (g *gen) machine(f *File) {
 			b.Id("m").Dot("Context").Dot(fd.GoName).Op("=").Add(g.literal(fd, fd.Default))
 		}
 		if g.timing {
-			b.Id("m").Dot("clock").Op("=").Id("systemClock").Values()
+			b.Id("m").Dot("clock").Op("=").Qual(rt, "SystemClock").Values()
 			b.Id("m").Dot("createdAt").Op("=").Id("m").Dot("clock").Dot("Now").Call()
 			b.Id("m").Dot("enteredAt").Op("=").Id("m").Dot("createdAt")
 		}
