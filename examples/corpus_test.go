@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fsmgen/fsmgen/fsmrt"
 	"github.com/fsmgen/fsmgen/generated/approval"
 	"github.com/fsmgen/fsmgen/generated/build"
 	"github.com/fsmgen/fsmgen/generated/cognitive"
@@ -33,15 +34,12 @@ type seedLoader struct {
 	replay  func(c invalidCase) error
 }
 
-// loader builds the loader of one machine from its generated types: decode and restore a
-// snapshot; or store the snapshot and the log in the machine's memory store and replay.
-func loader[S any, L any, M any](
+// loader builds the loader of one machine from its generated functions: decode and restore
+// a snapshot; or keep the snapshot and the log in the machine's memory store and replay.
+func loader[L, S fsmrt.Sequenced, M any](
 	restore func(S) (M, error),
-	newStore func() interface {
-		Append(context.Context, string, L) error
-		Save(context.Context, string, int64, S) error
-	},
-	replay func(ctx context.Context, store any) (M, error),
+	newStore func() *fsmrt.MemoryStore[L, S],
+	replay func(ctx context.Context, store fsmrt.Store[L, S], id string) (M, error),
 ) seedLoader {
 	decode := func(b []byte) (S, error) {
 		var s S
@@ -76,7 +74,7 @@ func loader[S any, L any, M any](
 					return err
 				}
 			}
-			_, err := replay(ctx, store)
+			_, err := replay(ctx, store, "t")
 			return err
 		},
 	}
@@ -87,63 +85,33 @@ var seedLoaders = map[string]seedLoader{
 		func(s approval.TaskSnapshot) (*approval.Task, error) {
 			return approval.RestoreTask(s, approval.TaskNopHooks{})
 		},
-		func() interface {
-			Append(context.Context, string, approval.TaskLogEntry) error
-			Save(context.Context, string, int64, approval.TaskSnapshot) error
-		} {
-			return approval.NewTaskMemoryStore()
-		},
-		func(ctx context.Context, st any) (*approval.Task, error) {
-			return approval.ReplayTask(ctx, st.(approval.TaskStore), "t", approval.TaskNopHooks{})
+		approval.NewTaskMemoryStore,
+		func(ctx context.Context, st approval.TaskStore, id string) (*approval.Task, error) {
+			return approval.ReplayTask(ctx, st, id, approval.TaskNopHooks{})
 		}),
 	"build": loader(
 		func(s build.TaskSnapshot) (*build.Task, error) { return build.RestoreTask(s, build.TaskNopHooks{}) },
-		func() interface {
-			Append(context.Context, string, build.TaskLogEntry) error
-			Save(context.Context, string, int64, build.TaskSnapshot) error
-		} {
-			return build.NewTaskMemoryStore()
-		},
-		func(ctx context.Context, st any) (*build.Task, error) {
-			return build.ReplayTask(ctx, st.(build.TaskStore), "t", build.TaskNopHooks{})
+		build.NewTaskMemoryStore,
+		func(ctx context.Context, st build.TaskStore, id string) (*build.Task, error) {
+			return build.ReplayTask(ctx, st, id, build.TaskNopHooks{})
 		}),
 	"cognitive": loader(
 		func(s cognitive.TaskSnapshot) (*cognitive.Task, error) {
 			return cognitive.RestoreTask(s, cognitive.TaskNopHooks{})
 		},
-		func() interface {
-			Append(context.Context, string, cognitive.TaskLogEntry) error
-			Save(context.Context, string, int64, cognitive.TaskSnapshot) error
-		} {
-			return cognitive.NewTaskMemoryStore()
-		},
-		func(ctx context.Context, st any) (*cognitive.Task, error) {
-			return cognitive.ReplayTask(ctx, st.(cognitive.TaskStore), "t", cognitive.TaskNopHooks{})
+		cognitive.NewTaskMemoryStore,
+		func(ctx context.Context, st cognitive.TaskStore, id string) (*cognitive.Task, error) {
+			return cognitive.ReplayTask(ctx, st, id, cognitive.TaskNopHooks{})
 		}),
 	"pipeline": loader(
 		func(s pipeline.TaskSnapshot) (*pipeline.Task, error) {
 			return pipeline.RestoreTask(s, pipeline.TaskNopHooks{})
 		},
-		func() interface {
-			Append(context.Context, string, pipeline.TaskLogEntry) error
-			Save(context.Context, string, int64, pipeline.TaskSnapshot) error
-		} {
-			return pipeline.NewTaskMemoryStore()
-		},
-		func(ctx context.Context, st any) (*pipeline.Task, error) {
-			return pipeline.ReplayTask(ctx, st.(pipeline.TaskStore), "t", pipeline.TaskNopHooks{})
+		pipeline.NewTaskMemoryStore,
+		func(ctx context.Context, st pipeline.TaskStore, id string) (*pipeline.Task, error) {
+			return pipeline.ReplayTask(ctx, st, id, pipeline.TaskNopHooks{})
 		}),
-	"review": loader(
-		review.RestoreTask,
-		func() interface {
-			Append(context.Context, string, review.TaskLogEntry) error
-			Save(context.Context, string, int64, review.TaskSnapshot) error
-		} {
-			return review.NewTaskMemoryStore()
-		},
-		func(ctx context.Context, st any) (*review.Task, error) {
-			return review.ReplayTask(ctx, st.(review.TaskStore), "t")
-		}),
+	"review": loader(review.RestoreTask, review.NewTaskMemoryStore, review.ReplayTask),
 }
 
 // TestInvalidSnapshotsAndLogs: every snapshot and event log of testdata/invalid, each

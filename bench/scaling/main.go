@@ -142,6 +142,13 @@ func Measure(o Options) (Report, error) {
 		return rep, fmt.Errorf("go build fsmgen: %v\n%s", err, out)
 	}
 
+	// The fsmgen module this program builds with, whose runtime the generated code imports.
+	dir, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/fsmgen/fsmgen").Output()
+	if err != nil {
+		return rep, fmt.Errorf("locating the fsmgen module: %v", err)
+	}
+	repo := strings.TrimSpace(string(dir))
+
 	largest := 0
 	for _, n := range o.Sizes {
 		m := specgen.Synthetic("Scale", "scale", n, o.Events, o.Per)
@@ -172,10 +179,10 @@ func Measure(o Options) (Report, error) {
 			break
 		}
 		largest = n
-		r.Build = goRun(lean, o.Limit, "build", ".")
-		r.Vet = goRun(full, o.Limit, "vet", ".")
+		r.Build = goRun(lean, repo, o.Limit, "build", ".")
+		r.Vet = goRun(full, repo, o.Limit, "vet", ".")
 		if n <= o.GoTest {
-			r.GoTest = goRun(full, o.Limit, "test", "-count=1", ".")
+			r.GoTest = goRun(full, repo, o.Limit, "test", "-count=1", ".")
 		}
 		rep.Sizes = append(rep.Sizes, r)
 	}
@@ -296,17 +303,11 @@ func runOnce(limit time.Duration, dir string, env []string, name string, args ..
 // goRun runs the go command with args (build, vet or test) on the generated package in dir,
 // as a module of its own. A nonce file keeps the build cache from answering for a package
 // it has seen before, so the time includes compiling the generated package (and its tests);
-// the standard library and the runtime package stay cached.
-func goRun(dir string, limit time.Duration, args ...string) *Run {
+// the standard library and the runtime package stay cached. The generated code imports the
+// runtime (fsmrt) of the fsmgen module in directory repo.
+func goRun(dir, repo string, limit time.Duration, args ...string) *Run {
 	r := &Run{}
-	// The generated code imports the runtime (fsmrt) of the fsmgen module this program
-	// builds with.
-	repo, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/fsmgen/fsmgen").Output()
-	if err != nil {
-		r.Error = "locating the fsmgen module: " + err.Error()
-		return r
-	}
-	mod := "module scale\n\ngo 1.26\n\nrequire github.com/fsmgen/fsmgen v0.0.0\n\nreplace github.com/fsmgen/fsmgen => " + strconv.Quote(strings.TrimSpace(string(repo))) + "\n"
+	mod := "module scale\n\ngo 1.26\n\nrequire github.com/fsmgen/fsmgen v0.0.0\n\nreplace github.com/fsmgen/fsmgen => " + strconv.Quote(repo) + "\n"
 	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte(mod), 0o644); err != nil {
 		r.Error = err.Error()
 		return r

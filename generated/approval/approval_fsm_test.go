@@ -1156,6 +1156,14 @@ func TestFsmIdempotencyKeys(t *testing.T) {
 	}
 	m.SetStore(store)
 	in := TaskInput{Key: "key-1", Role: RoleSpecialist}
+	// A key the machine does not know is looked up in its store: a store that fails to look
+	// it up makes Fire fail, and nothing changes.
+	f, _ := fsmFixture(StateInbox, nil, false, false, false)
+	f.SetStore(fsmFailingStore{})
+	var se *StoreError
+	if to, err := fsmFire(f, EventAssigned, in); !errors.As(err, &se) || !errors.Is(err, errFsmStore) || se.Op != "find key" || to != StateInbox || f.State() != StateInbox || f.Seq() != 0 {
+		t.Fatalf("key lookup in a failing store: %s, %v", to, err)
+	}
 	first, err := fsmFire(m, EventAssigned, in)
 	if first != StateAssigned || fsmReason(err) != "" {
 		t.Fatalf("first firing: %s, %v", first, err)
@@ -1395,6 +1403,9 @@ func (fsmFailingStore) Load(context.Context, string) (TaskSnapshot, bool, []Task
 }
 func (fsmFailingStore) Log(context.Context, string, int64) ([]TaskLogEntry, error) {
 	return nil, errFsmStore
+}
+func (fsmFailingStore) FindKey(context.Context, string, string) (TaskLogEntry, bool, error) {
+	return TaskLogEntry{}, false, errFsmStore
 }
 
 // fsmFixedStore is a store whose Load returns what it holds, as a corrupted database would.

@@ -208,22 +208,29 @@ func (g *gen) fieldCheck(f *File, name string, fd *ir.Field, payload bool) {
 	f.Line()
 }
 
-// zero is the condition "v is the zero value" for the field's type.
+// zero is the condition "v is missing" of a required field: its zero value, except for an
+// enum, whose zero value is its first value.
 func (g *gen) zero(fd *ir.Field) *Statement {
+	if !fd.Type.Collection() && fd.Type.Kind == ir.Enum {
+		return False()
+	}
+	return zeroOf(fd, Id("v"))
+}
+
+// zeroOf is the condition "v is the zero value of the field's type".
+func zeroOf(fd *ir.Field, v *Statement) *Statement {
 	if fd.Type.Collection() {
-		return Len(Id("v")).Op("==").Lit(0)
+		return Len(v).Op("==").Lit(0)
 	}
 	switch fd.Type.Kind {
 	case ir.String:
-		return Id("v").Op("==").Lit("")
+		return v.Op("==").Lit("")
 	case ir.Bool:
-		return Op("!").Id("v")
+		return Op("!").Add(v)
 	case ir.Time:
-		return Id("v").Dot("IsZero").Call()
-	case ir.Enum:
-		return False()
+		return v.Dot("IsZero").Call()
 	}
-	return Id("v").Op("==").Lit(0)
+	return v.Op("==").Lit(0)
 }
 
 // bound is a numeric literal of the field's type.

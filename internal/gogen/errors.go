@@ -78,21 +78,19 @@ func (g *gen) errors(f *File) {
 		}
 	})
 	f.Line()
+	se := []Code{Op("&").Id("fsmSpec"), Id("State").Call(Id("s")), Id("Event").Call(Id("e"))}
 	f.Func().Id("init").Params().Block(
 		Id("fsmSpec").Dot("Accepts").Op("=").Make(Index().Index().Int(), Id("NumStates")),
 		For(Id("s").Op(":=").Range().Id("invalidTransitions")).Block(
-			For(Id("e").Op(":=").Range().Id("invalidTransitions").Index(Id("s"))).Block(
-				Id("invalidTransitions").Index(Id("s")).Index(Id("e")).Op("=").Qual(rt, "InvalidTransition").Call(Op("&").Id("fsmSpec"), Id("State").Call(Id("s")), Id("Event").Call(Id("e"))),
-				func() Code {
-					if !guard {
-						return Null()
-					}
-					return Id("guardRefusals").Index(Id("s")).Index(Id("e")).Op("=").Qual(rt, "Guard").Call(Op("&").Id("fsmSpec"), Id("State").Call(Id("s")), Id("Event").Call(Id("e")))
-				}(),
-				If(Id("accepts").Call(Id("State").Call(Id("s")), Id("Event").Call(Id("e")))).Block(
+			For(Id("e").Op(":=").Range().Id("invalidTransitions").Index(Id("s"))).BlockFunc(func(b *Group) {
+				b.Id("invalidTransitions").Index(Id("s")).Index(Id("e")).Op("=").Qual(rt, "InvalidTransition").Call(se...)
+				if guard {
+					b.Id("guardRefusals").Index(Id("s")).Index(Id("e")).Op("=").Qual(rt, "Guard").Call(se...)
+				}
+				b.If(Id("accepts").Call(Id("State").Call(Id("s")), Id("Event").Call(Id("e")))).Block(
 					Id("fsmSpec").Dot("Accepts").Index(Id("s")).Op("=").Append(Id("fsmSpec").Dot("Accepts").Index(Id("s")), Id("e")),
-				),
-			),
+				)
+			}),
 		),
 	)
 	f.Line()

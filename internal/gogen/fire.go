@@ -158,7 +158,7 @@ func (g *gen) fire(f *File) {
 
 	f.Comment("// Can reports whether e would be accepted now, without firing it. Guards are evaluated.")
 	f.Add(recv()).Id("Can").Params(ctxParam(), Id("e").Id("Event")).Bool().BlockFunc(func(b *Group) {
-		if len(m.Events) > 0 && !g.anyStep() {
+		if len(m.Events) > 0 && !g.anyStep {
 			// Every pair is answered by the table: no call, so that the compiler can inline Can.
 			b.Return(Id("m").Dot("state").Op("<").Id("NumStates").Op("&&").Id("e").Op("<").Id("NumEvents").Op("&&").Id("moves").Index(Id("m").Dot("state")).Index(Id("e")).Op("!=").Id("moveRefused"))
 			return
@@ -254,7 +254,7 @@ func (g *gen) fire(f *File) {
 				stateCases = append(stateCases, Case(Id("State"+s.GoName)).Block(Switch(Id("e")).Block(evCases...)))
 			}
 		}
-		if len(stateCases) > 0 || g.plainPairs() {
+		if len(stateCases) > 0 || g.plainPairs {
 			b.Id("st").Op(":=").Id(g.name("Step")).ValuesFunc(func(v *Group) {
 				v.Id("From").Op(":").Id("from")
 				v.Id("To").Op(":").Id("from")
@@ -264,7 +264,7 @@ func (g *gen) fire(f *File) {
 				}
 			})
 		}
-		if g.plainPairs() {
+		if g.plainPairs {
 			b.If(Id("from").Op("<").Id("NumStates").Op("&&").Id("e").Op("<").Id("NumEvents")).Block(
 				If(Id("t").Op(":=").Id("plainSteps").Index(Id("from")).Index(Id("e")), Id("t").Op("!=").Lit(0)).Block(
 					Return(Id("m").Dot("take").Call(Id("ctx"), Id("st"), Id("in"), Id("dry"), Int().Parens(Id("t")).Op("-").Lit(1))),
@@ -293,7 +293,7 @@ func (g *gen) fire(f *File) {
 	if plain {
 		g.take(f)
 	}
-	if g.plainPairs() {
+	if g.plainPairs {
 		g.plainStepsTable(f)
 	}
 	g.entryExit(f)
@@ -851,18 +851,6 @@ func (g *gen) plainPair(ts []*ir.Transition) *ir.Transition {
 	return nil
 }
 
-// plainPairs reports whether some (state, event) pair is in plainSteps.
-func (g *gen) plainPairs() bool {
-	for _, s := range g.m.States {
-		for _, e := range g.m.Events {
-			if g.plainPair(g.m.Lookup(s, e)) != nil {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 // plainStepsTable emits plainSteps, by state and event the plain transition step takes
 // (its index + 1), 0 where step decides in code.
 func (g *gen) plainStepsTable(f *File) {
@@ -933,15 +921,14 @@ func (g *gen) take(f *File) {
 	f.Line()
 }
 
-// anyStep reports whether some (state, event) pair needs step to decide (moveStep), so
-// that Can cannot answer from the dispatch table alone.
-func (g *gen) anyStep() bool {
+// pairFacts computes, once, whether some (state, event) pair is in plainSteps, and whether
+// some pair needs step to decide (moveStep), so that Can cannot answer from the dispatch
+// table alone.
+func (g *gen) pairFacts() {
 	for _, s := range g.m.States {
 		for _, e := range g.m.Events {
-			if g.move(s, e) == moveStep {
-				return true
-			}
+			g.plainPairs = g.plainPairs || g.plainPair(g.m.Lookup(s, e)) != nil
+			g.anyStep = g.anyStep || g.move(s, e) == moveStep
 		}
 	}
-	return false
 }

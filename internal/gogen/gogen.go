@@ -82,6 +82,9 @@ type gen struct {
 	configurables []*ir.Counter // the counters whose limit the program may change at run time
 	// plains: some transition is plain (see plain), applied by take from loggedTransitions.
 	plains bool
+	// plainPairs: some (state, event) pair is in plainSteps; anyStep: some pair needs step
+	// (see pairFacts).
+	plainPairs, anyStep bool
 }
 
 func newGen(m *ir.Machine) *gen {
@@ -114,6 +117,7 @@ func newGen(m *ir.Machine) *gen {
 	for _, t := range m.Transitions {
 		g.plains = g.plains || g.plain(t)
 	}
+	g.pairFacts()
 	return g
 }
 

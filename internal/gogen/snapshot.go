@@ -302,20 +302,7 @@ func (g *gen) snapshot(f *File) {
 func (g *gen) payloadZero(p *Statement, e *ir.Event) *Statement {
 	var out *Statement
 	for _, fd := range e.Payload {
-		v := p.Clone().Dot(fd.GoName)
-		var c *Statement
-		switch {
-		case fd.Type.Collection():
-			c = Len(v).Op("==").Lit(0)
-		case fd.Type.Kind == ir.String:
-			c = v.Op("==").Lit("")
-		case fd.Type.Kind == ir.Bool:
-			c = Op("!").Add(v)
-		case fd.Type.Kind == ir.Time:
-			c = v.Dot("IsZero").Call()
-		default:
-			c = v.Op("==").Lit(0)
-		}
+		c := zeroOf(fd, p.Clone().Dot(fd.GoName))
 		if out == nil {
 			out = c
 		} else {

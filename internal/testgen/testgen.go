@@ -217,20 +217,14 @@ func (v view) Unrememberable() [][2]*ir.State {
 	return out
 }
 
-// FixedTimeout is a state whose timeout the program may not change, and Configurable one
-// whose timeout it may; nil when there is none.
-func (v view) FixedTimeout() *ir.State {
-	for _, s := range v.M.States {
-		if s.Timeout != nil && !s.Timeout.Configurable {
-			return s
-		}
-	}
-	return nil
-}
+// FixedTimeout is a state whose timeout the program may not change, and
+// ConfigurableTimeout one whose timeout it may; nil when there is none.
+func (v view) FixedTimeout() *ir.State        { return v.timeoutState(false) }
+func (v view) ConfigurableTimeout() *ir.State { return v.timeoutState(true) }
 
-func (v view) ConfigurableTimeout() *ir.State {
+func (v view) timeoutState(configurable bool) *ir.State {
 	for _, s := range v.M.States {
-		if s.Timeout != nil && s.Timeout.Configurable {
+		if s.Timeout != nil && s.Timeout.Configurable == configurable {
 			return s
 		}
 	}
