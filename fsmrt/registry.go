@@ -8,8 +8,8 @@ import (
 	"sync"
 )
 
-// Machine is what a Registry needs of a generated machine.
-type Machine[S StateType] interface {
+// Holder is what a Registry needs of a machine: its ID and state.
+type Holder[S StateType] interface {
 	State() S
 }
 
@@ -22,7 +22,7 @@ type Machine[S StateType] interface {
 //
 // A generated package embeds it (review.TaskRegistry) and adds the typed Fire and the
 // queries its spec needs.
-type Registry[M Machine[S], S StateType] struct {
+type Registry[M Holder[S], S StateType] struct {
 	mu        sync.RWMutex
 	machines  map[string]*registered[M]
 	name      string

@@ -49,7 +49,7 @@ func seedIn(t *testing.T, s review.State) *review.Task {
 	t.Helper()
 	snap := review.TaskSnapshot{Version: 1, ID: "task-9", State: s}
 	if s == review.StateUnderReview {
-		snap.Counters.Reviews = 1
+		snap.Counters = map[string]int{"reviews": 1}
 	}
 	m, err := review.RestoreTask(snap)
 	if err != nil {

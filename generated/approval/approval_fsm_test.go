@@ -137,6 +137,14 @@ func fsmCounts(m *Task) []int {
 	return out
 }
 
+// fsmSetCount sets counter name (in state s, for a per-state counter) to n.
+func fsmSetCount(m *Task, name string, s State, n int) {
+	switch name {
+	case "review_cycles":
+		m.nReviewCycles = n
+	}
+}
+
 // fsmRow is one case of the transition table.
 type fsmRow struct {
 	name       string
@@ -382,13 +390,21 @@ var fsmRows3 = []fsmRow{
 		want: StateReview, reason: "role"},
 	{name: "REVIEW/IN_PROGRESS/empty context", line: 160, from: StateReview, event: EventInProgress, role: RoleHuman, empty: true,
 		want: StateReview, reason: "guard"},
-	{name: "REVIEW/IN_PROGRESS/counters", line: 160, from: StateReview, event: EventInProgress, role: RoleHuman, setup: func(m *Task) { m.nReviewCycles = 1 },
+	{name: "REVIEW/IN_PROGRESS/counters", line: 160, from: StateReview, event: EventInProgress, role: RoleHuman, setup: func(m *Task) { fsmSetCount(m, "review_cycles", 0, 1) },
 		want: StateInProgress, calls: []string{"post_review_comment"}, counts: []int{2}},
-	{name: "REVIEW/IN_PROGRESS/review_cycles at 3 of max 3", line: 160, from: StateReview, event: EventInProgress, role: RoleHuman, setup: func(m *Task) { m.Context.BlockReason = ""; m.nReviewCycles = 3 },
+	{name: "REVIEW/IN_PROGRESS/review_cycles at 3 of max 3", line: 160, from: StateReview, event: EventInProgress, role: RoleHuman, setup: func(m *Task) { m.Context.BlockReason = ""; fsmSetCount(m, "review_cycles", 0, 3) },
 		want: StateBlocked, calls: []string{"post_review_comment"}, counts: []int{0}, wrote: func(m *Task) string { return m.Context.BlockReason }, summary: "review_cycles reached its maximum of 3: REVIEW -> IN_PROGRESS went to BLOCKED instead"},
-	{name: "REVIEW/IN_PROGRESS/review_cycles at 3 of max 4 set at run time", line: 160, from: StateReview, event: EventInProgress, role: RoleHuman, setup: func(m *Task) { m.Context.BlockReason = ""; _ = m.SetMaxReviewCycles(4); m.nReviewCycles = 3 },
+	{name: "REVIEW/IN_PROGRESS/review_cycles at 3 of max 4 set at run time", line: 160, from: StateReview, event: EventInProgress, role: RoleHuman, setup: func(m *Task) {
+		m.Context.BlockReason = ""
+		_ = m.SetMaxReviewCycles(4)
+		fsmSetCount(m, "review_cycles", 0, 3)
+	},
 		want: StateInProgress, calls: []string{"post_review_comment"}, counts: []int{4}},
-	{name: "REVIEW/IN_PROGRESS/review_cycles at 4 of max 4 set at run time", line: 160, from: StateReview, event: EventInProgress, role: RoleHuman, setup: func(m *Task) { m.Context.BlockReason = ""; _ = m.SetMaxReviewCycles(4); m.nReviewCycles = 4 },
+	{name: "REVIEW/IN_PROGRESS/review_cycles at 4 of max 4 set at run time", line: 160, from: StateReview, event: EventInProgress, role: RoleHuman, setup: func(m *Task) {
+		m.Context.BlockReason = ""
+		_ = m.SetMaxReviewCycles(4)
+		fsmSetCount(m, "review_cycles", 0, 4)
+	},
 		want: StateBlocked, calls: []string{"post_review_comment"}, counts: []int{0}, wrote: func(m *Task) string { return m.Context.BlockReason }, summary: "review_cycles reached its maximum of 4: REVIEW -> IN_PROGRESS went to BLOCKED instead"},
 	{name: "REVIEW/REVIEW", line: 95, from: StateReview, event: EventReview,
 		want: StateReview, reason: "invalid_transition"},

@@ -12,12 +12,8 @@ package build
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
 	"github.com/fsmgen/fsmgen/fsmrt"
 	"log/slog"
-	"slices"
 	"time"
 )
 
@@ -361,28 +357,10 @@ type ValidationError = fsmrt.ValidationError[State, Event]
 // PermissionError says the role may not fire the transition.
 type PermissionError = fsmrt.PermissionError[State, Event, Role]
 
-// fsmSpec describes the machine to the runtime: the package its errors name, and the events
-// each state accepts (filled in by init from the dispatch table).
+// fsmSpec names the machine in its errors.
 var fsmSpec = fsmrt.Spec{
 	Machine: "Task",
 	Package: "build",
-}
-
-// Preallocated refusals, so that refusing an event allocates nothing. Written once by init.
-var (
-	invalidTransitions [NumStates][NumEvents]InvalidTransitionError
-)
-
-func init() {
-	fsmSpec.Accepts = make([][]int, NumStates)
-	for s := range invalidTransitions {
-		for e := range invalidTransitions[s] {
-			invalidTransitions[s][e] = fsmrt.InvalidTransition(&fsmSpec, State(s), Event(e))
-			if accepts(State(s), Event(e)) {
-				fsmSpec.Accepts[s] = append(fsmSpec.Accepts[s], e)
-			}
-		}
-	}
 }
 
 // TaskContext holds the machine's data: the spec's context fields. States check the fields
@@ -398,33 +376,10 @@ type TaskContext struct {
 }
 
 // TaskStep describes the transition being decided or run; hooks receive it by value.
-type TaskStep struct {
-	// From is the state the event was fired in.
-	From State
-	// To is the state being entered; for guards it is not decided yet and equals From.
-	To State
-	// Event is the event being fired.
-	Event Event
-	// Role is who fires it.
-	Role Role
-	// At is when the event happened (zero for guards).
-	At time.Time
-}
+type TaskStep = fsmrt.Step[State, Event, Role]
 
-// TaskInput is what the caller says about one firing.
-type TaskInput struct {
-	// Role is who fires the event. Transitions that name roles refuse RoleNone.
-	Role Role
-	// EventID identifies the triggering event in the history and the event log.
-	EventID string
-	// Actor and Reason say who fired the event and why; they are recorded in the history and
-	// the event log.
-	Actor  string
-	Reason string
-	// At is when the event happened; the zero time means now (the machine's clock). It is
-	// recorded in the history and the event log.
-	At time.Time
-}
+// TaskInput is what the caller says about one firing (FireWith).
+type TaskInput = fsmrt.Input[Role]
 
 // TaskHooks is what the program implements: guards, actions and checkpoints. Fire calls
 // them synchronously, in this order: guards, exit actions of the old state, the
@@ -451,11 +406,10 @@ func (TaskNopHooks) RecordCtoGuidance(context.Context, *Task, TaskStep) {}
 
 var _ TaskHooks = TaskNopHooks{}
 
-// TaskRecord is one entry of the transition history: from, to, event, event ID, time
-// (timestamp), actor and reason.
+// TaskRecord is one entry of the transition history.
 type TaskRecord = fsmrt.Record[State, Event]
 
-// Task is one Task state machine.
+// Task is one Task state machine, on the runtime's engine (fsmrt.Machine).
 //
 // Seed 004: the task lifecycle of the build workflow system, from creation through
 // planning, implementation, testing, quality review and commit. Failures are counted per
@@ -464,1229 +418,211 @@ type TaskRecord = fsmrt.Record[State, Event]
 // alerts and escalates but never stops the task.
 //
 // A Task is not safe for concurrent use: confine it to one goroutine, or guard it with a
-// mutex. Different machines may be used from different goroutines. The machine does no I/O
-// itself; hooks do.
+// mutex.
 type Task struct {
-	state State
-	seq   int64 // accepted transitions so far
+	fsmrt.Machine[State, Event, Role, TaskContext, fsmrt.None]
 	hooks TaskHooks
-
-	// ID names the machine in its store, its event log and a registry.
-	ID string
-	// Context is the machine's data. Hooks may change it; states check what they require.
-	Context TaskContext
-
-	nFailures              [NumStates]int // counter "failures", per state
-	nCtoAttempts           int            // counter "cto_attempts"
-	prevCtoIntervention    State          // the state "cto_intervention" was entered from
-	prevCtoInterventionSet bool
-
-	store       TaskStore
-	saved       int64     // seq of the last snapshot saved to the store
-	updatedAt   time.Time // when the last persisted (or, with a clock, any) transition happened
-	logger      *slog.Logger
-	watched     bool // store != nil || logger != nil: Fire cannot answer from the moves table alone
-	clock       Clock
-	createdAt   time.Time
-	enteredAt   time.Time
-	timeByState [NumStates]time.Duration // time spent in each state, the current stay excluded
-	timeouts    [NumStates]time.Duration
-	history     fsmrt.Window[TaskRecord] // the last records; the store's log has them all
-
-	_ [64]byte // keeps machines used by different goroutines off one cache line
 }
 
-// NewTask returns a machine in the initial state "pending", with context and policies at
-// their spec defaults.
+// NewTask returns a machine in the initial state "pending", its context at the spec's
+// defaults.
 func NewTask(hooks TaskHooks) *Task {
-	m := &Task{state: StatePending}
-	m.hooks = hooks
-	m.clock = fsmrt.SystemClock{}
-	m.createdAt = m.clock.Now()
-	m.enteredAt = m.createdAt
-	m.timeouts = defaultTimeouts()
+	m := &Task{hooks: hooks}
+	fsmrt.Init(&m.Machine, &def, (*ops)(m))
 	return m
-}
-
-// State returns the current state.
-func (m *Task) State() State {
-	return m.state
-}
-
-// Seq returns the number of transitions accepted so far (restored with a snapshot): the
-// sequence number of the last event log entry.
-func (m *Task) Seq() int64 {
-	return m.seq
-}
-
-// SetStore makes the machine append every accepted transition to the store's event log and
-// save a snapshot at each checkpoint. Errors from the store come back from Fire as a
-// StoreError; the transition has happened in memory: reload the machine from the store
-// before firing again.
-func (m *Task) SetStore(s TaskStore) {
-	m.store = s
-	m.watched = m.store != nil || m.logger != nil
-}
-
-// SetLogger makes the machine log every refused event (at Warn) through l.
-func (m *Task) SetLogger(l *slog.Logger) {
-	m.logger = l
-	m.watched = m.store != nil || m.logger != nil
 }
 
 // CountFailures returns the counter "failures" (limit 3) of state s.
 func (m *Task) CountFailures(s State) int {
-	if s >= NumStates {
-		return 0
-	}
-	return m.nFailures[s]
+	return fsmrt.Count(&m.Machine, 0, s)
 }
 
 // CountCtoAttempts returns the counter "cto_attempts" (limit 2).
 func (m *Task) CountCtoAttempts() int {
-	return m.nCtoAttempts
+	return fsmrt.Count(&m.Machine, 1, 0)
 }
 
 // Remembered returns the state a remembering state s was last entered from.
 func (m *Task) Remembered(s State) (State, bool) {
-	switch s {
-	case StateCtoIntervention:
-		return m.prevCtoIntervention, m.prevCtoInterventionSet
-	}
-	return 0, false
+	return fsmrt.Remembered(&m.Machine, s)
 }
 
-// History returns a copy of the transition history the machine keeps in memory, oldest
-// first: the last SetHistoryWindow records (fsmrt.DefaultWindow unless set). The store's
-// event log has every transition.
+// History returns the last records of the transition history, oldest first: the last
+// SetHistoryWindow (fsmrt.DefaultWindow unless set). The store's event log has them all.
 func (m *Task) History() []TaskRecord {
-	return m.history.Items()
+	return fsmrt.History(&m.Machine)
 }
 
-// SetHistoryWindow sets how many history records the machine keeps in memory
-// (fsmrt.DefaultWindow when n <= 0).
+// SetHistoryWindow sets how many history records the machine keeps in memory.
 func (m *Task) SetHistoryWindow(n int) {
-	m.history.SetSize(n)
+	fsmrt.SetHistoryWindow(&m.Machine, n)
 }
 
-// Fire fires e and returns the new state. When e is refused it returns the unchanged state
-// and one of the typed errors (InvalidTransitionError, GuardError, ...), and nothing
-// changes. Refusing and accepting allocate nothing unless the spec asks for history,
-// payloads or idempotency keys.
-func (m *Task) Fire(ctx context.Context, e Event) (State, error) {
-	if !m.watched && m.state < NumStates && e < NumEvents {
-		from := m.state
-		switch to := moves[from][e]; to {
-		case moveRefused:
-			return from, &invalidTransitions[from][e]
-		case moveStep:
-			return m.step(ctx, e, &noInput, false)
-		default:
-			m.state = State(to)
-			m.seq++
-			return State(to), nil
-		}
-	}
-	return m.fire(ctx, e, &noInput)
+// Clock tells the time; set a fake one with SetClock in tests, or pass Input.At.
+type Clock = fsmrt.Clock
+
+// SetClock replaces the machine's clock, and restarts its creation time and its time in
+// the current state: call it right after construction.
+func (m *Task) SetClock(c Clock) {
+	fsmrt.SetClock(&m.Machine, c)
 }
 
-// noInput is the input of Fire, shared and never written, so that Fire does not build one.
-var noInput TaskInput
-
-// FireWith fires e with what the caller says about it (who fires it, when, why, ...).
-func (m *Task) FireWith(ctx context.Context, e Event, in TaskInput) (State, error) {
-	return m.fire(ctx, e, &in)
+// CreatedAt returns when the machine was created.
+func (m *Task) CreatedAt() time.Time {
+	return fsmrt.CreatedAt(&m.Machine)
 }
 
-// fire runs step and logs a refusal when the machine has a logger.
-func (m *Task) fire(ctx context.Context, e Event, in *TaskInput) (State, error) {
-	to, err := m.once(ctx, e, in)
-	if err != nil && m.logger != nil {
-		m.logRefusal(ctx, e, err)
-	}
-	return to, err
+// EnteredAt returns when the current state was entered.
+func (m *Task) EnteredAt() time.Time {
+	return fsmrt.EnteredAt(&m.Machine)
 }
 
-// logRefusal logs a refused event at Warn.
-func (m *Task) logRefusal(ctx context.Context, e Event, err error) {
-	m.logger.LogAttrs(ctx, slog.LevelWarn, "event refused", slog.String("machine", "Task"), slog.String("id", m.ID), slog.String("state", m.state.String()), slog.String("event", e.String()), slog.String("error", err.Error()))
+// TimeInState returns how long the machine has been in its state at now.
+func (m *Task) TimeInState(now time.Time) time.Duration {
+	return now.Sub(fsmrt.EnteredAt(&m.Machine))
 }
 
-// once applies idempotency keys around step.
-func (m *Task) once(ctx context.Context, e Event, in *TaskInput) (State, error) {
-	return m.step(ctx, e, in, false)
+// TotalTime returns how long the machine has existed at now.
+func (m *Task) TotalTime(now time.Time) time.Duration {
+	return now.Sub(fsmrt.CreatedAt(&m.Machine))
 }
 
-// Can reports whether e would be accepted now, without firing it. Guards are evaluated.
-func (m *Task) Can(ctx context.Context, e Event) bool {
-	if m.state < NumStates && e < NumEvents {
-		switch moves[m.state][e] {
-		case moveRefused:
-			return false
-		case moveStep: // step decides
-		default:
-			return true
-		}
-	}
-	return m.CanWith(ctx, e, TaskInput{})
+// TimeByState returns the time spent in each state at now, the current stay included.
+func (m *Task) TimeByState(now time.Time) (t [NumStates]time.Duration) {
+	copy(t[:], fsmrt.TimeByState(&m.Machine, now))
+	return
 }
 
-// CanWith is Can for a given input.
-func (m *Task) CanWith(ctx context.Context, e Event, in TaskInput) bool {
-	_, err := m.step(ctx, e, &in, true)
-	return err == nil
+// Timeout returns the timeout of state s in force (0: none).
+func (m *Task) Timeout(s State) time.Duration {
+	return fsmrt.Timeout(&m.Machine, s)
 }
 
-// Permitted appends to buf the events that would be accepted now, in declaration order,
-// and returns it. It allocates nothing when buf has room.
-func (m *Task) Permitted(ctx context.Context, buf []Event) []Event {
-	return m.PermittedWith(ctx, TaskInput{}, buf)
+// SetTimeout changes the timeout of a state the spec marks configurable.
+func (m *Task) SetTimeout(s State, d time.Duration) error {
+	return fsmrt.SetTimeout(&m.Machine, s, d)
 }
 
-// PermittedWith is Permitted for a given input.
-func (m *Task) PermittedWith(ctx context.Context, in TaskInput, buf []Event) []Event {
-	if m.state >= NumStates {
-		return buf
-	}
-	if p := plainPermitted[m.state]; p != nil {
-		return append(buf, p...)
-	}
-	for i, to := range &moves[m.state] {
-		e := Event(i)
-		switch to {
-		case moveRefused:
-			continue
-		case moveStep:
-			if _, err := m.step(ctx, e, &in, true); err != nil {
-				continue
-			}
-		}
-		buf = append(buf, e)
-	}
-	return buf
+// TimeoutLevel returns the highest timeout level the current state has reached at now,
+// or LevelNone. Levels are reported, never enforced.
+func (m *Task) TimeoutLevel(now time.Time) TimeoutLevel {
+	return TimeoutLevel(fsmrt.TimeoutLevel(&m.Machine, now))
 }
 
-// accepts reports whether s has a transition on e, whatever the guards.
-func accepts(s State, e Event) bool {
-	return s < NumStates && e < NumEvents && moves[s][e] != moveRefused
-}
+// ops is Task as the engine calls it back (fsmrt.Guards, fsmrt.Actions, ...): each method
+// is a switch over the spec's guards, actions, states or checkpoints, by index.
+type ops Task
 
-// accepted appends the events that have a transition from s, whatever the guards.
-func accepted(s State, buf []Event) []Event {
-	for e := Event(0); e < NumEvents; e++ {
-		if accepts(s, e) {
-			buf = append(buf, e)
-		}
-	}
-	return buf
-}
-
-// moves is the dispatch table of Fire, Can and Permitted, a row per state and a column per
-// event in declaration order: the target state of a transition that only moves the state,
-// moveRefused where the state has no transition on the event, moveStep where step decides
-// (guards, roles, hooks, counters, required fields, checkpoints, the clock or a payload).
-var moves = [NumStates][NumEvents]uint8{
-	{13, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12},
-	{12, 13, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12},
-	{12, 12, 13, 13, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 13},
-	{12, 12, 12, 12, 13, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12},
-	{12, 12, 12, 12, 12, 13, 13, 12, 12, 12, 12, 12, 12, 12, 13},
-	{12, 12, 12, 12, 12, 12, 12, 13, 12, 12, 12, 12, 12, 12, 12},
-	{12, 12, 12, 12, 12, 12, 12, 12, 13, 13, 12, 12, 12, 12, 13},
-	{12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 13, 12, 12, 12, 12},
-	{12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 13, 13, 12, 13},
-	{12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12},
-	{12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 13, 12},
-	{12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12},
-}
-
-// The values of moves that are not states.
-const (
-	moveRefused = NumStates
-	moveStep    = NumStates + 1
-)
-
-// plainPermitted is, for each state whose row of moves has no moveStep, the events it
-// accepts in declaration order (empty, not nil, when it accepts none): what PermittedWith
-// returns there whatever the input. It is nil for the other states.
-var plainPermitted [NumStates][]Event
-
-func init() {
-	for s := range &moves {
-		if slices.Contains(moves[s][:], moveStep) {
-			continue
-		}
-		row := []Event{}
-		for e, to := range &moves[s] {
-			if to != moveRefused {
-				row = append(row, Event(e))
-			}
-		}
-		plainPermitted[s] = row
+func (m *ops) Act(ctx context.Context, a int, st TaskStep) {
+	switch a {
+	case 0:
+		m.hooks.RecordFailure(ctx, (*Task)(m), st)
+	case 1:
+		m.hooks.RecordCtoGuidance(ctx, (*Task)(m), st)
 	}
 }
 
-// step decides e in the current state and, unless dry, applies it.
-func (m *Task) step(ctx context.Context, e Event, in *TaskInput, dry bool) (State, error) {
-	from := m.state
-	st := TaskStep{From: from, To: from, Event: e, Role: in.Role}
-	switch from {
-	case StatePending:
-		switch e {
-		case EventPickedUp:
-			return m.transition0(ctx, st, in, dry)
-		}
-	case StateAssigned:
-		switch e {
-		case EventValidationStarted:
-			return m.transition1(ctx, st, in, dry)
-		}
-	case StatePlanning:
-		switch e {
-		case EventApproachApproved:
-			return m.transition2(ctx, st, in, dry)
-		case EventApproachRejected:
-			return m.transition9(ctx, st, in, dry)
-		case EventSkipped:
-			return m.transition14(ctx, st, in, dry)
-		}
-	case StateValidated:
-		switch e {
-		case EventImplementationStarted:
-			return m.transition3(ctx, st, in, dry)
-		}
-	case StateInProgress:
-		switch e {
-		case EventImplementationFailed:
-			return m.transition12(ctx, st, in, dry)
-		case EventCodeComplete:
-			return m.transition4(ctx, st, in, dry)
-		case EventSkipped:
-			return m.transition15(ctx, st, in, dry)
-		}
-	case StateTesting:
-		switch e {
-		case EventSelfChecksDone:
-			return m.transition5(ctx, st, in, dry)
-		}
-	case StateQualityReview:
-		switch e {
-		case EventGatesPassed:
-			return m.transition6(ctx, st, in, dry)
-		case EventQualityFailed:
-			return m.transition10(ctx, st, in, dry)
-		case EventSkipped:
-			return m.transition16(ctx, st, in, dry)
-		}
-	case StateApproved:
-		switch e {
-		case EventReadyToCommit:
-			return m.transition7(ctx, st, in, dry)
-		}
-	case StateCommitting:
-		switch e {
-		case EventCommitSucceeded:
-			return m.transition8(ctx, st, in, dry)
-		case EventPrecommitFailed:
-			return m.transition11(ctx, st, in, dry)
-		case EventSkipped:
-			return m.transition17(ctx, st, in, dry)
-		}
-	case StateCtoIntervention:
-		switch e {
-		case EventRetry:
-			return m.transition13(ctx, st, in, dry)
-		}
-	}
-	if from >= NumStates || e >= NumEvents {
-		refusal := fsmrt.InvalidTransition(&fsmSpec, from, e)
-		return from, &refusal
-	}
-	return from, &invalidTransitions[from][e]
+// def is the machine as data for the engine: its states, how events dispatch to its
+// transitions, its transitions and counters, indexed in spec order.
+var def = fsmrt.Def[State, Event, Role]{
+	Spec:      &fsmSpec,
+	NumEvents: NumEvents,
+	Initial:   StatePending,
+	Moves:     moves[:],
+	States: []fsmrt.StateDef{
+		{Timeout: 1 * time.Hour, Levels: []int{80, 100, 150}, LevelValues: []int{1, 2, 3}},
+		{Timeout: 15 * time.Minute, Levels: []int{80, 100, 150}, LevelValues: []int{1, 2, 3}},
+		{Timeout: 30 * time.Minute, Levels: []int{80, 100, 150}, LevelValues: []int{1, 2, 3}},
+		{Timeout: 15 * time.Minute, Levels: []int{80, 100, 150}, LevelValues: []int{1, 2, 3}},
+		{Timeout: 4 * time.Hour, Configurable: true, Levels: []int{80, 100, 150}, LevelValues: []int{1, 2, 3}},
+		{Timeout: 30 * time.Minute, Levels: []int{80, 100, 150}, LevelValues: []int{1, 2, 3}},
+		{Timeout: 30 * time.Minute, Levels: []int{80, 100, 150}, LevelValues: []int{1, 2, 3}},
+		{Timeout: 10 * time.Minute, Levels: []int{80, 100, 150}, LevelValues: []int{1, 2, 3}},
+		{Timeout: 15 * time.Minute, Levels: []int{80, 100, 150}, LevelValues: []int{1, 2, 3}},
+		{Terminal: true},
+		{Remembers: true, From: []int32{2, 4, 6, 8}, Timeout: 1 * time.Hour, Levels: []int{80, 100, 150}, LevelValues: []int{1, 2, 3}},
+		{Terminal: true},
+	},
+	Pairs: []fsmrt.Pair{
+		{State: 0, Event: 0, Cands: []fsmrt.Cand{{T: 0}}},
+		{State: 1, Event: 1, Cands: []fsmrt.Cand{{T: 1}}},
+		{State: 2, Event: 2, Cands: []fsmrt.Cand{{T: 2}}},
+		{State: 2, Event: 3, Cands: []fsmrt.Cand{{T: 9}}},
+		{State: 2, Event: 14, Cands: []fsmrt.Cand{{T: 14}}},
+		{State: 3, Event: 4, Cands: []fsmrt.Cand{{T: 3}}},
+		{State: 4, Event: 5, Cands: []fsmrt.Cand{{T: 12}}},
+		{State: 4, Event: 6, Cands: []fsmrt.Cand{{T: 4}}},
+		{State: 4, Event: 14, Cands: []fsmrt.Cand{{T: 15}}},
+		{State: 5, Event: 7, Cands: []fsmrt.Cand{{T: 5}}},
+		{State: 6, Event: 8, Cands: []fsmrt.Cand{{T: 6}}},
+		{State: 6, Event: 9, Cands: []fsmrt.Cand{{T: 10}}},
+		{State: 6, Event: 14, Cands: []fsmrt.Cand{{T: 16}}},
+		{State: 7, Event: 10, Cands: []fsmrt.Cand{{T: 7}}},
+		{State: 8, Event: 11, Cands: []fsmrt.Cand{{T: 8}}},
+		{State: 8, Event: 12, Cands: []fsmrt.Cand{{T: 11}}},
+		{State: 8, Event: 14, Cands: []fsmrt.Cand{{T: 17}}},
+		{State: 10, Event: 13, Cands: []fsmrt.Cand{{T: 13}}},
+	},
+	Transitions: []fsmrt.Transition{
+		{From: []int32{0}, On: []int32{0}, To: []int32{1}, Target: 1, Roles: []fsmrt.RoleRule{{Role: 1, Policy: -1}}, Checkpoint: -1},
+		{From: []int32{1}, On: []int32{1}, To: []int32{2}, Target: 2, Roles: []fsmrt.RoleRule{{Role: 2, Policy: -1}}, Checkpoint: -1},
+		{From: []int32{2}, On: []int32{2}, To: []int32{3}, Target: 3, Roles: []fsmrt.RoleRule{{Role: 2, Policy: -1}}, Checkpoint: -1},
+		{From: []int32{3}, On: []int32{4}, To: []int32{4}, Target: 4, Roles: []fsmrt.RoleRule{{Role: 3, Policy: -1}}, Checkpoint: -1},
+		{From: []int32{4}, On: []int32{6}, To: []int32{5}, Target: 5, Roles: []fsmrt.RoleRule{{Role: 3, Policy: -1}}, Checkpoint: -1},
+		{From: []int32{5}, On: []int32{7}, To: []int32{6}, Target: 6, Roles: []fsmrt.RoleRule{{Role: 3, Policy: -1}}, Checkpoint: -1},
+		{From: []int32{6}, On: []int32{8}, To: []int32{7}, Target: 7, Roles: []fsmrt.RoleRule{{Role: 4, Policy: -1}}, Checkpoint: -1},
+		{From: []int32{7}, On: []int32{10}, To: []int32{8}, Target: 8, Roles: []fsmrt.RoleRule{{Role: 5, Policy: -1}}, Checkpoint: -1},
+		{From: []int32{8}, On: []int32{11}, To: []int32{9}, Target: 9, Roles: []fsmrt.RoleRule{{Role: 5, Policy: -1}}, Checkpoint: -1},
+		{From: []int32{2}, On: []int32{3}, To: []int32{2, 10}, Target: 2, Roles: []fsmrt.RoleRule{{Role: 2, Policy: -1}}, Actions: []int32{0}, Inc: []int32{0}, Checkpoint: -1},
+		{From: []int32{6}, On: []int32{9}, To: []int32{4, 10}, Target: 4, Roles: []fsmrt.RoleRule{{Role: 4, Policy: -1}}, Actions: []int32{0}, Inc: []int32{0}, Checkpoint: -1},
+		{From: []int32{8}, On: []int32{12}, To: []int32{4, 10}, Target: 4, Roles: []fsmrt.RoleRule{{Role: 5, Policy: -1}}, Actions: []int32{0}, Inc: []int32{0}, Checkpoint: -1},
+		{From: []int32{4}, On: []int32{5}, To: []int32{4, 10}, Target: 4, Roles: []fsmrt.RoleRule{{Role: 3, Policy: -1}}, Actions: []int32{0}, Inc: []int32{0}, Checkpoint: -1},
+		{From: []int32{10}, On: []int32{13}, To: []int32{2, 4, 6, 8, 11}, Kind: fsmrt.TargetHistory, Target: 10, Roles: []fsmrt.RoleRule{{Role: 6, Policy: -1}}, Actions: []int32{1}, Inc: []int32{1}, Checkpoint: -1},
+		{From: []int32{2}, On: []int32{14}, To: []int32{3}, Target: 3, Roles: []fsmrt.RoleRule{{Role: 6, Policy: -1}}, Checkpoint: -1},
+		{From: []int32{4}, On: []int32{14}, To: []int32{5}, Target: 5, Roles: []fsmrt.RoleRule{{Role: 6, Policy: -1}}, Checkpoint: -1},
+		{From: []int32{6}, On: []int32{14}, To: []int32{7}, Target: 7, Roles: []fsmrt.RoleRule{{Role: 6, Policy: -1}}, Checkpoint: -1},
+		{From: []int32{8}, On: []int32{14}, To: []int32{9}, Target: 9, Roles: []fsmrt.RoleRule{{Role: 6, Policy: -1}}, Checkpoint: -1},
+	},
+	Counters: []fsmrt.Counter{
+		{Name: "failures", PerState: true, Limit: 3, Then: 10, Summary: -1, ResetOnSuccess: true},
+		{Name: "cto_attempts", Limit: 2, Then: 11, Summary: -1},
+	},
+	AlwaysRoles:     []Role{RoleHuman},
+	EveryCheckpoint: -1,
+	History:         true,
+	Timing:          true,
+	Roles:           true,
 }
 
-// transition0 is the transition at ../../examples/build/build.fsm.yaml:125: pending on
-// picked_up -> assigned.
-func (m *Task) transition0(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	if !(in.Role == RoleHuman || in.Role == RoleBuildOrchestrator) {
-		return st.From, fsmrt.Permission(&fsmSpec, st.From, st.Event, in.Role)
-	}
-	to := StateAssigned
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	st.At = m.now(in)
-	m.nFailures[st.From] = 0
-	if to != st.From {
-		m.remember(st.From, to)
-	}
-	m.state = to
-	m.moveClock(st)
-	return to, m.commit(ctx, st, in, 0)
+// moves is the dispatch table, a row per state and a column per event: the target of a
+// transition that only moves the state, NumStates where the state has no transition on the
+// event, NumStates+1 where the engine decides (guards, hooks, counters, ...).
+var moves = [...]uint32{
+	13, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12,
+	12, 13, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12,
+	12, 12, 13, 13, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 13,
+	12, 12, 12, 12, 13, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12,
+	12, 12, 12, 12, 12, 13, 13, 12, 12, 12, 12, 12, 12, 12, 13,
+	12, 12, 12, 12, 12, 12, 12, 13, 12, 12, 12, 12, 12, 12, 12,
+	12, 12, 12, 12, 12, 12, 12, 12, 13, 13, 12, 12, 12, 12, 13,
+	12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 13, 12, 12, 12, 12,
+	12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 13, 13, 12, 13,
+	12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12,
+	12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 13, 12,
+	12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12,
 }
 
-// transition1 is the transition at ../../examples/build/build.fsm.yaml:126: assigned on
-// validation_started -> planning.
-func (m *Task) transition1(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	if !(in.Role == RoleHuman || in.Role == RoleSolutionValidator) {
-		return st.From, fsmrt.Permission(&fsmSpec, st.From, st.Event, in.Role)
-	}
-	to := StatePlanning
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	st.At = m.now(in)
-	m.nFailures[st.From] = 0
-	if to != st.From {
-		m.remember(st.From, to)
-	}
-	m.state = to
-	m.moveClock(st)
-	return to, m.commit(ctx, st, in, 1)
-}
+// TaskSnapshot is the machine's present, in a form that encodes to JSON by name
+// (fsmrt.Snapshot).
+type TaskSnapshot = fsmrt.Snapshot[State, TaskContext, fsmrt.None]
 
-// transition2 is the transition at ../../examples/build/build.fsm.yaml:127: planning on
-// approach_approved -> validated.
-func (m *Task) transition2(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	if !(in.Role == RoleHuman || in.Role == RoleSolutionValidator) {
-		return st.From, fsmrt.Permission(&fsmSpec, st.From, st.Event, in.Role)
-	}
-	to := StateValidated
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	st.At = m.now(in)
-	m.nFailures[st.From] = 0
-	if to != st.From {
-		m.remember(st.From, to)
-	}
-	m.state = to
-	m.moveClock(st)
-	return to, m.commit(ctx, st, in, 2)
-}
+// TaskLogEntry is one entry of the event log (fsmrt.LogEntry).
+type TaskLogEntry = fsmrt.LogEntry[State, Event, Role]
 
-// transition3 is the transition at ../../examples/build/build.fsm.yaml:128: validated on
-// implementation_started -> in_progress.
-func (m *Task) transition3(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	if !(in.Role == RoleHuman || in.Role == RoleFullstackDeveloper) {
-		return st.From, fsmrt.Permission(&fsmSpec, st.From, st.Event, in.Role)
-	}
-	to := StateInProgress
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	st.At = m.now(in)
-	m.nFailures[st.From] = 0
-	if to != st.From {
-		m.remember(st.From, to)
-	}
-	m.state = to
-	m.moveClock(st)
-	return to, m.commit(ctx, st, in, 3)
-}
-
-// transition4 is the transition at ../../examples/build/build.fsm.yaml:129: in_progress on
-// code_complete -> testing.
-func (m *Task) transition4(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	if !(in.Role == RoleHuman || in.Role == RoleFullstackDeveloper) {
-		return st.From, fsmrt.Permission(&fsmSpec, st.From, st.Event, in.Role)
-	}
-	to := StateTesting
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	st.At = m.now(in)
-	m.nFailures[st.From] = 0
-	if to != st.From {
-		m.remember(st.From, to)
-	}
-	m.state = to
-	m.moveClock(st)
-	return to, m.commit(ctx, st, in, 4)
-}
-
-// transition5 is the transition at ../../examples/build/build.fsm.yaml:130: testing on
-// self_checks_done -> quality_review.
-func (m *Task) transition5(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	if !(in.Role == RoleHuman || in.Role == RoleFullstackDeveloper) {
-		return st.From, fsmrt.Permission(&fsmSpec, st.From, st.Event, in.Role)
-	}
-	to := StateQualityReview
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	st.At = m.now(in)
-	m.nFailures[st.From] = 0
-	if to != st.From {
-		m.remember(st.From, to)
-	}
-	m.state = to
-	m.moveClock(st)
-	return to, m.commit(ctx, st, in, 5)
-}
-
-// transition6 is the transition at ../../examples/build/build.fsm.yaml:131: quality_review
-// on gates_passed -> approved.
-func (m *Task) transition6(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	if !(in.Role == RoleHuman || in.Role == RoleQualityMonitor) {
-		return st.From, fsmrt.Permission(&fsmSpec, st.From, st.Event, in.Role)
-	}
-	to := StateApproved
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	st.At = m.now(in)
-	m.nFailures[st.From] = 0
-	if to != st.From {
-		m.remember(st.From, to)
-	}
-	m.state = to
-	m.moveClock(st)
-	return to, m.commit(ctx, st, in, 6)
-}
-
-// transition7 is the transition at ../../examples/build/build.fsm.yaml:132: approved on
-// ready_to_commit -> committing.
-func (m *Task) transition7(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	if !(in.Role == RoleHuman || in.Role == RoleGitManager) {
-		return st.From, fsmrt.Permission(&fsmSpec, st.From, st.Event, in.Role)
-	}
-	to := StateCommitting
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	st.At = m.now(in)
-	m.nFailures[st.From] = 0
-	if to != st.From {
-		m.remember(st.From, to)
-	}
-	m.state = to
-	m.moveClock(st)
-	return to, m.commit(ctx, st, in, 7)
-}
-
-// transition8 is the transition at ../../examples/build/build.fsm.yaml:133: committing on
-// commit_succeeded -> completed.
-func (m *Task) transition8(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	if !(in.Role == RoleHuman || in.Role == RoleGitManager) {
-		return st.From, fsmrt.Permission(&fsmSpec, st.From, st.Event, in.Role)
-	}
-	to := StateCompleted
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	st.At = m.now(in)
-	m.nFailures[st.From] = 0
-	if to != st.From {
-		m.remember(st.From, to)
-	}
-	m.state = to
-	m.moveClock(st)
-	return to, m.commit(ctx, st, in, 8)
-}
-
-// transition9 is the transition at ../../examples/build/build.fsm.yaml:138: planning on
-// approach_rejected -> planning.
-func (m *Task) transition9(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	if !(in.Role == RoleHuman || in.Role == RoleSolutionValidator) {
-		return st.From, fsmrt.Permission(&fsmSpec, st.From, st.Event, in.Role)
-	}
-	to := StatePlanning
-	redirected := false
-	tripFailures := m.nFailures[st.From]+1 >= 3
-	if tripFailures && !redirected {
-		to, redirected = StateCtoIntervention, true
-	}
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	st.At = m.now(in)
-	m.hooks.RecordFailure(ctx, m, st)
-	if tripFailures {
-		m.nFailures[st.From] = 0
-	} else {
-		m.nFailures[st.From]++
-	}
-	if to != st.From {
-		m.remember(st.From, to)
-	}
-	m.state = to
-	m.moveClock(st)
-	return to, m.commit(ctx, st, in, 9)
-}
-
-// transition10 is the transition at ../../examples/build/build.fsm.yaml:139:
-// quality_review on quality_failed -> in_progress.
-func (m *Task) transition10(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	if !(in.Role == RoleHuman || in.Role == RoleQualityMonitor) {
-		return st.From, fsmrt.Permission(&fsmSpec, st.From, st.Event, in.Role)
-	}
-	to := StateInProgress
-	redirected := false
-	tripFailures := m.nFailures[st.From]+1 >= 3
-	if tripFailures && !redirected {
-		to, redirected = StateCtoIntervention, true
-	}
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	st.At = m.now(in)
-	m.hooks.RecordFailure(ctx, m, st)
-	if tripFailures {
-		m.nFailures[st.From] = 0
-	} else {
-		m.nFailures[st.From]++
-	}
-	if to != st.From {
-		m.remember(st.From, to)
-	}
-	m.state = to
-	m.moveClock(st)
-	return to, m.commit(ctx, st, in, 10)
-}
-
-// transition11 is the transition at ../../examples/build/build.fsm.yaml:140: committing on
-// precommit_failed -> in_progress.
-func (m *Task) transition11(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	if !(in.Role == RoleHuman || in.Role == RoleGitManager) {
-		return st.From, fsmrt.Permission(&fsmSpec, st.From, st.Event, in.Role)
-	}
-	to := StateInProgress
-	redirected := false
-	tripFailures := m.nFailures[st.From]+1 >= 3
-	if tripFailures && !redirected {
-		to, redirected = StateCtoIntervention, true
-	}
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	st.At = m.now(in)
-	m.hooks.RecordFailure(ctx, m, st)
-	if tripFailures {
-		m.nFailures[st.From] = 0
-	} else {
-		m.nFailures[st.From]++
-	}
-	if to != st.From {
-		m.remember(st.From, to)
-	}
-	m.state = to
-	m.moveClock(st)
-	return to, m.commit(ctx, st, in, 11)
-}
-
-// transition12 is the transition at ../../examples/build/build.fsm.yaml:144: in_progress
-// on implementation_failed -> in_progress.
-func (m *Task) transition12(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	if !(in.Role == RoleHuman || in.Role == RoleFullstackDeveloper) {
-		return st.From, fsmrt.Permission(&fsmSpec, st.From, st.Event, in.Role)
-	}
-	to := StateInProgress
-	redirected := false
-	tripFailures := m.nFailures[st.From]+1 >= 3
-	if tripFailures && !redirected {
-		to, redirected = StateCtoIntervention, true
-	}
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	st.At = m.now(in)
-	m.hooks.RecordFailure(ctx, m, st)
-	if tripFailures {
-		m.nFailures[st.From] = 0
-	} else {
-		m.nFailures[st.From]++
-	}
-	if to != st.From {
-		m.remember(st.From, to)
-	}
-	m.state = to
-	m.moveClock(st)
-	return to, m.commit(ctx, st, in, 12)
-}
-
-// transition13 is the transition at ../../examples/build/build.fsm.yaml:149:
-// cto_intervention on retry -> history of cto_intervention.
-func (m *Task) transition13(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	if !(in.Role == RoleHuman || in.Role == RoleCto) {
-		return st.From, fsmrt.Permission(&fsmSpec, st.From, st.Event, in.Role)
-	}
-	to := st.From
-	if !m.prevCtoInterventionSet {
-		return st.From, fsmrt.NoHistory(&fsmSpec, st.From, st.Event, StateCtoIntervention)
-	}
-	to = m.prevCtoIntervention
-	redirected := false
-	tripCtoAttempts := m.nCtoAttempts+1 >= 2
-	if tripCtoAttempts && !redirected {
-		to, redirected = StateHumanEscalation, true
-	}
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	st.At = m.now(in)
-	m.hooks.RecordCtoGuidance(ctx, m, st)
-	if tripCtoAttempts {
-		m.nCtoAttempts = 0
-	} else {
-		m.nCtoAttempts++
-	}
-	m.nFailures[st.From] = 0
-	if to != st.From {
-		m.remember(st.From, to)
-	}
-	m.state = to
-	m.moveClock(st)
-	return to, m.commit(ctx, st, in, 13)
-}
-
-// transition14 is the transition at ../../examples/build/build.fsm.yaml:162: planning on
-// skipped -> validated.
-//
-// Skip (@agent-cto override): the approach is taken as validated.
-func (m *Task) transition14(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	if !(in.Role == RoleHuman || in.Role == RoleCto) {
-		return st.From, fsmrt.Permission(&fsmSpec, st.From, st.Event, in.Role)
-	}
-	to := StateValidated
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	st.At = m.now(in)
-	m.nFailures[st.From] = 0
-	if to != st.From {
-		m.remember(st.From, to)
-	}
-	m.state = to
-	m.moveClock(st)
-	return to, m.commit(ctx, st, in, 14)
-}
-
-// transition15 is the transition at ../../examples/build/build.fsm.yaml:163: in_progress
-// on skipped -> testing.
-//
-// Skip (@agent-cto override): implementation is taken as done.
-func (m *Task) transition15(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	if !(in.Role == RoleHuman || in.Role == RoleCto) {
-		return st.From, fsmrt.Permission(&fsmSpec, st.From, st.Event, in.Role)
-	}
-	to := StateTesting
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	st.At = m.now(in)
-	m.nFailures[st.From] = 0
-	if to != st.From {
-		m.remember(st.From, to)
-	}
-	m.state = to
-	m.moveClock(st)
-	return to, m.commit(ctx, st, in, 15)
-}
-
-// transition16 is the transition at ../../examples/build/build.fsm.yaml:164:
-// quality_review on skipped -> approved.
-//
-// Skip (@agent-cto override): the quality gates are waived.
-func (m *Task) transition16(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	if !(in.Role == RoleHuman || in.Role == RoleCto) {
-		return st.From, fsmrt.Permission(&fsmSpec, st.From, st.Event, in.Role)
-	}
-	to := StateApproved
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	st.At = m.now(in)
-	m.nFailures[st.From] = 0
-	if to != st.From {
-		m.remember(st.From, to)
-	}
-	m.state = to
-	m.moveClock(st)
-	return to, m.commit(ctx, st, in, 16)
-}
-
-// transition17 is the transition at ../../examples/build/build.fsm.yaml:165: committing on
-// skipped -> completed.
-//
-// Skip (@agent-cto override): the commit step is taken as done.
-func (m *Task) transition17(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	if !(in.Role == RoleHuman || in.Role == RoleCto) {
-		return st.From, fsmrt.Permission(&fsmSpec, st.From, st.Event, in.Role)
-	}
-	to := StateCompleted
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	st.At = m.now(in)
-	m.nFailures[st.From] = 0
-	if to != st.From {
-		m.remember(st.From, to)
-	}
-	m.state = to
-	m.moveClock(st)
-	return to, m.commit(ctx, st, in, 17)
-}
-
-// remember records where a remembering state was entered from.
-func (m *Task) remember(from, to State) {
-	switch to {
-	case StateCtoIntervention:
-		m.prevCtoIntervention, m.prevCtoInterventionSet = from, true
-	}
-}
-
-// commit finishes an accepted transition (t is its index in the spec): sequence number and
-// history here, event log and checkpoints in persist, which a machine without a store or
-// checkpoints skips.
-func (m *Task) commit(ctx context.Context, st TaskStep, in *TaskInput, t int) error {
-	m.seq++
-	m.updatedAt = st.At
-	m.history.Add(TaskRecord{
-		Actor:   in.Actor,
-		At:      st.At,
-		Event:   st.Event,
-		EventID: in.EventID,
-		From:    st.From,
-		Reason:  in.Reason,
-		To:      st.To,
-	})
-	if m.store == nil {
-		return nil
-	}
-	return m.persist(ctx, st, in, t)
-}
-
-// persist appends the transition to the store's event log and takes the checkpoints: the
-// hook, then a snapshot saved to the store. It is the only place a machine that keeps no
-// time reads the clock, for the time of the transition.
-func (m *Task) persist(ctx context.Context, st TaskStep, in *TaskInput, t int) error {
-	if m.store != nil {
-		e, err := m.logEntry(st, in, t)
-		if err == nil {
-			err = m.store.Append(ctx, m.ID, e)
-		}
-		if err != nil {
-			return fsmrt.StoreFailed(&fsmSpec, "append", m.seq, err)
-		}
-	}
-	return nil
-}
-
-// TaskSnapshot is the machine's present, in a form that encodes to JSON by name and
-// restores with RestoreTask. Its past (the transition history, the idempotency keys used)
-// is in the event log, not here, so that taking a snapshot costs the same however old the
-// machine is.
-type TaskSnapshot struct {
-	// Version is the snapshot format, 1.
-	Version int    `json:"version"`
-	ID      string `json:"id"`
-	// Seq is the number of transitions accepted when the snapshot was taken.
-	Seq   int64 `json:"seq"`
-	State State `json:"state"`
-	// UpdatedAt is when the last transition the machine persisted happened (its input's At,
-	// else the clock): every transition with a store, those that reach a checkpoint without
-	// one, every transition for a machine with a clock. Zero until then.
-	UpdatedAt time.Time   `json:"updatedAt"`
-	Context   TaskContext `json:"context"`
-	// Counters hold every counter; per-state counters by state, zeros left out.
-	Counters struct {
-		Failures    map[State]int `json:"Failures,omitempty"`
-		CtoAttempts int           `json:"CtoAttempts,omitempty"`
-	} `json:"counters"`
-	// Remembered maps each remembering state to the state it was entered from.
-	Remembered map[State]State `json:"remembered,omitempty"`
-	CreatedAt  time.Time       `json:"createdAt"`
-	EnteredAt  time.Time       `json:"enteredAt"`
-	// TimeByState is the time spent in each state before the current stay.
-	TimeByState map[State]time.Duration `json:"timeByState,omitempty"`
-	// Timeouts holds timeouts changed at run time.
-	Timeouts map[State]time.Duration `json:"timeouts,omitempty"`
-}
-
-// Snapshot returns the machine's state, context and bookkeeping. It shares nothing with the
-// machine except the slices and maps of the context and payloads.
-func (m *Task) Snapshot() TaskSnapshot {
-	s := TaskSnapshot{
-		Context:   m.Context,
-		ID:        m.ID,
-		Seq:       m.seq,
-		State:     m.state,
-		UpdatedAt: m.updatedAt,
-		Version:   1,
-	}
-	for st, n := range m.nFailures {
-		if n != 0 {
-			if s.Counters.Failures == nil {
-				s.Counters.Failures = map[State]int{}
-			}
-			s.Counters.Failures[State(st)] = n
-		}
-	}
-	s.Counters.CtoAttempts = m.nCtoAttempts
-	if m.prevCtoInterventionSet {
-		if s.Remembered == nil {
-			s.Remembered = map[State]State{}
-		}
-		s.Remembered[StateCtoIntervention] = m.prevCtoIntervention
-	}
-	s.CreatedAt, s.EnteredAt = m.createdAt, m.enteredAt
-	for st, d := range m.timeByState {
-		if d != 0 {
-			if s.TimeByState == nil {
-				s.TimeByState = map[State]time.Duration{}
-			}
-			s.TimeByState[State(st)] = d
-		}
-	}
-	def := defaultTimeouts()
-	for st, d := range m.timeouts {
-		if d != def[st] {
-			if s.Timeouts == nil {
-				s.Timeouts = map[State]time.Duration{}
-			}
-			s.Timeouts[State(st)] = d
-		}
-	}
-	return s
-}
-
-// UnmarshalJSON decodes a snapshot. It refuses with a fsmrt.SnapshotError a snapshot that
-// does not decode, or whose version or state is missing or null (decoding would leave the
-// initial state).
-func (s *TaskSnapshot) UnmarshalJSON(b []byte) error {
-	type plain TaskSnapshot
-	return fsmrt.DecodeSnapshot(&fsmSpec, b, (*plain)(s))
-}
-
-// RestoreTask rebuilds a machine from a snapshot. It refuses, with a fsmrt.SnapshotError
-// (errors.Is ErrInvalidSnapshot), a snapshot the machine could never have taken: of
-// another format version, with values that are not states or events of this machine,
-// negative counters or counters past their limit, a remembered state its state cannot
-// remember, timeouts of states whose timeout is not configurable, payloads that break
-// their constraints.
-func RestoreTask(s TaskSnapshot, hooks TaskHooks) (*Task, error) {
-	if s.Version != 1 {
-		return nil, fsmrt.InvalidSnapshot(&fsmSpec, "version", fmt.Sprintf("unsupported snapshot version %d", s.Version))
-	}
-	if s.State >= NumStates {
-		return nil, fsmrt.InvalidSnapshot(&fsmSpec, "state", fmt.Sprintf("%d is not a state", s.State))
-	}
-	if s.Seq < 0 {
-		return nil, fsmrt.InvalidSnapshot(&fsmSpec, "seq", fmt.Sprintf("%d is negative", s.Seq))
-	}
-	for st, n := range s.Counters.Failures {
-		if st >= NumStates {
-			return nil, fsmrt.InvalidSnapshot(&fsmSpec, "counters.Failures", fmt.Sprintf("%d is not a state", st))
-		}
-		if n < 0 {
-			return nil, fsmrt.InvalidSnapshot(&fsmSpec, "counters.Failures", fmt.Sprintf("%d in %s is negative", n, st))
-		}
-		if n >= 3 {
-			return nil, fsmrt.InvalidSnapshot(&fsmSpec, "counters.Failures", fmt.Sprintf("%d in %s is past the limit of 3", n, st))
-		}
-	}
-	if s.Counters.CtoAttempts < 0 {
-		return nil, fsmrt.InvalidSnapshot(&fsmSpec, "counters.CtoAttempts", fmt.Sprintf("%d is negative", s.Counters.CtoAttempts))
-	}
-	if s.Counters.CtoAttempts >= 2 {
-		return nil, fsmrt.InvalidSnapshot(&fsmSpec, "counters.CtoAttempts", fmt.Sprintf("%d is past the limit of 2", s.Counters.CtoAttempts))
-	}
-	for st, d := range s.Timeouts {
-		switch st {
-		case StateInProgress:
-		default:
-			return nil, fsmrt.InvalidSnapshot(&fsmSpec, "timeouts", fmt.Sprintf("the timeout of %s is not configurable", st))
-		}
-		if d <= 0 {
-			return nil, fsmrt.InvalidSnapshot(&fsmSpec, "timeouts", fmt.Sprintf("%s: %v is not positive", st, d))
-		}
-	}
-	m := NewTask(hooks)
-	m.state = s.State
-	m.ID, m.seq, m.saved = s.ID, s.Seq, s.Seq
-	m.Context, m.updatedAt = s.Context, s.UpdatedAt
-	for st, n := range s.Counters.Failures {
-		m.nFailures[st] = n
-	}
-	m.nCtoAttempts = s.Counters.CtoAttempts
-	for st, from := range s.Remembered {
-		if from >= NumStates {
-			return nil, fsmrt.InvalidSnapshot(&fsmSpec, "remembered", fmt.Sprintf("%d is not a state", from))
-		}
-		switch st {
-		case StateCtoIntervention:
-			if !slices.Contains([]State{StatePlanning, StateInProgress, StateQualityReview, StateCommitting}, from) {
-				return nil, fsmrt.InvalidSnapshot(&fsmSpec, "remembered", fmt.Sprintf("%s cannot remember %s", st, from))
-			}
-			m.prevCtoIntervention, m.prevCtoInterventionSet = from, true
-		default:
-			return nil, fsmrt.InvalidSnapshot(&fsmSpec, "remembered", fmt.Sprintf("%s does not remember", st))
-		}
-	}
-	m.createdAt, m.enteredAt = s.CreatedAt, s.EnteredAt
-	for st, d := range s.TimeByState {
-		if st >= NumStates {
-			return nil, fsmrt.InvalidSnapshot(&fsmSpec, "timeByState", fmt.Sprintf("%d is not a state", st))
-		}
-		m.timeByState[st] = d
-	}
-	for st, d := range s.Timeouts {
-		m.timeouts[st] = d
-	}
-	return m, nil
-}
-
-// TaskStore persists machines: an append-only event log of every accepted transition, and
-// the snapshot taken at the last checkpoint (fsmrt.Store: optimistic concurrency on
-// sequence numbers, conflicts wrap ErrStoreConflict). It is the seam for database
-// adapters.
+// TaskStore persists machines: the event log and the last snapshot (fsmrt.Store).
 type TaskStore = fsmrt.Store[TaskLogEntry, TaskSnapshot]
 
-// ErrStoreConflict is what a Store returns when another writer got there first.
-var ErrStoreConflict = fsmrt.ErrStoreConflict
-
-// StoreError says the store refused or failed to persist an accepted transition. The
-// transition has happened in memory.
-type StoreError = fsmrt.StoreError
-
-// TaskLogEntry is one entry of the event log, in the JSON form of the seed documents:
-// {"timestamp", "taskId", "event": "STATE_TRANSITION", "from", "to", "actor", "reason",
-// "metadata"}, plus what replaying it needs: the transition that fired and the machine's
-// data after it.
-type TaskLogEntry struct {
-	// Seq numbers the machine's accepted transitions from 1.
-	Seq int64 `json:"seq"`
-	// Timestamp is when the transition happened: the input's At, else the machine's clock.
-	Timestamp time.Time `json:"timestamp"`
-	TaskID    string    `json:"taskId"`
-	// Created is when the machine was created, in its first entry only: replaying the whole
-	// log restores the time spent in the initial state.
-	Created time.Time `json:"created,omitzero"`
-	// Kind is STATE_TRANSITION.
-	Kind    string `json:"event"`
-	Trigger Event  `json:"trigger"`
-	From    State  `json:"from"`
-	To      State  `json:"to"`
-	// Transition is the index of the declared transition that fired, in spec order from 0 (-1
-	// for a resumption): replaying applies its bookkeeping without asking the guards.
-	Transition int    `json:"transition"`
-	Role       Role   `json:"role,omitempty"`
-	Actor      string `json:"actor"`
-	Reason     string `json:"reason"`
-	EventID    string `json:"eventId,omitempty"`
-	// Context is the machine's context after the transition, as its actions left it.
-	Context json.RawMessage `json:"context,omitempty"`
-	// Payload is the event's payload, for events that carry one.
-	Payload  json.RawMessage   `json:"payload,omitempty"`
-	Metadata map[string]string `json:"metadata"`
-}
-
-// logEntry describes an accepted transition (t: its index) for the event log.
-func (m *Task) logEntry(st TaskStep, in *TaskInput, t int) (TaskLogEntry, error) {
-	e := TaskLogEntry{
-		Actor:      in.Actor,
-		EventID:    in.EventID,
-		From:       st.From,
-		Kind:       "STATE_TRANSITION",
-		Metadata:   map[string]string{},
-		Reason:     in.Reason,
-		Role:       in.Role,
-		Seq:        m.seq,
-		TaskID:     m.ID,
-		Timestamp:  m.updatedAt,
-		To:         st.To,
-		Transition: t,
-		Trigger:    st.Event,
-	}
-	if m.seq == 1 {
-		e.Created = m.createdAt
-	}
-	var err error
-	e.Context, err = json.Marshal(m.Context)
-	return e, err
-}
-
-// loggedTransition is a declared transition as replaying the event log sees it (and take,
-// which applies a plain transition): the states it leaves, its events, the states it can
-// lead to, whether it is internal, the counters it increments and resets.
-type loggedTransition struct {
-	from, to   []State
-	on         []Event
-	internal   bool
-	inc, reset []int // counters, by index
-}
-
-// loggedTransitions are the spec's transitions, in order: a log entry's Transition indexes it.
-var loggedTransitions = [...]loggedTransition{
-	{from: []State{StatePending}, to: []State{StateAssigned}, on: []Event{EventPickedUp}},
-	{from: []State{StateAssigned}, to: []State{StatePlanning}, on: []Event{EventValidationStarted}},
-	{from: []State{StatePlanning}, to: []State{StateValidated}, on: []Event{EventApproachApproved}},
-	{from: []State{StateValidated}, to: []State{StateInProgress}, on: []Event{EventImplementationStarted}},
-	{from: []State{StateInProgress}, to: []State{StateTesting}, on: []Event{EventCodeComplete}},
-	{from: []State{StateTesting}, to: []State{StateQualityReview}, on: []Event{EventSelfChecksDone}},
-	{from: []State{StateQualityReview}, to: []State{StateApproved}, on: []Event{EventGatesPassed}},
-	{from: []State{StateApproved}, to: []State{StateCommitting}, on: []Event{EventReadyToCommit}},
-	{from: []State{StateCommitting}, to: []State{StateCompleted}, on: []Event{EventCommitSucceeded}},
-	{from: []State{StatePlanning}, to: []State{StatePlanning, StateCtoIntervention}, on: []Event{EventApproachRejected}, inc: []int{0}},
-	{from: []State{StateQualityReview}, to: []State{StateInProgress, StateCtoIntervention}, on: []Event{EventQualityFailed}, inc: []int{0}},
-	{from: []State{StateCommitting}, to: []State{StateInProgress, StateCtoIntervention}, on: []Event{EventPrecommitFailed}, inc: []int{0}},
-	{from: []State{StateInProgress}, to: []State{StateInProgress, StateCtoIntervention}, on: []Event{EventImplementationFailed}, inc: []int{0}},
-	{from: []State{StateCtoIntervention}, to: []State{StatePlanning, StateInProgress, StateQualityReview, StateCommitting, StateHumanEscalation}, on: []Event{EventRetry}, inc: []int{1}},
-	{from: []State{StatePlanning}, to: []State{StateValidated}, on: []Event{EventSkipped}},
-	{from: []State{StateInProgress}, to: []State{StateTesting}, on: []Event{EventSkipped}},
-	{from: []State{StateQualityReview}, to: []State{StateApproved}, on: []Event{EventSkipped}},
-	{from: []State{StateCommitting}, to: []State{StateCompleted}, on: []Event{EventSkipped}},
-}
-
-// counterLimits are the counters' limits (0: none), by index.
-var counterLimits = [2]int{3, 2}
-
-// resetOnSuccess are the counters every successful transition resets, by index.
-var resetOnSuccess = []int{0}
-
-// counter returns counter i (of state s for a per-state counter).
-func (m *Task) counter(i int, s State) *int {
-	switch i {
-	case 0:
-		return &m.nFailures[s]
-	}
-	return &m.nCtoAttempts
-}
-
-// ReplayTask rebuilds machine id from its store: the last snapshot (or a new machine),
-// then every later log entry applied as it was recorded: the transition's counters,
-// memory, history and idempotency key, and the state, context, policies and payload after
-// it. No hook runs: guards are not asked again, and actions and checkpoints, done when the
-// transitions happened, are not repeated. It fails with a fsmrt.LogError (errors.Is
-// ErrInvalidLog) if the log has a gap or an entry is not a transition of this machine from
-// the state the log has reached, and with a fsmrt.SnapshotError if the snapshot is not one
-// the machine could have taken. The machine returned has no store: set one to fire on.
-func ReplayTask(ctx context.Context, store TaskStore, id string, hooks TaskHooks) (*Task, error) {
-	s, ok, log, err := store.Load(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	m := NewTask(hooks)
-	m.ID = id
-	if ok {
-		if m, err = RestoreTask(s, hooks); err != nil {
-			return nil, err
-		}
-		// The snapshot holds the present; the last of the past is in the log before it.
-		past, err := store.Log(ctx, id, max(0, s.Seq-int64(fsmrt.DefaultWindow)))
-		if err != nil {
-			return nil, err
-		}
-		for i := range past {
-			if past[i].Seq > s.Seq {
-				break
-			}
-			m.recall(&past[i])
-		}
-	}
-	// Without a snapshot the creation time is in the first entry.
-	if !ok && len(log) > 0 {
-		m.createdAt, m.enteredAt = log[0].Created, log[0].Created
-	}
-	m.saved = m.seq
-	for i := range log {
-		if err := m.apply(&log[i]); err != nil {
-			return nil, fsmrt.InvalidLog(&fsmSpec, id, log[i].Seq, err)
-		}
-	}
-	return m, nil
-}
-
-// apply replays log entry e: it checks that e is the next entry and a transition of this
-// machine from the current state, then applies what the transition did, without hooks.
-func (m *Task) apply(e *TaskLogEntry) error {
-	if e.Seq != m.seq+1 {
-		return fmt.Errorf("the log has a gap: seq %d follows %d", e.Seq, m.seq)
-	}
-	if e.Timestamp.IsZero() {
-		return errors.New("the entry has no timestamp")
-	}
-	if len(e.Context) > 0 {
-		m.Context = TaskContext{}
-		if err := json.Unmarshal(e.Context, &m.Context); err != nil {
-			return err
-		}
-	}
-	if e.From != m.state || e.Transition < 0 || e.Transition >= len(loggedTransitions) || !slices.Contains(loggedTransitions[e.Transition].from, e.From) || !slices.Contains(loggedTransitions[e.Transition].on, e.Trigger) || !slices.Contains(loggedTransitions[e.Transition].to, e.To) {
-		return fmt.Errorf("%s -> %s on %s is not transition %d from %s", e.From, e.To, e.Trigger, e.Transition, m.state)
-	}
-	t := &loggedTransitions[e.Transition]
-	moved := !t.internal || e.To != e.From
-	for _, c := range t.inc {
-		n := m.counter(c, e.From)
-		*n++
-		// A tripped limit redirected the transition and restarted the counter.
-		if counterLimits[c] > 0 && *n >= counterLimits[c] {
-			*n = 0
-		}
-	}
-	for _, c := range t.reset {
-		*m.counter(c, e.From) = 0
-	}
-	if moved {
-		for _, c := range resetOnSuccess {
-			if !slices.Contains(t.inc, c) {
-				*m.counter(c, e.From) = 0
-			}
-		}
-	}
-	if e.To != e.From {
-		m.remember(e.From, e.To)
-	}
-	m.state = e.To
-	if moved {
-		m.moveClock(TaskStep{
-			At:   e.Timestamp,
-			From: e.From,
-			To:   e.To,
-		})
-	}
-	m.recall(e)
-	m.seq, m.updatedAt = e.Seq, e.Timestamp
-	return nil
-}
-
-// recall puts what log entry e says of the machine's past into the windows it keeps in
-// memory: the history record.
-func (m *Task) recall(e *TaskLogEntry) {
-	m.history.Add(TaskRecord{
-		Actor:   e.Actor,
-		At:      e.Timestamp,
-		Event:   e.Trigger,
-		EventID: e.EventID,
-		From:    e.From,
-		Reason:  e.Reason,
-		To:      e.To,
-	})
-}
-
-// TaskMemoryStore is a TaskStore in memory, safe for concurrent use: the default that
-// needs no server (fsmrt.MemoryStore). It keeps snapshots as JSON, so that what Load
-// returns is what a database adapter would return.
+// TaskMemoryStore is a TaskStore in memory, safe for concurrent use (fsmrt.MemoryStore).
 type TaskMemoryStore = fsmrt.MemoryStore[TaskLogEntry, TaskSnapshot]
 
 // NewTaskMemoryStore returns an empty store.
@@ -1694,14 +630,30 @@ func NewTaskMemoryStore() *TaskMemoryStore {
 	return fsmrt.NewMemoryStore[TaskLogEntry, TaskSnapshot]()
 }
 
-// Sequence returns the entry's sequence number, for the store.
-func (e TaskLogEntry) Sequence() int64 {
-	return e.Seq
+// StoreError says the store failed to persist an accepted transition; ErrStoreConflict that
+// another writer got there first.
+type StoreError = fsmrt.StoreError
+
+var ErrStoreConflict = fsmrt.ErrStoreConflict
+
+// RestoreTask rebuilds a machine from a snapshot, refusing one it could never have taken
+// with a fsmrt.SnapshotError (fsmrt.Restore).
+func RestoreTask(s TaskSnapshot, hooks TaskHooks) (*Task, error) {
+	m := NewTask(hooks)
+	if err := fsmrt.Restore(&m.Machine, s, nil); err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
-// Sequence returns the snapshot's sequence number, for the store.
-func (s TaskSnapshot) Sequence() int64 {
-	return s.Seq
+// ReplayTask rebuilds machine id from its store: the last snapshot, then every later log
+// entry as recorded, no hook running (fsmrt.Replay). The machine returned has no store.
+func ReplayTask(ctx context.Context, store TaskStore, id string, hooks TaskHooks) (*Task, error) {
+	m := NewTask(hooks)
+	if err := fsmrt.Replay(ctx, &m.Machine, store, id, nil); err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
 // ErrNotRegistered says no machine with that ID is registered.
@@ -1744,211 +696,4 @@ func (r *TaskRegistry) ExceedingTimeout(now time.Time, at TimeoutLevel) []*Task 
 		l := m.TimeoutLevel(now)
 		return l != LevelNone && l >= at
 	})
-}
-
-// Clock tells the time. Machines read it only when the spec asks for time (timeouts,
-// history); set a fake one with SetClock in tests, or pass Input.At.
-type Clock = fsmrt.Clock
-
-// SetClock replaces the machine's clock. Call it right after construction: it also
-// restarts the machine's creation time and its time in the current state.
-func (m *Task) SetClock(c Clock) {
-	m.clock = c
-	m.createdAt = c.Now()
-	m.enteredAt = m.createdAt
-}
-
-func (m *Task) now(in *TaskInput) time.Time {
-	if !in.At.IsZero() {
-		return in.At
-	}
-	return m.clock.Now()
-}
-
-// moveClock accounts for leaving st.From and entering st.To at st.At.
-func (m *Task) moveClock(st TaskStep) {
-	if st.From < NumStates {
-		m.timeByState[st.From] += st.At.Sub(m.enteredAt)
-	}
-	m.enteredAt = st.At
-}
-
-// CreatedAt returns when the machine was created.
-func (m *Task) CreatedAt() time.Time {
-	return m.createdAt
-}
-
-// TotalTime returns how long the machine has existed at now.
-func (m *Task) TotalTime(now time.Time) time.Duration {
-	return now.Sub(m.createdAt)
-}
-
-// TimeByState returns the time spent in each state at now, the current stay included.
-func (m *Task) TimeByState(now time.Time) [NumStates]time.Duration {
-	t := m.timeByState
-	if m.state < NumStates {
-		t[m.state] += m.TimeInState(now)
-	}
-	return t
-}
-
-// EnteredAt returns when the current state was entered.
-func (m *Task) EnteredAt() time.Time {
-	return m.enteredAt
-}
-
-// TimeInState returns how long the machine has been in its state at now.
-func (m *Task) TimeInState(now time.Time) time.Duration {
-	return now.Sub(m.enteredAt)
-}
-
-// defaultTimeouts returns the spec's timeout of every state (0: none).
-func defaultTimeouts() [NumStates]time.Duration {
-	var t [NumStates]time.Duration
-	t[StatePending] = 1 * time.Hour
-	t[StateAssigned] = 15 * time.Minute
-	t[StatePlanning] = 30 * time.Minute
-	t[StateValidated] = 15 * time.Minute
-	t[StateInProgress] = 4 * time.Hour
-	t[StateTesting] = 30 * time.Minute
-	t[StateQualityReview] = 30 * time.Minute
-	t[StateApproved] = 10 * time.Minute
-	t[StateCommitting] = 15 * time.Minute
-	t[StateCtoIntervention] = 1 * time.Hour
-	return t
-}
-
-// Timeout returns the timeout of state s (0: none).
-func (m *Task) Timeout(s State) time.Duration {
-	if s >= NumStates {
-		return 0
-	}
-	return m.timeouts[s]
-}
-
-// SetTimeout changes the timeout of a state the spec marks configurable.
-func (m *Task) SetTimeout(s State, d time.Duration) error {
-	switch s {
-	case StateInProgress:
-		if d <= 0 {
-			return fmt.Errorf("build: timeout of %s must be positive", s)
-		}
-		m.timeouts[s] = d
-		return nil
-	}
-	return fmt.Errorf("build: the timeout of %s is not configurable", s)
-}
-
-// TimeoutLevel returns the highest timeout level the current state has reached at now,
-// or LevelNone. Levels are reported, never enforced, and computed exactly for any
-// duration (fsmrt.Reached).
-func (m *Task) TimeoutLevel(now time.Time) TimeoutLevel {
-	d := m.timeouts[m.state]
-	if d <= 0 {
-		return LevelNone
-	}
-	elapsed := now.Sub(m.enteredAt)
-	switch m.state {
-	case StatePending:
-		if fsmrt.Reached(elapsed, d, 150) {
-			return LevelEscalate
-		}
-		if fsmrt.Reached(elapsed, d, 100) {
-			return LevelAlert
-		}
-		if fsmrt.Reached(elapsed, d, 80) {
-			return LevelWarn
-		}
-	case StateAssigned:
-		if fsmrt.Reached(elapsed, d, 150) {
-			return LevelEscalate
-		}
-		if fsmrt.Reached(elapsed, d, 100) {
-			return LevelAlert
-		}
-		if fsmrt.Reached(elapsed, d, 80) {
-			return LevelWarn
-		}
-	case StatePlanning:
-		if fsmrt.Reached(elapsed, d, 150) {
-			return LevelEscalate
-		}
-		if fsmrt.Reached(elapsed, d, 100) {
-			return LevelAlert
-		}
-		if fsmrt.Reached(elapsed, d, 80) {
-			return LevelWarn
-		}
-	case StateValidated:
-		if fsmrt.Reached(elapsed, d, 150) {
-			return LevelEscalate
-		}
-		if fsmrt.Reached(elapsed, d, 100) {
-			return LevelAlert
-		}
-		if fsmrt.Reached(elapsed, d, 80) {
-			return LevelWarn
-		}
-	case StateInProgress:
-		if fsmrt.Reached(elapsed, d, 150) {
-			return LevelEscalate
-		}
-		if fsmrt.Reached(elapsed, d, 100) {
-			return LevelAlert
-		}
-		if fsmrt.Reached(elapsed, d, 80) {
-			return LevelWarn
-		}
-	case StateTesting:
-		if fsmrt.Reached(elapsed, d, 150) {
-			return LevelEscalate
-		}
-		if fsmrt.Reached(elapsed, d, 100) {
-			return LevelAlert
-		}
-		if fsmrt.Reached(elapsed, d, 80) {
-			return LevelWarn
-		}
-	case StateQualityReview:
-		if fsmrt.Reached(elapsed, d, 150) {
-			return LevelEscalate
-		}
-		if fsmrt.Reached(elapsed, d, 100) {
-			return LevelAlert
-		}
-		if fsmrt.Reached(elapsed, d, 80) {
-			return LevelWarn
-		}
-	case StateApproved:
-		if fsmrt.Reached(elapsed, d, 150) {
-			return LevelEscalate
-		}
-		if fsmrt.Reached(elapsed, d, 100) {
-			return LevelAlert
-		}
-		if fsmrt.Reached(elapsed, d, 80) {
-			return LevelWarn
-		}
-	case StateCommitting:
-		if fsmrt.Reached(elapsed, d, 150) {
-			return LevelEscalate
-		}
-		if fsmrt.Reached(elapsed, d, 100) {
-			return LevelAlert
-		}
-		if fsmrt.Reached(elapsed, d, 80) {
-			return LevelWarn
-		}
-	case StateCtoIntervention:
-		if fsmrt.Reached(elapsed, d, 150) {
-			return LevelEscalate
-		}
-		if fsmrt.Reached(elapsed, d, 100) {
-			return LevelAlert
-		}
-		if fsmrt.Reached(elapsed, d, 80) {
-			return LevelWarn
-		}
-	}
-	return LevelNone
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/fsmgen/fsmgen/fsmrt"
 	"log/slog"
 	"reflect"
 	"strings"
@@ -29,6 +30,15 @@ type fsmHooks struct {
 	calls          []string
 	trace          []fsmCall
 	failCheckpoint bool
+}
+
+// fsmSet edits the machine through its snapshot: what a store could hand back.
+func fsmSet(m *Task, edit func(*TaskSnapshot)) {
+	s := m.Snapshot()
+	edit(&s)
+	if err := fsmrt.Restore(&m.Machine, s, nil); err != nil {
+		panic(err)
+	}
 }
 
 // fsmCall is one call of a hook: a guard, an action or a checkpoint.
@@ -73,12 +83,17 @@ func fsmFixture(from State, off []string, empty, noPolicies, noMemory bool) (*Ta
 		h.off[g] = true
 	}
 	m := NewTask(h)
-	m.state = from
+	fsmSet(m, func(s *TaskSnapshot) {
+		s.State = from
+		if !noMemory {
+			if s.Remembered == nil {
+				s.Remembered = map[State]State{}
+			}
+			s.Remembered[StateCtoIntervention] = StatePlanning
+		}
+	})
 	if !empty {
 		m.Context = fsmGoodContext()
-	}
-	if !noMemory {
-		m.prevCtoIntervention, m.prevCtoInterventionSet = StatePlanning, true
 	}
 	m.SetClock(&fsmClock{now: fsmEpoch})
 	return m, h
@@ -114,6 +129,34 @@ func fsmCounts(m *Task) []int {
 	}
 	out = append(out, m.CountCtoAttempts())
 	return out
+}
+
+// fsmSetCount sets counter name (in state s, for a per-state counter) to n.
+func fsmSetCount(m *Task, name string, s State, n int) {
+	// A counter cannot pass its limit: a machine past it does what one at it does.
+	switch name {
+	case "failures":
+		n = min(n, 3-1)
+	case "cto_attempts":
+		n = min(n, 2-1)
+	}
+	fsmSet(m, func(snap *TaskSnapshot) {
+		switch name {
+		case "failures":
+			if snap.StateCounters == nil {
+				snap.StateCounters = map[string]map[State]int{}
+			}
+			if snap.StateCounters[name] == nil {
+				snap.StateCounters[name] = map[State]int{}
+			}
+			snap.StateCounters[name][s] = n
+		case "cto_attempts":
+			if snap.Counters == nil {
+				snap.Counters = map[string]int{}
+			}
+			snap.Counters[name] = n
+		}
+	})
 }
 
 // fsmRow is one case of the transition table.
@@ -172,7 +215,7 @@ var fsmRows0 = []fsmRow{
 		want: StatePending, reason: "role"},
 	{name: "pending/picked_up/as human", line: 125, from: StatePending, event: EventPickedUp, role: RoleHuman,
 		want: StateAssigned},
-	{name: "pending/picked_up/failures reset on success", line: 125, from: StatePending, event: EventPickedUp, role: RoleBuildOrchestrator, setup: func(m *Task) { m.nFailures[StatePending] = 1 },
+	{name: "pending/picked_up/failures reset on success", line: 125, from: StatePending, event: EventPickedUp, role: RoleBuildOrchestrator, setup: func(m *Task) { fsmSetCount(m, "failures", StatePending, 1) },
 		want: StateAssigned, counts: []int{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}},
 	{name: "pending/validation_started", line: 64, from: StatePending, event: EventValidationStarted,
 		want: StatePending, reason: "invalid_transition"},
@@ -288,9 +331,9 @@ var fsmRows2 = []fsmRow{
 		want: StatePlanning, reason: "role"},
 	{name: "planning/approach_rejected/as human", line: 138, from: StatePlanning, event: EventApproachRejected, role: RoleHuman,
 		want: StatePlanning, calls: []string{"record_failure"}},
-	{name: "planning/approach_rejected/counters", line: 138, from: StatePlanning, event: EventApproachRejected, role: RoleSolutionValidator, setup: func(m *Task) { m.nFailures[StatePlanning] = 1 },
+	{name: "planning/approach_rejected/counters", line: 138, from: StatePlanning, event: EventApproachRejected, role: RoleSolutionValidator, setup: func(m *Task) { fsmSetCount(m, "failures", StatePlanning, 1) },
 		want: StatePlanning, calls: []string{"record_failure"}, counts: []int{0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}},
-	{name: "planning/approach_rejected/failures at 2 of 3", line: 138, from: StatePlanning, event: EventApproachRejected, role: RoleSolutionValidator, setup: func(m *Task) { m.nFailures[StatePlanning] = 2 },
+	{name: "planning/approach_rejected/failures at 2 of 3", line: 138, from: StatePlanning, event: EventApproachRejected, role: RoleSolutionValidator, setup: func(m *Task) { fsmSetCount(m, "failures", StatePlanning, 2) },
 		want: StateCtoIntervention, calls: []string{"record_failure"}, counts: []int{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, remembers: true, back: StatePlanning},
 	{name: "planning/implementation_started", line: 71, from: StatePlanning, event: EventImplementationStarted,
 		want: StatePlanning, reason: "invalid_transition"},
@@ -404,9 +447,9 @@ var fsmRows4 = []fsmRow{
 		want: StateInProgress, reason: "role"},
 	{name: "in_progress/implementation_failed/as human", line: 144, from: StateInProgress, event: EventImplementationFailed, role: RoleHuman,
 		want: StateInProgress, calls: []string{"record_failure"}},
-	{name: "in_progress/implementation_failed/counters", line: 144, from: StateInProgress, event: EventImplementationFailed, role: RoleFullstackDeveloper, setup: func(m *Task) { m.nFailures[StateInProgress] = 1 },
+	{name: "in_progress/implementation_failed/counters", line: 144, from: StateInProgress, event: EventImplementationFailed, role: RoleFullstackDeveloper, setup: func(m *Task) { fsmSetCount(m, "failures", StateInProgress, 1) },
 		want: StateInProgress, calls: []string{"record_failure"}, counts: []int{0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0}},
-	{name: "in_progress/implementation_failed/failures at 2 of 3", line: 144, from: StateInProgress, event: EventImplementationFailed, role: RoleFullstackDeveloper, setup: func(m *Task) { m.nFailures[StateInProgress] = 2 },
+	{name: "in_progress/implementation_failed/failures at 2 of 3", line: 144, from: StateInProgress, event: EventImplementationFailed, role: RoleFullstackDeveloper, setup: func(m *Task) { fsmSetCount(m, "failures", StateInProgress, 2) },
 		want: StateCtoIntervention, calls: []string{"record_failure"}, counts: []int{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, remembers: true, back: StateInProgress},
 	{name: "in_progress/code_complete", line: 129, from: StateInProgress, event: EventCodeComplete, role: RoleFullstackDeveloper,
 		want: StateTesting},
@@ -552,9 +595,9 @@ var fsmRows6 = []fsmRow{
 		want: StateQualityReview, reason: "role"},
 	{name: "quality_review/quality_failed/as human", line: 139, from: StateQualityReview, event: EventQualityFailed, role: RoleHuman,
 		want: StateInProgress, calls: []string{"record_failure"}},
-	{name: "quality_review/quality_failed/counters", line: 139, from: StateQualityReview, event: EventQualityFailed, role: RoleQualityMonitor, setup: func(m *Task) { m.nFailures[StateQualityReview] = 1 },
+	{name: "quality_review/quality_failed/counters", line: 139, from: StateQualityReview, event: EventQualityFailed, role: RoleQualityMonitor, setup: func(m *Task) { fsmSetCount(m, "failures", StateQualityReview, 1) },
 		want: StateInProgress, calls: []string{"record_failure"}, counts: []int{0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0}},
-	{name: "quality_review/quality_failed/failures at 2 of 3", line: 139, from: StateQualityReview, event: EventQualityFailed, role: RoleQualityMonitor, setup: func(m *Task) { m.nFailures[StateQualityReview] = 2 },
+	{name: "quality_review/quality_failed/failures at 2 of 3", line: 139, from: StateQualityReview, event: EventQualityFailed, role: RoleQualityMonitor, setup: func(m *Task) { fsmSetCount(m, "failures", StateQualityReview, 2) },
 		want: StateCtoIntervention, calls: []string{"record_failure"}, counts: []int{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, remembers: true, back: StateQualityReview},
 	{name: "quality_review/ready_to_commit", line: 83, from: StateQualityReview, event: EventReadyToCommit,
 		want: StateQualityReview, reason: "invalid_transition"},
@@ -684,9 +727,9 @@ var fsmRows8 = []fsmRow{
 		want: StateCommitting, reason: "role"},
 	{name: "committing/precommit_failed/as human", line: 140, from: StateCommitting, event: EventPrecommitFailed, role: RoleHuman,
 		want: StateInProgress, calls: []string{"record_failure"}},
-	{name: "committing/precommit_failed/counters", line: 140, from: StateCommitting, event: EventPrecommitFailed, role: RoleGitManager, setup: func(m *Task) { m.nFailures[StateCommitting] = 1 },
+	{name: "committing/precommit_failed/counters", line: 140, from: StateCommitting, event: EventPrecommitFailed, role: RoleGitManager, setup: func(m *Task) { fsmSetCount(m, "failures", StateCommitting, 1) },
 		want: StateInProgress, calls: []string{"record_failure"}, counts: []int{0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0}},
-	{name: "committing/precommit_failed/failures at 2 of 3", line: 140, from: StateCommitting, event: EventPrecommitFailed, role: RoleGitManager, setup: func(m *Task) { m.nFailures[StateCommitting] = 2 },
+	{name: "committing/precommit_failed/failures at 2 of 3", line: 140, from: StateCommitting, event: EventPrecommitFailed, role: RoleGitManager, setup: func(m *Task) { fsmSetCount(m, "failures", StateCommitting, 2) },
 		want: StateCtoIntervention, calls: []string{"record_failure"}, counts: []int{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, remembers: true, back: StateCommitting},
 	{name: "committing/retry", line: 89, from: StateCommitting, event: EventRetry,
 		want: StateCommitting, reason: "invalid_transition"},
@@ -786,9 +829,9 @@ var fsmRows10 = []fsmRow{
 		want: StatePlanning, calls: []string{"record_cto_guidance"}},
 	{name: "cto_intervention/retry/nothing remembered", line: 149, from: StateCtoIntervention, event: EventRetry, role: RoleCto, noMemory: true,
 		want: StateCtoIntervention, reason: "no_history"},
-	{name: "cto_intervention/retry/counters", line: 149, from: StateCtoIntervention, event: EventRetry, role: RoleCto, setup: func(m *Task) { m.nCtoAttempts = 1 },
+	{name: "cto_intervention/retry/counters", line: 149, from: StateCtoIntervention, event: EventRetry, role: RoleCto, setup: func(m *Task) { fsmSetCount(m, "cto_attempts", 0, 1) },
 		want: StateHumanEscalation, calls: []string{"record_cto_guidance"}, counts: []int{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}},
-	{name: "cto_intervention/retry/cto_attempts at 1 of 2", line: 149, from: StateCtoIntervention, event: EventRetry, role: RoleCto, setup: func(m *Task) { m.nCtoAttempts = 1 },
+	{name: "cto_intervention/retry/cto_attempts at 1 of 2", line: 149, from: StateCtoIntervention, event: EventRetry, role: RoleCto, setup: func(m *Task) { fsmSetCount(m, "cto_attempts", 0, 1) },
 		want: StateHumanEscalation, calls: []string{"record_cto_guidance"}, counts: []int{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}},
 	{name: "cto_intervention/skipped", line: 95, from: StateCtoIntervention, event: EventSkipped,
 		want: StateCtoIntervention, reason: "invalid_transition"},
@@ -1032,8 +1075,9 @@ func TestFsmPermitted(t *testing.T) {
 	// What each state accepts at all, whatever the guards.
 	for s, want := range fsmAccepted {
 		var got []Event
-		if row := invalidTransitions[s][:]; len(row) > 0 {
-			got = row[0].Permitted()
+		if NumEvents > 0 {
+			r := fsmrt.InvalidTransition(&fsmSpec, State(s), Event(0))
+			got = r.Permitted()
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("accepted in %s: %v, want %v", State(s), got, want)
@@ -1302,21 +1346,15 @@ func TestFsmErrors(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("ValidationError JSON %s (%v), want %v", b, err, want)
 	}
-	if got := invalidTransitions[s][e].Permitted(); !reflect.DeepEqual(got, accepted(s, nil)) {
+	refusal := fsmrt.InvalidTransition(&fsmSpec, s, e)
+	if got := refusal.Permitted(); !reflect.DeepEqual(got, fsmAccepted[s]) {
 		t.Errorf("Permitted() = %v", got)
 	}
-	if msg := invalidTransitions[s][e].Error(); !strings.HasPrefix(msg, fsmSpec.Package+": ") {
+	if msg := refusal.Error(); !strings.HasPrefix(msg, fsmSpec.Package+": ") {
 		t.Errorf("a refusal does not name its package: %q", msg)
 	}
 	if _, err := NewTask(&fsmHooks{}).Fire(context.Background(), Event(NumEvents)); fsmReason(err) != "invalid_transition" {
 		t.Errorf("out-of-range event: %v", err)
-	}
-	m, _ := fsmFixture(State(NumStates), nil, false, false, false)
-	if _, err := fsmFire(m, Event(0), TaskInput{}); fsmReason(err) != "invalid_transition" {
-		t.Errorf("out-of-range state: %v", err)
-	}
-	if m.Can(context.Background(), Event(0)) || len(m.Permitted(context.Background(), nil)) != 0 || m.State() != State(NumStates) {
-		t.Errorf("out-of-range state: Can %v, Permitted %v, state %s", m.Can(context.Background(), Event(0)), m.Permitted(context.Background(), nil), m.State())
 	}
 }
 
@@ -1711,14 +1749,14 @@ func TestFsmRestoreRefusesBadSnapshots(t *testing.T) {
 		"version":                              func(s *TaskSnapshot) { s.Version = 99 },
 		"state":                                func(s *TaskSnapshot) { s.State = State(NumStates) },
 		"seq":                                  func(s *TaskSnapshot) { s.Seq = -1 },
-		"negative failures":                    func(s *TaskSnapshot) { s.Counters.Failures = map[State]int{State(0): -1} },
-		"failures past its limit":              func(s *TaskSnapshot) { s.Counters.Failures = map[State]int{State(0): 3} },
-		"negative cto_attempts":                func(s *TaskSnapshot) { s.Counters.CtoAttempts = -1 },
-		"cto_attempts past its limit":          func(s *TaskSnapshot) { s.Counters.CtoAttempts = 2 },
+		"negative failures":                    func(s *TaskSnapshot) { s.StateCounters = map[string]map[State]int{"failures": {State(0): -1}} },
+		"failures past its limit":              func(s *TaskSnapshot) { s.StateCounters = map[string]map[State]int{"failures": {State(0): 3}} },
+		"negative cto_attempts":                func(s *TaskSnapshot) { s.Counters = map[string]int{"cto_attempts": -1} },
+		"cto_attempts past its limit":          func(s *TaskSnapshot) { s.Counters = map[string]int{"cto_attempts": 2} },
 		"cto_intervention remembering pending": func(s *TaskSnapshot) { s.Remembered = map[State]State{StateCtoIntervention: StatePending} },
 		"timeout of pending":                   func(s *TaskSnapshot) { s.Timeouts = map[State]time.Duration{StatePending: time.Second} },
 		"zero timeout of in_progress":          func(s *TaskSnapshot) { s.Timeouts = map[State]time.Duration{StateInProgress: 0} },
-		"counter failures":                     func(s *TaskSnapshot) { s.Counters.Failures = map[State]int{State(NumStates): 1} },
+		"counter failures":                     func(s *TaskSnapshot) { s.StateCounters = map[string]map[State]int{"failures": {State(NumStates): 1}} },
 		"remembered state":                     func(s *TaskSnapshot) { s.Remembered = map[State]State{StateCtoIntervention: State(NumStates)} },
 		"not remembering":                      func(s *TaskSnapshot) { s.Remembered = map[State]State{StatePending: StatePending} },
 		"timeout state":                        func(s *TaskSnapshot) { s.Timeouts = map[State]time.Duration{State(NumStates): time.Second} },
@@ -1733,15 +1771,6 @@ func TestFsmRestoreRefusesBadSnapshots(t *testing.T) {
 	var s TaskSnapshot
 	if err := json.Unmarshal([]byte(`{"version": 1, "state": null}`), &s); !errors.Is(err, ErrInvalidSnapshot) {
 		t.Errorf("a null state was decoded: %v", err)
-	}
-	// The history a machine keeps is a window of the last records.
-	w, _ := fsmFixture(StatePending, nil, false, false, false)
-	w.SetHistoryWindow(2)
-	for i := range 3 {
-		w.history.Add(TaskRecord{EventID: fmt.Sprint(i)})
-	}
-	if h := w.History(); len(h) != 2 || h[0].EventID != "1" || h[1].EventID != "2" || !w.EnteredAt().Equal(fsmEpoch) {
-		t.Errorf("history window of 2: %+v, entered %v", h, w.EnteredAt())
 	}
 	if NewTask(&fsmHooks{}).CountFailures(State(NumStates)) != 0 {
 		t.Error("count of an out-of-range state")

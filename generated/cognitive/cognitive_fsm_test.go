@@ -830,7 +830,8 @@ func TestFsmRestoreRefusesBadSnapshots(t *testing.T) {
 	if err := json.Unmarshal([]byte(`{"version": 1, "state": null}`), &s); !errors.Is(err, ErrInvalidSnapshot) {
 		t.Errorf("a null state was decoded: %v", err)
 	}
-	// The history a machine keeps is a window of the last records.
+	// The history a machine keeps is a window of the last records (the engine's own tests
+	// cover its window).
 	w, _ := fsmFixture(StateIdle, nil, false, false, false)
 	w.SetHistoryWindow(2)
 	for i := range 3 {

@@ -211,6 +211,16 @@ func fsmCounts(m *Task) []int {
 	return out
 }
 
+// fsmSetCount sets counter name (in state s, for a per-state counter) to n.
+func fsmSetCount(m *Task, name string, s State, n int) {
+	switch name {
+	case "attempts":
+		m.nAttempts = n
+	case "consecutive_failures":
+		m.nConsecutiveFailures = n
+	}
+}
+
 // fsmRow is one case of the transition table.
 type fsmRow struct {
 	name       string
@@ -371,7 +381,7 @@ var fsmRows4 = []fsmRow{
 		want: StateExecuting, calls: []string{"record_phase_output", "advance_phase", "checkpoint:progress"}},
 	{name: "executing/phase_succeeded/has_more_phases=false", line: 142, from: StateExecuting, event: EventPhaseSucceeded, off: []string{"has_more_phases"},
 		want: StateVerifying, calls: []string{"record_phase_output", "checkpoint:progress"}},
-	{name: "executing/phase_succeeded/counters", line: 135, from: StateExecuting, event: EventPhaseSucceeded, setup: func(m *Task) { m.nAttempts = 1; m.nConsecutiveFailures = 1 },
+	{name: "executing/phase_succeeded/counters", line: 135, from: StateExecuting, event: EventPhaseSucceeded, setup: func(m *Task) { fsmSetCount(m, "attempts", 0, 1); fsmSetCount(m, "consecutive_failures", 0, 1) },
 		want: StateExecuting, calls: []string{"record_phase_output", "advance_phase", "checkpoint:progress"}, counts: []int{0, 0}},
 	{name: "executing/phase_failed", line: 154, from: StateExecuting, event: EventPhaseFailed,
 		want: StateRetrying, calls: []string{"log_failure", "determine_retry_strategy", "checkpoint:progress"}},
@@ -381,7 +391,7 @@ var fsmRows4 = []fsmRow{
 		want: StateStopped, calls: []string{"log_failure", "save_for_resume", "checkpoint:progress"}},
 	{name: "executing/phase_failed/retries_remaining=false,budget_available=true", line: 152, from: StateExecuting, event: EventPhaseFailed, off: []string{"retries_remaining"},
 		want: StateFailed, calls: []string{"log_failure", "report_failure", "checkpoint:progress"}},
-	{name: "executing/phase_failed/counters", line: 154, from: StateExecuting, event: EventPhaseFailed, setup: func(m *Task) { m.nAttempts = 1; m.nConsecutiveFailures = 1 },
+	{name: "executing/phase_failed/counters", line: 154, from: StateExecuting, event: EventPhaseFailed, setup: func(m *Task) { fsmSetCount(m, "attempts", 0, 1); fsmSetCount(m, "consecutive_failures", 0, 1) },
 		want: StateRetrying, calls: []string{"log_failure", "determine_retry_strategy", "checkpoint:progress"}, counts: []int{2, 2}},
 	{name: "executing/retry", line: 92, from: StateExecuting, event: EventRetry,
 		want: StateExecuting, reason: "invalid_transition"},
@@ -412,13 +422,13 @@ var fsmRows5 = []fsmRow{
 		want: StateRetrying, reason: "invalid_transition"},
 	{name: "retrying/retry", line: 166, from: StateRetrying, event: EventRetry,
 		want: StateExecuting, calls: []string{"adjust_strategy", "rerun_phase", "checkpoint:progress"}},
-	{name: "retrying/retry/circuit_breaker_tripped=false,should_escalate=false", line: 166, from: StateRetrying, event: EventRetry, setup: func(m *Task) { m.nConsecutiveFailures = 0; m.nAttempts = 0 },
+	{name: "retrying/retry/circuit_breaker_tripped=false,should_escalate=false", line: 166, from: StateRetrying, event: EventRetry, setup: func(m *Task) { fsmSetCount(m, "consecutive_failures", 0, 0); fsmSetCount(m, "attempts", 0, 0) },
 		want: StateExecuting, calls: []string{"adjust_strategy", "rerun_phase", "checkpoint:progress"}},
-	{name: "retrying/retry/circuit_breaker_tripped=true,should_escalate=false", line: 164, from: StateRetrying, event: EventRetry, setup: func(m *Task) { m.nConsecutiveFailures = 3; m.nAttempts = 0 },
+	{name: "retrying/retry/circuit_breaker_tripped=true,should_escalate=false", line: 164, from: StateRetrying, event: EventRetry, setup: func(m *Task) { fsmSetCount(m, "consecutive_failures", 0, 3); fsmSetCount(m, "attempts", 0, 0) },
 		want: StateStopped, calls: []string{"report_full_diagnostics", "checkpoint:progress"}},
-	{name: "retrying/retry/circuit_breaker_tripped=false,should_escalate=true", line: 165, from: StateRetrying, event: EventRetry, setup: func(m *Task) { m.nConsecutiveFailures = 0; m.nAttempts = 2 },
+	{name: "retrying/retry/circuit_breaker_tripped=false,should_escalate=true", line: 165, from: StateRetrying, event: EventRetry, setup: func(m *Task) { fsmSetCount(m, "consecutive_failures", 0, 0); fsmSetCount(m, "attempts", 0, 2) },
 		want: StateEscalating, calls: []string{"select_higher_tier", "checkpoint:progress"}},
-	{name: "retrying/retry/circuit_breaker_tripped=true,should_escalate=true", line: 164, from: StateRetrying, event: EventRetry, setup: func(m *Task) { m.nConsecutiveFailures = 3; m.nAttempts = 2 },
+	{name: "retrying/retry/circuit_breaker_tripped=true,should_escalate=true", line: 164, from: StateRetrying, event: EventRetry, setup: func(m *Task) { fsmSetCount(m, "consecutive_failures", 0, 3); fsmSetCount(m, "attempts", 0, 2) },
 		want: StateStopped, calls: []string{"report_full_diagnostics", "checkpoint:progress"}},
 	{name: "retrying/escalated", line: 93, from: StateRetrying, event: EventEscalated,
 		want: StateRetrying, reason: "invalid_transition"},
@@ -486,7 +496,7 @@ var fsmRows7 = []fsmRow{
 		want: StateCompleted, calls: []string{"move_checkpoint_to_completed", "evaluate_evolution", "save_memory", "checkpoint:progress"}},
 	{name: "verifying/verification_failed", line: 173, from: StateVerifying, event: EventVerificationFailed,
 		want: StateRetrying, calls: []string{"feed_verification_results", "checkpoint:progress"}},
-	{name: "verifying/verification_failed/counters", line: 173, from: StateVerifying, event: EventVerificationFailed, setup: func(m *Task) { m.nAttempts = 1; m.nConsecutiveFailures = 1 },
+	{name: "verifying/verification_failed/counters", line: 173, from: StateVerifying, event: EventVerificationFailed, setup: func(m *Task) { fsmSetCount(m, "attempts", 0, 1); fsmSetCount(m, "consecutive_failures", 0, 1) },
 		want: StateRetrying, calls: []string{"feed_verification_results", "checkpoint:progress"}, counts: []int{2, 2}},
 	{name: "verifying/budget_exceeded", line: 95, from: StateVerifying, event: EventBudgetExceeded,
 		want: StateVerifying, reason: "invalid_transition"},

@@ -12,13 +12,8 @@ package review
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
 	"github.com/fsmgen/fsmgen/fsmrt"
 	"log/slog"
-	"slices"
-	"time"
 )
 
 // A compiler error here means this code and the fsmrt package it imports are of versions
@@ -263,30 +258,10 @@ type GuardError = fsmrt.GuardError[State, Event]
 // events that would be accepted instead.
 type ValidationError = fsmrt.ValidationError[State, Event]
 
-// fsmSpec describes the machine to the runtime: the package its errors name, and the events
-// each state accepts (filled in by init from the dispatch table).
+// fsmSpec names the machine in its errors.
 var fsmSpec = fsmrt.Spec{
 	Machine: "Task",
 	Package: "review",
-}
-
-// Preallocated refusals, so that refusing an event allocates nothing. Written once by init.
-var (
-	invalidTransitions [NumStates][NumEvents]InvalidTransitionError
-	guardRefusals      [NumStates][NumEvents]GuardError
-)
-
-func init() {
-	fsmSpec.Accepts = make([][]int, NumStates)
-	for s := range invalidTransitions {
-		for e := range invalidTransitions[s] {
-			invalidTransitions[s][e] = fsmrt.InvalidTransition(&fsmSpec, State(s), Event(e))
-			guardRefusals[s][e] = fsmrt.Guard(&fsmSpec, State(s), Event(e))
-			if accepts(State(s), Event(e)) {
-				fsmSpec.Accepts[s] = append(fsmSpec.Accepts[s], e)
-			}
-		}
-	}
 }
 
 // TaskContext holds the machine's data: the spec's context fields. States check the fields
@@ -299,29 +274,12 @@ type TaskContext struct {
 }
 
 // TaskStep describes the transition being decided or run; hooks receive it by value.
-type TaskStep struct {
-	// From is the state the event was fired in.
-	From State
-	// To is the state being entered; for guards it is not decided yet and equals From.
-	To State
-	// Event is the event being fired.
-	Event Event
-}
+type TaskStep = fsmrt.Step[State, Event, fsmrt.NoRole]
 
-// TaskInput is what the caller says about one firing.
-type TaskInput struct {
-	// EventID identifies the triggering event in the history and the event log.
-	EventID string
-	// Actor and Reason say who fired the event and why; they are recorded in the history and
-	// the event log.
-	Actor  string
-	Reason string
-	// At is when the event happened; the zero time means now (the machine's clock). It is
-	// recorded in the history and the event log.
-	At time.Time
-}
+// TaskInput is what the caller says about one firing (FireWith).
+type TaskInput = fsmrt.Input[fsmrt.NoRole]
 
-// Task is one Task state machine.
+// Task is one Task state machine, on the runtime's engine (fsmrt.Machine).
 //
 // Seed 003: tasks in a multi-agent orchestration system, from worker execution through
 // review to a final report. Only the transitions of the Valid Transitions table are
@@ -330,284 +288,42 @@ type TaskInput struct {
 // how many reviews the review step needs.
 //
 // A Task is not safe for concurrent use: confine it to one goroutine, or guard it with a
-// mutex. Different machines may be used from different goroutines. The machine does no I/O
-// itself; hooks do.
+// mutex.
 type Task struct {
-	state State
-	seq   int64 // accepted transitions so far
-
-	// ID names the machine in its store, its event log and a registry.
-	ID string
-	// Context is the machine's data. Hooks may change it; states check what they require.
-	Context TaskContext
-
-	nReviews         int // counter "reviews"
-	nSecurityReviews int // counter "security_reviews"
-
-	store     TaskStore
-	saved     int64     // seq of the last snapshot saved to the store
-	updatedAt time.Time // when the last persisted (or, with a clock, any) transition happened
-	logger    *slog.Logger
-	watched   bool // store != nil || logger != nil: Fire cannot answer from the moves table alone
-
-	_ [64]byte // keeps machines used by different goroutines off one cache line
+	fsmrt.Machine[State, Event, fsmrt.NoRole, TaskContext, fsmrt.None]
 }
 
-// NewTask returns a machine in the initial state "not_started", with context and policies
-// at their spec defaults.
+// NewTask returns a machine in the initial state "not_started", its context at the spec's
+// defaults.
 func NewTask() *Task {
-	m := &Task{state: StateNotStarted}
+	m := &Task{}
+	fsmrt.Init(&m.Machine, &def, (*ops)(m))
 	m.Context.Criticality = CriticalityStandard
 	return m
 }
 
-// State returns the current state.
-func (m *Task) State() State {
-	return m.state
-}
-
-// Seq returns the number of transitions accepted so far (restored with a snapshot): the
-// sequence number of the last event log entry.
-func (m *Task) Seq() int64 {
-	return m.seq
-}
-
-// SetStore makes the machine append every accepted transition to the store's event log and
-// save a snapshot at each checkpoint. Errors from the store come back from Fire as a
-// StoreError; the transition has happened in memory: reload the machine from the store
-// before firing again.
-func (m *Task) SetStore(s TaskStore) {
-	m.store = s
-	m.watched = m.store != nil || m.logger != nil
-}
-
-// SetLogger makes the machine log every refused event (at Warn) through l.
-func (m *Task) SetLogger(l *slog.Logger) {
-	m.logger = l
-	m.watched = m.store != nil || m.logger != nil
-}
-
 // CountReviews returns the counter "reviews".
 func (m *Task) CountReviews() int {
-	return m.nReviews
+	return fsmrt.Count(&m.Machine, 0, 0)
 }
 
 // CountSecurityReviews returns the counter "security_reviews".
 func (m *Task) CountSecurityReviews() int {
-	return m.nSecurityReviews
+	return fsmrt.Count(&m.Machine, 1, 0)
 }
 
-// Fire fires e and returns the new state. When e is refused it returns the unchanged state
-// and one of the typed errors (InvalidTransitionError, GuardError, ...), and nothing
-// changes. Refusing and accepting allocate nothing unless the spec asks for history,
-// payloads or idempotency keys.
-func (m *Task) Fire(ctx context.Context, e Event) (State, error) {
-	if !m.watched && m.state < NumStates && e < NumEvents {
-		from := m.state
-		switch to := moves[from][e]; to {
-		case moveRefused:
-			return from, &invalidTransitions[from][e]
-		case moveStep:
-			return m.step(ctx, e, &noInput, false)
-		default:
-			m.state = State(to)
-			m.seq++
-			return State(to), nil
-		}
+// ops is Task as the engine calls it back (fsmrt.Guards, fsmrt.Actions, ...): each method
+// is a switch over the spec's guards, actions, states or checkpoints, by index.
+type ops Task
+
+func (m *ops) Guard(ctx context.Context, g int, st TaskStep) bool {
+	switch g {
+	case 0:
+		return float64(fsmrt.Count(&m.Machine, 0, 0)) >= thresholdReviewsComplete(m.Context.Criticality)
+	case 1:
+		return float64(fsmrt.Count(&m.Machine, 1, 0)) >= thresholdSecurityReviewsComplete(m.Context.Criticality)
 	}
-	return m.fire(ctx, e, &noInput)
-}
-
-// noInput is the input of Fire, shared and never written, so that Fire does not build one.
-var noInput TaskInput
-
-// FireWith fires e with what the caller says about it (who fires it, when, why, ...).
-func (m *Task) FireWith(ctx context.Context, e Event, in TaskInput) (State, error) {
-	return m.fire(ctx, e, &in)
-}
-
-// fire runs step and logs a refusal when the machine has a logger.
-func (m *Task) fire(ctx context.Context, e Event, in *TaskInput) (State, error) {
-	to, err := m.once(ctx, e, in)
-	if err != nil && m.logger != nil {
-		m.logRefusal(ctx, e, err)
-	}
-	return to, err
-}
-
-// logRefusal logs a refused event at Warn.
-func (m *Task) logRefusal(ctx context.Context, e Event, err error) {
-	m.logger.LogAttrs(ctx, slog.LevelWarn, "event refused", slog.String("machine", "Task"), slog.String("id", m.ID), slog.String("state", m.state.String()), slog.String("event", e.String()), slog.String("error", err.Error()))
-}
-
-// once applies idempotency keys around step.
-func (m *Task) once(ctx context.Context, e Event, in *TaskInput) (State, error) {
-	return m.step(ctx, e, in, false)
-}
-
-// Can reports whether e would be accepted now, without firing it. Guards are evaluated.
-func (m *Task) Can(ctx context.Context, e Event) bool {
-	if m.state < NumStates && e < NumEvents {
-		switch moves[m.state][e] {
-		case moveRefused:
-			return false
-		case moveStep: // step decides
-		default:
-			return true
-		}
-	}
-	return m.CanWith(ctx, e, TaskInput{})
-}
-
-// CanWith is Can for a given input.
-func (m *Task) CanWith(ctx context.Context, e Event, in TaskInput) bool {
-	_, err := m.step(ctx, e, &in, true)
-	return err == nil
-}
-
-// Permitted appends to buf the events that would be accepted now, in declaration order,
-// and returns it. It allocates nothing when buf has room.
-func (m *Task) Permitted(ctx context.Context, buf []Event) []Event {
-	return m.PermittedWith(ctx, TaskInput{}, buf)
-}
-
-// PermittedWith is Permitted for a given input.
-func (m *Task) PermittedWith(ctx context.Context, in TaskInput, buf []Event) []Event {
-	if m.state >= NumStates {
-		return buf
-	}
-	if p := plainPermitted[m.state]; p != nil {
-		return append(buf, p...)
-	}
-	for i, to := range &moves[m.state] {
-		e := Event(i)
-		switch to {
-		case moveRefused:
-			continue
-		case moveStep:
-			if _, err := m.step(ctx, e, &in, true); err != nil {
-				continue
-			}
-		}
-		buf = append(buf, e)
-	}
-	return buf
-}
-
-// accepts reports whether s has a transition on e, whatever the guards.
-func accepts(s State, e Event) bool {
-	return s < NumStates && e < NumEvents && moves[s][e] != moveRefused
-}
-
-// accepted appends the events that have a transition from s, whatever the guards.
-func accepted(s State, buf []Event) []Event {
-	for e := Event(0); e < NumEvents; e++ {
-		if accepts(s, e) {
-			buf = append(buf, e)
-		}
-	}
-	return buf
-}
-
-// moves is the dispatch table of Fire, Can and Permitted, a row per state and a column per
-// event in declaration order: the target state of a transition that only moves the state,
-// moveRefused where the state has no transition on the event, moveStep where step decides
-// (guards, roles, hooks, counters, required fields, checkpoints, the clock or a payload).
-var moves = [NumStates][NumEvents]uint8{
-	{1, 6, 7, 7, 7, 7, 7, 7, 7},
-	{7, 6, 2, 7, 7, 7, 7, 7, 7},
-	{7, 7, 7, 7, 8, 7, 7, 7, 7},
-	{7, 7, 7, 7, 7, 8, 7, 8, 8},
-	{1, 7, 7, 7, 7, 7, 5, 7, 7},
-	{7, 7, 7, 7, 7, 7, 7, 7, 7},
-	{1, 7, 7, 0, 7, 7, 7, 7, 7},
-}
-
-// The values of moves that are not states.
-const (
-	moveRefused = NumStates
-	moveStep    = NumStates + 1
-)
-
-// plainPermitted is, for each state whose row of moves has no moveStep, the events it
-// accepts in declaration order (empty, not nil, when it accepts none): what PermittedWith
-// returns there whatever the input. It is nil for the other states.
-var plainPermitted [NumStates][]Event
-
-func init() {
-	for s := range &moves {
-		if slices.Contains(moves[s][:], moveStep) {
-			continue
-		}
-		row := []Event{}
-		for e, to := range &moves[s] {
-			if to != moveRefused {
-				row = append(row, Event(e))
-			}
-		}
-		plainPermitted[s] = row
-	}
-}
-
-// step decides e in the current state and, unless dry, applies it.
-func (m *Task) step(ctx context.Context, e Event, in *TaskInput, dry bool) (State, error) {
-	from := m.state
-	st := TaskStep{From: from, To: from, Event: e}
-	if from < NumStates && e < NumEvents {
-		if t := plainSteps[from][e]; t != 0 {
-			return m.take(ctx, st, in, dry, int(t)-1)
-		}
-	}
-	switch from {
-	case StateUnderReview:
-		switch e {
-		case EventFinalReview:
-			if float64(m.nReviews) >= thresholdReviewsComplete(m.Context.Criticality) && float64(m.nSecurityReviews) >= thresholdSecurityReviewsComplete(m.Context.Criticality) {
-				return m.take(ctx, st, in, dry, 9)
-			}
-			return from, &guardRefusals[from][e]
-		}
-	}
-	if from >= NumStates || e >= NumEvents {
-		refusal := fsmrt.InvalidTransition(&fsmSpec, from, e)
-		return from, &refusal
-	}
-	return from, &invalidTransitions[from][e]
-}
-
-// take applies transition t, a plain one: it moves to its one target (or stays, internal,
-// exiting and entering nothing) and does nothing of its own but count. A transition with
-// roles, actions, a computed target, limits or required fields has a method of its own.
-func (m *Task) take(ctx context.Context, st TaskStep, in *TaskInput, dry bool, t int) (State, error) {
-	lt := &loggedTransitions[t]
-	to := st.From
-	if !lt.internal {
-		to = lt.to[0]
-	}
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	for _, c := range lt.inc {
-		*m.counter(c, st.From)++
-	}
-	for _, c := range lt.reset {
-		*m.counter(c, st.From) = 0
-	}
-	m.state = to
-	return to, m.commit(ctx, st, in, t)
-}
-
-// plainSteps is, by state and event, the index + 1 of the transition step applies with take
-// when it is the pair's only transition, plain and unguarded; 0 where step decides in code.
-var plainSteps = [NumStates][NumEvents]uint8{
-	{1, 2, 0, 0, 0, 0, 0, 0, 0},
-	{0, 4, 3, 0, 0, 0, 0, 0, 0},
-	{0, 0, 0, 0, 7, 0, 0, 0, 0},
-	{0, 0, 0, 0, 0, 0, 0, 8, 9},
-	{12, 0, 0, 0, 0, 0, 11, 0, 0},
-	{0, 0, 0, 0, 0, 0, 0, 0, 0},
-	{6, 0, 0, 5, 0, 0, 0, 0, 0},
+	panic("unreachable: no such guard")
 }
 
 // thresholdReviewsComplete is the threshold of guard "reviews_complete" by "criticality".
@@ -633,272 +349,81 @@ func thresholdSecurityReviewsComplete(v Criticality) float64 {
 	return 0.0
 }
 
-// commit finishes an accepted transition (t is its index in the spec): sequence number and
-// history here, event log and checkpoints in persist, which a machine without a store or
-// checkpoints skips.
-func (m *Task) commit(ctx context.Context, st TaskStep, in *TaskInput, t int) error {
-	m.seq++
-	if m.store == nil {
-		return nil
-	}
-	return m.persist(ctx, st, in, t)
+// def is the machine as data for the engine: its states, how events dispatch to its
+// transitions, its transitions and counters, indexed in spec order.
+var def = fsmrt.Def[State, Event, fsmrt.NoRole]{
+	Spec:      &fsmSpec,
+	NumEvents: NumEvents,
+	Initial:   StateNotStarted,
+	Moves:     moves[:],
+	States: []fsmrt.StateDef{
+		{},
+		{},
+		{},
+		{},
+		{},
+		{Terminal: true},
+		{},
+	},
+	Pairs: []fsmrt.Pair{
+		{State: 0, Event: 0, Cands: []fsmrt.Cand{{T: 0}}},
+		{State: 0, Event: 1, Cands: []fsmrt.Cand{{T: 1}}},
+		{State: 1, Event: 1, Cands: []fsmrt.Cand{{T: 3}}},
+		{State: 1, Event: 2, Cands: []fsmrt.Cand{{T: 2}}},
+		{State: 2, Event: 4, Cands: []fsmrt.Cand{{T: 6}}},
+		{State: 3, Event: 5, Cands: []fsmrt.Cand{{T: 9, Conds: []int32{0, 1}}}},
+		{State: 3, Event: 7, Cands: []fsmrt.Cand{{T: 7}}},
+		{State: 3, Event: 8, Cands: []fsmrt.Cand{{T: 8}}},
+		{State: 4, Event: 0, Cands: []fsmrt.Cand{{T: 11}}},
+		{State: 4, Event: 6, Cands: []fsmrt.Cand{{T: 10}}},
+		{State: 6, Event: 0, Cands: []fsmrt.Cand{{T: 5}}},
+		{State: 6, Event: 3, Cands: []fsmrt.Cand{{T: 4}}},
+	},
+	Transitions: []fsmrt.Transition{
+		{From: []int32{0}, On: []int32{0}, To: []int32{1}, Target: 1, Checkpoint: -1, Plain: true},
+		{From: []int32{0}, On: []int32{1}, To: []int32{6}, Target: 6, Checkpoint: -1, Plain: true},
+		{From: []int32{1}, On: []int32{2}, To: []int32{2}, Target: 2, Checkpoint: -1, Plain: true},
+		{From: []int32{1}, On: []int32{1}, To: []int32{6}, Target: 6, Checkpoint: -1, Plain: true},
+		{From: []int32{6}, On: []int32{3}, To: []int32{0}, Target: 0, Checkpoint: -1, Plain: true},
+		{From: []int32{6}, On: []int32{0}, To: []int32{1}, Target: 1, Checkpoint: -1, Plain: true},
+		{From: []int32{2}, On: []int32{4}, To: []int32{3}, Target: 3, Reset: []int32{0, 1}, Checkpoint: -1, Plain: true},
+		{From: []int32{3}, On: []int32{7}, To: []int32{3}, Kind: fsmrt.TargetInternal, Inc: []int32{0}, Checkpoint: -1, Plain: true},
+		{From: []int32{3}, On: []int32{8}, To: []int32{3}, Kind: fsmrt.TargetInternal, Inc: []int32{0, 1}, Checkpoint: -1, Plain: true},
+		{From: []int32{3}, On: []int32{5}, To: []int32{4}, Target: 4, Checkpoint: -1, Plain: true},
+		{From: []int32{4}, On: []int32{6}, To: []int32{5}, Target: 5, Checkpoint: -1, Plain: true},
+		{From: []int32{4}, On: []int32{0}, To: []int32{1}, Target: 1, Checkpoint: -1, Plain: true},
+	},
+	Counters: []fsmrt.Counter{
+		{Name: "reviews", Then: -1, Summary: -1},
+		{Name: "security_reviews", Then: -1, Summary: -1},
+	},
+	EveryCheckpoint: -1,
 }
 
-// persist appends the transition to the store's event log and takes the checkpoints: the
-// hook, then a snapshot saved to the store. It is the only place a machine that keeps no
-// time reads the clock, for the time of the transition.
-func (m *Task) persist(ctx context.Context, st TaskStep, in *TaskInput, t int) error {
-	m.updatedAt = in.At
-	if m.updatedAt.IsZero() {
-		m.updatedAt = time.Now()
-	}
-	if m.store != nil {
-		e, err := m.logEntry(st, in, t)
-		if err == nil {
-			err = m.store.Append(ctx, m.ID, e)
-		}
-		if err != nil {
-			return fsmrt.StoreFailed(&fsmSpec, "append", m.seq, err)
-		}
-	}
-	return nil
+// moves is the dispatch table, a row per state and a column per event: the target of a
+// transition that only moves the state, NumStates where the state has no transition on the
+// event, NumStates+1 where the engine decides (guards, hooks, counters, ...).
+var moves = [...]uint32{
+	1, 6, 7, 7, 7, 7, 7, 7, 7,
+	7, 6, 2, 7, 7, 7, 7, 7, 7,
+	7, 7, 7, 7, 8, 7, 7, 7, 7,
+	7, 7, 7, 7, 7, 8, 7, 8, 8,
+	1, 7, 7, 7, 7, 7, 5, 7, 7,
+	7, 7, 7, 7, 7, 7, 7, 7, 7,
+	1, 7, 7, 0, 7, 7, 7, 7, 7,
 }
 
-// TaskSnapshot is the machine's present, in a form that encodes to JSON by name and
-// restores with RestoreTask.
-type TaskSnapshot struct {
-	// Version is the snapshot format, 1.
-	Version int    `json:"version"`
-	ID      string `json:"id"`
-	// Seq is the number of transitions accepted when the snapshot was taken.
-	Seq   int64 `json:"seq"`
-	State State `json:"state"`
-	// UpdatedAt is when the last transition the machine persisted happened (its input's At,
-	// else the clock): every transition with a store, those that reach a checkpoint without
-	// one, every transition for a machine with a clock. Zero until then.
-	UpdatedAt time.Time   `json:"updatedAt"`
-	Context   TaskContext `json:"context"`
-	// Counters hold every counter; per-state counters by state, zeros left out.
-	Counters struct {
-		Reviews         int `json:"Reviews,omitempty"`
-		SecurityReviews int `json:"SecurityReviews,omitempty"`
-	} `json:"counters"`
-}
+// TaskSnapshot is the machine's present, in a form that encodes to JSON by name
+// (fsmrt.Snapshot).
+type TaskSnapshot = fsmrt.Snapshot[State, TaskContext, fsmrt.None]
 
-// Snapshot returns the machine's state, context and bookkeeping. It shares nothing with the
-// machine except the slices and maps of the context and payloads.
-func (m *Task) Snapshot() TaskSnapshot {
-	s := TaskSnapshot{
-		Context:   m.Context,
-		ID:        m.ID,
-		Seq:       m.seq,
-		State:     m.state,
-		UpdatedAt: m.updatedAt,
-		Version:   1,
-	}
-	s.Counters.Reviews = m.nReviews
-	s.Counters.SecurityReviews = m.nSecurityReviews
-	return s
-}
+// TaskLogEntry is one entry of the event log (fsmrt.LogEntry).
+type TaskLogEntry = fsmrt.LogEntry[State, Event, fsmrt.NoRole]
 
-// UnmarshalJSON decodes a snapshot. It refuses with a fsmrt.SnapshotError a snapshot that
-// does not decode, or whose version or state is missing or null (decoding would leave the
-// initial state).
-func (s *TaskSnapshot) UnmarshalJSON(b []byte) error {
-	type plain TaskSnapshot
-	return fsmrt.DecodeSnapshot(&fsmSpec, b, (*plain)(s))
-}
-
-// RestoreTask rebuilds a machine from a snapshot. It refuses, with a fsmrt.SnapshotError
-// (errors.Is ErrInvalidSnapshot), a snapshot the machine could never have taken: of
-// another format version, with values that are not states or events of this machine,
-// negative counters or counters past their limit, a remembered state its state cannot
-// remember, timeouts of states whose timeout is not configurable, payloads that break
-// their constraints.
-func RestoreTask(s TaskSnapshot) (*Task, error) {
-	if s.Version != 1 {
-		return nil, fsmrt.InvalidSnapshot(&fsmSpec, "version", fmt.Sprintf("unsupported snapshot version %d", s.Version))
-	}
-	if s.State >= NumStates {
-		return nil, fsmrt.InvalidSnapshot(&fsmSpec, "state", fmt.Sprintf("%d is not a state", s.State))
-	}
-	if s.Seq < 0 {
-		return nil, fsmrt.InvalidSnapshot(&fsmSpec, "seq", fmt.Sprintf("%d is negative", s.Seq))
-	}
-	if s.Counters.Reviews < 0 {
-		return nil, fsmrt.InvalidSnapshot(&fsmSpec, "counters.Reviews", fmt.Sprintf("%d is negative", s.Counters.Reviews))
-	}
-	if s.Counters.SecurityReviews < 0 {
-		return nil, fsmrt.InvalidSnapshot(&fsmSpec, "counters.SecurityReviews", fmt.Sprintf("%d is negative", s.Counters.SecurityReviews))
-	}
-	m := NewTask()
-	m.state = s.State
-	m.ID, m.seq, m.saved = s.ID, s.Seq, s.Seq
-	m.Context, m.updatedAt = s.Context, s.UpdatedAt
-	m.nReviews = s.Counters.Reviews
-	m.nSecurityReviews = s.Counters.SecurityReviews
-	return m, nil
-}
-
-// TaskStore persists machines: an append-only event log of every accepted transition, and
-// the snapshot taken at the last checkpoint (fsmrt.Store: optimistic concurrency on
-// sequence numbers, conflicts wrap ErrStoreConflict). It is the seam for database
-// adapters.
+// TaskStore persists machines: the event log and the last snapshot (fsmrt.Store).
 type TaskStore = fsmrt.Store[TaskLogEntry, TaskSnapshot]
 
-// ErrStoreConflict is what a Store returns when another writer got there first.
-var ErrStoreConflict = fsmrt.ErrStoreConflict
-
-// StoreError says the store refused or failed to persist an accepted transition. The
-// transition has happened in memory.
-type StoreError = fsmrt.StoreError
-
-// TaskLogEntry is one entry of the event log, in the JSON form of the seed documents:
-// {"timestamp", "taskId", "event": "STATE_TRANSITION", "from", "to", "actor", "reason",
-// "metadata"}, plus what replaying it needs: the transition that fired and the machine's
-// data after it.
-type TaskLogEntry struct {
-	// Seq numbers the machine's accepted transitions from 1.
-	Seq int64 `json:"seq"`
-	// Timestamp is when the transition happened: the input's At, else the machine's clock.
-	Timestamp time.Time `json:"timestamp"`
-	TaskID    string    `json:"taskId"`
-	// Kind is STATE_TRANSITION.
-	Kind    string `json:"event"`
-	Trigger Event  `json:"trigger"`
-	From    State  `json:"from"`
-	To      State  `json:"to"`
-	// Transition is the index of the declared transition that fired, in spec order from 0 (-1
-	// for a resumption): replaying applies its bookkeeping without asking the guards.
-	Transition int    `json:"transition"`
-	Actor      string `json:"actor"`
-	Reason     string `json:"reason"`
-	EventID    string `json:"eventId,omitempty"`
-	// Context is the machine's context after the transition, as its actions left it.
-	Context json.RawMessage `json:"context,omitempty"`
-	// Payload is the event's payload, for events that carry one.
-	Payload  json.RawMessage   `json:"payload,omitempty"`
-	Metadata map[string]string `json:"metadata"`
-}
-
-// logEntry describes an accepted transition (t: its index) for the event log.
-func (m *Task) logEntry(st TaskStep, in *TaskInput, t int) (TaskLogEntry, error) {
-	e := TaskLogEntry{
-		Actor:      in.Actor,
-		EventID:    in.EventID,
-		From:       st.From,
-		Kind:       "STATE_TRANSITION",
-		Metadata:   map[string]string{},
-		Reason:     in.Reason,
-		Seq:        m.seq,
-		TaskID:     m.ID,
-		Timestamp:  m.updatedAt,
-		To:         st.To,
-		Transition: t,
-		Trigger:    st.Event,
-	}
-	var err error
-	e.Context, err = json.Marshal(m.Context)
-	return e, err
-}
-
-// loggedTransition is a declared transition as replaying the event log sees it (and take,
-// which applies a plain transition): the states it leaves, its events, the states it can
-// lead to, whether it is internal, the counters it increments and resets.
-type loggedTransition struct {
-	from, to   []State
-	on         []Event
-	internal   bool
-	inc, reset []int // counters, by index
-}
-
-// loggedTransitions are the spec's transitions, in order: a log entry's Transition indexes it.
-var loggedTransitions = [...]loggedTransition{
-	{from: []State{StateNotStarted}, to: []State{StateInProgress}, on: []Event{EventInProgress}},
-	{from: []State{StateNotStarted}, to: []State{StateBlocked}, on: []Event{EventBlocked}},
-	{from: []State{StateInProgress}, to: []State{StatePendingReview}, on: []Event{EventPendingReview}},
-	{from: []State{StateInProgress}, to: []State{StateBlocked}, on: []Event{EventBlocked}},
-	{from: []State{StateBlocked}, to: []State{StateNotStarted}, on: []Event{EventNotStarted}},
-	{from: []State{StateBlocked}, to: []State{StateInProgress}, on: []Event{EventInProgress}},
-	{from: []State{StatePendingReview}, to: []State{StateUnderReview}, on: []Event{EventUnderReview}, reset: []int{0, 1}},
-	{from: []State{StateUnderReview}, to: []State{StateUnderReview}, on: []Event{EventReviewSubmitted}, internal: true, inc: []int{0}},
-	{from: []State{StateUnderReview}, to: []State{StateUnderReview}, on: []Event{EventSecurityReviewSubmitted}, internal: true, inc: []int{0, 1}},
-	{from: []State{StateUnderReview}, to: []State{StateFinalReview}, on: []Event{EventFinalReview}},
-	{from: []State{StateFinalReview}, to: []State{StateCompleted}, on: []Event{EventCompleted}},
-	{from: []State{StateFinalReview}, to: []State{StateInProgress}, on: []Event{EventInProgress}},
-}
-
-// counter returns counter i (of state s for a per-state counter).
-func (m *Task) counter(i int, s State) *int {
-	switch i {
-	case 0:
-		return &m.nReviews
-	}
-	return &m.nSecurityReviews
-}
-
-// ReplayTask rebuilds machine id from its store: the last snapshot (or a new machine),
-// then every later log entry applied as it was recorded: the transition's counters,
-// memory, history and idempotency key, and the state, context, policies and payload after
-// it. No hook runs: guards are not asked again, and actions and checkpoints, done when the
-// transitions happened, are not repeated. It fails with a fsmrt.LogError (errors.Is
-// ErrInvalidLog) if the log has a gap or an entry is not a transition of this machine from
-// the state the log has reached, and with a fsmrt.SnapshotError if the snapshot is not one
-// the machine could have taken. The machine returned has no store: set one to fire on.
-func ReplayTask(ctx context.Context, store TaskStore, id string) (*Task, error) {
-	s, ok, log, err := store.Load(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	m := NewTask()
-	m.ID = id
-	if ok {
-		if m, err = RestoreTask(s); err != nil {
-			return nil, err
-		}
-	}
-	m.saved = m.seq
-	for i := range log {
-		if err := m.apply(&log[i]); err != nil {
-			return nil, fsmrt.InvalidLog(&fsmSpec, id, log[i].Seq, err)
-		}
-	}
-	return m, nil
-}
-
-// apply replays log entry e: it checks that e is the next entry and a transition of this
-// machine from the current state, then applies what the transition did, without hooks.
-func (m *Task) apply(e *TaskLogEntry) error {
-	if e.Seq != m.seq+1 {
-		return fmt.Errorf("the log has a gap: seq %d follows %d", e.Seq, m.seq)
-	}
-	if e.Timestamp.IsZero() {
-		return errors.New("the entry has no timestamp")
-	}
-	if len(e.Context) > 0 {
-		m.Context = TaskContext{}
-		if err := json.Unmarshal(e.Context, &m.Context); err != nil {
-			return err
-		}
-	}
-	if e.From != m.state || e.Transition < 0 || e.Transition >= len(loggedTransitions) || !slices.Contains(loggedTransitions[e.Transition].from, e.From) || !slices.Contains(loggedTransitions[e.Transition].on, e.Trigger) || !slices.Contains(loggedTransitions[e.Transition].to, e.To) {
-		return fmt.Errorf("%s -> %s on %s is not transition %d from %s", e.From, e.To, e.Trigger, e.Transition, m.state)
-	}
-	t := &loggedTransitions[e.Transition]
-	for _, c := range t.inc {
-		*m.counter(c, e.From)++
-	}
-	for _, c := range t.reset {
-		*m.counter(c, e.From) = 0
-	}
-	m.state = e.To
-	m.seq, m.updatedAt = e.Seq, e.Timestamp
-	return nil
-}
-
-// TaskMemoryStore is a TaskStore in memory, safe for concurrent use: the default that
-// needs no server (fsmrt.MemoryStore). It keeps snapshots as JSON, so that what Load
-// returns is what a database adapter would return.
+// TaskMemoryStore is a TaskStore in memory, safe for concurrent use (fsmrt.MemoryStore).
 type TaskMemoryStore = fsmrt.MemoryStore[TaskLogEntry, TaskSnapshot]
 
 // NewTaskMemoryStore returns an empty store.
@@ -906,14 +431,30 @@ func NewTaskMemoryStore() *TaskMemoryStore {
 	return fsmrt.NewMemoryStore[TaskLogEntry, TaskSnapshot]()
 }
 
-// Sequence returns the entry's sequence number, for the store.
-func (e TaskLogEntry) Sequence() int64 {
-	return e.Seq
+// StoreError says the store failed to persist an accepted transition; ErrStoreConflict that
+// another writer got there first.
+type StoreError = fsmrt.StoreError
+
+var ErrStoreConflict = fsmrt.ErrStoreConflict
+
+// RestoreTask rebuilds a machine from a snapshot, refusing one it could never have taken
+// with a fsmrt.SnapshotError (fsmrt.Restore).
+func RestoreTask(s TaskSnapshot) (*Task, error) {
+	m := NewTask()
+	if err := fsmrt.Restore(&m.Machine, s, nil); err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
-// Sequence returns the snapshot's sequence number, for the store.
-func (s TaskSnapshot) Sequence() int64 {
-	return s.Seq
+// ReplayTask rebuilds machine id from its store: the last snapshot, then every later log
+// entry as recorded, no hook running (fsmrt.Replay). The machine returned has no store.
+func ReplayTask(ctx context.Context, store TaskStore, id string) (*Task, error) {
+	m := NewTask()
+	if err := fsmrt.Replay(ctx, &m.Machine, store, id, nil); err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
 // ErrNotRegistered says no machine with that ID is registered.

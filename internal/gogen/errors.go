@@ -9,6 +9,12 @@ import (
 // transitions and guard refusals are preallocated per (state, event) so that refusing an
 // event allocates nothing.
 func (g *gen) errors(f *File) {
+	g.errorAliases(f)
+	g.refusalsTable(f)
+}
+
+// errorAliases declares the sentinels and typed refusals of the machine as the runtime's.
+func (g *gen) errorAliases(f *File) {
 	f.Comment("// FieldError is one missing or invalid field of the context or of a payload.")
 	f.Type().Id("FieldError").Op("=").Qual(rt, "FieldError")
 	f.Line()
@@ -66,7 +72,11 @@ func (g *gen) errors(f *File) {
 		f.Type().Id("PermissionError").Op("=").Qual(rt, "PermissionError").Types(Id("State"), Id("Event"), Id("Role"))
 		f.Line()
 	}
+}
 
+// refusalsTable emits fsmSpec and the preallocated refusals of the generated machine.
+func (g *gen) refusalsTable(f *File) {
+	guard, _, _, _ := g.m.Refusals()
 	f.Comment("// fsmSpec describes the machine to the runtime: the package its errors name, and the events\n// each state accepts (filled in by init from the dispatch table).")
 	f.Var().Id("fsmSpec").Op("=").Qual(rt, "Spec").Values(Dict{Id("Package"): Lit(g.m.Package), Id("Machine"): Lit(g.m.Name)})
 	f.Line()

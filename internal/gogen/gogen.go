@@ -45,16 +45,20 @@ func Generate(m *ir.Machine, source string) ([]byte, error) {
 		jen.Id("_").Op("=").Qual(rt, "EnforceVersion").Call(jen.Qual(rt, "MaxVersion").Op("-").Lit(runtimeVersion)),
 	)
 	f.Line()
-	g.types(f)
-	g.errors(f)
-	g.context(f)
-	g.machine(f)
-	g.limits(f)
-	g.fire(f)
-	g.snapshot(f)
-	g.store(f)
-	g.registry(f)
-	g.timingAPI(f)
+	if g.onEngine() {
+		g.engineFile(f)
+	} else {
+		g.types(f)
+		g.errors(f)
+		g.context(f)
+		g.machine(f)
+		g.limits(f)
+		g.fire(f)
+		g.snapshot(f)
+		g.store(f)
+		g.registry(f)
+		g.timingAPI(f)
+	}
 	var b bytes.Buffer
 	if err := f.Render(&b); err != nil {
 		return nil, fmt.Errorf("%s: generated code does not format: %v", source, err)

@@ -48,40 +48,7 @@ func (g *gen) machine(f *File) {
 	f.Type().Id(g.name("Input")).Struct(inFields...)
 	f.Line()
 
-	// Hooks.
-	if g.hooks {
-		var methods, nops []Code
-		for _, gu := range m.Guards {
-			if gu.Kind != ir.Hook {
-				continue
-			}
-			methods = append(methods, Comment(comment(fmt.Sprintf("%s is the guard %s.%s", gu.GoName, quoted(gu.Name), docSuffix(gu.Doc)))),
-				Id(gu.GoName).Params(ctxParam(), Id("m").Op("*").Id(T), Id("s").Id(g.name("Step"))).Bool())
-			nops = append(nops, Func().Params(Id(g.name("NopHooks"))).Id(gu.GoName).Params(Qual("context", "Context"), Op("*").Id(T), Id(g.name("Step"))).Bool().Block(Return(False())))
-		}
-		for _, a := range m.Actions {
-			methods = append(methods, Comment(comment(fmt.Sprintf("%s is the action %s.%s", a.GoName, quoted(a.Name), docSuffix(a.Doc)))),
-				Id(a.GoName).Params(ctxParam(), Id("m").Op("*").Id(T), Id("s").Id(g.name("Step"))))
-			nops = append(nops, Func().Params(Id(g.name("NopHooks"))).Id(a.GoName).Params(Qual("context", "Context"), Op("*").Id(T), Id(g.name("Step"))).Block())
-		}
-		if len(m.Checkpoints) > 0 {
-			methods = append(methods, doc("Checkpoint is called at each checkpoint the transition reaches, after the state\nchanged and entry actions ran. An error is returned from Fire wrapped in a\nCheckpointError; the transition has happened, but was not saved."),
-				Id("Checkpoint").Params(ctxParam(), Id("m").Op("*").Id(T), Id("cp").Id("Checkpoint"), Id("s").Id(g.name("Step"))).Error())
-			nops = append(nops, Func().Params(Id(g.name("NopHooks"))).Id("Checkpoint").Params(Qual("context", "Context"), Op("*").Id(T), Id("Checkpoint"), Id(g.name("Step"))).Error().Block(Return(Nil())))
-		}
-		f.Comment(comment(g.name("Hooks") + " is what the program implements: guards, actions and checkpoints. Fire calls\nthem synchronously, in this order: guards, exit actions of the old state, the\ntransition's actions, entry actions of the new state, checkpoints. A hook must not fire\nevents on the same machine."))
-		f.Type().Id(g.name("Hooks")).Interface(methods...)
-		f.Line()
-		f.Comment(comment(g.name("NopHooks") + " implements " + g.name("Hooks") + " with guards that never hold and actions that do\nnothing. Embed it to implement only some hooks."))
-		f.Type().Id(g.name("NopHooks")).Struct()
-		f.Line()
-		for _, n := range nops {
-			f.Add(n)
-			f.Line()
-		}
-		f.Var().Id("_").Id(g.name("Hooks")).Op("=").Id(g.name("NopHooks")).Values()
-		f.Line()
-	}
+	g.hooksIface(f)
 
 	if m.Idempotent {
 		f.Type().Id("idempotencyRecord").Struct(Id("event").Id("Event"), Id("state").Id("State"))
@@ -283,3 +250,42 @@ func (g *gen) literal(fd *ir.Field, lit ir.Literal) *Statement {
 }
 
 var _ = strings.Join
+
+// hooksIface emits the hooks interface and its no-op base.
+func (g *gen) hooksIface(f *File) {
+	m, T := g.m, g.T
+	if g.hooks {
+		var methods, nops []Code
+		for _, gu := range m.Guards {
+			if gu.Kind != ir.Hook {
+				continue
+			}
+			methods = append(methods, Comment(comment(fmt.Sprintf("%s is the guard %s.%s", gu.GoName, quoted(gu.Name), docSuffix(gu.Doc)))),
+				Id(gu.GoName).Params(ctxParam(), Id("m").Op("*").Id(T), Id("s").Id(g.name("Step"))).Bool())
+			nops = append(nops, Func().Params(Id(g.name("NopHooks"))).Id(gu.GoName).Params(Qual("context", "Context"), Op("*").Id(T), Id(g.name("Step"))).Bool().Block(Return(False())))
+		}
+		for _, a := range m.Actions {
+			methods = append(methods, Comment(comment(fmt.Sprintf("%s is the action %s.%s", a.GoName, quoted(a.Name), docSuffix(a.Doc)))),
+				Id(a.GoName).Params(ctxParam(), Id("m").Op("*").Id(T), Id("s").Id(g.name("Step"))))
+			nops = append(nops, Func().Params(Id(g.name("NopHooks"))).Id(a.GoName).Params(Qual("context", "Context"), Op("*").Id(T), Id(g.name("Step"))).Block())
+		}
+		if len(m.Checkpoints) > 0 {
+			methods = append(methods, doc("Checkpoint is called at each checkpoint the transition reaches, after the state\nchanged and entry actions ran. An error is returned from Fire wrapped in a\nCheckpointError; the transition has happened, but was not saved."),
+				Id("Checkpoint").Params(ctxParam(), Id("m").Op("*").Id(T), Id("cp").Id("Checkpoint"), Id("s").Id(g.name("Step"))).Error())
+			nops = append(nops, Func().Params(Id(g.name("NopHooks"))).Id("Checkpoint").Params(Qual("context", "Context"), Op("*").Id(T), Id("Checkpoint"), Id(g.name("Step"))).Error().Block(Return(Nil())))
+		}
+		f.Comment(comment(g.name("Hooks") + " is what the program implements: guards, actions and checkpoints. Fire calls\nthem synchronously, in this order: guards, exit actions of the old state, the\ntransition's actions, entry actions of the new state, checkpoints. A hook must not fire\nevents on the same machine."))
+		f.Type().Id(g.name("Hooks")).Interface(methods...)
+		f.Line()
+		f.Comment(comment(g.name("NopHooks") + " implements " + g.name("Hooks") + " with guards that never hold and actions that do\nnothing. Embed it to implement only some hooks."))
+		f.Type().Id(g.name("NopHooks")).Struct()
+		f.Line()
+		for _, n := range nops {
+			f.Add(n)
+			f.Line()
+		}
+		f.Var().Id("_").Id(g.name("Hooks")).Op("=").Id(g.name("NopHooks")).Values()
+		f.Line()
+	}
+
+}

@@ -17,16 +17,7 @@ func (g *gen) snapshot(f *File) {
 	S := g.name("Snapshot")
 
 	if len(m.Checkpoints) > 0 {
-		f.Comment("// CheckpointError says a checkpoint hook failed. The transition has happened.")
-		f.Type().Id("CheckpointError").Struct(Id("Checkpoint").Id("Checkpoint"), Id("Err").Error())
-		f.Line()
-		f.Func().Params(Id("e").Op("*").Id("CheckpointError")).Id("Error").Params().String().Block(
-			Return(Lit(m.Package + ": checkpoint ").Op("+").Id("e").Dot("Checkpoint").Dot("String").Call().Op("+").Lit(": ").Op("+").Id("e").Dot("Err").Dot("Error").Call()),
-		)
-		f.Line()
-		f.Comment("// Unwrap returns the hook's error.")
-		f.Func().Params(Id("e").Op("*").Id("CheckpointError")).Id("Unwrap").Params().Error().Block(Return(Id("e").Dot("Err")))
-		f.Line()
+		g.checkpointError(f)
 	}
 
 	var counterFields []Code
@@ -310,4 +301,19 @@ func (g *gen) payloadZero(p *Statement, e *ir.Event) *Statement {
 		}
 	}
 	return Parens(out)
+}
+
+// checkpointError emits CheckpointError, what Fire returns when a checkpoint hook fails.
+func (g *gen) checkpointError(f *File) {
+	m := g.m
+	f.Comment("// CheckpointError says a checkpoint hook failed. The transition has happened.")
+	f.Type().Id("CheckpointError").Struct(Id("Checkpoint").Id("Checkpoint"), Id("Err").Error())
+	f.Line()
+	f.Func().Params(Id("e").Op("*").Id("CheckpointError")).Id("Error").Params().String().Block(
+		Return(Lit(m.Package + ": checkpoint ").Op("+").Id("e").Dot("Checkpoint").Dot("String").Call().Op("+").Lit(": ").Op("+").Id("e").Dot("Err").Dot("Error").Call()),
+	)
+	f.Line()
+	f.Comment("// Unwrap returns the hook's error.")
+	f.Func().Params(Id("e").Op("*").Id("CheckpointError")).Id("Unwrap").Params().Error().Block(Return(Id("e").Dot("Err")))
+	f.Line()
 }

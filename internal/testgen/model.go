@@ -32,10 +32,11 @@ func (p preset) goStmt() string {
 		return fmt.Sprintf("_ = m.Set%s%s(%d)", p.limit.LimitMethod(), p.limit.GoName, p.n)
 	}
 	if p.counter != nil {
+		slot := "0"
 		if p.counter.PerState {
-			return fmt.Sprintf("m.n%s[State%s] = %d", p.counter.GoName, p.slot.GoName, p.n)
+			slot = "State" + p.slot.GoName
 		}
-		return fmt.Sprintf("m.n%s = %d", p.counter.GoName, p.n)
+		return fmt.Sprintf("fsmSetCount(m, %q, %s, %d)", p.counter.Name, slot, p.n)
 	}
 	return fmt.Sprintf("m.Context.%s = %s", p.field.GoName, p.v.goEx)
 }

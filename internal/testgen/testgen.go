@@ -60,7 +60,7 @@ func headerPath(source string) string {
 }
 
 // stdImports are the packages the template may use, in import order.
-var stdImports = [...]string{"context", "encoding/json", "errors", "fmt", "log/slog", "reflect", "strings", "testing", "time"}
+var stdImports = [...]string{"context", "encoding/json", "errors", "fmt", "log/slog", "reflect", "strings", "testing", "time", "github.com/fsmgen/fsmgen/fsmrt"}
 
 // usedImports lists the packages of stdImports that the body refers to, found in its
 // syntax tree (a selector on a name the file does not declare), never in its text: spec
@@ -117,6 +117,9 @@ type view struct {
 // The template's view of the machine.
 
 func (v view) T() string { return v.M.GoName }
+
+// Engine reports whether the machine runs on the runtime's engine (ir.Machine.OnEngine).
+func (v view) Engine() bool { return v.M.OnEngine() }
 
 // Summaries reports whether some counter's limit writes a summary into the context.
 func (v view) Summaries() bool {
@@ -353,6 +356,8 @@ func (v view) Expiries() []ExpiryRow {
 func funcs(m *ir.Machine) template.FuncMap {
 	guard, noChoice, noHistory, limit := m.Refusals()
 	return template.FuncMap{
+		// list groups a template's arguments.
+		"list": func(xs ...any) []any { return xs },
 		// refusal reports whether the machine can refuse for that reason, and so whether the
 		// generated code declares its error.
 		"refusal": func(reason string) bool {

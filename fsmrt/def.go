@@ -1,0 +1,297 @@
+package fsmrt
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// Def describes one generated machine to the engine (Machine): its states, its transitions
+// and how events dispatch to them, as data. A generated package declares one as a package
+// variable and passes it to Init; it is read-only once Init has been called.
+//
+// Indexes: states, events, roles, counters, guards, actions, checkpoints and context
+// fields are numbered in spec order from 0, as the generated constants are.
+type Def[S StateType, E, R EnumType] struct {
+	// Spec names the machine and its package in errors.
+	Spec *Spec
+	// States describes each state, in spec order.
+	States []StateDef
+	// NumEvents is the number of events.
+	NumEvents int
+	// Initial is the initial state.
+	Initial S
+	// Moves is the dispatch table, a row of NumEvents entries per state (flat, row-major):
+	// the target of a transition that only moves the state, MoveRefused(n) where the state
+	// has no transition on the event, MoveStep(n) where the engine decides from Pairs.
+	Moves []uint32
+	// Pairs lists, for each (state, event) pair whose Moves entry is MoveStep, its candidate
+	// transitions in the order they are tried.
+	Pairs []Pair
+	// Transitions are the spec's transitions, in order: a log entry's Transition indexes it.
+	Transitions []Transition
+	// Counters are the spec's counters, in order.
+	Counters []Counter
+	// AlwaysRoles are the roles that may fire every transition that names roles.
+	AlwaysRoles []R
+	// EveryCheckpoint is the checkpoint taken after every transition (-1 when none).
+	EveryCheckpoint int
+	// Idempotent says inputs may carry idempotency keys.
+	Idempotent bool
+	// History says the machine keeps a window of its transition history.
+	History bool
+	// Timing says the machine keeps time: creation, time by state, timeouts.
+	Timing bool
+	// Roles says transitions name roles, so that log entries record who fired them.
+	Roles bool
+	// Payloads says which events carry a payload (nil when none does).
+	Payloads []bool
+
+	// Built by Init.
+	pairIndex      []int32 // by state*NumEvents+event: index+1 into Pairs, 0 for none
+	invalid        []InvalidTransitionError[S, E]
+	guards         []GuardError[S, E]
+	plainPermitted [][]E // per state: the events accepted whatever the input, nil if Step decides some
+	resetOnSuccess []int32
+	counterBase    []int // by counter: its first slot in Machine.counters
+	counterSlots   int
+	remembers      bool
+	entries        bool
+	exits          bool
+	once           sync.Once
+}
+
+// StateDef describes one state.
+type StateDef struct {
+	Terminal bool
+	// Entry and Exit are the actions run on entering and leaving the state.
+	Entry, Exit []int32
+	// Remembers says the state remembers the state it was entered from (for history
+	// targets); From lists the states it can be entered from.
+	Remembers bool
+	From      []int32
+	// Timeout is the spec's timeout of the state (0: none); Configurable says it may be
+	// changed at run time; Levels are the percentages of it at which the timeout levels
+	// LevelValues (the generated TimeoutLevel values) are reached, in increasing order.
+	Timeout      time.Duration
+	Configurable bool
+	Levels       []int
+	LevelValues  []int
+}
+
+// Pair is a (state, event) pair whose transitions the engine decides.
+type Pair struct {
+	State, Event int32
+	// Cands are the transitions in the order they are tried: the first whose conditions
+	// hold is taken; when none holds the event is refused with a GuardError.
+	Cands []Cand
+}
+
+// Cand is a candidate transition and the conditions it needs.
+type Cand struct {
+	T int32
+	// Conds are guards that must all hold: g for guard g, ^g (-g-1) for its negation.
+	Conds []int32
+}
+
+// TargetKind says how a transition's target is found.
+type TargetKind uint8
+
+// Target kinds.
+const (
+	// TargetFixed: Target is the state entered.
+	TargetFixed TargetKind = iota
+	// TargetInternal: the state does not change; no exit or entry actions run.
+	TargetInternal
+	// TargetHistory: the state Target remembers is entered (NoHistoryError when none is).
+	TargetHistory
+	// TargetChoice: the first of Choices whose conditions hold.
+	TargetChoice
+)
+
+// Transition is one declared transition.
+type Transition struct {
+	// From, On and To are the states it leaves, its events and every state it can enter
+	// (replaying checks log entries against them).
+	From, On, To []int32
+	Kind         TargetKind
+	Target       int32
+	Choices      []ChoiceDef
+	// Roles may fire it, each maybe under a policy (an empty list: anyone).
+	Roles []RoleRule
+	// Actions run, in order, after the exit actions and before the state changes.
+	Actions []int32
+	// Inc and Reset are the counters it increments and resets.
+	Inc, Reset []int32
+	// Checkpoint is the checkpoint it takes (-1: none).
+	Checkpoint int32
+	// Require says a state it may enter requires context fields.
+	Require bool
+	// Plain says it does nothing but move (or stay, internal) and count without limits.
+	Plain bool
+}
+
+// ChoiceDef is one branch of a choice: entered when Conds hold (no Conds: otherwise).
+type ChoiceDef struct {
+	Conds  []int32
+	Kind   TargetKind // TargetFixed or TargetHistory
+	Target int32
+}
+
+// RoleRule lets Role fire a transition, when Policy (>= 0) holds.
+type RoleRule struct {
+	Role   int32
+	Policy int32
+}
+
+// Counter describes a counter.
+type Counter struct {
+	// Name is the counter's name in the spec (snapshots key it by name).
+	Name string
+	// PerState counts separately in each state the transition leaves.
+	PerState bool
+	// Limit is the count whose increment trips the counter (0: no limit). Max says the
+	// spec writes it as a max (Limit-1, the count the counter may reach).
+	Limit int
+	Max   bool
+	// Configurable says the program may change the limit at run time.
+	Configurable bool
+	// Then is where a tripped limit redirects the transition (-1: it refuses instead with
+	// a LimitError); Summary is the context field the redirect writes its summary into
+	// (-1: none).
+	Then, Summary int32
+	// ResetOnSuccess resets the counter on every transition that changes the state and does
+	// not increment it.
+	ResetOnSuccess bool
+}
+
+// The engine calls back into the generated package for what is code, not data: guards,
+// actions, required fields, policies and checkpoints. A generated package implements the
+// interfaces its spec needs on an unexported type sharing its machine's memory, and passes
+// it to Init.
+
+// Guards evaluates guard g.
+type Guards[S StateType, E, R EnumType] interface {
+	Guard(ctx context.Context, g int, st Step[S, E, R]) bool
+}
+
+// Actions runs action a (a transition's, or a state's entry or exit action).
+type Actions[S StateType, E, R EnumType] interface {
+	Act(ctx context.Context, a int, st Step[S, E, R])
+}
+
+// Requirer returns what c lacks of the fields state s requires (nil when nothing), and
+// writes text into context field f of c (a tripped limit's summary).
+type Requirer[S StateType, C any] interface {
+	Require(s S, c *C) []FieldError
+	SetField(c *C, f int, text string)
+}
+
+// Policies reports whether policy p holds.
+type Policies interface {
+	Policy(p int) bool
+}
+
+// Checkpointer runs the checkpoint hook cp; an error comes back from Fire as it is.
+type Checkpointer[S StateType, E, R EnumType] interface {
+	Checkpoint(ctx context.Context, cp int, st Step[S, E, R]) error
+}
+
+// Step describes the transition being decided or run; hooks receive it by value.
+type Step[S StateType, E, R EnumType] struct {
+	// From is the state the event was fired in.
+	From S
+	// To is the state being entered; for guards it is not decided yet and equals From.
+	To S
+	// Event is the event being fired.
+	Event E
+	// Role is who fires it (for machines whose transitions name roles).
+	Role R
+	// At is when the event happened (for machines that keep time; zero for guards).
+	At time.Time
+}
+
+// Input is what the caller says about one firing.
+type Input[R EnumType] struct {
+	// Role is who fires the event. Transitions that name roles refuse the zero role; a
+	// machine whose transitions name none ignores it.
+	Role R
+	// EventID identifies the triggering event in the history and the event log.
+	EventID string
+	// Actor and Reason say who fired the event and why; they are recorded in the history and
+	// the event log.
+	Actor  string
+	Reason string
+	// At is when the event happened; the zero time means now (the machine's clock). It is
+	// recorded in the history and the event log.
+	At time.Time
+	// Key is the idempotency key of a machine whose spec declares idempotency ("" for
+	// none): firing again with a key already used returns the first result without firing,
+	// and refuses another event with an IdempotencyConflictError.
+	Key string
+}
+
+// NoRole is the role type of a machine whose spec declares no roles.
+type NoRole uint8
+
+// String returns "".
+func (NoRole) String() string { return "" }
+
+// None is the extra snapshot data of a machine that keeps none (payloads, policies).
+type None struct{}
+
+// MoveRefused and MoveStep are the values of Def.Moves that are not states, for a machine
+// of n states.
+func MoveRefused(n int) uint32 { return uint32(n) }
+
+// MoveStep: see MoveRefused.
+func MoveStep(n int) uint32 { return uint32(n) + 1 }
+
+// init builds what the engine derives from d, once.
+func (d *Def[S, E, R]) init() { d.once.Do(d.build) }
+
+func (d *Def[S, E, R]) build() {
+	ns, ne := len(d.States), d.NumEvents
+	d.pairIndex = make([]int32, ns*ne)
+	for i, p := range d.Pairs {
+		d.pairIndex[int(p.State)*ne+int(p.Event)] = int32(i + 1)
+	}
+	d.invalid = make([]InvalidTransitionError[S, E], ns*ne)
+	d.guards = make([]GuardError[S, E], ns*ne)
+	d.plainPermitted = make([][]E, ns)
+	d.Spec.Accepts = make([][]int, ns)
+	for s := range ns {
+		plain := true
+		row := []E{}
+		for e := range ne {
+			d.invalid[s*ne+e] = InvalidTransition(d.Spec, S(s), E(e))
+			d.guards[s*ne+e] = Guard(d.Spec, S(s), E(e))
+			switch d.Moves[s*ne+e] {
+			case MoveRefused(ns):
+				continue
+			case MoveStep(ns):
+				plain = false
+			}
+			row = append(row, E(e))
+			d.Spec.Accepts[s] = append(d.Spec.Accepts[s], e)
+		}
+		if plain {
+			d.plainPermitted[s] = row
+		}
+		st := &d.States[s]
+		d.remembers = d.remembers || st.Remembers
+		d.entries = d.entries || len(st.Entry) > 0
+		d.exits = d.exits || len(st.Exit) > 0
+	}
+	for i, c := range d.Counters {
+		d.counterBase = append(d.counterBase, d.counterSlots)
+		if c.PerState {
+			d.counterSlots += ns
+		} else {
+			d.counterSlots++
+		}
+		if c.ResetOnSuccess {
+			d.resetOnSuccess = append(d.resetOnSuccess, int32(i))
+		}
+	}
+}

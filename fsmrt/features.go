@@ -1,0 +1,109 @@
+package fsmrt
+
+import (
+	"fmt"
+	"time"
+)
+
+// The functions below serve the generated wrappers of what only some specs declare:
+// counters, remembered states, history, idempotency keys, time. A generated package wraps
+// those its spec declares as methods of its machine.
+
+// Count returns counter c (in state s, for a per-state counter).
+func Count[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, C, X], c int, s S) int {
+	if m.def.Counters[c].PerState && int(s) >= len(m.def.States) {
+		return 0
+	}
+	return *m.counter(int32(c), s)
+}
+
+// Remembered returns the state that remembering state s was last entered from.
+func Remembered[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, C, X], s S) (S, bool) {
+	if int(s) >= len(m.remembered) || !m.remembered[s] {
+		return 0, false
+	}
+	return m.memory[s], true
+}
+
+// History returns the last records of the machine's transitions, oldest first: at most the
+// window's size (SetHistoryWindow); the store's event log has them all.
+func History[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, C, X]) []Record[S, E] {
+	return m.history.Items()
+}
+
+// SetHistoryWindow sets how many history records the machine keeps in memory
+// (DefaultWindow when n <= 0).
+func SetHistoryWindow[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, C, X], n int) {
+	m.history.SetSize(n)
+}
+
+// SetKeyWindow sets how many idempotency keys the machine keeps in memory (DefaultWindow
+// when n <= 0); older keys are looked up in the store when it is a KeyFinder.
+func SetKeyWindow[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, C, X], n int) {
+	m.keys.SetSize(n)
+}
+
+// SetClock replaces the machine's clock, and restarts its creation time and its time in
+// the current state.
+func SetClock[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, C, X], c Clock) {
+	m.clock = c
+	m.createdAt = c.Now()
+	m.enteredAt = m.createdAt
+}
+
+// CreatedAt returns when the machine was created.
+func CreatedAt[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, C, X]) time.Time {
+	return m.createdAt
+}
+
+// EnteredAt returns when the current state was entered.
+func EnteredAt[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, C, X]) time.Time {
+	return m.enteredAt
+}
+
+// TimeByState returns the time spent in each state at now, the current stay included.
+func TimeByState[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, C, X], now time.Time) []time.Duration {
+	t := append([]time.Duration(nil), m.timeByState...)
+	if int(m.state) < len(t) {
+		t[m.state] += now.Sub(m.enteredAt)
+	}
+	return t
+}
+
+// Timeout returns the timeout of state s in force (0: none).
+func Timeout[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, C, X], s S) time.Duration {
+	if int(s) >= len(m.timeouts) {
+		return 0
+	}
+	return m.timeouts[s]
+}
+
+// SetTimeout changes the timeout of a state the spec marks configurable.
+func SetTimeout[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, C, X], s S, d time.Duration) error {
+	switch {
+	case int(s) >= len(m.timeouts) || !m.def.States[s].Configurable:
+		return fmt.Errorf("%sthe timeout of %s is not configurable", m.def.Spec.prefix(), s)
+	case d <= 0:
+		return fmt.Errorf("%stimeout of %s must be positive", m.def.Spec.prefix(), s)
+	}
+	m.timeouts[s] = d
+	return nil
+}
+
+// TimeoutLevel returns the value (StateDef.LevelValues) of the highest timeout level the
+// current state has reached at now, or 0. Levels are reported, never
+// enforced, and computed exactly for any duration (Reached).
+func TimeoutLevel[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, C, X], now time.Time) int {
+	if int(m.state) >= len(m.timeouts) {
+		return 0
+	}
+	d := m.timeouts[m.state]
+	if d <= 0 {
+		return 0
+	}
+	st := &m.def.States[m.state]
+	if i := Level(now.Sub(m.enteredAt), d, st.Levels); i >= 0 {
+		return st.LevelValues[i]
+	}
+	return 0
+}

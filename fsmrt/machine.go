@@ -1,0 +1,551 @@
+package fsmrt
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"slices"
+	"strconv"
+	"time"
+)
+
+// Machine is the engine of every generated machine: a generated machine type embeds one
+// (review.Task embeds Machine[review.State, review.Event, NoRole, review.TaskContext,
+// None]) and describes itself with a Def. Its methods are the machine's API for what every
+// machine has (State, Fire, Can, Permitted, Snapshot, ...); what only some specs declare
+// (counters, timeouts, history) the generated package wraps from this package's functions.
+//
+// A Machine is not safe for concurrent use: confine it to one goroutine, or guard it with
+// a mutex. Different machines may be used from different goroutines. The machine does no
+// I/O itself; hooks and stores do.
+type Machine[S StateType, E, R EnumType, C, X any] struct {
+	state S
+	seq   int64 // accepted transitions so far
+
+	// ID names the machine in its store, its event log and a registry.
+	ID string
+	// Context is the machine's data. Hooks may change it; states check what they require.
+	Context C
+
+	def        *Def[S, E, R]
+	guards     Guards[S, E, R]
+	actions    Actions[S, E, R]
+	requirer   Requirer[S, C]
+	policies   Policies
+	checkpoint Checkpointer[S, E, R]
+	extra      X
+	counters   []int // by counter: one slot, or one per state for a per-state counter
+	limits     []int // by counter: the limit in force (the count whose increment trips)
+	memory     []S   // by state: the state a remembering state was entered from
+	remembered []bool
+
+	store     Store[LogEntry[S, E, R], Snapshot[S, C, X]]
+	saved     int64     // seq of the last snapshot saved to the store
+	updatedAt time.Time // when the last persisted (or, with a clock, any) transition happened
+	logger    *slog.Logger
+	watched   bool // store != nil || logger != nil: Fire cannot answer from the moves table alone
+
+	history     Window[Record[S, E]] // the last records; the store's log has them all
+	keys        KeyWindow[keyRecord[S, E]]
+	clock       Clock
+	createdAt   time.Time
+	enteredAt   time.Time
+	timeByState []time.Duration // time spent in each state, the current stay excluded
+	timeouts    []time.Duration
+
+	_ [64]byte // keeps machines used by different goroutines off one cache line
+}
+
+// keyRecord is what an idempotency key led to.
+type keyRecord[S, E any] struct {
+	event E
+	state S
+}
+
+// Init makes m a machine of d in its initial state, calling back ops for what d says is
+// code: ops implements those of Guards, Actions, Requirer, Policies and Checkpointer the
+// spec needs (nil when it needs none). Generated constructors call it before setting the
+// context's defaults.
+func Init[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, C, X], d *Def[S, E, R], ops any) {
+	d.init()
+	m.def, m.state = d, d.Initial
+	m.guards, _ = ops.(Guards[S, E, R])
+	m.actions, _ = ops.(Actions[S, E, R])
+	m.requirer, _ = ops.(Requirer[S, C])
+	m.policies, _ = ops.(Policies)
+	m.checkpoint, _ = ops.(Checkpointer[S, E, R])
+	if n := len(d.Counters); n > 0 {
+		m.counters = make([]int, d.counterSlots)
+		m.limits = make([]int, n)
+		for i, c := range d.Counters {
+			m.limits[i] = c.Limit
+		}
+	}
+	if d.remembers {
+		m.memory = make([]S, len(d.States))
+		m.remembered = make([]bool, len(d.States))
+	}
+	if d.Timing {
+		m.clock = SystemClock{}
+		m.createdAt = m.clock.Now()
+		m.enteredAt = m.createdAt
+		m.timeByState = make([]time.Duration, len(d.States))
+		m.timeouts = make([]time.Duration, len(d.States))
+		for i, s := range d.States {
+			m.timeouts[i] = s.Timeout
+		}
+	}
+}
+
+// counter returns the slot of counter c for a transition leaving s.
+func (m *Machine[S, E, R, C, X]) counter(c int32, s S) *int {
+	i := m.def.counterBase[c]
+	if m.def.Counters[c].PerState {
+		i += int(s)
+	}
+	return &m.counters[i]
+}
+
+// State returns the current state.
+func (m *Machine[S, E, R, C, X]) State() S {
+	return m.state
+}
+
+// Seq returns the number of transitions accepted so far (restored with a snapshot): the
+// sequence number of the last event log entry.
+func (m *Machine[S, E, R, C, X]) Seq() int64 {
+	return m.seq
+}
+
+// SetStore makes the machine append every accepted transition to the store's event log and
+// save a snapshot at each checkpoint. Errors from the store come back from Fire as a
+// StoreError; the transition has happened in memory: reload the machine from the store
+// before firing again.
+func (m *Machine[S, E, R, C, X]) SetStore(s Store[LogEntry[S, E, R], Snapshot[S, C, X]]) {
+	m.store = s
+	m.watched = m.store != nil || m.logger != nil
+}
+
+// SetLogger makes the machine log every refused event (at Warn) through l.
+func (m *Machine[S, E, R, C, X]) SetLogger(l *slog.Logger) {
+	m.logger = l
+	m.watched = m.store != nil || m.logger != nil
+}
+
+// Fire fires e and returns the new state. When e is refused it returns the unchanged state
+// and one of the typed errors (InvalidTransitionError, GuardError, ...), and nothing
+// changes. Refusing and accepting allocate nothing unless the spec asks for history or
+// idempotency keys.
+func (m *Machine[S, E, R, C, X]) Fire(ctx context.Context, e E) (S, error) {
+	d := m.def
+	if from := m.state; !m.watched && int(from) < len(d.States) && int(e) < d.NumEvents {
+		i := int(from)*d.NumEvents + int(e)
+		switch to := d.Moves[i]; {
+		case to < uint32(len(d.States)):
+			m.state = S(to)
+			m.seq++
+			return S(to), nil
+		case to == MoveRefused(len(d.States)):
+			return from, &d.invalid[i]
+		}
+		var in Input[R]
+		return m.step(ctx, e, &in, false)
+	}
+	var in Input[R]
+	return m.fire(ctx, e, &in)
+}
+
+// FireWith fires e with what the caller says about it (who fires it, when, why, ...).
+func (m *Machine[S, E, R, C, X]) FireWith(ctx context.Context, e E, in Input[R]) (S, error) {
+	return m.fire(ctx, e, &in)
+}
+
+// fire applies idempotency keys around step and logs a refusal when the machine has a
+// logger.
+func (m *Machine[S, E, R, C, X]) fire(ctx context.Context, e E, in *Input[R]) (S, error) {
+	to, err := m.once(ctx, e, in)
+	if err != nil && m.logger != nil {
+		m.logger.LogAttrs(ctx, slog.LevelWarn, "event refused", slog.String("machine", m.def.Spec.Machine), slog.String("id", m.ID),
+			slog.String("state", m.state.String()), slog.String("event", e.String()), slog.String("error", err.Error()))
+	}
+	return to, err
+}
+
+// once honours idempotency keys around step.
+func (m *Machine[S, E, R, C, X]) once(ctx context.Context, e E, in *Input[R]) (S, error) {
+	if !m.def.Idempotent || in.Key == "" {
+		return m.step(ctx, e, in, false)
+	}
+	r, ok := m.keys.Get(in.Key)
+	if !ok {
+		// A key the window has forgotten may be in the store's log.
+		if kf, finds := m.store.(KeyFinder[LogEntry[S, E, R]]); finds {
+			le, found, err := kf.FindKey(ctx, m.ID, in.Key)
+			if err != nil {
+				return m.state, StoreFailed(m.def.Spec, "find key", m.seq, err)
+			}
+			r, ok = keyRecord[S, E]{event: le.Trigger, state: le.To}, found
+		}
+	}
+	if ok {
+		if r.event != e {
+			return m.state, IdempotencyConflict(m.def.Spec, m.state, e, in.Key, r.event)
+		}
+		return r.state, nil
+	}
+	to, err := m.step(ctx, e, in, false)
+	if err == nil {
+		m.keys.Put(in.Key, keyRecord[S, E]{event: e, state: to})
+	}
+	return to, err
+}
+
+// Can reports whether e would be accepted now, without firing it. Guards are evaluated.
+func (m *Machine[S, E, R, C, X]) Can(ctx context.Context, e E) bool {
+	d := m.def
+	if int(m.state) < len(d.States) && int(e) < d.NumEvents {
+		switch to := d.Moves[int(m.state)*d.NumEvents+int(e)]; {
+		case to < uint32(len(d.States)):
+			return true
+		case to == MoveRefused(len(d.States)):
+			return false
+		}
+	}
+	return m.CanWith(ctx, e, Input[R]{})
+}
+
+// CanWith is Can for a given input.
+func (m *Machine[S, E, R, C, X]) CanWith(ctx context.Context, e E, in Input[R]) bool {
+	_, err := m.step(ctx, e, &in, true)
+	return err == nil
+}
+
+// Permitted appends to buf the events that would be accepted now, in declaration order,
+// and returns it. It allocates nothing when buf has room.
+func (m *Machine[S, E, R, C, X]) Permitted(ctx context.Context, buf []E) []E {
+	return m.PermittedWith(ctx, Input[R]{}, buf)
+}
+
+// PermittedWith is Permitted for a given input.
+func (m *Machine[S, E, R, C, X]) PermittedWith(ctx context.Context, in Input[R], buf []E) []E {
+	d := m.def
+	if int(m.state) >= len(d.States) {
+		return buf
+	}
+	if p := d.plainPermitted[m.state]; p != nil {
+		return append(buf, p...)
+	}
+	row := d.Moves[int(m.state)*d.NumEvents:][:d.NumEvents]
+	for i, to := range row {
+		e := E(i)
+		switch to {
+		case MoveRefused(len(d.States)):
+			continue
+		case MoveStep(len(d.States)):
+			if _, err := m.step(ctx, e, &in, true); err != nil {
+				continue
+			}
+		}
+		buf = append(buf, e)
+	}
+	return buf
+}
+
+// Accepts reports whether a machine of d in s has a transition on e, whatever the guards.
+func Accepts[S StateType, E, R EnumType](d *Def[S, E, R], s S, e E) bool {
+	return int(s) < len(d.States) && int(e) < d.NumEvents && d.Moves[int(s)*d.NumEvents+int(e)] != MoveRefused(len(d.States))
+}
+
+// step decides e in the current state and, unless dry, applies it.
+func (m *Machine[S, E, R, C, X]) step(ctx context.Context, e E, in *Input[R], dry bool) (S, error) {
+	d := m.def
+	from := m.state
+	if int(from) >= len(d.States) || int(e) >= d.NumEvents {
+		refusal := InvalidTransition(d.Spec, from, e)
+		return from, &refusal
+	}
+	i := int(from)*d.NumEvents + int(e)
+	p := d.pairIndex[i]
+	if p == 0 {
+		return from, &d.invalid[i]
+	}
+	st := Step[S, E, R]{From: from, To: from, Event: e, Role: in.Role}
+	for _, c := range d.Pairs[p-1].Cands {
+		if m.holds(ctx, c.Conds, st) {
+			return m.take(ctx, st, in, dry, int(c.T))
+		}
+	}
+	return from, &d.guards[i]
+}
+
+// holds reports whether every condition holds.
+func (m *Machine[S, E, R, C, X]) holds(ctx context.Context, conds []int32, st Step[S, E, R]) bool {
+	for _, g := range conds {
+		negate := g < 0
+		if negate {
+			g = ^g
+		}
+		if m.guards.Guard(ctx, int(g), st) == negate {
+			return false
+		}
+	}
+	return true
+}
+
+// permits reports whether role r may fire t.
+func (m *Machine[S, E, R, C, X]) permits(t *Transition, r R) bool {
+	if slices.Contains(m.def.AlwaysRoles, r) {
+		return true
+	}
+	for _, rr := range t.Roles {
+		if R(rr.Role) == r && (rr.Policy < 0 || m.policies.Policy(int(rr.Policy))) {
+			return true
+		}
+	}
+	return false
+}
+
+// recall returns the state h remembers.
+func (m *Machine[S, E, R, C, X]) recall(st Step[S, E, R], h S) (S, error) {
+	if !m.remembered[h] {
+		return st.From, NoHistory(m.def.Spec, st.From, st.Event, h)
+	}
+	return m.memory[h], nil
+}
+
+// take decides and applies transition ti: roles, target, limits, required fields, then
+// exit actions, its actions, counters, memory, state, clock, entry actions and commit.
+func (m *Machine[S, E, R, C, X]) take(ctx context.Context, st Step[S, E, R], in *Input[R], dry bool, ti int) (S, error) {
+	d := m.def
+	t := &d.Transitions[ti]
+	if len(t.Roles) > 0 && !m.permits(t, in.Role) {
+		return st.From, Permission(d.Spec, st.From, st.Event, in.Role)
+	}
+	to, internal := st.From, false
+	switch t.Kind {
+	case TargetFixed:
+		to = S(t.Target)
+	case TargetInternal:
+		internal = true
+	case TargetHistory:
+		var err error
+		if to, err = m.recall(st, S(t.Target)); err != nil {
+			return st.From, err
+		}
+	case TargetChoice:
+		chosen := false
+		for _, c := range t.Choices {
+			if !m.holds(ctx, c.Conds, st) {
+				continue
+			}
+			if c.Kind == TargetHistory {
+				var err error
+				if to, err = m.recall(st, S(c.Target)); err != nil {
+					return st.From, err
+				}
+			} else {
+				to = S(c.Target)
+			}
+			chosen = true
+			break
+		}
+		if !chosen {
+			return st.From, NoChoice(d.Spec, st.From, st.Event)
+		}
+	}
+	// Limits: an increment that reaches a counter's limit trips it, which refuses the
+	// transition or redirects it (the first redirect wins).
+	redirected, trips := false, uint64(0)
+	summaryField, summary := int32(-1), ""
+	if !t.Plain {
+		for k, c := range t.Inc {
+			cd := &d.Counters[c]
+			if cd.Limit == 0 || *m.counter(c, st.From)+1 < m.limits[c] {
+				continue
+			}
+			trips |= 1 << k
+			if redirected {
+				continue
+			}
+			if cd.Then < 0 {
+				return st.From, Limit(d.Spec, st.From, st.Event, cd.Name, m.limits[c])
+			}
+			if cd.Summary >= 0 {
+				summaryField, summary = cd.Summary, summaryText(cd, m.limits[c], st.From.String(), to.String(), S(cd.Then).String())
+			}
+			to, redirected = S(cd.Then), true
+		}
+	}
+	moved := !internal || redirected
+	if t.Require && moved {
+		c := &m.Context
+		if summaryField >= 0 {
+			after := m.Context
+			m.requirer.SetField(&after, int(summaryField), summary)
+			c = &after
+		}
+		if errs := m.requirer.Require(to, c); errs != nil {
+			if dry {
+				return st.From, ErrValidation
+			}
+			return st.From, Validation(d.Spec, st.From, st.Event, to, false, errs, m.PermittedWith(ctx, *in, nil))
+		}
+	}
+	if dry {
+		return to, nil
+	}
+	st.To = to
+	if d.Timing {
+		st.At = m.now(in)
+	}
+	if summaryField >= 0 {
+		m.requirer.SetField(&m.Context, int(summaryField), summary)
+	}
+	if moved && d.exits {
+		for _, a := range d.States[st.From].Exit {
+			m.actions.Act(ctx, int(a), st)
+		}
+	}
+	for _, a := range t.Actions {
+		m.actions.Act(ctx, int(a), st)
+	}
+	m.count(t, st.From, trips, moved)
+	if moved && d.remembers && to != st.From && d.States[to].Remembers {
+		m.memory[to], m.remembered[to] = st.From, true
+	}
+	m.state = to
+	if moved && d.Timing {
+		m.moveClock(st.From, st.At)
+	}
+	if moved && d.entries {
+		for _, a := range d.States[to].Entry {
+			m.actions.Act(ctx, int(a), st)
+		}
+	}
+	return to, m.commit(ctx, st, in, ti, t.Checkpoint)
+}
+
+// count applies t's counter effects for a transition leaving from: increments (a tripped
+// counter restarts from 0), resets, and the resets on success of a transition that moved.
+func (m *Machine[S, E, R, C, X]) count(t *Transition, from S, trips uint64, moved bool) {
+	for k, c := range t.Inc {
+		if p := m.counter(c, from); trips&(1<<k) != 0 {
+			*p = 0
+		} else {
+			*p++
+		}
+	}
+	for _, c := range t.Reset {
+		*m.counter(c, from) = 0
+	}
+	if moved {
+		for _, c := range m.def.resetOnSuccess {
+			if !slices.Contains(t.Inc, c) {
+				*m.counter(c, from) = 0
+			}
+		}
+	}
+}
+
+// summaryText is the summary a tripped limit writes (as the spec's checker describes it).
+func summaryText(c *Counter, limit int, from, to, then string) string {
+	word, bound := "limit", limit
+	if c.Max {
+		word, bound = "maximum", limit-1
+	}
+	return c.Name + " reached its " + word + " of " + strconv.Itoa(bound) + ": " + from + " -> " + to + " went to " + then + " instead"
+}
+
+// now is the time of a transition: the input's, else the clock's.
+func (m *Machine[S, E, R, C, X]) now(in *Input[R]) time.Time {
+	if !in.At.IsZero() {
+		return in.At
+	}
+	return m.clock.Now()
+}
+
+// moveClock accounts for leaving from and entering the current state at at.
+func (m *Machine[S, E, R, C, X]) moveClock(from S, at time.Time) {
+	if int(from) < len(m.timeByState) {
+		m.timeByState[from] += at.Sub(m.enteredAt)
+	}
+	m.enteredAt = at
+}
+
+// commit finishes an accepted transition (t is its index in the spec, cp its checkpoint):
+// sequence number and history here, event log and checkpoints in persist, which a machine
+// without a store or checkpoints skips.
+func (m *Machine[S, E, R, C, X]) commit(ctx context.Context, st Step[S, E, R], in *Input[R], t int, cp int32) error {
+	d := m.def
+	m.seq++
+	if d.Timing {
+		m.updatedAt = st.At
+	}
+	if d.History {
+		m.history.Add(Record[S, E]{From: st.From, To: st.To, Event: st.Event, EventID: in.EventID, At: st.At, Actor: in.Actor, Reason: in.Reason})
+	}
+	if m.store == nil && cp < 0 && d.EveryCheckpoint < 0 {
+		return nil
+	}
+	return m.persist(ctx, st, in, t, cp)
+}
+
+// persist appends the transition to the store's event log and takes the checkpoints: the
+// hook, then a snapshot saved to the store. It is the only place a machine that keeps no
+// time reads the clock, for the time of the transition.
+func (m *Machine[S, E, R, C, X]) persist(ctx context.Context, st Step[S, E, R], in *Input[R], t int, cp int32) error {
+	d := m.def
+	if !d.Timing {
+		m.updatedAt = in.At
+		if m.updatedAt.IsZero() {
+			m.updatedAt = time.Now()
+		}
+	}
+	if m.store != nil {
+		e, err := m.logEntry(st, in, t)
+		if err == nil {
+			err = m.store.Append(ctx, m.ID, e)
+		}
+		if err != nil {
+			return StoreFailed(d.Spec, "append", m.seq, err)
+		}
+	}
+	for i, c := range [2]int32{cp, int32(d.EveryCheckpoint)} {
+		if c < 0 || i > 0 && c == cp {
+			continue
+		}
+		if err := m.checkpoint.Checkpoint(ctx, int(c), st); err != nil {
+			return err
+		}
+		if m.store != nil && m.saved != m.seq {
+			if err := m.store.Save(ctx, m.ID, m.saved, m.Snapshot()); err != nil {
+				return StoreFailed(d.Spec, "save", m.seq, err)
+			}
+			m.saved = m.seq
+		}
+	}
+	return nil
+}
+
+// logEntry describes an accepted transition (t: its index) for the event log.
+func (m *Machine[S, E, R, C, X]) logEntry(st Step[S, E, R], in *Input[R], t int) (LogEntry[S, E, R], error) {
+	d := m.def
+	e := LogEntry[S, E, R]{
+		Seq: m.seq, Timestamp: m.updatedAt, TaskID: m.ID, Kind: "STATE_TRANSITION", Trigger: st.Event,
+		From: st.From, To: st.To, Transition: t, Actor: in.Actor, Reason: in.Reason, EventID: in.EventID,
+		Metadata: map[string]string{},
+	}
+	if d.Roles {
+		e.Role = in.Role
+	}
+	if d.Idempotent {
+		e.Key = in.Key
+	}
+	if d.Timing && m.seq == 1 {
+		e.Created = m.createdAt
+	}
+	e.Limits = m.changedLimits()
+	var err error
+	e.Context, err = json.Marshal(m.Context)
+	return e, err
+}

@@ -1,0 +1,450 @@
+package fsmrt
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Snapshot is a machine's present, in a form that encodes to JSON by name and restores
+// with Restore. Its past (the transition history, the idempotency keys used) is in the
+// event log, not here, so that taking a snapshot costs the same however old the machine
+// is. A generated package names it (review.TaskSnapshot).
+type Snapshot[S StateType, C, X any] struct {
+	// Version is the snapshot format, 1.
+	Version int    `json:"version"`
+	ID      string `json:"id"`
+	// Seq is the number of transitions accepted when the snapshot was taken.
+	Seq   int64 `json:"seq"`
+	State S     `json:"state"`
+	// UpdatedAt is when the last transition the machine persisted happened (its input's At,
+	// else the clock): every transition with a store, those that reach a checkpoint without
+	// one, every transition for a machine that keeps time. Zero until then.
+	UpdatedAt time.Time `json:"updatedAt"`
+	Context   C         `json:"context"`
+	// Counters holds the counters that are not zero, by name; StateCounters the per-state
+	// ones, by name and state.
+	Counters      map[string]int       `json:"counters,omitempty"`
+	StateCounters map[string]map[S]int `json:"stateCounters,omitempty"`
+	// Limits holds the configurable limits changed at run time, by counter name, as the
+	// spec writes them.
+	Limits map[string]int `json:"limits,omitempty"`
+	// Remembered maps each remembering state to the state it was entered from.
+	Remembered map[S]S `json:"remembered,omitempty"`
+	// CreatedAt, EnteredAt, TimeByState (before the current stay) and the timeouts changed
+	// at run time, for a machine that keeps time.
+	CreatedAt   time.Time           `json:"createdAt,omitzero"`
+	EnteredAt   time.Time           `json:"enteredAt,omitzero"`
+	TimeByState map[S]time.Duration `json:"timeByState,omitempty"`
+	Timeouts    map[S]time.Duration `json:"timeouts,omitempty"`
+	// Extra is what the generated package keeps besides (payloads, policies).
+	Extra X `json:"extra,omitzero"`
+}
+
+// snapshotFields is Snapshot without its methods, for decoding.
+type snapshotFields[S StateType, C, X any] Snapshot[S, C, X]
+
+// UnmarshalJSON decodes a snapshot. It refuses with a SnapshotError a snapshot that does
+// not decode, or whose version or state is missing or null (decoding would leave the
+// initial state).
+func (s *Snapshot[S, C, X]) UnmarshalJSON(b []byte) error {
+	return DecodeSnapshot(nil, b, (*snapshotFields[S, C, X])(s))
+}
+
+// Sequence returns the snapshot's sequence number, for the store.
+func (s Snapshot[S, C, X]) Sequence() int64 { return s.Seq }
+
+// LogEntry is one entry of a machine's event log, in the JSON form of the seed documents:
+// {"timestamp", "taskId", "event": "STATE_TRANSITION", "from", "to", "actor", "reason",
+// "metadata"}, plus what replaying it needs: the transition that fired and the machine's
+// data after it. A generated package names it (review.TaskLogEntry).
+type LogEntry[S StateType, E, R EnumType] struct {
+	// Seq numbers the machine's accepted transitions from 1.
+	Seq int64 `json:"seq"`
+	// Timestamp is when the transition happened: the input's At, else the machine's clock.
+	Timestamp time.Time `json:"timestamp"`
+	TaskID    string    `json:"taskId"`
+	// Kind is STATE_TRANSITION.
+	Kind    string `json:"event"`
+	Trigger E      `json:"trigger"`
+	From    S      `json:"from"`
+	To      S      `json:"to"`
+	// Transition is the index of the declared transition that fired, in spec order from 0:
+	// replaying applies its bookkeeping without asking the guards.
+	Transition int    `json:"transition"`
+	Actor      string `json:"actor"`
+	Reason     string `json:"reason"`
+	EventID    string `json:"eventId,omitempty"`
+	// Role is who fired it, for a machine whose transitions name roles.
+	Role R `json:"role,omitzero"`
+	// Key is the input's idempotency key.
+	Key string `json:"idempotencyKey,omitempty"`
+	// Created is when the machine was created, on its first entry (machines that keep time).
+	Created time.Time `json:"created,omitzero"`
+	// Context is the machine's context after the transition, as its actions left it.
+	Context json.RawMessage `json:"context,omitempty"`
+	// Payload is the event's payload, for events that carry one.
+	Payload json.RawMessage `json:"payload,omitempty"`
+	// Limits are the configurable limits changed at run time, in force after it.
+	Limits   map[string]int    `json:"limits,omitempty"`
+	Metadata map[string]string `json:"metadata"`
+}
+
+// Sequence returns the entry's sequence number, for the store.
+func (e LogEntry[S, E, R]) Sequence() int64 { return e.Seq }
+
+// IdempotencyKey returns the entry's idempotency key, for the store.
+func (e LogEntry[S, E, R]) IdempotencyKey() string { return e.Key }
+
+// Snapshot returns the machine's state, context and bookkeeping. It shares nothing with the
+// machine except the slices and maps of the context and extra data.
+func (m *Machine[S, E, R, C, X]) Snapshot() Snapshot[S, C, X] {
+	d := m.def
+	s := Snapshot[S, C, X]{Version: 1, ID: m.ID, Seq: m.seq, State: m.state, UpdatedAt: m.updatedAt, Context: m.Context, Extra: m.extra}
+	for i, c := range d.Counters {
+		if !c.PerState {
+			if n := *m.counter(int32(i), 0); n != 0 {
+				if s.Counters == nil {
+					s.Counters = map[string]int{}
+				}
+				s.Counters[c.Name] = n
+			}
+			continue
+		}
+		for st := range d.States {
+			if n := *m.counter(int32(i), S(st)); n != 0 {
+				if s.StateCounters == nil {
+					s.StateCounters = map[string]map[S]int{}
+				}
+				if s.StateCounters[c.Name] == nil {
+					s.StateCounters[c.Name] = map[S]int{}
+				}
+				s.StateCounters[c.Name][S(st)] = n
+			}
+		}
+	}
+	s.Limits = m.changedLimits()
+	for st, ok := range m.remembered {
+		if ok {
+			if s.Remembered == nil {
+				s.Remembered = map[S]S{}
+			}
+			s.Remembered[S(st)] = m.memory[st]
+		}
+	}
+	if d.Timing {
+		s.CreatedAt, s.EnteredAt = m.createdAt, m.enteredAt
+		for st, t := range m.timeByState {
+			if t != 0 {
+				if s.TimeByState == nil {
+					s.TimeByState = map[S]time.Duration{}
+				}
+				s.TimeByState[S(st)] = t
+			}
+		}
+		for st, t := range m.timeouts {
+			if t != d.States[st].Timeout {
+				if s.Timeouts == nil {
+					s.Timeouts = map[S]time.Duration{}
+				}
+				s.Timeouts[S(st)] = t
+			}
+		}
+	}
+	return s
+}
+
+// Extra returns what the generated package keeps in m besides the engine's data.
+func Extra[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, C, X]) *X { return &m.extra }
+
+// changedLimits returns the configurable limits changed at run time, by counter name, as
+// the spec writes them; nil when none is.
+func (m *Machine[S, E, R, C, X]) changedLimits() map[string]int {
+	var out map[string]int
+	for i, c := range m.def.Counters {
+		if c.Configurable && m.limits[i] != c.Limit {
+			if out == nil {
+				out = map[string]int{}
+			}
+			out[c.Name] = bound(&c, m.limits[i])
+		}
+	}
+	return out
+}
+
+// bound is the limit as the spec writes it: the max for a max counter.
+func bound(c *Counter, limit int) int {
+	if c.Max {
+		return limit - 1
+	}
+	return limit
+}
+
+// CounterLimit returns the limit of counter c in force, as the spec writes it (its max for a max
+// counter).
+func CounterLimit[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, C, X], c int) int {
+	return bound(&m.def.Counters[c], m.limits[c])
+}
+
+// SetCounterLimit changes the limit of configurable counter c, as the spec writes it: a max
+// counter may reach n (n >= 0), another trips on reaching n (n >= 1). It is kept in
+// snapshots and the event log.
+func SetCounterLimit[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, C, X], c int, n int) error {
+	cd := &m.def.Counters[c]
+	low, key := 1, "limit"
+	if cd.Max {
+		low, key = 0, "max"
+	}
+	switch {
+	case !cd.Configurable:
+		return fmt.Errorf("%scounter %s: the %s is not configurable", m.def.Spec.prefix(), cd.Name, key)
+	case n < low:
+		return fmt.Errorf("%scounter %s: %s %d is below %d", m.def.Spec.prefix(), cd.Name, key, n, low)
+	}
+	m.limits[c] = n + (1 - low)
+	return nil
+}
+
+// setLimits sets every configurable limit: the spec's, unless changed names it.
+func (m *Machine[S, E, R, C, X]) setLimits(changed map[string]int) error {
+	for i, c := range m.def.Counters {
+		m.limits[i] = c.Limit
+	}
+	for name, n := range changed {
+		i := slices.IndexFunc(m.def.Counters, func(c Counter) bool { return c.Name == name && c.Configurable })
+		if i < 0 {
+			return fmt.Errorf("%sno configurable counter %q", m.def.Spec.prefix(), name)
+		}
+		if err := SetCounterLimit(m, i, n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Restore sets m, a new machine, to snapshot s. It refuses, with a SnapshotError (errors.Is
+// ErrInvalidSnapshot), a snapshot the machine could never have taken: of another format
+// version, with values that are not states of this machine, negative counters or counters
+// past their limit, a remembered state its state cannot remember, timeouts of states whose
+// timeout is not configurable; check refuses what the generated package checks of the
+// extra data (nil: nothing).
+func Restore[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, C, X], s Snapshot[S, C, X], check func(*X) error) error {
+	d := m.def
+	bad := func(field, format string, args ...any) error {
+		return InvalidSnapshot(d.Spec, field, fmt.Sprintf(format, args...))
+	}
+	ns := len(d.States)
+	switch {
+	case s.Version != 1:
+		return bad("version", "unsupported snapshot version %d", s.Version)
+	case int(s.State) >= ns:
+		return bad("state", "%d is not a state", s.State)
+	case s.Seq < 0:
+		return bad("seq", "%d is negative", s.Seq)
+	}
+	if len(d.Counters) > 0 {
+		if err := m.setLimits(s.Limits); err != nil {
+			return bad("limits", "%v", err)
+		}
+	} else if len(s.Limits) > 0 {
+		return bad("limits", "the machine has no counters")
+	}
+	counter := func(name string, perState bool) (int32, error) {
+		i := slices.IndexFunc(d.Counters, func(c Counter) bool { return c.Name == name && c.PerState == perState })
+		if i < 0 {
+			return 0, bad("counters", "%q is not a counter%s", name, map[bool]string{true: " per state", false: ""}[perState])
+		}
+		return int32(i), nil
+	}
+	set := func(c int32, st S, n int) error {
+		field, in := "counters."+d.Counters[c].Name, ""
+		if d.Counters[c].PerState {
+			in = " in " + st.String()
+		}
+		switch limit := m.limits[c]; {
+		case n < 0:
+			return bad(field, "%d%s is negative", n, in)
+		case d.Counters[c].Limit > 0 && n >= limit:
+			return bad(field, "%d%s is past the limit of %d", n, in, limit)
+		}
+		*m.counter(c, st) = n
+		return nil
+	}
+	for name, n := range s.Counters {
+		c, err := counter(name, false)
+		if err == nil {
+			err = set(c, 0, n)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	for name, byState := range s.StateCounters {
+		c, err := counter(name, true)
+		if err != nil {
+			return err
+		}
+		for st, n := range byState {
+			if int(st) >= ns {
+				return bad("stateCounters."+name, "%d is not a state", st)
+			}
+			if err := set(c, st, n); err != nil {
+				return err
+			}
+		}
+	}
+	for st, from := range s.Remembered {
+		switch {
+		case int(st) >= ns || !d.States[st].Remembers:
+			return bad("remembered", "%s does not remember", st)
+		case int(from) >= ns:
+			return bad("remembered", "%d is not a state", from)
+		case !slices.Contains(d.States[st].From, int32(from)):
+			return bad("remembered", "%s cannot remember %s", st, from)
+		}
+		m.memory[st], m.remembered[st] = from, true
+	}
+	if !d.Timing && (!s.CreatedAt.IsZero() || !s.EnteredAt.IsZero() || len(s.TimeByState) > 0 || len(s.Timeouts) > 0) {
+		return bad("timeouts", "the machine keeps no time")
+	}
+	for st, t := range s.TimeByState {
+		switch {
+		case int(st) >= ns:
+			return bad("timeByState", "%d is not a state", st)
+		case t < 0:
+			return bad("timeByState", "%s: %v is negative", st, t)
+		}
+		m.timeByState[st] = t
+	}
+	for st, t := range s.Timeouts {
+		switch {
+		case int(st) >= ns || !d.States[st].Configurable:
+			return bad("timeouts", "the timeout of %s is not configurable", st)
+		case t <= 0:
+			return bad("timeouts", "%s: %v is not positive", st, t)
+		}
+		m.timeouts[st] = t
+	}
+	if check != nil {
+		if err := check(&s.Extra); err != nil {
+			return err
+		}
+	}
+	m.state = s.State
+	m.ID, m.seq, m.saved = s.ID, s.Seq, s.Seq
+	m.Context, m.updatedAt, m.extra = s.Context, s.UpdatedAt, s.Extra
+	if d.Timing {
+		m.createdAt, m.enteredAt = s.CreatedAt, s.EnteredAt
+	}
+	return nil
+}
+
+// Replay sets m, a new machine, to machine id of store: the last snapshot (Restore, with
+// check), then every later log entry applied as it was recorded: the transition's
+// counters, memory, history and idempotency key, and the state and context after it. No
+// hook runs: guards are not asked again, and actions and checkpoints, done when the
+// transitions happened, are not repeated. It fails with a LogError (errors.Is
+// ErrInvalidLog) if the log has a gap or an entry is not a transition of this machine from
+// the state the log has reached, and with a SnapshotError if the snapshot is not one the
+// machine could have taken. m gets no store: set one to fire on.
+func Replay[S StateType, E, R EnumType, C, X any](ctx context.Context, m *Machine[S, E, R, C, X], store Store[LogEntry[S, E, R], Snapshot[S, C, X]], id string, check func(*X) error) error {
+	s, ok, log, err := store.Load(ctx, id)
+	if err != nil {
+		return err
+	}
+	m.ID = id
+	if ok {
+		if err := Restore(m, s, check); err != nil {
+			return err
+		}
+		if m.def.History || m.def.Idempotent {
+			// The snapshot holds the present; the last of the past is in the log before it.
+			past, err := store.Log(ctx, id, max(0, s.Seq-int64(DefaultWindow)))
+			if err != nil {
+				return err
+			}
+			for i := range past {
+				if past[i].Seq > s.Seq {
+					break
+				}
+				m.recallEntry(&past[i])
+			}
+		}
+	} else if len(log) > 0 && m.def.Timing {
+		// Without a snapshot the creation time is in the first entry.
+		m.createdAt, m.enteredAt = log[0].Created, log[0].Created
+	}
+	m.saved = m.seq
+	for i := range log {
+		if err := m.apply(&log[i]); err != nil {
+			return InvalidLog(m.def.Spec, id, log[i].Seq, err)
+		}
+	}
+	return nil
+}
+
+// apply replays log entry e: it checks that e is the next entry and a transition of this
+// machine from the current state, then applies what the transition did, without hooks.
+func (m *Machine[S, E, R, C, X]) apply(e *LogEntry[S, E, R]) error {
+	d := m.def
+	if e.Seq != m.seq+1 {
+		return fmt.Errorf("the log has a gap: seq %d follows %d", e.Seq, m.seq)
+	}
+	if e.Timestamp.IsZero() {
+		return errors.New("the entry has no timestamp")
+	}
+	if len(d.Counters) > 0 {
+		if err := m.setLimits(e.Limits); err != nil {
+			return err
+		}
+	}
+	if len(e.Context) > 0 {
+		var c C
+		if err := json.Unmarshal(e.Context, &c); err != nil {
+			return err
+		}
+		m.Context = c
+	}
+	ok := e.From == m.state && e.Transition >= 0 && e.Transition < len(d.Transitions)
+	if ok {
+		t := &d.Transitions[e.Transition]
+		ok = slices.Contains(t.From, int32(e.From)) && slices.Contains(t.On, int32(e.Trigger)) && slices.Contains(t.To, int32(e.To))
+	}
+	if !ok {
+		return fmt.Errorf("%s -> %s on %s is not transition %d from %s", e.From, e.To, e.Trigger, e.Transition, m.state)
+	}
+	t := &d.Transitions[e.Transition]
+	moved := t.Kind != TargetInternal || e.To != e.From
+	var trips uint64
+	for k, c := range t.Inc {
+		// A tripped limit redirected the transition (or refused it) and restarted the counter.
+		if d.Counters[c].Limit > 0 && *m.counter(c, e.From)+1 >= m.limits[c] {
+			trips |= 1 << k
+		}
+	}
+	m.count(t, e.From, trips, moved)
+	if e.To != e.From && d.remembers && d.States[e.To].Remembers {
+		m.memory[e.To], m.remembered[e.To] = e.From, true
+	}
+	m.state = e.To
+	if moved && d.Timing {
+		m.moveClock(e.From, e.Timestamp)
+	}
+	m.recallEntry(e)
+	m.seq, m.updatedAt = e.Seq, e.Timestamp
+	return nil
+}
+
+// recallEntry puts what log entry e says of the machine's past into the windows it keeps
+// in memory: the history record and the idempotency key.
+func (m *Machine[S, E, R, C, X]) recallEntry(e *LogEntry[S, E, R]) {
+	if m.def.History {
+		m.history.Add(Record[S, E]{From: e.From, To: e.To, Event: e.Trigger, EventID: e.EventID, At: e.Timestamp, Actor: e.Actor, Reason: e.Reason})
+	}
+	if m.def.Idempotent && e.Key != "" {
+		m.keys.Put(e.Key, keyRecord[S, E]{event: e.Trigger, state: e.To})
+	}
+}

@@ -1,0 +1,339 @@
+package gogen
+
+import (
+	"fmt"
+	"slices"
+
+	. "github.com/dave/jennifer/jen"
+	"github.com/fsmgen/fsmgen/internal/ir"
+)
+
+// onEngine reports whether the machine runs on the runtime's engine (fsmrt.Machine), its
+// generated code being tables and thin typed wrappers (ir.Machine.OnEngine).
+func (g *gen) onEngine() bool { return g.m.OnEngine() }
+
+// role is the machine's role type: Role, or the runtime's NoRole.
+func (g *gen) role() *Statement {
+	if len(g.m.Roles) > 0 {
+		return Id("Role")
+	}
+	return Qual(rt, "NoRole")
+}
+
+// extra is the type of what snapshots keep besides the engine's data.
+func (g *gen) extra() *Statement { return Qual(rt, "None") }
+
+// core is the engine type the machine embeds.
+func (g *gen) core() *Statement {
+	return Qual(rt, "Machine").Types(Id("State"), Id("Event"), g.role(), Id(g.name("Context")), g.extra())
+}
+
+// self is &m.Machine, the engine of machine m, for the runtime's functions.
+func self() *Statement { return Op("&").Id("m").Dot("Machine") }
+
+// engineFile emits the machine on the engine.
+func (g *gen) engineFile(f *File) {
+	g.types(f)
+	g.engineErrors(f)
+	g.context(f)
+	g.engineMachine(f)
+	g.engineOps(f)
+	g.thresholds(f)
+	g.engineDef(f)
+	g.engineStore(f)
+	g.registry(f)
+}
+
+// engineErrors declares the refusals the machine can return, as the runtime's types.
+func (g *gen) engineErrors(f *File) {
+	g.errorAliases(f)
+	f.Comment("// fsmSpec names the machine in its errors.")
+	f.Var().Id("fsmSpec").Op("=").Qual(rt, "Spec").Values(Dict{Id("Package"): Lit(g.m.Package), Id("Machine"): Lit(g.m.Name)})
+	f.Line()
+}
+
+// engineMachine emits the step and input types, the hooks, the machine type, its
+// constructor and the wrappers of what the spec declares.
+func (g *gen) engineMachine(f *File) {
+	m, T := g.m, g.T
+	f.Comment(comment(g.name("Step") + " describes the transition being decided or run; hooks receive it by value."))
+	f.Type().Id(g.name("Step")).Op("=").Qual(rt, "Step").Types(Id("State"), Id("Event"), g.role())
+	f.Line()
+	f.Comment(comment(g.name("Input") + " is what the caller says about one firing (FireWith)."))
+	f.Type().Id(g.name("Input")).Op("=").Qual(rt, "Input").Types(g.role())
+	f.Line()
+	g.hooksIface(f)
+	if m.RecordHistory {
+		f.Comment(comment(g.name("Record") + " is one entry of the transition history."))
+		f.Type().Id(g.name("Record")).Op("=").Qual(rt, "Record").Types(Id("State"), Id("Event"))
+		f.Line()
+	}
+
+	fields := []Code{g.core()}
+	if g.hooks {
+		fields = append(fields, Id("hooks").Id(g.name("Hooks")))
+	}
+	f.Comment(comment(fmt.Sprintf("%s is one %s state machine, on the runtime's engine (fsmrt.Machine).%s\n\nA %s is not safe for concurrent use: confine it to one goroutine, or guard it with a\nmutex.", T, m.Name, docSuffix(m.Doc), T)))
+	f.Type().Id(T).Struct(fields...)
+	f.Line()
+
+	f.Comment(comment(fmt.Sprintf("New%s returns a machine in the initial state %s, its context at the spec's\ndefaults.", T, quoted(m.Initial.Name))))
+	f.Func().Id("New" + T).Params(g.hookParams()...).Op("*").Id(T).BlockFunc(func(b *Group) {
+		if g.hooks {
+			b.Id("m").Op(":=").Op("&").Id(T).Values(Dict{Id("hooks"): Id("hooks")})
+		} else {
+			b.Id("m").Op(":=").Op("&").Id(T).Values()
+		}
+		ops := Nil()
+		if g.needsOps() {
+			ops = Parens(Op("*").Id("ops")).Parens(Id("m"))
+		}
+		b.Qual(rt, "Init").Call(self(), Op("&").Id("def"), ops)
+		for _, fd := range m.Fields {
+			if fd.Default.Set {
+				b.Id("m").Dot("Context").Dot(fd.GoName).Op("=").Add(g.literal(fd, fd.Default))
+			}
+		}
+		b.Return(Id("m"))
+	})
+	f.Line()
+	recv := func() *Statement { return Func().Params(Id("m").Op("*").Id(T)) }
+	for i, c := range m.Counters {
+		d := fmt.Sprintf("Count%s returns the counter %s", c.GoName, quoted(c.Name))
+		if c.Limit > 0 {
+			d += fmt.Sprintf(" (%s %d)", c.BoundKey(), c.Bound())
+		}
+		if c.PerState {
+			f.Comment(comment(d + " of state s."))
+			f.Add(recv()).Id("Count" + c.GoName).Params(Id("s").Id("State")).Int().Block(Return(Qual(rt, "Count").Call(self(), Lit(i), Id("s"))))
+		} else {
+			f.Comment(comment(d + "."))
+			f.Add(recv()).Id("Count" + c.GoName).Params().Int().Block(Return(Qual(rt, "Count").Call(self(), Lit(i), Lit(0))))
+		}
+		f.Line()
+		if c.Configurable && c.Limit > 0 {
+			get, set := c.LimitMethod()+c.GoName, "Set"+c.LimitMethod()+c.GoName
+			f.Comment(comment(fmt.Sprintf("%s returns the %s of counter %s in force: %d unless %s changed it.", get, c.BoundKey(), quoted(c.Name), c.Bound(), set)))
+			f.Add(recv()).Id(get).Params().Int().Block(Return(Qual(rt, "CounterLimit").Call(self(), Lit(i))))
+			f.Line()
+			f.Comment(comment(fmt.Sprintf("%s changes the %s of counter %s; it is kept in snapshots and the event log.", set, c.BoundKey(), quoted(c.Name))))
+			f.Add(recv()).Id(set).Params(Id("n").Int()).Error().Block(Return(Qual(rt, "SetCounterLimit").Call(self(), Lit(i), Id("n"))))
+			f.Line()
+		}
+	}
+	wrap := func(name, doc string, params []Code, results Code, fn string, args ...Code) {
+		f.Comment(comment(doc))
+		f.Add(recv()).Id(name).Params(params...).Add(results).Block(Return(Qual(rt, fn).Call(append([]Code{self()}, args...)...)))
+		f.Line()
+	}
+	now := Id("now").Qual("time", "Time")
+	if g.remembers {
+		wrap("Remembered", "Remembered returns the state a remembering state s was last entered from.", []Code{Id("s").Id("State")}, Params(Id("State"), Bool()), "Remembered", Id("s"))
+	}
+	if m.RecordHistory {
+		wrap("History", "History returns the last records of the transition history, oldest first: the last\nSetHistoryWindow (fsmrt.DefaultWindow unless set). The store's event log has them all.", nil, Index().Id(g.name("Record")), "History")
+		f.Comment("// SetHistoryWindow sets how many history records the machine keeps in memory.")
+		f.Add(recv()).Id("SetHistoryWindow").Params(Id("n").Int()).Block(Qual(rt, "SetHistoryWindow").Call(self(), Id("n")))
+		f.Line()
+	}
+	if m.Idempotent {
+		f.Comment("// SetKeyWindow sets how many idempotency keys the machine keeps in memory; a key it has\n// forgotten is looked up in its store when the store is a fsmrt.KeyFinder.")
+		f.Add(recv()).Id("SetKeyWindow").Params(Id("n").Int()).Block(Qual(rt, "SetKeyWindow").Call(self(), Id("n")))
+		f.Line()
+	}
+	if !g.timing {
+		return
+	}
+	f.Comment("// Clock tells the time; set a fake one with SetClock in tests, or pass Input.At.")
+	f.Type().Id("Clock").Op("=").Qual(rt, "Clock")
+	f.Line()
+	f.Comment("// SetClock replaces the machine's clock, and restarts its creation time and its time in\n// the current state: call it right after construction.")
+	f.Add(recv()).Id("SetClock").Params(Id("c").Id("Clock")).Block(Qual(rt, "SetClock").Call(self(), Id("c")))
+	f.Line()
+	wrap("CreatedAt", "CreatedAt returns when the machine was created.", nil, Qual("time", "Time"), "CreatedAt")
+	wrap("EnteredAt", "EnteredAt returns when the current state was entered.", nil, Qual("time", "Time"), "EnteredAt")
+	f.Comment("// TimeInState returns how long the machine has been in its state at now.")
+	f.Add(recv()).Id("TimeInState").Params(now).Qual("time", "Duration").Block(Return(Id("now").Dot("Sub").Call(Qual(rt, "EnteredAt").Call(self()))))
+	f.Line()
+	f.Comment("// TotalTime returns how long the machine has existed at now.")
+	f.Add(recv()).Id("TotalTime").Params(now).Qual("time", "Duration").Block(Return(Id("now").Dot("Sub").Call(Qual(rt, "CreatedAt").Call(self()))))
+	f.Line()
+	f.Comment("// TimeByState returns the time spent in each state at now, the current stay included.")
+	f.Add(recv()).Id("TimeByState").Params(now).Params(Id("t").Index(Id("NumStates")).Qual("time", "Duration")).Block(
+		Copy(Id("t").Index(Empty(), Empty()), Qual(rt, "TimeByState").Call(self(), Id("now"))),
+		Return(),
+	)
+	f.Line()
+	if !g.timeouts {
+		return
+	}
+	wrap("Timeout", "Timeout returns the timeout of state s in force (0: none).", []Code{Id("s").Id("State")}, Qual("time", "Duration"), "Timeout", Id("s"))
+	for _, s := range m.States {
+		if s.Timeout != nil && s.Timeout.Configurable {
+			wrap("SetTimeout", "SetTimeout changes the timeout of a state the spec marks configurable.", []Code{Id("s").Id("State"), Id("d").Qual("time", "Duration")}, Error(), "SetTimeout", Id("s"), Id("d"))
+			break
+		}
+	}
+	f.Comment("// TimeoutLevel returns the highest timeout level the current state has reached at now,\n// or LevelNone. Levels are reported, never enforced.")
+	f.Add(recv()).Id("TimeoutLevel").Params(now).Id("TimeoutLevel").Block(Return(Id("TimeoutLevel").Call(Qual(rt, "TimeoutLevel").Call(self(), Id("now")))))
+	f.Line()
+	var expiring []Code
+	for _, s := range m.States {
+		if s.Timeout != nil && s.Timeout.OnExpiry != nil {
+			expiring = append(expiring, Case(Id("State"+s.GoName)).Block(Id("e").Op("=").Id("Event"+s.Timeout.OnExpiry.GoName)))
+		}
+	}
+	if len(expiring) > 0 {
+		f.Comment("// Expire fires the state's on_expiry event when its timeout has passed at now, and\n// reports whether it did. Only states with on_expiry expire; other timeouts are reports.")
+		f.Add(recv()).Id("Expire").Params(ctxParam(), now).Params(Bool(), Id("State"), Error()).BlockFunc(func(b *Group) {
+			b.Var().Id("e").Id("Event")
+			b.Switch(Id("m").Dot("State").Call()).Block(append(expiring, Default().Block(Return(False(), Id("m").Dot("State").Call(), Nil())))...)
+			b.If(Id("m").Dot("TimeInState").Call(Id("now")).Op("<").Id("m").Dot("Timeout").Call(Id("m").Dot("State").Call())).Block(Return(False(), Id("m").Dot("State").Call(), Nil()))
+			b.List(Id("to"), Err()).Op(":=").Id("m").Dot("FireWith").Call(Id("ctx"), Id("e"), Id(g.name("Input")).Values(Dict{Id("At"): Id("now")}))
+			b.Return(Err().Op("==").Nil(), Id("to"), Err())
+		})
+		f.Line()
+	}
+}
+
+// needsOps reports whether the engine calls back into the package (see engineOps).
+func (g *gen) needsOps() bool {
+	return len(g.m.Guards) > 0 || len(g.m.Actions) > 0 || g.requires() || len(g.m.Checkpoints) > 0
+}
+
+// requires reports whether some state requires context fields.
+func (g *gen) requires() bool {
+	for _, s := range g.m.States {
+		if len(s.Requires) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// engineOps emits ops, the machine as the engine's callbacks: guards, actions, required
+// fields, summaries and checkpoints, each a switch over the spec's own.
+func (g *gen) engineOps(f *File) {
+	if !g.needsOps() {
+		return
+	}
+	m, T := g.m, g.T
+	f.Comment(comment("ops is " + T + " as the engine calls it back (fsmrt.Guards, fsmrt.Actions, ...): each method\nis a switch over the spec's guards, actions, states or checkpoints, by index."))
+	f.Type().Id("ops").Id(T)
+	f.Line()
+	recv := func() *Statement { return Func().Params(Id("m").Op("*").Id("ops")) }
+	self := Parens(Op("*").Id(T)).Parens(Id("m"))
+	if len(m.Guards) > 0 {
+		f.Add(recv()).Id("Guard").Params(ctxParam(), Id("g").Int(), Id("st").Id(g.name("Step"))).Bool().BlockFunc(func(b *Group) {
+			var cases []Code
+			for i, gu := range m.Guards {
+				cases = append(cases, Case(Lit(i)).Block(Return(g.engineGuard(gu, self))))
+			}
+			b.Switch(Id("g")).Block(cases...)
+			b.Panic(Lit("unreachable: no such guard"))
+		})
+		f.Line()
+	}
+	if len(m.Actions) > 0 {
+		f.Add(recv()).Id("Act").Params(ctxParam(), Id("a").Int(), Id("st").Id(g.name("Step"))).BlockFunc(func(b *Group) {
+			var cases []Code
+			for i, a := range m.Actions {
+				cases = append(cases, Case(Lit(i)).Block(Id("m").Dot("hooks").Dot(a.GoName).Call(Id("ctx"), self, Id("st"))))
+			}
+			b.Switch(Id("a")).Block(cases...)
+		})
+		f.Line()
+	}
+	if g.requires() {
+		f.Add(recv()).Id("Require").Params(Id("s").Id("State"), Id("c").Op("*").Id(g.name("Context"))).Index().Id("FieldError").Block(
+			Return(Id("c").Dot("requirements").Call(Id("s"), Nil())))
+		f.Line()
+		f.Add(recv()).Id("SetField").Params(Id("c").Op("*").Id(g.name("Context")), Id("f").Int(), Id("text").String()).BlockFunc(func(b *Group) {
+			var cases []Code
+			for i, fd := range m.Fields {
+				if g.summaryField(fd) {
+					cases = append(cases, Case(Lit(i)).Block(Id("c").Dot(fd.GoName).Op("=").Id("text")))
+				}
+			}
+			if len(cases) > 0 {
+				b.Switch(Id("f")).Block(cases...)
+			}
+		})
+		f.Line()
+	}
+	if len(m.Checkpoints) > 0 {
+		f.Add(recv()).Id("Checkpoint").Params(ctxParam(), Id("cp").Int(), Id("st").Id(g.name("Step"))).Error().Block(
+			If(Err().Op(":=").Id("m").Dot("hooks").Dot("Checkpoint").Call(Id("ctx"), self, Id("Checkpoint").Call(Id("cp")), Id("st")), Err().Op("!=").Nil()).Block(
+				Return(Op("&").Id("CheckpointError").Values(Dict{Id("Checkpoint"): Id("Checkpoint").Call(Id("cp")), Id("Err"): Err()})),
+			),
+			Return(Nil()),
+		)
+		f.Line()
+		g.checkpointError(f)
+	}
+}
+
+// summaryField reports whether a tripped limit writes its summary into fd.
+func (g *gen) summaryField(fd *ir.Field) bool {
+	for _, c := range g.m.Counters {
+		if c.Summary == fd {
+			return true
+		}
+	}
+	return false
+}
+
+// engineGuard is the condition guard gu tests, for ops.Guard.
+func (g *gen) engineGuard(gu *ir.Guard, self Code) *Statement {
+	switch gu.Kind {
+	case ir.CounterGuard:
+		s := Lit(0)
+		if gu.Counter.PerState {
+			s = Id("st").Dot("From")
+		}
+		return g.compare(Qual(rt, "Count").Call(Op("&").Id("m").Dot("Machine"), Lit(slices.Index(g.m.Counters, gu.Counter)), s), ir.Int, gu)
+	case ir.FieldGuard:
+		return g.guardExpr(gu)
+	}
+	return Id("m").Dot("hooks").Dot(gu.GoName).Call(Id("ctx"), self, Id("st"))
+}
+
+// engineStore emits the snapshot, log and store types, Restore and Replay.
+func (g *gen) engineStore(f *File) {
+	T := g.T
+	f.Comment(comment(g.name("Snapshot") + " is the machine's present, in a form that encodes to JSON by name (fsmrt.Snapshot)."))
+	f.Type().Id(g.name("Snapshot")).Op("=").Qual(rt, "Snapshot").Types(Id("State"), Id(g.name("Context")), g.extra())
+	f.Line()
+	f.Comment(comment(g.name("LogEntry") + " is one entry of the event log (fsmrt.LogEntry)."))
+	f.Type().Id(g.name("LogEntry")).Op("=").Qual(rt, "LogEntry").Types(Id("State"), Id("Event"), g.role())
+	f.Line()
+	f.Comment(comment(g.name("Store") + " persists machines: the event log and the last snapshot (fsmrt.Store)."))
+	f.Type().Id(g.name("Store")).Op("=").Qual(rt, "Store").Types(Id(g.name("LogEntry")), Id(g.name("Snapshot")))
+	f.Line()
+	f.Comment(comment(g.name("MemoryStore") + " is a " + g.name("Store") + " in memory, safe for concurrent use (fsmrt.MemoryStore)."))
+	f.Type().Id(g.name("MemoryStore")).Op("=").Qual(rt, "MemoryStore").Types(Id(g.name("LogEntry")), Id(g.name("Snapshot")))
+	f.Line()
+	f.Comment("// New" + g.name("MemoryStore") + " returns an empty store.")
+	f.Func().Id("New" + g.name("MemoryStore")).Params().Op("*").Id(g.name("MemoryStore")).Block(
+		Return(Qual(rt, "NewMemoryStore").Types(Id(g.name("LogEntry")), Id(g.name("Snapshot"))).Call()))
+	f.Line()
+	f.Comment("// StoreError says the store failed to persist an accepted transition; ErrStoreConflict that\n// another writer got there first.")
+	f.Type().Id("StoreError").Op("=").Qual(rt, "StoreError")
+	f.Line()
+	f.Var().Id("ErrStoreConflict").Op("=").Qual(rt, "ErrStoreConflict")
+	f.Line()
+	f.Comment(comment(fmt.Sprintf("Restore%s rebuilds a machine from a snapshot, refusing one it could never have taken\nwith a fsmrt.SnapshotError (fsmrt.Restore).", T)))
+	f.Func().Id("Restore"+T).Params(append([]Code{Id("s").Id(g.name("Snapshot"))}, g.hookParams()...)...).Params(Op("*").Id(T), Error()).Block(
+		Id("m").Op(":=").Id("New"+T).Call(g.hookArgs()...),
+		If(Err().Op(":=").Qual(rt, "Restore").Call(self(), Id("s"), Nil()), Err().Op("!=").Nil()).Block(Return(Nil(), Err())),
+		Return(Id("m"), Nil()),
+	)
+	f.Line()
+	f.Comment(comment(fmt.Sprintf("Replay%s rebuilds machine id from its store: the last snapshot, then every later log\nentry as recorded, no hook running (fsmrt.Replay). The machine returned has no store.", T)))
+	f.Func().Id("Replay"+T).Params(append([]Code{ctxParam(), Id("store").Id(g.name("Store")), Id("id").String()}, g.hookParams()...)...).Params(Op("*").Id(T), Error()).Block(
+		Id("m").Op(":=").Id("New"+T).Call(g.hookArgs()...),
+		If(Err().Op(":=").Qual(rt, "Replay").Call(Id("ctx"), self(), Id("store"), Id("id"), Nil()), Err().Op("!=").Nil()).Block(Return(Nil(), Err())),
+		Return(Id("m"), Nil()),
+	)
+	f.Line()
+}

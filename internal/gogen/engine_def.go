@@ -1,0 +1,312 @@
+package gogen
+
+import (
+	"slices"
+
+	. "github.com/dave/jennifer/jen"
+	"github.com/fsmgen/fsmgen/internal/ir"
+)
+
+// fields is the body of a composite literal written on one line, keys in the order added.
+type fields []Code
+
+func (fs *fields) add(key string, v Code) { *fs = append(*fs, Id(key).Op(":").Add(v)) }
+
+func int32s(xs []int) *Statement {
+	return Index().Int32().ValuesFunc(func(v *Group) {
+		for _, x := range xs {
+			v.Lit(x)
+		}
+	})
+}
+
+func intLits(xs []int) *Statement {
+	return Index().Int().ValuesFunc(func(v *Group) {
+		for _, x := range xs {
+			v.Lit(x)
+		}
+	})
+}
+
+func stateIdx(ss []*ir.State) []int {
+	var out []int
+	for _, s := range ss {
+		out = append(out, s.Index)
+	}
+	return out
+}
+
+// engineDef emits def, the machine as data for the engine, and its dispatch table.
+func (g *gen) engineDef(f *File) {
+	m := g.m
+	guardIdx := func(cs []ir.Cond) []int {
+		var out []int
+		for _, c := range cs {
+			i := slices.Index(m.Guards, c.Guard)
+			if c.Negate {
+				i = ^i
+			}
+			out = append(out, i)
+		}
+		return out
+	}
+	actionIdx := func(as []*ir.Action) []int {
+		var out []int
+		for _, a := range as {
+			out = append(out, slices.Index(m.Actions, a))
+		}
+		return out
+	}
+	counterIdx := func(cs []*ir.Counter) []int {
+		var out []int
+		for _, c := range cs {
+			out = append(out, slices.Index(m.Counters, c))
+		}
+		return out
+	}
+	levels := g.levels()
+	var d fields
+	d.add("Spec", Op("&").Id("fsmSpec"))
+	d.add("NumEvents", Id("NumEvents"))
+	d.add("Initial", Id("State"+m.Initial.GoName))
+	d.add("Moves", Id("moves").Index(Empty(), Empty()))
+
+	d.add("States", Index().Qual(rt, "StateDef").ValuesFunc(func(rows *Group) {
+		for _, s := range m.States {
+			var v fields
+			if s.Terminal {
+				v.add("Terminal", True())
+			}
+			if len(s.Entry) > 0 {
+				v.add("Entry", int32s(actionIdx(s.Entry)))
+			}
+			if len(s.Exit) > 0 {
+				v.add("Exit", int32s(actionIdx(s.Exit)))
+			}
+			if s.Remembers {
+				v.add("Remembers", True())
+				v.add("From", int32s(stateIdx(s.HistoryFrom)))
+			}
+			if t := s.Timeout; t != nil {
+				v.add("Timeout", durationLit(int64(t.After)))
+				if t.Configurable {
+					v.add("Configurable", True())
+				}
+				var pct, vals []int
+				for _, l := range t.Levels {
+					pct = append(pct, l.Percent)
+					vals = append(vals, 1+slices.IndexFunc(levels, func(x ir.Level) bool { return x.Name == l.Name }))
+				}
+				v.add("Levels", intLits(pct))
+				v.add("LevelValues", intLits(vals))
+			}
+			rows.Line().Values(v...)
+		}
+		rows.Line()
+	}))
+
+	d.add("Pairs", Index().Qual(rt, "Pair").ValuesFunc(func(rows *Group) {
+		for _, s := range m.States {
+			for _, e := range m.Events {
+				ts := m.Lookup(s, e)
+				if len(ts) == 0 {
+					continue
+				}
+				cands := Index().Qual(rt, "Cand").ValuesFunc(func(v *Group) {
+					for _, t := range ts {
+						var c fields
+						c.add("T", Lit(t.Index))
+						if t.Guarded() {
+							c.add("Conds", int32s(guardIdx(t.Conds)))
+						}
+						v.Values(c...)
+						if !t.Guarded() {
+							break
+						}
+					}
+				})
+				var p fields
+				p.add("State", Lit(s.Index))
+				p.add("Event", Lit(e.Index))
+				p.add("Cands", cands)
+				rows.Line().Values(p...)
+			}
+		}
+		rows.Line()
+	}))
+
+	d.add("Transitions", Index().Qual(rt, "Transition").ValuesFunc(func(rows *Group) {
+		for _, t := range m.Transitions {
+			rows.Line().Values(g.transitionDef(t, guardIdx, actionIdx, counterIdx)...)
+		}
+		rows.Line()
+	}))
+
+	if len(m.Counters) > 0 {
+		d.add("Counters", Index().Qual(rt, "Counter").ValuesFunc(func(rows *Group) {
+			for _, c := range m.Counters {
+				var v fields
+				v.add("Name", Lit(c.Name))
+				if c.PerState {
+					v.add("PerState", True())
+				}
+				if c.Limit > 0 {
+					v.add("Limit", Lit(c.Limit))
+				}
+				if c.Max {
+					v.add("Max", True())
+				}
+				if c.Configurable && c.Limit > 0 {
+					v.add("Configurable", True())
+				}
+				then, summary := -1, -1
+				if c.Then != nil {
+					then = c.Then.Index
+				}
+				if c.Summary != nil {
+					summary = slices.Index(m.Fields, c.Summary)
+				}
+				v.add("Then", Lit(then))
+				v.add("Summary", Lit(summary))
+				if c.ResetOnSuccess {
+					v.add("ResetOnSuccess", True())
+				}
+				rows.Line().Values(v...)
+			}
+			rows.Line()
+		}))
+	}
+	var always []Code
+	for _, r := range m.Roles {
+		if r.All {
+			always = append(always, Id("Role"+r.GoName))
+		}
+	}
+	if len(always) > 0 {
+		d.add("AlwaysRoles", Index().Id("Role").Values(always...))
+	}
+	every := -1
+	for i, c := range m.Checkpoints {
+		if c.EveryTransition {
+			every = i
+		}
+	}
+	d.add("EveryCheckpoint", Lit(every))
+	flag := func(name string, ok bool) {
+		if ok {
+			d.add(name, True())
+		}
+	}
+	flag("Idempotent", m.Idempotent)
+	flag("History", m.RecordHistory)
+	flag("Timing", g.timing)
+	flag("Roles", len(m.Roles) > 0)
+	f.Comment(comment("def is the machine as data for the engine: its states, how events dispatch to its\ntransitions, its transitions and counters, indexed in spec order."))
+	f.Var().Id("def").Op("=").Qual(rt, "Def").Types(Id("State"), Id("Event"), g.role()).ValuesFunc(func(v *Group) {
+		for _, x := range d {
+			v.Line().Add(x)
+		}
+		v.Line()
+	})
+	f.Line()
+
+	f.Comment(comment("moves is the dispatch table, a row per state and a column per event: the target of a\ntransition that only moves the state, NumStates where the state has no transition on the\nevent, NumStates+1 where the engine decides (guards, hooks, counters, ...)."))
+	f.Var().Id("moves").Op("=").Index(Op("...")).Uint32().ValuesFunc(func(rows *Group) {
+		for _, s := range m.States {
+			for i, e := range m.Events {
+				v := g.move(s, e)
+				switch v {
+				case moveRefused:
+					v = len(m.States)
+				case moveStep:
+					v = len(m.States) + 1
+				}
+				if i == 0 {
+					rows.Line().Lit(v)
+				} else {
+					rows.Lit(v)
+				}
+			}
+		}
+		rows.Line()
+	})
+	f.Line()
+}
+
+// transitionDef is the engine's description of t, on one line.
+func (g *gen) transitionDef(t *ir.Transition, guardIdx func([]ir.Cond) []int, actionIdx func([]*ir.Action) []int, counterIdx func([]*ir.Counter) []int) fields {
+	m := g.m
+	var to []int
+	for _, s := range t.From {
+		for _, x := range t.Targets(s) {
+			if !slices.Contains(to, x.Index) {
+				to = append(to, x.Index)
+			}
+		}
+	}
+	slices.Sort(to)
+	var on []int
+	for _, e := range t.Events {
+		on = append(on, e.Index)
+	}
+	var v fields
+	v.add("From", int32s(stateIdx(t.From)))
+	v.add("On", int32s(on))
+	v.add("To", int32s(to))
+	switch t.Target.Kind {
+	case ir.Fixed:
+		v.add("Target", Lit(t.Target.State.Index))
+	case ir.Internal:
+		v.add("Kind", Qual(rt, "TargetInternal"))
+	case ir.History:
+		v.add("Kind", Qual(rt, "TargetHistory"))
+		v.add("Target", Lit(t.Target.State.Index))
+	case ir.Choice:
+		v.add("Kind", Qual(rt, "TargetChoice"))
+		v.add("Choices", Index().Qual(rt, "ChoiceDef").ValuesFunc(func(cs *Group) {
+			for _, c := range t.Choices {
+				var cv fields
+				if len(c.Conds) > 0 {
+					cv.add("Conds", int32s(guardIdx(c.Conds)))
+				}
+				if c.Target.Kind == ir.History {
+					cv.add("Kind", Qual(rt, "TargetHistory"))
+				}
+				cv.add("Target", Lit(c.Target.State.Index))
+				cs.Values(cv...)
+			}
+		}))
+	}
+	if len(t.Roles) > 0 {
+		v.add("Roles", Index().Qual(rt, "RoleRule").ValuesFunc(func(rs *Group) {
+			for _, r := range t.Roles {
+				p := -1
+				if r.Policy != nil {
+					p = slices.Index(m.Policies, r.Policy)
+				}
+				rs.Values(Id("Role").Op(":").Lit(slices.Index(m.Roles, r.Role)+1), Id("Policy").Op(":").Lit(p))
+			}
+		}))
+	}
+	if len(t.Actions) > 0 {
+		v.add("Actions", int32s(actionIdx(t.Actions)))
+	}
+	if len(t.Increment) > 0 {
+		v.add("Inc", int32s(counterIdx(t.Increment)))
+	}
+	if len(t.Reset) > 0 {
+		v.add("Reset", int32s(counterIdx(t.Reset)))
+	}
+	cp := -1
+	if t.Checkpoint != nil {
+		cp = slices.Index(m.Checkpoints, t.Checkpoint)
+	}
+	v.add("Checkpoint", Lit(cp))
+	if g.targetsRequire(t) {
+		v.add("Require", True())
+	}
+	if g.plain(t) {
+		v.add("Plain", True())
+	}
+	return v
+}
