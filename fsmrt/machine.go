@@ -28,6 +28,9 @@ type Machine[S StateType, E, R EnumType, C, X any] struct {
 	Context C
 
 	def        *Def[S, E, R]
+	moves      []uint32 // def.Moves, and the numbers of states and events, kept here for Fire
+	ns, ne     uint32
+	invalid    []InvalidTransitionError[S, E]
 	guards     Guards[S, E, R]
 	actions    Actions[S, E, R]
 	requirer   Requirer[S, C]
@@ -69,6 +72,7 @@ type keyRecord[S, E any] struct {
 func Init[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, C, X], d *Def[S, E, R], ops any) {
 	d.init()
 	m.def, m.state = d, d.Initial
+	m.moves, m.ns, m.ne, m.invalid = d.Moves, uint32(len(d.States)), uint32(d.NumEvents), d.invalid
 	m.guards, _ = ops.(Guards[S, E, R])
 	m.actions, _ = ops.(Actions[S, E, R])
 	m.requirer, _ = ops.(Requirer[S, C])
@@ -137,16 +141,17 @@ func (m *Machine[S, E, R, C, X]) SetLogger(l *slog.Logger) {
 // changes. Refusing and accepting allocate nothing unless the spec asks for history or
 // idempotency keys.
 func (m *Machine[S, E, R, C, X]) Fire(ctx context.Context, e E) (S, error) {
-	d := m.def
-	if from := m.state; !m.watched && int(from) < len(d.States) && int(e) < d.NumEvents {
-		i := int(from)*d.NumEvents + int(e)
-		switch to := d.Moves[i]; {
-		case to < uint32(len(d.States)):
-			m.state = S(to)
-			m.seq++
-			return S(to), nil
-		case to == MoveRefused(len(d.States)):
-			return from, &d.invalid[i]
+	if from := m.state; !m.watched && uint32(from) < m.ns && uint32(e) < m.ne {
+		i := uint32(from)*m.ne + uint32(e)
+		if i < uint32(len(m.moves)) {
+			switch to := m.moves[i]; {
+			case to < m.ns:
+				m.state = S(to)
+				m.seq++
+				return S(to), nil
+			case to == m.ns && i < uint32(len(m.invalid)):
+				return from, &m.invalid[i]
+			}
 		}
 		var in Input[R]
 		return m.step(ctx, e, &in, false)
