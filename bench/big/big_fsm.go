@@ -8,13 +8,8 @@ package big
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
 	"github.com/fsmgen/fsmgen/fsmrt"
 	"log/slog"
-	"slices"
-	"time"
 )
 
 // A compiler error here means this code and the fsmrt package it imports are of versions
@@ -358,28 +353,10 @@ type InvalidTransitionError = fsmrt.InvalidTransitionError[State, Event]
 // events that would be accepted instead.
 type ValidationError = fsmrt.ValidationError[State, Event]
 
-// fsmSpec describes the machine to the runtime: the package its errors name, and the events
-// each state accepts (filled in by init from the dispatch table).
+// fsmSpec names the machine in its errors.
 var fsmSpec = fsmrt.Spec{
 	Machine: "Big",
 	Package: "big",
-}
-
-// Preallocated refusals, so that refusing an event allocates nothing. Written once by init.
-var (
-	invalidTransitions [NumStates][NumEvents]InvalidTransitionError
-)
-
-func init() {
-	fsmSpec.Accepts = make([][]int, NumStates)
-	for s := range invalidTransitions {
-		for e := range invalidTransitions[s] {
-			invalidTransitions[s][e] = fsmrt.InvalidTransition(&fsmSpec, State(s), Event(e))
-			if accepts(State(s), Event(e)) {
-				fsmSpec.Accepts[s] = append(fsmSpec.Accepts[s], e)
-			}
-		}
-	}
 }
 
 // BigContext holds the machine's data: the spec's context fields. States check the fields
@@ -387,876 +364,749 @@ func init() {
 type BigContext struct{}
 
 // BigStep describes the transition being decided or run; hooks receive it by value.
-type BigStep struct {
-	// From is the state the event was fired in.
-	From State
-	// To is the state being entered; for guards it is not decided yet and equals From.
-	To State
-	// Event is the event being fired.
-	Event Event
-}
+type BigStep = fsmrt.Step[State, Event, fsmrt.NoRole]
 
-// BigInput is what the caller says about one firing.
-type BigInput struct {
-	// EventID identifies the triggering event in the history and the event log.
-	EventID string
-	// Actor and Reason say who fired the event and why; they are recorded in the history and
-	// the event log.
-	Actor  string
-	Reason string
-	// At is when the event happened; the zero time means now (the machine's clock). It is
-	// recorded in the history and the event log.
-	At time.Time
-}
+// BigInput is what the caller says about one firing (FireWith).
+type BigInput = fsmrt.Input[fsmrt.NoRole]
 
-// Big is one Big state machine.
+// Big is one Big state machine, on the runtime's engine (fsmrt.Machine).
 //
 // A synthetic machine of 50 states, 20 events and 294 transitions for benchmarks.
 //
 // A Big is not safe for concurrent use: confine it to one goroutine, or guard it with a
-// mutex. Different machines may be used from different goroutines. The machine does no I/O
-// itself; hooks do.
+// mutex.
 type Big struct {
-	state State
-	seq   int64 // accepted transitions so far
-
-	// ID names the machine in its store, its event log and a registry.
-	ID string
-	// Context is the machine's data. Hooks may change it; states check what they require.
-	Context BigContext
-
-	store     BigStore
-	saved     int64     // seq of the last snapshot saved to the store
-	updatedAt time.Time // when the last persisted (or, with a clock, any) transition happened
-	logger    *slog.Logger
-	watched   bool // store != nil || logger != nil: Fire cannot answer from the moves table alone
-
-	_ [64]byte // keeps machines used by different goroutines off one cache line
+	fsmrt.Machine[State, Event, fsmrt.NoRole, BigContext, fsmrt.None]
 }
 
-// NewBig returns a machine in the initial state "s00", with context and policies at their
-// spec defaults.
+// NewBig returns a machine in the initial state "s00", its context at the spec's defaults.
 func NewBig() *Big {
-	m := &Big{state: StateS00}
+	m := &Big{}
+	fsmrt.Init(&m.Machine, &def, nil)
 	return m
 }
 
-// State returns the current state.
-func (m *Big) State() State {
-	return m.state
+// def is the machine as data for the engine: its states, how events dispatch to its
+// transitions, its transitions and counters, indexed in spec order.
+var def = fsmrt.Def[State, Event, fsmrt.NoRole]{
+	Spec:      &fsmSpec,
+	NumEvents: NumEvents,
+	Initial:   StateS00,
+	Moves:     moves[:],
+	States: []fsmrt.StateDef{
+		{},
+		{},
+		{},
+		{},
+		{},
+		{},
+		{},
+		{},
+		{},
+		{},
+		{},
+		{},
+		{},
+		{},
+		{},
+		{},
+		{},
+		{},
+		{},
+		{},
+		{},
+		{},
+		{},
+		{},
+		{},
+		{},
+		{},
+		{},
+		{},
+		{},
+		{},
+		{},
+		{},
+		{},
+		{},
+		{},
+		{},
+		{},
+		{},
+		{},
+		{},
+		{},
+		{},
+		{},
+		{},
+		{},
+		{},
+		{},
+		{},
+		{Terminal: true},
+	},
+	Pairs: []fsmrt.Pair{
+		{State: 0, Event: 0, Cands: []fsmrt.Cand{{T: 0}}},
+		{State: 0, Event: 1, Cands: []fsmrt.Cand{{T: 1}}},
+		{State: 0, Event: 5, Cands: []fsmrt.Cand{{T: 2}}},
+		{State: 0, Event: 11, Cands: []fsmrt.Cand{{T: 3}}},
+		{State: 0, Event: 15, Cands: []fsmrt.Cand{{T: 4}}},
+		{State: 0, Event: 19, Cands: []fsmrt.Cand{{T: 5}}},
+		{State: 1, Event: 1, Cands: []fsmrt.Cand{{T: 6}}},
+		{State: 1, Event: 2, Cands: []fsmrt.Cand{{T: 7}}},
+		{State: 1, Event: 6, Cands: []fsmrt.Cand{{T: 8}}},
+		{State: 1, Event: 12, Cands: []fsmrt.Cand{{T: 9}}},
+		{State: 1, Event: 16, Cands: []fsmrt.Cand{{T: 10}}},
+		{State: 1, Event: 19, Cands: []fsmrt.Cand{{T: 11}}},
+		{State: 2, Event: 2, Cands: []fsmrt.Cand{{T: 12}}},
+		{State: 2, Event: 3, Cands: []fsmrt.Cand{{T: 13}}},
+		{State: 2, Event: 7, Cands: []fsmrt.Cand{{T: 14}}},
+		{State: 2, Event: 13, Cands: []fsmrt.Cand{{T: 15}}},
+		{State: 2, Event: 17, Cands: []fsmrt.Cand{{T: 16}}},
+		{State: 2, Event: 19, Cands: []fsmrt.Cand{{T: 17}}},
+		{State: 3, Event: 3, Cands: []fsmrt.Cand{{T: 18}}},
+		{State: 3, Event: 4, Cands: []fsmrt.Cand{{T: 19}}},
+		{State: 3, Event: 8, Cands: []fsmrt.Cand{{T: 20}}},
+		{State: 3, Event: 14, Cands: []fsmrt.Cand{{T: 21}}},
+		{State: 3, Event: 18, Cands: []fsmrt.Cand{{T: 22}}},
+		{State: 3, Event: 19, Cands: []fsmrt.Cand{{T: 23}}},
+		{State: 4, Event: 0, Cands: []fsmrt.Cand{{T: 28}}},
+		{State: 4, Event: 4, Cands: []fsmrt.Cand{{T: 24}}},
+		{State: 4, Event: 5, Cands: []fsmrt.Cand{{T: 25}}},
+		{State: 4, Event: 9, Cands: []fsmrt.Cand{{T: 26}}},
+		{State: 4, Event: 15, Cands: []fsmrt.Cand{{T: 27}}},
+		{State: 4, Event: 19, Cands: []fsmrt.Cand{{T: 29}}},
+		{State: 5, Event: 1, Cands: []fsmrt.Cand{{T: 34}}},
+		{State: 5, Event: 5, Cands: []fsmrt.Cand{{T: 30}}},
+		{State: 5, Event: 6, Cands: []fsmrt.Cand{{T: 31}}},
+		{State: 5, Event: 10, Cands: []fsmrt.Cand{{T: 32}}},
+		{State: 5, Event: 16, Cands: []fsmrt.Cand{{T: 33}}},
+		{State: 5, Event: 19, Cands: []fsmrt.Cand{{T: 35}}},
+		{State: 6, Event: 2, Cands: []fsmrt.Cand{{T: 40}}},
+		{State: 6, Event: 6, Cands: []fsmrt.Cand{{T: 36}}},
+		{State: 6, Event: 7, Cands: []fsmrt.Cand{{T: 37}}},
+		{State: 6, Event: 11, Cands: []fsmrt.Cand{{T: 38}}},
+		{State: 6, Event: 17, Cands: []fsmrt.Cand{{T: 39}}},
+		{State: 6, Event: 19, Cands: []fsmrt.Cand{{T: 41}}},
+		{State: 7, Event: 3, Cands: []fsmrt.Cand{{T: 46}}},
+		{State: 7, Event: 7, Cands: []fsmrt.Cand{{T: 42}}},
+		{State: 7, Event: 8, Cands: []fsmrt.Cand{{T: 43}}},
+		{State: 7, Event: 12, Cands: []fsmrt.Cand{{T: 44}}},
+		{State: 7, Event: 18, Cands: []fsmrt.Cand{{T: 45}}},
+		{State: 7, Event: 19, Cands: []fsmrt.Cand{{T: 47}}},
+		{State: 8, Event: 0, Cands: []fsmrt.Cand{{T: 51}}},
+		{State: 8, Event: 4, Cands: []fsmrt.Cand{{T: 52}}},
+		{State: 8, Event: 8, Cands: []fsmrt.Cand{{T: 48}}},
+		{State: 8, Event: 9, Cands: []fsmrt.Cand{{T: 49}}},
+		{State: 8, Event: 13, Cands: []fsmrt.Cand{{T: 50}}},
+		{State: 8, Event: 19, Cands: []fsmrt.Cand{{T: 53}}},
+		{State: 9, Event: 1, Cands: []fsmrt.Cand{{T: 57}}},
+		{State: 9, Event: 5, Cands: []fsmrt.Cand{{T: 58}}},
+		{State: 9, Event: 9, Cands: []fsmrt.Cand{{T: 54}}},
+		{State: 9, Event: 10, Cands: []fsmrt.Cand{{T: 55}}},
+		{State: 9, Event: 14, Cands: []fsmrt.Cand{{T: 56}}},
+		{State: 9, Event: 19, Cands: []fsmrt.Cand{{T: 59}}},
+		{State: 10, Event: 2, Cands: []fsmrt.Cand{{T: 63}}},
+		{State: 10, Event: 6, Cands: []fsmrt.Cand{{T: 64}}},
+		{State: 10, Event: 10, Cands: []fsmrt.Cand{{T: 60}}},
+		{State: 10, Event: 11, Cands: []fsmrt.Cand{{T: 61}}},
+		{State: 10, Event: 15, Cands: []fsmrt.Cand{{T: 62}}},
+		{State: 10, Event: 19, Cands: []fsmrt.Cand{{T: 65}}},
+		{State: 11, Event: 3, Cands: []fsmrt.Cand{{T: 69}}},
+		{State: 11, Event: 7, Cands: []fsmrt.Cand{{T: 70}}},
+		{State: 11, Event: 11, Cands: []fsmrt.Cand{{T: 66}}},
+		{State: 11, Event: 12, Cands: []fsmrt.Cand{{T: 67}}},
+		{State: 11, Event: 16, Cands: []fsmrt.Cand{{T: 68}}},
+		{State: 11, Event: 19, Cands: []fsmrt.Cand{{T: 71}}},
+		{State: 12, Event: 4, Cands: []fsmrt.Cand{{T: 75}}},
+		{State: 12, Event: 8, Cands: []fsmrt.Cand{{T: 76}}},
+		{State: 12, Event: 12, Cands: []fsmrt.Cand{{T: 72}}},
+		{State: 12, Event: 13, Cands: []fsmrt.Cand{{T: 73}}},
+		{State: 12, Event: 17, Cands: []fsmrt.Cand{{T: 74}}},
+		{State: 12, Event: 19, Cands: []fsmrt.Cand{{T: 77}}},
+		{State: 13, Event: 5, Cands: []fsmrt.Cand{{T: 81}}},
+		{State: 13, Event: 9, Cands: []fsmrt.Cand{{T: 82}}},
+		{State: 13, Event: 13, Cands: []fsmrt.Cand{{T: 78}}},
+		{State: 13, Event: 14, Cands: []fsmrt.Cand{{T: 79}}},
+		{State: 13, Event: 18, Cands: []fsmrt.Cand{{T: 80}}},
+		{State: 13, Event: 19, Cands: []fsmrt.Cand{{T: 83}}},
+		{State: 14, Event: 0, Cands: []fsmrt.Cand{{T: 86}}},
+		{State: 14, Event: 6, Cands: []fsmrt.Cand{{T: 87}}},
+		{State: 14, Event: 10, Cands: []fsmrt.Cand{{T: 88}}},
+		{State: 14, Event: 14, Cands: []fsmrt.Cand{{T: 84}}},
+		{State: 14, Event: 15, Cands: []fsmrt.Cand{{T: 85}}},
+		{State: 14, Event: 19, Cands: []fsmrt.Cand{{T: 89}}},
+		{State: 15, Event: 1, Cands: []fsmrt.Cand{{T: 92}}},
+		{State: 15, Event: 7, Cands: []fsmrt.Cand{{T: 93}}},
+		{State: 15, Event: 11, Cands: []fsmrt.Cand{{T: 94}}},
+		{State: 15, Event: 15, Cands: []fsmrt.Cand{{T: 90}}},
+		{State: 15, Event: 16, Cands: []fsmrt.Cand{{T: 91}}},
+		{State: 15, Event: 19, Cands: []fsmrt.Cand{{T: 95}}},
+		{State: 16, Event: 2, Cands: []fsmrt.Cand{{T: 98}}},
+		{State: 16, Event: 8, Cands: []fsmrt.Cand{{T: 99}}},
+		{State: 16, Event: 12, Cands: []fsmrt.Cand{{T: 100}}},
+		{State: 16, Event: 16, Cands: []fsmrt.Cand{{T: 96}}},
+		{State: 16, Event: 17, Cands: []fsmrt.Cand{{T: 97}}},
+		{State: 16, Event: 19, Cands: []fsmrt.Cand{{T: 101}}},
+		{State: 17, Event: 3, Cands: []fsmrt.Cand{{T: 104}}},
+		{State: 17, Event: 9, Cands: []fsmrt.Cand{{T: 105}}},
+		{State: 17, Event: 13, Cands: []fsmrt.Cand{{T: 106}}},
+		{State: 17, Event: 17, Cands: []fsmrt.Cand{{T: 102}}},
+		{State: 17, Event: 18, Cands: []fsmrt.Cand{{T: 103}}},
+		{State: 17, Event: 19, Cands: []fsmrt.Cand{{T: 107}}},
+		{State: 18, Event: 0, Cands: []fsmrt.Cand{{T: 109}}},
+		{State: 18, Event: 4, Cands: []fsmrt.Cand{{T: 110}}},
+		{State: 18, Event: 10, Cands: []fsmrt.Cand{{T: 111}}},
+		{State: 18, Event: 14, Cands: []fsmrt.Cand{{T: 112}}},
+		{State: 18, Event: 18, Cands: []fsmrt.Cand{{T: 108}}},
+		{State: 18, Event: 19, Cands: []fsmrt.Cand{{T: 113}}},
+		{State: 19, Event: 0, Cands: []fsmrt.Cand{{T: 114}}},
+		{State: 19, Event: 1, Cands: []fsmrt.Cand{{T: 115}}},
+		{State: 19, Event: 5, Cands: []fsmrt.Cand{{T: 116}}},
+		{State: 19, Event: 11, Cands: []fsmrt.Cand{{T: 117}}},
+		{State: 19, Event: 15, Cands: []fsmrt.Cand{{T: 118}}},
+		{State: 19, Event: 19, Cands: []fsmrt.Cand{{T: 119}}},
+		{State: 20, Event: 1, Cands: []fsmrt.Cand{{T: 120}}},
+		{State: 20, Event: 2, Cands: []fsmrt.Cand{{T: 121}}},
+		{State: 20, Event: 6, Cands: []fsmrt.Cand{{T: 122}}},
+		{State: 20, Event: 12, Cands: []fsmrt.Cand{{T: 123}}},
+		{State: 20, Event: 16, Cands: []fsmrt.Cand{{T: 124}}},
+		{State: 20, Event: 19, Cands: []fsmrt.Cand{{T: 125}}},
+		{State: 21, Event: 2, Cands: []fsmrt.Cand{{T: 126}}},
+		{State: 21, Event: 3, Cands: []fsmrt.Cand{{T: 127}}},
+		{State: 21, Event: 7, Cands: []fsmrt.Cand{{T: 128}}},
+		{State: 21, Event: 13, Cands: []fsmrt.Cand{{T: 129}}},
+		{State: 21, Event: 17, Cands: []fsmrt.Cand{{T: 130}}},
+		{State: 21, Event: 19, Cands: []fsmrt.Cand{{T: 131}}},
+		{State: 22, Event: 3, Cands: []fsmrt.Cand{{T: 132}}},
+		{State: 22, Event: 4, Cands: []fsmrt.Cand{{T: 133}}},
+		{State: 22, Event: 8, Cands: []fsmrt.Cand{{T: 134}}},
+		{State: 22, Event: 14, Cands: []fsmrt.Cand{{T: 135}}},
+		{State: 22, Event: 18, Cands: []fsmrt.Cand{{T: 136}}},
+		{State: 22, Event: 19, Cands: []fsmrt.Cand{{T: 137}}},
+		{State: 23, Event: 0, Cands: []fsmrt.Cand{{T: 142}}},
+		{State: 23, Event: 4, Cands: []fsmrt.Cand{{T: 138}}},
+		{State: 23, Event: 5, Cands: []fsmrt.Cand{{T: 139}}},
+		{State: 23, Event: 9, Cands: []fsmrt.Cand{{T: 140}}},
+		{State: 23, Event: 15, Cands: []fsmrt.Cand{{T: 141}}},
+		{State: 23, Event: 19, Cands: []fsmrt.Cand{{T: 143}}},
+		{State: 24, Event: 1, Cands: []fsmrt.Cand{{T: 148}}},
+		{State: 24, Event: 5, Cands: []fsmrt.Cand{{T: 144}}},
+		{State: 24, Event: 6, Cands: []fsmrt.Cand{{T: 145}}},
+		{State: 24, Event: 10, Cands: []fsmrt.Cand{{T: 146}}},
+		{State: 24, Event: 16, Cands: []fsmrt.Cand{{T: 147}}},
+		{State: 24, Event: 19, Cands: []fsmrt.Cand{{T: 149}}},
+		{State: 25, Event: 2, Cands: []fsmrt.Cand{{T: 154}}},
+		{State: 25, Event: 6, Cands: []fsmrt.Cand{{T: 150}}},
+		{State: 25, Event: 7, Cands: []fsmrt.Cand{{T: 151}}},
+		{State: 25, Event: 11, Cands: []fsmrt.Cand{{T: 152}}},
+		{State: 25, Event: 17, Cands: []fsmrt.Cand{{T: 153}}},
+		{State: 25, Event: 19, Cands: []fsmrt.Cand{{T: 155}}},
+		{State: 26, Event: 3, Cands: []fsmrt.Cand{{T: 160}}},
+		{State: 26, Event: 7, Cands: []fsmrt.Cand{{T: 156}}},
+		{State: 26, Event: 8, Cands: []fsmrt.Cand{{T: 157}}},
+		{State: 26, Event: 12, Cands: []fsmrt.Cand{{T: 158}}},
+		{State: 26, Event: 18, Cands: []fsmrt.Cand{{T: 159}}},
+		{State: 26, Event: 19, Cands: []fsmrt.Cand{{T: 161}}},
+		{State: 27, Event: 0, Cands: []fsmrt.Cand{{T: 165}}},
+		{State: 27, Event: 4, Cands: []fsmrt.Cand{{T: 166}}},
+		{State: 27, Event: 8, Cands: []fsmrt.Cand{{T: 162}}},
+		{State: 27, Event: 9, Cands: []fsmrt.Cand{{T: 163}}},
+		{State: 27, Event: 13, Cands: []fsmrt.Cand{{T: 164}}},
+		{State: 27, Event: 19, Cands: []fsmrt.Cand{{T: 167}}},
+		{State: 28, Event: 1, Cands: []fsmrt.Cand{{T: 171}}},
+		{State: 28, Event: 5, Cands: []fsmrt.Cand{{T: 172}}},
+		{State: 28, Event: 9, Cands: []fsmrt.Cand{{T: 168}}},
+		{State: 28, Event: 10, Cands: []fsmrt.Cand{{T: 169}}},
+		{State: 28, Event: 14, Cands: []fsmrt.Cand{{T: 170}}},
+		{State: 28, Event: 19, Cands: []fsmrt.Cand{{T: 173}}},
+		{State: 29, Event: 2, Cands: []fsmrt.Cand{{T: 177}}},
+		{State: 29, Event: 6, Cands: []fsmrt.Cand{{T: 178}}},
+		{State: 29, Event: 10, Cands: []fsmrt.Cand{{T: 174}}},
+		{State: 29, Event: 11, Cands: []fsmrt.Cand{{T: 175}}},
+		{State: 29, Event: 15, Cands: []fsmrt.Cand{{T: 176}}},
+		{State: 29, Event: 19, Cands: []fsmrt.Cand{{T: 179}}},
+		{State: 30, Event: 3, Cands: []fsmrt.Cand{{T: 183}}},
+		{State: 30, Event: 7, Cands: []fsmrt.Cand{{T: 184}}},
+		{State: 30, Event: 11, Cands: []fsmrt.Cand{{T: 180}}},
+		{State: 30, Event: 12, Cands: []fsmrt.Cand{{T: 181}}},
+		{State: 30, Event: 16, Cands: []fsmrt.Cand{{T: 182}}},
+		{State: 30, Event: 19, Cands: []fsmrt.Cand{{T: 185}}},
+		{State: 31, Event: 4, Cands: []fsmrt.Cand{{T: 189}}},
+		{State: 31, Event: 8, Cands: []fsmrt.Cand{{T: 190}}},
+		{State: 31, Event: 12, Cands: []fsmrt.Cand{{T: 186}}},
+		{State: 31, Event: 13, Cands: []fsmrt.Cand{{T: 187}}},
+		{State: 31, Event: 17, Cands: []fsmrt.Cand{{T: 188}}},
+		{State: 31, Event: 19, Cands: []fsmrt.Cand{{T: 191}}},
+		{State: 32, Event: 5, Cands: []fsmrt.Cand{{T: 195}}},
+		{State: 32, Event: 9, Cands: []fsmrt.Cand{{T: 196}}},
+		{State: 32, Event: 13, Cands: []fsmrt.Cand{{T: 192}}},
+		{State: 32, Event: 14, Cands: []fsmrt.Cand{{T: 193}}},
+		{State: 32, Event: 18, Cands: []fsmrt.Cand{{T: 194}}},
+		{State: 32, Event: 19, Cands: []fsmrt.Cand{{T: 197}}},
+		{State: 33, Event: 0, Cands: []fsmrt.Cand{{T: 200}}},
+		{State: 33, Event: 6, Cands: []fsmrt.Cand{{T: 201}}},
+		{State: 33, Event: 10, Cands: []fsmrt.Cand{{T: 202}}},
+		{State: 33, Event: 14, Cands: []fsmrt.Cand{{T: 198}}},
+		{State: 33, Event: 15, Cands: []fsmrt.Cand{{T: 199}}},
+		{State: 33, Event: 19, Cands: []fsmrt.Cand{{T: 203}}},
+		{State: 34, Event: 1, Cands: []fsmrt.Cand{{T: 206}}},
+		{State: 34, Event: 7, Cands: []fsmrt.Cand{{T: 207}}},
+		{State: 34, Event: 11, Cands: []fsmrt.Cand{{T: 208}}},
+		{State: 34, Event: 15, Cands: []fsmrt.Cand{{T: 204}}},
+		{State: 34, Event: 16, Cands: []fsmrt.Cand{{T: 205}}},
+		{State: 34, Event: 19, Cands: []fsmrt.Cand{{T: 209}}},
+		{State: 35, Event: 2, Cands: []fsmrt.Cand{{T: 212}}},
+		{State: 35, Event: 8, Cands: []fsmrt.Cand{{T: 213}}},
+		{State: 35, Event: 12, Cands: []fsmrt.Cand{{T: 214}}},
+		{State: 35, Event: 16, Cands: []fsmrt.Cand{{T: 210}}},
+		{State: 35, Event: 17, Cands: []fsmrt.Cand{{T: 211}}},
+		{State: 35, Event: 19, Cands: []fsmrt.Cand{{T: 215}}},
+		{State: 36, Event: 3, Cands: []fsmrt.Cand{{T: 218}}},
+		{State: 36, Event: 9, Cands: []fsmrt.Cand{{T: 219}}},
+		{State: 36, Event: 13, Cands: []fsmrt.Cand{{T: 220}}},
+		{State: 36, Event: 17, Cands: []fsmrt.Cand{{T: 216}}},
+		{State: 36, Event: 18, Cands: []fsmrt.Cand{{T: 217}}},
+		{State: 36, Event: 19, Cands: []fsmrt.Cand{{T: 221}}},
+		{State: 37, Event: 0, Cands: []fsmrt.Cand{{T: 223}}},
+		{State: 37, Event: 4, Cands: []fsmrt.Cand{{T: 224}}},
+		{State: 37, Event: 10, Cands: []fsmrt.Cand{{T: 225}}},
+		{State: 37, Event: 14, Cands: []fsmrt.Cand{{T: 226}}},
+		{State: 37, Event: 18, Cands: []fsmrt.Cand{{T: 222}}},
+		{State: 37, Event: 19, Cands: []fsmrt.Cand{{T: 227}}},
+		{State: 38, Event: 0, Cands: []fsmrt.Cand{{T: 228}}},
+		{State: 38, Event: 1, Cands: []fsmrt.Cand{{T: 229}}},
+		{State: 38, Event: 5, Cands: []fsmrt.Cand{{T: 230}}},
+		{State: 38, Event: 11, Cands: []fsmrt.Cand{{T: 231}}},
+		{State: 38, Event: 15, Cands: []fsmrt.Cand{{T: 232}}},
+		{State: 38, Event: 19, Cands: []fsmrt.Cand{{T: 233}}},
+		{State: 39, Event: 1, Cands: []fsmrt.Cand{{T: 234}}},
+		{State: 39, Event: 2, Cands: []fsmrt.Cand{{T: 235}}},
+		{State: 39, Event: 6, Cands: []fsmrt.Cand{{T: 236}}},
+		{State: 39, Event: 12, Cands: []fsmrt.Cand{{T: 237}}},
+		{State: 39, Event: 16, Cands: []fsmrt.Cand{{T: 238}}},
+		{State: 39, Event: 19, Cands: []fsmrt.Cand{{T: 239}}},
+		{State: 40, Event: 2, Cands: []fsmrt.Cand{{T: 240}}},
+		{State: 40, Event: 3, Cands: []fsmrt.Cand{{T: 241}}},
+		{State: 40, Event: 7, Cands: []fsmrt.Cand{{T: 242}}},
+		{State: 40, Event: 13, Cands: []fsmrt.Cand{{T: 243}}},
+		{State: 40, Event: 17, Cands: []fsmrt.Cand{{T: 244}}},
+		{State: 40, Event: 19, Cands: []fsmrt.Cand{{T: 245}}},
+		{State: 41, Event: 3, Cands: []fsmrt.Cand{{T: 246}}},
+		{State: 41, Event: 4, Cands: []fsmrt.Cand{{T: 247}}},
+		{State: 41, Event: 8, Cands: []fsmrt.Cand{{T: 248}}},
+		{State: 41, Event: 14, Cands: []fsmrt.Cand{{T: 249}}},
+		{State: 41, Event: 18, Cands: []fsmrt.Cand{{T: 250}}},
+		{State: 41, Event: 19, Cands: []fsmrt.Cand{{T: 251}}},
+		{State: 42, Event: 0, Cands: []fsmrt.Cand{{T: 256}}},
+		{State: 42, Event: 4, Cands: []fsmrt.Cand{{T: 252}}},
+		{State: 42, Event: 5, Cands: []fsmrt.Cand{{T: 253}}},
+		{State: 42, Event: 9, Cands: []fsmrt.Cand{{T: 254}}},
+		{State: 42, Event: 15, Cands: []fsmrt.Cand{{T: 255}}},
+		{State: 42, Event: 19, Cands: []fsmrt.Cand{{T: 257}}},
+		{State: 43, Event: 1, Cands: []fsmrt.Cand{{T: 262}}},
+		{State: 43, Event: 5, Cands: []fsmrt.Cand{{T: 258}}},
+		{State: 43, Event: 6, Cands: []fsmrt.Cand{{T: 259}}},
+		{State: 43, Event: 10, Cands: []fsmrt.Cand{{T: 260}}},
+		{State: 43, Event: 16, Cands: []fsmrt.Cand{{T: 261}}},
+		{State: 43, Event: 19, Cands: []fsmrt.Cand{{T: 263}}},
+		{State: 44, Event: 2, Cands: []fsmrt.Cand{{T: 268}}},
+		{State: 44, Event: 6, Cands: []fsmrt.Cand{{T: 264}}},
+		{State: 44, Event: 7, Cands: []fsmrt.Cand{{T: 265}}},
+		{State: 44, Event: 11, Cands: []fsmrt.Cand{{T: 266}}},
+		{State: 44, Event: 17, Cands: []fsmrt.Cand{{T: 267}}},
+		{State: 44, Event: 19, Cands: []fsmrt.Cand{{T: 269}}},
+		{State: 45, Event: 3, Cands: []fsmrt.Cand{{T: 274}}},
+		{State: 45, Event: 7, Cands: []fsmrt.Cand{{T: 270}}},
+		{State: 45, Event: 8, Cands: []fsmrt.Cand{{T: 271}}},
+		{State: 45, Event: 12, Cands: []fsmrt.Cand{{T: 272}}},
+		{State: 45, Event: 18, Cands: []fsmrt.Cand{{T: 273}}},
+		{State: 45, Event: 19, Cands: []fsmrt.Cand{{T: 275}}},
+		{State: 46, Event: 0, Cands: []fsmrt.Cand{{T: 279}}},
+		{State: 46, Event: 4, Cands: []fsmrt.Cand{{T: 280}}},
+		{State: 46, Event: 8, Cands: []fsmrt.Cand{{T: 276}}},
+		{State: 46, Event: 9, Cands: []fsmrt.Cand{{T: 277}}},
+		{State: 46, Event: 13, Cands: []fsmrt.Cand{{T: 278}}},
+		{State: 46, Event: 19, Cands: []fsmrt.Cand{{T: 281}}},
+		{State: 47, Event: 1, Cands: []fsmrt.Cand{{T: 285}}},
+		{State: 47, Event: 5, Cands: []fsmrt.Cand{{T: 286}}},
+		{State: 47, Event: 9, Cands: []fsmrt.Cand{{T: 282}}},
+		{State: 47, Event: 10, Cands: []fsmrt.Cand{{T: 283}}},
+		{State: 47, Event: 14, Cands: []fsmrt.Cand{{T: 284}}},
+		{State: 47, Event: 19, Cands: []fsmrt.Cand{{T: 287}}},
+		{State: 48, Event: 2, Cands: []fsmrt.Cand{{T: 291}}},
+		{State: 48, Event: 6, Cands: []fsmrt.Cand{{T: 292}}},
+		{State: 48, Event: 10, Cands: []fsmrt.Cand{{T: 288}}},
+		{State: 48, Event: 11, Cands: []fsmrt.Cand{{T: 289}}},
+		{State: 48, Event: 15, Cands: []fsmrt.Cand{{T: 290}}},
+		{State: 48, Event: 19, Cands: []fsmrt.Cand{{T: 293}}},
+	},
+	Transitions: []fsmrt.Transition{
+		{From: []int32{0}, On: []int32{0}, To: []int32{1}, Target: 1, Checkpoint: -1, Plain: true},
+		{From: []int32{0}, On: []int32{1}, To: []int32{48}, Target: 48, Checkpoint: -1, Plain: true},
+		{From: []int32{0}, On: []int32{5}, To: []int32{7}, Target: 7, Checkpoint: -1, Plain: true},
+		{From: []int32{0}, On: []int32{11}, To: []int32{20}, Target: 20, Checkpoint: -1, Plain: true},
+		{From: []int32{0}, On: []int32{15}, To: []int32{33}, Target: 33, Checkpoint: -1, Plain: true},
+		{From: []int32{0}, On: []int32{19}, To: []int32{49}, Target: 49, Checkpoint: -1, Plain: true},
+		{From: []int32{1}, On: []int32{1}, To: []int32{2}, Target: 2, Checkpoint: -1, Plain: true},
+		{From: []int32{1}, On: []int32{2}, To: []int32{0}, Target: 0, Checkpoint: -1, Plain: true},
+		{From: []int32{1}, On: []int32{6}, To: []int32{8}, Target: 8, Checkpoint: -1, Plain: true},
+		{From: []int32{1}, On: []int32{12}, To: []int32{21}, Target: 21, Checkpoint: -1, Plain: true},
+		{From: []int32{1}, On: []int32{16}, To: []int32{34}, Target: 34, Checkpoint: -1, Plain: true},
+		{From: []int32{1}, On: []int32{19}, To: []int32{49}, Target: 49, Checkpoint: -1, Plain: true},
+		{From: []int32{2}, On: []int32{2}, To: []int32{3}, Target: 3, Checkpoint: -1, Plain: true},
+		{From: []int32{2}, On: []int32{3}, To: []int32{1}, Target: 1, Checkpoint: -1, Plain: true},
+		{From: []int32{2}, On: []int32{7}, To: []int32{9}, Target: 9, Checkpoint: -1, Plain: true},
+		{From: []int32{2}, On: []int32{13}, To: []int32{22}, Target: 22, Checkpoint: -1, Plain: true},
+		{From: []int32{2}, On: []int32{17}, To: []int32{35}, Target: 35, Checkpoint: -1, Plain: true},
+		{From: []int32{2}, On: []int32{19}, To: []int32{49}, Target: 49, Checkpoint: -1, Plain: true},
+		{From: []int32{3}, On: []int32{3}, To: []int32{4}, Target: 4, Checkpoint: -1, Plain: true},
+		{From: []int32{3}, On: []int32{4}, To: []int32{2}, Target: 2, Checkpoint: -1, Plain: true},
+		{From: []int32{3}, On: []int32{8}, To: []int32{10}, Target: 10, Checkpoint: -1, Plain: true},
+		{From: []int32{3}, On: []int32{14}, To: []int32{23}, Target: 23, Checkpoint: -1, Plain: true},
+		{From: []int32{3}, On: []int32{18}, To: []int32{36}, Target: 36, Checkpoint: -1, Plain: true},
+		{From: []int32{3}, On: []int32{19}, To: []int32{49}, Target: 49, Checkpoint: -1, Plain: true},
+		{From: []int32{4}, On: []int32{4}, To: []int32{5}, Target: 5, Checkpoint: -1, Plain: true},
+		{From: []int32{4}, On: []int32{5}, To: []int32{3}, Target: 3, Checkpoint: -1, Plain: true},
+		{From: []int32{4}, On: []int32{9}, To: []int32{11}, Target: 11, Checkpoint: -1, Plain: true},
+		{From: []int32{4}, On: []int32{15}, To: []int32{24}, Target: 24, Checkpoint: -1, Plain: true},
+		{From: []int32{4}, On: []int32{0}, To: []int32{37}, Target: 37, Checkpoint: -1, Plain: true},
+		{From: []int32{4}, On: []int32{19}, To: []int32{49}, Target: 49, Checkpoint: -1, Plain: true},
+		{From: []int32{5}, On: []int32{5}, To: []int32{6}, Target: 6, Checkpoint: -1, Plain: true},
+		{From: []int32{5}, On: []int32{6}, To: []int32{4}, Target: 4, Checkpoint: -1, Plain: true},
+		{From: []int32{5}, On: []int32{10}, To: []int32{12}, Target: 12, Checkpoint: -1, Plain: true},
+		{From: []int32{5}, On: []int32{16}, To: []int32{25}, Target: 25, Checkpoint: -1, Plain: true},
+		{From: []int32{5}, On: []int32{1}, To: []int32{38}, Target: 38, Checkpoint: -1, Plain: true},
+		{From: []int32{5}, On: []int32{19}, To: []int32{49}, Target: 49, Checkpoint: -1, Plain: true},
+		{From: []int32{6}, On: []int32{6}, To: []int32{7}, Target: 7, Checkpoint: -1, Plain: true},
+		{From: []int32{6}, On: []int32{7}, To: []int32{5}, Target: 5, Checkpoint: -1, Plain: true},
+		{From: []int32{6}, On: []int32{11}, To: []int32{13}, Target: 13, Checkpoint: -1, Plain: true},
+		{From: []int32{6}, On: []int32{17}, To: []int32{26}, Target: 26, Checkpoint: -1, Plain: true},
+		{From: []int32{6}, On: []int32{2}, To: []int32{39}, Target: 39, Checkpoint: -1, Plain: true},
+		{From: []int32{6}, On: []int32{19}, To: []int32{49}, Target: 49, Checkpoint: -1, Plain: true},
+		{From: []int32{7}, On: []int32{7}, To: []int32{8}, Target: 8, Checkpoint: -1, Plain: true},
+		{From: []int32{7}, On: []int32{8}, To: []int32{6}, Target: 6, Checkpoint: -1, Plain: true},
+		{From: []int32{7}, On: []int32{12}, To: []int32{14}, Target: 14, Checkpoint: -1, Plain: true},
+		{From: []int32{7}, On: []int32{18}, To: []int32{27}, Target: 27, Checkpoint: -1, Plain: true},
+		{From: []int32{7}, On: []int32{3}, To: []int32{40}, Target: 40, Checkpoint: -1, Plain: true},
+		{From: []int32{7}, On: []int32{19}, To: []int32{49}, Target: 49, Checkpoint: -1, Plain: true},
+		{From: []int32{8}, On: []int32{8}, To: []int32{9}, Target: 9, Checkpoint: -1, Plain: true},
+		{From: []int32{8}, On: []int32{9}, To: []int32{7}, Target: 7, Checkpoint: -1, Plain: true},
+		{From: []int32{8}, On: []int32{13}, To: []int32{15}, Target: 15, Checkpoint: -1, Plain: true},
+		{From: []int32{8}, On: []int32{0}, To: []int32{28}, Target: 28, Checkpoint: -1, Plain: true},
+		{From: []int32{8}, On: []int32{4}, To: []int32{41}, Target: 41, Checkpoint: -1, Plain: true},
+		{From: []int32{8}, On: []int32{19}, To: []int32{49}, Target: 49, Checkpoint: -1, Plain: true},
+		{From: []int32{9}, On: []int32{9}, To: []int32{10}, Target: 10, Checkpoint: -1, Plain: true},
+		{From: []int32{9}, On: []int32{10}, To: []int32{8}, Target: 8, Checkpoint: -1, Plain: true},
+		{From: []int32{9}, On: []int32{14}, To: []int32{16}, Target: 16, Checkpoint: -1, Plain: true},
+		{From: []int32{9}, On: []int32{1}, To: []int32{29}, Target: 29, Checkpoint: -1, Plain: true},
+		{From: []int32{9}, On: []int32{5}, To: []int32{42}, Target: 42, Checkpoint: -1, Plain: true},
+		{From: []int32{9}, On: []int32{19}, To: []int32{49}, Target: 49, Checkpoint: -1, Plain: true},
+		{From: []int32{10}, On: []int32{10}, To: []int32{11}, Target: 11, Checkpoint: -1, Plain: true},
+		{From: []int32{10}, On: []int32{11}, To: []int32{9}, Target: 9, Checkpoint: -1, Plain: true},
+		{From: []int32{10}, On: []int32{15}, To: []int32{17}, Target: 17, Checkpoint: -1, Plain: true},
+		{From: []int32{10}, On: []int32{2}, To: []int32{30}, Target: 30, Checkpoint: -1, Plain: true},
+		{From: []int32{10}, On: []int32{6}, To: []int32{43}, Target: 43, Checkpoint: -1, Plain: true},
+		{From: []int32{10}, On: []int32{19}, To: []int32{49}, Target: 49, Checkpoint: -1, Plain: true},
+		{From: []int32{11}, On: []int32{11}, To: []int32{12}, Target: 12, Checkpoint: -1, Plain: true},
+		{From: []int32{11}, On: []int32{12}, To: []int32{10}, Target: 10, Checkpoint: -1, Plain: true},
+		{From: []int32{11}, On: []int32{16}, To: []int32{18}, Target: 18, Checkpoint: -1, Plain: true},
+		{From: []int32{11}, On: []int32{3}, To: []int32{31}, Target: 31, Checkpoint: -1, Plain: true},
+		{From: []int32{11}, On: []int32{7}, To: []int32{44}, Target: 44, Checkpoint: -1, Plain: true},
+		{From: []int32{11}, On: []int32{19}, To: []int32{49}, Target: 49, Checkpoint: -1, Plain: true},
+		{From: []int32{12}, On: []int32{12}, To: []int32{13}, Target: 13, Checkpoint: -1, Plain: true},
+		{From: []int32{12}, On: []int32{13}, To: []int32{11}, Target: 11, Checkpoint: -1, Plain: true},
+		{From: []int32{12}, On: []int32{17}, To: []int32{19}, Target: 19, Checkpoint: -1, Plain: true},
+		{From: []int32{12}, On: []int32{4}, To: []int32{32}, Target: 32, Checkpoint: -1, Plain: true},
+		{From: []int32{12}, On: []int32{8}, To: []int32{45}, Target: 45, Checkpoint: -1, Plain: true},
+		{From: []int32{12}, On: []int32{19}, To: []int32{49}, Target: 49, Checkpoint: -1, Plain: true},
+		{From: []int32{13}, On: []int32{13}, To: []int32{14}, Target: 14, Checkpoint: -1, Plain: true},
+		{From: []int32{13}, On: []int32{14}, To: []int32{12}, Target: 12, Checkpoint: -1, Plain: true},
+		{From: []int32{13}, On: []int32{18}, To: []int32{20}, Target: 20, Checkpoint: -1, Plain: true},
+		{From: []int32{13}, On: []int32{5}, To: []int32{33}, Target: 33, Checkpoint: -1, Plain: true},
+		{From: []int32{13}, On: []int32{9}, To: []int32{46}, Target: 46, Checkpoint: -1, Plain: true},
+		{From: []int32{13}, On: []int32{19}, To: []int32{49}, Target: 49, Checkpoint: -1, Plain: true},
+		{From: []int32{14}, On: []int32{14}, To: []int32{15}, Target: 15, Checkpoint: -1, Plain: true},
+		{From: []int32{14}, On: []int32{15}, To: []int32{13}, Target: 13, Checkpoint: -1, Plain: true},
+		{From: []int32{14}, On: []int32{0}, To: []int32{21}, Target: 21, Checkpoint: -1, Plain: true},
+		{From: []int32{14}, On: []int32{6}, To: []int32{34}, Target: 34, Checkpoint: -1, Plain: true},
+		{From: []int32{14}, On: []int32{10}, To: []int32{47}, Target: 47, Checkpoint: -1, Plain: true},
+		{From: []int32{14}, On: []int32{19}, To: []int32{49}, Target: 49, Checkpoint: -1, Plain: true},
+		{From: []int32{15}, On: []int32{15}, To: []int32{16}, Target: 16, Checkpoint: -1, Plain: true},
+		{From: []int32{15}, On: []int32{16}, To: []int32{14}, Target: 14, Checkpoint: -1, Plain: true},
+		{From: []int32{15}, On: []int32{1}, To: []int32{22}, Target: 22, Checkpoint: -1, Plain: true},
+		{From: []int32{15}, On: []int32{7}, To: []int32{35}, Target: 35, Checkpoint: -1, Plain: true},
+		{From: []int32{15}, On: []int32{11}, To: []int32{48}, Target: 48, Checkpoint: -1, Plain: true},
+		{From: []int32{15}, On: []int32{19}, To: []int32{49}, Target: 49, Checkpoint: -1, Plain: true},
+		{From: []int32{16}, On: []int32{16}, To: []int32{17}, Target: 17, Checkpoint: -1, Plain: true},
+		{From: []int32{16}, On: []int32{17}, To: []int32{15}, Target: 15, Checkpoint: -1, Plain: true},
+		{From: []int32{16}, On: []int32{2}, To: []int32{23}, Target: 23, Checkpoint: -1, Plain: true},
+		{From: []int32{16}, On: []int32{8}, To: []int32{36}, Target: 36, Checkpoint: -1, Plain: true},
+		{From: []int32{16}, On: []int32{12}, To: []int32{0}, Target: 0, Checkpoint: -1, Plain: true},
+		{From: []int32{16}, On: []int32{19}, To: []int32{49}, Target: 49, Checkpoint: -1, Plain: true},
+		{From: []int32{17}, On: []int32{17}, To: []int32{18}, Target: 18, Checkpoint: -1, Plain: true},
+		{From: []int32{17}, On: []int32{18}, To: []int32{16}, Target: 16, Checkpoint: -1, Plain: true},
+		{From: []int32{17}, On: []int32{3}, To: []int32{24}, Target: 24, Checkpoint: -1, Plain: true},
+		{From: []int32{17}, On: []int32{9}, To: []int32{37}, Target: 37, Checkpoint: -1, Plain: true},
+		{From: []int32{17}, On: []int32{13}, To: []int32{1}, Target: 1, Checkpoint: -1, Plain: true},
+		{From: []int32{17}, On: []int32{19}, To: []int32{49}, Target: 49, Checkpoint: -1, Plain: true},
+		{From: []int32{18}, On: []int32{18}, To: []int32{19}, Target: 19, Checkpoint: -1, Plain: true},
+		{From: []int32{18}, On: []int32{0}, To: []int32{17}, Target: 17, Checkpoint: -1, Plain: true},
+		{From: []int32{18}, On: []int32{4}, To: []int32{25}, Target: 25, Checkpoint: -1, Plain: true},
+		{From: []int32{18}, On: []int32{10}, To: []int32{38}, Target: 38, Checkpoint: -1, Plain: true},
+		{From: []int32{18}, On: []int32{14}, To: []int32{2}, Target: 2, Checkpoint: -1, Plain: true},
+		{From: []int32{18}, On: []int32{19}, To: []int32{49}, Target: 49, Checkpoint: -1, Plain: true},
+		{From: []int32{19}, On: []int32{0}, To: []int32{20}, Target: 20, Checkpoint: -1, Plain: true},
+		{From: []int32{19}, On: []int32{1}, To: []int32{18}, Target: 18, Checkpoint: -1, Plain: true},
+		{From: []int32{19}, On: []int32{5}, To: []int32{26}, Target: 26, Checkpoint: -1, Plain: true},
+		{From: []int32{19}, On: []int32{11}, To: []int32{39}, Target: 39, Checkpoint: -1, Plain: true},
+		{From: []int32{19}, On: []int32{15}, To: []int32{3}, Target: 3, Checkpoint: -1, Plain: true},
+		{From: []int32{19}, On: []int32{19}, To: []int32{49}, Target: 49, Checkpoint: -1, Plain: true},
+		{From: []int32{20}, On: []int32{1}, To: []int32{21}, Target: 21, Checkpoint: -1, Plain: true},
+		{From: []int32{20}, On: []int32{2}, To: []int32{19}, Target: 19, Checkpoint: -1, Plain: true},
+		{From: []int32{20}, On: []int32{6}, To: []int32{27}, Target: 27, Checkpoint: -1, Plain: true},
+		{From: []int32{20}, On: []int32{12}, To: []int32{40}, Target: 40, Checkpoint: -1, Plain: true},
+		{From: []int32{20}, On: []int32{16}, To: []int32{4}, Target: 4, Checkpoint: -1, Plain: true},
+		{From: []int32{20}, On: []int32{19}, To: []int32{49}, Target: 49, Checkpoint: -1, Plain: true},
+		{From: []int32{21}, On: []int32{2}, To: []int32{22}, Target: 22, Checkpoint: -1, Plain: true},
+		{From: []int32{21}, On: []int32{3}, To: []int32{20}, Target: 20, Checkpoint: -1, Plain: true},
+		{From: []int32{21}, On: []int32{7}, To: []int32{28}, Target: 28, Checkpoint: -1, Plain: true},
+		{From: []int32{21}, On: []int32{13}, To: []int32{41}, Target: 41, Checkpoint: -1, Plain: true},
+		{From: []int32{21}, On: []int32{17}, To: []int32{5}, Target: 5, Checkpoint: -1, Plain: true},
+		{From: []int32{21}, On: []int32{19}, To: []int32{49}, Target: 49, Checkpoint: -1, Plain: true},
+		{From: []int32{22}, On: []int32{3}, To: []int32{23}, Target: 23, Checkpoint: -1, Plain: true},
+		{From: []int32{22}, On: []int32{4}, To: []int32{21}, Target: 21, Checkpoint: -1, Plain: true},
+		{From: []int32{22}, On: []int32{8}, To: []int32{29}, Target: 29, Checkpoint: -1, Plain: true},
+		{From: []int32{22}, On: []int32{14}, To: []int32{42}, Target: 42, Checkpoint: -1, Plain: true},
+		{From: []int32{22}, On: []int32{18}, To: []int32{6}, Target: 6, Checkpoint: -1, Plain: true},
+		{From: []int32{22}, On: []int32{19}, To: []int32{49}, Target: 49, Checkpoint: -1, Plain: true},
+		{From: []int32{23}, On: []int32{4}, To: []int32{24}, Target: 24, Checkpoint: -1, Plain: true},
+		{From: []int32{23}, On: []int32{5}, To: []int32{22}, Target: 22, Checkpoint: -1, Plain: true},
+		{From: []int32{23}, On: []int32{9}, To: []int32{30}, Target: 30, Checkpoint: -1, Plain: true},
+		{From: []int32{23}, On: []int32{15}, To: []int32{43}, Target: 43, Checkpoint: -1, Plain: true},
+		{From: []int32{23}, On: []int32{0}, To: []int32{7}, Target: 7, Checkpoint: -1, Plain: true},
+		{From: []int32{23}, On: []int32{19}, To: []int32{49}, Target: 49, Checkpoint: -1, Plain: true},
+		{From: []int32{24}, On: []int32{5}, To: []int32{25}, Target: 25, Checkpoint: -1, Plain: true},
+		{From: []int32{24}, On: []int32{6}, To: []int32{23}, Target: 23, Checkpoint: -1, Plain: true},
+		{From: []int32{24}, On: []int32{10}, To: []int32{31}, Target: 31, Checkpoint: -1, Plain: true},
+		{From: []int32{24}, On: []int32{16}, To: []int32{44}, Target: 44, Checkpoint: -1, Plain: true},
+		{From: []int32{24}, On: []int32{1}, To: []int32{8}, Target: 8, Checkpoint: -1, Plain: true},
+		{From: []int32{24}, On: []int32{19}, To: []int32{49}, Target: 49, Checkpoint: -1, Plain: true},
+		{From: []int32{25}, On: []int32{6}, To: []int32{26}, Target: 26, Checkpoint: -1, Plain: true},
+		{From: []int32{25}, On: []int32{7}, To: []int32{24}, Target: 24, Checkpoint: -1, Plain: true},
+		{From: []int32{25}, On: []int32{11}, To: []int32{32}, Target: 32, Checkpoint: -1, Plain: true},
+		{From: []int32{25}, On: []int32{17}, To: []int32{45}, Target: 45, Checkpoint: -1, Plain: true},
+		{From: []int32{25}, On: []int32{2}, To: []int32{9}, Target: 9, Checkpoint: -1, Plain: true},
+		{From: []int32{25}, On: []int32{19}, To: []int32{49}, Target: 49, Checkpoint: -1, Plain: true},
+		{From: []int32{26}, On: []int32{7}, To: []int32{27}, Target: 27, Checkpoint: -1, Plain: true},
+		{From: []int32{26}, On: []int32{8}, To: []int32{25}, Target: 25, Checkpoint: -1, Plain: true},
+		{From: []int32{26}, On: []int32{12}, To: []int32{33}, Target: 33, Checkpoint: -1, Plain: true},
+		{From: []int32{26}, On: []int32{18}, To: []int32{46}, Target: 46, Checkpoint: -1, Plain: true},
+		{From: []int32{26}, On: []int32{3}, To: []int32{10}, Target: 10, Checkpoint: -1, Plain: true},
+		{From: []int32{26}, On: []int32{19}, To: []int32{49}, Target: 49, Checkpoint: -1, Plain: true},
+		{From: []int32{27}, On: []int32{8}, To: []int32{28}, Target: 28, Checkpoint: -1, Plain: true},
+		{From: []int32{27}, On: []int32{9}, To: []int32{26}, Target: 26, Checkpoint: -1, Plain: true},
+		{From: []int32{27}, On: []int32{13}, To: []int32{34}, Target: 34, Checkpoint: -1, Plain: true},
+		{From: []int32{27}, On: []int32{0}, To: []int32{47}, Target: 47, Checkpoint: -1, Plain: true},
+		{From: []int32{27}, On: []int32{4}, To: []int32{11}, Target: 11, Checkpoint: -1, Plain: true},
+		{From: []int32{27}, On: []int32{19}, To: []int32{49}, Target: 49, Checkpoint: -1, Plain: true},
+		{From: []int32{28}, On: []int32{9}, To: []int32{29}, Target: 29, Checkpoint: -1, Plain: true},
+		{From: []int32{28}, On: []int32{10}, To: []int32{27}, Target: 27, Checkpoint: -1, Plain: true},
+		{From: []int32{28}, On: []int32{14}, To: []int32{35}, Target: 35, Checkpoint: -1, Plain: true},
+		{From: []int32{28}, On: []int32{1}, To: []int32{48}, Target: 48, Checkpoint: -1, Plain: true},
+		{From: []int32{28}, On: []int32{5}, To: []int32{12}, Target: 12, Checkpoint: -1, Plain: true},
+		{From: []int32{28}, On: []int32{19}, To: []int32{49}, Target: 49, Checkpoint: -1, Plain: true},
+		{From: []int32{29}, On: []int32{10}, To: []int32{30}, Target: 30, Checkpoint: -1, Plain: true},
+		{From: []int32{29}, On: []int32{11}, To: []int32{28}, Target: 28, Checkpoint: -1, Plain: true},
+		{From: []int32{29}, On: []int32{15}, To: []int32{36}, Target: 36, Checkpoint: -1, Plain: true},
+		{From: []int32{29}, On: []int32{2}, To: []int32{0}, Target: 0, Checkpoint: -1, Plain: true},
+		{From: []int32{29}, On: []int32{6}, To: []int32{13}, Target: 13, Checkpoint: -1, Plain: true},
+		{From: []int32{29}, On: []int32{19}, To: []int32{49}, Target: 49, Checkpoint: -1, Plain: true},
+		{From: []int32{30}, On: []int32{11}, To: []int32{31}, Target: 31, Checkpoint: -1, Plain: true},
+		{From: []int32{30}, On: []int32{12}, To: []int32{29}, Target: 29, Checkpoint: -1, Plain: true},
+		{From: []int32{30}, On: []int32{16}, To: []int32{37}, Target: 37, Checkpoint: -1, Plain: true},
+		{From: []int32{30}, On: []int32{3}, To: []int32{1}, Target: 1, Checkpoint: -1, Plain: true},
+		{From: []int32{30}, On: []int32{7}, To: []int32{14}, Target: 14, Checkpoint: -1, Plain: true},
+		{From: []int32{30}, On: []int32{19}, To: []int32{49}, Target: 49, Checkpoint: -1, Plain: true},
+		{From: []int32{31}, On: []int32{12}, To: []int32{32}, Target: 32, Checkpoint: -1, Plain: true},
+		{From: []int32{31}, On: []int32{13}, To: []int32{30}, Target: 30, Checkpoint: -1, Plain: true},
+		{From: []int32{31}, On: []int32{17}, To: []int32{38}, Target: 38, Checkpoint: -1, Plain: true},
+		{From: []int32{31}, On: []int32{4}, To: []int32{2}, Target: 2, Checkpoint: -1, Plain: true},
+		{From: []int32{31}, On: []int32{8}, To: []int32{15}, Target: 15, Checkpoint: -1, Plain: true},
+		{From: []int32{31}, On: []int32{19}, To: []int32{49}, Target: 49, Checkpoint: -1, Plain: true},
+		{From: []int32{32}, On: []int32{13}, To: []int32{33}, Target: 33, Checkpoint: -1, Plain: true},
+		{From: []int32{32}, On: []int32{14}, To: []int32{31}, Target: 31, Checkpoint: -1, Plain: true},
+		{From: []int32{32}, On: []int32{18}, To: []int32{39}, Target: 39, Checkpoint: -1, Plain: true},
+		{From: []int32{32}, On: []int32{5}, To: []int32{3}, Target: 3, Checkpoint: -1, Plain: true},
+		{From: []int32{32}, On: []int32{9}, To: []int32{16}, Target: 16, Checkpoint: -1, Plain: true},
+		{From: []int32{32}, On: []int32{19}, To: []int32{49}, Target: 49, Checkpoint: -1, Plain: true},
+		{From: []int32{33}, On: []int32{14}, To: []int32{34}, Target: 34, Checkpoint: -1, Plain: true},
+		{From: []int32{33}, On: []int32{15}, To: []int32{32}, Target: 32, Checkpoint: -1, Plain: true},
+		{From: []int32{33}, On: []int32{0}, To: []int32{40}, Target: 40, Checkpoint: -1, Plain: true},
+		{From: []int32{33}, On: []int32{6}, To: []int32{4}, Target: 4, Checkpoint: -1, Plain: true},
+		{From: []int32{33}, On: []int32{10}, To: []int32{17}, Target: 17, Checkpoint: -1, Plain: true},
+		{From: []int32{33}, On: []int32{19}, To: []int32{49}, Target: 49, Checkpoint: -1, Plain: true},
+		{From: []int32{34}, On: []int32{15}, To: []int32{35}, Target: 35, Checkpoint: -1, Plain: true},
+		{From: []int32{34}, On: []int32{16}, To: []int32{33}, Target: 33, Checkpoint: -1, Plain: true},
+		{From: []int32{34}, On: []int32{1}, To: []int32{41}, Target: 41, Checkpoint: -1, Plain: true},
+		{From: []int32{34}, On: []int32{7}, To: []int32{5}, Target: 5, Checkpoint: -1, Plain: true},
+		{From: []int32{34}, On: []int32{11}, To: []int32{18}, Target: 18, Checkpoint: -1, Plain: true},
+		{From: []int32{34}, On: []int32{19}, To: []int32{49}, Target: 49, Checkpoint: -1, Plain: true},
+		{From: []int32{35}, On: []int32{16}, To: []int32{36}, Target: 36, Checkpoint: -1, Plain: true},
+		{From: []int32{35}, On: []int32{17}, To: []int32{34}, Target: 34, Checkpoint: -1, Plain: true},
+		{From: []int32{35}, On: []int32{2}, To: []int32{42}, Target: 42, Checkpoint: -1, Plain: true},
+		{From: []int32{35}, On: []int32{8}, To: []int32{6}, Target: 6, Checkpoint: -1, Plain: true},
+		{From: []int32{35}, On: []int32{12}, To: []int32{19}, Target: 19, Checkpoint: -1, Plain: true},
+		{From: []int32{35}, On: []int32{19}, To: []int32{49}, Target: 49, Checkpoint: -1, Plain: true},
+		{From: []int32{36}, On: []int32{17}, To: []int32{37}, Target: 37, Checkpoint: -1, Plain: true},
+		{From: []int32{36}, On: []int32{18}, To: []int32{35}, Target: 35, Checkpoint: -1, Plain: true},
+		{From: []int32{36}, On: []int32{3}, To: []int32{43}, Target: 43, Checkpoint: -1, Plain: true},
+		{From: []int32{36}, On: []int32{9}, To: []int32{7}, Target: 7, Checkpoint: -1, Plain: true},
+		{From: []int32{36}, On: []int32{13}, To: []int32{20}, Target: 20, Checkpoint: -1, Plain: true},
+		{From: []int32{36}, On: []int32{19}, To: []int32{49}, Target: 49, Checkpoint: -1, Plain: true},
+		{From: []int32{37}, On: []int32{18}, To: []int32{38}, Target: 38, Checkpoint: -1, Plain: true},
+		{From: []int32{37}, On: []int32{0}, To: []int32{36}, Target: 36, Checkpoint: -1, Plain: true},
+		{From: []int32{37}, On: []int32{4}, To: []int32{44}, Target: 44, Checkpoint: -1, Plain: true},
+		{From: []int32{37}, On: []int32{10}, To: []int32{8}, Target: 8, Checkpoint: -1, Plain: true},
+		{From: []int32{37}, On: []int32{14}, To: []int32{21}, Target: 21, Checkpoint: -1, Plain: true},
+		{From: []int32{37}, On: []int32{19}, To: []int32{49}, Target: 49, Checkpoint: -1, Plain: true},
+		{From: []int32{38}, On: []int32{0}, To: []int32{39}, Target: 39, Checkpoint: -1, Plain: true},
+		{From: []int32{38}, On: []int32{1}, To: []int32{37}, Target: 37, Checkpoint: -1, Plain: true},
+		{From: []int32{38}, On: []int32{5}, To: []int32{45}, Target: 45, Checkpoint: -1, Plain: true},
+		{From: []int32{38}, On: []int32{11}, To: []int32{9}, Target: 9, Checkpoint: -1, Plain: true},
+		{From: []int32{38}, On: []int32{15}, To: []int32{22}, Target: 22, Checkpoint: -1, Plain: true},
+		{From: []int32{38}, On: []int32{19}, To: []int32{49}, Target: 49, Checkpoint: -1, Plain: true},
+		{From: []int32{39}, On: []int32{1}, To: []int32{40}, Target: 40, Checkpoint: -1, Plain: true},
+		{From: []int32{39}, On: []int32{2}, To: []int32{38}, Target: 38, Checkpoint: -1, Plain: true},
+		{From: []int32{39}, On: []int32{6}, To: []int32{46}, Target: 46, Checkpoint: -1, Plain: true},
+		{From: []int32{39}, On: []int32{12}, To: []int32{10}, Target: 10, Checkpoint: -1, Plain: true},
+		{From: []int32{39}, On: []int32{16}, To: []int32{23}, Target: 23, Checkpoint: -1, Plain: true},
+		{From: []int32{39}, On: []int32{19}, To: []int32{49}, Target: 49, Checkpoint: -1, Plain: true},
+		{From: []int32{40}, On: []int32{2}, To: []int32{41}, Target: 41, Checkpoint: -1, Plain: true},
+		{From: []int32{40}, On: []int32{3}, To: []int32{39}, Target: 39, Checkpoint: -1, Plain: true},
+		{From: []int32{40}, On: []int32{7}, To: []int32{47}, Target: 47, Checkpoint: -1, Plain: true},
+		{From: []int32{40}, On: []int32{13}, To: []int32{11}, Target: 11, Checkpoint: -1, Plain: true},
+		{From: []int32{40}, On: []int32{17}, To: []int32{24}, Target: 24, Checkpoint: -1, Plain: true},
+		{From: []int32{40}, On: []int32{19}, To: []int32{49}, Target: 49, Checkpoint: -1, Plain: true},
+		{From: []int32{41}, On: []int32{3}, To: []int32{42}, Target: 42, Checkpoint: -1, Plain: true},
+		{From: []int32{41}, On: []int32{4}, To: []int32{40}, Target: 40, Checkpoint: -1, Plain: true},
+		{From: []int32{41}, On: []int32{8}, To: []int32{48}, Target: 48, Checkpoint: -1, Plain: true},
+		{From: []int32{41}, On: []int32{14}, To: []int32{12}, Target: 12, Checkpoint: -1, Plain: true},
+		{From: []int32{41}, On: []int32{18}, To: []int32{25}, Target: 25, Checkpoint: -1, Plain: true},
+		{From: []int32{41}, On: []int32{19}, To: []int32{49}, Target: 49, Checkpoint: -1, Plain: true},
+		{From: []int32{42}, On: []int32{4}, To: []int32{43}, Target: 43, Checkpoint: -1, Plain: true},
+		{From: []int32{42}, On: []int32{5}, To: []int32{41}, Target: 41, Checkpoint: -1, Plain: true},
+		{From: []int32{42}, On: []int32{9}, To: []int32{0}, Target: 0, Checkpoint: -1, Plain: true},
+		{From: []int32{42}, On: []int32{15}, To: []int32{13}, Target: 13, Checkpoint: -1, Plain: true},
+		{From: []int32{42}, On: []int32{0}, To: []int32{26}, Target: 26, Checkpoint: -1, Plain: true},
+		{From: []int32{42}, On: []int32{19}, To: []int32{49}, Target: 49, Checkpoint: -1, Plain: true},
+		{From: []int32{43}, On: []int32{5}, To: []int32{44}, Target: 44, Checkpoint: -1, Plain: true},
+		{From: []int32{43}, On: []int32{6}, To: []int32{42}, Target: 42, Checkpoint: -1, Plain: true},
+		{From: []int32{43}, On: []int32{10}, To: []int32{1}, Target: 1, Checkpoint: -1, Plain: true},
+		{From: []int32{43}, On: []int32{16}, To: []int32{14}, Target: 14, Checkpoint: -1, Plain: true},
+		{From: []int32{43}, On: []int32{1}, To: []int32{27}, Target: 27, Checkpoint: -1, Plain: true},
+		{From: []int32{43}, On: []int32{19}, To: []int32{49}, Target: 49, Checkpoint: -1, Plain: true},
+		{From: []int32{44}, On: []int32{6}, To: []int32{45}, Target: 45, Checkpoint: -1, Plain: true},
+		{From: []int32{44}, On: []int32{7}, To: []int32{43}, Target: 43, Checkpoint: -1, Plain: true},
+		{From: []int32{44}, On: []int32{11}, To: []int32{2}, Target: 2, Checkpoint: -1, Plain: true},
+		{From: []int32{44}, On: []int32{17}, To: []int32{15}, Target: 15, Checkpoint: -1, Plain: true},
+		{From: []int32{44}, On: []int32{2}, To: []int32{28}, Target: 28, Checkpoint: -1, Plain: true},
+		{From: []int32{44}, On: []int32{19}, To: []int32{49}, Target: 49, Checkpoint: -1, Plain: true},
+		{From: []int32{45}, On: []int32{7}, To: []int32{46}, Target: 46, Checkpoint: -1, Plain: true},
+		{From: []int32{45}, On: []int32{8}, To: []int32{44}, Target: 44, Checkpoint: -1, Plain: true},
+		{From: []int32{45}, On: []int32{12}, To: []int32{3}, Target: 3, Checkpoint: -1, Plain: true},
+		{From: []int32{45}, On: []int32{18}, To: []int32{16}, Target: 16, Checkpoint: -1, Plain: true},
+		{From: []int32{45}, On: []int32{3}, To: []int32{29}, Target: 29, Checkpoint: -1, Plain: true},
+		{From: []int32{45}, On: []int32{19}, To: []int32{49}, Target: 49, Checkpoint: -1, Plain: true},
+		{From: []int32{46}, On: []int32{8}, To: []int32{47}, Target: 47, Checkpoint: -1, Plain: true},
+		{From: []int32{46}, On: []int32{9}, To: []int32{45}, Target: 45, Checkpoint: -1, Plain: true},
+		{From: []int32{46}, On: []int32{13}, To: []int32{4}, Target: 4, Checkpoint: -1, Plain: true},
+		{From: []int32{46}, On: []int32{0}, To: []int32{17}, Target: 17, Checkpoint: -1, Plain: true},
+		{From: []int32{46}, On: []int32{4}, To: []int32{30}, Target: 30, Checkpoint: -1, Plain: true},
+		{From: []int32{46}, On: []int32{19}, To: []int32{49}, Target: 49, Checkpoint: -1, Plain: true},
+		{From: []int32{47}, On: []int32{9}, To: []int32{48}, Target: 48, Checkpoint: -1, Plain: true},
+		{From: []int32{47}, On: []int32{10}, To: []int32{46}, Target: 46, Checkpoint: -1, Plain: true},
+		{From: []int32{47}, On: []int32{14}, To: []int32{5}, Target: 5, Checkpoint: -1, Plain: true},
+		{From: []int32{47}, On: []int32{1}, To: []int32{18}, Target: 18, Checkpoint: -1, Plain: true},
+		{From: []int32{47}, On: []int32{5}, To: []int32{31}, Target: 31, Checkpoint: -1, Plain: true},
+		{From: []int32{47}, On: []int32{19}, To: []int32{49}, Target: 49, Checkpoint: -1, Plain: true},
+		{From: []int32{48}, On: []int32{10}, To: []int32{0}, Target: 0, Checkpoint: -1, Plain: true},
+		{From: []int32{48}, On: []int32{11}, To: []int32{47}, Target: 47, Checkpoint: -1, Plain: true},
+		{From: []int32{48}, On: []int32{15}, To: []int32{6}, Target: 6, Checkpoint: -1, Plain: true},
+		{From: []int32{48}, On: []int32{2}, To: []int32{19}, Target: 19, Checkpoint: -1, Plain: true},
+		{From: []int32{48}, On: []int32{6}, To: []int32{32}, Target: 32, Checkpoint: -1, Plain: true},
+		{From: []int32{48}, On: []int32{19}, To: []int32{49}, Target: 49, Checkpoint: -1, Plain: true},
+	},
+	EveryCheckpoint: -1,
 }
 
-// Seq returns the number of transitions accepted so far (restored with a snapshot): the
-// sequence number of the last event log entry.
-func (m *Big) Seq() int64 {
-	return m.seq
+// moves is the dispatch table, a row per state and a column per event: the target of a
+// transition that only moves the state, NumStates where the state has no transition on the
+// event, NumStates+1 where the engine decides (guards, hooks, counters, ...).
+var moves = [...]uint32{
+	1, 48, 50, 50, 50, 7, 50, 50, 50, 50, 50, 20, 50, 50, 50, 33, 50, 50, 50, 49,
+	50, 2, 0, 50, 50, 50, 8, 50, 50, 50, 50, 50, 21, 50, 50, 50, 34, 50, 50, 49,
+	50, 50, 3, 1, 50, 50, 50, 9, 50, 50, 50, 50, 50, 22, 50, 50, 50, 35, 50, 49,
+	50, 50, 50, 4, 2, 50, 50, 50, 10, 50, 50, 50, 50, 50, 23, 50, 50, 50, 36, 49,
+	37, 50, 50, 50, 5, 3, 50, 50, 50, 11, 50, 50, 50, 50, 50, 24, 50, 50, 50, 49,
+	50, 38, 50, 50, 50, 6, 4, 50, 50, 50, 12, 50, 50, 50, 50, 50, 25, 50, 50, 49,
+	50, 50, 39, 50, 50, 50, 7, 5, 50, 50, 50, 13, 50, 50, 50, 50, 50, 26, 50, 49,
+	50, 50, 50, 40, 50, 50, 50, 8, 6, 50, 50, 50, 14, 50, 50, 50, 50, 50, 27, 49,
+	28, 50, 50, 50, 41, 50, 50, 50, 9, 7, 50, 50, 50, 15, 50, 50, 50, 50, 50, 49,
+	50, 29, 50, 50, 50, 42, 50, 50, 50, 10, 8, 50, 50, 50, 16, 50, 50, 50, 50, 49,
+	50, 50, 30, 50, 50, 50, 43, 50, 50, 50, 11, 9, 50, 50, 50, 17, 50, 50, 50, 49,
+	50, 50, 50, 31, 50, 50, 50, 44, 50, 50, 50, 12, 10, 50, 50, 50, 18, 50, 50, 49,
+	50, 50, 50, 50, 32, 50, 50, 50, 45, 50, 50, 50, 13, 11, 50, 50, 50, 19, 50, 49,
+	50, 50, 50, 50, 50, 33, 50, 50, 50, 46, 50, 50, 50, 14, 12, 50, 50, 50, 20, 49,
+	21, 50, 50, 50, 50, 50, 34, 50, 50, 50, 47, 50, 50, 50, 15, 13, 50, 50, 50, 49,
+	50, 22, 50, 50, 50, 50, 50, 35, 50, 50, 50, 48, 50, 50, 50, 16, 14, 50, 50, 49,
+	50, 50, 23, 50, 50, 50, 50, 50, 36, 50, 50, 50, 0, 50, 50, 50, 17, 15, 50, 49,
+	50, 50, 50, 24, 50, 50, 50, 50, 50, 37, 50, 50, 50, 1, 50, 50, 50, 18, 16, 49,
+	17, 50, 50, 50, 25, 50, 50, 50, 50, 50, 38, 50, 50, 50, 2, 50, 50, 50, 19, 49,
+	20, 18, 50, 50, 50, 26, 50, 50, 50, 50, 50, 39, 50, 50, 50, 3, 50, 50, 50, 49,
+	50, 21, 19, 50, 50, 50, 27, 50, 50, 50, 50, 50, 40, 50, 50, 50, 4, 50, 50, 49,
+	50, 50, 22, 20, 50, 50, 50, 28, 50, 50, 50, 50, 50, 41, 50, 50, 50, 5, 50, 49,
+	50, 50, 50, 23, 21, 50, 50, 50, 29, 50, 50, 50, 50, 50, 42, 50, 50, 50, 6, 49,
+	7, 50, 50, 50, 24, 22, 50, 50, 50, 30, 50, 50, 50, 50, 50, 43, 50, 50, 50, 49,
+	50, 8, 50, 50, 50, 25, 23, 50, 50, 50, 31, 50, 50, 50, 50, 50, 44, 50, 50, 49,
+	50, 50, 9, 50, 50, 50, 26, 24, 50, 50, 50, 32, 50, 50, 50, 50, 50, 45, 50, 49,
+	50, 50, 50, 10, 50, 50, 50, 27, 25, 50, 50, 50, 33, 50, 50, 50, 50, 50, 46, 49,
+	47, 50, 50, 50, 11, 50, 50, 50, 28, 26, 50, 50, 50, 34, 50, 50, 50, 50, 50, 49,
+	50, 48, 50, 50, 50, 12, 50, 50, 50, 29, 27, 50, 50, 50, 35, 50, 50, 50, 50, 49,
+	50, 50, 0, 50, 50, 50, 13, 50, 50, 50, 30, 28, 50, 50, 50, 36, 50, 50, 50, 49,
+	50, 50, 50, 1, 50, 50, 50, 14, 50, 50, 50, 31, 29, 50, 50, 50, 37, 50, 50, 49,
+	50, 50, 50, 50, 2, 50, 50, 50, 15, 50, 50, 50, 32, 30, 50, 50, 50, 38, 50, 49,
+	50, 50, 50, 50, 50, 3, 50, 50, 50, 16, 50, 50, 50, 33, 31, 50, 50, 50, 39, 49,
+	40, 50, 50, 50, 50, 50, 4, 50, 50, 50, 17, 50, 50, 50, 34, 32, 50, 50, 50, 49,
+	50, 41, 50, 50, 50, 50, 50, 5, 50, 50, 50, 18, 50, 50, 50, 35, 33, 50, 50, 49,
+	50, 50, 42, 50, 50, 50, 50, 50, 6, 50, 50, 50, 19, 50, 50, 50, 36, 34, 50, 49,
+	50, 50, 50, 43, 50, 50, 50, 50, 50, 7, 50, 50, 50, 20, 50, 50, 50, 37, 35, 49,
+	36, 50, 50, 50, 44, 50, 50, 50, 50, 50, 8, 50, 50, 50, 21, 50, 50, 50, 38, 49,
+	39, 37, 50, 50, 50, 45, 50, 50, 50, 50, 50, 9, 50, 50, 50, 22, 50, 50, 50, 49,
+	50, 40, 38, 50, 50, 50, 46, 50, 50, 50, 50, 50, 10, 50, 50, 50, 23, 50, 50, 49,
+	50, 50, 41, 39, 50, 50, 50, 47, 50, 50, 50, 50, 50, 11, 50, 50, 50, 24, 50, 49,
+	50, 50, 50, 42, 40, 50, 50, 50, 48, 50, 50, 50, 50, 50, 12, 50, 50, 50, 25, 49,
+	26, 50, 50, 50, 43, 41, 50, 50, 50, 0, 50, 50, 50, 50, 50, 13, 50, 50, 50, 49,
+	50, 27, 50, 50, 50, 44, 42, 50, 50, 50, 1, 50, 50, 50, 50, 50, 14, 50, 50, 49,
+	50, 50, 28, 50, 50, 50, 45, 43, 50, 50, 50, 2, 50, 50, 50, 50, 50, 15, 50, 49,
+	50, 50, 50, 29, 50, 50, 50, 46, 44, 50, 50, 50, 3, 50, 50, 50, 50, 50, 16, 49,
+	17, 50, 50, 50, 30, 50, 50, 50, 47, 45, 50, 50, 50, 4, 50, 50, 50, 50, 50, 49,
+	50, 18, 50, 50, 50, 31, 50, 50, 50, 48, 46, 50, 50, 50, 5, 50, 50, 50, 50, 49,
+	50, 50, 19, 50, 50, 50, 32, 50, 50, 50, 0, 47, 50, 50, 50, 6, 50, 50, 50, 49,
+	50, 50, 50, 50, 50, 50, 50, 50, 50, 50, 50, 50, 50, 50, 50, 50, 50, 50, 50, 50,
 }
 
-// SetStore makes the machine append every accepted transition to the store's event log and
-// save a snapshot at each checkpoint. Errors from the store come back from Fire as a
-// StoreError; the transition has happened in memory: reload the machine from the store
-// before firing again.
-func (m *Big) SetStore(s BigStore) {
-	m.store = s
-	m.watched = m.store != nil || m.logger != nil
-}
+// BigSnapshot is the machine's present, in a form that encodes to JSON by name
+// (fsmrt.Snapshot).
+type BigSnapshot = fsmrt.Snapshot[State, BigContext, fsmrt.None]
 
-// SetLogger makes the machine log every refused event (at Warn) through l.
-func (m *Big) SetLogger(l *slog.Logger) {
-	m.logger = l
-	m.watched = m.store != nil || m.logger != nil
-}
+// BigLogEntry is one entry of the event log (fsmrt.LogEntry).
+type BigLogEntry = fsmrt.LogEntry[State, Event, fsmrt.NoRole]
 
-// Fire fires e and returns the new state. When e is refused it returns the unchanged state
-// and one of the typed errors (InvalidTransitionError, GuardError, ...), and nothing
-// changes. Refusing and accepting allocate nothing unless the spec asks for history,
-// payloads or idempotency keys.
-func (m *Big) Fire(ctx context.Context, e Event) (State, error) {
-	if !m.watched && m.state < NumStates && e < NumEvents {
-		from := m.state
-		switch to := moves[from][e]; to {
-		case moveRefused:
-			return from, &invalidTransitions[from][e]
-		case moveStep:
-			return m.step(ctx, e, &noInput, false)
-		default:
-			m.state = State(to)
-			m.seq++
-			return State(to), nil
-		}
-	}
-	return m.fire(ctx, e, &noInput)
-}
-
-// noInput is the input of Fire, shared and never written, so that Fire does not build one.
-var noInput BigInput
-
-// FireWith fires e with what the caller says about it (who fires it, when, why, ...).
-func (m *Big) FireWith(ctx context.Context, e Event, in BigInput) (State, error) {
-	return m.fire(ctx, e, &in)
-}
-
-// fire runs step and logs a refusal when the machine has a logger.
-func (m *Big) fire(ctx context.Context, e Event, in *BigInput) (State, error) {
-	to, err := m.once(ctx, e, in)
-	if err != nil && m.logger != nil {
-		m.logRefusal(ctx, e, err)
-	}
-	return to, err
-}
-
-// logRefusal logs a refused event at Warn.
-func (m *Big) logRefusal(ctx context.Context, e Event, err error) {
-	m.logger.LogAttrs(ctx, slog.LevelWarn, "event refused", slog.String("machine", "Big"), slog.String("id", m.ID), slog.String("state", m.state.String()), slog.String("event", e.String()), slog.String("error", err.Error()))
-}
-
-// once applies idempotency keys around step.
-func (m *Big) once(ctx context.Context, e Event, in *BigInput) (State, error) {
-	return m.step(ctx, e, in, false)
-}
-
-// Can reports whether e would be accepted now, without firing it. Guards are evaluated.
-func (m *Big) Can(ctx context.Context, e Event) bool {
-	return m.state < NumStates && e < NumEvents && moves[m.state][e] != moveRefused
-}
-
-// CanWith is Can for a given input.
-func (m *Big) CanWith(ctx context.Context, e Event, in BigInput) bool {
-	_, err := m.step(ctx, e, &in, true)
-	return err == nil
-}
-
-// Permitted appends to buf the events that would be accepted now, in declaration order,
-// and returns it. It allocates nothing when buf has room.
-func (m *Big) Permitted(ctx context.Context, buf []Event) []Event {
-	return m.PermittedWith(ctx, BigInput{}, buf)
-}
-
-// PermittedWith is Permitted for a given input.
-func (m *Big) PermittedWith(ctx context.Context, in BigInput, buf []Event) []Event {
-	if m.state >= NumStates {
-		return buf
-	}
-	if p := plainPermitted[m.state]; p != nil {
-		return append(buf, p...)
-	}
-	for i, to := range &moves[m.state] {
-		e := Event(i)
-		switch to {
-		case moveRefused:
-			continue
-		case moveStep:
-			if _, err := m.step(ctx, e, &in, true); err != nil {
-				continue
-			}
-		}
-		buf = append(buf, e)
-	}
-	return buf
-}
-
-// accepts reports whether s has a transition on e, whatever the guards.
-func accepts(s State, e Event) bool {
-	return s < NumStates && e < NumEvents && moves[s][e] != moveRefused
-}
-
-// accepted appends the events that have a transition from s, whatever the guards.
-func accepted(s State, buf []Event) []Event {
-	for e := Event(0); e < NumEvents; e++ {
-		if accepts(s, e) {
-			buf = append(buf, e)
-		}
-	}
-	return buf
-}
-
-// moves is the dispatch table of Fire, Can and Permitted, a row per state and a column per
-// event in declaration order: the target state of a transition that only moves the state,
-// moveRefused where the state has no transition on the event, moveStep where step decides
-// (guards, roles, hooks, counters, required fields, checkpoints, the clock or a payload).
-var moves = [NumStates][NumEvents]uint8{
-	{1, 48, 50, 50, 50, 7, 50, 50, 50, 50, 50, 20, 50, 50, 50, 33, 50, 50, 50, 49},
-	{50, 2, 0, 50, 50, 50, 8, 50, 50, 50, 50, 50, 21, 50, 50, 50, 34, 50, 50, 49},
-	{50, 50, 3, 1, 50, 50, 50, 9, 50, 50, 50, 50, 50, 22, 50, 50, 50, 35, 50, 49},
-	{50, 50, 50, 4, 2, 50, 50, 50, 10, 50, 50, 50, 50, 50, 23, 50, 50, 50, 36, 49},
-	{37, 50, 50, 50, 5, 3, 50, 50, 50, 11, 50, 50, 50, 50, 50, 24, 50, 50, 50, 49},
-	{50, 38, 50, 50, 50, 6, 4, 50, 50, 50, 12, 50, 50, 50, 50, 50, 25, 50, 50, 49},
-	{50, 50, 39, 50, 50, 50, 7, 5, 50, 50, 50, 13, 50, 50, 50, 50, 50, 26, 50, 49},
-	{50, 50, 50, 40, 50, 50, 50, 8, 6, 50, 50, 50, 14, 50, 50, 50, 50, 50, 27, 49},
-	{28, 50, 50, 50, 41, 50, 50, 50, 9, 7, 50, 50, 50, 15, 50, 50, 50, 50, 50, 49},
-	{50, 29, 50, 50, 50, 42, 50, 50, 50, 10, 8, 50, 50, 50, 16, 50, 50, 50, 50, 49},
-	{50, 50, 30, 50, 50, 50, 43, 50, 50, 50, 11, 9, 50, 50, 50, 17, 50, 50, 50, 49},
-	{50, 50, 50, 31, 50, 50, 50, 44, 50, 50, 50, 12, 10, 50, 50, 50, 18, 50, 50, 49},
-	{50, 50, 50, 50, 32, 50, 50, 50, 45, 50, 50, 50, 13, 11, 50, 50, 50, 19, 50, 49},
-	{50, 50, 50, 50, 50, 33, 50, 50, 50, 46, 50, 50, 50, 14, 12, 50, 50, 50, 20, 49},
-	{21, 50, 50, 50, 50, 50, 34, 50, 50, 50, 47, 50, 50, 50, 15, 13, 50, 50, 50, 49},
-	{50, 22, 50, 50, 50, 50, 50, 35, 50, 50, 50, 48, 50, 50, 50, 16, 14, 50, 50, 49},
-	{50, 50, 23, 50, 50, 50, 50, 50, 36, 50, 50, 50, 0, 50, 50, 50, 17, 15, 50, 49},
-	{50, 50, 50, 24, 50, 50, 50, 50, 50, 37, 50, 50, 50, 1, 50, 50, 50, 18, 16, 49},
-	{17, 50, 50, 50, 25, 50, 50, 50, 50, 50, 38, 50, 50, 50, 2, 50, 50, 50, 19, 49},
-	{20, 18, 50, 50, 50, 26, 50, 50, 50, 50, 50, 39, 50, 50, 50, 3, 50, 50, 50, 49},
-	{50, 21, 19, 50, 50, 50, 27, 50, 50, 50, 50, 50, 40, 50, 50, 50, 4, 50, 50, 49},
-	{50, 50, 22, 20, 50, 50, 50, 28, 50, 50, 50, 50, 50, 41, 50, 50, 50, 5, 50, 49},
-	{50, 50, 50, 23, 21, 50, 50, 50, 29, 50, 50, 50, 50, 50, 42, 50, 50, 50, 6, 49},
-	{7, 50, 50, 50, 24, 22, 50, 50, 50, 30, 50, 50, 50, 50, 50, 43, 50, 50, 50, 49},
-	{50, 8, 50, 50, 50, 25, 23, 50, 50, 50, 31, 50, 50, 50, 50, 50, 44, 50, 50, 49},
-	{50, 50, 9, 50, 50, 50, 26, 24, 50, 50, 50, 32, 50, 50, 50, 50, 50, 45, 50, 49},
-	{50, 50, 50, 10, 50, 50, 50, 27, 25, 50, 50, 50, 33, 50, 50, 50, 50, 50, 46, 49},
-	{47, 50, 50, 50, 11, 50, 50, 50, 28, 26, 50, 50, 50, 34, 50, 50, 50, 50, 50, 49},
-	{50, 48, 50, 50, 50, 12, 50, 50, 50, 29, 27, 50, 50, 50, 35, 50, 50, 50, 50, 49},
-	{50, 50, 0, 50, 50, 50, 13, 50, 50, 50, 30, 28, 50, 50, 50, 36, 50, 50, 50, 49},
-	{50, 50, 50, 1, 50, 50, 50, 14, 50, 50, 50, 31, 29, 50, 50, 50, 37, 50, 50, 49},
-	{50, 50, 50, 50, 2, 50, 50, 50, 15, 50, 50, 50, 32, 30, 50, 50, 50, 38, 50, 49},
-	{50, 50, 50, 50, 50, 3, 50, 50, 50, 16, 50, 50, 50, 33, 31, 50, 50, 50, 39, 49},
-	{40, 50, 50, 50, 50, 50, 4, 50, 50, 50, 17, 50, 50, 50, 34, 32, 50, 50, 50, 49},
-	{50, 41, 50, 50, 50, 50, 50, 5, 50, 50, 50, 18, 50, 50, 50, 35, 33, 50, 50, 49},
-	{50, 50, 42, 50, 50, 50, 50, 50, 6, 50, 50, 50, 19, 50, 50, 50, 36, 34, 50, 49},
-	{50, 50, 50, 43, 50, 50, 50, 50, 50, 7, 50, 50, 50, 20, 50, 50, 50, 37, 35, 49},
-	{36, 50, 50, 50, 44, 50, 50, 50, 50, 50, 8, 50, 50, 50, 21, 50, 50, 50, 38, 49},
-	{39, 37, 50, 50, 50, 45, 50, 50, 50, 50, 50, 9, 50, 50, 50, 22, 50, 50, 50, 49},
-	{50, 40, 38, 50, 50, 50, 46, 50, 50, 50, 50, 50, 10, 50, 50, 50, 23, 50, 50, 49},
-	{50, 50, 41, 39, 50, 50, 50, 47, 50, 50, 50, 50, 50, 11, 50, 50, 50, 24, 50, 49},
-	{50, 50, 50, 42, 40, 50, 50, 50, 48, 50, 50, 50, 50, 50, 12, 50, 50, 50, 25, 49},
-	{26, 50, 50, 50, 43, 41, 50, 50, 50, 0, 50, 50, 50, 50, 50, 13, 50, 50, 50, 49},
-	{50, 27, 50, 50, 50, 44, 42, 50, 50, 50, 1, 50, 50, 50, 50, 50, 14, 50, 50, 49},
-	{50, 50, 28, 50, 50, 50, 45, 43, 50, 50, 50, 2, 50, 50, 50, 50, 50, 15, 50, 49},
-	{50, 50, 50, 29, 50, 50, 50, 46, 44, 50, 50, 50, 3, 50, 50, 50, 50, 50, 16, 49},
-	{17, 50, 50, 50, 30, 50, 50, 50, 47, 45, 50, 50, 50, 4, 50, 50, 50, 50, 50, 49},
-	{50, 18, 50, 50, 50, 31, 50, 50, 50, 48, 46, 50, 50, 50, 5, 50, 50, 50, 50, 49},
-	{50, 50, 19, 50, 50, 50, 32, 50, 50, 50, 0, 47, 50, 50, 50, 6, 50, 50, 50, 49},
-	{50, 50, 50, 50, 50, 50, 50, 50, 50, 50, 50, 50, 50, 50, 50, 50, 50, 50, 50, 50},
-}
-
-// The values of moves that are not states.
-const (
-	moveRefused = NumStates
-	moveStep    = NumStates + 1
-)
-
-// plainPermitted is, for each state whose row of moves has no moveStep, the events it
-// accepts in declaration order (empty, not nil, when it accepts none): what PermittedWith
-// returns there whatever the input. It is nil for the other states.
-var plainPermitted [NumStates][]Event
-
-func init() {
-	for s := range &moves {
-		if slices.Contains(moves[s][:], moveStep) {
-			continue
-		}
-		row := []Event{}
-		for e, to := range &moves[s] {
-			if to != moveRefused {
-				row = append(row, Event(e))
-			}
-		}
-		plainPermitted[s] = row
-	}
-}
-
-// step decides e in the current state and, unless dry, applies it.
-func (m *Big) step(ctx context.Context, e Event, in *BigInput, dry bool) (State, error) {
-	from := m.state
-	st := BigStep{From: from, To: from, Event: e}
-	if from < NumStates && e < NumEvents {
-		if t := plainSteps[from][e]; t != 0 {
-			return m.take(ctx, st, in, dry, int(t)-1)
-		}
-	}
-	if from >= NumStates || e >= NumEvents {
-		refusal := fsmrt.InvalidTransition(&fsmSpec, from, e)
-		return from, &refusal
-	}
-	return from, &invalidTransitions[from][e]
-}
-
-// take applies transition t, a plain one: it moves to its one target (or stays, internal,
-// exiting and entering nothing) and does nothing of its own but count. A transition with
-// roles, actions, a computed target, limits or required fields has a method of its own.
-func (m *Big) take(ctx context.Context, st BigStep, in *BigInput, dry bool, t int) (State, error) {
-	lt := &loggedTransitions[t]
-	to := st.From
-	if !lt.internal {
-		to = lt.to[0]
-	}
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	return to, m.commit(ctx, st, in, t)
-}
-
-// plainSteps is, by state and event, the index + 1 of the transition step applies with take
-// when it is the pair's only transition, plain and unguarded; 0 where step decides in code.
-var plainSteps = [NumStates][NumEvents]uint16{
-	{1, 2, 0, 0, 0, 3, 0, 0, 0, 0, 0, 4, 0, 0, 0, 5, 0, 0, 0, 6},
-	{0, 7, 8, 0, 0, 0, 9, 0, 0, 0, 0, 0, 10, 0, 0, 0, 11, 0, 0, 12},
-	{0, 0, 13, 14, 0, 0, 0, 15, 0, 0, 0, 0, 0, 16, 0, 0, 0, 17, 0, 18},
-	{0, 0, 0, 19, 20, 0, 0, 0, 21, 0, 0, 0, 0, 0, 22, 0, 0, 0, 23, 24},
-	{29, 0, 0, 0, 25, 26, 0, 0, 0, 27, 0, 0, 0, 0, 0, 28, 0, 0, 0, 30},
-	{0, 35, 0, 0, 0, 31, 32, 0, 0, 0, 33, 0, 0, 0, 0, 0, 34, 0, 0, 36},
-	{0, 0, 41, 0, 0, 0, 37, 38, 0, 0, 0, 39, 0, 0, 0, 0, 0, 40, 0, 42},
-	{0, 0, 0, 47, 0, 0, 0, 43, 44, 0, 0, 0, 45, 0, 0, 0, 0, 0, 46, 48},
-	{52, 0, 0, 0, 53, 0, 0, 0, 49, 50, 0, 0, 0, 51, 0, 0, 0, 0, 0, 54},
-	{0, 58, 0, 0, 0, 59, 0, 0, 0, 55, 56, 0, 0, 0, 57, 0, 0, 0, 0, 60},
-	{0, 0, 64, 0, 0, 0, 65, 0, 0, 0, 61, 62, 0, 0, 0, 63, 0, 0, 0, 66},
-	{0, 0, 0, 70, 0, 0, 0, 71, 0, 0, 0, 67, 68, 0, 0, 0, 69, 0, 0, 72},
-	{0, 0, 0, 0, 76, 0, 0, 0, 77, 0, 0, 0, 73, 74, 0, 0, 0, 75, 0, 78},
-	{0, 0, 0, 0, 0, 82, 0, 0, 0, 83, 0, 0, 0, 79, 80, 0, 0, 0, 81, 84},
-	{87, 0, 0, 0, 0, 0, 88, 0, 0, 0, 89, 0, 0, 0, 85, 86, 0, 0, 0, 90},
-	{0, 93, 0, 0, 0, 0, 0, 94, 0, 0, 0, 95, 0, 0, 0, 91, 92, 0, 0, 96},
-	{0, 0, 99, 0, 0, 0, 0, 0, 100, 0, 0, 0, 101, 0, 0, 0, 97, 98, 0, 102},
-	{0, 0, 0, 105, 0, 0, 0, 0, 0, 106, 0, 0, 0, 107, 0, 0, 0, 103, 104, 108},
-	{110, 0, 0, 0, 111, 0, 0, 0, 0, 0, 112, 0, 0, 0, 113, 0, 0, 0, 109, 114},
-	{115, 116, 0, 0, 0, 117, 0, 0, 0, 0, 0, 118, 0, 0, 0, 119, 0, 0, 0, 120},
-	{0, 121, 122, 0, 0, 0, 123, 0, 0, 0, 0, 0, 124, 0, 0, 0, 125, 0, 0, 126},
-	{0, 0, 127, 128, 0, 0, 0, 129, 0, 0, 0, 0, 0, 130, 0, 0, 0, 131, 0, 132},
-	{0, 0, 0, 133, 134, 0, 0, 0, 135, 0, 0, 0, 0, 0, 136, 0, 0, 0, 137, 138},
-	{143, 0, 0, 0, 139, 140, 0, 0, 0, 141, 0, 0, 0, 0, 0, 142, 0, 0, 0, 144},
-	{0, 149, 0, 0, 0, 145, 146, 0, 0, 0, 147, 0, 0, 0, 0, 0, 148, 0, 0, 150},
-	{0, 0, 155, 0, 0, 0, 151, 152, 0, 0, 0, 153, 0, 0, 0, 0, 0, 154, 0, 156},
-	{0, 0, 0, 161, 0, 0, 0, 157, 158, 0, 0, 0, 159, 0, 0, 0, 0, 0, 160, 162},
-	{166, 0, 0, 0, 167, 0, 0, 0, 163, 164, 0, 0, 0, 165, 0, 0, 0, 0, 0, 168},
-	{0, 172, 0, 0, 0, 173, 0, 0, 0, 169, 170, 0, 0, 0, 171, 0, 0, 0, 0, 174},
-	{0, 0, 178, 0, 0, 0, 179, 0, 0, 0, 175, 176, 0, 0, 0, 177, 0, 0, 0, 180},
-	{0, 0, 0, 184, 0, 0, 0, 185, 0, 0, 0, 181, 182, 0, 0, 0, 183, 0, 0, 186},
-	{0, 0, 0, 0, 190, 0, 0, 0, 191, 0, 0, 0, 187, 188, 0, 0, 0, 189, 0, 192},
-	{0, 0, 0, 0, 0, 196, 0, 0, 0, 197, 0, 0, 0, 193, 194, 0, 0, 0, 195, 198},
-	{201, 0, 0, 0, 0, 0, 202, 0, 0, 0, 203, 0, 0, 0, 199, 200, 0, 0, 0, 204},
-	{0, 207, 0, 0, 0, 0, 0, 208, 0, 0, 0, 209, 0, 0, 0, 205, 206, 0, 0, 210},
-	{0, 0, 213, 0, 0, 0, 0, 0, 214, 0, 0, 0, 215, 0, 0, 0, 211, 212, 0, 216},
-	{0, 0, 0, 219, 0, 0, 0, 0, 0, 220, 0, 0, 0, 221, 0, 0, 0, 217, 218, 222},
-	{224, 0, 0, 0, 225, 0, 0, 0, 0, 0, 226, 0, 0, 0, 227, 0, 0, 0, 223, 228},
-	{229, 230, 0, 0, 0, 231, 0, 0, 0, 0, 0, 232, 0, 0, 0, 233, 0, 0, 0, 234},
-	{0, 235, 236, 0, 0, 0, 237, 0, 0, 0, 0, 0, 238, 0, 0, 0, 239, 0, 0, 240},
-	{0, 0, 241, 242, 0, 0, 0, 243, 0, 0, 0, 0, 0, 244, 0, 0, 0, 245, 0, 246},
-	{0, 0, 0, 247, 248, 0, 0, 0, 249, 0, 0, 0, 0, 0, 250, 0, 0, 0, 251, 252},
-	{257, 0, 0, 0, 253, 254, 0, 0, 0, 255, 0, 0, 0, 0, 0, 256, 0, 0, 0, 258},
-	{0, 263, 0, 0, 0, 259, 260, 0, 0, 0, 261, 0, 0, 0, 0, 0, 262, 0, 0, 264},
-	{0, 0, 269, 0, 0, 0, 265, 266, 0, 0, 0, 267, 0, 0, 0, 0, 0, 268, 0, 270},
-	{0, 0, 0, 275, 0, 0, 0, 271, 272, 0, 0, 0, 273, 0, 0, 0, 0, 0, 274, 276},
-	{280, 0, 0, 0, 281, 0, 0, 0, 277, 278, 0, 0, 0, 279, 0, 0, 0, 0, 0, 282},
-	{0, 286, 0, 0, 0, 287, 0, 0, 0, 283, 284, 0, 0, 0, 285, 0, 0, 0, 0, 288},
-	{0, 0, 292, 0, 0, 0, 293, 0, 0, 0, 289, 290, 0, 0, 0, 291, 0, 0, 0, 294},
-	{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-}
-
-// commit finishes an accepted transition (t is its index in the spec): sequence number and
-// history here, event log and checkpoints in persist, which a machine without a store or
-// checkpoints skips.
-func (m *Big) commit(ctx context.Context, st BigStep, in *BigInput, t int) error {
-	m.seq++
-	if m.store == nil {
-		return nil
-	}
-	return m.persist(ctx, st, in, t)
-}
-
-// persist appends the transition to the store's event log and takes the checkpoints: the
-// hook, then a snapshot saved to the store. It is the only place a machine that keeps no
-// time reads the clock, for the time of the transition.
-func (m *Big) persist(ctx context.Context, st BigStep, in *BigInput, t int) error {
-	m.updatedAt = in.At
-	if m.updatedAt.IsZero() {
-		m.updatedAt = time.Now()
-	}
-	if m.store != nil {
-		e, err := m.logEntry(st, in, t)
-		if err == nil {
-			err = m.store.Append(ctx, m.ID, e)
-		}
-		if err != nil {
-			return fsmrt.StoreFailed(&fsmSpec, "append", m.seq, err)
-		}
-	}
-	return nil
-}
-
-// BigSnapshot is the machine's present, in a form that encodes to JSON by name and
-// restores with RestoreBig.
-type BigSnapshot struct {
-	// Version is the snapshot format, 1.
-	Version int    `json:"version"`
-	ID      string `json:"id"`
-	// Seq is the number of transitions accepted when the snapshot was taken.
-	Seq   int64 `json:"seq"`
-	State State `json:"state"`
-	// UpdatedAt is when the last transition the machine persisted happened (its input's At,
-	// else the clock): every transition with a store, those that reach a checkpoint without
-	// one, every transition for a machine with a clock. Zero until then.
-	UpdatedAt time.Time  `json:"updatedAt"`
-	Context   BigContext `json:"context"`
-}
-
-// Snapshot returns the machine's state, context and bookkeeping. It shares nothing with the
-// machine except the slices and maps of the context and payloads.
-func (m *Big) Snapshot() BigSnapshot {
-	s := BigSnapshot{
-		Context:   m.Context,
-		ID:        m.ID,
-		Seq:       m.seq,
-		State:     m.state,
-		UpdatedAt: m.updatedAt,
-		Version:   1,
-	}
-	return s
-}
-
-// UnmarshalJSON decodes a snapshot. It refuses with a fsmrt.SnapshotError a snapshot that
-// does not decode, or whose version or state is missing or null (decoding would leave the
-// initial state).
-func (s *BigSnapshot) UnmarshalJSON(b []byte) error {
-	type plain BigSnapshot
-	return fsmrt.DecodeSnapshot(&fsmSpec, b, (*plain)(s))
-}
-
-// RestoreBig rebuilds a machine from a snapshot. It refuses, with a fsmrt.SnapshotError
-// (errors.Is ErrInvalidSnapshot), a snapshot the machine could never have taken: of
-// another format version, with values that are not states or events of this machine,
-// negative counters or counters past their limit, a remembered state its state cannot
-// remember, timeouts of states whose timeout is not configurable, payloads that break
-// their constraints.
-func RestoreBig(s BigSnapshot) (*Big, error) {
-	if s.Version != 1 {
-		return nil, fsmrt.InvalidSnapshot(&fsmSpec, "version", fmt.Sprintf("unsupported snapshot version %d", s.Version))
-	}
-	if s.State >= NumStates {
-		return nil, fsmrt.InvalidSnapshot(&fsmSpec, "state", fmt.Sprintf("%d is not a state", s.State))
-	}
-	if s.Seq < 0 {
-		return nil, fsmrt.InvalidSnapshot(&fsmSpec, "seq", fmt.Sprintf("%d is negative", s.Seq))
-	}
-	m := NewBig()
-	m.state = s.State
-	m.ID, m.seq, m.saved = s.ID, s.Seq, s.Seq
-	m.Context, m.updatedAt = s.Context, s.UpdatedAt
-	return m, nil
-}
-
-// BigStore persists machines: an append-only event log of every accepted transition, and
-// the snapshot taken at the last checkpoint (fsmrt.Store: optimistic concurrency on
-// sequence numbers, conflicts wrap ErrStoreConflict). It is the seam for database
-// adapters.
+// BigStore persists machines: the event log and the last snapshot (fsmrt.Store).
 type BigStore = fsmrt.Store[BigLogEntry, BigSnapshot]
 
-// ErrStoreConflict is what a Store returns when another writer got there first.
-var ErrStoreConflict = fsmrt.ErrStoreConflict
-
-// StoreError says the store refused or failed to persist an accepted transition. The
-// transition has happened in memory.
-type StoreError = fsmrt.StoreError
-
-// BigLogEntry is one entry of the event log, in the JSON form of the seed documents:
-// {"timestamp", "taskId", "event": "STATE_TRANSITION", "from", "to", "actor", "reason",
-// "metadata"}, plus what replaying it needs: the transition that fired and the machine's
-// data after it.
-type BigLogEntry struct {
-	// Seq numbers the machine's accepted transitions from 1.
-	Seq int64 `json:"seq"`
-	// Timestamp is when the transition happened: the input's At, else the machine's clock.
-	Timestamp time.Time `json:"timestamp"`
-	TaskID    string    `json:"taskId"`
-	// Kind is STATE_TRANSITION.
-	Kind    string `json:"event"`
-	Trigger Event  `json:"trigger"`
-	From    State  `json:"from"`
-	To      State  `json:"to"`
-	// Transition is the index of the declared transition that fired, in spec order from 0 (-1
-	// for a resumption): replaying applies its bookkeeping without asking the guards.
-	Transition int    `json:"transition"`
-	Actor      string `json:"actor"`
-	Reason     string `json:"reason"`
-	EventID    string `json:"eventId,omitempty"`
-	// Context is the machine's context after the transition, as its actions left it.
-	Context json.RawMessage `json:"context,omitempty"`
-	// Payload is the event's payload, for events that carry one.
-	Payload  json.RawMessage   `json:"payload,omitempty"`
-	Metadata map[string]string `json:"metadata"`
-}
-
-// logEntry describes an accepted transition (t: its index) for the event log.
-func (m *Big) logEntry(st BigStep, in *BigInput, t int) (BigLogEntry, error) {
-	e := BigLogEntry{
-		Actor:      in.Actor,
-		EventID:    in.EventID,
-		From:       st.From,
-		Kind:       "STATE_TRANSITION",
-		Metadata:   map[string]string{},
-		Reason:     in.Reason,
-		Seq:        m.seq,
-		TaskID:     m.ID,
-		Timestamp:  m.updatedAt,
-		To:         st.To,
-		Transition: t,
-		Trigger:    st.Event,
-	}
-	var err error
-	e.Context, err = json.Marshal(m.Context)
-	return e, err
-}
-
-// loggedTransition is a declared transition as replaying the event log sees it (and take,
-// which applies a plain transition): the states it leaves, its events, the states it can
-// lead to, whether it is internal.
-type loggedTransition struct {
-	from, to []State
-	on       []Event
-	internal bool
-}
-
-// loggedTransitions are the spec's transitions, in order: a log entry's Transition indexes it.
-var loggedTransitions = [...]loggedTransition{
-	{from: []State{StateS00}, to: []State{StateS01}, on: []Event{EventE00}},
-	{from: []State{StateS00}, to: []State{StateS48}, on: []Event{EventE01}},
-	{from: []State{StateS00}, to: []State{StateS07}, on: []Event{EventE05}},
-	{from: []State{StateS00}, to: []State{StateS20}, on: []Event{EventE11}},
-	{from: []State{StateS00}, to: []State{StateS33}, on: []Event{EventE15}},
-	{from: []State{StateS00}, to: []State{StateS49}, on: []Event{EventE19}},
-	{from: []State{StateS01}, to: []State{StateS02}, on: []Event{EventE01}},
-	{from: []State{StateS01}, to: []State{StateS00}, on: []Event{EventE02}},
-	{from: []State{StateS01}, to: []State{StateS08}, on: []Event{EventE06}},
-	{from: []State{StateS01}, to: []State{StateS21}, on: []Event{EventE12}},
-	{from: []State{StateS01}, to: []State{StateS34}, on: []Event{EventE16}},
-	{from: []State{StateS01}, to: []State{StateS49}, on: []Event{EventE19}},
-	{from: []State{StateS02}, to: []State{StateS03}, on: []Event{EventE02}},
-	{from: []State{StateS02}, to: []State{StateS01}, on: []Event{EventE03}},
-	{from: []State{StateS02}, to: []State{StateS09}, on: []Event{EventE07}},
-	{from: []State{StateS02}, to: []State{StateS22}, on: []Event{EventE13}},
-	{from: []State{StateS02}, to: []State{StateS35}, on: []Event{EventE17}},
-	{from: []State{StateS02}, to: []State{StateS49}, on: []Event{EventE19}},
-	{from: []State{StateS03}, to: []State{StateS04}, on: []Event{EventE03}},
-	{from: []State{StateS03}, to: []State{StateS02}, on: []Event{EventE04}},
-	{from: []State{StateS03}, to: []State{StateS10}, on: []Event{EventE08}},
-	{from: []State{StateS03}, to: []State{StateS23}, on: []Event{EventE14}},
-	{from: []State{StateS03}, to: []State{StateS36}, on: []Event{EventE18}},
-	{from: []State{StateS03}, to: []State{StateS49}, on: []Event{EventE19}},
-	{from: []State{StateS04}, to: []State{StateS05}, on: []Event{EventE04}},
-	{from: []State{StateS04}, to: []State{StateS03}, on: []Event{EventE05}},
-	{from: []State{StateS04}, to: []State{StateS11}, on: []Event{EventE09}},
-	{from: []State{StateS04}, to: []State{StateS24}, on: []Event{EventE15}},
-	{from: []State{StateS04}, to: []State{StateS37}, on: []Event{EventE00}},
-	{from: []State{StateS04}, to: []State{StateS49}, on: []Event{EventE19}},
-	{from: []State{StateS05}, to: []State{StateS06}, on: []Event{EventE05}},
-	{from: []State{StateS05}, to: []State{StateS04}, on: []Event{EventE06}},
-	{from: []State{StateS05}, to: []State{StateS12}, on: []Event{EventE10}},
-	{from: []State{StateS05}, to: []State{StateS25}, on: []Event{EventE16}},
-	{from: []State{StateS05}, to: []State{StateS38}, on: []Event{EventE01}},
-	{from: []State{StateS05}, to: []State{StateS49}, on: []Event{EventE19}},
-	{from: []State{StateS06}, to: []State{StateS07}, on: []Event{EventE06}},
-	{from: []State{StateS06}, to: []State{StateS05}, on: []Event{EventE07}},
-	{from: []State{StateS06}, to: []State{StateS13}, on: []Event{EventE11}},
-	{from: []State{StateS06}, to: []State{StateS26}, on: []Event{EventE17}},
-	{from: []State{StateS06}, to: []State{StateS39}, on: []Event{EventE02}},
-	{from: []State{StateS06}, to: []State{StateS49}, on: []Event{EventE19}},
-	{from: []State{StateS07}, to: []State{StateS08}, on: []Event{EventE07}},
-	{from: []State{StateS07}, to: []State{StateS06}, on: []Event{EventE08}},
-	{from: []State{StateS07}, to: []State{StateS14}, on: []Event{EventE12}},
-	{from: []State{StateS07}, to: []State{StateS27}, on: []Event{EventE18}},
-	{from: []State{StateS07}, to: []State{StateS40}, on: []Event{EventE03}},
-	{from: []State{StateS07}, to: []State{StateS49}, on: []Event{EventE19}},
-	{from: []State{StateS08}, to: []State{StateS09}, on: []Event{EventE08}},
-	{from: []State{StateS08}, to: []State{StateS07}, on: []Event{EventE09}},
-	{from: []State{StateS08}, to: []State{StateS15}, on: []Event{EventE13}},
-	{from: []State{StateS08}, to: []State{StateS28}, on: []Event{EventE00}},
-	{from: []State{StateS08}, to: []State{StateS41}, on: []Event{EventE04}},
-	{from: []State{StateS08}, to: []State{StateS49}, on: []Event{EventE19}},
-	{from: []State{StateS09}, to: []State{StateS10}, on: []Event{EventE09}},
-	{from: []State{StateS09}, to: []State{StateS08}, on: []Event{EventE10}},
-	{from: []State{StateS09}, to: []State{StateS16}, on: []Event{EventE14}},
-	{from: []State{StateS09}, to: []State{StateS29}, on: []Event{EventE01}},
-	{from: []State{StateS09}, to: []State{StateS42}, on: []Event{EventE05}},
-	{from: []State{StateS09}, to: []State{StateS49}, on: []Event{EventE19}},
-	{from: []State{StateS10}, to: []State{StateS11}, on: []Event{EventE10}},
-	{from: []State{StateS10}, to: []State{StateS09}, on: []Event{EventE11}},
-	{from: []State{StateS10}, to: []State{StateS17}, on: []Event{EventE15}},
-	{from: []State{StateS10}, to: []State{StateS30}, on: []Event{EventE02}},
-	{from: []State{StateS10}, to: []State{StateS43}, on: []Event{EventE06}},
-	{from: []State{StateS10}, to: []State{StateS49}, on: []Event{EventE19}},
-	{from: []State{StateS11}, to: []State{StateS12}, on: []Event{EventE11}},
-	{from: []State{StateS11}, to: []State{StateS10}, on: []Event{EventE12}},
-	{from: []State{StateS11}, to: []State{StateS18}, on: []Event{EventE16}},
-	{from: []State{StateS11}, to: []State{StateS31}, on: []Event{EventE03}},
-	{from: []State{StateS11}, to: []State{StateS44}, on: []Event{EventE07}},
-	{from: []State{StateS11}, to: []State{StateS49}, on: []Event{EventE19}},
-	{from: []State{StateS12}, to: []State{StateS13}, on: []Event{EventE12}},
-	{from: []State{StateS12}, to: []State{StateS11}, on: []Event{EventE13}},
-	{from: []State{StateS12}, to: []State{StateS19}, on: []Event{EventE17}},
-	{from: []State{StateS12}, to: []State{StateS32}, on: []Event{EventE04}},
-	{from: []State{StateS12}, to: []State{StateS45}, on: []Event{EventE08}},
-	{from: []State{StateS12}, to: []State{StateS49}, on: []Event{EventE19}},
-	{from: []State{StateS13}, to: []State{StateS14}, on: []Event{EventE13}},
-	{from: []State{StateS13}, to: []State{StateS12}, on: []Event{EventE14}},
-	{from: []State{StateS13}, to: []State{StateS20}, on: []Event{EventE18}},
-	{from: []State{StateS13}, to: []State{StateS33}, on: []Event{EventE05}},
-	{from: []State{StateS13}, to: []State{StateS46}, on: []Event{EventE09}},
-	{from: []State{StateS13}, to: []State{StateS49}, on: []Event{EventE19}},
-	{from: []State{StateS14}, to: []State{StateS15}, on: []Event{EventE14}},
-	{from: []State{StateS14}, to: []State{StateS13}, on: []Event{EventE15}},
-	{from: []State{StateS14}, to: []State{StateS21}, on: []Event{EventE00}},
-	{from: []State{StateS14}, to: []State{StateS34}, on: []Event{EventE06}},
-	{from: []State{StateS14}, to: []State{StateS47}, on: []Event{EventE10}},
-	{from: []State{StateS14}, to: []State{StateS49}, on: []Event{EventE19}},
-	{from: []State{StateS15}, to: []State{StateS16}, on: []Event{EventE15}},
-	{from: []State{StateS15}, to: []State{StateS14}, on: []Event{EventE16}},
-	{from: []State{StateS15}, to: []State{StateS22}, on: []Event{EventE01}},
-	{from: []State{StateS15}, to: []State{StateS35}, on: []Event{EventE07}},
-	{from: []State{StateS15}, to: []State{StateS48}, on: []Event{EventE11}},
-	{from: []State{StateS15}, to: []State{StateS49}, on: []Event{EventE19}},
-	{from: []State{StateS16}, to: []State{StateS17}, on: []Event{EventE16}},
-	{from: []State{StateS16}, to: []State{StateS15}, on: []Event{EventE17}},
-	{from: []State{StateS16}, to: []State{StateS23}, on: []Event{EventE02}},
-	{from: []State{StateS16}, to: []State{StateS36}, on: []Event{EventE08}},
-	{from: []State{StateS16}, to: []State{StateS00}, on: []Event{EventE12}},
-	{from: []State{StateS16}, to: []State{StateS49}, on: []Event{EventE19}},
-	{from: []State{StateS17}, to: []State{StateS18}, on: []Event{EventE17}},
-	{from: []State{StateS17}, to: []State{StateS16}, on: []Event{EventE18}},
-	{from: []State{StateS17}, to: []State{StateS24}, on: []Event{EventE03}},
-	{from: []State{StateS17}, to: []State{StateS37}, on: []Event{EventE09}},
-	{from: []State{StateS17}, to: []State{StateS01}, on: []Event{EventE13}},
-	{from: []State{StateS17}, to: []State{StateS49}, on: []Event{EventE19}},
-	{from: []State{StateS18}, to: []State{StateS19}, on: []Event{EventE18}},
-	{from: []State{StateS18}, to: []State{StateS17}, on: []Event{EventE00}},
-	{from: []State{StateS18}, to: []State{StateS25}, on: []Event{EventE04}},
-	{from: []State{StateS18}, to: []State{StateS38}, on: []Event{EventE10}},
-	{from: []State{StateS18}, to: []State{StateS02}, on: []Event{EventE14}},
-	{from: []State{StateS18}, to: []State{StateS49}, on: []Event{EventE19}},
-	{from: []State{StateS19}, to: []State{StateS20}, on: []Event{EventE00}},
-	{from: []State{StateS19}, to: []State{StateS18}, on: []Event{EventE01}},
-	{from: []State{StateS19}, to: []State{StateS26}, on: []Event{EventE05}},
-	{from: []State{StateS19}, to: []State{StateS39}, on: []Event{EventE11}},
-	{from: []State{StateS19}, to: []State{StateS03}, on: []Event{EventE15}},
-	{from: []State{StateS19}, to: []State{StateS49}, on: []Event{EventE19}},
-	{from: []State{StateS20}, to: []State{StateS21}, on: []Event{EventE01}},
-	{from: []State{StateS20}, to: []State{StateS19}, on: []Event{EventE02}},
-	{from: []State{StateS20}, to: []State{StateS27}, on: []Event{EventE06}},
-	{from: []State{StateS20}, to: []State{StateS40}, on: []Event{EventE12}},
-	{from: []State{StateS20}, to: []State{StateS04}, on: []Event{EventE16}},
-	{from: []State{StateS20}, to: []State{StateS49}, on: []Event{EventE19}},
-	{from: []State{StateS21}, to: []State{StateS22}, on: []Event{EventE02}},
-	{from: []State{StateS21}, to: []State{StateS20}, on: []Event{EventE03}},
-	{from: []State{StateS21}, to: []State{StateS28}, on: []Event{EventE07}},
-	{from: []State{StateS21}, to: []State{StateS41}, on: []Event{EventE13}},
-	{from: []State{StateS21}, to: []State{StateS05}, on: []Event{EventE17}},
-	{from: []State{StateS21}, to: []State{StateS49}, on: []Event{EventE19}},
-	{from: []State{StateS22}, to: []State{StateS23}, on: []Event{EventE03}},
-	{from: []State{StateS22}, to: []State{StateS21}, on: []Event{EventE04}},
-	{from: []State{StateS22}, to: []State{StateS29}, on: []Event{EventE08}},
-	{from: []State{StateS22}, to: []State{StateS42}, on: []Event{EventE14}},
-	{from: []State{StateS22}, to: []State{StateS06}, on: []Event{EventE18}},
-	{from: []State{StateS22}, to: []State{StateS49}, on: []Event{EventE19}},
-	{from: []State{StateS23}, to: []State{StateS24}, on: []Event{EventE04}},
-	{from: []State{StateS23}, to: []State{StateS22}, on: []Event{EventE05}},
-	{from: []State{StateS23}, to: []State{StateS30}, on: []Event{EventE09}},
-	{from: []State{StateS23}, to: []State{StateS43}, on: []Event{EventE15}},
-	{from: []State{StateS23}, to: []State{StateS07}, on: []Event{EventE00}},
-	{from: []State{StateS23}, to: []State{StateS49}, on: []Event{EventE19}},
-	{from: []State{StateS24}, to: []State{StateS25}, on: []Event{EventE05}},
-	{from: []State{StateS24}, to: []State{StateS23}, on: []Event{EventE06}},
-	{from: []State{StateS24}, to: []State{StateS31}, on: []Event{EventE10}},
-	{from: []State{StateS24}, to: []State{StateS44}, on: []Event{EventE16}},
-	{from: []State{StateS24}, to: []State{StateS08}, on: []Event{EventE01}},
-	{from: []State{StateS24}, to: []State{StateS49}, on: []Event{EventE19}},
-	{from: []State{StateS25}, to: []State{StateS26}, on: []Event{EventE06}},
-	{from: []State{StateS25}, to: []State{StateS24}, on: []Event{EventE07}},
-	{from: []State{StateS25}, to: []State{StateS32}, on: []Event{EventE11}},
-	{from: []State{StateS25}, to: []State{StateS45}, on: []Event{EventE17}},
-	{from: []State{StateS25}, to: []State{StateS09}, on: []Event{EventE02}},
-	{from: []State{StateS25}, to: []State{StateS49}, on: []Event{EventE19}},
-	{from: []State{StateS26}, to: []State{StateS27}, on: []Event{EventE07}},
-	{from: []State{StateS26}, to: []State{StateS25}, on: []Event{EventE08}},
-	{from: []State{StateS26}, to: []State{StateS33}, on: []Event{EventE12}},
-	{from: []State{StateS26}, to: []State{StateS46}, on: []Event{EventE18}},
-	{from: []State{StateS26}, to: []State{StateS10}, on: []Event{EventE03}},
-	{from: []State{StateS26}, to: []State{StateS49}, on: []Event{EventE19}},
-	{from: []State{StateS27}, to: []State{StateS28}, on: []Event{EventE08}},
-	{from: []State{StateS27}, to: []State{StateS26}, on: []Event{EventE09}},
-	{from: []State{StateS27}, to: []State{StateS34}, on: []Event{EventE13}},
-	{from: []State{StateS27}, to: []State{StateS47}, on: []Event{EventE00}},
-	{from: []State{StateS27}, to: []State{StateS11}, on: []Event{EventE04}},
-	{from: []State{StateS27}, to: []State{StateS49}, on: []Event{EventE19}},
-	{from: []State{StateS28}, to: []State{StateS29}, on: []Event{EventE09}},
-	{from: []State{StateS28}, to: []State{StateS27}, on: []Event{EventE10}},
-	{from: []State{StateS28}, to: []State{StateS35}, on: []Event{EventE14}},
-	{from: []State{StateS28}, to: []State{StateS48}, on: []Event{EventE01}},
-	{from: []State{StateS28}, to: []State{StateS12}, on: []Event{EventE05}},
-	{from: []State{StateS28}, to: []State{StateS49}, on: []Event{EventE19}},
-	{from: []State{StateS29}, to: []State{StateS30}, on: []Event{EventE10}},
-	{from: []State{StateS29}, to: []State{StateS28}, on: []Event{EventE11}},
-	{from: []State{StateS29}, to: []State{StateS36}, on: []Event{EventE15}},
-	{from: []State{StateS29}, to: []State{StateS00}, on: []Event{EventE02}},
-	{from: []State{StateS29}, to: []State{StateS13}, on: []Event{EventE06}},
-	{from: []State{StateS29}, to: []State{StateS49}, on: []Event{EventE19}},
-	{from: []State{StateS30}, to: []State{StateS31}, on: []Event{EventE11}},
-	{from: []State{StateS30}, to: []State{StateS29}, on: []Event{EventE12}},
-	{from: []State{StateS30}, to: []State{StateS37}, on: []Event{EventE16}},
-	{from: []State{StateS30}, to: []State{StateS01}, on: []Event{EventE03}},
-	{from: []State{StateS30}, to: []State{StateS14}, on: []Event{EventE07}},
-	{from: []State{StateS30}, to: []State{StateS49}, on: []Event{EventE19}},
-	{from: []State{StateS31}, to: []State{StateS32}, on: []Event{EventE12}},
-	{from: []State{StateS31}, to: []State{StateS30}, on: []Event{EventE13}},
-	{from: []State{StateS31}, to: []State{StateS38}, on: []Event{EventE17}},
-	{from: []State{StateS31}, to: []State{StateS02}, on: []Event{EventE04}},
-	{from: []State{StateS31}, to: []State{StateS15}, on: []Event{EventE08}},
-	{from: []State{StateS31}, to: []State{StateS49}, on: []Event{EventE19}},
-	{from: []State{StateS32}, to: []State{StateS33}, on: []Event{EventE13}},
-	{from: []State{StateS32}, to: []State{StateS31}, on: []Event{EventE14}},
-	{from: []State{StateS32}, to: []State{StateS39}, on: []Event{EventE18}},
-	{from: []State{StateS32}, to: []State{StateS03}, on: []Event{EventE05}},
-	{from: []State{StateS32}, to: []State{StateS16}, on: []Event{EventE09}},
-	{from: []State{StateS32}, to: []State{StateS49}, on: []Event{EventE19}},
-	{from: []State{StateS33}, to: []State{StateS34}, on: []Event{EventE14}},
-	{from: []State{StateS33}, to: []State{StateS32}, on: []Event{EventE15}},
-	{from: []State{StateS33}, to: []State{StateS40}, on: []Event{EventE00}},
-	{from: []State{StateS33}, to: []State{StateS04}, on: []Event{EventE06}},
-	{from: []State{StateS33}, to: []State{StateS17}, on: []Event{EventE10}},
-	{from: []State{StateS33}, to: []State{StateS49}, on: []Event{EventE19}},
-	{from: []State{StateS34}, to: []State{StateS35}, on: []Event{EventE15}},
-	{from: []State{StateS34}, to: []State{StateS33}, on: []Event{EventE16}},
-	{from: []State{StateS34}, to: []State{StateS41}, on: []Event{EventE01}},
-	{from: []State{StateS34}, to: []State{StateS05}, on: []Event{EventE07}},
-	{from: []State{StateS34}, to: []State{StateS18}, on: []Event{EventE11}},
-	{from: []State{StateS34}, to: []State{StateS49}, on: []Event{EventE19}},
-	{from: []State{StateS35}, to: []State{StateS36}, on: []Event{EventE16}},
-	{from: []State{StateS35}, to: []State{StateS34}, on: []Event{EventE17}},
-	{from: []State{StateS35}, to: []State{StateS42}, on: []Event{EventE02}},
-	{from: []State{StateS35}, to: []State{StateS06}, on: []Event{EventE08}},
-	{from: []State{StateS35}, to: []State{StateS19}, on: []Event{EventE12}},
-	{from: []State{StateS35}, to: []State{StateS49}, on: []Event{EventE19}},
-	{from: []State{StateS36}, to: []State{StateS37}, on: []Event{EventE17}},
-	{from: []State{StateS36}, to: []State{StateS35}, on: []Event{EventE18}},
-	{from: []State{StateS36}, to: []State{StateS43}, on: []Event{EventE03}},
-	{from: []State{StateS36}, to: []State{StateS07}, on: []Event{EventE09}},
-	{from: []State{StateS36}, to: []State{StateS20}, on: []Event{EventE13}},
-	{from: []State{StateS36}, to: []State{StateS49}, on: []Event{EventE19}},
-	{from: []State{StateS37}, to: []State{StateS38}, on: []Event{EventE18}},
-	{from: []State{StateS37}, to: []State{StateS36}, on: []Event{EventE00}},
-	{from: []State{StateS37}, to: []State{StateS44}, on: []Event{EventE04}},
-	{from: []State{StateS37}, to: []State{StateS08}, on: []Event{EventE10}},
-	{from: []State{StateS37}, to: []State{StateS21}, on: []Event{EventE14}},
-	{from: []State{StateS37}, to: []State{StateS49}, on: []Event{EventE19}},
-	{from: []State{StateS38}, to: []State{StateS39}, on: []Event{EventE00}},
-	{from: []State{StateS38}, to: []State{StateS37}, on: []Event{EventE01}},
-	{from: []State{StateS38}, to: []State{StateS45}, on: []Event{EventE05}},
-	{from: []State{StateS38}, to: []State{StateS09}, on: []Event{EventE11}},
-	{from: []State{StateS38}, to: []State{StateS22}, on: []Event{EventE15}},
-	{from: []State{StateS38}, to: []State{StateS49}, on: []Event{EventE19}},
-	{from: []State{StateS39}, to: []State{StateS40}, on: []Event{EventE01}},
-	{from: []State{StateS39}, to: []State{StateS38}, on: []Event{EventE02}},
-	{from: []State{StateS39}, to: []State{StateS46}, on: []Event{EventE06}},
-	{from: []State{StateS39}, to: []State{StateS10}, on: []Event{EventE12}},
-	{from: []State{StateS39}, to: []State{StateS23}, on: []Event{EventE16}},
-	{from: []State{StateS39}, to: []State{StateS49}, on: []Event{EventE19}},
-	{from: []State{StateS40}, to: []State{StateS41}, on: []Event{EventE02}},
-	{from: []State{StateS40}, to: []State{StateS39}, on: []Event{EventE03}},
-	{from: []State{StateS40}, to: []State{StateS47}, on: []Event{EventE07}},
-	{from: []State{StateS40}, to: []State{StateS11}, on: []Event{EventE13}},
-	{from: []State{StateS40}, to: []State{StateS24}, on: []Event{EventE17}},
-	{from: []State{StateS40}, to: []State{StateS49}, on: []Event{EventE19}},
-	{from: []State{StateS41}, to: []State{StateS42}, on: []Event{EventE03}},
-	{from: []State{StateS41}, to: []State{StateS40}, on: []Event{EventE04}},
-	{from: []State{StateS41}, to: []State{StateS48}, on: []Event{EventE08}},
-	{from: []State{StateS41}, to: []State{StateS12}, on: []Event{EventE14}},
-	{from: []State{StateS41}, to: []State{StateS25}, on: []Event{EventE18}},
-	{from: []State{StateS41}, to: []State{StateS49}, on: []Event{EventE19}},
-	{from: []State{StateS42}, to: []State{StateS43}, on: []Event{EventE04}},
-	{from: []State{StateS42}, to: []State{StateS41}, on: []Event{EventE05}},
-	{from: []State{StateS42}, to: []State{StateS00}, on: []Event{EventE09}},
-	{from: []State{StateS42}, to: []State{StateS13}, on: []Event{EventE15}},
-	{from: []State{StateS42}, to: []State{StateS26}, on: []Event{EventE00}},
-	{from: []State{StateS42}, to: []State{StateS49}, on: []Event{EventE19}},
-	{from: []State{StateS43}, to: []State{StateS44}, on: []Event{EventE05}},
-	{from: []State{StateS43}, to: []State{StateS42}, on: []Event{EventE06}},
-	{from: []State{StateS43}, to: []State{StateS01}, on: []Event{EventE10}},
-	{from: []State{StateS43}, to: []State{StateS14}, on: []Event{EventE16}},
-	{from: []State{StateS43}, to: []State{StateS27}, on: []Event{EventE01}},
-	{from: []State{StateS43}, to: []State{StateS49}, on: []Event{EventE19}},
-	{from: []State{StateS44}, to: []State{StateS45}, on: []Event{EventE06}},
-	{from: []State{StateS44}, to: []State{StateS43}, on: []Event{EventE07}},
-	{from: []State{StateS44}, to: []State{StateS02}, on: []Event{EventE11}},
-	{from: []State{StateS44}, to: []State{StateS15}, on: []Event{EventE17}},
-	{from: []State{StateS44}, to: []State{StateS28}, on: []Event{EventE02}},
-	{from: []State{StateS44}, to: []State{StateS49}, on: []Event{EventE19}},
-	{from: []State{StateS45}, to: []State{StateS46}, on: []Event{EventE07}},
-	{from: []State{StateS45}, to: []State{StateS44}, on: []Event{EventE08}},
-	{from: []State{StateS45}, to: []State{StateS03}, on: []Event{EventE12}},
-	{from: []State{StateS45}, to: []State{StateS16}, on: []Event{EventE18}},
-	{from: []State{StateS45}, to: []State{StateS29}, on: []Event{EventE03}},
-	{from: []State{StateS45}, to: []State{StateS49}, on: []Event{EventE19}},
-	{from: []State{StateS46}, to: []State{StateS47}, on: []Event{EventE08}},
-	{from: []State{StateS46}, to: []State{StateS45}, on: []Event{EventE09}},
-	{from: []State{StateS46}, to: []State{StateS04}, on: []Event{EventE13}},
-	{from: []State{StateS46}, to: []State{StateS17}, on: []Event{EventE00}},
-	{from: []State{StateS46}, to: []State{StateS30}, on: []Event{EventE04}},
-	{from: []State{StateS46}, to: []State{StateS49}, on: []Event{EventE19}},
-	{from: []State{StateS47}, to: []State{StateS48}, on: []Event{EventE09}},
-	{from: []State{StateS47}, to: []State{StateS46}, on: []Event{EventE10}},
-	{from: []State{StateS47}, to: []State{StateS05}, on: []Event{EventE14}},
-	{from: []State{StateS47}, to: []State{StateS18}, on: []Event{EventE01}},
-	{from: []State{StateS47}, to: []State{StateS31}, on: []Event{EventE05}},
-	{from: []State{StateS47}, to: []State{StateS49}, on: []Event{EventE19}},
-	{from: []State{StateS48}, to: []State{StateS00}, on: []Event{EventE10}},
-	{from: []State{StateS48}, to: []State{StateS47}, on: []Event{EventE11}},
-	{from: []State{StateS48}, to: []State{StateS06}, on: []Event{EventE15}},
-	{from: []State{StateS48}, to: []State{StateS19}, on: []Event{EventE02}},
-	{from: []State{StateS48}, to: []State{StateS32}, on: []Event{EventE06}},
-	{from: []State{StateS48}, to: []State{StateS49}, on: []Event{EventE19}},
-}
-
-// ReplayBig rebuilds machine id from its store: the last snapshot (or a new machine), then
-// every later log entry applied as it was recorded: the transition's counters, memory,
-// history and idempotency key, and the state, context, policies and payload after it. No
-// hook runs: guards are not asked again, and actions and checkpoints, done when the
-// transitions happened, are not repeated. It fails with a fsmrt.LogError (errors.Is
-// ErrInvalidLog) if the log has a gap or an entry is not a transition of this machine from
-// the state the log has reached, and with a fsmrt.SnapshotError if the snapshot is not one
-// the machine could have taken. The machine returned has no store: set one to fire on.
-func ReplayBig(ctx context.Context, store BigStore, id string) (*Big, error) {
-	s, ok, log, err := store.Load(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	m := NewBig()
-	m.ID = id
-	if ok {
-		if m, err = RestoreBig(s); err != nil {
-			return nil, err
-		}
-	}
-	m.saved = m.seq
-	for i := range log {
-		if err := m.apply(&log[i]); err != nil {
-			return nil, fsmrt.InvalidLog(&fsmSpec, id, log[i].Seq, err)
-		}
-	}
-	return m, nil
-}
-
-// apply replays log entry e: it checks that e is the next entry and a transition of this
-// machine from the current state, then applies what the transition did, without hooks.
-func (m *Big) apply(e *BigLogEntry) error {
-	if e.Seq != m.seq+1 {
-		return fmt.Errorf("the log has a gap: seq %d follows %d", e.Seq, m.seq)
-	}
-	if e.Timestamp.IsZero() {
-		return errors.New("the entry has no timestamp")
-	}
-	if len(e.Context) > 0 {
-		m.Context = BigContext{}
-		if err := json.Unmarshal(e.Context, &m.Context); err != nil {
-			return err
-		}
-	}
-	if e.From != m.state || e.Transition < 0 || e.Transition >= len(loggedTransitions) || !slices.Contains(loggedTransitions[e.Transition].from, e.From) || !slices.Contains(loggedTransitions[e.Transition].on, e.Trigger) || !slices.Contains(loggedTransitions[e.Transition].to, e.To) {
-		return fmt.Errorf("%s -> %s on %s is not transition %d from %s", e.From, e.To, e.Trigger, e.Transition, m.state)
-	}
-	m.state = e.To
-	m.seq, m.updatedAt = e.Seq, e.Timestamp
-	return nil
-}
-
-// BigMemoryStore is a BigStore in memory, safe for concurrent use: the default that needs
-// no server (fsmrt.MemoryStore). It keeps snapshots as JSON, so that what Load returns is
-// what a database adapter would return.
+// BigMemoryStore is a BigStore in memory, safe for concurrent use (fsmrt.MemoryStore).
 type BigMemoryStore = fsmrt.MemoryStore[BigLogEntry, BigSnapshot]
 
 // NewBigMemoryStore returns an empty store.
@@ -1264,14 +1114,30 @@ func NewBigMemoryStore() *BigMemoryStore {
 	return fsmrt.NewMemoryStore[BigLogEntry, BigSnapshot]()
 }
 
-// Sequence returns the entry's sequence number, for the store.
-func (e BigLogEntry) Sequence() int64 {
-	return e.Seq
+// StoreError says the store failed to persist an accepted transition; ErrStoreConflict that
+// another writer got there first.
+type StoreError = fsmrt.StoreError
+
+var ErrStoreConflict = fsmrt.ErrStoreConflict
+
+// RestoreBig rebuilds a machine from a snapshot, refusing one it could never have taken
+// with a fsmrt.SnapshotError (fsmrt.Restore).
+func RestoreBig(s BigSnapshot) (*Big, error) {
+	m := NewBig()
+	if err := fsmrt.Restore(&m.Machine, s, nil); err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
-// Sequence returns the snapshot's sequence number, for the store.
-func (s BigSnapshot) Sequence() int64 {
-	return s.Seq
+// ReplayBig rebuilds machine id from its store: the last snapshot, then every later log
+// entry as recorded, no hook running (fsmrt.Replay). The machine returned has no store.
+func ReplayBig(ctx context.Context, store BigStore, id string) (*Big, error) {
+	m := NewBig()
+	if err := fsmrt.Replay(ctx, &m.Machine, store, id, nil); err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
 // ErrNotRegistered says no machine with that ID is registered.

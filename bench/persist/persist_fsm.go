@@ -6,12 +6,8 @@ package persist
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
 	"github.com/fsmgen/fsmgen/fsmrt"
 	"log/slog"
-	"slices"
 	"time"
 )
 
@@ -206,28 +202,10 @@ type ValidationError = fsmrt.ValidationError[State, Event]
 // IdempotencyConflictError says the key was already used for another event.
 type IdempotencyConflictError = fsmrt.IdempotencyConflictError[State, Event]
 
-// fsmSpec describes the machine to the runtime: the package its errors name, and the events
-// each state accepts (filled in by init from the dispatch table).
+// fsmSpec names the machine in its errors.
 var fsmSpec = fsmrt.Spec{
 	Machine: "Doc",
 	Package: "persist",
-}
-
-// Preallocated refusals, so that refusing an event allocates nothing. Written once by init.
-var (
-	invalidTransitions [NumStates][NumEvents]InvalidTransitionError
-)
-
-func init() {
-	fsmSpec.Accepts = make([][]int, NumStates)
-	for s := range invalidTransitions {
-		for e := range invalidTransitions[s] {
-			invalidTransitions[s][e] = fsmrt.InvalidTransition(&fsmSpec, State(s), Event(e))
-			if accepts(State(s), Event(e)) {
-				fsmSpec.Accepts[s] = append(fsmSpec.Accepts[s], e)
-			}
-		}
-	}
 }
 
 // DocContext holds the machine's data: the spec's context fields. States check the fields
@@ -242,33 +220,10 @@ type DocContext struct {
 }
 
 // DocStep describes the transition being decided or run; hooks receive it by value.
-type DocStep struct {
-	// From is the state the event was fired in.
-	From State
-	// To is the state being entered; for guards it is not decided yet and equals From.
-	To State
-	// Event is the event being fired.
-	Event Event
-	// At is when the event happened (zero for guards).
-	At time.Time
-}
+type DocStep = fsmrt.Step[State, Event, fsmrt.NoRole]
 
-// DocInput is what the caller says about one firing.
-type DocInput struct {
-	// Key is an idempotency key. A key already used for the same event returns the original
-	// result without firing again; for another event it is a conflict. Only accepted events
-	// are recorded, since a refusal changes nothing.
-	Key string
-	// EventID identifies the triggering event in the history and the event log.
-	EventID string
-	// Actor and Reason say who fired the event and why; they are recorded in the history and
-	// the event log.
-	Actor  string
-	Reason string
-	// At is when the event happened; the zero time means now (the machine's clock). It is
-	// recorded in the history and the event log.
-	At time.Time
-}
+// DocInput is what the caller says about one firing (FireWith).
+type DocInput = fsmrt.Input[fsmrt.NoRole]
 
 // DocHooks is what the program implements: guards, actions and checkpoints. Fire calls
 // them synchronously, in this order: guards, exit actions of the old state, the
@@ -291,374 +246,87 @@ func (DocNopHooks) Checkpoint(context.Context, *Doc, Checkpoint, DocStep) error 
 
 var _ DocHooks = DocNopHooks{}
 
-type idempotencyRecord struct {
-	event Event
-	state State
-}
-
-// SetKeyWindow sets how many idempotency keys the machine keeps in memory
-// (fsmrt.DefaultWindow when n <= 0). A key it has forgotten is looked up in its store when
-// the store is a fsmrt.KeyFinder (the memory store is); without a store, it is forgotten.
-func (m *Doc) SetKeyWindow(n int) {
-	m.keys.SetSize(n)
-}
-
-// DocRecord is one entry of the transition history: from, to, event, event ID, time
-// (timestamp), actor and reason.
+// DocRecord is one entry of the transition history.
 type DocRecord = fsmrt.Record[State, Event]
 
-// Doc is one Doc state machine.
+// Doc is one Doc state machine, on the runtime's engine (fsmrt.Machine).
 //
 // A Doc is not safe for concurrent use: confine it to one goroutine, or guard it with a
-// mutex. Different machines may be used from different goroutines. The machine does no I/O
-// itself; hooks do.
+// mutex.
 type Doc struct {
-	state State
-	seq   int64 // accepted transitions so far
+	fsmrt.Machine[State, Event, fsmrt.NoRole, DocContext, fsmrt.None]
 	hooks DocHooks
-
-	// ID names the machine in its store, its event log and a registry.
-	ID string
-	// Context is the machine's data. Hooks may change it; states check what they require.
-	Context DocContext
-
-	store       DocStore
-	saved       int64     // seq of the last snapshot saved to the store
-	updatedAt   time.Time // when the last persisted (or, with a clock, any) transition happened
-	logger      *slog.Logger
-	watched     bool // store != nil || logger != nil: Fire cannot answer from the moves table alone
-	clock       Clock
-	createdAt   time.Time
-	enteredAt   time.Time
-	timeByState [NumStates]time.Duration           // time spent in each state, the current stay excluded
-	history     fsmrt.Window[DocRecord]            // the last records; the store's log has them all
-	keys        fsmrt.KeyWindow[idempotencyRecord] // the last keys; the store's log has them all
-
-	_ [64]byte // keeps machines used by different goroutines off one cache line
 }
 
-// NewDoc returns a machine in the initial state "draft", with context and policies at
-// their spec defaults.
+// NewDoc returns a machine in the initial state "draft", its context at the spec's
+// defaults.
 func NewDoc(hooks DocHooks) *Doc {
-	m := &Doc{state: StateDraft}
-	m.hooks = hooks
-	m.clock = fsmrt.SystemClock{}
-	m.createdAt = m.clock.Now()
-	m.enteredAt = m.createdAt
+	m := &Doc{hooks: hooks}
+	fsmrt.Init(&m.Machine, &def, (*ops)(m))
 	return m
 }
 
-// State returns the current state.
-func (m *Doc) State() State {
-	return m.state
-}
-
-// Seq returns the number of transitions accepted so far (restored with a snapshot): the
-// sequence number of the last event log entry.
-func (m *Doc) Seq() int64 {
-	return m.seq
-}
-
-// SetStore makes the machine append every accepted transition to the store's event log and
-// save a snapshot at each checkpoint. Errors from the store come back from Fire as a
-// StoreError; the transition has happened in memory: reload the machine from the store
-// before firing again.
-func (m *Doc) SetStore(s DocStore) {
-	m.store = s
-	m.watched = m.store != nil || m.logger != nil
-}
-
-// SetLogger makes the machine log every refused event (at Warn) through l.
-func (m *Doc) SetLogger(l *slog.Logger) {
-	m.logger = l
-	m.watched = m.store != nil || m.logger != nil
-}
-
-// History returns a copy of the transition history the machine keeps in memory, oldest
-// first: the last SetHistoryWindow records (fsmrt.DefaultWindow unless set). The store's
-// event log has every transition.
+// History returns the last records of the transition history, oldest first: the last
+// SetHistoryWindow (fsmrt.DefaultWindow unless set). The store's event log has them all.
 func (m *Doc) History() []DocRecord {
-	return m.history.Items()
+	return fsmrt.History(&m.Machine)
 }
 
-// SetHistoryWindow sets how many history records the machine keeps in memory
-// (fsmrt.DefaultWindow when n <= 0).
+// SetHistoryWindow sets how many history records the machine keeps in memory.
 func (m *Doc) SetHistoryWindow(n int) {
-	m.history.SetSize(n)
+	fsmrt.SetHistoryWindow(&m.Machine, n)
 }
 
-// Fire fires e and returns the new state. When e is refused it returns the unchanged state
-// and one of the typed errors (InvalidTransitionError, GuardError, ...), and nothing
-// changes. Refusing and accepting allocate nothing unless the spec asks for history,
-// payloads or idempotency keys.
-func (m *Doc) Fire(ctx context.Context, e Event) (State, error) {
-	if !m.watched && m.state < NumStates && e < NumEvents {
-		from := m.state
-		switch to := moves[from][e]; to {
-		case moveRefused:
-			return from, &invalidTransitions[from][e]
-		case moveStep:
-			return m.step(ctx, e, &noInput, false)
-		default:
-			m.state = State(to)
-			m.seq++
-			return State(to), nil
-		}
-	}
-	return m.fire(ctx, e, &noInput)
+// SetKeyWindow sets how many idempotency keys the machine keeps in memory; a key it has
+// forgotten is looked up in its store when the store is a fsmrt.KeyFinder.
+func (m *Doc) SetKeyWindow(n int) {
+	fsmrt.SetKeyWindow(&m.Machine, n)
 }
 
-// noInput is the input of Fire, shared and never written, so that Fire does not build one.
-var noInput DocInput
+// Clock tells the time; set a fake one with SetClock in tests, or pass Input.At.
+type Clock = fsmrt.Clock
 
-// FireWith fires e with what the caller says about it (who fires it, when, why, ...).
-func (m *Doc) FireWith(ctx context.Context, e Event, in DocInput) (State, error) {
-	return m.fire(ctx, e, &in)
+// SetClock replaces the machine's clock, and restarts its creation time and its time in
+// the current state: call it right after construction.
+func (m *Doc) SetClock(c Clock) {
+	fsmrt.SetClock(&m.Machine, c)
 }
 
-// fire runs step and logs a refusal when the machine has a logger.
-func (m *Doc) fire(ctx context.Context, e Event, in *DocInput) (State, error) {
-	to, err := m.once(ctx, e, in)
-	if err != nil && m.logger != nil {
-		m.logRefusal(ctx, e, err)
-	}
-	return to, err
+// CreatedAt returns when the machine was created.
+func (m *Doc) CreatedAt() time.Time {
+	return fsmrt.CreatedAt(&m.Machine)
 }
 
-// logRefusal logs a refused event at Warn.
-func (m *Doc) logRefusal(ctx context.Context, e Event, err error) {
-	m.logger.LogAttrs(ctx, slog.LevelWarn, "event refused", slog.String("machine", "Doc"), slog.String("id", m.ID), slog.String("state", m.state.String()), slog.String("event", e.String()), slog.String("error", err.Error()))
+// EnteredAt returns when the current state was entered.
+func (m *Doc) EnteredAt() time.Time {
+	return fsmrt.EnteredAt(&m.Machine)
 }
 
-// once applies idempotency keys around step.
-func (m *Doc) once(ctx context.Context, e Event, in *DocInput) (State, error) {
-	if in.Key == "" {
-		return m.step(ctx, e, in, false)
-	}
-	r, ok := m.keys.Get(in.Key)
-	if !ok {
-		// A key the window has forgotten may be in the store's log.
-		if kf, finds := m.store.(fsmrt.KeyFinder[DocLogEntry]); finds {
-			le, found, err := kf.FindKey(ctx, m.ID, in.Key)
-			if err != nil {
-				return m.state, fsmrt.StoreFailed(&fsmSpec, "find key", m.seq, err)
-			}
-			r, ok = idempotencyRecord{
-				event: le.Trigger,
-				state: le.To,
-			}, found
-		}
-	}
-	if ok {
-		if r.event != e {
-			return m.state, fsmrt.IdempotencyConflict(&fsmSpec, m.state, e, in.Key, r.event)
-		}
-		return r.state, nil
-	}
-	to, err := m.step(ctx, e, in, false)
-	if err == nil {
-		m.keys.Put(in.Key, idempotencyRecord{
-			event: e,
-			state: to,
-		})
-	}
-	return to, err
+// TimeInState returns how long the machine has been in its state at now.
+func (m *Doc) TimeInState(now time.Time) time.Duration {
+	return now.Sub(fsmrt.EnteredAt(&m.Machine))
 }
 
-// Can reports whether e would be accepted now, without firing it. Guards are evaluated.
-func (m *Doc) Can(ctx context.Context, e Event) bool {
-	if m.state < NumStates && e < NumEvents {
-		switch moves[m.state][e] {
-		case moveRefused:
-			return false
-		case moveStep: // step decides
-		default:
-			return true
-		}
-	}
-	return m.CanWith(ctx, e, DocInput{})
+// TotalTime returns how long the machine has existed at now.
+func (m *Doc) TotalTime(now time.Time) time.Duration {
+	return now.Sub(fsmrt.CreatedAt(&m.Machine))
 }
 
-// CanWith is Can for a given input.
-func (m *Doc) CanWith(ctx context.Context, e Event, in DocInput) bool {
-	_, err := m.step(ctx, e, &in, true)
-	return err == nil
+// TimeByState returns the time spent in each state at now, the current stay included.
+func (m *Doc) TimeByState(now time.Time) (t [NumStates]time.Duration) {
+	copy(t[:], fsmrt.TimeByState(&m.Machine, now))
+	return
 }
 
-// Permitted appends to buf the events that would be accepted now, in declaration order,
-// and returns it. It allocates nothing when buf has room.
-func (m *Doc) Permitted(ctx context.Context, buf []Event) []Event {
-	return m.PermittedWith(ctx, DocInput{}, buf)
-}
+// ops is Doc as the engine calls it back (fsmrt.Guards, fsmrt.Actions, ...): each method
+// is a switch over the spec's guards, actions, states or checkpoints, by index.
+type ops Doc
 
-// PermittedWith is Permitted for a given input.
-func (m *Doc) PermittedWith(ctx context.Context, in DocInput, buf []Event) []Event {
-	if m.state >= NumStates {
-		return buf
-	}
-	if p := plainPermitted[m.state]; p != nil {
-		return append(buf, p...)
-	}
-	for i, to := range &moves[m.state] {
-		e := Event(i)
-		switch to {
-		case moveRefused:
-			continue
-		case moveStep:
-			if _, err := m.step(ctx, e, &in, true); err != nil {
-				continue
-			}
-		}
-		buf = append(buf, e)
-	}
-	return buf
-}
-
-// accepts reports whether s has a transition on e, whatever the guards.
-func accepts(s State, e Event) bool {
-	return s < NumStates && e < NumEvents && moves[s][e] != moveRefused
-}
-
-// accepted appends the events that have a transition from s, whatever the guards.
-func accepted(s State, buf []Event) []Event {
-	for e := Event(0); e < NumEvents; e++ {
-		if accepts(s, e) {
-			buf = append(buf, e)
-		}
-	}
-	return buf
-}
-
-// moves is the dispatch table of Fire, Can and Permitted, a row per state and a column per
-// event in declaration order: the target state of a transition that only moves the state,
-// moveRefused where the state has no transition on the event, moveStep where step decides
-// (guards, roles, hooks, counters, required fields, checkpoints, the clock or a payload).
-var moves = [NumStates][NumEvents]uint8{
-	{4, 3, 3},
-	{3, 4, 4},
-	{3, 3, 4},
-}
-
-// The values of moves that are not states.
-const (
-	moveRefused = NumStates
-	moveStep    = NumStates + 1
-)
-
-// plainPermitted is, for each state whose row of moves has no moveStep, the events it
-// accepts in declaration order (empty, not nil, when it accepts none): what PermittedWith
-// returns there whatever the input. It is nil for the other states.
-var plainPermitted [NumStates][]Event
-
-func init() {
-	for s := range &moves {
-		if slices.Contains(moves[s][:], moveStep) {
-			continue
-		}
-		row := []Event{}
-		for e, to := range &moves[s] {
-			if to != moveRefused {
-				row = append(row, Event(e))
-			}
-		}
-		plainPermitted[s] = row
-	}
-}
-
-// step decides e in the current state and, unless dry, applies it.
-func (m *Doc) step(ctx context.Context, e Event, in *DocInput, dry bool) (State, error) {
-	from := m.state
-	st := DocStep{From: from, To: from, Event: e}
-	if from < NumStates && e < NumEvents {
-		if t := plainSteps[from][e]; t != 0 {
-			return m.take(ctx, st, in, dry, int(t)-1)
-		}
-	}
-	if from >= NumStates || e >= NumEvents {
-		refusal := fsmrt.InvalidTransition(&fsmSpec, from, e)
-		return from, &refusal
-	}
-	return from, &invalidTransitions[from][e]
-}
-
-// take applies transition t, a plain one: it moves to its one target (or stays, internal,
-// exiting and entering nothing) and does nothing of its own but count. A transition with
-// roles, actions, a computed target, limits or required fields has a method of its own.
-func (m *Doc) take(ctx context.Context, st DocStep, in *DocInput, dry bool, t int) (State, error) {
-	lt := &loggedTransitions[t]
-	to := st.From
-	if !lt.internal {
-		to = lt.to[0]
-	}
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	st.At = m.now(in)
-	m.state = to
-	if !lt.internal {
-		m.moveClock(st)
-	}
-	return to, m.commit(ctx, st, in, t, lt.cp)
-}
-
-// plainSteps is, by state and event, the index + 1 of the transition step applies with take
-// when it is the pair's only transition, plain and unguarded; 0 where step decides in code.
-var plainSteps = [NumStates][NumEvents]uint8{
-	{1, 0, 0},
-	{0, 2, 3},
-	{0, 0, 4},
-}
-
-// noCheckpoint stands for a transition that names no checkpoint of its own.
-const noCheckpoint = Checkpoint(1)
-
-// commit finishes an accepted transition (t is its index in the spec): sequence number and
-// history here, event log and checkpoints in persist, which a machine without a store or
-// checkpoints skips.
-func (m *Doc) commit(ctx context.Context, st DocStep, in *DocInput, t int, cp Checkpoint) error {
-	m.seq++
-	m.updatedAt = st.At
-	m.history.Add(DocRecord{
-		Actor:   in.Actor,
-		At:      st.At,
-		Event:   st.Event,
-		EventID: in.EventID,
-		From:    st.From,
-		Reason:  in.Reason,
-		To:      st.To,
-	})
-	return m.persist(ctx, st, in, t, cp)
-}
-
-// persist appends the transition to the store's event log and takes the checkpoints: the
-// hook, then a snapshot saved to the store. It is the only place a machine that keeps no
-// time reads the clock, for the time of the transition.
-func (m *Doc) persist(ctx context.Context, st DocStep, in *DocInput, t int, cp Checkpoint) error {
-	if m.store != nil {
-		e, err := m.logEntry(st, in, t)
-		if err == nil {
-			err = m.store.Append(ctx, m.ID, e)
-		}
-		if err != nil {
-			return fsmrt.StoreFailed(&fsmSpec, "append", m.seq, err)
-		}
-	}
-	for i, c := range [...]Checkpoint{cp, CheckpointEvery} {
-		if c == noCheckpoint || i > 0 && c == cp {
-			continue
-		}
-		if err := m.hooks.Checkpoint(ctx, m, c, st); err != nil {
-			return &CheckpointError{
-				Checkpoint: c,
-				Err:        err,
-			}
-		}
-		if m.store != nil && m.saved != m.seq {
-			if err := m.store.Save(ctx, m.ID, m.saved, m.Snapshot()); err != nil {
-				return fsmrt.StoreFailed(&fsmSpec, "save", m.seq, err)
-			}
-			m.saved = m.seq
+func (m *ops) Checkpoint(ctx context.Context, cp int, st DocStep) error {
+	if err := m.hooks.Checkpoint(ctx, (*Doc)(m), Checkpoint(cp), st); err != nil {
+		return &CheckpointError{
+			Checkpoint: Checkpoint(cp),
+			Err:        err,
 		}
 	}
 	return nil
@@ -679,277 +347,56 @@ func (e *CheckpointError) Unwrap() error {
 	return e.Err
 }
 
-// DocSnapshot is the machine's present, in a form that encodes to JSON by name and
-// restores with RestoreDoc. Its past (the transition history, the idempotency keys used)
-// is in the event log, not here, so that taking a snapshot costs the same however old the
-// machine is.
-type DocSnapshot struct {
-	// Version is the snapshot format, 1.
-	Version int    `json:"version"`
-	ID      string `json:"id"`
-	// Seq is the number of transitions accepted when the snapshot was taken.
-	Seq   int64 `json:"seq"`
-	State State `json:"state"`
-	// UpdatedAt is when the last transition the machine persisted happened (its input's At,
-	// else the clock): every transition with a store, those that reach a checkpoint without
-	// one, every transition for a machine with a clock. Zero until then.
-	UpdatedAt time.Time  `json:"updatedAt"`
-	Context   DocContext `json:"context"`
-	CreatedAt time.Time  `json:"createdAt"`
-	EnteredAt time.Time  `json:"enteredAt"`
-	// TimeByState is the time spent in each state before the current stay.
-	TimeByState map[State]time.Duration `json:"timeByState,omitempty"`
+// def is the machine as data for the engine: its states, how events dispatch to its
+// transitions, its transitions and counters, indexed in spec order.
+var def = fsmrt.Def[State, Event, fsmrt.NoRole]{
+	Spec:      &fsmSpec,
+	NumEvents: NumEvents,
+	Initial:   StateDraft,
+	Moves:     moves[:],
+	States: []fsmrt.StateDef{
+		{},
+		{},
+		{},
+	},
+	Pairs: []fsmrt.Pair{
+		{State: 0, Event: 0, Cands: []fsmrt.Cand{{T: 0}}},
+		{State: 1, Event: 1, Cands: []fsmrt.Cand{{T: 1}}},
+		{State: 1, Event: 2, Cands: []fsmrt.Cand{{T: 2}}},
+		{State: 2, Event: 2, Cands: []fsmrt.Cand{{T: 3}}},
+	},
+	Transitions: []fsmrt.Transition{
+		{From: []int32{0}, On: []int32{0}, To: []int32{1}, Target: 1, Checkpoint: -1, Plain: true},
+		{From: []int32{1}, On: []int32{1}, To: []int32{2}, Target: 2, Checkpoint: -1, Plain: true},
+		{From: []int32{1}, On: []int32{2}, To: []int32{0}, Target: 0, Checkpoint: -1, Plain: true},
+		{From: []int32{2}, On: []int32{2}, To: []int32{0}, Target: 0, Checkpoint: -1, Plain: true},
+	},
+	EveryCheckpoint: 0,
+	Idempotent:      true,
+	History:         true,
+	Timing:          true,
 }
 
-// Snapshot returns the machine's state, context and bookkeeping. It shares nothing with the
-// machine except the slices and maps of the context and payloads.
-func (m *Doc) Snapshot() DocSnapshot {
-	s := DocSnapshot{
-		Context:   m.Context,
-		ID:        m.ID,
-		Seq:       m.seq,
-		State:     m.state,
-		UpdatedAt: m.updatedAt,
-		Version:   1,
-	}
-	s.CreatedAt, s.EnteredAt = m.createdAt, m.enteredAt
-	for st, d := range m.timeByState {
-		if d != 0 {
-			if s.TimeByState == nil {
-				s.TimeByState = map[State]time.Duration{}
-			}
-			s.TimeByState[State(st)] = d
-		}
-	}
-	return s
+// moves is the dispatch table, a row per state and a column per event: the target of a
+// transition that only moves the state, NumStates where the state has no transition on the
+// event, NumStates+1 where the engine decides (guards, hooks, counters, ...).
+var moves = [...]uint32{
+	4, 3, 3,
+	3, 4, 4,
+	3, 3, 4,
 }
 
-// UnmarshalJSON decodes a snapshot. It refuses with a fsmrt.SnapshotError a snapshot that
-// does not decode, or whose version or state is missing or null (decoding would leave the
-// initial state).
-func (s *DocSnapshot) UnmarshalJSON(b []byte) error {
-	type plain DocSnapshot
-	return fsmrt.DecodeSnapshot(&fsmSpec, b, (*plain)(s))
-}
+// DocSnapshot is the machine's present, in a form that encodes to JSON by name
+// (fsmrt.Snapshot).
+type DocSnapshot = fsmrt.Snapshot[State, DocContext, fsmrt.None]
 
-// RestoreDoc rebuilds a machine from a snapshot. It refuses, with a fsmrt.SnapshotError
-// (errors.Is ErrInvalidSnapshot), a snapshot the machine could never have taken: of
-// another format version, with values that are not states or events of this machine,
-// negative counters or counters past their limit, a remembered state its state cannot
-// remember, timeouts of states whose timeout is not configurable, payloads that break
-// their constraints.
-func RestoreDoc(s DocSnapshot, hooks DocHooks) (*Doc, error) {
-	if s.Version != 1 {
-		return nil, fsmrt.InvalidSnapshot(&fsmSpec, "version", fmt.Sprintf("unsupported snapshot version %d", s.Version))
-	}
-	if s.State >= NumStates {
-		return nil, fsmrt.InvalidSnapshot(&fsmSpec, "state", fmt.Sprintf("%d is not a state", s.State))
-	}
-	if s.Seq < 0 {
-		return nil, fsmrt.InvalidSnapshot(&fsmSpec, "seq", fmt.Sprintf("%d is negative", s.Seq))
-	}
-	m := NewDoc(hooks)
-	m.state = s.State
-	m.ID, m.seq, m.saved = s.ID, s.Seq, s.Seq
-	m.Context, m.updatedAt = s.Context, s.UpdatedAt
-	m.createdAt, m.enteredAt = s.CreatedAt, s.EnteredAt
-	for st, d := range s.TimeByState {
-		if st >= NumStates {
-			return nil, fsmrt.InvalidSnapshot(&fsmSpec, "timeByState", fmt.Sprintf("%d is not a state", st))
-		}
-		m.timeByState[st] = d
-	}
-	return m, nil
-}
+// DocLogEntry is one entry of the event log (fsmrt.LogEntry).
+type DocLogEntry = fsmrt.LogEntry[State, Event, fsmrt.NoRole]
 
-// DocStore persists machines: an append-only event log of every accepted transition, and
-// the snapshot taken at the last checkpoint (fsmrt.Store: optimistic concurrency on
-// sequence numbers, conflicts wrap ErrStoreConflict). It is the seam for database
-// adapters.
+// DocStore persists machines: the event log and the last snapshot (fsmrt.Store).
 type DocStore = fsmrt.Store[DocLogEntry, DocSnapshot]
 
-// ErrStoreConflict is what a Store returns when another writer got there first.
-var ErrStoreConflict = fsmrt.ErrStoreConflict
-
-// StoreError says the store refused or failed to persist an accepted transition. The
-// transition has happened in memory.
-type StoreError = fsmrt.StoreError
-
-// DocLogEntry is one entry of the event log, in the JSON form of the seed documents:
-// {"timestamp", "taskId", "event": "STATE_TRANSITION", "from", "to", "actor", "reason",
-// "metadata"}, plus what replaying it needs: the transition that fired and the machine's
-// data after it.
-type DocLogEntry struct {
-	// Seq numbers the machine's accepted transitions from 1.
-	Seq int64 `json:"seq"`
-	// Timestamp is when the transition happened: the input's At, else the machine's clock.
-	Timestamp time.Time `json:"timestamp"`
-	TaskID    string    `json:"taskId"`
-	// Created is when the machine was created, in its first entry only: replaying the whole
-	// log restores the time spent in the initial state.
-	Created time.Time `json:"created,omitzero"`
-	// Kind is STATE_TRANSITION.
-	Kind    string `json:"event"`
-	Trigger Event  `json:"trigger"`
-	From    State  `json:"from"`
-	To      State  `json:"to"`
-	// Transition is the index of the declared transition that fired, in spec order from 0 (-1
-	// for a resumption): replaying applies its bookkeeping without asking the guards.
-	Transition int    `json:"transition"`
-	Actor      string `json:"actor"`
-	Reason     string `json:"reason"`
-	EventID    string `json:"eventId,omitempty"`
-	Key        string `json:"idempotencyKey,omitempty"`
-	// Context is the machine's context after the transition, as its actions left it.
-	Context json.RawMessage `json:"context,omitempty"`
-	// Payload is the event's payload, for events that carry one.
-	Payload  json.RawMessage   `json:"payload,omitempty"`
-	Metadata map[string]string `json:"metadata"`
-}
-
-// logEntry describes an accepted transition (t: its index) for the event log.
-func (m *Doc) logEntry(st DocStep, in *DocInput, t int) (DocLogEntry, error) {
-	e := DocLogEntry{
-		Actor:      in.Actor,
-		EventID:    in.EventID,
-		From:       st.From,
-		Key:        in.Key,
-		Kind:       "STATE_TRANSITION",
-		Metadata:   map[string]string{},
-		Reason:     in.Reason,
-		Seq:        m.seq,
-		TaskID:     m.ID,
-		Timestamp:  m.updatedAt,
-		To:         st.To,
-		Transition: t,
-		Trigger:    st.Event,
-	}
-	if m.seq == 1 {
-		e.Created = m.createdAt
-	}
-	var err error
-	e.Context, err = json.Marshal(m.Context)
-	return e, err
-}
-
-// loggedTransition is a declared transition as replaying the event log sees it (and take,
-// which applies a plain transition): the states it leaves, its events, the states it can
-// lead to, whether it is internal, its checkpoint.
-type loggedTransition struct {
-	from, to []State
-	on       []Event
-	internal bool
-	cp       Checkpoint // its own checkpoint, or noCheckpoint
-}
-
-// loggedTransitions are the spec's transitions, in order: a log entry's Transition indexes it.
-var loggedTransitions = [...]loggedTransition{
-	{from: []State{StateDraft}, to: []State{StateReview}, on: []Event{EventReview}, cp: noCheckpoint},
-	{from: []State{StateReview}, to: []State{StatePublished}, on: []Event{EventPublished}, cp: noCheckpoint},
-	{from: []State{StateReview}, to: []State{StateDraft}, on: []Event{EventDraft}, cp: noCheckpoint},
-	{from: []State{StatePublished}, to: []State{StateDraft}, on: []Event{EventDraft}, cp: noCheckpoint},
-}
-
-// ReplayDoc rebuilds machine id from its store: the last snapshot (or a new machine), then
-// every later log entry applied as it was recorded: the transition's counters, memory,
-// history and idempotency key, and the state, context, policies and payload after it. No
-// hook runs: guards are not asked again, and actions and checkpoints, done when the
-// transitions happened, are not repeated. It fails with a fsmrt.LogError (errors.Is
-// ErrInvalidLog) if the log has a gap or an entry is not a transition of this machine from
-// the state the log has reached, and with a fsmrt.SnapshotError if the snapshot is not one
-// the machine could have taken. The machine returned has no store: set one to fire on.
-func ReplayDoc(ctx context.Context, store DocStore, id string, hooks DocHooks) (*Doc, error) {
-	s, ok, log, err := store.Load(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	m := NewDoc(hooks)
-	m.ID = id
-	if ok {
-		if m, err = RestoreDoc(s, hooks); err != nil {
-			return nil, err
-		}
-		// The snapshot holds the present; the last of the past is in the log before it.
-		past, err := store.Log(ctx, id, max(0, s.Seq-int64(fsmrt.DefaultWindow)))
-		if err != nil {
-			return nil, err
-		}
-		for i := range past {
-			if past[i].Seq > s.Seq {
-				break
-			}
-			m.recall(&past[i])
-		}
-	}
-	// Without a snapshot the creation time is in the first entry.
-	if !ok && len(log) > 0 {
-		m.createdAt, m.enteredAt = log[0].Created, log[0].Created
-	}
-	m.saved = m.seq
-	for i := range log {
-		if err := m.apply(&log[i]); err != nil {
-			return nil, fsmrt.InvalidLog(&fsmSpec, id, log[i].Seq, err)
-		}
-	}
-	return m, nil
-}
-
-// apply replays log entry e: it checks that e is the next entry and a transition of this
-// machine from the current state, then applies what the transition did, without hooks.
-func (m *Doc) apply(e *DocLogEntry) error {
-	if e.Seq != m.seq+1 {
-		return fmt.Errorf("the log has a gap: seq %d follows %d", e.Seq, m.seq)
-	}
-	if e.Timestamp.IsZero() {
-		return errors.New("the entry has no timestamp")
-	}
-	if len(e.Context) > 0 {
-		m.Context = DocContext{}
-		if err := json.Unmarshal(e.Context, &m.Context); err != nil {
-			return err
-		}
-	}
-	if e.From != m.state || e.Transition < 0 || e.Transition >= len(loggedTransitions) || !slices.Contains(loggedTransitions[e.Transition].from, e.From) || !slices.Contains(loggedTransitions[e.Transition].on, e.Trigger) || !slices.Contains(loggedTransitions[e.Transition].to, e.To) {
-		return fmt.Errorf("%s -> %s on %s is not transition %d from %s", e.From, e.To, e.Trigger, e.Transition, m.state)
-	}
-	t := &loggedTransitions[e.Transition]
-	moved := !t.internal || e.To != e.From
-	m.state = e.To
-	if moved {
-		m.moveClock(DocStep{
-			At:   e.Timestamp,
-			From: e.From,
-			To:   e.To,
-		})
-	}
-	m.recall(e)
-	m.seq, m.updatedAt = e.Seq, e.Timestamp
-	return nil
-}
-
-// recall puts what log entry e says of the machine's past into the windows it keeps in
-// memory: the history record and the idempotency key.
-func (m *Doc) recall(e *DocLogEntry) {
-	m.history.Add(DocRecord{
-		Actor:   e.Actor,
-		At:      e.Timestamp,
-		Event:   e.Trigger,
-		EventID: e.EventID,
-		From:    e.From,
-		Reason:  e.Reason,
-		To:      e.To,
-	})
-	if e.Key != "" {
-		m.keys.Put(e.Key, idempotencyRecord{
-			event: e.Trigger,
-			state: e.To,
-		})
-	}
-}
-
-// DocMemoryStore is a DocStore in memory, safe for concurrent use: the default that needs
-// no server (fsmrt.MemoryStore). It keeps snapshots as JSON, so that what Load returns is
-// what a database adapter would return.
+// DocMemoryStore is a DocStore in memory, safe for concurrent use (fsmrt.MemoryStore).
 type DocMemoryStore = fsmrt.MemoryStore[DocLogEntry, DocSnapshot]
 
 // NewDocMemoryStore returns an empty store.
@@ -957,19 +404,30 @@ func NewDocMemoryStore() *DocMemoryStore {
 	return fsmrt.NewMemoryStore[DocLogEntry, DocSnapshot]()
 }
 
-// Sequence returns the entry's sequence number, for the store.
-func (e DocLogEntry) Sequence() int64 {
-	return e.Seq
+// StoreError says the store failed to persist an accepted transition; ErrStoreConflict that
+// another writer got there first.
+type StoreError = fsmrt.StoreError
+
+var ErrStoreConflict = fsmrt.ErrStoreConflict
+
+// RestoreDoc rebuilds a machine from a snapshot, refusing one it could never have taken
+// with a fsmrt.SnapshotError (fsmrt.Restore).
+func RestoreDoc(s DocSnapshot, hooks DocHooks) (*Doc, error) {
+	m := NewDoc(hooks)
+	if err := fsmrt.Restore(&m.Machine, s, nil); err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
-// IdempotencyKey returns the entry's idempotency key, for the store (fsmrt.KeyFinder).
-func (e DocLogEntry) IdempotencyKey() string {
-	return e.Key
-}
-
-// Sequence returns the snapshot's sequence number, for the store.
-func (s DocSnapshot) Sequence() int64 {
-	return s.Seq
+// ReplayDoc rebuilds machine id from its store: the last snapshot, then every later log
+// entry as recorded, no hook running (fsmrt.Replay). The machine returned has no store.
+func ReplayDoc(ctx context.Context, store DocStore, id string, hooks DocHooks) (*Doc, error) {
+	m := NewDoc(hooks)
+	if err := fsmrt.Replay(ctx, &m.Machine, store, id, nil); err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
 // ErrNotRegistered says no machine with that ID is registered.
@@ -1003,60 +461,4 @@ func (r *DocRegistry) Fire(ctx context.Context, id string, e Event, in DocInput)
 		return err
 	})
 	return to, err
-}
-
-// Clock tells the time. Machines read it only when the spec asks for time (timeouts,
-// history); set a fake one with SetClock in tests, or pass Input.At.
-type Clock = fsmrt.Clock
-
-// SetClock replaces the machine's clock. Call it right after construction: it also
-// restarts the machine's creation time and its time in the current state.
-func (m *Doc) SetClock(c Clock) {
-	m.clock = c
-	m.createdAt = c.Now()
-	m.enteredAt = m.createdAt
-}
-
-func (m *Doc) now(in *DocInput) time.Time {
-	if !in.At.IsZero() {
-		return in.At
-	}
-	return m.clock.Now()
-}
-
-// moveClock accounts for leaving st.From and entering st.To at st.At.
-func (m *Doc) moveClock(st DocStep) {
-	if st.From < NumStates {
-		m.timeByState[st.From] += st.At.Sub(m.enteredAt)
-	}
-	m.enteredAt = st.At
-}
-
-// CreatedAt returns when the machine was created.
-func (m *Doc) CreatedAt() time.Time {
-	return m.createdAt
-}
-
-// TotalTime returns how long the machine has existed at now.
-func (m *Doc) TotalTime(now time.Time) time.Duration {
-	return now.Sub(m.createdAt)
-}
-
-// TimeByState returns the time spent in each state at now, the current stay included.
-func (m *Doc) TimeByState(now time.Time) [NumStates]time.Duration {
-	t := m.timeByState
-	if m.state < NumStates {
-		t[m.state] += m.TimeInState(now)
-	}
-	return t
-}
-
-// EnteredAt returns when the current state was entered.
-func (m *Doc) EnteredAt() time.Time {
-	return m.enteredAt
-}
-
-// TimeInState returns how long the machine has been in its state at now.
-func (m *Doc) TimeInState(now time.Time) time.Duration {
-	return now.Sub(m.enteredAt)
 }
