@@ -1,0 +1,876 @@
+package fsmrt
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func newStore() *tStore { return NewMemoryStore[tEntryLog, tSnapshot]() }
+
+// loadSnapshot returns the snapshot st holds for doc-1, failing t if none is.
+func loadSnapshot(t *testing.T, st Store[tEntryLog, tSnapshot]) tSnapshot {
+	t.Helper()
+	s, ok, _, err := st.Load(bg, "doc-1")
+	if err != nil || !ok {
+		t.Fatalf("Load: %v, %v", ok, err)
+	}
+	return s
+}
+
+func logOf(t *testing.T, st Store[tEntryLog, tSnapshot]) []tEntryLog {
+	t.Helper()
+	log, err := st.Log(bg, "doc-1", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return log
+}
+
+func TestEngineLogEntries(t *testing.T) {
+	r := newRig()
+	st := newStore()
+	r.m.SetStore(st)
+	r.m.Context.Title = "t"
+	r.clk.add(time.Minute)
+	r.fire(t, eSubmit, tIn{Actor: "ann", Reason: "ready", EventID: "e1", Key: "k1"})
+	if err := SetCounterLimit(r.m, cRejections, 5); err != nil {
+		t.Fatal(err)
+	}
+	at := t0.Add(30 * time.Minute)
+	r.fire(t, eReject, tIn{Role: rEditor, At: at, Actor: "bob"})
+	r.clk.t = at.Add(time.Minute)
+	r.fire(t, eComment, tIn{Role: rViewer})
+	want := []tEntryLog{
+		{Seq: 1, Timestamp: t0.Add(time.Minute), TaskID: "doc-1", Kind: "STATE_TRANSITION", Trigger: eSubmit, From: sDraft, To: sReview, Transition: 0,
+			Actor: "ann", Reason: "ready", EventID: "e1", Key: "k1", Created: t0,
+			Context: json.RawMessage(`{"title":"t","reviewer":"","note":"","n":3}`), Metadata: map[string]string{}},
+		{Seq: 2, Timestamp: at, TaskID: "doc-1", Kind: "STATE_TRANSITION", Trigger: eReject, From: sReview, To: sDraft, Transition: 3,
+			Actor: "bob", Role: rEditor, Context: json.RawMessage(`{"title":"t","reviewer":"","note":"","n":5}`),
+			Limits: map[string]int{"rejections": 5}, Metadata: map[string]string{}},
+		{Seq: 3, Timestamp: at.Add(time.Minute), TaskID: "doc-1", Kind: "STATE_TRANSITION", Trigger: eComment, From: sDraft, To: sDraft, Transition: 6,
+			Role: rViewer, Context: json.RawMessage(`{"title":"t","reviewer":"","note":"","n":6}`),
+			Limits: map[string]int{"rejections": 5}, Metadata: map[string]string{}},
+	}
+	got := logOf(t, st)
+	if len(got) != len(want) {
+		t.Fatalf("%d entries, want %d", len(got), len(want))
+	}
+	for i := range want {
+		if !reflect.DeepEqual(got[i], want[i]) {
+			t.Errorf("entry %d:\n got %+v\nwant %+v", i+1, got[i], want[i])
+		}
+	}
+	// A refusal is not logged; no checkpoint was reached, so no snapshot is saved.
+	if _, err := r.m.Fire(bg, eClose); err == nil {
+		t.Fatal("close in draft")
+	}
+	if _, ok, log, _ := st.Load(bg, "doc-1"); ok || len(log) != 3 {
+		t.Errorf("after a refusal: snapshot %v, %d entries", ok, len(log))
+	}
+
+	t.Run("roles and keys only when the spec has them", func(t *testing.T) {
+		r := newRig(func(d *tDef) { d.Roles, d.Idempotent = false, false })
+		st := newStore()
+		r.m.SetStore(st)
+		r.fire(t, eSubmit, tIn{Role: rAdmin, Key: "k"})
+		if e := logOf(t, st)[0]; e.Role != rNone || e.Key != "" || !e.Created.Equal(t0) {
+			t.Errorf("entry %+v", e)
+		}
+	})
+	t.Run("a machine that keeps no time", func(t *testing.T) {
+		r := newRig(untimed)
+		st := newStore()
+		r.m.SetStore(st)
+		at := t0.Add(time.Hour)
+		r.fire(t, eComment, tIn{At: at})
+		before := time.Now()
+		r.fire(t, eSubmit, tIn{})
+		after := time.Now()
+		r.fire(t, eComment, tIn{})
+		log := logOf(t, st)
+		if !log[0].Timestamp.Equal(at) || !log[0].Created.IsZero() {
+			t.Errorf("entry 1: timestamp %v, created %v", log[0].Timestamp, log[0].Created)
+		}
+		if ts := log[1].Timestamp; ts.Before(before) || ts.After(after) {
+			t.Errorf("entry 2 at %v, not between %v and %v", ts, before, after)
+		}
+		s := r.m.Snapshot()
+		if !s.UpdatedAt.Equal(log[2].Timestamp) || !s.CreatedAt.IsZero() || !s.EnteredAt.IsZero() || s.TimeByState != nil {
+			t.Errorf("snapshot %+v", s)
+		}
+		// Counters per state that do not reset on success add up in each state.
+		if want := map[string]map[tState]int{"comments": {sDraft: 1, sReview: 1}}; !reflect.DeepEqual(s.StateCounters, want) {
+			t.Errorf("StateCounters = %v, want %v", s.StateCounters, want)
+		}
+	})
+}
+
+func TestEngineCheckpoints(t *testing.T) {
+	steps := []struct {
+		e  tEvent
+		in tIn
+	}{{eSubmit, tIn{}}, {eApprove, tIn{Role: rAdmin}}, {eRework, tIn{}}, {eComment, tIn{}}}
+	cases := []struct {
+		name  string
+		every int
+		cps   [][]string // by step
+		saved []int64    // the seq of the snapshot stored after each step, 0: none
+	}{
+		{"by transition", -1,
+			[][]string{nil, {"cp0 review->approved"}, {"cp1 approved->draft"}, nil},
+			[]int64{0, 2, 3, 3}},
+		{"after every transition", 1,
+			[][]string{{"cp1 draft->review"}, {"cp0 review->approved", "cp1 review->approved"}, {"cp1 approved->draft"}, {"cp1 draft->draft"}},
+			[]int64{1, 2, 3, 4}},
+		{"after every transition, the same as a transition's", 0,
+			[][]string{{"cp0 draft->review"}, {"cp0 review->approved"}, {"cp1 approved->draft", "cp0 approved->draft"}, {"cp0 draft->draft"}},
+			[]int64{1, 2, 3, 4}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := newRig(func(d *tDef) { d.EveryCheckpoint = c.every })
+			st := newStore()
+			r.m.SetStore(st)
+			r.m.Context.Reviewer = "bo"
+			r.ops.guards[gOK] = true
+			for i, x := range steps {
+				r.ops.reset()
+				r.clk.add(time.Minute)
+				r.fire(t, x.e, x.in)
+				if !reflect.DeepEqual(r.ops.cps, c.cps[i]) {
+					t.Errorf("step %d (%s): checkpoints %q, want %q", i+1, x.e, r.ops.cps, c.cps[i])
+				}
+				s, ok, _, err := st.Load(bg, "doc-1")
+				if err != nil || ok != (c.saved[i] > 0) || s.Seq != c.saved[i] {
+					t.Fatalf("step %d: snapshot %v (seq %d), %v; want seq %d", i+1, ok, s.Seq, err, c.saved[i])
+				}
+				if c.saved[i] == int64(i+1) && snapJSON(t, s) != snapJSON(t, r.m.Snapshot()) {
+					t.Errorf("step %d: saved\n%s\nwant\n%s", i+1, snapJSON(t, s), snapJSON(t, r.m.Snapshot()))
+				}
+			}
+		})
+	}
+	t.Run("without a store", func(t *testing.T) {
+		r := newRig(untimed)
+		r.m.Context.Reviewer = "bo"
+		r.ops.guards[gOK] = true
+		r.walk(t, eSubmit)
+		if !r.m.Snapshot().UpdatedAt.IsZero() {
+			t.Error("a transition without checkpoint nor store set UpdatedAt")
+		}
+		at := t0.Add(time.Hour)
+		r.fire(t, eApprove, tIn{Role: rAdmin, At: at})
+		if !reflect.DeepEqual(r.ops.cps, []string{"cp0 review->approved"}) || !r.m.Snapshot().UpdatedAt.Equal(at) {
+			t.Errorf("checkpoints %q, updated at %v", r.ops.cps, r.m.Snapshot().UpdatedAt)
+		}
+	})
+	t.Run("a failing checkpoint", func(t *testing.T) {
+		for _, every := range []int{-1, 1} {
+			r := newRig(func(d *tDef) { d.EveryCheckpoint = every })
+			st := newStore()
+			r.m.SetStore(st)
+			r.m.Context.Reviewer = "bo"
+			r.ops.guards[gOK] = true
+			r.walk(t, eSubmit)
+			boom := errors.New("boom")
+			r.ops.cpErr = boom
+			r.ops.reset()
+			got, err := r.m.FireWith(bg, eApprove, tIn{Role: rAdmin})
+			if got != sApproved || err != boom {
+				t.Errorf("every %d: approve = %s, %v; want approved, boom as it is", every, got, err)
+			}
+			// The transition happened and is logged; the snapshot after the failing hook is not saved.
+			if r.m.State() != sApproved || r.m.Seq() != 2 || len(logOf(t, st)) != 2 {
+				t.Errorf("every %d: state %s, seq %d, %d entries", every, r.m.State(), r.m.Seq(), len(logOf(t, st)))
+			}
+			if !reflect.DeepEqual(r.ops.cps, []string{"cp0 review->approved"}) {
+				t.Errorf("every %d: checkpoints %q", every, r.ops.cps)
+			}
+			if s, ok, _, _ := st.Load(bg, "doc-1"); every < 0 && ok || every >= 0 && s.Seq != 1 {
+				t.Errorf("every %d: snapshot %v at %d", every, ok, s.Seq)
+			}
+		}
+	})
+}
+
+func TestEngineStoreErrors(t *testing.T) {
+	boom := errors.New("boom")
+	t.Run("append", func(t *testing.T) {
+		r := newRig()
+		r.m.SetStore(&failStore{tStore: newStore(), appendErr: boom})
+		got, err := r.m.FireWith(bg, eSubmit, tIn{Key: "k"})
+		var se *StoreError
+		if got != sReview || !errors.As(err, &se) || se.Op != "append" || se.Seq != 1 || !errors.Is(err, boom) {
+			t.Fatalf("submit = %s, %#v", got, err)
+		}
+		if want := "review: store append of seq 1: boom"; err.Error() != want {
+			t.Errorf("error %q, want %q", err, want)
+		}
+		if r.m.State() != sReview || r.m.Seq() != 1 {
+			t.Errorf("the transition did not happen in memory: %s, %d", r.m.State(), r.m.Seq())
+		}
+	})
+	t.Run("save", func(t *testing.T) {
+		r := newRig()
+		fs := &failStore{tStore: newStore()}
+		r.m.SetStore(fs)
+		r.m.Context.Reviewer = "bo"
+		r.ops.guards[gOK] = true
+		r.walk(t, eSubmit)
+		fs.saveErr = boom
+		got, err := r.m.FireWith(bg, eApprove, tIn{Role: rAdmin})
+		var se *StoreError
+		if got != sApproved || !errors.As(err, &se) || se.Op != "save" || se.Seq != 2 || !errors.Is(err, boom) {
+			t.Fatalf("approve = %s, %#v", got, err)
+		}
+		if len(logOf(t, fs)) != 2 {
+			t.Error("the entry was not appended before the snapshot failed")
+		}
+		// The next checkpoint saves over the last snapshot saved (none).
+		fs.saveErr = nil
+		r.walk(t, eRework)
+		if s := loadSnapshot(t, fs); s.Seq != 3 {
+			t.Errorf("snapshot at %d, want 3", s.Seq)
+		}
+	})
+	t.Run("another writer", func(t *testing.T) {
+		r := newRig()
+		st := newStore()
+		if err := st.Append(bg, "doc-1", tEntryLog{Seq: 1}); err != nil {
+			t.Fatal(err)
+		}
+		r.m.SetStore(st)
+		_, err := r.m.Fire(bg, eSubmit)
+		var se *StoreError
+		if !errors.As(err, &se) || se.Op != "append" || !errors.Is(err, ErrStoreConflict) {
+			t.Errorf("submit: %v", err)
+		}
+	})
+	t.Run("a context that does not encode", func(t *testing.T) {
+		r := newRig()
+		st := newStore()
+		r.m.SetStore(st)
+		r.m.Context.Bad = make(chan int)
+		_, err := r.m.Fire(bg, eSubmit)
+		var se *StoreError
+		var ue *json.UnsupportedTypeError
+		if !errors.As(err, &se) || se.Op != "append" || !errors.As(err, &ue) || len(logOf(t, st)) != 0 {
+			t.Errorf("submit: %#v", err)
+		}
+	})
+}
+
+// snapshotRig returns a machine that has been through pauses, rejections and comments,
+// with a limit, a timeout and extra data changed at run time.
+func snapshotRig(t *testing.T) *rig {
+	r := newRig()
+	r.m.Context = tCtx{Title: "t", Reviewer: "bo"}
+	for _, e := range []tEvent{eSubmit, eReject, eSubmit, ePause, eResume, eComment, eComment} {
+		r.clk.add(time.Minute)
+		r.walk(t, e)
+	}
+	if err := SetCounterLimit(r.m, cEscalations, 3); err != nil {
+		t.Fatal(err)
+	}
+	if err := SetTimeout(r.m, sReview, 20*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	Extra(r.m).Tag = "x"
+	return r
+}
+
+func TestEngineSnapshot(t *testing.T) {
+	r := snapshotRig(t)
+	want := tSnapshot{
+		Version: 1, ID: "doc-1", Seq: 7, State: sReview, UpdatedAt: t0.Add(7 * time.Minute),
+		Context:       tCtx{Title: "t", Reviewer: "bo", N: 12},
+		Counters:      map[string]int{"rejections": 1, "submits": 2},
+		StateCounters: map[string]map[tState]int{"comments": {sReview: 2}},
+		Limits:        map[string]int{"escalations": 3},
+		Remembered:    map[tState]tState{sPaused: sReview},
+		CreatedAt:     t0, EnteredAt: t0.Add(5 * time.Minute),
+		TimeByState: map[tState]time.Duration{sDraft: 2 * time.Minute, sReview: 2 * time.Minute, sPaused: time.Minute},
+		Timeouts:    map[tState]time.Duration{sReview: 20 * time.Minute},
+		Extra:       tExtra{Tag: "x"},
+	}
+	s := r.m.Snapshot()
+	if !reflect.DeepEqual(s, want) {
+		t.Fatalf("Snapshot() =\n%+v\nwant\n%+v", s, want)
+	}
+	if s.Sequence() != 7 {
+		t.Errorf("Sequence() = %d", s.Sequence())
+	}
+	// The snapshot's maps are its own.
+	s.Counters["rejections"] = 9
+	s.StateCounters["comments"][sReview] = 9
+	s.Limits["escalations"] = 9
+	s.Remembered[sPaused] = sDraft
+	s.TimeByState[sDraft] = 0
+	s.Timeouts[sReview] = time.Second
+	if again := r.m.Snapshot(); !reflect.DeepEqual(again, want) {
+		t.Errorf("changing a snapshot changed the machine:\n%+v", again)
+	}
+	// A new machine has an empty snapshot.
+	fresh := newRig().m.Snapshot()
+	if fresh.Counters != nil || fresh.StateCounters != nil || fresh.Limits != nil || fresh.Remembered != nil || fresh.TimeByState != nil || fresh.Timeouts != nil || fresh.Seq != 0 || fresh.State != sDraft {
+		t.Errorf("a new machine's snapshot: %+v", fresh)
+	}
+
+	t.Run("JSON", func(t *testing.T) {
+		b, err := json.Marshal(want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, part := range []string{`"version":1`, `"state":"review"`, `"counters":{"rejections":1,"submits":2}`, `"stateCounters":{"comments":{"review":2}}`,
+			`"limits":{"escalations":3}`, `"remembered":{"paused":"review"}`, `"timeouts":{"review":1200000000000}`, `"extra":{"tag":"x"}`, `"createdAt":"2024-01-02T03:04:05Z"`} {
+			if !strings.Contains(string(b), part) {
+				t.Errorf("%s lacks %s", b, part)
+			}
+		}
+		var back tSnapshot
+		if err := json.Unmarshal(b, &back); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(back, want) {
+			t.Errorf("round trip:\n%+v\nwant\n%+v", back, want)
+		}
+		// A new machine's snapshot omits what it does not have.
+		b, _ = json.Marshal(newPlain().Snapshot())
+		if want := `{"version":1,"id":"job-1","seq":0,"state":"draft","updatedAt":"0001-01-01T00:00:00Z","context":{"title":"","reviewer":"","note":"","n":0}}`; string(b) != want {
+			t.Errorf("plain snapshot %s, want %s", b, want)
+		}
+	})
+	t.Run("JSON refused", func(t *testing.T) {
+		cases := []struct {
+			json, field, reason string
+		}{
+			{`{"state":"review"}`, "version", "missing"},
+			{`{"version":null,"state":"review"}`, "version", "null"},
+			{`{"version":1}`, "state", "missing"},
+			{`{"version":1,"state":null}`, "state", "null"},
+			{`{"version":1,"state":"nowhere"}`, "(json)", `review: unknown state "nowhere"`},
+			{`[1]`, "(json)", "json: cannot unmarshal"},
+			{`{"version":1,"state":"draft","counters":{"x":"y"}}`, "(json)", "json: cannot unmarshal"},
+		}
+		for _, c := range cases {
+			var s tSnapshot
+			err := json.Unmarshal([]byte(c.json), &s)
+			var se *SnapshotError
+			if !errors.As(err, &se) || se.Field != c.field || !strings.Contains(se.Reason, c.reason) || !errors.Is(err, ErrInvalidSnapshot) {
+				t.Errorf("%s: %#v, want %s: %s", c.json, err, c.field, c.reason)
+			}
+		}
+		var s tSnapshot
+		if err := json.Unmarshal([]byte(`{"state":"review"}`), &s); err == nil || err.Error() != "fsm: restore: version: missing" {
+			t.Errorf("error %v", err)
+		}
+	})
+}
+
+func TestEngineRestore(t *testing.T) {
+	orig := snapshotRig(t)
+	b, err := json.Marshal(orig.m.Snapshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s tSnapshot
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	r := newRig()
+	var checked tExtra
+	if err := Restore(r.m, s, func(x *tExtra) error { checked = *x; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if checked.Tag != "x" {
+		t.Errorf("check saw %+v", checked)
+	}
+	if got, want := snapJSON(t, r.m.Snapshot()), snapJSON(t, orig.m.Snapshot()); got != want {
+		t.Errorf("restored\n%s\nwant\n%s", got, want)
+	}
+	if r.m.State() != sReview || r.m.Seq() != 7 || r.m.ID != "doc-1" || r.m.Context != orig.m.Context || Extra(r.m).Tag != "x" {
+		t.Errorf("restored: %s, seq %d, id %q, %+v", r.m.State(), r.m.Seq(), r.m.ID, r.m.Context)
+	}
+	if Count(r.m, cComments, sReview) != 2 || CounterLimit(r.m, cEscalations) != 3 || Timeout(r.m, sReview) != 20*time.Minute {
+		t.Error("restored counters, limits or timeouts differ")
+	}
+	if from, ok := Remembered(r.m, sPaused); !ok || from != sReview {
+		t.Errorf("Remembered(paused) = %s, %v", from, ok)
+	}
+	if !CreatedAt(r.m).Equal(t0) || !EnteredAt(r.m).Equal(t0.Add(5*time.Minute)) {
+		t.Errorf("created %v, entered %v", CreatedAt(r.m), EnteredAt(r.m))
+	}
+	// Both machines go on alike.
+	for _, x := range []*rig{orig, r} {
+		x.clk.t = t0.Add(time.Hour)
+		x.walk(t, eReject, ePause, eResume, eSubmit)
+	}
+	if got, want := snapJSON(t, r.m.Snapshot()), snapJSON(t, orig.m.Snapshot()); got != want {
+		t.Errorf("after firing on:\n%s\nwant\n%s", got, want)
+	}
+	// The restored machine saves over the snapshot it was restored from.
+	st := newStore()
+	if err := st.Save(bg, "doc-1", 0, s); err != nil {
+		t.Fatal(err)
+	}
+	r2 := newRig()
+	r2.ops.guards[gOK] = true
+	if err := Restore(r2.m, s, nil); err != nil {
+		t.Fatal(err)
+	}
+	r2.m.SetStore(st)
+	r2.walk(t, eApprove)
+	if got := loadSnapshot(t, st); got.Seq != 8 {
+		t.Errorf("snapshot at %d, want 8", got.Seq)
+	}
+}
+
+func TestEngineRestoreRefuses(t *testing.T) {
+	const past = numStates
+	rich := []struct {
+		name          string
+		s             tSnapshot
+		field, reason string
+	}{
+		{"version 0", tSnapshot{Version: 0, State: sReview}, "version", "unsupported snapshot version 0"},
+		{"version 2", tSnapshot{Version: 2, State: sReview}, "version", "unsupported snapshot version 2"},
+		{"state", tSnapshot{Version: 1, State: past}, "state", "7 is not a state"},
+		{"seq", tSnapshot{Version: 1, Seq: -1}, "seq", "-1 is negative"},
+		{"unknown counter", tSnapshot{Version: 1, Counters: map[string]int{"nope": 1}}, "counters", `"nope" is not a counter`},
+		{"per-state counter as a counter", tSnapshot{Version: 1, Counters: map[string]int{"comments": 1}}, "counters", `"comments" is not a counter`},
+		{"counter as a per-state counter", tSnapshot{Version: 1, StateCounters: map[string]map[tState]int{"rejections": {sReview: 1}}}, "counters", `"rejections" is not a counter per state`},
+		{"negative counter", tSnapshot{Version: 1, Counters: map[string]int{"rejections": -1}}, "counters.rejections", "-1 is negative"},
+		{"counter at its limit", tSnapshot{Version: 1, Counters: map[string]int{"rejections": 3}}, "counters.rejections", "3 is past the limit of 3"},
+		{"counter past its limit", tSnapshot{Version: 1, Counters: map[string]int{"rejections": 4}}, "counters.rejections", "4 is past the limit of 3"},
+		{"counter past its max", tSnapshot{Version: 1, Counters: map[string]int{"escalations": 2}}, "counters.escalations", "2 is past the limit of 2"},
+		{"counter at a limit changed", tSnapshot{Version: 1, Limits: map[string]int{"rejections": 5}, Counters: map[string]int{"rejections": 5}}, "counters.rejections", "5 is past the limit of 5"},
+		{"per-state counter in no state", tSnapshot{Version: 1, StateCounters: map[string]map[tState]int{"comments": {past: 1}}}, "stateCounters.comments", "7 is not a state"},
+		{"negative per-state counter", tSnapshot{Version: 1, StateCounters: map[string]map[tState]int{"comments": {sReview: -2}}}, "counters.comments", "-2 in review is negative"},
+		{"remembered by a state that does not remember", tSnapshot{Version: 1, Remembered: map[tState]tState{sReview: sDraft}}, "remembered", "review does not remember"},
+		{"remembered by no state", tSnapshot{Version: 1, Remembered: map[tState]tState{past: sDraft}}, "remembered", "State(7) does not remember"},
+		{"remembering no state", tSnapshot{Version: 1, Remembered: map[tState]tState{sPaused: past}}, "remembered", "7 is not a state"},
+		{"remembering a state it is not entered from", tSnapshot{Version: 1, Remembered: map[tState]tState{sPaused: sEscalated}}, "remembered", "paused cannot remember escalated"},
+		{"time in no state", tSnapshot{Version: 1, TimeByState: map[tState]time.Duration{past: time.Second}}, "timeByState", "7 is not a state"},
+		{"negative time", tSnapshot{Version: 1, TimeByState: map[tState]time.Duration{sDraft: -time.Second}}, "timeByState", "draft: -1s is negative"},
+		{"timeout not configurable", tSnapshot{Version: 1, Timeouts: map[tState]time.Duration{sPaused: time.Hour}}, "timeouts", "the timeout of paused is not configurable"},
+		{"timeout of no state", tSnapshot{Version: 1, Timeouts: map[tState]time.Duration{past: time.Hour}}, "timeouts", "the timeout of State(7) is not configurable"},
+		{"zero timeout", tSnapshot{Version: 1, Timeouts: map[tState]time.Duration{sReview: 0}}, "timeouts", "review: 0s is not positive"},
+		{"negative timeout", tSnapshot{Version: 1, Timeouts: map[tState]time.Duration{sReview: -time.Minute}}, "timeouts", "review: -1m0s is not positive"},
+		{"limit of no counter", tSnapshot{Version: 1, Limits: map[string]int{"nope": 3}}, "limits", `review: no configurable counter "nope"`},
+		{"limit not configurable", tSnapshot{Version: 1, Limits: map[string]int{"submits": 3}}, "limits", `review: no configurable counter "submits"`},
+		{"limit below 1", tSnapshot{Version: 1, Limits: map[string]int{"rejections": 0}}, "limits", "review: counter rejections: limit 0 is below 1"},
+		{"max below 0", tSnapshot{Version: 1, Limits: map[string]int{"escalations": -1}}, "limits", "review: counter escalations: max -1 is below 0"},
+	}
+	for _, c := range rich {
+		t.Run(c.name, func(t *testing.T) {
+			r := newRig()
+			err := Restore(r.m, c.s, nil)
+			var se *SnapshotError
+			if !errors.As(err, &se) || se.Field != c.field || se.Reason != c.reason || !errors.Is(err, ErrInvalidSnapshot) {
+				t.Fatalf("Restore = %#v, want %s: %s", err, c.field, c.reason)
+			}
+			if want := "review: restore: " + c.field + ": " + c.reason; err.Error() != want {
+				t.Errorf("error %q, want %q", err, want)
+			}
+			if r.m.State() != sDraft || r.m.Seq() != 0 {
+				t.Errorf("a refused snapshot set the state or seq: %s, %d", r.m.State(), r.m.Seq())
+			}
+		})
+	}
+	at := t0
+	plain := []struct {
+		name          string
+		s             Snapshot[tState, tCtx, None]
+		field, reason string
+	}{
+		{"limits without counters", Snapshot[tState, tCtx, None]{Version: 1, Limits: map[string]int{"x": 1}}, "limits", "the machine has no counters"},
+		{"counters without counters", Snapshot[tState, tCtx, None]{Version: 1, Counters: map[string]int{"x": 1}}, "counters", `"x" is not a counter`},
+		{"remembered without remembering", Snapshot[tState, tCtx, None]{Version: 1, Remembered: map[tState]tState{sPaused: sDraft}}, "remembered", "paused does not remember"},
+		{"created without time", Snapshot[tState, tCtx, None]{Version: 1, CreatedAt: at}, "timeouts", "the machine keeps no time"},
+		{"entered without time", Snapshot[tState, tCtx, None]{Version: 1, EnteredAt: at}, "timeouts", "the machine keeps no time"},
+		{"time by state without time", Snapshot[tState, tCtx, None]{Version: 1, TimeByState: map[tState]time.Duration{sDraft: 1}}, "timeouts", "the machine keeps no time"},
+		{"timeouts without time", Snapshot[tState, tCtx, None]{Version: 1, Timeouts: map[tState]time.Duration{sDraft: 1}}, "timeouts", "the machine keeps no time"},
+	}
+	for _, c := range plain {
+		t.Run(c.name, func(t *testing.T) {
+			m := newPlain()
+			err := Restore(m, c.s, nil)
+			var se *SnapshotError
+			if !errors.As(err, &se) || se.Field != c.field || se.Reason != c.reason || !errors.Is(err, ErrInvalidSnapshot) {
+				t.Fatalf("Restore = %#v, want %s: %s", err, c.field, c.reason)
+			}
+			if want := "plain: restore: " + c.field + ": " + c.reason; err.Error() != want {
+				t.Errorf("error %q, want %q", err, want)
+			}
+		})
+	}
+	t.Run("the check refuses", func(t *testing.T) {
+		bad := errors.New("bad tag")
+		for _, refusal := range []error{bad, InvalidSnapshot(nil, "extra.tag", "bad")} {
+			r := newRig()
+			err := Restore(r.m, tSnapshot{Version: 1, State: sReview, Extra: tExtra{Tag: "?"}}, func(x *tExtra) error {
+				if x.Tag != "?" {
+					t.Errorf("check saw %+v", x)
+				}
+				return refusal
+			})
+			if err != refusal {
+				t.Errorf("Restore = %v, want the check's error as it is", err)
+			}
+			if r.m.State() != sDraft || Extra(r.m).Tag != "" {
+				t.Error("a refused snapshot set the state or the extra data")
+			}
+		}
+		r := newRig()
+		err := Restore(r.m, tSnapshot{Version: 1}, func(*tExtra) error { return InvalidSnapshot(r.d.Spec, "extra", "bad") })
+		if !errors.Is(err, ErrInvalidSnapshot) {
+			t.Errorf("Restore = %v", err)
+		}
+	})
+	t.Run("at the bounds", func(t *testing.T) {
+		r := newRig()
+		s := tSnapshot{Version: 1, State: sPaused, Seq: 0,
+			Counters:      map[string]int{"rejections": 2, "escalations": 1},
+			StateCounters: map[string]map[tState]int{"comments": {sDraft: 0, sReview: 5}},
+			Remembered:    map[tState]tState{sPaused: sDraft},
+			TimeByState:   map[tState]time.Duration{sDraft: 0},
+			Timeouts:      map[tState]time.Duration{sReview: 1},
+		}
+		if err := Restore(r.m, s, nil); err != nil {
+			t.Fatal(err)
+		}
+		if Count(r.m, cRejections, 0) != 2 || Count(r.m, cEscalations, 0) != 1 || Count(r.m, cComments, sReview) != 5 || Timeout(r.m, sReview) != 1 {
+			t.Error("restored values differ")
+		}
+		if got := r.fire(t, eResume, tIn{}); got != sDraft {
+			t.Errorf("resume = %s", got)
+		}
+	})
+}
+
+// fixedStore returns what it is given.
+type fixedStore struct {
+	snap            tSnapshot
+	ok              bool
+	log, past       []tEntryLog
+	loadErr, logErr error
+	after           int64 // what Log was asked for
+}
+
+func (s *fixedStore) Append(context.Context, string, tEntryLog) error { return errors.New("read only") }
+
+func (s *fixedStore) Save(context.Context, string, int64, tSnapshot) error {
+	return errors.New("read only")
+}
+
+func (s *fixedStore) Load(context.Context, string) (tSnapshot, bool, []tEntryLog, error) {
+	return s.snap, s.ok, s.log, s.loadErr
+}
+
+func (s *fixedStore) Log(_ context.Context, _ string, after int64) ([]tEntryLog, error) {
+	s.after = after
+	return s.past, s.logErr
+}
+
+// replayScript fires, at a minute each, a run with checkpoints (snapshots at seq 5 and 6),
+// keys, roles, a memory, a limit changed and a redirect; after, if not nil, runs after
+// each step.
+func replayScript(t *testing.T, r *rig, after func(step int)) {
+	r.m.Context = tCtx{Title: "t", Reviewer: "bo"}
+	r.ops.guards[gOK] = true
+	steps := []struct {
+		e  tEvent
+		in tIn
+	}{
+		{eSubmit, tIn{Key: "k1", Actor: "ann", EventID: "e1"}},
+		{eComment, tIn{Key: "k2", Reason: "why"}},
+		{eReject, tIn{Role: rEditor}},
+		{eSubmit, tIn{}},
+		{eApprove, tIn{Role: rAdmin, Key: "k5"}}, // checkpoint 0
+		{eRework, tIn{}},                         // checkpoint 1
+		{eSubmit, tIn{Key: "k7"}},
+		{ePause, tIn{}},
+		{eResume, tIn{Key: "k9"}},
+		{eReject, tIn{}},
+		{eSubmit, tIn{}},
+		{eReject, tIn{Key: "k12"}}, // trips the limit of 2: rejected
+	}
+	for i, x := range steps {
+		r.clk.add(time.Minute)
+		if i == 9 {
+			if err := SetCounterLimit(r.m, cRejections, 2); err != nil {
+				t.Fatal(err)
+			}
+		}
+		r.fire(t, x.e, x.in)
+		if after != nil {
+			after(i + 1)
+		}
+	}
+	if r.m.State() != sRejected || !strings.HasPrefix(r.m.Context.Note, "rejections reached its limit of 2") {
+		t.Fatalf("the script ends in %s, note %q", r.m.State(), r.m.Context.Note)
+	}
+}
+
+func TestEngineReplay(t *testing.T) {
+	orig := newRig()
+	st := newStore()
+	orig.m.SetStore(st)
+	replayScript(t, orig, nil)
+	want := snapJSON(t, orig.m.Snapshot())
+	wantHistory := History(orig.m)
+	if s := loadSnapshot(t, st); s.Seq != 6 {
+		t.Fatalf("the last snapshot is at %d, want 6", s.Seq)
+	}
+
+	check := func(t *testing.T, r *rig) {
+		t.Helper()
+		if got := snapJSON(t, r.m.Snapshot()); got != want {
+			t.Errorf("replayed\n%s\nwant\n%s", got, want)
+		}
+		if got := History(r.m); !reflect.DeepEqual(got, wantHistory) {
+			t.Errorf("history\n%+v\nwant\n%+v", got, wantHistory)
+		}
+		if r.m.ID != "doc-1" || r.m.Seq() != 12 || r.m.State() != sRejected {
+			t.Errorf("replayed: id %q, seq %d, state %s", r.m.ID, r.m.Seq(), r.m.State())
+		}
+		// Every key is honoured, those before the snapshot too, with no store to find them.
+		for key, x := range map[string]struct{ e, other tEvent }{"k1": {eSubmit, eReject}, "k2": {eComment, eSubmit}, "k9": {eResume, ePause}, "k12": {eReject, eApprove}} {
+			if _, err := r.m.FireWith(bg, x.other, tIn{Key: key}); !errors.Is(err, ErrIdempotencyConflict) {
+				t.Errorf("%s with %s: %v", x.other, key, err)
+			}
+			if _, err := r.m.FireWith(bg, x.e, tIn{Key: key}); err != nil || r.m.Seq() != 12 {
+				t.Errorf("%s with %s: %v, seq %d", x.e, key, err, r.m.Seq())
+			}
+		}
+		for _, op := range r.ops.acts {
+			t.Errorf("replaying ran %s", op)
+		}
+		if len(r.ops.asked)+len(r.ops.cps) > 0 {
+			t.Errorf("replaying asked guards %v, checkpoints %v", r.ops.asked, r.ops.cps)
+		}
+	}
+	t.Run("from the snapshot", func(t *testing.T) {
+		r := attach(richDef())
+		if err := Replay(bg, r.m, plainStore{st}, "doc-1", nil); err != nil {
+			t.Fatal(err)
+		}
+		check(t, r)
+	})
+	t.Run("from the log alone", func(t *testing.T) {
+		only := newStore()
+		for _, e := range logOf(t, st) {
+			if err := only.Append(bg, "doc-1", e); err != nil {
+				t.Fatal(err)
+			}
+		}
+		r := attach(richDef())
+		if err := Replay(bg, r.m, only, "doc-1", nil); err != nil {
+			t.Fatal(err)
+		}
+		check(t, r)
+	})
+	t.Run("at every step", func(t *testing.T) {
+		orig := newRig()
+		st := newStore()
+		orig.m.SetStore(st)
+		replayScript(t, orig, func(step int) {
+			r := attach(orig.d)
+			if err := Replay(bg, r.m, st, "doc-1", nil); err != nil {
+				t.Fatalf("step %d: %v", step, err)
+			}
+			if got, want := snapJSON(t, r.m.Snapshot()), snapJSON(t, orig.m.Snapshot()); got != want {
+				t.Errorf("step %d: replayed\n%s\nwant\n%s", step, got, want)
+			}
+		})
+	})
+	t.Run("and fire on", func(t *testing.T) {
+		orig := newRig()
+		st := newStore()
+		orig.m.SetStore(st)
+		var cut int64 = 9
+		var mid *rig
+		replayScript(t, orig, func(step int) {
+			if int64(step) != cut {
+				return
+			}
+			mid = attach(orig.d)
+			if err := Replay(bg, mid.m, st, "doc-1", nil); err != nil {
+				t.Fatal(err)
+			}
+		})
+		// mid, replayed at seq 9 (snapshot at 6), appends 10 and saves over 6. Its own store
+		// is a copy of the first 9 entries and the snapshot.
+		copied := newStore()
+		for _, e := range logOf(t, st)[:cut] {
+			if err := copied.Append(bg, "doc-1", e); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := copied.Save(bg, "doc-1", 0, loadSnapshot(t, st)); err != nil {
+			t.Fatal(err)
+		}
+		mid.m.SetStore(copied)
+		mid.ops.guards[gOK] = true
+		mid.clk.t = t0.Add(time.Hour)
+		mid.walk(t, eApprove)
+		if s := loadSnapshot(t, copied); s.Seq != 10 || s.State != sApproved {
+			t.Errorf("snapshot at %d in %s, want 10 in approved", s.Seq, s.State)
+		}
+	})
+}
+
+func TestEngineReplayEdges(t *testing.T) {
+	t.Run("an empty store", func(t *testing.T) {
+		r := newRig()
+		if err := Replay(bg, r.m, newStore(), "doc-7", nil); err != nil {
+			t.Fatal(err)
+		}
+		if r.m.ID != "doc-7" || r.m.State() != sDraft || r.m.Seq() != 0 || !CreatedAt(r.m).Equal(t0) {
+			t.Errorf("replayed nothing: %q, %s, %d, %v", r.m.ID, r.m.State(), r.m.Seq(), CreatedAt(r.m))
+		}
+	})
+	t.Run("entries without context", func(t *testing.T) {
+		r := newRig()
+		r.m.Context.Title = "kept"
+		fs := &fixedStore{log: []tEntryLog{{Seq: 1, Timestamp: t0.Add(time.Minute), Trigger: eSubmit, From: sDraft, To: sReview, Transition: 0, Created: t0.Add(-time.Hour)}}}
+		if err := Replay(bg, r.m, fs, "doc-1", nil); err != nil {
+			t.Fatal(err)
+		}
+		if r.m.Context.Title != "kept" || r.m.State() != sReview || !CreatedAt(r.m).Equal(t0.Add(-time.Hour)) {
+			t.Errorf("replayed: %+v in %s, created %v", r.m.Context, r.m.State(), CreatedAt(r.m))
+		}
+		if got := TimeByState(r.m, t0.Add(2*time.Minute))[sDraft]; got != time.Hour+time.Minute {
+			t.Errorf("time in draft %v", got)
+		}
+	})
+	t.Run("the past before a snapshot", func(t *testing.T) {
+		r := newRig()
+		fs := &fixedStore{ok: true, snap: tSnapshot{Version: 1, Seq: 1500, State: sReview},
+			past: []tEntryLog{{Seq: 1499, Key: "a", Trigger: eSubmit, To: sReview}, {Seq: 1500, Key: "b", Trigger: eResume, To: sReview}, {Seq: 1501, Key: "c", Trigger: eComment, To: sReview}}}
+		if err := Replay(bg, r.m, fs, "doc-1", nil); err != nil {
+			t.Fatal(err)
+		}
+		if fs.after != 1500-int64(DefaultWindow) {
+			t.Errorf("Log asked after %d", fs.after)
+		}
+		if h := History(r.m); len(h) != 2 || h[1].Event != eResume {
+			t.Errorf("history %+v", h)
+		}
+		if _, ok := r.m.keys.Get("c"); ok {
+			t.Error("a key after the snapshot was recalled from the past")
+		}
+		if _, ok := r.m.keys.Get("b"); !ok {
+			t.Error("a key before the snapshot was not recalled")
+		}
+	})
+	t.Run("a machine without history or keys does not read the past", func(t *testing.T) {
+		r := newRig(untimed, func(d *tDef) { d.Idempotent = false })
+		fs := &fixedStore{ok: true, snap: tSnapshot{Version: 1, Seq: 3, State: sReview}, logErr: errors.New("not asked")}
+		if err := Replay(bg, r.m, fs, "doc-1", nil); err != nil {
+			t.Fatal(err)
+		}
+		if r.m.Seq() != 3 || r.m.State() != sReview {
+			t.Errorf("replayed %d in %s", r.m.Seq(), r.m.State())
+		}
+	})
+	t.Run("a machine that keeps no time", func(t *testing.T) {
+		r := newRig(untimed)
+		r.clk.t = t0.Add(time.Hour)
+		SetClock(r.m, r.clk)
+		fs := &fixedStore{log: []tEntryLog{{Seq: 1, Timestamp: t0, Trigger: eSubmit, From: sDraft, To: sReview, Transition: 0, Created: t0}}}
+		if err := Replay(bg, r.m, fs, "doc-1", nil); err != nil {
+			t.Fatal(err)
+		}
+		if s := r.m.Snapshot(); !s.UpdatedAt.Equal(t0) || s.State != sReview {
+			t.Errorf("snapshot %+v", s)
+		}
+	})
+}
+
+func TestEngineReplayRefuses(t *testing.T) {
+	entry := func(seq int64, change func(*tEntryLog)) tEntryLog {
+		e := tEntryLog{Seq: seq, Timestamp: t0.Add(time.Duration(seq) * time.Minute), Kind: "STATE_TRANSITION", Trigger: eSubmit, From: sDraft, To: sReview,
+			Transition: 0, Context: json.RawMessage(`{"title":"t"}`), Metadata: map[string]string{}}
+		if seq == 1 {
+			e.Created = t0
+		}
+		if change != nil {
+			change(&e)
+		}
+		return e
+	}
+	boom := errors.New("boom")
+	cases := []struct {
+		name   string
+		store  *fixedStore
+		is     error  // what errors.Is must match
+		seq    int64  // the LogError's Seq, 0: not a LogError
+		reason string // the LogError's cause
+	}{
+		{"load fails", &fixedStore{loadErr: boom}, boom, 0, ""},
+		{"bad snapshot", &fixedStore{ok: true, snap: tSnapshot{Version: 2}}, ErrInvalidSnapshot, 0, ""},
+		{"the past fails", &fixedStore{ok: true, snap: tSnapshot{Version: 1, Seq: 2, State: sReview}, logErr: boom}, boom, 0, ""},
+		{"gap at the start", &fixedStore{log: []tEntryLog{entry(2, nil)}}, ErrInvalidLog, 2, "the log has a gap: seq 2 follows 0"},
+		{"gap after the snapshot", &fixedStore{ok: true, snap: tSnapshot{Version: 1, Seq: 3}, log: []tEntryLog{entry(5, nil)}}, ErrInvalidLog, 5, "the log has a gap: seq 5 follows 3"},
+		{"gap within", &fixedStore{log: []tEntryLog{entry(1, nil), entry(1, func(e *tEntryLog) { e.From, e.To, e.Trigger, e.Transition = sReview, sReview, eComment, 6 })}}, ErrInvalidLog, 1, "the log has a gap: seq 1 follows 1"},
+		{"no timestamp", &fixedStore{log: []tEntryLog{entry(1, func(e *tEntryLog) { e.Timestamp = time.Time{} })}}, ErrInvalidLog, 1, "the entry has no timestamp"},
+		{"transition past the end", &fixedStore{log: []tEntryLog{entry(1, func(e *tEntryLog) { e.Transition = 11 })}}, ErrInvalidLog, 1, "draft -> review on submit is not transition 11 from draft"},
+		{"negative transition", &fixedStore{log: []tEntryLog{entry(1, func(e *tEntryLog) { e.Transition = -1 })}}, ErrInvalidLog, 1, "draft -> review on submit is not transition -1 from draft"},
+		{"another transition", &fixedStore{log: []tEntryLog{entry(1, func(e *tEntryLog) { e.Transition = 4 })}}, ErrInvalidLog, 1, "draft -> review on submit is not transition 4 from draft"},
+		{"from another state", &fixedStore{log: []tEntryLog{entry(1, func(e *tEntryLog) { e.From, e.To, e.Trigger, e.Transition = sReview, sPaused, ePause, 4 })}}, ErrInvalidLog, 1, "review -> paused on pause is not transition 4 from draft"},
+		{"a state the transition does not leave", &fixedStore{ok: true, snap: tSnapshot{Version: 1, State: sEscalated}, log: []tEntryLog{entry(1, func(e *tEntryLog) { e.From, e.To, e.Trigger, e.Transition = sEscalated, sPaused, ePause, 4 })}}, ErrInvalidLog, 1, "escalated -> paused on pause is not transition 4 from escalated"},
+		{"another trigger", &fixedStore{log: []tEntryLog{entry(1, func(e *tEntryLog) { e.Trigger = eApprove })}}, ErrInvalidLog, 1, "draft -> review on approve is not transition 0 from draft"},
+		{"another target", &fixedStore{log: []tEntryLog{entry(1, func(e *tEntryLog) { e.To = sApproved })}}, ErrInvalidLog, 1, "draft -> approved on submit is not transition 0 from draft"},
+		{"bad context", &fixedStore{log: []tEntryLog{entry(1, func(e *tEntryLog) { e.Context = json.RawMessage(`{"title":5}`) })}}, ErrInvalidLog, 1, "json: cannot unmarshal number"},
+		{"bad limits", &fixedStore{log: []tEntryLog{entry(1, nil), entry(2, func(e *tEntryLog) {
+			e.From, e.To, e.Trigger, e.Transition, e.Limits = sReview, sReview, eComment, 6, map[string]int{"rejections": 0}
+		})}}, ErrInvalidLog, 2, "review: counter rejections: limit 0 is below 1"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := newRig()
+			err := Replay(bg, r.m, c.store, "doc-9", nil)
+			if !errors.Is(err, c.is) {
+				t.Fatalf("Replay = %v, want %v", err, c.is)
+			}
+			var le *LogError
+			if c.seq == 0 {
+				if errors.As(err, &le) {
+					t.Errorf("Replay = %#v, not a LogError", err)
+				}
+				return
+			}
+			if !errors.As(err, &le) || le.ID != "doc-9" || le.Seq != c.seq || !strings.Contains(le.Err.Error(), c.reason) {
+				t.Fatalf("Replay = %#v, want seq %d: %s", err, c.seq, c.reason)
+			}
+			if want := "review: replay doc-9: seq " + itoa(c.seq) + ": " + le.Err.Error(); err.Error() != want {
+				t.Errorf("error %q, want %q", err, want)
+			}
+		})
+	}
+}
+
+func itoa(n int64) string {
+	b, _ := json.Marshal(n)
+	return string(b)
+}
+
+func TestEngineLogEntryMethods(t *testing.T) {
+	e := tEntryLog{Seq: 4, Key: "k"}
+	if e.Sequence() != 4 || e.IdempotencyKey() != "k" {
+		t.Errorf("Sequence %d, IdempotencyKey %q", e.Sequence(), e.IdempotencyKey())
+	}
+	b, err := json.Marshal(tEntryLog{Seq: 1, Timestamp: t0, TaskID: "doc-1", Kind: "STATE_TRANSITION", Trigger: eApprove, From: sReview, To: sApproved, Transition: 1, Metadata: map[string]string{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"seq":1,"timestamp":"2024-01-02T03:04:05Z","taskId":"doc-1","event":"STATE_TRANSITION","trigger":"approve","from":"review","to":"approved","transition":1,"actor":"","reason":"","metadata":{}}`; string(b) != want {
+		t.Errorf("entry JSON %s, want %s", b, want)
+	}
+}
