@@ -779,6 +779,30 @@ func TestEngineReplayEdges(t *testing.T) {
 			t.Errorf("replayed %d in %s", r.m.Seq(), r.m.State())
 		}
 	})
+	t.Run("keys before the snapshot without history", func(t *testing.T) {
+		r := newRig(untimed)
+		fs := &fixedStore{ok: true, snap: tSnapshot{Version: 1, Seq: 1, State: sReview},
+			past: []tEntryLog{{Seq: 1, Key: "a", Trigger: eSubmit, From: sDraft, To: sReview, Timestamp: t0}}}
+		if err := Replay(bg, r.m, fs, "doc-1", nil); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := r.m.FireWith(bg, eSubmit, tIn{Key: "a"}); got != sReview || err != nil || r.m.Seq() != 1 {
+			t.Errorf("submit with a key used before the snapshot = %s, %v", got, err)
+		}
+		if History(r.m) != nil {
+			t.Error("a machine without history has one")
+		}
+	})
+	t.Run("keys in the log of a machine without idempotency", func(t *testing.T) {
+		r := newRig(func(d *tDef) { d.Idempotent = false })
+		fs := &fixedStore{log: []tEntryLog{{Seq: 1, Key: "a", Timestamp: t0, Trigger: eSubmit, From: sDraft, To: sReview, Transition: 0}}}
+		if err := Replay(bg, r.m, fs, "doc-1", nil); err != nil {
+			t.Fatal(err)
+		}
+		if r.m.keys.Len() != 0 || len(History(r.m)) != 1 {
+			t.Errorf("%d keys kept, %d records", r.m.keys.Len(), len(History(r.m)))
+		}
+	})
 	t.Run("a machine that keeps no time", func(t *testing.T) {
 		r := newRig(untimed)
 		r.clk.t = t0.Add(time.Hour)

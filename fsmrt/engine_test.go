@@ -192,9 +192,8 @@ func (o *tOps) reset() { o.asked, o.guardSteps, o.acts, o.steps, o.cps = nil, ni
 
 type fakeClock struct{ t time.Time }
 
-func (c *fakeClock) Now() time.Time               { return c.t }
-func (c *fakeClock) add(d time.Duration)          { c.t = c.t.Add(d) }
-func (c *fakeClock) at(d time.Duration) time.Time { return c.t.Add(d) }
+func (c *fakeClock) Now() time.Time      { return c.t }
+func (c *fakeClock) add(d time.Duration) { c.t = c.t.Add(d) }
 
 var t0 = time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC)
 
@@ -760,6 +759,30 @@ func TestEngineHistoryTarget(t *testing.T) {
 			}
 		})
 	}
+	t.Run("re-entering itself", func(t *testing.T) {
+		// paused --comment--> paused, an external self-transition: paused still remembers
+		// where it was entered from, live and replayed.
+		selfLoop := func(d *tDef) {
+			d.Transitions = append(d.Transitions, Transition{From: ss(sPaused), On: es(eComment), To: ss(sPaused), Target: int32(sPaused), Checkpoint: -1})
+		}
+		r := newRig(selfLoop)
+		st := newStore()
+		r.m.SetStore(st)
+		r.walk(t, eSubmit, ePause, eComment)
+		if s, ok := Remembered(r.m, sPaused); !ok || s != sReview {
+			t.Errorf("after re-entering paused, Remembered(paused) = %s, %v; want review", s, ok)
+		}
+		r2 := newRig(selfLoop)
+		if err := Replay(bg, r2.m, st, "doc-1", nil); err != nil {
+			t.Fatal(err)
+		}
+		if s, ok := Remembered(r2.m, sPaused); !ok || s != sReview {
+			t.Errorf("replayed, Remembered(paused) = %s, %v; want review", s, ok)
+		}
+		if got := r.fire(t, eResume, tIn{}); got != sReview {
+			t.Errorf("resume = %s", got)
+		}
+	})
 	t.Run("states that do not remember", func(t *testing.T) {
 		r := newRig()
 		r.walk(t, eSubmit)
@@ -887,6 +910,10 @@ func TestEngineCounters(t *testing.T) {
 	if got := Count(r.m, cComments, numStates); got != 0 {
 		t.Errorf("Count of a per-state counter in no state = %d", got)
 	}
+	r.walk(t, eSubmit)
+	if got := Count(r.m, cSubmits, numStates+5); got != 1 {
+		t.Errorf("Count of a counter not per state, given no state = %d, want 1", got)
+	}
 
 	t.Run("reset on success spares the counter incremented", func(t *testing.T) {
 		r := newRig(func(d *tDef) { d.Counters[cSubmits].ResetOnSuccess = true })
@@ -912,6 +939,12 @@ func TestEngineLimitRefuses(t *testing.T) {
 	r.walk(t, eSubmit, ePause, eResume, eEscalate, eRoute) // escalations 1 (its max), back in review
 	if r.m.State() != sReview || Count(r.m, cEscalations, 0) != 1 {
 		t.Fatalf("in %s with %d escalations", r.m.State(), Count(r.m, cEscalations, 0))
+	}
+	// Each counter has its own slots: no comment was counted in any state.
+	for s := range numStates {
+		if n := Count(r.m, cComments, s); n != 0 {
+			t.Errorf("comments in %s = %d", s, n)
+		}
 	}
 	before := snapJSON(t, r.m.Snapshot())
 	r.ops.reset()
@@ -1601,6 +1634,14 @@ func TestEngineLogger(t *testing.T) {
 	if buf.Len() != 0 {
 		t.Errorf("logged without a logger: %s", buf.String())
 	}
+	// Taking the store away leaves the logger.
+	r.m.SetLogger(slog.New(slog.NewTextHandler(&buf, nil)))
+	r.m.SetStore(nil)
+	r.m.Fire(bg, eClose)
+	if !strings.Contains(buf.String(), "event=close") {
+		t.Errorf("no refusal logged after SetStore(nil): %q", buf.String())
+	}
+	buf.Reset()
 	// A plain machine logs its refusals too.
 	p := newPlain()
 	p.SetLogger(slog.New(slog.NewTextHandler(&buf, nil)))
@@ -1610,6 +1651,20 @@ func TestEngineLogger(t *testing.T) {
 	p.Fire(bg, eSubmit)
 	if !strings.Contains(buf.String(), "machine=Job") || !strings.Contains(buf.String(), "id=job-1") {
 		t.Errorf("log %q", buf.String())
+	}
+	// Taking the logger away leaves the store: a plain move is logged with its transition.
+	pst := NewMemoryStore[LogEntry[tState, tEvent, NoRole], Snapshot[tState, tCtx, None]]()
+	p2 := newPlain()
+	p2.SetStore(pst)
+	p2.SetLogger(slog.New(slog.NewTextHandler(&buf, nil)))
+	p2.SetLogger(nil)
+	for _, e := range []tEvent{eSubmit, eComment} {
+		if _, err := p2.Fire(bg, e); err != nil {
+			t.Fatalf("%s: %v", e, err)
+		}
+	}
+	if log, _ := pst.Log(bg, "job-1", 0); len(log) != 2 || log[1].Seq != 2 || log[1].Transition != 5 || log[1].From != sReview || log[1].To != sReview || log[0].Transition != 0 {
+		t.Errorf("log %+v", log)
 	}
 	p.SetLogger(nil)
 	buf.Reset()

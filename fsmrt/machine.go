@@ -138,8 +138,9 @@ func (m *Machine[S, E, R, C, X]) SetLogger(l *slog.Logger) {
 
 // Fire fires e and returns the new state. When e is refused it returns the unchanged state
 // and one of the typed errors (InvalidTransitionError, GuardError, ...), and nothing
-// changes. Refusing and accepting allocate nothing unless the spec asks for history or
-// idempotency keys.
+// changes. Accepting, and refusing an event the state does not accept or whose guards do
+// not hold, allocate nothing unless the spec asks for history or idempotency keys; a refusal
+// by role, limit, choice or history builds its error (one allocation).
 func (m *Machine[S, E, R, C, X]) Fire(ctx context.Context, e E) (S, error) {
 	if from := m.state; !m.watched && uint32(from) < m.ns && uint32(e) < m.ne {
 		i := uint32(from)*m.ne + uint32(e)
