@@ -2,8 +2,10 @@ package output
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -78,14 +80,38 @@ func TestDiffReportsUpdatesWithoutWriting(t *testing.T) {
 }
 
 func TestWriteFailureLeavesOldFile(t *testing.T) {
+	if os.Geteuid() == 0 {
+		// Root ignores directory permissions: run this test again as an unprivileged user,
+		// from a copy of the test binary that user may execute.
+		bin, err := os.ReadFile(os.Args[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		tmp, err := os.MkdirTemp("", "fsmgen-output")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(tmp) })
+		exe := filepath.Join(tmp, "output.test")
+		if err := os.Chmod(tmp, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(exe, bin, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(exe, "-test.run=^TestWriteFailureLeavesOldFile$", "-test.count=1", "-test.v")
+		cmd.Env = append(os.Environ(), "TMPDIR=/tmp")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "--- PASS: TestWriteFailureLeavesOldFile") {
+			t.Fatalf("as an unprivileged user: %v\n%s", err, out)
+		}
+		return
+	}
 	dir := t.TempDir()
 	p := filepath.Join(dir, "x_fsm.go")
 	os.WriteFile(p, []byte(hdr+"old\n"), 0o644)
 	os.Chmod(dir, 0o555) // no new files can be created: the atomic write must fail cleanly
 	defer os.Chmod(dir, 0o755)
-	if os.Geteuid() == 0 {
-		t.Skip("root ignores directory permissions")
-	}
 	if _, err := Write(Plan{Files: []File{{Path: p, Data: []byte(hdr + "new\n")}}}); err == nil {
 		t.Fatal("write into a read-only directory succeeded")
 	}
