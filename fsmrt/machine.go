@@ -257,11 +257,6 @@ func (m *Machine[S, E, R, C, X]) PermittedWith(ctx context.Context, in Input[R],
 	return buf
 }
 
-// Accepts reports whether a machine of d in s has a transition on e, whatever the guards.
-func Accepts[S StateType, E, R EnumType](d *Def[S, E, R], s S, e E) bool {
-	return int(s) < len(d.States) && int(e) < d.NumEvents && d.Moves[int(s)*d.NumEvents+int(e)] != MoveRefused(len(d.States))
-}
-
 // step decides e in the current state and, unless dry, applies it.
 func (m *Machine[S, E, R, C, X]) step(ctx context.Context, e E, in *Input[R], dry bool) (S, error) {
 	d := m.def

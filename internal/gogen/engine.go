@@ -222,12 +222,12 @@ func (g *gen) engineOps(f *File) {
 	f.Type().Id("ops").Id(T)
 	f.Line()
 	recv := func() *Statement { return Func().Params(Id("m").Op("*").Id("ops")) }
-	self := Parens(Op("*").Id(T)).Parens(Id("m"))
+	typed := Parens(Op("*").Id(T)).Parens(Id("m")) // the machine as the hooks see it
 	if len(m.Guards) > 0 {
 		f.Add(recv()).Id("Guard").Params(ctxParam(), Id("g").Int(), Id("st").Id(g.name("Step"))).Bool().BlockFunc(func(b *Group) {
 			var cases []Code
 			for i, gu := range m.Guards {
-				cases = append(cases, Case(Lit(i)).Block(Return(g.engineGuard(gu, self))))
+				cases = append(cases, Case(Lit(i)).Block(Return(g.engineGuard(gu, typed))))
 			}
 			b.Switch(Id("g")).Block(cases...)
 			b.Panic(Lit("unreachable: no such guard"))
@@ -238,7 +238,7 @@ func (g *gen) engineOps(f *File) {
 		f.Add(recv()).Id("Act").Params(ctxParam(), Id("a").Int(), Id("st").Id(g.name("Step"))).BlockFunc(func(b *Group) {
 			var cases []Code
 			for i, a := range m.Actions {
-				cases = append(cases, Case(Lit(i)).Block(Id("m").Dot("hooks").Dot(a.GoName).Call(Id("ctx"), self, Id("st"))))
+				cases = append(cases, Case(Lit(i)).Block(Id("m").Dot("hooks").Dot(a.GoName).Call(Id("ctx"), typed, Id("st"))))
 			}
 			b.Switch(Id("a")).Block(cases...)
 		})
@@ -263,7 +263,7 @@ func (g *gen) engineOps(f *File) {
 	}
 	if len(m.Checkpoints) > 0 {
 		f.Add(recv()).Id("Checkpoint").Params(ctxParam(), Id("cp").Int(), Id("st").Id(g.name("Step"))).Error().Block(
-			If(Err().Op(":=").Id("m").Dot("hooks").Dot("Checkpoint").Call(Id("ctx"), self, Id("Checkpoint").Call(Id("cp")), Id("st")), Err().Op("!=").Nil()).Block(
+			If(Err().Op(":=").Id("m").Dot("hooks").Dot("Checkpoint").Call(Id("ctx"), typed, Id("Checkpoint").Call(Id("cp")), Id("st")), Err().Op("!=").Nil()).Block(
 				Return(Op("&").Id("CheckpointError").Values(Dict{Id("Checkpoint"): Id("Checkpoint").Call(Id("cp")), Id("Err"): Err()})),
 			),
 			Return(Nil()),
@@ -284,7 +284,7 @@ func (g *gen) summaryField(fd *ir.Field) bool {
 }
 
 // engineGuard is the condition guard gu tests, for ops.Guard.
-func (g *gen) engineGuard(gu *ir.Guard, self Code) *Statement {
+func (g *gen) engineGuard(gu *ir.Guard, typed Code) *Statement {
 	switch gu.Kind {
 	case ir.CounterGuard:
 		s := Lit(0)
@@ -295,7 +295,7 @@ func (g *gen) engineGuard(gu *ir.Guard, self Code) *Statement {
 	case ir.FieldGuard:
 		return g.guardExpr(gu)
 	}
-	return Id("m").Dot("hooks").Dot(gu.GoName).Call(Id("ctx"), self, Id("st"))
+	return Id("m").Dot("hooks").Dot(gu.GoName).Call(Id("ctx"), typed, Id("st"))
 }
 
 // engineStore emits the snapshot, log and store types, Restore and Replay.

@@ -12,16 +12,13 @@ type fields []Code
 
 func (fs *fields) add(key string, v Code) { *fs = append(*fs, Id(key).Op(":").Add(v)) }
 
-func int32s(xs []int) *Statement {
-	return Index().Int32().ValuesFunc(func(v *Group) {
-		for _, x := range xs {
-			v.Lit(x)
-		}
-	})
-}
+// int32s and intLits are slice literals of xs.
+func int32s(xs []int) *Statement { return sliceLit(Int32(), xs) }
 
-func intLits(xs []int) *Statement {
-	return Index().Int().ValuesFunc(func(v *Group) {
+func intLits(xs []int) *Statement { return sliceLit(Int(), xs) }
+
+func sliceLit(typ *Statement, xs []int) *Statement {
+	return Index().Add(typ).ValuesFunc(func(v *Group) {
 		for _, x := range xs {
 			v.Lit(x)
 		}
