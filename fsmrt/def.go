@@ -44,8 +44,17 @@ type Def[S StateType, E, R EnumType] struct {
 	Timing bool
 	// Roles says transitions name roles, so that log entries record who fired them.
 	Roles bool
-	// Payloads says which events carry a payload (nil when none does).
+	// Payloads says which events carry a payload (nil when none does); such an event's
+	// Moves entries are MoveStep, so that Fire validates it. Payloads are kept in the extra
+	// data X, which the generated package reaches through Extras.
 	Payloads []bool
+	// Policies says the extra data holds policies (Extras.PolicySet), recorded in every
+	// log entry.
+	Policies bool
+	// Resumable says Resume may take the machine out of a terminal state, back to the state
+	// its last transition left: the spec takes a checkpoint on every transition and has
+	// terminal states.
+	Resumable bool
 
 	// Built by Init.
 	pairIndex      []int32 // by state*NumEvents+event: index+1 into Pairs, 0 for none
@@ -190,6 +199,20 @@ type Requirer[S StateType, C any] interface {
 // Policies reports whether policy p holds.
 type Policies interface {
 	Policy(p int) bool
+}
+
+// Payload is what the engine needs of an event's payload: a pointer to it in the extra
+// data, which encodes to JSON and validates its constraints.
+type Payload interface {
+	Validate() []FieldError
+}
+
+// Extras reaches into X, a machine's extra data, for the engine: the payload of event e
+// (nil when e carries none) and the policies (nil when the spec has none), each as a
+// pointer to its place in x, zeroed first when clear is set.
+type Extras[X any] interface {
+	Payload(x *X, e int, clear bool) Payload
+	PolicySet(x *X, clear bool) any
 }
 
 // Checkpointer runs the checkpoint hook cp; an error comes back from Fire as it is.

@@ -738,7 +738,7 @@ func TestEngineReplayEdges(t *testing.T) {
 	t.Run("entries without context", func(t *testing.T) {
 		r := newRig()
 		r.m.Context.Title = "kept"
-		fs := &fixedStore{log: []tEntryLog{{Seq: 1, Timestamp: t0.Add(time.Minute), Trigger: eSubmit, From: sDraft, To: sReview, Transition: 0, Created: t0.Add(-time.Hour)}}}
+		fs := &fixedStore{log: []tEntryLog{{Seq: 1, Timestamp: t0.Add(time.Minute), Kind: KindTransition, Trigger: eSubmit, From: sDraft, To: sReview, Transition: 0, Created: t0.Add(-time.Hour)}}}
 		if err := Replay(bg, r.m, fs, "doc-1", nil); err != nil {
 			t.Fatal(err)
 		}
@@ -795,7 +795,7 @@ func TestEngineReplayEdges(t *testing.T) {
 	})
 	t.Run("keys in the log of a machine without idempotency", func(t *testing.T) {
 		r := newRig(func(d *tDef) { d.Idempotent = false })
-		fs := &fixedStore{log: []tEntryLog{{Seq: 1, Key: "a", Timestamp: t0, Trigger: eSubmit, From: sDraft, To: sReview, Transition: 0}}}
+		fs := &fixedStore{log: []tEntryLog{{Seq: 1, Key: "a", Timestamp: t0, Kind: KindTransition, Trigger: eSubmit, From: sDraft, To: sReview, Transition: 0}}}
 		if err := Replay(bg, r.m, fs, "doc-1", nil); err != nil {
 			t.Fatal(err)
 		}
@@ -807,7 +807,7 @@ func TestEngineReplayEdges(t *testing.T) {
 		r := newRig(untimed)
 		r.clk.t = t0.Add(time.Hour)
 		SetClock(r.m, r.clk)
-		fs := &fixedStore{log: []tEntryLog{{Seq: 1, Timestamp: t0, Trigger: eSubmit, From: sDraft, To: sReview, Transition: 0, Created: t0}}}
+		fs := &fixedStore{log: []tEntryLog{{Seq: 1, Timestamp: t0, Kind: KindTransition, Trigger: eSubmit, From: sDraft, To: sReview, Transition: 0, Created: t0}}}
 		if err := Replay(bg, r.m, fs, "doc-1", nil); err != nil {
 			t.Fatal(err)
 		}

@@ -36,7 +36,10 @@ type Machine[S StateType, E, R EnumType, C, X any] struct {
 	requirer   Requirer[S, C]
 	policies   Policies
 	checkpoint Checkpointer[S, E, R]
+	extras     Extras[X]
 	extra      X
+	last       S // the state the last transition left, and its event, for Resume
+	lastEvent  E
 	counters   []int // by counter: one slot, or one per state for a per-state counter
 	limits     []int // by counter: the limit in force (the count whose increment trips)
 	memory     []S   // by state: the state a remembering state was entered from
@@ -78,6 +81,7 @@ func Init[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, C, X], d *De
 	m.requirer, _ = ops.(Requirer[S, C])
 	m.policies, _ = ops.(Policies)
 	m.checkpoint, _ = ops.(Checkpointer[S, E, R])
+	m.extras, _ = ops.(Extras[X])
 	if n := len(d.Counters); n > 0 {
 		m.counters = make([]int, d.counterSlots)
 		m.limits = make([]int, n)
@@ -154,8 +158,10 @@ func (m *Machine[S, E, R, C, X]) Fire(ctx context.Context, e E) (S, error) {
 				return from, &m.invalid[i]
 			}
 		}
-		var in Input[R]
-		return m.step(ctx, e, &in, false)
+		if m.def.Payloads == nil {
+			var in Input[R]
+			return m.step(ctx, e, &in, false)
+		}
 	}
 	var in Input[R]
 	return m.fire(ctx, e, &in)
@@ -166,15 +172,72 @@ func (m *Machine[S, E, R, C, X]) FireWith(ctx context.Context, e E, in Input[R])
 	return m.fire(ctx, e, &in)
 }
 
-// fire applies idempotency keys around step and logs a refusal when the machine has a
-// logger.
+// FirePayload fires e, an event that carries a payload, with the payload the generated
+// Fire<Event> method has just written into the extra data (Extra), prev being the extra
+// data before. A payload that breaks its constraints is refused with a ValidationError
+// (Payload set) as soon as the state is known to accept e; a refused event leaves the
+// previous payload.
+func FirePayload[S StateType, E, R EnumType, C, X any](ctx context.Context, m *Machine[S, E, R, C, X], e E, in Input[R], prev X) (S, error) {
+	return m.fireLoaded(ctx, e, &in, &prev)
+}
+
+// fire fires e: with a zero payload if e carries one (Fire and FireWith), else through
+// idempotency keys, logging a refusal when the machine has a logger.
 func (m *Machine[S, E, R, C, X]) fire(ctx context.Context, e E, in *Input[R]) (S, error) {
+	if p := m.def.Payloads; p != nil && int(e) < len(p) && p[e] {
+		prev := m.extra
+		m.extras.Payload(&m.extra, int(e), true)
+		return m.fireLoaded(ctx, e, in, &prev)
+	}
+	return m.fireOnce(ctx, e, in)
+}
+
+// fireLoaded fires e with its payload in the extra data, prev being the extra data before
+// it, which a refusal restores.
+func (m *Machine[S, E, R, C, X]) fireLoaded(ctx context.Context, e E, in *Input[R], prev *X) (S, error) {
+	if int(e) < m.def.NumEvents && m.accepts(e) {
+		if errs := m.extras.Payload(&m.extra, int(e), false).Validate(); errs != nil {
+			m.extra = *prev
+			err := Validation(m.def.Spec, m.state, e, m.state, true, errs, m.PermittedWith(ctx, *in, nil))
+			m.logRefusal(ctx, e, err)
+			return m.state, err
+		}
+	}
+	to, err := m.fireOnce(ctx, e, in)
+	if err != nil {
+		m.extra = *prev
+	}
+	return to, err
+}
+
+// accepts reports whether the current state has a transition on e (whatever its guards).
+func (m *Machine[S, E, R, C, X]) accepts(e E) bool {
+	return int(m.state) < len(m.def.States) && m.def.Moves[int(m.state)*m.def.NumEvents+int(e)] != MoveRefused(len(m.def.States))
+}
+
+// fireOnce applies idempotency keys around step and logs a refusal when the machine has a
+// logger.
+func (m *Machine[S, E, R, C, X]) fireOnce(ctx context.Context, e E, in *Input[R]) (S, error) {
+	seq := m.seq
 	to, err := m.once(ctx, e, in)
 	if err != nil && m.logger != nil {
+		if m.seq != seq {
+			// Accepted, but a checkpoint or the store failed after the transition.
+			m.logger.LogAttrs(ctx, slog.LevelError, "transition not persisted", slog.String("machine", m.def.Spec.Machine), slog.String("id", m.ID),
+				slog.String("state", m.state.String()), slog.String("event", e.String()), slog.String("error", err.Error()))
+		} else {
+			m.logRefusal(ctx, e, err)
+		}
+	}
+	return to, err
+}
+
+// logRefusal logs a refused event at Warn when the machine has a logger.
+func (m *Machine[S, E, R, C, X]) logRefusal(ctx context.Context, e E, err error) {
+	if m.logger != nil {
 		m.logger.LogAttrs(ctx, slog.LevelWarn, "event refused", slog.String("machine", m.def.Spec.Machine), slog.String("id", m.ID),
 			slog.String("state", m.state.String()), slog.String("event", e.String()), slog.String("error", err.Error()))
 	}
-	return to, err
 }
 
 // once honours idempotency keys around step.
@@ -199,8 +262,11 @@ func (m *Machine[S, E, R, C, X]) once(ctx context.Context, e E, in *Input[R]) (S
 		}
 		return r.state, nil
 	}
+	seq := m.seq
 	to, err := m.step(ctx, e, in, false)
-	if err == nil {
+	if m.seq != seq {
+		// Accepted, even if a checkpoint or the store failed after it: firing again with
+		// the key must not repeat the transition.
 		m.keys.Put(in.Key, keyRecord[S, E]{event: e, state: to})
 	}
 	return to, err
@@ -479,6 +545,9 @@ func (m *Machine[S, E, R, C, X]) moveClock(from S, at time.Time) {
 func (m *Machine[S, E, R, C, X]) commit(ctx context.Context, st Step[S, E, R], in *Input[R], t int, cp int32) error {
 	d := m.def
 	m.seq++
+	if d.Resumable {
+		m.last, m.lastEvent = st.From, st.Event
+	}
 	if d.Timing {
 		m.updatedAt = st.At
 	}
@@ -532,7 +601,7 @@ func (m *Machine[S, E, R, C, X]) persist(ctx context.Context, st Step[S, E, R], 
 func (m *Machine[S, E, R, C, X]) logEntry(st Step[S, E, R], in *Input[R], t int) (LogEntry[S, E, R], error) {
 	d := m.def
 	e := LogEntry[S, E, R]{
-		Seq: m.seq, Timestamp: m.updatedAt, TaskID: m.ID, Kind: "STATE_TRANSITION", Trigger: st.Event,
+		Seq: m.seq, Timestamp: m.updatedAt, TaskID: m.ID, Kind: KindTransition, Trigger: st.Event,
 		From: st.From, To: st.To, Transition: t, Actor: in.Actor, Reason: in.Reason, EventID: in.EventID,
 		Metadata: map[string]string{},
 	}
@@ -547,6 +616,14 @@ func (m *Machine[S, E, R, C, X]) logEntry(st Step[S, E, R], in *Input[R], t int)
 	}
 	e.Limits = m.changedLimits()
 	var err error
-	e.Context, err = json.Marshal(m.Context)
+	if p := d.Payloads; p != nil && p[st.Event] {
+		e.Payload, err = json.Marshal(m.extras.Payload(&m.extra, int(st.Event), false))
+	}
+	if d.Policies && err == nil {
+		e.Policies, err = json.Marshal(m.extras.PolicySet(&m.extra, false))
+	}
+	if err == nil {
+		e.Context, err = json.Marshal(m.Context)
+	}
 	return e, err
 }

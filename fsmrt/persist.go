@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"time"
 )
@@ -67,7 +68,8 @@ type LogEntry[S StateType, E, R EnumType] struct {
 	// Timestamp is when the transition happened: the input's At, else the machine's clock.
 	Timestamp time.Time `json:"timestamp"`
 	TaskID    string    `json:"taskId"`
-	// Kind is STATE_TRANSITION.
+	// Kind is STATE_TRANSITION, or STATE_RESUMED for a machine Resume took out of a
+	// terminal state (its Transition is -1).
 	Kind    string `json:"event"`
 	Trigger E      `json:"trigger"`
 	From    S      `json:"from"`
@@ -88,6 +90,8 @@ type LogEntry[S StateType, E, R EnumType] struct {
 	Context json.RawMessage `json:"context,omitempty"`
 	// Payload is the event's payload, for events that carry one.
 	Payload json.RawMessage `json:"payload,omitempty"`
+	// Policies are the machine's policies after the transition, for a spec that has some.
+	Policies json.RawMessage `json:"policies,omitempty"`
 	// Limits are the configurable limits changed at run time, in force after it.
 	Limits   map[string]int    `json:"limits,omitempty"`
 	Metadata map[string]string `json:"metadata"`
@@ -229,7 +233,8 @@ func (m *Machine[S, E, R, C, X]) setLimits(changed map[string]int) error {
 // ErrInvalidSnapshot), a snapshot the machine could never have taken: of another format
 // version, with values that are not states of this machine, negative counters or counters
 // past their limit, a remembered state its state cannot remember, timeouts of states whose
-// timeout is not configurable; check refuses what the generated package checks of the
+// timeout is not configurable, a payload (but a zero one, of an event never fired) that
+// breaks its constraints; check refuses what else the generated package checks of the
 // extra data (nil: nothing).
 func Restore[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, C, X], s Snapshot[S, C, X], check func(*X) error) error {
 	d := m.def
@@ -328,6 +333,15 @@ func Restore[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, C, X], s 
 		}
 		m.timeouts[st] = t
 	}
+	for e, carries := range d.Payloads {
+		if !carries {
+			continue
+		}
+		p := m.extras.Payload(&s.Extra, e, false)
+		if errs := p.Validate(); errs != nil && !reflect.ValueOf(p).Elem().IsZero() {
+			return bad("extra.payloads."+E(e).String(), "%s: %s", errs[0].Field, errs[0].Message)
+		}
+	}
 	if check != nil {
 		if err := check(&s.Extra); err != nil {
 			return err
@@ -360,9 +374,9 @@ func Replay[S StateType, E, R EnumType, C, X any](ctx context.Context, m *Machin
 		if err := Restore(m, s, check); err != nil {
 			return err
 		}
-		if m.def.History || m.def.Idempotent {
+		if n := m.window(); n > 0 && s.Seq > 0 {
 			// The snapshot holds the present; the last of the past is in the log before it.
-			past, err := store.Log(ctx, id, max(0, s.Seq-int64(DefaultWindow)))
+			past, err := store.Log(ctx, id, max(0, s.Seq-int64(n)))
 			if err != nil {
 				return err
 			}
@@ -371,6 +385,9 @@ func Replay[S StateType, E, R EnumType, C, X any](ctx context.Context, m *Machin
 					break
 				}
 				m.recallEntry(&past[i])
+				if m.def.Resumable && past[i].Seq == s.Seq {
+					m.last, m.lastEvent = past[i].From, past[i].Trigger
+				}
 			}
 		}
 	} else if len(log) > 0 && m.def.Timing {
@@ -384,6 +401,22 @@ func Replay[S StateType, E, R EnumType, C, X any](ctx context.Context, m *Machin
 		}
 	}
 	return nil
+}
+
+// window is how many entries before a snapshot Replay reads back: the history and key
+// windows, and the last transition of a resumable machine.
+func (m *Machine[S, E, R, C, X]) window() int {
+	n := 0
+	if m.def.History {
+		n = m.history.Size()
+	}
+	if m.def.Idempotent {
+		n = max(n, m.keys.Size())
+	}
+	if m.def.Resumable {
+		n = max(n, 1)
+	}
+	return n
 }
 
 // apply replays log entry e: it checks that e is the next entry and a transition of this
@@ -407,6 +440,28 @@ func (m *Machine[S, E, R, C, X]) apply(e *LogEntry[S, E, R]) error {
 			return err
 		}
 		m.Context = c
+	}
+	if d.Policies && len(e.Policies) > 0 {
+		if err := json.Unmarshal(e.Policies, m.extras.PolicySet(&m.extra, true)); err != nil {
+			return fmt.Errorf("policies: %w", err)
+		}
+	}
+	switch e.Kind {
+	case KindResumed:
+		return m.applyResumed(e)
+	case KindTransition:
+	default:
+		return fmt.Errorf("%q is not a kind of entry", e.Kind)
+	}
+	if p := d.Payloads; p != nil && int(e.Trigger) < len(p) && p[e.Trigger] {
+		pl := m.extras.Payload(&m.extra, int(e.Trigger), true)
+		if err := json.Unmarshal(e.Payload, pl); err != nil {
+			return fmt.Errorf("payload: %w", err)
+		}
+		// A payload the event was refused with cannot have been recorded.
+		if errs := pl.Validate(); errs != nil {
+			return fmt.Errorf("invalid payload: %s: %s", errs[0].Field, errs[0].Message)
+		}
 	}
 	ok := e.From == m.state && e.Transition >= 0 && e.Transition < len(d.Transitions)
 	if ok {
@@ -435,6 +490,81 @@ func (m *Machine[S, E, R, C, X]) apply(e *LogEntry[S, E, R]) error {
 	}
 	m.recallEntry(e)
 	m.seq, m.updatedAt = e.Seq, e.Timestamp
+	if d.Resumable {
+		m.last, m.lastEvent = e.From, e.Trigger
+	}
+	return nil
+}
+
+// applyResumed replays a STATE_RESUMED entry: out of a terminal state, back to the state
+// the last transition left, and nowhere else.
+func (m *Machine[S, E, R, C, X]) applyResumed(e *LogEntry[S, E, R]) error {
+	d := m.def
+	switch {
+	case !d.Resumable:
+		return errors.New("the machine cannot be resumed")
+	case e.From != m.state || !e.From.IsTerminal() || int(e.To) >= len(d.States) || e.To.IsTerminal():
+		return fmt.Errorf("resumed from %s to %s in %s", e.From, e.To, m.state)
+	case m.seq == 0 || e.To != m.last:
+		return fmt.Errorf("resumed to %s, but the last transition left %s", e.To, m.last)
+	}
+	m.state = e.To
+	if d.Timing {
+		m.moveClock(e.From, e.Timestamp)
+	}
+	m.recallEntry(e)
+	m.seq, m.updatedAt = e.Seq, e.Timestamp
+	m.last, m.lastEvent = e.From, e.Trigger
+	return nil
+}
+
+// Log entry kinds.
+const (
+	KindTransition = "STATE_TRANSITION"
+	KindResumed    = "STATE_RESUMED"
+)
+
+// Resume sets m, a new machine, to machine id of store (Replay, with check) and resumes it
+// if it has ended: a machine in a terminal state goes back to the state its last
+// transition left, everything else (context, counters, ...) as that transition's
+// checkpoint saved it. The resumption is appended to the event log as a STATE_RESUMED
+// entry, which replaying applies, and a snapshot of the resumed machine is saved. A
+// machine that has not ended is left as loaded. No hook runs. m gets the store, so that
+// its log continues; in says who resumes it, when and why.
+func Resume[S StateType, E, R EnumType, C, X any](ctx context.Context, m *Machine[S, E, R, C, X], store Store[LogEntry[S, E, R], Snapshot[S, C, X]], id string, check func(*X) error, in Input[R]) error {
+	if err := Replay(ctx, m, store, id, check); err != nil {
+		return err
+	}
+	m.SetStore(store)
+	if !m.state.IsTerminal() || !m.def.Resumable || m.seq == 0 {
+		return nil
+	}
+	st := Step[S, E, R]{From: m.state, To: m.last, Event: m.lastEvent, Role: in.Role}
+	st.At = in.At
+	if st.At.IsZero() {
+		st.At = time.Now()
+		if m.def.Timing {
+			st.At = m.clock.Now()
+		}
+	}
+	m.state, m.last = st.To, st.From
+	m.seq++
+	m.updatedAt = st.At
+	if m.def.Timing {
+		m.moveClock(st.From, st.At)
+	}
+	e, err := m.logEntry(st, &in, -1)
+	e.Kind = KindResumed
+	if err == nil {
+		err = store.Append(ctx, id, e)
+	}
+	if err != nil {
+		return StoreFailed(m.def.Spec, "append", m.seq, err)
+	}
+	if err := store.Save(ctx, id, m.saved, m.Snapshot()); err != nil {
+		return StoreFailed(m.def.Spec, "save", m.seq, err)
+	}
+	m.saved = m.seq
 	return nil
 }
 
