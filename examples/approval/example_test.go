@@ -40,7 +40,7 @@ func Example_leadPolicy() {
 	lead := approval.TaskInput{Role: approval.RoleLead}
 	_, err := m.FireWith(ctx, approval.EventDone, lead)
 	fmt.Println(errors.Is(err, approval.ErrPermission))
-	m.Policies.LeadMayApprove = true
+	m.SetPolicies(approval.TaskPolicies{LeadMayApprove: true})
 	m.Context.ApprovedBy, m.Context.ApprovedAt = "lead-1", time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)
 	m.Context.DeliverableAccepted, m.Context.DecisionNote = true, "meets the brief"
 	to, err := m.FireWith(ctx, approval.EventDone, lead)

@@ -73,7 +73,7 @@ func seedComplete() approval.TaskContext {
 func seedIn(t *testing.T, s approval.State, c approval.TaskContext, leadMayApprove bool) (*approval.Task, *seedHooks) {
 	t.Helper()
 	h := &seedHooks{}
-	m, err := approval.RestoreTask(approval.TaskSnapshot{Version: 1, ID: "TASK-1", State: s, Context: c, Policies: approval.TaskPolicies{LeadMayApprove: leadMayApprove}}, h)
+	m, err := approval.RestoreTask(approval.TaskSnapshot{Version: 1, ID: "TASK-1", State: s, Context: c, Extra: approval.TaskExtra{Policies: approval.TaskPolicies{LeadMayApprove: leadMayApprove}}}, h)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -327,10 +327,10 @@ func TestSeed001ReviewApproval(t *testing.T) {
 	// human approval by default".
 	t.Run("Lead may approve DONE only if the policy allows", func(t *testing.T) {
 		m, _ := seedIn(t, approval.StateReview, seedComplete(), false)
-		if m.Policies.LeadMayApprove {
+		if m.Policies().LeadMayApprove {
 			t.Fatal("the policy is on by default")
 		}
-		if fresh := approval.NewTask(approval.TaskNopHooks{}); fresh.Policies.LeadMayApprove {
+		if fresh := approval.NewTask(approval.TaskNopHooks{}); fresh.Policies().LeadMayApprove {
 			t.Fatal("NewTask turns the policy on")
 		}
 		_, err := m.FireWith(ctx, approval.EventDone, as(approval.RoleLead))
@@ -341,12 +341,12 @@ func TestSeed001ReviewApproval(t *testing.T) {
 		if got := m.PermittedWith(ctx, as(approval.RoleLead), nil); len(got) != 0 {
 			t.Errorf("lead may fire %v in REVIEW with the policy off", got)
 		}
-		m.Policies.LeadMayApprove = true
+		m.SetPolicies(approval.TaskPolicies{LeadMayApprove: true})
 		if got := m.PermittedWith(ctx, as(approval.RoleLead), nil); !reflect.DeepEqual(got, []approval.Event{approval.EventDone}) {
 			t.Errorf("lead may fire %v in REVIEW with the policy on, want [DONE]", got)
 		}
 		seedFire(t, m, approval.EventDone, as(approval.RoleLead), approval.StateDone)
-		if !m.Snapshot().Policies.LeadMayApprove {
+		if !m.Snapshot().Extra.Policies.LeadMayApprove {
 			t.Error("the policy is not in the snapshot")
 		}
 	})
@@ -514,7 +514,7 @@ func TestSeed001EventLogReplay(t *testing.T) {
 	m.Context.RevisionFeedback = "more detail"
 	seedFire(t, m, approval.EventInProgress, approval.TaskInput{Role: approval.RoleHuman, Key: "k4"}, approval.StateInProgress)
 	seedFire(t, m, approval.EventReview, approval.TaskInput{Role: approval.RoleIntern, Key: "k5"}, approval.StateReview)
-	m.Policies.LeadMayApprove = true
+	m.SetPolicies(approval.TaskPolicies{LeadMayApprove: true})
 	m.Context.ApprovedBy, m.Context.ApprovedAt, m.Context.DeliverableAccepted, m.Context.DecisionNote = "lead-li", seedApprovedAt, true, "fine"
 	seedFire(t, m, approval.EventDone, approval.TaskInput{Role: approval.RoleLead, Key: "k6"}, approval.StateDone)
 

@@ -1068,8 +1068,8 @@ func TestSeed000PersistenceExact(t *testing.T) {
 	if err := json.Unmarshal([]byte(seedJSON(t, m.Snapshot())), &snap); err != nil {
 		t.Fatal(err)
 	}
-	if snap.Payloads.TaskCreated.InputText != "book a table for two" || snap.Payloads.TaskFailed.Error != "restaurant closed" || !snap.UpdatedAt.Equal(c.Now()) {
-		t.Errorf("snapshot payloads %+v, updated at %v", snap.Payloads, snap.UpdatedAt)
+	if snap.Extra.Payloads.TaskCreated.InputText != "book a table for two" || snap.Extra.Payloads.TaskFailed.Error != "restaurant closed" || !snap.UpdatedAt.Equal(c.Now()) {
+		t.Errorf("snapshot payloads %+v, updated at %v", snap.Extra.Payloads, snap.UpdatedAt)
 	}
 	restored, err := cognitive.RestoreTask(snap, &seedCountingAgent{})
 	if err != nil {

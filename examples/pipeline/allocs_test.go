@@ -47,7 +47,7 @@ func TestAllocs(t *testing.T) {
 		{"refused FireWith (no transition)", executing(false), func(m *pipeline.Task) { m.FireWith(ctx, pipeline.EventStart, in) }, 0},
 		// With the memory store: the log entry (its metadata map, the context encoded), the
 		// entry appended to the store's log, the snapshot encoded and kept as JSON.
-		{"valid FireWith with a checkpoint and a store", executing(true), func(m *pipeline.Task) { m.FireWith(ctx, pipeline.EventPhaseSucceeded, in) }, 9},
+		{"valid FireWith with a checkpoint and a store", executing(true), func(m *pipeline.Task) { m.FireWith(ctx, pipeline.EventPhaseSucceeded, in) }, 7},
 		{"refused FireWith with a store", executing(true), func(m *pipeline.Task) { m.FireWith(ctx, pipeline.EventStart, in) }, 0},
 	} {
 		if got := allocs.Once(c.setup, c.do); got != c.want {

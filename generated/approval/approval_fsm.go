@@ -10,13 +10,8 @@ package approval
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
 	"github.com/fsmgen/fsmgen/fsmrt"
 	"log/slog"
-	"slices"
-	"strconv"
 	"time"
 )
 
@@ -275,30 +270,10 @@ type IdempotencyConflictError = fsmrt.IdempotencyConflictError[State, Event]
 // PermissionError says the role may not fire the transition.
 type PermissionError = fsmrt.PermissionError[State, Event, Role]
 
-// fsmSpec describes the machine to the runtime: the package its errors name, and the events
-// each state accepts (filled in by init from the dispatch table).
+// fsmSpec names the machine in its errors.
 var fsmSpec = fsmrt.Spec{
 	Machine: "Task",
 	Package: "approval",
-}
-
-// Preallocated refusals, so that refusing an event allocates nothing. Written once by init.
-var (
-	invalidTransitions [NumStates][NumEvents]InvalidTransitionError
-	guardRefusals      [NumStates][NumEvents]GuardError
-)
-
-func init() {
-	fsmSpec.Accepts = make([][]int, NumStates)
-	for s := range invalidTransitions {
-		for e := range invalidTransitions[s] {
-			invalidTransitions[s][e] = fsmrt.InvalidTransition(&fsmSpec, State(s), Event(e))
-			guardRefusals[s][e] = fsmrt.Guard(&fsmSpec, State(s), Event(e))
-			if accepts(State(s), Event(e)) {
-				fsmSpec.Accepts[s] = append(fsmSpec.Accepts[s], e)
-			}
-		}
-	}
 }
 
 // TaskContext holds the machine's data: the spec's context fields. States check the fields
@@ -545,36 +520,17 @@ func (c *TaskContext) requirements(s State, errs []FieldError) []FieldError {
 	return errs
 }
 
-// TaskStep describes the transition being decided or run; hooks receive it by value.
-type TaskStep struct {
-	// From is the state the event was fired in.
-	From State
-	// To is the state being entered; for guards it is not decided yet and equals From.
-	To State
-	// Event is the event being fired.
-	Event Event
-	// Role is who fires it.
-	Role Role
+// TaskExtra is what a Task keeps besides the engine's data, in its snapshots: its
+// policies.
+type TaskExtra struct {
+	Policies TaskPolicies `json:"policies"`
 }
 
-// TaskInput is what the caller says about one firing.
-type TaskInput struct {
-	// Role is who fires the event. Transitions that name roles refuse RoleNone.
-	Role Role
-	// Key is an idempotency key. A key already used for the same event returns the original
-	// result without firing again; for another event it is a conflict. Only accepted events
-	// are recorded, since a refusal changes nothing.
-	Key string
-	// EventID identifies the triggering event in the history and the event log.
-	EventID string
-	// Actor and Reason say who fired the event and why; they are recorded in the history and
-	// the event log.
-	Actor  string
-	Reason string
-	// At is when the event happened; the zero time means now (the machine's clock). It is
-	// recorded in the history and the event log.
-	At time.Time
-}
+// TaskStep describes the transition being decided or run; hooks receive it by value.
+type TaskStep = fsmrt.Step[State, Event, Role]
+
+// TaskInput is what the caller says about one firing (FireWith).
+type TaskInput = fsmrt.Input[Role]
 
 // TaskHooks is what the program implements: guards, actions and checkpoints. Fire calls
 // them synchronously, in this order: guards, exit actions of the old state, the
@@ -619,1294 +575,223 @@ func (TaskNopHooks) PostApprovalComment(context.Context, *Task, TaskStep) {}
 
 var _ TaskHooks = TaskNopHooks{}
 
-type idempotencyRecord struct {
-	event Event
-	state State
-}
-
-// SetKeyWindow sets how many idempotency keys the machine keeps in memory
-// (fsmrt.DefaultWindow when n <= 0). A key it has forgotten is looked up in its store when
-// the store is a fsmrt.KeyFinder (the memory store is); without a store, it is forgotten.
-func (m *Task) SetKeyWindow(n int) {
-	m.keys.SetSize(n)
-}
-
-// Task is one Task state machine.
+// Task is one Task state machine, on the runtime's engine (fsmrt.Machine).
 //
 // Seed 001: task state machine with review and approval. Transitions are named by their
 // target ("move to REVIEW"); every transition says which roles may fire it, entering a
 // state checks its required artifacts, and all transitions support idempotency keys.
 //
 // A Task is not safe for concurrent use: confine it to one goroutine, or guard it with a
-// mutex. Different machines may be used from different goroutines. The machine does no I/O
-// itself; hooks do.
+// mutex.
 type Task struct {
-	state State
-	seq   int64 // accepted transitions so far
+	fsmrt.Machine[State, Event, Role, TaskContext, TaskExtra]
 	hooks TaskHooks
-
-	// ID names the machine in its store, its event log and a registry.
-	ID string
-	// Context is the machine's data. Hooks may change it; states check what they require.
-	Context TaskContext
-	// Policies are the run-time switches, set to the spec's defaults by NewTask.
-	Policies TaskPolicies
-
-	nReviewCycles     int // counter "review_cycles"
-	limitReviewCycles int // the count whose increment trips counter "review_cycles"
-
-	store     TaskStore
-	saved     int64     // seq of the last snapshot saved to the store
-	updatedAt time.Time // when the last persisted (or, with a clock, any) transition happened
-	logger    *slog.Logger
-	watched   bool                               // store != nil || logger != nil: Fire cannot answer from the moves table alone
-	keys      fsmrt.KeyWindow[idempotencyRecord] // the last keys; the store's log has them all
-
-	_ [64]byte // keeps machines used by different goroutines off one cache line
 }
 
-// NewTask returns a machine in the initial state "INBOX", with context and policies at
-// their spec defaults.
+// NewTask returns a machine in the initial state "INBOX", its context at the spec's
+// defaults.
 func NewTask(hooks TaskHooks) *Task {
-	m := &Task{state: StateInbox}
-	m.hooks = hooks
-	m.Policies = defaultTaskPolicies()
-	m.limitReviewCycles = 4
+	m := &Task{hooks: hooks}
+	fsmrt.Init(&m.Machine, &def, (*ops)(m))
 	return m
-}
-
-// State returns the current state.
-func (m *Task) State() State {
-	return m.state
-}
-
-// Seq returns the number of transitions accepted so far (restored with a snapshot): the
-// sequence number of the last event log entry.
-func (m *Task) Seq() int64 {
-	return m.seq
-}
-
-// SetStore makes the machine append every accepted transition to the store's event log and
-// save a snapshot at each checkpoint. Errors from the store come back from Fire as a
-// StoreError; the transition has happened in memory: reload the machine from the store
-// before firing again.
-func (m *Task) SetStore(s TaskStore) {
-	m.store = s
-	m.watched = m.store != nil || m.logger != nil
-}
-
-// SetLogger makes the machine log every refused event (at Warn) through l.
-func (m *Task) SetLogger(l *slog.Logger) {
-	m.logger = l
-	m.watched = m.store != nil || m.logger != nil
 }
 
 // CountReviewCycles returns the counter "review_cycles" (max 3).
 func (m *Task) CountReviewCycles() int {
-	return m.nReviewCycles
+	return fsmrt.Count(&m.Machine, 0, 0)
 }
 
 // MaxReviewCycles returns the max of counter "review_cycles" in force: 3 unless
 // SetMaxReviewCycles changed it.
 func (m *Task) MaxReviewCycles() int {
-	return m.limitReviewCycles - 1
+	return fsmrt.CounterLimit(&m.Machine, 0)
 }
 
-// SetMaxReviewCycles changes the max of counter "review_cycles" (the counter may reach n;
-// the increment that would take it past n trips it) and is kept in snapshots and the event
-// log. It refuses n below 0.
+// SetMaxReviewCycles changes the max of counter "review_cycles"; it is kept in snapshots
+// and the event log.
 func (m *Task) SetMaxReviewCycles(n int) error {
-	if n < 0 {
-		return fmt.Errorf("approval: counter %s: max %d is below 0", "review_cycles", n)
+	return fsmrt.SetCounterLimit(&m.Machine, 0, n)
+}
+
+// Policies returns the policies in force.
+func (m *Task) Policies() TaskPolicies {
+	return fsmrt.Extra(&m.Machine).Policies
+}
+
+// SetPolicies changes the policies; they are kept in snapshots and the event log.
+func (m *Task) SetPolicies(p TaskPolicies) {
+	fsmrt.Extra(&m.Machine).Policies = p
+}
+
+// SetKeyWindow sets how many idempotency keys the machine keeps in memory; a key it has
+// forgotten is looked up in its store when the store is a fsmrt.KeyFinder.
+func (m *Task) SetKeyWindow(n int) {
+	fsmrt.SetKeyWindow(&m.Machine, n)
+}
+
+// ops is Task as the engine calls it back (fsmrt.Guards, fsmrt.Actions, ...): each method
+// is a switch over the spec's guards, actions, states or checkpoints, by index.
+type ops Task
+
+func (m *ops) Guard(ctx context.Context, g int, st TaskStep) bool {
+	switch g {
+	case 0:
+		return m.Context.RevisionFeedback == ""
 	}
-	m.limitReviewCycles = n + 1
+	panic("unreachable: no such guard")
+}
+
+func (m *ops) Act(ctx context.Context, a int, st TaskStep) {
+	switch a {
+	case 0:
+		m.hooks.PostWorkPlanComment(ctx, (*Task)(m), st)
+	case 1:
+		m.hooks.AttachReviewSubmission(ctx, (*Task)(m), st)
+	case 2:
+		m.hooks.CalculateCostSummary(ctx, (*Task)(m), st)
+	case 3:
+		m.hooks.PostReviewComment(ctx, (*Task)(m), st)
+	case 4:
+		m.hooks.PostApprovalComment(ctx, (*Task)(m), st)
+	}
+}
+
+func (m *ops) Require(s State, c *TaskContext) []FieldError {
+	return c.requirements(s, nil)
+}
+
+func (m *ops) SetField(c *TaskContext, f int, text string) {
+	switch f {
+	case 18:
+		c.BlockReason = text
+	}
+}
+
+func (m *ops) Policy(p int) bool {
+	switch p {
+	case 0:
+		return fsmrt.Extra(&m.Machine).Policies.LeadMayApprove
+	}
+	return false
+}
+
+func (m *ops) Payload(x *TaskExtra, e int, clear bool) fsmrt.Payload {
 	return nil
 }
 
-// changedLimits returns the configurable limits changed at run time, by counter name, as
-// the spec writes them; nil when none is.
-func (m *Task) changedLimits() map[string]int {
-	var out map[string]int
-	if m.limitReviewCycles != 4 {
-		if out == nil {
-			out = map[string]int{}
-		}
-		out["review_cycles"] = m.MaxReviewCycles()
+func (m *ops) PolicySet(x *TaskExtra, clear bool) any {
+	if clear {
+		x.Policies = TaskPolicies{}
 	}
-	return out
+	return &x.Policies
 }
 
-// setLimits sets every configurable limit: the spec's, unless changed names it.
-func (m *Task) setLimits(changed map[string]int) error {
-	m.limitReviewCycles = 4
-	for name, n := range changed {
-		var err error
-		switch name {
-		case "review_cycles":
-			err = m.SetMaxReviewCycles(n)
-		default:
-			err = fmt.Errorf("approval: no configurable counter %q", name)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+// def is the machine as data for the engine: its states, how events dispatch to its
+// transitions, its transitions and counters, indexed in spec order.
+var def = fsmrt.Def[State, Event, Role]{
+	Spec:      &fsmSpec,
+	NumEvents: NumEvents,
+	Initial:   StateInbox,
+	Moves:     moves[:],
+	States: []fsmrt.StateDef{
+		{},
+		{},
+		{},
+		{Entry: []int32{2}},
+		{},
+		{},
+		{Terminal: true},
+		{Terminal: true},
+	},
+	Pairs: []fsmrt.Pair{
+		{State: 0, Event: 0, Cands: []fsmrt.Cand{{T: 0}}},
+		{State: 0, Event: 1, Cands: []fsmrt.Cand{{T: 1}}},
+		{State: 1, Event: 1, Cands: []fsmrt.Cand{{T: 4}}},
+		{State: 1, Event: 2, Cands: []fsmrt.Cand{{T: 2}}},
+		{State: 1, Event: 3, Cands: []fsmrt.Cand{{T: 3}}},
+		{State: 2, Event: 1, Cands: []fsmrt.Cand{{T: 8}}},
+		{State: 2, Event: 4, Cands: []fsmrt.Cand{{T: 5}}},
+		{State: 2, Event: 5, Cands: []fsmrt.Cand{{T: 6}}},
+		{State: 2, Event: 6, Cands: []fsmrt.Cand{{T: 7}}},
+		{State: 3, Event: 1, Cands: []fsmrt.Cand{{T: 13}}},
+		{State: 3, Event: 3, Cands: []fsmrt.Cand{{T: 9, Conds: []int32{-1}}}},
+		{State: 3, Event: 5, Cands: []fsmrt.Cand{{T: 10}}},
+		{State: 3, Event: 6, Cands: []fsmrt.Cand{{T: 11}}},
+		{State: 3, Event: 7, Cands: []fsmrt.Cand{{T: 12}}},
+		{State: 4, Event: 0, Cands: []fsmrt.Cand{{T: 15}}},
+		{State: 4, Event: 1, Cands: []fsmrt.Cand{{T: 20}}},
+		{State: 4, Event: 2, Cands: []fsmrt.Cand{{T: 14}}},
+		{State: 4, Event: 3, Cands: []fsmrt.Cand{{T: 16}}},
+		{State: 4, Event: 4, Cands: []fsmrt.Cand{{T: 17}}},
+		{State: 4, Event: 6, Cands: []fsmrt.Cand{{T: 18}}},
+		{State: 4, Event: 7, Cands: []fsmrt.Cand{{T: 19}}},
+		{State: 5, Event: 0, Cands: []fsmrt.Cand{{T: 21}}},
+		{State: 5, Event: 1, Cands: []fsmrt.Cand{{T: 24}}},
+		{State: 5, Event: 3, Cands: []fsmrt.Cand{{T: 22}}},
+		{State: 5, Event: 5, Cands: []fsmrt.Cand{{T: 23}}},
+	},
+	Transitions: []fsmrt.Transition{
+		{From: []int32{0}, On: []int32{0}, To: []int32{1}, Target: 1, Roles: []fsmrt.RoleRule{{Role: 2, Policy: -1}, {Role: 3, Policy: -1}}, Checkpoint: -1, Require: true},
+		{From: []int32{0}, On: []int32{1}, To: []int32{7}, Target: 7, Roles: []fsmrt.RoleRule{{Role: 4, Policy: -1}}, Checkpoint: -1},
+		{From: []int32{1}, On: []int32{2}, To: []int32{0}, Target: 0, Roles: []fsmrt.RoleRule{{Role: 4, Policy: -1}}, Checkpoint: -1},
+		{From: []int32{1}, On: []int32{3}, To: []int32{2}, Target: 2, Roles: []fsmrt.RoleRule{{Role: 1, Policy: -1}, {Role: 2, Policy: -1}, {Role: 3, Policy: -1}}, Actions: []int32{0}, Checkpoint: -1, Require: true},
+		{From: []int32{1}, On: []int32{1}, To: []int32{7}, Target: 7, Roles: []fsmrt.RoleRule{{Role: 4, Policy: -1}}, Checkpoint: -1},
+		{From: []int32{2}, On: []int32{4}, To: []int32{3}, Target: 3, Roles: []fsmrt.RoleRule{{Role: 1, Policy: -1}, {Role: 2, Policy: -1}, {Role: 3, Policy: -1}}, Actions: []int32{1}, Checkpoint: -1, Require: true},
+		{From: []int32{2}, On: []int32{5}, To: []int32{4}, Target: 4, Roles: []fsmrt.RoleRule{{Role: 5, Policy: -1}}, Checkpoint: -1, Require: true},
+		{From: []int32{2}, On: []int32{6}, To: []int32{5}, Target: 5, Roles: []fsmrt.RoleRule{{Role: 2, Policy: -1}, {Role: 3, Policy: -1}, {Role: 5, Policy: -1}}, Checkpoint: -1, Require: true},
+		{From: []int32{2}, On: []int32{1}, To: []int32{7}, Target: 7, Roles: []fsmrt.RoleRule{{Role: 4, Policy: -1}}, Checkpoint: -1},
+		{From: []int32{3}, On: []int32{3}, To: []int32{2, 5}, Target: 2, Roles: []fsmrt.RoleRule{{Role: 4, Policy: -1}}, Actions: []int32{3}, Inc: []int32{0}, Checkpoint: -1, Require: true},
+		{From: []int32{3}, On: []int32{5}, To: []int32{4}, Target: 4, Roles: []fsmrt.RoleRule{{Role: 5, Policy: -1}}, Checkpoint: -1, Require: true},
+		{From: []int32{3}, On: []int32{6}, To: []int32{5}, Target: 5, Roles: []fsmrt.RoleRule{{Role: 5, Policy: -1}}, Checkpoint: -1, Require: true},
+		{From: []int32{3}, On: []int32{7}, To: []int32{6}, Target: 6, Roles: []fsmrt.RoleRule{{Role: 4, Policy: -1}, {Role: 3, Policy: 0}}, Actions: []int32{4}, Checkpoint: -1, Require: true},
+		{From: []int32{3}, On: []int32{1}, To: []int32{7}, Target: 7, Roles: []fsmrt.RoleRule{{Role: 4, Policy: -1}}, Checkpoint: -1},
+		{From: []int32{4}, On: []int32{2}, To: []int32{0}, Target: 0, Roles: []fsmrt.RoleRule{{Role: 4, Policy: -1}}, Checkpoint: -1},
+		{From: []int32{4}, On: []int32{0}, To: []int32{1}, Target: 1, Roles: []fsmrt.RoleRule{{Role: 4, Policy: -1}}, Checkpoint: -1, Require: true},
+		{From: []int32{4}, On: []int32{3}, To: []int32{2}, Target: 2, Roles: []fsmrt.RoleRule{{Role: 4, Policy: -1}}, Checkpoint: -1, Require: true},
+		{From: []int32{4}, On: []int32{4}, To: []int32{3}, Target: 3, Roles: []fsmrt.RoleRule{{Role: 4, Policy: -1}}, Checkpoint: -1, Require: true},
+		{From: []int32{4}, On: []int32{6}, To: []int32{5}, Target: 5, Roles: []fsmrt.RoleRule{{Role: 5, Policy: -1}}, Checkpoint: -1, Require: true},
+		{From: []int32{4}, On: []int32{7}, To: []int32{6}, Target: 6, Roles: []fsmrt.RoleRule{{Role: 4, Policy: -1}}, Actions: []int32{4}, Checkpoint: -1, Require: true},
+		{From: []int32{4}, On: []int32{1}, To: []int32{7}, Target: 7, Roles: []fsmrt.RoleRule{{Role: 4, Policy: -1}}, Checkpoint: -1},
+		{From: []int32{5}, On: []int32{0}, To: []int32{1}, Target: 1, Roles: []fsmrt.RoleRule{{Role: 4, Policy: -1}}, Checkpoint: -1, Require: true},
+		{From: []int32{5}, On: []int32{3}, To: []int32{2}, Target: 2, Roles: []fsmrt.RoleRule{{Role: 4, Policy: -1}}, Checkpoint: -1, Require: true},
+		{From: []int32{5}, On: []int32{5}, To: []int32{4}, Target: 4, Roles: []fsmrt.RoleRule{{Role: 5, Policy: -1}}, Checkpoint: -1, Require: true},
+		{From: []int32{5}, On: []int32{1}, To: []int32{7}, Target: 7, Roles: []fsmrt.RoleRule{{Role: 4, Policy: -1}}, Checkpoint: -1},
+	},
+	Counters: []fsmrt.Counter{
+		{Name: "review_cycles", Limit: 4, Max: true, Configurable: true, Then: 5, Summary: 18},
+	},
+	AlwaysRoles:     []Role{RoleHuman},
+	EveryCheckpoint: -1,
+	Policies:        true,
+	Idempotent:      true,
+	Roles:           true,
 }
 
-// Fire fires e and returns the new state. When e is refused it returns the unchanged state
-// and one of the typed errors (InvalidTransitionError, GuardError, ...), and nothing
-// changes. Refusing and accepting allocate nothing unless the spec asks for history,
-// payloads or idempotency keys.
-func (m *Task) Fire(ctx context.Context, e Event) (State, error) {
-	if !m.watched && m.state < NumStates && e < NumEvents {
-		from := m.state
-		switch to := moves[from][e]; to {
-		case moveRefused:
-			return from, &invalidTransitions[from][e]
-		case moveStep:
-			return m.step(ctx, e, &noInput, false)
-		default:
-			m.state = State(to)
-			m.seq++
-			return State(to), nil
-		}
-	}
-	return m.fire(ctx, e, &noInput)
+// moves is the dispatch table, a row per state and a column per event: the target of a
+// transition that only moves the state, NumStates where the state has no transition on the
+// event, NumStates+1 where the engine decides (guards, hooks, counters, ...).
+var moves = [...]uint32{
+	9, 9, 8, 8, 8, 8, 8, 8,
+	8, 9, 9, 9, 8, 8, 8, 8,
+	8, 9, 8, 8, 9, 9, 9, 8,
+	8, 9, 8, 9, 8, 9, 9, 9,
+	9, 9, 9, 9, 9, 8, 9, 9,
+	9, 9, 8, 9, 8, 9, 8, 8,
+	8, 8, 8, 8, 8, 8, 8, 8,
+	8, 8, 8, 8, 8, 8, 8, 8,
 }
 
-// noInput is the input of Fire, shared and never written, so that Fire does not build one.
-var noInput TaskInput
+// TaskSnapshot is the machine's present, in a form that encodes to JSON by name
+// (fsmrt.Snapshot).
+type TaskSnapshot = fsmrt.Snapshot[State, TaskContext, TaskExtra]
 
-// FireWith fires e with what the caller says about it (who fires it, when, why, ...).
-func (m *Task) FireWith(ctx context.Context, e Event, in TaskInput) (State, error) {
-	return m.fire(ctx, e, &in)
-}
+// TaskLogEntry is one entry of the event log (fsmrt.LogEntry).
+type TaskLogEntry = fsmrt.LogEntry[State, Event, Role]
 
-// fire runs step and logs a refusal when the machine has a logger.
-func (m *Task) fire(ctx context.Context, e Event, in *TaskInput) (State, error) {
-	to, err := m.once(ctx, e, in)
-	if err != nil && m.logger != nil {
-		m.logRefusal(ctx, e, err)
-	}
-	return to, err
-}
-
-// logRefusal logs a refused event at Warn.
-func (m *Task) logRefusal(ctx context.Context, e Event, err error) {
-	m.logger.LogAttrs(ctx, slog.LevelWarn, "event refused", slog.String("machine", "Task"), slog.String("id", m.ID), slog.String("state", m.state.String()), slog.String("event", e.String()), slog.String("error", err.Error()))
-}
-
-// once applies idempotency keys around step.
-func (m *Task) once(ctx context.Context, e Event, in *TaskInput) (State, error) {
-	if in.Key == "" {
-		return m.step(ctx, e, in, false)
-	}
-	r, ok := m.keys.Get(in.Key)
-	if !ok {
-		// A key the window has forgotten may be in the store's log.
-		if kf, finds := m.store.(fsmrt.KeyFinder[TaskLogEntry]); finds {
-			le, found, err := kf.FindKey(ctx, m.ID, in.Key)
-			if err != nil {
-				return m.state, fsmrt.StoreFailed(&fsmSpec, "find key", m.seq, err)
-			}
-			r, ok = idempotencyRecord{
-				event: le.Trigger,
-				state: le.To,
-			}, found
-		}
-	}
-	if ok {
-		if r.event != e {
-			return m.state, fsmrt.IdempotencyConflict(&fsmSpec, m.state, e, in.Key, r.event)
-		}
-		return r.state, nil
-	}
-	to, err := m.step(ctx, e, in, false)
-	if err == nil {
-		m.keys.Put(in.Key, idempotencyRecord{
-			event: e,
-			state: to,
-		})
-	}
-	return to, err
-}
-
-// Can reports whether e would be accepted now, without firing it. Guards are evaluated.
-func (m *Task) Can(ctx context.Context, e Event) bool {
-	if m.state < NumStates && e < NumEvents {
-		switch moves[m.state][e] {
-		case moveRefused:
-			return false
-		case moveStep: // step decides
-		default:
-			return true
-		}
-	}
-	return m.CanWith(ctx, e, TaskInput{})
-}
-
-// CanWith is Can for a given input.
-func (m *Task) CanWith(ctx context.Context, e Event, in TaskInput) bool {
-	_, err := m.step(ctx, e, &in, true)
-	return err == nil
-}
-
-// Permitted appends to buf the events that would be accepted now, in declaration order,
-// and returns it. It allocates nothing when buf has room.
-func (m *Task) Permitted(ctx context.Context, buf []Event) []Event {
-	return m.PermittedWith(ctx, TaskInput{}, buf)
-}
-
-// PermittedWith is Permitted for a given input.
-func (m *Task) PermittedWith(ctx context.Context, in TaskInput, buf []Event) []Event {
-	if m.state >= NumStates {
-		return buf
-	}
-	if p := plainPermitted[m.state]; p != nil {
-		return append(buf, p...)
-	}
-	for i, to := range &moves[m.state] {
-		e := Event(i)
-		switch to {
-		case moveRefused:
-			continue
-		case moveStep:
-			if _, err := m.step(ctx, e, &in, true); err != nil {
-				continue
-			}
-		}
-		buf = append(buf, e)
-	}
-	return buf
-}
-
-// accepts reports whether s has a transition on e, whatever the guards.
-func accepts(s State, e Event) bool {
-	return s < NumStates && e < NumEvents && moves[s][e] != moveRefused
-}
-
-// accepted appends the events that have a transition from s, whatever the guards.
-func accepted(s State, buf []Event) []Event {
-	for e := Event(0); e < NumEvents; e++ {
-		if accepts(s, e) {
-			buf = append(buf, e)
-		}
-	}
-	return buf
-}
-
-// moves is the dispatch table of Fire, Can and Permitted, a row per state and a column per
-// event in declaration order: the target state of a transition that only moves the state,
-// moveRefused where the state has no transition on the event, moveStep where step decides
-// (guards, roles, hooks, counters, required fields, checkpoints, the clock or a payload).
-var moves = [NumStates][NumEvents]uint8{
-	{9, 9, 8, 8, 8, 8, 8, 8},
-	{8, 9, 9, 9, 8, 8, 8, 8},
-	{8, 9, 8, 8, 9, 9, 9, 8},
-	{8, 9, 8, 9, 8, 9, 9, 9},
-	{9, 9, 9, 9, 9, 8, 9, 9},
-	{9, 9, 8, 9, 8, 9, 8, 8},
-	{8, 8, 8, 8, 8, 8, 8, 8},
-	{8, 8, 8, 8, 8, 8, 8, 8},
-}
-
-// The values of moves that are not states.
-const (
-	moveRefused = NumStates
-	moveStep    = NumStates + 1
-)
-
-// plainPermitted is, for each state whose row of moves has no moveStep, the events it
-// accepts in declaration order (empty, not nil, when it accepts none): what PermittedWith
-// returns there whatever the input. It is nil for the other states.
-var plainPermitted [NumStates][]Event
-
-func init() {
-	for s := range &moves {
-		if slices.Contains(moves[s][:], moveStep) {
-			continue
-		}
-		row := []Event{}
-		for e, to := range &moves[s] {
-			if to != moveRefused {
-				row = append(row, Event(e))
-			}
-		}
-		plainPermitted[s] = row
-	}
-}
-
-// step decides e in the current state and, unless dry, applies it.
-func (m *Task) step(ctx context.Context, e Event, in *TaskInput, dry bool) (State, error) {
-	from := m.state
-	st := TaskStep{From: from, To: from, Event: e, Role: in.Role}
-	switch from {
-	case StateInbox:
-		switch e {
-		case EventAssigned:
-			return m.transition0(ctx, st, in, dry)
-		case EventCanceled:
-			return m.transition1(ctx, st, in, dry)
-		}
-	case StateAssigned:
-		switch e {
-		case EventCanceled:
-			return m.transition4(ctx, st, in, dry)
-		case EventInbox:
-			return m.transition2(ctx, st, in, dry)
-		case EventInProgress:
-			return m.transition3(ctx, st, in, dry)
-		}
-	case StateInProgress:
-		switch e {
-		case EventCanceled:
-			return m.transition8(ctx, st, in, dry)
-		case EventReview:
-			return m.transition5(ctx, st, in, dry)
-		case EventNeedsApproval:
-			return m.transition6(ctx, st, in, dry)
-		case EventBlocked:
-			return m.transition7(ctx, st, in, dry)
-		}
-	case StateReview:
-		switch e {
-		case EventCanceled:
-			return m.transition13(ctx, st, in, dry)
-		case EventInProgress:
-			if !(m.Context.RevisionFeedback == "") {
-				return m.transition9(ctx, st, in, dry)
-			}
-			return from, &guardRefusals[from][e]
-		case EventNeedsApproval:
-			return m.transition10(ctx, st, in, dry)
-		case EventBlocked:
-			return m.transition11(ctx, st, in, dry)
-		case EventDone:
-			return m.transition12(ctx, st, in, dry)
-		}
-	case StateNeedsApproval:
-		switch e {
-		case EventAssigned:
-			return m.transition15(ctx, st, in, dry)
-		case EventCanceled:
-			return m.transition20(ctx, st, in, dry)
-		case EventInbox:
-			return m.transition14(ctx, st, in, dry)
-		case EventInProgress:
-			return m.transition16(ctx, st, in, dry)
-		case EventReview:
-			return m.transition17(ctx, st, in, dry)
-		case EventBlocked:
-			return m.transition18(ctx, st, in, dry)
-		case EventDone:
-			return m.transition19(ctx, st, in, dry)
-		}
-	case StateBlocked:
-		switch e {
-		case EventAssigned:
-			return m.transition21(ctx, st, in, dry)
-		case EventCanceled:
-			return m.transition24(ctx, st, in, dry)
-		case EventInProgress:
-			return m.transition22(ctx, st, in, dry)
-		case EventNeedsApproval:
-			return m.transition23(ctx, st, in, dry)
-		}
-	}
-	if from >= NumStates || e >= NumEvents {
-		refusal := fsmrt.InvalidTransition(&fsmSpec, from, e)
-		return from, &refusal
-	}
-	return from, &invalidTransitions[from][e]
-}
-
-// transition0 is the transition at ../../examples/approval/approval.fsm.yaml:145: INBOX on
-// ASSIGNED -> ASSIGNED.
-//
-// Assign (Lead) or claim (Specialist); Human may too.
-func (m *Task) transition0(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	if !(in.Role == RoleHuman || in.Role == RoleSpecialist || in.Role == RoleLead) {
-		return st.From, fsmrt.Permission(&fsmSpec, st.From, st.Event, in.Role)
-	}
-	to := StateAssigned
-	if errs := m.Context.requirements(to, nil); errs != nil {
-		if dry {
-			return st.From, ErrValidation
-		}
-		return st.From, fsmrt.Validation(&fsmSpec, st.From, st.Event, to, false, errs, m.PermittedWith(ctx, *in, nil))
-	}
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	m.enter(ctx, st)
-	return to, m.commit(ctx, st, in, 0)
-}
-
-// transition1 is the transition at ../../examples/approval/approval.fsm.yaml:146: INBOX on
-// CANCELED -> CANCELED.
-func (m *Task) transition1(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	if !(in.Role == RoleHuman) {
-		return st.From, fsmrt.Permission(&fsmSpec, st.From, st.Event, in.Role)
-	}
-	to := StateCanceled
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	m.enter(ctx, st)
-	return to, m.commit(ctx, st, in, 1)
-}
-
-// transition2 is the transition at ../../examples/approval/approval.fsm.yaml:149: ASSIGNED
-// on INBOX -> INBOX.
-func (m *Task) transition2(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	if !(in.Role == RoleHuman) {
-		return st.From, fsmrt.Permission(&fsmSpec, st.From, st.Event, in.Role)
-	}
-	to := StateInbox
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	m.enter(ctx, st)
-	return to, m.commit(ctx, st, in, 2)
-}
-
-// transition3 is the transition at ../../examples/approval/approval.fsm.yaml:150: ASSIGNED
-// on IN_PROGRESS -> IN_PROGRESS.
-//
-// Start (+ work plan): the assigned agent.
-func (m *Task) transition3(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	if !(in.Role == RoleHuman || in.Role == RoleIntern || in.Role == RoleSpecialist || in.Role == RoleLead) {
-		return st.From, fsmrt.Permission(&fsmSpec, st.From, st.Event, in.Role)
-	}
-	to := StateInProgress
-	if errs := m.Context.requirements(to, nil); errs != nil {
-		if dry {
-			return st.From, ErrValidation
-		}
-		return st.From, fsmrt.Validation(&fsmSpec, st.From, st.Event, to, false, errs, m.PermittedWith(ctx, *in, nil))
-	}
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.hooks.PostWorkPlanComment(ctx, m, st)
-	m.state = to
-	m.enter(ctx, st)
-	return to, m.commit(ctx, st, in, 3)
-}
-
-// transition4 is the transition at ../../examples/approval/approval.fsm.yaml:151: ASSIGNED
-// on CANCELED -> CANCELED.
-func (m *Task) transition4(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	if !(in.Role == RoleHuman) {
-		return st.From, fsmrt.Permission(&fsmSpec, st.From, st.Event, in.Role)
-	}
-	to := StateCanceled
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	m.enter(ctx, st)
-	return to, m.commit(ctx, st, in, 4)
-}
-
-// transition5 is the transition at ../../examples/approval/approval.fsm.yaml:154:
-// IN_PROGRESS on REVIEW -> REVIEW.
-//
-// Submit: the assigned agent.
-func (m *Task) transition5(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	if !(in.Role == RoleHuman || in.Role == RoleIntern || in.Role == RoleSpecialist || in.Role == RoleLead) {
-		return st.From, fsmrt.Permission(&fsmSpec, st.From, st.Event, in.Role)
-	}
-	to := StateReview
-	if errs := m.Context.requirements(to, nil); errs != nil {
-		if dry {
-			return st.From, ErrValidation
-		}
-		return st.From, fsmrt.Validation(&fsmSpec, st.From, st.Event, to, false, errs, m.PermittedWith(ctx, *in, nil))
-	}
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.hooks.AttachReviewSubmission(ctx, m, st)
-	m.state = to
-	m.enter(ctx, st)
-	return to, m.commit(ctx, st, in, 5)
-}
-
-// transition6 is the transition at ../../examples/approval/approval.fsm.yaml:155:
-// IN_PROGRESS on NEEDS_APPROVAL -> NEEDS_APPROVAL.
-func (m *Task) transition6(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	if !(in.Role == RoleHuman || in.Role == RoleSystem) {
-		return st.From, fsmrt.Permission(&fsmSpec, st.From, st.Event, in.Role)
-	}
-	to := StateNeedsApproval
-	if errs := m.Context.requirements(to, nil); errs != nil {
-		if dry {
-			return st.From, ErrValidation
-		}
-		return st.From, fsmrt.Validation(&fsmSpec, st.From, st.Event, to, false, errs, m.PermittedWith(ctx, *in, nil))
-	}
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	m.enter(ctx, st)
-	return to, m.commit(ctx, st, in, 6)
-}
-
-// transition7 is the transition at ../../examples/approval/approval.fsm.yaml:156:
-// IN_PROGRESS on BLOCKED -> BLOCKED.
-//
-// Specialist and Lead may block their own task; System (or Human) any.
-func (m *Task) transition7(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	if !(in.Role == RoleHuman || in.Role == RoleSpecialist || in.Role == RoleLead || in.Role == RoleSystem) {
-		return st.From, fsmrt.Permission(&fsmSpec, st.From, st.Event, in.Role)
-	}
-	to := StateBlocked
-	if errs := m.Context.requirements(to, nil); errs != nil {
-		if dry {
-			return st.From, ErrValidation
-		}
-		return st.From, fsmrt.Validation(&fsmSpec, st.From, st.Event, to, false, errs, m.PermittedWith(ctx, *in, nil))
-	}
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	m.enter(ctx, st)
-	return to, m.commit(ctx, st, in, 7)
-}
-
-// transition8 is the transition at ../../examples/approval/approval.fsm.yaml:157:
-// IN_PROGRESS on CANCELED -> CANCELED.
-func (m *Task) transition8(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	if !(in.Role == RoleHuman) {
-		return st.From, fsmrt.Permission(&fsmSpec, st.From, st.Event, in.Role)
-	}
-	to := StateCanceled
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	m.enter(ctx, st)
-	return to, m.commit(ctx, st, in, 8)
-}
-
-// transition9 is the transition at ../../examples/approval/approval.fsm.yaml:160: REVIEW
-// on IN_PROGRESS -> IN_PROGRESS.
-//
-// Revisions: the reviewer sends the task back with feedback; after 3 cycles the next goes
-// to BLOCKED with the Loop Summary.
-func (m *Task) transition9(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	if !(in.Role == RoleHuman) {
-		return st.From, fsmrt.Permission(&fsmSpec, st.From, st.Event, in.Role)
-	}
-	to := StateInProgress
-	redirected := false
-	var summaryBlockReason string // written by a tripped limit
-	tripReviewCycles := m.nReviewCycles+1 >= m.limitReviewCycles
-	if tripReviewCycles && !redirected {
-		summaryBlockReason = "review_cycles reached its maximum of " + strconv.Itoa(m.limitReviewCycles-1) + ": " + st.From.String() + " -> " + to.String() + " went to BLOCKED instead"
-		to, redirected = StateBlocked, true
-	}
-	after := m.Context
-	if summaryBlockReason != "" {
-		after.BlockReason = summaryBlockReason
-	}
-	if errs := after.requirements(to, nil); errs != nil {
-		if dry {
-			return st.From, ErrValidation
-		}
-		return st.From, fsmrt.Validation(&fsmSpec, st.From, st.Event, to, false, errs, m.PermittedWith(ctx, *in, nil))
-	}
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	if summaryBlockReason != "" {
-		m.Context.BlockReason = summaryBlockReason
-	}
-	m.hooks.PostReviewComment(ctx, m, st)
-	if tripReviewCycles {
-		m.nReviewCycles = 0
-	} else {
-		m.nReviewCycles++
-	}
-	m.state = to
-	m.enter(ctx, st)
-	return to, m.commit(ctx, st, in, 9)
-}
-
-// transition10 is the transition at ../../examples/approval/approval.fsm.yaml:167: REVIEW
-// on NEEDS_APPROVAL -> NEEDS_APPROVAL.
-func (m *Task) transition10(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	if !(in.Role == RoleHuman || in.Role == RoleSystem) {
-		return st.From, fsmrt.Permission(&fsmSpec, st.From, st.Event, in.Role)
-	}
-	to := StateNeedsApproval
-	if errs := m.Context.requirements(to, nil); errs != nil {
-		if dry {
-			return st.From, ErrValidation
-		}
-		return st.From, fsmrt.Validation(&fsmSpec, st.From, st.Event, to, false, errs, m.PermittedWith(ctx, *in, nil))
-	}
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	m.enter(ctx, st)
-	return to, m.commit(ctx, st, in, 10)
-}
-
-// transition11 is the transition at ../../examples/approval/approval.fsm.yaml:168: REVIEW
-// on BLOCKED -> BLOCKED.
-func (m *Task) transition11(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	if !(in.Role == RoleHuman || in.Role == RoleSystem) {
-		return st.From, fsmrt.Permission(&fsmSpec, st.From, st.Event, in.Role)
-	}
-	to := StateBlocked
-	if errs := m.Context.requirements(to, nil); errs != nil {
-		if dry {
-			return st.From, ErrValidation
-		}
-		return st.From, fsmrt.Validation(&fsmSpec, st.From, st.Event, to, false, errs, m.PermittedWith(ctx, *in, nil))
-	}
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	m.enter(ctx, st)
-	return to, m.commit(ctx, st, in, 11)
-}
-
-// transition12 is the transition at ../../examples/approval/approval.fsm.yaml:169: REVIEW
-// on DONE -> DONE.
-//
-// Approve: Human by default, Lead if the policy allows (✓* = requires human approval by
-// default).
-func (m *Task) transition12(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	if !(in.Role == RoleHuman || in.Role == RoleLead && m.Policies.LeadMayApprove) {
-		return st.From, fsmrt.Permission(&fsmSpec, st.From, st.Event, in.Role)
-	}
-	to := StateDone
-	if errs := m.Context.requirements(to, nil); errs != nil {
-		if dry {
-			return st.From, ErrValidation
-		}
-		return st.From, fsmrt.Validation(&fsmSpec, st.From, st.Event, to, false, errs, m.PermittedWith(ctx, *in, nil))
-	}
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.hooks.PostApprovalComment(ctx, m, st)
-	m.state = to
-	m.enter(ctx, st)
-	return to, m.commit(ctx, st, in, 12)
-}
-
-// transition13 is the transition at ../../examples/approval/approval.fsm.yaml:174: REVIEW
-// on CANCELED -> CANCELED.
-func (m *Task) transition13(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	if !(in.Role == RoleHuman) {
-		return st.From, fsmrt.Permission(&fsmSpec, st.From, st.Event, in.Role)
-	}
-	to := StateCanceled
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	m.enter(ctx, st)
-	return to, m.commit(ctx, st, in, 13)
-}
-
-// transition14 is the transition at ../../examples/approval/approval.fsm.yaml:177:
-// NEEDS_APPROVAL on INBOX -> INBOX.
-func (m *Task) transition14(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	if !(in.Role == RoleHuman) {
-		return st.From, fsmrt.Permission(&fsmSpec, st.From, st.Event, in.Role)
-	}
-	to := StateInbox
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	m.enter(ctx, st)
-	return to, m.commit(ctx, st, in, 14)
-}
-
-// transition15 is the transition at ../../examples/approval/approval.fsm.yaml:178:
-// NEEDS_APPROVAL on ASSIGNED -> ASSIGNED.
-func (m *Task) transition15(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	if !(in.Role == RoleHuman) {
-		return st.From, fsmrt.Permission(&fsmSpec, st.From, st.Event, in.Role)
-	}
-	to := StateAssigned
-	if errs := m.Context.requirements(to, nil); errs != nil {
-		if dry {
-			return st.From, ErrValidation
-		}
-		return st.From, fsmrt.Validation(&fsmSpec, st.From, st.Event, to, false, errs, m.PermittedWith(ctx, *in, nil))
-	}
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	m.enter(ctx, st)
-	return to, m.commit(ctx, st, in, 15)
-}
-
-// transition16 is the transition at ../../examples/approval/approval.fsm.yaml:179:
-// NEEDS_APPROVAL on IN_PROGRESS -> IN_PROGRESS.
-func (m *Task) transition16(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	if !(in.Role == RoleHuman) {
-		return st.From, fsmrt.Permission(&fsmSpec, st.From, st.Event, in.Role)
-	}
-	to := StateInProgress
-	if errs := m.Context.requirements(to, nil); errs != nil {
-		if dry {
-			return st.From, ErrValidation
-		}
-		return st.From, fsmrt.Validation(&fsmSpec, st.From, st.Event, to, false, errs, m.PermittedWith(ctx, *in, nil))
-	}
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	m.enter(ctx, st)
-	return to, m.commit(ctx, st, in, 16)
-}
-
-// transition17 is the transition at ../../examples/approval/approval.fsm.yaml:180:
-// NEEDS_APPROVAL on REVIEW -> REVIEW.
-func (m *Task) transition17(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	if !(in.Role == RoleHuman) {
-		return st.From, fsmrt.Permission(&fsmSpec, st.From, st.Event, in.Role)
-	}
-	to := StateReview
-	if errs := m.Context.requirements(to, nil); errs != nil {
-		if dry {
-			return st.From, ErrValidation
-		}
-		return st.From, fsmrt.Validation(&fsmSpec, st.From, st.Event, to, false, errs, m.PermittedWith(ctx, *in, nil))
-	}
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	m.enter(ctx, st)
-	return to, m.commit(ctx, st, in, 17)
-}
-
-// transition18 is the transition at ../../examples/approval/approval.fsm.yaml:181:
-// NEEDS_APPROVAL on BLOCKED -> BLOCKED.
-func (m *Task) transition18(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	if !(in.Role == RoleHuman || in.Role == RoleSystem) {
-		return st.From, fsmrt.Permission(&fsmSpec, st.From, st.Event, in.Role)
-	}
-	to := StateBlocked
-	if errs := m.Context.requirements(to, nil); errs != nil {
-		if dry {
-			return st.From, ErrValidation
-		}
-		return st.From, fsmrt.Validation(&fsmSpec, st.From, st.Event, to, false, errs, m.PermittedWith(ctx, *in, nil))
-	}
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	m.enter(ctx, st)
-	return to, m.commit(ctx, st, in, 18)
-}
-
-// transition19 is the transition at ../../examples/approval/approval.fsm.yaml:182:
-// NEEDS_APPROVAL on DONE -> DONE.
-func (m *Task) transition19(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	if !(in.Role == RoleHuman) {
-		return st.From, fsmrt.Permission(&fsmSpec, st.From, st.Event, in.Role)
-	}
-	to := StateDone
-	if errs := m.Context.requirements(to, nil); errs != nil {
-		if dry {
-			return st.From, ErrValidation
-		}
-		return st.From, fsmrt.Validation(&fsmSpec, st.From, st.Event, to, false, errs, m.PermittedWith(ctx, *in, nil))
-	}
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.hooks.PostApprovalComment(ctx, m, st)
-	m.state = to
-	m.enter(ctx, st)
-	return to, m.commit(ctx, st, in, 19)
-}
-
-// transition20 is the transition at ../../examples/approval/approval.fsm.yaml:183:
-// NEEDS_APPROVAL on CANCELED -> CANCELED.
-func (m *Task) transition20(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	if !(in.Role == RoleHuman) {
-		return st.From, fsmrt.Permission(&fsmSpec, st.From, st.Event, in.Role)
-	}
-	to := StateCanceled
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	m.enter(ctx, st)
-	return to, m.commit(ctx, st, in, 20)
-}
-
-// transition21 is the transition at ../../examples/approval/approval.fsm.yaml:186: BLOCKED
-// on ASSIGNED -> ASSIGNED.
-func (m *Task) transition21(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	if !(in.Role == RoleHuman) {
-		return st.From, fsmrt.Permission(&fsmSpec, st.From, st.Event, in.Role)
-	}
-	to := StateAssigned
-	if errs := m.Context.requirements(to, nil); errs != nil {
-		if dry {
-			return st.From, ErrValidation
-		}
-		return st.From, fsmrt.Validation(&fsmSpec, st.From, st.Event, to, false, errs, m.PermittedWith(ctx, *in, nil))
-	}
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	m.enter(ctx, st)
-	return to, m.commit(ctx, st, in, 21)
-}
-
-// transition22 is the transition at ../../examples/approval/approval.fsm.yaml:187: BLOCKED
-// on IN_PROGRESS -> IN_PROGRESS.
-func (m *Task) transition22(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	if !(in.Role == RoleHuman) {
-		return st.From, fsmrt.Permission(&fsmSpec, st.From, st.Event, in.Role)
-	}
-	to := StateInProgress
-	if errs := m.Context.requirements(to, nil); errs != nil {
-		if dry {
-			return st.From, ErrValidation
-		}
-		return st.From, fsmrt.Validation(&fsmSpec, st.From, st.Event, to, false, errs, m.PermittedWith(ctx, *in, nil))
-	}
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	m.enter(ctx, st)
-	return to, m.commit(ctx, st, in, 22)
-}
-
-// transition23 is the transition at ../../examples/approval/approval.fsm.yaml:188: BLOCKED
-// on NEEDS_APPROVAL -> NEEDS_APPROVAL.
-func (m *Task) transition23(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	if !(in.Role == RoleHuman || in.Role == RoleSystem) {
-		return st.From, fsmrt.Permission(&fsmSpec, st.From, st.Event, in.Role)
-	}
-	to := StateNeedsApproval
-	if errs := m.Context.requirements(to, nil); errs != nil {
-		if dry {
-			return st.From, ErrValidation
-		}
-		return st.From, fsmrt.Validation(&fsmSpec, st.From, st.Event, to, false, errs, m.PermittedWith(ctx, *in, nil))
-	}
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	m.enter(ctx, st)
-	return to, m.commit(ctx, st, in, 23)
-}
-
-// transition24 is the transition at ../../examples/approval/approval.fsm.yaml:189: BLOCKED
-// on CANCELED -> CANCELED.
-func (m *Task) transition24(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	if !(in.Role == RoleHuman) {
-		return st.From, fsmrt.Permission(&fsmSpec, st.From, st.Event, in.Role)
-	}
-	to := StateCanceled
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.state = to
-	m.enter(ctx, st)
-	return to, m.commit(ctx, st, in, 24)
-}
-
-// enter runs the entry actions of st.To.
-func (m *Task) enter(ctx context.Context, st TaskStep) {
-	switch st.To {
-	case StateReview:
-		m.hooks.CalculateCostSummary(ctx, m, st)
-	}
-}
-
-// commit finishes an accepted transition (t is its index in the spec): sequence number and
-// history here, event log and checkpoints in persist, which a machine without a store or
-// checkpoints skips.
-func (m *Task) commit(ctx context.Context, st TaskStep, in *TaskInput, t int) error {
-	m.seq++
-	if m.store == nil {
-		return nil
-	}
-	return m.persist(ctx, st, in, t)
-}
-
-// persist appends the transition to the store's event log and takes the checkpoints: the
-// hook, then a snapshot saved to the store. It is the only place a machine that keeps no
-// time reads the clock, for the time of the transition.
-func (m *Task) persist(ctx context.Context, st TaskStep, in *TaskInput, t int) error {
-	m.updatedAt = in.At
-	if m.updatedAt.IsZero() {
-		m.updatedAt = time.Now()
-	}
-	if m.store != nil {
-		e, err := m.logEntry(st, in, t)
-		if err == nil {
-			err = m.store.Append(ctx, m.ID, e)
-		}
-		if err != nil {
-			return fsmrt.StoreFailed(&fsmSpec, "append", m.seq, err)
-		}
-	}
-	return nil
-}
-
-// TaskSnapshot is the machine's present, in a form that encodes to JSON by name and
-// restores with RestoreTask. Its past (the transition history, the idempotency keys used)
-// is in the event log, not here, so that taking a snapshot costs the same however old the
-// machine is.
-type TaskSnapshot struct {
-	// Version is the snapshot format, 1.
-	Version int    `json:"version"`
-	ID      string `json:"id"`
-	// Seq is the number of transitions accepted when the snapshot was taken.
-	Seq   int64 `json:"seq"`
-	State State `json:"state"`
-	// UpdatedAt is when the last transition the machine persisted happened (its input's At,
-	// else the clock): every transition with a store, those that reach a checkpoint without
-	// one, every transition for a machine with a clock. Zero until then.
-	UpdatedAt time.Time    `json:"updatedAt"`
-	Context   TaskContext  `json:"context"`
-	Policies  TaskPolicies `json:"policies"`
-	// Counters hold every counter; per-state counters by state, zeros left out.
-	Counters struct {
-		ReviewCycles int `json:"ReviewCycles,omitempty"`
-	} `json:"counters"`
-	// Limits holds the configurable limits changed at run time, by counter name, as the spec
-	// writes them.
-	Limits map[string]int `json:"limits,omitempty"`
-}
-
-// Snapshot returns the machine's state, context and bookkeeping. It shares nothing with the
-// machine except the slices and maps of the context and payloads.
-func (m *Task) Snapshot() TaskSnapshot {
-	s := TaskSnapshot{
-		Context:   m.Context,
-		ID:        m.ID,
-		Seq:       m.seq,
-		State:     m.state,
-		UpdatedAt: m.updatedAt,
-		Version:   1,
-	}
-	s.Policies = m.Policies
-	s.Counters.ReviewCycles = m.nReviewCycles
-	s.Limits = m.changedLimits()
-	return s
-}
-
-// UnmarshalJSON decodes a snapshot. It refuses with a fsmrt.SnapshotError a snapshot that
-// does not decode, or whose version or state is missing or null (decoding would leave the
-// initial state).
-func (s *TaskSnapshot) UnmarshalJSON(b []byte) error {
-	type plain TaskSnapshot
-	return fsmrt.DecodeSnapshot(&fsmSpec, b, (*plain)(s))
-}
-
-// RestoreTask rebuilds a machine from a snapshot. It refuses, with a fsmrt.SnapshotError
-// (errors.Is ErrInvalidSnapshot), a snapshot the machine could never have taken: of
-// another format version, with values that are not states or events of this machine,
-// negative counters or counters past their limit, a remembered state its state cannot
-// remember, timeouts of states whose timeout is not configurable, payloads that break
-// their constraints.
-func RestoreTask(s TaskSnapshot, hooks TaskHooks) (*Task, error) {
-	if s.Version != 1 {
-		return nil, fsmrt.InvalidSnapshot(&fsmSpec, "version", fmt.Sprintf("unsupported snapshot version %d", s.Version))
-	}
-	if s.State >= NumStates {
-		return nil, fsmrt.InvalidSnapshot(&fsmSpec, "state", fmt.Sprintf("%d is not a state", s.State))
-	}
-	if s.Seq < 0 {
-		return nil, fsmrt.InvalidSnapshot(&fsmSpec, "seq", fmt.Sprintf("%d is negative", s.Seq))
-	}
-	if s.Counters.ReviewCycles < 0 {
-		return nil, fsmrt.InvalidSnapshot(&fsmSpec, "counters.ReviewCycles", fmt.Sprintf("%d is negative", s.Counters.ReviewCycles))
-	}
-	m := NewTask(hooks)
-	m.state = s.State
-	m.ID, m.seq, m.saved = s.ID, s.Seq, s.Seq
-	m.Context, m.updatedAt = s.Context, s.UpdatedAt
-	m.Policies = s.Policies
-	m.nReviewCycles = s.Counters.ReviewCycles
-	if err := m.setLimits(s.Limits); err != nil {
-		return nil, fsmrt.InvalidSnapshot(&fsmSpec, "limits", err.Error())
-	}
-	return m, nil
-}
-
-// TaskStore persists machines: an append-only event log of every accepted transition, and
-// the snapshot taken at the last checkpoint (fsmrt.Store: optimistic concurrency on
-// sequence numbers, conflicts wrap ErrStoreConflict). It is the seam for database
-// adapters.
+// TaskStore persists machines: the event log and the last snapshot (fsmrt.Store).
 type TaskStore = fsmrt.Store[TaskLogEntry, TaskSnapshot]
 
-// ErrStoreConflict is what a Store returns when another writer got there first.
-var ErrStoreConflict = fsmrt.ErrStoreConflict
-
-// StoreError says the store refused or failed to persist an accepted transition. The
-// transition has happened in memory.
-type StoreError = fsmrt.StoreError
-
-// TaskLogEntry is one entry of the event log, in the JSON form of the seed documents:
-// {"timestamp", "taskId", "event": "STATE_TRANSITION", "from", "to", "actor", "reason",
-// "metadata"}, plus what replaying it needs: the transition that fired and the machine's
-// data after it.
-type TaskLogEntry struct {
-	// Seq numbers the machine's accepted transitions from 1.
-	Seq int64 `json:"seq"`
-	// Timestamp is when the transition happened: the input's At, else the machine's clock.
-	Timestamp time.Time `json:"timestamp"`
-	TaskID    string    `json:"taskId"`
-	// Kind is STATE_TRANSITION.
-	Kind    string `json:"event"`
-	Trigger Event  `json:"trigger"`
-	From    State  `json:"from"`
-	To      State  `json:"to"`
-	// Transition is the index of the declared transition that fired, in spec order from 0 (-1
-	// for a resumption): replaying applies its bookkeeping without asking the guards.
-	Transition int    `json:"transition"`
-	Role       Role   `json:"role,omitempty"`
-	Actor      string `json:"actor"`
-	Reason     string `json:"reason"`
-	EventID    string `json:"eventId,omitempty"`
-	Key        string `json:"idempotencyKey,omitempty"`
-	// Policies are the machine's policies after the transition.
-	Policies *TaskPolicies `json:"policies,omitempty"`
-	// Limits are the configurable limits changed at run time, by counter name, as the spec
-	// writes them (nil: the spec's).
-	Limits map[string]int `json:"limits,omitempty"`
-	// Context is the machine's context after the transition, as its actions left it.
-	Context json.RawMessage `json:"context,omitempty"`
-	// Payload is the event's payload, for events that carry one.
-	Payload  json.RawMessage   `json:"payload,omitempty"`
-	Metadata map[string]string `json:"metadata"`
-}
-
-// logEntry describes an accepted transition (t: its index) for the event log.
-func (m *Task) logEntry(st TaskStep, in *TaskInput, t int) (TaskLogEntry, error) {
-	policies := m.Policies // a copy: the entry must not change with the machine
-	e := TaskLogEntry{
-		Actor:      in.Actor,
-		EventID:    in.EventID,
-		From:       st.From,
-		Key:        in.Key,
-		Kind:       "STATE_TRANSITION",
-		Limits:     m.changedLimits(),
-		Metadata:   map[string]string{},
-		Policies:   &policies,
-		Reason:     in.Reason,
-		Role:       in.Role,
-		Seq:        m.seq,
-		TaskID:     m.ID,
-		Timestamp:  m.updatedAt,
-		To:         st.To,
-		Transition: t,
-		Trigger:    st.Event,
-	}
-	var err error
-	e.Context, err = json.Marshal(m.Context)
-	return e, err
-}
-
-// loggedTransition is a declared transition as replaying the event log sees it (and take,
-// which applies a plain transition): the states it leaves, its events, the states it can
-// lead to, the counters it increments and resets.
-type loggedTransition struct {
-	from, to   []State
-	on         []Event
-	inc, reset []int // counters, by index
-}
-
-// loggedTransitions are the spec's transitions, in order: a log entry's Transition indexes it.
-var loggedTransitions = [...]loggedTransition{
-	{from: []State{StateInbox}, to: []State{StateAssigned}, on: []Event{EventAssigned}},
-	{from: []State{StateInbox}, to: []State{StateCanceled}, on: []Event{EventCanceled}},
-	{from: []State{StateAssigned}, to: []State{StateInbox}, on: []Event{EventInbox}},
-	{from: []State{StateAssigned}, to: []State{StateInProgress}, on: []Event{EventInProgress}},
-	{from: []State{StateAssigned}, to: []State{StateCanceled}, on: []Event{EventCanceled}},
-	{from: []State{StateInProgress}, to: []State{StateReview}, on: []Event{EventReview}},
-	{from: []State{StateInProgress}, to: []State{StateNeedsApproval}, on: []Event{EventNeedsApproval}},
-	{from: []State{StateInProgress}, to: []State{StateBlocked}, on: []Event{EventBlocked}},
-	{from: []State{StateInProgress}, to: []State{StateCanceled}, on: []Event{EventCanceled}},
-	{from: []State{StateReview}, to: []State{StateInProgress, StateBlocked}, on: []Event{EventInProgress}, inc: []int{0}},
-	{from: []State{StateReview}, to: []State{StateNeedsApproval}, on: []Event{EventNeedsApproval}},
-	{from: []State{StateReview}, to: []State{StateBlocked}, on: []Event{EventBlocked}},
-	{from: []State{StateReview}, to: []State{StateDone}, on: []Event{EventDone}},
-	{from: []State{StateReview}, to: []State{StateCanceled}, on: []Event{EventCanceled}},
-	{from: []State{StateNeedsApproval}, to: []State{StateInbox}, on: []Event{EventInbox}},
-	{from: []State{StateNeedsApproval}, to: []State{StateAssigned}, on: []Event{EventAssigned}},
-	{from: []State{StateNeedsApproval}, to: []State{StateInProgress}, on: []Event{EventInProgress}},
-	{from: []State{StateNeedsApproval}, to: []State{StateReview}, on: []Event{EventReview}},
-	{from: []State{StateNeedsApproval}, to: []State{StateBlocked}, on: []Event{EventBlocked}},
-	{from: []State{StateNeedsApproval}, to: []State{StateDone}, on: []Event{EventDone}},
-	{from: []State{StateNeedsApproval}, to: []State{StateCanceled}, on: []Event{EventCanceled}},
-	{from: []State{StateBlocked}, to: []State{StateAssigned}, on: []Event{EventAssigned}},
-	{from: []State{StateBlocked}, to: []State{StateInProgress}, on: []Event{EventInProgress}},
-	{from: []State{StateBlocked}, to: []State{StateNeedsApproval}, on: []Event{EventNeedsApproval}},
-	{from: []State{StateBlocked}, to: []State{StateCanceled}, on: []Event{EventCanceled}},
-}
-
-// counterLimits are the counters' limits (0: none), by index.
-var counterLimits = [1]int{4}
-
-// limit returns the limit of counter i in force (0: none), as counterLimits counts it.
-func (m *Task) limit(i int) int {
-	switch i {
-	case 0:
-		return m.limitReviewCycles
-	}
-	return counterLimits[i]
-}
-
-// counter returns counter i (of state s for a per-state counter).
-func (m *Task) counter(i int, s State) *int {
-	return &m.nReviewCycles
-}
-
-// ReplayTask rebuilds machine id from its store: the last snapshot (or a new machine),
-// then every later log entry applied as it was recorded: the transition's counters,
-// memory, history and idempotency key, and the state, context, policies and payload after
-// it. No hook runs: guards are not asked again, and actions and checkpoints, done when the
-// transitions happened, are not repeated. It fails with a fsmrt.LogError (errors.Is
-// ErrInvalidLog) if the log has a gap or an entry is not a transition of this machine from
-// the state the log has reached, and with a fsmrt.SnapshotError if the snapshot is not one
-// the machine could have taken. The machine returned has no store: set one to fire on.
-func ReplayTask(ctx context.Context, store TaskStore, id string, hooks TaskHooks) (*Task, error) {
-	s, ok, log, err := store.Load(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	m := NewTask(hooks)
-	m.ID = id
-	if ok {
-		if m, err = RestoreTask(s, hooks); err != nil {
-			return nil, err
-		}
-		// The snapshot holds the present; the last of the past is in the log before it.
-		past, err := store.Log(ctx, id, max(0, s.Seq-int64(fsmrt.DefaultWindow)))
-		if err != nil {
-			return nil, err
-		}
-		for i := range past {
-			if past[i].Seq > s.Seq {
-				break
-			}
-			m.recall(&past[i])
-		}
-	}
-	m.saved = m.seq
-	for i := range log {
-		if err := m.apply(&log[i]); err != nil {
-			return nil, fsmrt.InvalidLog(&fsmSpec, id, log[i].Seq, err)
-		}
-	}
-	return m, nil
-}
-
-// apply replays log entry e: it checks that e is the next entry and a transition of this
-// machine from the current state, then applies what the transition did, without hooks.
-func (m *Task) apply(e *TaskLogEntry) error {
-	if e.Seq != m.seq+1 {
-		return fmt.Errorf("the log has a gap: seq %d follows %d", e.Seq, m.seq)
-	}
-	if e.Timestamp.IsZero() {
-		return errors.New("the entry has no timestamp")
-	}
-	if e.Policies != nil {
-		m.Policies = *e.Policies
-	}
-	if err := m.setLimits(e.Limits); err != nil {
-		return err
-	}
-	if len(e.Context) > 0 {
-		m.Context = TaskContext{}
-		if err := json.Unmarshal(e.Context, &m.Context); err != nil {
-			return err
-		}
-	}
-	if e.From != m.state || e.Transition < 0 || e.Transition >= len(loggedTransitions) || !slices.Contains(loggedTransitions[e.Transition].from, e.From) || !slices.Contains(loggedTransitions[e.Transition].on, e.Trigger) || !slices.Contains(loggedTransitions[e.Transition].to, e.To) {
-		return fmt.Errorf("%s -> %s on %s is not transition %d from %s", e.From, e.To, e.Trigger, e.Transition, m.state)
-	}
-	t := &loggedTransitions[e.Transition]
-	for _, c := range t.inc {
-		n := m.counter(c, e.From)
-		*n++
-		// A tripped limit redirected the transition and restarted the counter.
-		if limit := m.limit(c); limit > 0 && *n >= limit {
-			*n = 0
-		}
-	}
-	for _, c := range t.reset {
-		*m.counter(c, e.From) = 0
-	}
-	m.state = e.To
-	m.recall(e)
-	m.seq, m.updatedAt = e.Seq, e.Timestamp
-	return nil
-}
-
-// recall puts what log entry e says of the machine's past into the windows it keeps in
-// memory: the idempotency key.
-func (m *Task) recall(e *TaskLogEntry) {
-	if e.Key != "" {
-		m.keys.Put(e.Key, idempotencyRecord{
-			event: e.Trigger,
-			state: e.To,
-		})
-	}
-}
-
-// TaskMemoryStore is a TaskStore in memory, safe for concurrent use: the default that
-// needs no server (fsmrt.MemoryStore). It keeps snapshots as JSON, so that what Load
-// returns is what a database adapter would return.
+// TaskMemoryStore is a TaskStore in memory, safe for concurrent use (fsmrt.MemoryStore).
 type TaskMemoryStore = fsmrt.MemoryStore[TaskLogEntry, TaskSnapshot]
 
 // NewTaskMemoryStore returns an empty store.
@@ -1914,19 +799,30 @@ func NewTaskMemoryStore() *TaskMemoryStore {
 	return fsmrt.NewMemoryStore[TaskLogEntry, TaskSnapshot]()
 }
 
-// Sequence returns the entry's sequence number, for the store.
-func (e TaskLogEntry) Sequence() int64 {
-	return e.Seq
+// StoreError says the store failed to persist an accepted transition; ErrStoreConflict that
+// another writer got there first.
+type StoreError = fsmrt.StoreError
+
+var ErrStoreConflict = fsmrt.ErrStoreConflict
+
+// RestoreTask rebuilds a machine from a snapshot, refusing one it could never have taken
+// with a fsmrt.SnapshotError (fsmrt.Restore).
+func RestoreTask(s TaskSnapshot, hooks TaskHooks) (*Task, error) {
+	m := NewTask(hooks)
+	if err := fsmrt.Restore(&m.Machine, s, nil); err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
-// IdempotencyKey returns the entry's idempotency key, for the store (fsmrt.KeyFinder).
-func (e TaskLogEntry) IdempotencyKey() string {
-	return e.Key
-}
-
-// Sequence returns the snapshot's sequence number, for the store.
-func (s TaskSnapshot) Sequence() int64 {
-	return s.Seq
+// ReplayTask rebuilds machine id from its store: the last snapshot, then every later log
+// entry as recorded, no hook running (fsmrt.Replay). The machine returned has no store.
+func ReplayTask(ctx context.Context, store TaskStore, id string, hooks TaskHooks) (*Task, error) {
+	m := NewTask(hooks)
+	if err := fsmrt.Replay(ctx, &m.Machine, store, id, nil); err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
 // ErrNotRegistered says no machine with that ID is registered.

@@ -10,9 +10,6 @@ package cognitive
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
 	"github.com/fsmgen/fsmgen/fsmrt"
 	"log/slog"
 	"slices"
@@ -295,28 +292,10 @@ type NoHistoryError = fsmrt.NoHistoryError[State, Event]
 // events that would be accepted instead.
 type ValidationError = fsmrt.ValidationError[State, Event]
 
-// fsmSpec describes the machine to the runtime: the package its errors name, and the events
-// each state accepts (filled in by init from the dispatch table).
+// fsmSpec names the machine in its errors.
 var fsmSpec = fsmrt.Spec{
 	Machine: "Task",
 	Package: "cognitive",
-}
-
-// Preallocated refusals, so that refusing an event allocates nothing. Written once by init.
-var (
-	invalidTransitions [NumStates][NumEvents]InvalidTransitionError
-)
-
-func init() {
-	fsmSpec.Accepts = make([][]int, NumStates)
-	for s := range invalidTransitions {
-		for e := range invalidTransitions[s] {
-			invalidTransitions[s][e] = fsmrt.InvalidTransition(&fsmSpec, State(s), Event(e))
-			if accepts(State(s), Event(e)) {
-				fsmSpec.Accepts[s] = append(fsmSpec.Accepts[s], e)
-			}
-		}
-	}
 }
 
 // TaskContext holds the machine's data: the spec's context fields. States check the fields
@@ -424,30 +403,20 @@ func (p *TaskFailedPayload) Validate() []FieldError {
 	return errs
 }
 
-// TaskStep describes the transition being decided or run; hooks receive it by value.
-type TaskStep struct {
-	// From is the state the event was fired in.
-	From State
-	// To is the state being entered; for guards it is not decided yet and equals From.
-	To State
-	// Event is the event being fired.
-	Event Event
-	// At is when the event happened (zero for guards).
-	At time.Time
+// TaskExtra is what a Task keeps besides the engine's data, in its snapshots: the last
+// payload of each event that carries one.
+type TaskExtra struct {
+	Payloads struct {
+		TaskCreated TaskCreatedPayload `json:"task_created,omitzero"`
+		TaskFailed  TaskFailedPayload  `json:"task_failed,omitzero"`
+	} `json:"payloads"`
 }
 
-// TaskInput is what the caller says about one firing.
-type TaskInput struct {
-	// EventID identifies the triggering event in the history and the event log.
-	EventID string
-	// Actor and Reason say who fired the event and why; they are recorded in the history and
-	// the event log.
-	Actor  string
-	Reason string
-	// At is when the event happened; the zero time means now (the machine's clock). It is
-	// recorded in the history and the event log.
-	At time.Time
-}
+// TaskStep describes the transition being decided or run; hooks receive it by value.
+type TaskStep = fsmrt.Step[State, Event, fsmrt.NoRole]
+
+// TaskInput is what the caller says about one firing (FireWith).
+type TaskInput = fsmrt.Input[fsmrt.NoRole]
 
 // TaskHooks is what the program implements: guards, actions and checkpoints. Fire calls
 // them synchronously, in this order: guards, exit actions of the old state, the
@@ -470,535 +439,152 @@ func (TaskNopHooks) Checkpoint(context.Context, *Task, Checkpoint, TaskStep) err
 
 var _ TaskHooks = TaskNopHooks{}
 
-// TaskRecord is one entry of the transition history: from, to, event, event ID, time
-// (timestamp), actor and reason.
+// TaskRecord is one entry of the transition history.
 type TaskRecord = fsmrt.Record[State, Event]
 
-// Task is one Task state machine.
+// Task is one Task state machine, on the runtime's engine (fsmrt.Machine).
 //
 // Seed 000: the cognitive loop of one agent task. The FSM performs no I/O: it validates
 // transitions, updates the state and records the transition history. LLM calls, tool calls
 // and other I/O are initiated by the Agent after a transition.
 //
 // A Task is not safe for concurrent use: confine it to one goroutine, or guard it with a
-// mutex. Different machines may be used from different goroutines. The machine does no I/O
-// itself; hooks do.
+// mutex.
 type Task struct {
-	state State
-	seq   int64 // accepted transitions so far
+	fsmrt.Machine[State, Event, fsmrt.NoRole, TaskContext, TaskExtra]
 	hooks TaskHooks
-
-	// ID names the machine in its store, its event log and a registry.
-	ID string
-	// Context is the machine's data. Hooks may change it; states check what they require.
-	Context          TaskContext
-	prevSuspended    State // the state "suspended" was entered from
-	prevSuspendedSet bool
-
-	store              TaskStore
-	saved              int64     // seq of the last snapshot saved to the store
-	updatedAt          time.Time // when the last persisted (or, with a clock, any) transition happened
-	logger             *slog.Logger
-	watched            bool // store != nil || logger != nil: Fire cannot answer from the moves table alone
-	clock              Clock
-	createdAt          time.Time
-	enteredAt          time.Time
-	timeByState        [NumStates]time.Duration // time spent in each state, the current stay excluded
-	history            fsmrt.Window[TaskRecord] // the last records; the store's log has them all
-	payloadTaskCreated TaskCreatedPayload
-	payloadTaskFailed  TaskFailedPayload
-
-	_ [64]byte // keeps machines used by different goroutines off one cache line
 }
 
-// NewTask returns a machine in the initial state "idle", with context and policies at
-// their spec defaults.
+// NewTask returns a machine in the initial state "idle", its context at the spec's
+// defaults.
 func NewTask(hooks TaskHooks) *Task {
-	m := &Task{state: StateIdle}
-	m.hooks = hooks
-	m.clock = fsmrt.SystemClock{}
-	m.createdAt = m.clock.Now()
-	m.enteredAt = m.createdAt
+	m := &Task{hooks: hooks}
+	fsmrt.Init(&m.Machine, &def, (*ops)(m))
 	return m
-}
-
-// State returns the current state.
-func (m *Task) State() State {
-	return m.state
-}
-
-// Seq returns the number of transitions accepted so far (restored with a snapshot): the
-// sequence number of the last event log entry.
-func (m *Task) Seq() int64 {
-	return m.seq
-}
-
-// SetStore makes the machine append every accepted transition to the store's event log and
-// save a snapshot at each checkpoint. Errors from the store come back from Fire as a
-// StoreError; the transition has happened in memory: reload the machine from the store
-// before firing again.
-func (m *Task) SetStore(s TaskStore) {
-	m.store = s
-	m.watched = m.store != nil || m.logger != nil
-}
-
-// SetLogger makes the machine log every refused event (at Warn) through l.
-func (m *Task) SetLogger(l *slog.Logger) {
-	m.logger = l
-	m.watched = m.store != nil || m.logger != nil
-}
-
-// Remembered returns the state a remembering state s was last entered from.
-func (m *Task) Remembered(s State) (State, bool) {
-	switch s {
-	case StateSuspended:
-		return m.prevSuspended, m.prevSuspendedSet
-	}
-	return 0, false
-}
-
-// History returns a copy of the transition history the machine keeps in memory, oldest
-// first: the last SetHistoryWindow records (fsmrt.DefaultWindow unless set). The store's
-// event log has every transition.
-func (m *Task) History() []TaskRecord {
-	return m.history.Items()
-}
-
-// SetHistoryWindow sets how many history records the machine keeps in memory
-// (fsmrt.DefaultWindow when n <= 0).
-func (m *Task) SetHistoryWindow(n int) {
-	m.history.SetSize(n)
 }
 
 // TaskCreatedPayload returns the payload of the last "task_created" event fired (hooks see
 // the current one).
 func (m *Task) TaskCreatedPayload() TaskCreatedPayload {
-	return m.payloadTaskCreated
+	return fsmrt.Extra(&m.Machine).Payloads.TaskCreated
+}
+
+// FireTaskCreated fires "task_created" with its payload, which is validated as soon as the
+// state is known to accept the event: an invalid payload is refused with a ValidationError
+// (Payload set) and changes nothing. Fire and FireWith fire it with a zero payload.
+func (m *Task) FireTaskCreated(ctx context.Context, p TaskCreatedPayload, in TaskInput) (State, error) {
+	x := fsmrt.Extra(&m.Machine)
+	prev := *x
+	x.Payloads.TaskCreated = p
+	return fsmrt.FirePayload(ctx, &m.Machine, EventTaskCreated, in, prev)
 }
 
 // TaskFailedPayload returns the payload of the last "task_failed" event fired (hooks see
 // the current one).
 func (m *Task) TaskFailedPayload() TaskFailedPayload {
-	return m.payloadTaskFailed
-}
-
-// Fire fires e and returns the new state. When e is refused it returns the unchanged state
-// and one of the typed errors (InvalidTransitionError, GuardError, ...), and nothing
-// changes. Refusing and accepting allocate nothing unless the spec asks for history,
-// payloads or idempotency keys.
-func (m *Task) Fire(ctx context.Context, e Event) (State, error) {
-	if !m.watched && m.state < NumStates && e < NumEvents {
-		from := m.state
-		switch to := moves[from][e]; to {
-		case moveRefused:
-			return from, &invalidTransitions[from][e]
-		case moveStep: // below
-		default:
-			m.state = State(to)
-			m.seq++
-			return State(to), nil
-		}
-	}
-	switch e {
-	case EventTaskCreated:
-		return m.FireTaskCreated(ctx, TaskCreatedPayload{}, TaskInput{})
-	case EventTaskFailed:
-		return m.FireTaskFailed(ctx, TaskFailedPayload{}, TaskInput{})
-	}
-	return m.fire(ctx, e, &noInput)
-}
-
-// noInput is the input of Fire, shared and never written, so that Fire does not build one.
-var noInput TaskInput
-
-// FireWith fires e with what the caller says about it (who fires it, when, why, ...).
-func (m *Task) FireWith(ctx context.Context, e Event, in TaskInput) (State, error) {
-	switch e {
-	case EventTaskCreated:
-		return m.FireTaskCreated(ctx, TaskCreatedPayload{}, in)
-	case EventTaskFailed:
-		return m.FireTaskFailed(ctx, TaskFailedPayload{}, in)
-	}
-	return m.fire(ctx, e, &in)
-}
-
-// fire runs step and logs a refusal when the machine has a logger.
-func (m *Task) fire(ctx context.Context, e Event, in *TaskInput) (State, error) {
-	to, err := m.once(ctx, e, in)
-	if err != nil && m.logger != nil {
-		m.logRefusal(ctx, e, err)
-	}
-	return to, err
-}
-
-// logRefusal logs a refused event at Warn.
-func (m *Task) logRefusal(ctx context.Context, e Event, err error) {
-	m.logger.LogAttrs(ctx, slog.LevelWarn, "event refused", slog.String("machine", "Task"), slog.String("id", m.ID), slog.String("state", m.state.String()), slog.String("event", e.String()), slog.String("error", err.Error()))
-}
-
-// once applies idempotency keys around step.
-func (m *Task) once(ctx context.Context, e Event, in *TaskInput) (State, error) {
-	return m.step(ctx, e, in, false)
-}
-
-// FireTaskCreated fires "task_created" with its payload, which is validated as soon as the
-// state is known to accept the event: an invalid payload is refused with a ValidationError
-// (Payload set) and changes nothing.
-func (m *Task) FireTaskCreated(ctx context.Context, p TaskCreatedPayload, in TaskInput) (State, error) {
-	if errs := p.Validate(); errs != nil && accepts(m.state, EventTaskCreated) {
-		return m.state, fsmrt.Validation(&fsmSpec, m.state, EventTaskCreated, m.state, true, errs, m.PermittedWith(ctx, in, nil))
-	}
-	prev := m.payloadTaskCreated
-	m.payloadTaskCreated = p
-	to, err := m.fire(ctx, EventTaskCreated, &in)
-	if err != nil {
-		m.payloadTaskCreated = prev
-	}
-	return to, err
+	return fsmrt.Extra(&m.Machine).Payloads.TaskFailed
 }
 
 // FireTaskFailed fires "task_failed" with its payload, which is validated as soon as the
 // state is known to accept the event: an invalid payload is refused with a ValidationError
-// (Payload set) and changes nothing.
+// (Payload set) and changes nothing. Fire and FireWith fire it with a zero payload.
 func (m *Task) FireTaskFailed(ctx context.Context, p TaskFailedPayload, in TaskInput) (State, error) {
-	if errs := p.Validate(); errs != nil && accepts(m.state, EventTaskFailed) {
-		return m.state, fsmrt.Validation(&fsmSpec, m.state, EventTaskFailed, m.state, true, errs, m.PermittedWith(ctx, in, nil))
-	}
-	prev := m.payloadTaskFailed
-	m.payloadTaskFailed = p
-	to, err := m.fire(ctx, EventTaskFailed, &in)
-	if err != nil {
-		m.payloadTaskFailed = prev
-	}
-	return to, err
+	x := fsmrt.Extra(&m.Machine)
+	prev := *x
+	x.Payloads.TaskFailed = p
+	return fsmrt.FirePayload(ctx, &m.Machine, EventTaskFailed, in, prev)
 }
 
-// Can reports whether e would be accepted now, without firing it. Guards are evaluated.
-func (m *Task) Can(ctx context.Context, e Event) bool {
-	if m.state < NumStates && e < NumEvents {
-		switch moves[m.state][e] {
-		case moveRefused:
-			return false
-		case moveStep: // step decides
-		default:
-			return true
+// Remembered returns the state a remembering state s was last entered from.
+func (m *Task) Remembered(s State) (State, bool) {
+	return fsmrt.Remembered(&m.Machine, s)
+}
+
+// History returns the last records of the transition history, oldest first: the last
+// SetHistoryWindow (fsmrt.DefaultWindow unless set). The store's event log has them all.
+func (m *Task) History() []TaskRecord {
+	return fsmrt.History(&m.Machine)
+}
+
+// SetHistoryWindow sets how many history records the machine keeps in memory.
+func (m *Task) SetHistoryWindow(n int) {
+	fsmrt.SetHistoryWindow(&m.Machine, n)
+}
+
+// Clock tells the time; set a fake one with SetClock in tests, or pass Input.At.
+type Clock = fsmrt.Clock
+
+// SetClock replaces the machine's clock, and restarts its creation time and its time in
+// the current state: call it right after construction.
+func (m *Task) SetClock(c Clock) {
+	fsmrt.SetClock(&m.Machine, c)
+}
+
+// CreatedAt returns when the machine was created.
+func (m *Task) CreatedAt() time.Time {
+	return fsmrt.CreatedAt(&m.Machine)
+}
+
+// EnteredAt returns when the current state was entered.
+func (m *Task) EnteredAt() time.Time {
+	return fsmrt.EnteredAt(&m.Machine)
+}
+
+// TimeInState returns how long the machine has been in its state at now.
+func (m *Task) TimeInState(now time.Time) time.Duration {
+	return now.Sub(fsmrt.EnteredAt(&m.Machine))
+}
+
+// TotalTime returns how long the machine has existed at now.
+func (m *Task) TotalTime(now time.Time) time.Duration {
+	return now.Sub(fsmrt.CreatedAt(&m.Machine))
+}
+
+// TimeByState returns the time spent in each state at now, the current stay included.
+func (m *Task) TimeByState(now time.Time) (t [NumStates]time.Duration) {
+	copy(t[:], fsmrt.TimeByState(&m.Machine, now))
+	return
+}
+
+// ops is Task as the engine calls it back (fsmrt.Guards, fsmrt.Actions, ...): each method
+// is a switch over the spec's guards, actions, states or checkpoints, by index.
+type ops Task
+
+func (m *ops) Guard(ctx context.Context, g int, st TaskStep) bool {
+	switch g {
+	case 0:
+		return m.Context.PlanCompleted < len(m.Context.PlanSteps)
+	case 1:
+		return slices.Contains(m.Context.PlanSteps, "tool_call")
+	}
+	panic("unreachable: no such guard")
+}
+
+func (m *ops) Payload(x *TaskExtra, e int, clear bool) fsmrt.Payload {
+	switch e {
+	case 0:
+		if clear {
+			x.Payloads.TaskCreated = TaskCreatedPayload{}
 		}
-	}
-	return m.CanWith(ctx, e, TaskInput{})
-}
-
-// CanWith is Can for a given input.
-func (m *Task) CanWith(ctx context.Context, e Event, in TaskInput) bool {
-	_, err := m.step(ctx, e, &in, true)
-	return err == nil
-}
-
-// Permitted appends to buf the events that would be accepted now, in declaration order,
-// and returns it. It allocates nothing when buf has room.
-func (m *Task) Permitted(ctx context.Context, buf []Event) []Event {
-	return m.PermittedWith(ctx, TaskInput{}, buf)
-}
-
-// PermittedWith is Permitted for a given input.
-func (m *Task) PermittedWith(ctx context.Context, in TaskInput, buf []Event) []Event {
-	if m.state >= NumStates {
-		return buf
-	}
-	if p := plainPermitted[m.state]; p != nil {
-		return append(buf, p...)
-	}
-	for i, to := range &moves[m.state] {
-		e := Event(i)
-		switch to {
-		case moveRefused:
-			continue
-		case moveStep:
-			if _, err := m.step(ctx, e, &in, true); err != nil {
-				continue
-			}
+		return &x.Payloads.TaskCreated
+	case 9:
+		if clear {
+			x.Payloads.TaskFailed = TaskFailedPayload{}
 		}
-		buf = append(buf, e)
+		return &x.Payloads.TaskFailed
 	}
-	return buf
+	return nil
 }
 
-// accepts reports whether s has a transition on e, whatever the guards.
-func accepts(s State, e Event) bool {
-	return s < NumStates && e < NumEvents && moves[s][e] != moveRefused
+func (m *ops) PolicySet(x *TaskExtra, clear bool) any {
+	return nil
 }
 
-// accepted appends the events that have a transition from s, whatever the guards.
-func accepted(s State, buf []Event) []Event {
-	for e := Event(0); e < NumEvents; e++ {
-		if accepts(s, e) {
-			buf = append(buf, e)
-		}
-	}
-	return buf
-}
-
-// moves is the dispatch table of Fire, Can and Permitted, a row per state and a column per
-// event in declaration order: the target state of a transition that only moves the state,
-// moveRefused where the state has no transition on the event, moveStep where step decides
-// (guards, roles, hooks, counters, required fields, checkpoints, the clock or a payload).
-var moves = [NumStates][NumEvents]uint8{
-	{7, 6, 6, 6, 6, 6, 6, 6, 6, 7},
-	{6, 7, 7, 6, 6, 6, 6, 7, 6, 7},
-	{6, 6, 6, 6, 7, 7, 7, 7, 6, 7},
-	{6, 6, 6, 7, 6, 6, 6, 6, 7, 7},
-	{6, 6, 6, 6, 6, 6, 6, 6, 6, 6},
-	{6, 6, 6, 6, 6, 6, 6, 6, 6, 6},
-}
-
-// The values of moves that are not states.
-const (
-	moveRefused = NumStates
-	moveStep    = NumStates + 1
-)
-
-// plainPermitted is, for each state whose row of moves has no moveStep, the events it
-// accepts in declaration order (empty, not nil, when it accepts none): what PermittedWith
-// returns there whatever the input. It is nil for the other states.
-var plainPermitted [NumStates][]Event
-
-func init() {
-	for s := range &moves {
-		if slices.Contains(moves[s][:], moveStep) {
-			continue
-		}
-		row := []Event{}
-		for e, to := range &moves[s] {
-			if to != moveRefused {
-				row = append(row, Event(e))
-			}
-		}
-		plainPermitted[s] = row
-	}
-}
-
-// step decides e in the current state and, unless dry, applies it.
-func (m *Task) step(ctx context.Context, e Event, in *TaskInput, dry bool) (State, error) {
-	from := m.state
-	st := TaskStep{From: from, To: from, Event: e}
-	if from < NumStates && e < NumEvents {
-		if t := plainSteps[from][e]; t != 0 {
-			return m.take(ctx, st, in, dry, int(t)-1)
-		}
-	}
-	switch from {
-	case StateActing:
-		switch e {
-		case EventToolCallCompleted:
-			return m.transition4(ctx, st, in, dry)
-		case EventToolCallFailed:
-			return m.transition5(ctx, st, in, dry)
-		case EventStepCompleted:
-			return m.transition6(ctx, st, in, dry)
-		}
-	case StateSuspended:
-		switch e {
-		case EventTaskResumed:
-			return m.transition7(ctx, st, in, dry)
-		}
-	}
-	if from >= NumStates || e >= NumEvents {
-		refusal := fsmrt.InvalidTransition(&fsmSpec, from, e)
-		return from, &refusal
-	}
-	return from, &invalidTransitions[from][e]
-}
-
-// transition4 is the transition at ../../examples/cognitive/cognitive.fsm.yaml:135: acting
-// on tool_call_completed -> (choice).
-func (m *Task) transition4(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	to := st.From
-	switch {
-	case m.Context.PlanCompleted < len(m.Context.PlanSteps):
-		to = StateActing
-	case slices.Contains(m.Context.PlanSteps, "tool_call"):
-		to = StateReasoning
-	default:
-		to = StateCompleted
-	}
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	st.At = m.now(in)
-	if to != st.From {
-		m.remember(st.From, to)
-	}
-	m.state = to
-	m.moveClock(st)
-	return to, m.commit(ctx, st, in, 4, CheckpointToolCallCompleted)
-}
-
-// transition5 is the transition at ../../examples/cognitive/cognitive.fsm.yaml:142: acting
-// on tool_call_failed -> (choice).
-func (m *Task) transition5(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	to := st.From
-	switch {
-	case m.Context.PlanCompleted < len(m.Context.PlanSteps):
-		to = StateActing
-	case slices.Contains(m.Context.PlanSteps, "tool_call"):
-		to = StateReasoning
-	default:
-		to = StateCompleted
-	}
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	st.At = m.now(in)
-	if to != st.From {
-		m.remember(st.From, to)
-	}
-	m.state = to
-	m.moveClock(st)
-	return to, m.commit(ctx, st, in, 5, CheckpointToolCallFailed)
-}
-
-// transition6 is the transition at ../../examples/cognitive/cognitive.fsm.yaml:149: acting
-// on step_completed -> (choice).
-func (m *Task) transition6(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	to := st.From
-	switch {
-	case m.Context.PlanCompleted < len(m.Context.PlanSteps):
-		to = StateActing
-	case slices.Contains(m.Context.PlanSteps, "tool_call"):
-		to = StateReasoning
-	default:
-		to = StateCompleted
-	}
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	st.At = m.now(in)
-	if to != st.From {
-		m.remember(st.From, to)
-	}
-	m.state = to
-	m.moveClock(st)
-	return to, m.commit(ctx, st, in, 6, CheckpointTaskCompleted)
-}
-
-// transition7 is the transition at ../../examples/cognitive/cognitive.fsm.yaml:158:
-// suspended on task_resumed -> history of suspended.
-func (m *Task) transition7(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	to := st.From
-	if !m.prevSuspendedSet {
-		return st.From, fsmrt.NoHistory(&fsmSpec, st.From, st.Event, StateSuspended)
-	}
-	to = m.prevSuspended
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	st.At = m.now(in)
-	if to != st.From {
-		m.remember(st.From, to)
-	}
-	m.state = to
-	m.moveClock(st)
-	return to, m.commit(ctx, st, in, 7, noCheckpoint)
-}
-
-// take applies transition t, a plain one: it moves to its one target (or stays, internal,
-// exiting and entering nothing) and does nothing of its own but count. A transition with
-// roles, actions, a computed target, limits or required fields has a method of its own.
-func (m *Task) take(ctx context.Context, st TaskStep, in *TaskInput, dry bool, t int) (State, error) {
-	lt := &loggedTransitions[t]
-	to := st.From
-	if !lt.internal {
-		to = lt.to[0]
-	}
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	st.At = m.now(in)
-	if !lt.internal && to != st.From {
-		m.remember(st.From, to)
-	}
-	m.state = to
-	if !lt.internal {
-		m.moveClock(st)
-	}
-	return to, m.commit(ctx, st, in, t, lt.cp)
-}
-
-// plainSteps is, by state and event, the index + 1 of the transition step applies with take
-// when it is the pair's only transition, plain and unguarded; 0 where step decides in code.
-var plainSteps = [NumStates][NumEvents]uint8{
-	{1, 0, 0, 0, 0, 0, 0, 0, 0, 10},
-	{0, 2, 3, 0, 0, 0, 0, 9, 0, 10},
-	{0, 0, 0, 0, 0, 0, 0, 9, 0, 10},
-	{0, 0, 0, 4, 0, 0, 0, 0, 0, 10},
-	{0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-	{0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-}
-
-// remember records where a remembering state was entered from.
-func (m *Task) remember(from, to State) {
-	switch to {
-	case StateSuspended:
-		m.prevSuspended, m.prevSuspendedSet = from, true
-	}
-}
-
-// noCheckpoint stands for a transition that names no checkpoint of its own.
-const noCheckpoint = Checkpoint(8)
-
-// commit finishes an accepted transition (t is its index in the spec): sequence number and
-// history here, event log and checkpoints in persist, which a machine without a store or
-// checkpoints skips.
-func (m *Task) commit(ctx context.Context, st TaskStep, in *TaskInput, t int, cp Checkpoint) error {
-	m.seq++
-	m.updatedAt = st.At
-	m.history.Add(TaskRecord{
-		Actor:   in.Actor,
-		At:      st.At,
-		Event:   st.Event,
-		EventID: in.EventID,
-		From:    st.From,
-		Reason:  in.Reason,
-		To:      st.To,
-	})
-	if m.store == nil && cp == noCheckpoint {
-		return nil
-	}
-	return m.persist(ctx, st, in, t, cp)
-}
-
-// persist appends the transition to the store's event log and takes the checkpoints: the
-// hook, then a snapshot saved to the store. It is the only place a machine that keeps no
-// time reads the clock, for the time of the transition.
-func (m *Task) persist(ctx context.Context, st TaskStep, in *TaskInput, t int, cp Checkpoint) error {
-	if m.store != nil {
-		e, err := m.logEntry(st, in, t)
-		if err == nil {
-			err = m.store.Append(ctx, m.ID, e)
-		}
-		if err != nil {
-			return fsmrt.StoreFailed(&fsmSpec, "append", m.seq, err)
-		}
-	}
-	for i, c := range [...]Checkpoint{cp} {
-		if c == noCheckpoint || i > 0 && c == cp {
-			continue
-		}
-		if err := m.hooks.Checkpoint(ctx, m, c, st); err != nil {
-			return &CheckpointError{
-				Checkpoint: c,
-				Err:        err,
-			}
-		}
-		if m.store != nil && m.saved != m.seq {
-			if err := m.store.Save(ctx, m.ID, m.saved, m.Snapshot()); err != nil {
-				return fsmrt.StoreFailed(&fsmSpec, "save", m.seq, err)
-			}
-			m.saved = m.seq
+func (m *ops) Checkpoint(ctx context.Context, cp int, st TaskStep) error {
+	if err := m.hooks.Checkpoint(ctx, (*Task)(m), Checkpoint(cp), st); err != nil {
+		return &CheckpointError{
+			Checkpoint: Checkpoint(cp),
+			Err:        err,
 		}
 	}
 	return nil
@@ -1019,343 +605,78 @@ func (e *CheckpointError) Unwrap() error {
 	return e.Err
 }
 
-// TaskSnapshot is the machine's present, in a form that encodes to JSON by name and
-// restores with RestoreTask. Its past (the transition history, the idempotency keys used)
-// is in the event log, not here, so that taking a snapshot costs the same however old the
-// machine is.
-type TaskSnapshot struct {
-	// Version is the snapshot format, 1.
-	Version int    `json:"version"`
-	ID      string `json:"id"`
-	// Seq is the number of transitions accepted when the snapshot was taken.
-	Seq   int64 `json:"seq"`
-	State State `json:"state"`
-	// UpdatedAt is when the last transition the machine persisted happened (its input's At,
-	// else the clock): every transition with a store, those that reach a checkpoint without
-	// one, every transition for a machine with a clock. Zero until then.
-	UpdatedAt time.Time   `json:"updatedAt"`
-	Context   TaskContext `json:"context"`
-	// Payloads are the last payload of each event that carries one.
-	Payloads struct {
-		TaskCreated TaskCreatedPayload `json:"task_created,omitzero"`
-		TaskFailed  TaskFailedPayload  `json:"task_failed,omitzero"`
-	} `json:"payloads"`
-	// Remembered maps each remembering state to the state it was entered from.
-	Remembered map[State]State `json:"remembered,omitempty"`
-	CreatedAt  time.Time       `json:"createdAt"`
-	EnteredAt  time.Time       `json:"enteredAt"`
-	// TimeByState is the time spent in each state before the current stay.
-	TimeByState map[State]time.Duration `json:"timeByState,omitempty"`
+// def is the machine as data for the engine: its states, how events dispatch to its
+// transitions, its transitions and counters, indexed in spec order.
+var def = fsmrt.Def[State, Event, fsmrt.NoRole]{
+	Spec:      &fsmSpec,
+	NumEvents: NumEvents,
+	Initial:   StateIdle,
+	Moves:     moves[:],
+	States: []fsmrt.StateDef{
+		{},
+		{},
+		{},
+		{Remembers: true, From: []int32{1, 2}},
+		{Terminal: true},
+		{Terminal: true},
+	},
+	Pairs: []fsmrt.Pair{
+		{State: 0, Event: 0, Cands: []fsmrt.Cand{{T: 0}}},
+		{State: 0, Event: 9, Cands: []fsmrt.Cand{{T: 9}}},
+		{State: 1, Event: 1, Cands: []fsmrt.Cand{{T: 1}}},
+		{State: 1, Event: 2, Cands: []fsmrt.Cand{{T: 2}}},
+		{State: 1, Event: 7, Cands: []fsmrt.Cand{{T: 8}}},
+		{State: 1, Event: 9, Cands: []fsmrt.Cand{{T: 9}}},
+		{State: 2, Event: 4, Cands: []fsmrt.Cand{{T: 4}}},
+		{State: 2, Event: 5, Cands: []fsmrt.Cand{{T: 5}}},
+		{State: 2, Event: 6, Cands: []fsmrt.Cand{{T: 6}}},
+		{State: 2, Event: 7, Cands: []fsmrt.Cand{{T: 8}}},
+		{State: 2, Event: 9, Cands: []fsmrt.Cand{{T: 9}}},
+		{State: 3, Event: 3, Cands: []fsmrt.Cand{{T: 3}}},
+		{State: 3, Event: 8, Cands: []fsmrt.Cand{{T: 7}}},
+		{State: 3, Event: 9, Cands: []fsmrt.Cand{{T: 9}}},
+	},
+	Transitions: []fsmrt.Transition{
+		{From: []int32{0}, On: []int32{0}, To: []int32{1}, Target: 1, Checkpoint: 0, Plain: true},
+		{From: []int32{1}, On: []int32{1}, To: []int32{2}, Target: 2, Checkpoint: 1, Plain: true},
+		{From: []int32{1}, On: []int32{2}, To: []int32{3}, Target: 3, Checkpoint: 4, Plain: true},
+		{From: []int32{3}, On: []int32{3}, To: []int32{1}, Target: 1, Checkpoint: -1, Plain: true},
+		{From: []int32{2}, On: []int32{4}, To: []int32{1, 2, 4}, Kind: fsmrt.TargetChoice, Choices: []fsmrt.ChoiceDef{{Conds: []int32{0}, Target: 2}, {Conds: []int32{1}, Target: 1}, {Target: 4}}, Checkpoint: 2},
+		{From: []int32{2}, On: []int32{5}, To: []int32{1, 2, 4}, Kind: fsmrt.TargetChoice, Choices: []fsmrt.ChoiceDef{{Conds: []int32{0}, Target: 2}, {Conds: []int32{1}, Target: 1}, {Target: 4}}, Checkpoint: 3},
+		{From: []int32{2}, On: []int32{6}, To: []int32{1, 2, 4}, Kind: fsmrt.TargetChoice, Choices: []fsmrt.ChoiceDef{{Conds: []int32{0}, Target: 2}, {Conds: []int32{1}, Target: 1}, {Target: 4}}, Checkpoint: 6},
+		{From: []int32{3}, On: []int32{8}, To: []int32{1, 2}, Kind: fsmrt.TargetHistory, Target: 3, Checkpoint: -1},
+		{From: []int32{1, 2}, On: []int32{7}, To: []int32{3}, Target: 3, Checkpoint: 5, Plain: true},
+		{From: []int32{0, 1, 2, 3}, On: []int32{9}, To: []int32{5}, Target: 5, Checkpoint: 7, Plain: true},
+	},
+	EveryCheckpoint: -1,
+	Payloads:        []bool{true, false, false, false, false, false, false, false, false, true},
+	History:         true,
+	Timing:          true,
 }
 
-// Snapshot returns the machine's state, context and bookkeeping. It shares nothing with the
-// machine except the slices and maps of the context and payloads.
-func (m *Task) Snapshot() TaskSnapshot {
-	s := TaskSnapshot{
-		Context:   m.Context,
-		ID:        m.ID,
-		Seq:       m.seq,
-		State:     m.state,
-		UpdatedAt: m.updatedAt,
-		Version:   1,
-	}
-	s.Payloads.TaskCreated = m.payloadTaskCreated
-	s.Payloads.TaskFailed = m.payloadTaskFailed
-	if m.prevSuspendedSet {
-		if s.Remembered == nil {
-			s.Remembered = map[State]State{}
-		}
-		s.Remembered[StateSuspended] = m.prevSuspended
-	}
-	s.CreatedAt, s.EnteredAt = m.createdAt, m.enteredAt
-	for st, d := range m.timeByState {
-		if d != 0 {
-			if s.TimeByState == nil {
-				s.TimeByState = map[State]time.Duration{}
-			}
-			s.TimeByState[State(st)] = d
-		}
-	}
-	return s
+// moves is the dispatch table, a row per state and a column per event: the target of a
+// transition that only moves the state, NumStates where the state has no transition on the
+// event, NumStates+1 where the engine decides (guards, hooks, counters, ...).
+var moves = [...]uint32{
+	7, 6, 6, 6, 6, 6, 6, 6, 6, 7,
+	6, 7, 7, 6, 6, 6, 6, 7, 6, 7,
+	6, 6, 6, 6, 7, 7, 7, 7, 6, 7,
+	6, 6, 6, 7, 6, 6, 6, 6, 7, 7,
+	6, 6, 6, 6, 6, 6, 6, 6, 6, 6,
+	6, 6, 6, 6, 6, 6, 6, 6, 6, 6,
 }
 
-// UnmarshalJSON decodes a snapshot. It refuses with a fsmrt.SnapshotError a snapshot that
-// does not decode, or whose version or state is missing or null (decoding would leave the
-// initial state).
-func (s *TaskSnapshot) UnmarshalJSON(b []byte) error {
-	type plain TaskSnapshot
-	return fsmrt.DecodeSnapshot(&fsmSpec, b, (*plain)(s))
-}
+// TaskSnapshot is the machine's present, in a form that encodes to JSON by name
+// (fsmrt.Snapshot).
+type TaskSnapshot = fsmrt.Snapshot[State, TaskContext, TaskExtra]
 
-// RestoreTask rebuilds a machine from a snapshot. It refuses, with a fsmrt.SnapshotError
-// (errors.Is ErrInvalidSnapshot), a snapshot the machine could never have taken: of
-// another format version, with values that are not states or events of this machine,
-// negative counters or counters past their limit, a remembered state its state cannot
-// remember, timeouts of states whose timeout is not configurable, payloads that break
-// their constraints.
-func RestoreTask(s TaskSnapshot, hooks TaskHooks) (*Task, error) {
-	if s.Version != 1 {
-		return nil, fsmrt.InvalidSnapshot(&fsmSpec, "version", fmt.Sprintf("unsupported snapshot version %d", s.Version))
-	}
-	if s.State >= NumStates {
-		return nil, fsmrt.InvalidSnapshot(&fsmSpec, "state", fmt.Sprintf("%d is not a state", s.State))
-	}
-	if s.Seq < 0 {
-		return nil, fsmrt.InvalidSnapshot(&fsmSpec, "seq", fmt.Sprintf("%d is negative", s.Seq))
-	}
-	if errs := s.Payloads.TaskCreated.Validate(); errs != nil && !(s.Payloads.TaskCreated.InputText == "" && s.Payloads.TaskCreated.Source == "" && len(s.Payloads.TaskCreated.InputMetadata) == 0) {
-		return nil, fsmrt.InvalidSnapshot(&fsmSpec, "payloads.task_created", fmt.Sprintf("%s: %s", errs[0].Field, errs[0].Message))
-	}
-	if errs := s.Payloads.TaskFailed.Validate(); errs != nil && !(s.Payloads.TaskFailed.Error == "") {
-		return nil, fsmrt.InvalidSnapshot(&fsmSpec, "payloads.task_failed", fmt.Sprintf("%s: %s", errs[0].Field, errs[0].Message))
-	}
-	m := NewTask(hooks)
-	m.state = s.State
-	m.ID, m.seq, m.saved = s.ID, s.Seq, s.Seq
-	m.Context, m.updatedAt = s.Context, s.UpdatedAt
-	m.payloadTaskCreated = s.Payloads.TaskCreated
-	m.payloadTaskFailed = s.Payloads.TaskFailed
-	for st, from := range s.Remembered {
-		if from >= NumStates {
-			return nil, fsmrt.InvalidSnapshot(&fsmSpec, "remembered", fmt.Sprintf("%d is not a state", from))
-		}
-		switch st {
-		case StateSuspended:
-			if !slices.Contains([]State{StateReasoning, StateActing}, from) {
-				return nil, fsmrt.InvalidSnapshot(&fsmSpec, "remembered", fmt.Sprintf("%s cannot remember %s", st, from))
-			}
-			m.prevSuspended, m.prevSuspendedSet = from, true
-		default:
-			return nil, fsmrt.InvalidSnapshot(&fsmSpec, "remembered", fmt.Sprintf("%s does not remember", st))
-		}
-	}
-	m.createdAt, m.enteredAt = s.CreatedAt, s.EnteredAt
-	for st, d := range s.TimeByState {
-		if st >= NumStates {
-			return nil, fsmrt.InvalidSnapshot(&fsmSpec, "timeByState", fmt.Sprintf("%d is not a state", st))
-		}
-		m.timeByState[st] = d
-	}
-	return m, nil
-}
+// TaskLogEntry is one entry of the event log (fsmrt.LogEntry).
+type TaskLogEntry = fsmrt.LogEntry[State, Event, fsmrt.NoRole]
 
-// TaskStore persists machines: an append-only event log of every accepted transition, and
-// the snapshot taken at the last checkpoint (fsmrt.Store: optimistic concurrency on
-// sequence numbers, conflicts wrap ErrStoreConflict). It is the seam for database
-// adapters.
+// TaskStore persists machines: the event log and the last snapshot (fsmrt.Store).
 type TaskStore = fsmrt.Store[TaskLogEntry, TaskSnapshot]
 
-// ErrStoreConflict is what a Store returns when another writer got there first.
-var ErrStoreConflict = fsmrt.ErrStoreConflict
-
-// StoreError says the store refused or failed to persist an accepted transition. The
-// transition has happened in memory.
-type StoreError = fsmrt.StoreError
-
-// TaskLogEntry is one entry of the event log, in the JSON form of the seed documents:
-// {"timestamp", "taskId", "event": "STATE_TRANSITION", "from", "to", "actor", "reason",
-// "metadata"}, plus what replaying it needs: the transition that fired and the machine's
-// data after it.
-type TaskLogEntry struct {
-	// Seq numbers the machine's accepted transitions from 1.
-	Seq int64 `json:"seq"`
-	// Timestamp is when the transition happened: the input's At, else the machine's clock.
-	Timestamp time.Time `json:"timestamp"`
-	TaskID    string    `json:"taskId"`
-	// Created is when the machine was created, in its first entry only: replaying the whole
-	// log restores the time spent in the initial state.
-	Created time.Time `json:"created,omitzero"`
-	// Kind is STATE_TRANSITION.
-	Kind    string `json:"event"`
-	Trigger Event  `json:"trigger"`
-	From    State  `json:"from"`
-	To      State  `json:"to"`
-	// Transition is the index of the declared transition that fired, in spec order from 0 (-1
-	// for a resumption): replaying applies its bookkeeping without asking the guards.
-	Transition int    `json:"transition"`
-	Actor      string `json:"actor"`
-	Reason     string `json:"reason"`
-	EventID    string `json:"eventId,omitempty"`
-	// Context is the machine's context after the transition, as its actions left it.
-	Context json.RawMessage `json:"context,omitempty"`
-	// Payload is the event's payload, for events that carry one.
-	Payload  json.RawMessage   `json:"payload,omitempty"`
-	Metadata map[string]string `json:"metadata"`
-}
-
-// logEntry describes an accepted transition (t: its index) for the event log.
-func (m *Task) logEntry(st TaskStep, in *TaskInput, t int) (TaskLogEntry, error) {
-	e := TaskLogEntry{
-		Actor:      in.Actor,
-		EventID:    in.EventID,
-		From:       st.From,
-		Kind:       "STATE_TRANSITION",
-		Metadata:   map[string]string{},
-		Reason:     in.Reason,
-		Seq:        m.seq,
-		TaskID:     m.ID,
-		Timestamp:  m.updatedAt,
-		To:         st.To,
-		Transition: t,
-		Trigger:    st.Event,
-	}
-	if m.seq == 1 {
-		e.Created = m.createdAt
-	}
-	var err error
-	switch st.Event {
-	case EventTaskCreated:
-		e.Payload, err = json.Marshal(m.payloadTaskCreated)
-	case EventTaskFailed:
-		e.Payload, err = json.Marshal(m.payloadTaskFailed)
-	}
-	if err == nil {
-		e.Context, err = json.Marshal(m.Context)
-	}
-	return e, err
-}
-
-// loggedTransition is a declared transition as replaying the event log sees it (and take,
-// which applies a plain transition): the states it leaves, its events, the states it can
-// lead to, whether it is internal, its checkpoint.
-type loggedTransition struct {
-	from, to []State
-	on       []Event
-	internal bool
-	cp       Checkpoint // its own checkpoint, or noCheckpoint
-}
-
-// loggedTransitions are the spec's transitions, in order: a log entry's Transition indexes it.
-var loggedTransitions = [...]loggedTransition{
-	{from: []State{StateIdle}, to: []State{StateReasoning}, on: []Event{EventTaskCreated}, cp: CheckpointTaskCreated},
-	{from: []State{StateReasoning}, to: []State{StateActing}, on: []Event{EventReasonDone}, cp: CheckpointReasonDone},
-	{from: []State{StateReasoning}, to: []State{StateSuspended}, on: []Event{EventNeedMoreInfo}, cp: CheckpointNeedMoreInfo},
-	{from: []State{StateSuspended}, to: []State{StateReasoning}, on: []Event{EventMessageReceived}, cp: noCheckpoint},
-	{from: []State{StateActing}, to: []State{StateReasoning, StateActing, StateCompleted}, on: []Event{EventToolCallCompleted}, cp: CheckpointToolCallCompleted},
-	{from: []State{StateActing}, to: []State{StateReasoning, StateActing, StateCompleted}, on: []Event{EventToolCallFailed}, cp: CheckpointToolCallFailed},
-	{from: []State{StateActing}, to: []State{StateReasoning, StateActing, StateCompleted}, on: []Event{EventStepCompleted}, cp: CheckpointTaskCompleted},
-	{from: []State{StateSuspended}, to: []State{StateReasoning, StateActing}, on: []Event{EventTaskResumed}, cp: noCheckpoint},
-	{from: []State{StateReasoning, StateActing}, to: []State{StateSuspended}, on: []Event{EventTaskSuspended}, cp: CheckpointTaskSuspended},
-	{from: []State{StateIdle, StateReasoning, StateActing, StateSuspended}, to: []State{StateFailed}, on: []Event{EventTaskFailed}, cp: CheckpointTaskFailed},
-}
-
-// ReplayTask rebuilds machine id from its store: the last snapshot (or a new machine),
-// then every later log entry applied as it was recorded: the transition's counters,
-// memory, history and idempotency key, and the state, context, policies and payload after
-// it. No hook runs: guards are not asked again, and actions and checkpoints, done when the
-// transitions happened, are not repeated. It fails with a fsmrt.LogError (errors.Is
-// ErrInvalidLog) if the log has a gap or an entry is not a transition of this machine from
-// the state the log has reached, and with a fsmrt.SnapshotError if the snapshot is not one
-// the machine could have taken. The machine returned has no store: set one to fire on.
-func ReplayTask(ctx context.Context, store TaskStore, id string, hooks TaskHooks) (*Task, error) {
-	s, ok, log, err := store.Load(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	m := NewTask(hooks)
-	m.ID = id
-	if ok {
-		if m, err = RestoreTask(s, hooks); err != nil {
-			return nil, err
-		}
-		// The snapshot holds the present; the last of the past is in the log before it.
-		past, err := store.Log(ctx, id, max(0, s.Seq-int64(fsmrt.DefaultWindow)))
-		if err != nil {
-			return nil, err
-		}
-		for i := range past {
-			if past[i].Seq > s.Seq {
-				break
-			}
-			m.recall(&past[i])
-		}
-	}
-	// Without a snapshot the creation time is in the first entry.
-	if !ok && len(log) > 0 {
-		m.createdAt, m.enteredAt = log[0].Created, log[0].Created
-	}
-	m.saved = m.seq
-	for i := range log {
-		if err := m.apply(&log[i]); err != nil {
-			return nil, fsmrt.InvalidLog(&fsmSpec, id, log[i].Seq, err)
-		}
-	}
-	return m, nil
-}
-
-// apply replays log entry e: it checks that e is the next entry and a transition of this
-// machine from the current state, then applies what the transition did, without hooks.
-func (m *Task) apply(e *TaskLogEntry) error {
-	if e.Seq != m.seq+1 {
-		return fmt.Errorf("the log has a gap: seq %d follows %d", e.Seq, m.seq)
-	}
-	if e.Timestamp.IsZero() {
-		return errors.New("the entry has no timestamp")
-	}
-	if len(e.Context) > 0 {
-		m.Context = TaskContext{}
-		if err := json.Unmarshal(e.Context, &m.Context); err != nil {
-			return err
-		}
-	}
-	var err error
-	switch e.Trigger {
-	case EventTaskCreated:
-		m.payloadTaskCreated = TaskCreatedPayload{}
-		err = json.Unmarshal(e.Payload, &m.payloadTaskCreated)
-		// A payload the event was refused with cannot have been recorded.
-		if errs := m.payloadTaskCreated.Validate(); err == nil && errs != nil {
-			err = fmt.Errorf("invalid payload: %s: %s", errs[0].Field, errs[0].Message)
-		}
-	case EventTaskFailed:
-		m.payloadTaskFailed = TaskFailedPayload{}
-		err = json.Unmarshal(e.Payload, &m.payloadTaskFailed)
-		// A payload the event was refused with cannot have been recorded.
-		if errs := m.payloadTaskFailed.Validate(); err == nil && errs != nil {
-			err = fmt.Errorf("invalid payload: %s: %s", errs[0].Field, errs[0].Message)
-		}
-	}
-	if err != nil {
-		return err
-	}
-	if e.From != m.state || e.Transition < 0 || e.Transition >= len(loggedTransitions) || !slices.Contains(loggedTransitions[e.Transition].from, e.From) || !slices.Contains(loggedTransitions[e.Transition].on, e.Trigger) || !slices.Contains(loggedTransitions[e.Transition].to, e.To) {
-		return fmt.Errorf("%s -> %s on %s is not transition %d from %s", e.From, e.To, e.Trigger, e.Transition, m.state)
-	}
-	t := &loggedTransitions[e.Transition]
-	moved := !t.internal || e.To != e.From
-	if e.To != e.From {
-		m.remember(e.From, e.To)
-	}
-	m.state = e.To
-	if moved {
-		m.moveClock(TaskStep{
-			At:   e.Timestamp,
-			From: e.From,
-			To:   e.To,
-		})
-	}
-	m.recall(e)
-	m.seq, m.updatedAt = e.Seq, e.Timestamp
-	return nil
-}
-
-// recall puts what log entry e says of the machine's past into the windows it keeps in
-// memory: the history record.
-func (m *Task) recall(e *TaskLogEntry) {
-	m.history.Add(TaskRecord{
-		Actor:   e.Actor,
-		At:      e.Timestamp,
-		Event:   e.Trigger,
-		EventID: e.EventID,
-		From:    e.From,
-		Reason:  e.Reason,
-		To:      e.To,
-	})
-}
-
-// TaskMemoryStore is a TaskStore in memory, safe for concurrent use: the default that
-// needs no server (fsmrt.MemoryStore). It keeps snapshots as JSON, so that what Load
-// returns is what a database adapter would return.
+// TaskMemoryStore is a TaskStore in memory, safe for concurrent use (fsmrt.MemoryStore).
 type TaskMemoryStore = fsmrt.MemoryStore[TaskLogEntry, TaskSnapshot]
 
 // NewTaskMemoryStore returns an empty store.
@@ -1363,14 +684,30 @@ func NewTaskMemoryStore() *TaskMemoryStore {
 	return fsmrt.NewMemoryStore[TaskLogEntry, TaskSnapshot]()
 }
 
-// Sequence returns the entry's sequence number, for the store.
-func (e TaskLogEntry) Sequence() int64 {
-	return e.Seq
+// StoreError says the store failed to persist an accepted transition; ErrStoreConflict that
+// another writer got there first.
+type StoreError = fsmrt.StoreError
+
+var ErrStoreConflict = fsmrt.ErrStoreConflict
+
+// RestoreTask rebuilds a machine from a snapshot, refusing one it could never have taken
+// with a fsmrt.SnapshotError (fsmrt.Restore).
+func RestoreTask(s TaskSnapshot, hooks TaskHooks) (*Task, error) {
+	m := NewTask(hooks)
+	if err := fsmrt.Restore(&m.Machine, s, nil); err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
-// Sequence returns the snapshot's sequence number, for the store.
-func (s TaskSnapshot) Sequence() int64 {
-	return s.Seq
+// ReplayTask rebuilds machine id from its store: the last snapshot, then every later log
+// entry as recorded, no hook running (fsmrt.Replay). The machine returned has no store.
+func ReplayTask(ctx context.Context, store TaskStore, id string, hooks TaskHooks) (*Task, error) {
+	m := NewTask(hooks)
+	if err := fsmrt.Replay(ctx, &m.Machine, store, id, nil); err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
 // ErrNotRegistered says no machine with that ID is registered.
@@ -1404,60 +741,4 @@ func (r *TaskRegistry) Fire(ctx context.Context, id string, e Event, in TaskInpu
 		return err
 	})
 	return to, err
-}
-
-// Clock tells the time. Machines read it only when the spec asks for time (timeouts,
-// history); set a fake one with SetClock in tests, or pass Input.At.
-type Clock = fsmrt.Clock
-
-// SetClock replaces the machine's clock. Call it right after construction: it also
-// restarts the machine's creation time and its time in the current state.
-func (m *Task) SetClock(c Clock) {
-	m.clock = c
-	m.createdAt = c.Now()
-	m.enteredAt = m.createdAt
-}
-
-func (m *Task) now(in *TaskInput) time.Time {
-	if !in.At.IsZero() {
-		return in.At
-	}
-	return m.clock.Now()
-}
-
-// moveClock accounts for leaving st.From and entering st.To at st.At.
-func (m *Task) moveClock(st TaskStep) {
-	if st.From < NumStates {
-		m.timeByState[st.From] += st.At.Sub(m.enteredAt)
-	}
-	m.enteredAt = st.At
-}
-
-// CreatedAt returns when the machine was created.
-func (m *Task) CreatedAt() time.Time {
-	return m.createdAt
-}
-
-// TotalTime returns how long the machine has existed at now.
-func (m *Task) TotalTime(now time.Time) time.Duration {
-	return now.Sub(m.createdAt)
-}
-
-// TimeByState returns the time spent in each state at now, the current stay included.
-func (m *Task) TimeByState(now time.Time) [NumStates]time.Duration {
-	t := m.timeByState
-	if m.state < NumStates {
-		t[m.state] += m.TimeInState(now)
-	}
-	return t
-}
-
-// EnteredAt returns when the current state was entered.
-func (m *Task) EnteredAt() time.Time {
-	return m.enteredAt
-}
-
-// TimeInState returns how long the machine has been in its state at now.
-func (m *Task) TimeInState(now time.Time) time.Duration {
-	return now.Sub(m.enteredAt)
 }

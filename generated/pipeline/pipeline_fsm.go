@@ -10,13 +10,8 @@ package pipeline
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
 	"github.com/fsmgen/fsmgen/fsmrt"
 	"log/slog"
-	"slices"
-	"time"
 )
 
 // A compiler error here means this code and the fsmrt package it imports are of versions
@@ -273,30 +268,10 @@ type GuardError = fsmrt.GuardError[State, Event]
 // events that would be accepted instead.
 type ValidationError = fsmrt.ValidationError[State, Event]
 
-// fsmSpec describes the machine to the runtime: the package its errors name, and the events
-// each state accepts (filled in by init from the dispatch table).
+// fsmSpec names the machine in its errors.
 var fsmSpec = fsmrt.Spec{
 	Machine: "Task",
 	Package: "pipeline",
-}
-
-// Preallocated refusals, so that refusing an event allocates nothing. Written once by init.
-var (
-	invalidTransitions [NumStates][NumEvents]InvalidTransitionError
-	guardRefusals      [NumStates][NumEvents]GuardError
-)
-
-func init() {
-	fsmSpec.Accepts = make([][]int, NumStates)
-	for s := range invalidTransitions {
-		for e := range invalidTransitions[s] {
-			invalidTransitions[s][e] = fsmrt.InvalidTransition(&fsmSpec, State(s), Event(e))
-			guardRefusals[s][e] = fsmrt.Guard(&fsmSpec, State(s), Event(e))
-			if accepts(State(s), Event(e)) {
-				fsmSpec.Accepts[s] = append(fsmSpec.Accepts[s], e)
-			}
-		}
-	}
 }
 
 // TaskContext holds the machine's data: the spec's context fields. States check the fields
@@ -321,27 +296,10 @@ type TaskContext struct {
 }
 
 // TaskStep describes the transition being decided or run; hooks receive it by value.
-type TaskStep struct {
-	// From is the state the event was fired in.
-	From State
-	// To is the state being entered; for guards it is not decided yet and equals From.
-	To State
-	// Event is the event being fired.
-	Event Event
-}
+type TaskStep = fsmrt.Step[State, Event, fsmrt.NoRole]
 
-// TaskInput is what the caller says about one firing.
-type TaskInput struct {
-	// EventID identifies the triggering event in the history and the event log.
-	EventID string
-	// Actor and Reason say who fired the event and why; they are recorded in the history and
-	// the event log.
-	Actor  string
-	Reason string
-	// At is when the event happened; the zero time means now (the machine's clock). It is
-	// recorded in the history and the event log.
-	At time.Time
-}
+// TaskInput is what the caller says about one firing (FireWith).
+type TaskInput = fsmrt.Input[fsmrt.NoRole]
 
 // TaskHooks is what the program implements: guards, actions and checkpoints. Fire calls
 // them synchronously, in this order: guards, exit actions of the old state, the
@@ -552,653 +510,123 @@ func (TaskNopHooks) Checkpoint(context.Context, *Task, Checkpoint, TaskStep) err
 
 var _ TaskHooks = TaskNopHooks{}
 
-// Task is one Task state machine.
+// Task is one Task state machine, on the runtime's engine (fsmrt.Machine).
 //
 // Seed 002: a task classified, routed to a pipeline and executed phase by phase, with
 // retries, model-tier escalation, a circuit breaker and verification. The checkpoint is
 // updated at every state transition so that /resume works from any point.
 //
 // A Task is not safe for concurrent use: confine it to one goroutine, or guard it with a
-// mutex. Different machines may be used from different goroutines. The machine does no I/O
-// itself; hooks do.
+// mutex.
 type Task struct {
-	state State
-	seq   int64 // accepted transitions so far
+	fsmrt.Machine[State, Event, fsmrt.NoRole, TaskContext, fsmrt.None]
 	hooks TaskHooks
-
-	// ID names the machine in its store, its event log and a registry.
-	ID string
-	// Context is the machine's data. Hooks may change it; states check what they require.
-	Context TaskContext
-
-	nAttempts            int   // counter "attempts"
-	nConsecutiveFailures int   // counter "consecutive_failures"
-	lastFrom             State // the state the last transition left, for Resume
-	lastEvent            Event
-
-	store     TaskStore
-	saved     int64     // seq of the last snapshot saved to the store
-	updatedAt time.Time // when the last persisted (or, with a clock, any) transition happened
-	logger    *slog.Logger
-	watched   bool // store != nil || logger != nil: Fire cannot answer from the moves table alone
-
-	_ [64]byte // keeps machines used by different goroutines off one cache line
 }
 
-// NewTask returns a machine in the initial state "created", with context and policies at
-// their spec defaults.
+// NewTask returns a machine in the initial state "created", its context at the spec's
+// defaults.
 func NewTask(hooks TaskHooks) *Task {
-	m := &Task{state: StateCreated}
-	m.hooks = hooks
+	m := &Task{hooks: hooks}
+	fsmrt.Init(&m.Machine, &def, (*ops)(m))
 	return m
-}
-
-// State returns the current state.
-func (m *Task) State() State {
-	return m.state
-}
-
-// Seq returns the number of transitions accepted so far (restored with a snapshot): the
-// sequence number of the last event log entry.
-func (m *Task) Seq() int64 {
-	return m.seq
-}
-
-// SetStore makes the machine append every accepted transition to the store's event log and
-// save a snapshot at each checkpoint. Errors from the store come back from Fire as a
-// StoreError; the transition has happened in memory: reload the machine from the store
-// before firing again.
-func (m *Task) SetStore(s TaskStore) {
-	m.store = s
-	m.watched = m.store != nil || m.logger != nil
-}
-
-// SetLogger makes the machine log every refused event (at Warn) through l.
-func (m *Task) SetLogger(l *slog.Logger) {
-	m.logger = l
-	m.watched = m.store != nil || m.logger != nil
 }
 
 // CountAttempts returns the counter "attempts".
 func (m *Task) CountAttempts() int {
-	return m.nAttempts
+	return fsmrt.Count(&m.Machine, 0, 0)
 }
 
 // CountConsecutiveFailures returns the counter "consecutive_failures".
 func (m *Task) CountConsecutiveFailures() int {
-	return m.nConsecutiveFailures
+	return fsmrt.Count(&m.Machine, 1, 0)
 }
 
-// Fire fires e and returns the new state. When e is refused it returns the unchanged state
-// and one of the typed errors (InvalidTransitionError, GuardError, ...), and nothing
-// changes. Refusing and accepting allocate nothing unless the spec asks for history,
-// payloads or idempotency keys.
-func (m *Task) Fire(ctx context.Context, e Event) (State, error) {
-	if !m.watched && m.state < NumStates && e < NumEvents {
-		from := m.state
-		switch to := moves[from][e]; to {
-		case moveRefused:
-			return from, &invalidTransitions[from][e]
-		case moveStep:
-			return m.step(ctx, e, &noInput, false)
-		default:
-			m.state = State(to)
-			m.seq++
-			return State(to), nil
-		}
+// ops is Task as the engine calls it back (fsmrt.Guards, fsmrt.Actions, ...): each method
+// is a switch over the spec's guards, actions, states or checkpoints, by index.
+type ops Task
+
+func (m *ops) Guard(ctx context.Context, g int, st TaskStep) bool {
+	switch g {
+	case 0:
+		return m.Context.Confidence >= 0.6
+	case 1:
+		return m.hooks.HasMorePhases(ctx, (*Task)(m), st)
+	case 2:
+		return m.hooks.RetriesRemaining(ctx, (*Task)(m), st)
+	case 3:
+		return m.hooks.BudgetAvailable(ctx, (*Task)(m), st)
+	case 4:
+		return fsmrt.Count(&m.Machine, 1, 0) >= 3
+	case 5:
+		return fsmrt.Count(&m.Machine, 0, 0) >= 2
+	case 6:
+		return m.hooks.AtHighestTier(ctx, (*Task)(m), st)
 	}
-	return m.fire(ctx, e, &noInput)
+	panic("unreachable: no such guard")
 }
 
-// noInput is the input of Fire, shared and never written, so that Fire does not build one.
-var noInput TaskInput
-
-// FireWith fires e with what the caller says about it (who fires it, when, why, ...).
-func (m *Task) FireWith(ctx context.Context, e Event, in TaskInput) (State, error) {
-	return m.fire(ctx, e, &in)
-}
-
-// fire runs step and logs a refusal when the machine has a logger.
-func (m *Task) fire(ctx context.Context, e Event, in *TaskInput) (State, error) {
-	to, err := m.once(ctx, e, in)
-	if err != nil && m.logger != nil {
-		m.logRefusal(ctx, e, err)
-	}
-	return to, err
-}
-
-// logRefusal logs a refused event at Warn.
-func (m *Task) logRefusal(ctx context.Context, e Event, err error) {
-	m.logger.LogAttrs(ctx, slog.LevelWarn, "event refused", slog.String("machine", "Task"), slog.String("id", m.ID), slog.String("state", m.state.String()), slog.String("event", e.String()), slog.String("error", err.Error()))
-}
-
-// once applies idempotency keys around step.
-func (m *Task) once(ctx context.Context, e Event, in *TaskInput) (State, error) {
-	return m.step(ctx, e, in, false)
-}
-
-// Can reports whether e would be accepted now, without firing it. Guards are evaluated.
-func (m *Task) Can(ctx context.Context, e Event) bool {
-	if m.state < NumStates && e < NumEvents {
-		switch moves[m.state][e] {
-		case moveRefused:
-			return false
-		case moveStep: // step decides
-		default:
-			return true
-		}
-	}
-	return m.CanWith(ctx, e, TaskInput{})
-}
-
-// CanWith is Can for a given input.
-func (m *Task) CanWith(ctx context.Context, e Event, in TaskInput) bool {
-	_, err := m.step(ctx, e, &in, true)
-	return err == nil
-}
-
-// Permitted appends to buf the events that would be accepted now, in declaration order,
-// and returns it. It allocates nothing when buf has room.
-func (m *Task) Permitted(ctx context.Context, buf []Event) []Event {
-	return m.PermittedWith(ctx, TaskInput{}, buf)
-}
-
-// PermittedWith is Permitted for a given input.
-func (m *Task) PermittedWith(ctx context.Context, in TaskInput, buf []Event) []Event {
-	if m.state >= NumStates {
-		return buf
-	}
-	if p := plainPermitted[m.state]; p != nil {
-		return append(buf, p...)
-	}
-	for i, to := range &moves[m.state] {
-		e := Event(i)
-		switch to {
-		case moveRefused:
-			continue
-		case moveStep:
-			if _, err := m.step(ctx, e, &in, true); err != nil {
-				continue
-			}
-		}
-		buf = append(buf, e)
-	}
-	return buf
-}
-
-// accepts reports whether s has a transition on e, whatever the guards.
-func accepts(s State, e Event) bool {
-	return s < NumStates && e < NumEvents && moves[s][e] != moveRefused
-}
-
-// accepted appends the events that have a transition from s, whatever the guards.
-func accepted(s State, buf []Event) []Event {
-	for e := Event(0); e < NumEvents; e++ {
-		if accepts(s, e) {
-			buf = append(buf, e)
-		}
-	}
-	return buf
-}
-
-// moves is the dispatch table of Fire, Can and Permitted, a row per state and a column per
-// event in declaration order: the target state of a transition that only moves the state,
-// moveRefused where the state has no transition on the event, moveStep where step decides
-// (guards, roles, hooks, counters, required fields, checkpoints, the clock or a payload).
-var moves = [NumStates][NumEvents]uint8{
-	{12, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 12},
-	{11, 12, 11, 11, 11, 11, 11, 11, 11, 11, 11, 12},
-	{11, 11, 12, 11, 11, 11, 11, 11, 11, 11, 11, 12},
-	{11, 11, 11, 12, 11, 11, 11, 11, 11, 11, 11, 12},
-	{11, 11, 11, 11, 12, 12, 11, 11, 11, 11, 12, 12},
-	{11, 11, 11, 11, 11, 11, 12, 11, 11, 11, 11, 12},
-	{11, 11, 11, 11, 11, 11, 11, 12, 11, 11, 11, 12},
-	{11, 11, 11, 11, 11, 11, 11, 11, 12, 12, 11, 12},
-	{11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11},
-	{11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11},
-	{11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11},
-}
-
-// The values of moves that are not states.
-const (
-	moveRefused = NumStates
-	moveStep    = NumStates + 1
-)
-
-// plainPermitted is, for each state whose row of moves has no moveStep, the events it
-// accepts in declaration order (empty, not nil, when it accepts none): what PermittedWith
-// returns there whatever the input. It is nil for the other states.
-var plainPermitted [NumStates][]Event
-
-func init() {
-	for s := range &moves {
-		if slices.Contains(moves[s][:], moveStep) {
-			continue
-		}
-		row := []Event{}
-		for e, to := range &moves[s] {
-			if to != moveRefused {
-				row = append(row, Event(e))
-			}
-		}
-		plainPermitted[s] = row
+func (m *ops) Act(ctx context.Context, a int, st TaskStep) {
+	switch a {
+	case 0:
+		m.hooks.GenerateTaskId(ctx, (*Task)(m), st)
+	case 1:
+		m.hooks.ReadConfigs(ctx, (*Task)(m), st)
+	case 2:
+		m.hooks.CreateCheckpoint(ctx, (*Task)(m), st)
+	case 3:
+		m.hooks.RecordIntent(ctx, (*Task)(m), st)
+	case 4:
+		m.hooks.PresentClarificationQuestions(ctx, (*Task)(m), st)
+	case 5:
+		m.hooks.ReclassifyWithContext(ctx, (*Task)(m), st)
+	case 6:
+		m.hooks.SelectPipeline(ctx, (*Task)(m), st)
+	case 7:
+		m.hooks.AssignAgents(ctx, (*Task)(m), st)
+	case 8:
+		m.hooks.RecordRouting(ctx, (*Task)(m), st)
+	case 9:
+		m.hooks.RecordPhaseOutput(ctx, (*Task)(m), st)
+	case 10:
+		m.hooks.AdvancePhase(ctx, (*Task)(m), st)
+	case 11:
+		m.hooks.LogFailure(ctx, (*Task)(m), st)
+	case 12:
+		m.hooks.DetermineRetryStrategy(ctx, (*Task)(m), st)
+	case 13:
+		m.hooks.SaveForResume(ctx, (*Task)(m), st)
+	case 14:
+		m.hooks.AdjustStrategy(ctx, (*Task)(m), st)
+	case 15:
+		m.hooks.RerunPhase(ctx, (*Task)(m), st)
+	case 16:
+		m.hooks.SelectHigherTier(ctx, (*Task)(m), st)
+	case 17:
+		m.hooks.ReportFullDiagnostics(ctx, (*Task)(m), st)
+	case 18:
+		m.hooks.RerunWithUpgradedModel(ctx, (*Task)(m), st)
+	case 19:
+		m.hooks.ReportFailure(ctx, (*Task)(m), st)
+	case 20:
+		m.hooks.MoveCheckpointToCompleted(ctx, (*Task)(m), st)
+	case 21:
+		m.hooks.EvaluateEvolution(ctx, (*Task)(m), st)
+	case 22:
+		m.hooks.SaveMemory(ctx, (*Task)(m), st)
+	case 23:
+		m.hooks.FeedVerificationResults(ctx, (*Task)(m), st)
+	case 24:
+		m.hooks.RecordPhaseInProgress(ctx, (*Task)(m), st)
+	case 25:
+		m.hooks.ReportCancelSummary(ctx, (*Task)(m), st)
 	}
 }
 
-// step decides e in the current state and, unless dry, applies it.
-func (m *Task) step(ctx context.Context, e Event, in *TaskInput, dry bool) (State, error) {
-	from := m.state
-	st := TaskStep{From: from, To: from, Event: e}
-	switch from {
-	case StateCreated:
-		switch e {
-		case EventStart:
-			return m.transition0(ctx, st, in, dry)
-		case EventCancel:
-			return m.transition18(ctx, st, in, dry)
-		}
-	case StateClassifying:
-		switch e {
-		case EventClassified:
-			if m.Context.Confidence >= 0.6 {
-				return m.transition1(ctx, st, in, dry)
-			}
-			return m.transition2(ctx, st, in, dry)
-		case EventCancel:
-			return m.transition18(ctx, st, in, dry)
-		}
-	case StateAwaitingClarification:
-		switch e {
-		case EventClarified:
-			return m.transition3(ctx, st, in, dry)
-		case EventCancel:
-			return m.transition18(ctx, st, in, dry)
-		}
-	case StateRouting:
-		switch e {
-		case EventRouted:
-			return m.transition4(ctx, st, in, dry)
-		case EventCancel:
-			return m.transition18(ctx, st, in, dry)
-		}
-	case StateExecuting:
-		switch e {
-		case EventPhaseSucceeded:
-			if m.hooks.HasMorePhases(ctx, m, st) {
-				return m.transition5(ctx, st, in, dry)
-			}
-			return m.transition6(ctx, st, in, dry)
-		case EventPhaseFailed:
-			if !(m.hooks.RetriesRemaining(ctx, m, st)) {
-				return m.transition7(ctx, st, in, dry)
-			}
-			if !(m.hooks.BudgetAvailable(ctx, m, st)) {
-				return m.transition8(ctx, st, in, dry)
-			}
-			return m.transition9(ctx, st, in, dry)
-		case EventBudgetExceeded:
-			return m.transition10(ctx, st, in, dry)
-		case EventCancel:
-			return m.transition18(ctx, st, in, dry)
-		}
-	case StateRetrying:
-		switch e {
-		case EventRetry:
-			if m.nConsecutiveFailures >= 3 {
-				return m.transition11(ctx, st, in, dry)
-			}
-			if m.nAttempts >= 2 {
-				return m.transition12(ctx, st, in, dry)
-			}
-			return m.transition13(ctx, st, in, dry)
-		case EventCancel:
-			return m.transition18(ctx, st, in, dry)
-		}
-	case StateEscalating:
-		switch e {
-		case EventEscalated:
-			if m.hooks.AtHighestTier(ctx, m, st) && !(m.hooks.RetriesRemaining(ctx, m, st)) {
-				return m.transition14(ctx, st, in, dry)
-			}
-			return m.transition15(ctx, st, in, dry)
-		case EventCancel:
-			return m.transition18(ctx, st, in, dry)
-		}
-	case StateVerifying:
-		switch e {
-		case EventVerificationPassed:
-			return m.transition16(ctx, st, in, dry)
-		case EventVerificationFailed:
-			return m.transition17(ctx, st, in, dry)
-		case EventCancel:
-			return m.transition18(ctx, st, in, dry)
-		}
-	}
-	if from >= NumStates || e >= NumEvents {
-		refusal := fsmrt.InvalidTransition(&fsmSpec, from, e)
-		return from, &refusal
-	}
-	return from, &invalidTransitions[from][e]
-}
-
-// transition0 is the transition at ../../examples/pipeline/pipeline.fsm.yaml:120: created
-// on start -> classifying.
-func (m *Task) transition0(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	to := StateClassifying
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.hooks.GenerateTaskId(ctx, m, st)
-	m.hooks.ReadConfigs(ctx, m, st)
-	m.hooks.CreateCheckpoint(ctx, m, st)
-	m.state = to
-	return to, m.commit(ctx, st, in, 0, noCheckpoint)
-}
-
-// transition1 is the transition at ../../examples/pipeline/pipeline.fsm.yaml:125:
-// classifying on classified -> routing.
-func (m *Task) transition1(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	to := StateRouting
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.hooks.RecordIntent(ctx, m, st)
-	m.state = to
-	return to, m.commit(ctx, st, in, 1, noCheckpoint)
-}
-
-// transition2 is the transition at ../../examples/pipeline/pipeline.fsm.yaml:126:
-// classifying on classified -> awaiting_clarification.
-//
-// confidence < 0.6
-func (m *Task) transition2(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	to := StateAwaitingClarification
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.hooks.PresentClarificationQuestions(ctx, m, st)
-	m.state = to
-	return to, m.commit(ctx, st, in, 2, noCheckpoint)
-}
-
-// transition3 is the transition at ../../examples/pipeline/pipeline.fsm.yaml:128:
-// awaiting_clarification on clarified -> classifying.
-func (m *Task) transition3(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	to := StateClassifying
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.hooks.ReclassifyWithContext(ctx, m, st)
-	m.state = to
-	return to, m.commit(ctx, st, in, 3, noCheckpoint)
-}
-
-// transition4 is the transition at ../../examples/pipeline/pipeline.fsm.yaml:130: routing
-// on routed -> executing.
-func (m *Task) transition4(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	to := StateExecuting
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.hooks.SelectPipeline(ctx, m, st)
-	m.hooks.AssignAgents(ctx, m, st)
-	m.hooks.RecordRouting(ctx, m, st)
-	m.state = to
-	return to, m.commit(ctx, st, in, 4, noCheckpoint)
-}
-
-// transition5 is the transition at ../../examples/pipeline/pipeline.fsm.yaml:135:
-// executing on phase_succeeded -> (internal).
-//
-// Advance to the next phase.
-func (m *Task) transition5(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	to := st.From
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.hooks.RecordPhaseOutput(ctx, m, st)
-	m.hooks.AdvancePhase(ctx, m, st)
-	m.nAttempts = 0
-	m.nConsecutiveFailures = 0
-	m.state = to
-	return to, m.commit(ctx, st, in, 5, noCheckpoint)
-}
-
-// transition6 is the transition at ../../examples/pipeline/pipeline.fsm.yaml:142:
-// executing on phase_succeeded -> verifying.
-//
-// The last phase completed successfully; verify.
-func (m *Task) transition6(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	to := StateVerifying
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.hooks.RecordPhaseOutput(ctx, m, st)
-	m.state = to
-	return to, m.commit(ctx, st, in, 6, noCheckpoint)
-}
-
-// transition7 is the transition at ../../examples/pipeline/pipeline.fsm.yaml:152:
-// executing on phase_failed -> failed.
-func (m *Task) transition7(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	to := StateFailed
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.hooks.LogFailure(ctx, m, st)
-	m.hooks.ReportFailure(ctx, m, st)
-	m.state = to
-	return to, m.commit(ctx, st, in, 7, noCheckpoint)
-}
-
-// transition8 is the transition at ../../examples/pipeline/pipeline.fsm.yaml:153:
-// executing on phase_failed -> stopped.
-func (m *Task) transition8(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	to := StateStopped
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.hooks.LogFailure(ctx, m, st)
-	m.hooks.SaveForResume(ctx, m, st)
-	m.state = to
-	return to, m.commit(ctx, st, in, 8, noCheckpoint)
-}
-
-// transition9 is the transition at ../../examples/pipeline/pipeline.fsm.yaml:154:
-// executing on phase_failed -> retrying.
-func (m *Task) transition9(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	to := StateRetrying
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.hooks.LogFailure(ctx, m, st)
-	m.hooks.DetermineRetryStrategy(ctx, m, st)
-	m.nAttempts++
-	m.nConsecutiveFailures++
-	m.state = to
-	return to, m.commit(ctx, st, in, 9, noCheckpoint)
-}
-
-// transition10 is the transition at ../../examples/pipeline/pipeline.fsm.yaml:161:
-// executing on budget_exceeded -> stopped.
-func (m *Task) transition10(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	to := StateStopped
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.hooks.SaveForResume(ctx, m, st)
-	m.state = to
-	return to, m.commit(ctx, st, in, 10, noCheckpoint)
-}
-
-// transition11 is the transition at ../../examples/pipeline/pipeline.fsm.yaml:164:
-// retrying on retry -> stopped.
-func (m *Task) transition11(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	to := StateStopped
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.hooks.ReportFullDiagnostics(ctx, m, st)
-	m.state = to
-	return to, m.commit(ctx, st, in, 11, noCheckpoint)
-}
-
-// transition12 is the transition at ../../examples/pipeline/pipeline.fsm.yaml:165:
-// retrying on retry -> escalating.
-func (m *Task) transition12(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	to := StateEscalating
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.hooks.SelectHigherTier(ctx, m, st)
-	m.state = to
-	return to, m.commit(ctx, st, in, 12, noCheckpoint)
-}
-
-// transition13 is the transition at ../../examples/pipeline/pipeline.fsm.yaml:166:
-// retrying on retry -> executing.
-//
-// Same model tier retry (attempts 1-2).
-func (m *Task) transition13(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	to := StateExecuting
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.hooks.AdjustStrategy(ctx, m, st)
-	m.hooks.RerunPhase(ctx, m, st)
-	m.state = to
-	return to, m.commit(ctx, st, in, 13, noCheckpoint)
-}
-
-// transition14 is the transition at ../../examples/pipeline/pipeline.fsm.yaml:169:
-// escalating on escalated -> stopped.
-func (m *Task) transition14(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	to := StateStopped
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.hooks.ReportFailure(ctx, m, st)
-	m.state = to
-	return to, m.commit(ctx, st, in, 14, noCheckpoint)
-}
-
-// transition15 is the transition at ../../examples/pipeline/pipeline.fsm.yaml:170:
-// escalating on escalated -> executing.
-func (m *Task) transition15(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	to := StateExecuting
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.hooks.RerunWithUpgradedModel(ctx, m, st)
-	m.state = to
-	return to, m.commit(ctx, st, in, 15, noCheckpoint)
-}
-
-// transition16 is the transition at ../../examples/pipeline/pipeline.fsm.yaml:172:
-// verifying on verification_passed -> completed.
-func (m *Task) transition16(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	to := StateCompleted
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.hooks.MoveCheckpointToCompleted(ctx, m, st)
-	m.hooks.EvaluateEvolution(ctx, m, st)
-	m.hooks.SaveMemory(ctx, m, st)
-	m.state = to
-	return to, m.commit(ctx, st, in, 16, noCheckpoint)
-}
-
-// transition17 is the transition at ../../examples/pipeline/pipeline.fsm.yaml:173:
-// verifying on verification_failed -> retrying.
-func (m *Task) transition17(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	to := StateRetrying
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.hooks.FeedVerificationResults(ctx, m, st)
-	m.nAttempts++
-	m.nConsecutiveFailures++
-	m.state = to
-	return to, m.commit(ctx, st, in, 17, noCheckpoint)
-}
-
-// transition18 is the transition at ../../examples/pipeline/pipeline.fsm.yaml:181:
-// created, classifying, awaiting_clarification, routing, executing, ... 8 states on cancel
-// -> stopped.
-func (m *Task) transition18(ctx context.Context, st TaskStep, in *TaskInput, dry bool) (State, error) {
-	to := StateStopped
-	if dry {
-		return to, nil
-	}
-	st.To = to
-	m.hooks.RecordPhaseInProgress(ctx, m, st)
-	m.hooks.ReportCancelSummary(ctx, m, st)
-	m.state = to
-	return to, m.commit(ctx, st, in, 18, noCheckpoint)
-}
-
-// noCheckpoint stands for a transition that names no checkpoint of its own.
-const noCheckpoint = Checkpoint(1)
-
-// commit finishes an accepted transition (t is its index in the spec): sequence number and
-// history here, event log and checkpoints in persist, which a machine without a store or
-// checkpoints skips.
-func (m *Task) commit(ctx context.Context, st TaskStep, in *TaskInput, t int, cp Checkpoint) error {
-	m.seq++
-	m.lastFrom, m.lastEvent = st.From, st.Event
-	return m.persist(ctx, st, in, t, cp)
-}
-
-// persist appends the transition to the store's event log and takes the checkpoints: the
-// hook, then a snapshot saved to the store. It is the only place a machine that keeps no
-// time reads the clock, for the time of the transition.
-func (m *Task) persist(ctx context.Context, st TaskStep, in *TaskInput, t int, cp Checkpoint) error {
-	m.updatedAt = in.At
-	if m.updatedAt.IsZero() {
-		m.updatedAt = time.Now()
-	}
-	if m.store != nil {
-		e, err := m.logEntry(st, in, t)
-		if err == nil {
-			err = m.store.Append(ctx, m.ID, e)
-		}
-		if err != nil {
-			return fsmrt.StoreFailed(&fsmSpec, "append", m.seq, err)
-		}
-	}
-	for i, c := range [...]Checkpoint{cp, CheckpointProgress} {
-		if c == noCheckpoint || i > 0 && c == cp {
-			continue
-		}
-		if err := m.hooks.Checkpoint(ctx, m, c, st); err != nil {
-			return &CheckpointError{
-				Checkpoint: c,
-				Err:        err,
-			}
-		}
-		if m.store != nil && m.saved != m.seq {
-			if err := m.store.Save(ctx, m.ID, m.saved, m.Snapshot()); err != nil {
-				return fsmrt.StoreFailed(&fsmSpec, "save", m.seq, err)
-			}
-			m.saved = m.seq
+func (m *ops) Checkpoint(ctx context.Context, cp int, st TaskStep) error {
+	if err := m.hooks.Checkpoint(ctx, (*Task)(m), Checkpoint(cp), st); err != nil {
+		return &CheckpointError{
+			Checkpoint: Checkpoint(cp),
+			Err:        err,
 		}
 	}
 	return nil
@@ -1219,316 +647,104 @@ func (e *CheckpointError) Unwrap() error {
 	return e.Err
 }
 
-// TaskSnapshot is the machine's present, in a form that encodes to JSON by name and
-// restores with RestoreTask.
-type TaskSnapshot struct {
-	// Version is the snapshot format, 1.
-	Version int    `json:"version"`
-	ID      string `json:"id"`
-	// Seq is the number of transitions accepted when the snapshot was taken.
-	Seq   int64 `json:"seq"`
-	State State `json:"state"`
-	// UpdatedAt is when the last transition the machine persisted happened (its input's At,
-	// else the clock): every transition with a store, those that reach a checkpoint without
-	// one, every transition for a machine with a clock. Zero until then.
-	UpdatedAt time.Time   `json:"updatedAt"`
-	Context   TaskContext `json:"context"`
-	// Last is the last transition's source state and event: where ResumeTask takes a machine
-	// that has ended back to (meaningless while Seq is 0).
-	Last struct {
-		From  State `json:"from"`
-		Event Event `json:"event"`
-	} `json:"last"`
-	// Counters hold every counter; per-state counters by state, zeros left out.
-	Counters struct {
-		Attempts            int `json:"Attempts,omitempty"`
-		ConsecutiveFailures int `json:"ConsecutiveFailures,omitempty"`
-	} `json:"counters"`
+// def is the machine as data for the engine: its states, how events dispatch to its
+// transitions, its transitions and counters, indexed in spec order.
+var def = fsmrt.Def[State, Event, fsmrt.NoRole]{
+	Spec:      &fsmSpec,
+	NumEvents: NumEvents,
+	Initial:   StateCreated,
+	Moves:     moves[:],
+	States: []fsmrt.StateDef{
+		{},
+		{},
+		{},
+		{},
+		{},
+		{},
+		{},
+		{},
+		{Terminal: true},
+		{Terminal: true},
+		{Terminal: true},
+	},
+	Pairs: []fsmrt.Pair{
+		{State: 0, Event: 0, Cands: []fsmrt.Cand{{T: 0}}},
+		{State: 0, Event: 11, Cands: []fsmrt.Cand{{T: 18}}},
+		{State: 1, Event: 1, Cands: []fsmrt.Cand{{T: 1, Conds: []int32{0}}, {T: 2}}},
+		{State: 1, Event: 11, Cands: []fsmrt.Cand{{T: 18}}},
+		{State: 2, Event: 2, Cands: []fsmrt.Cand{{T: 3}}},
+		{State: 2, Event: 11, Cands: []fsmrt.Cand{{T: 18}}},
+		{State: 3, Event: 3, Cands: []fsmrt.Cand{{T: 4}}},
+		{State: 3, Event: 11, Cands: []fsmrt.Cand{{T: 18}}},
+		{State: 4, Event: 4, Cands: []fsmrt.Cand{{T: 5, Conds: []int32{1}}, {T: 6}}},
+		{State: 4, Event: 5, Cands: []fsmrt.Cand{{T: 7, Conds: []int32{-3}}, {T: 8, Conds: []int32{-4}}, {T: 9}}},
+		{State: 4, Event: 10, Cands: []fsmrt.Cand{{T: 10}}},
+		{State: 4, Event: 11, Cands: []fsmrt.Cand{{T: 18}}},
+		{State: 5, Event: 6, Cands: []fsmrt.Cand{{T: 11, Conds: []int32{4}}, {T: 12, Conds: []int32{5}}, {T: 13}}},
+		{State: 5, Event: 11, Cands: []fsmrt.Cand{{T: 18}}},
+		{State: 6, Event: 7, Cands: []fsmrt.Cand{{T: 14, Conds: []int32{6, -3}}, {T: 15}}},
+		{State: 6, Event: 11, Cands: []fsmrt.Cand{{T: 18}}},
+		{State: 7, Event: 8, Cands: []fsmrt.Cand{{T: 16}}},
+		{State: 7, Event: 9, Cands: []fsmrt.Cand{{T: 17}}},
+		{State: 7, Event: 11, Cands: []fsmrt.Cand{{T: 18}}},
+	},
+	Transitions: []fsmrt.Transition{
+		{From: []int32{0}, On: []int32{0}, To: []int32{1}, Target: 1, Actions: []int32{0, 1, 2}, Checkpoint: -1},
+		{From: []int32{1}, On: []int32{1}, To: []int32{3}, Target: 3, Actions: []int32{3}, Checkpoint: -1},
+		{From: []int32{1}, On: []int32{1}, To: []int32{2}, Target: 2, Actions: []int32{4}, Checkpoint: -1},
+		{From: []int32{2}, On: []int32{2}, To: []int32{1}, Target: 1, Actions: []int32{5}, Checkpoint: -1},
+		{From: []int32{3}, On: []int32{3}, To: []int32{4}, Target: 4, Actions: []int32{6, 7, 8}, Checkpoint: -1},
+		{From: []int32{4}, On: []int32{4}, To: []int32{4}, Kind: fsmrt.TargetInternal, Actions: []int32{9, 10}, Reset: []int32{0, 1}, Checkpoint: -1},
+		{From: []int32{4}, On: []int32{4}, To: []int32{7}, Target: 7, Actions: []int32{9}, Checkpoint: -1},
+		{From: []int32{4}, On: []int32{5}, To: []int32{9}, Target: 9, Actions: []int32{11, 19}, Checkpoint: -1},
+		{From: []int32{4}, On: []int32{5}, To: []int32{10}, Target: 10, Actions: []int32{11, 13}, Checkpoint: -1},
+		{From: []int32{4}, On: []int32{5}, To: []int32{5}, Target: 5, Actions: []int32{11, 12}, Inc: []int32{0, 1}, Checkpoint: -1},
+		{From: []int32{4}, On: []int32{10}, To: []int32{10}, Target: 10, Actions: []int32{13}, Checkpoint: -1},
+		{From: []int32{5}, On: []int32{6}, To: []int32{10}, Target: 10, Actions: []int32{17}, Checkpoint: -1},
+		{From: []int32{5}, On: []int32{6}, To: []int32{6}, Target: 6, Actions: []int32{16}, Checkpoint: -1},
+		{From: []int32{5}, On: []int32{6}, To: []int32{4}, Target: 4, Actions: []int32{14, 15}, Checkpoint: -1},
+		{From: []int32{6}, On: []int32{7}, To: []int32{10}, Target: 10, Actions: []int32{19}, Checkpoint: -1},
+		{From: []int32{6}, On: []int32{7}, To: []int32{4}, Target: 4, Actions: []int32{18}, Checkpoint: -1},
+		{From: []int32{7}, On: []int32{8}, To: []int32{8}, Target: 8, Actions: []int32{20, 21, 22}, Checkpoint: -1},
+		{From: []int32{7}, On: []int32{9}, To: []int32{5}, Target: 5, Actions: []int32{23}, Inc: []int32{0, 1}, Checkpoint: -1},
+		{From: []int32{0, 1, 2, 3, 4, 5, 6, 7}, On: []int32{11}, To: []int32{10}, Target: 10, Actions: []int32{24, 25}, Checkpoint: -1},
+	},
+	Counters: []fsmrt.Counter{
+		{Name: "attempts", Then: -1, Summary: -1},
+		{Name: "consecutive_failures", Then: -1, Summary: -1},
+	},
+	EveryCheckpoint: 0,
+	Resumable:       true,
 }
 
-// Snapshot returns the machine's state, context and bookkeeping. It shares nothing with the
-// machine except the slices and maps of the context and payloads.
-func (m *Task) Snapshot() TaskSnapshot {
-	s := TaskSnapshot{
-		Context:   m.Context,
-		ID:        m.ID,
-		Seq:       m.seq,
-		State:     m.state,
-		UpdatedAt: m.updatedAt,
-		Version:   1,
-	}
-	s.Last.From, s.Last.Event = m.lastFrom, m.lastEvent
-	s.Counters.Attempts = m.nAttempts
-	s.Counters.ConsecutiveFailures = m.nConsecutiveFailures
-	return s
+// moves is the dispatch table, a row per state and a column per event: the target of a
+// transition that only moves the state, NumStates where the state has no transition on the
+// event, NumStates+1 where the engine decides (guards, hooks, counters, ...).
+var moves = [...]uint32{
+	12, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 12,
+	11, 12, 11, 11, 11, 11, 11, 11, 11, 11, 11, 12,
+	11, 11, 12, 11, 11, 11, 11, 11, 11, 11, 11, 12,
+	11, 11, 11, 12, 11, 11, 11, 11, 11, 11, 11, 12,
+	11, 11, 11, 11, 12, 12, 11, 11, 11, 11, 12, 12,
+	11, 11, 11, 11, 11, 11, 12, 11, 11, 11, 11, 12,
+	11, 11, 11, 11, 11, 11, 11, 12, 11, 11, 11, 12,
+	11, 11, 11, 11, 11, 11, 11, 11, 12, 12, 11, 12,
+	11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11,
+	11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11,
+	11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11,
 }
 
-// UnmarshalJSON decodes a snapshot. It refuses with a fsmrt.SnapshotError a snapshot that
-// does not decode, or whose version or state is missing or null (decoding would leave the
-// initial state).
-func (s *TaskSnapshot) UnmarshalJSON(b []byte) error {
-	type plain TaskSnapshot
-	return fsmrt.DecodeSnapshot(&fsmSpec, b, (*plain)(s))
-}
+// TaskSnapshot is the machine's present, in a form that encodes to JSON by name
+// (fsmrt.Snapshot).
+type TaskSnapshot = fsmrt.Snapshot[State, TaskContext, fsmrt.None]
 
-// RestoreTask rebuilds a machine from a snapshot. It refuses, with a fsmrt.SnapshotError
-// (errors.Is ErrInvalidSnapshot), a snapshot the machine could never have taken: of
-// another format version, with values that are not states or events of this machine,
-// negative counters or counters past their limit, a remembered state its state cannot
-// remember, timeouts of states whose timeout is not configurable, payloads that break
-// their constraints.
-func RestoreTask(s TaskSnapshot, hooks TaskHooks) (*Task, error) {
-	if s.Version != 1 {
-		return nil, fsmrt.InvalidSnapshot(&fsmSpec, "version", fmt.Sprintf("unsupported snapshot version %d", s.Version))
-	}
-	if s.State >= NumStates {
-		return nil, fsmrt.InvalidSnapshot(&fsmSpec, "state", fmt.Sprintf("%d is not a state", s.State))
-	}
-	if s.Seq < 0 {
-		return nil, fsmrt.InvalidSnapshot(&fsmSpec, "seq", fmt.Sprintf("%d is negative", s.Seq))
-	}
-	if s.Last.From >= NumStates || s.Last.Event >= NumEvents {
-		return nil, fsmrt.InvalidSnapshot(&fsmSpec, "last", fmt.Sprintf("%d, %d is not a state and an event", s.Last.From, s.Last.Event))
-	}
-	if s.Counters.Attempts < 0 {
-		return nil, fsmrt.InvalidSnapshot(&fsmSpec, "counters.Attempts", fmt.Sprintf("%d is negative", s.Counters.Attempts))
-	}
-	if s.Counters.ConsecutiveFailures < 0 {
-		return nil, fsmrt.InvalidSnapshot(&fsmSpec, "counters.ConsecutiveFailures", fmt.Sprintf("%d is negative", s.Counters.ConsecutiveFailures))
-	}
-	m := NewTask(hooks)
-	m.state = s.State
-	m.ID, m.seq, m.saved = s.ID, s.Seq, s.Seq
-	m.Context, m.updatedAt = s.Context, s.UpdatedAt
-	m.lastFrom, m.lastEvent = s.Last.From, s.Last.Event
-	m.nAttempts = s.Counters.Attempts
-	m.nConsecutiveFailures = s.Counters.ConsecutiveFailures
-	return m, nil
-}
+// TaskLogEntry is one entry of the event log (fsmrt.LogEntry).
+type TaskLogEntry = fsmrt.LogEntry[State, Event, fsmrt.NoRole]
 
-// TaskStore persists machines: an append-only event log of every accepted transition, and
-// the snapshot taken at the last checkpoint (fsmrt.Store: optimistic concurrency on
-// sequence numbers, conflicts wrap ErrStoreConflict). It is the seam for database
-// adapters.
+// TaskStore persists machines: the event log and the last snapshot (fsmrt.Store).
 type TaskStore = fsmrt.Store[TaskLogEntry, TaskSnapshot]
 
-// ErrStoreConflict is what a Store returns when another writer got there first.
-var ErrStoreConflict = fsmrt.ErrStoreConflict
-
-// StoreError says the store refused or failed to persist an accepted transition. The
-// transition has happened in memory.
-type StoreError = fsmrt.StoreError
-
-// TaskLogEntry is one entry of the event log, in the JSON form of the seed documents:
-// {"timestamp", "taskId", "event": "STATE_TRANSITION", "from", "to", "actor", "reason",
-// "metadata"}, plus what replaying it needs: the transition that fired and the machine's
-// data after it.
-type TaskLogEntry struct {
-	// Seq numbers the machine's accepted transitions from 1.
-	Seq int64 `json:"seq"`
-	// Timestamp is when the transition happened: the input's At, else the machine's clock.
-	Timestamp time.Time `json:"timestamp"`
-	TaskID    string    `json:"taskId"`
-	// Kind is STATE_TRANSITION, or STATE_RESUMED for a machine ResumeTask took out of a
-	// terminal state (From) back to the state it had left (To); Trigger is then the event that
-	// had ended it.
-	Kind    string `json:"event"`
-	Trigger Event  `json:"trigger"`
-	From    State  `json:"from"`
-	To      State  `json:"to"`
-	// Transition is the index of the declared transition that fired, in spec order from 0 (-1
-	// for a resumption): replaying applies its bookkeeping without asking the guards.
-	Transition int    `json:"transition"`
-	Actor      string `json:"actor"`
-	Reason     string `json:"reason"`
-	EventID    string `json:"eventId,omitempty"`
-	// Context is the machine's context after the transition, as its actions left it.
-	Context json.RawMessage `json:"context,omitempty"`
-	// Payload is the event's payload, for events that carry one.
-	Payload  json.RawMessage   `json:"payload,omitempty"`
-	Metadata map[string]string `json:"metadata"`
-}
-
-// logEntry describes an accepted transition (t: its index) for the event log.
-func (m *Task) logEntry(st TaskStep, in *TaskInput, t int) (TaskLogEntry, error) {
-	e := TaskLogEntry{
-		Actor:      in.Actor,
-		EventID:    in.EventID,
-		From:       st.From,
-		Kind:       "STATE_TRANSITION",
-		Metadata:   map[string]string{},
-		Reason:     in.Reason,
-		Seq:        m.seq,
-		TaskID:     m.ID,
-		Timestamp:  m.updatedAt,
-		To:         st.To,
-		Transition: t,
-		Trigger:    st.Event,
-	}
-	var err error
-	e.Context, err = json.Marshal(m.Context)
-	return e, err
-}
-
-// loggedTransition is a declared transition as replaying the event log sees it (and take,
-// which applies a plain transition): the states it leaves, its events, the states it can
-// lead to, the counters it increments and resets.
-type loggedTransition struct {
-	from, to   []State
-	on         []Event
-	inc, reset []int // counters, by index
-}
-
-// loggedTransitions are the spec's transitions, in order: a log entry's Transition indexes it.
-var loggedTransitions = [...]loggedTransition{
-	{from: []State{StateCreated}, to: []State{StateClassifying}, on: []Event{EventStart}},
-	{from: []State{StateClassifying}, to: []State{StateRouting}, on: []Event{EventClassified}},
-	{from: []State{StateClassifying}, to: []State{StateAwaitingClarification}, on: []Event{EventClassified}},
-	{from: []State{StateAwaitingClarification}, to: []State{StateClassifying}, on: []Event{EventClarified}},
-	{from: []State{StateRouting}, to: []State{StateExecuting}, on: []Event{EventRouted}},
-	{from: []State{StateExecuting}, to: []State{StateExecuting}, on: []Event{EventPhaseSucceeded}, reset: []int{0, 1}},
-	{from: []State{StateExecuting}, to: []State{StateVerifying}, on: []Event{EventPhaseSucceeded}},
-	{from: []State{StateExecuting}, to: []State{StateFailed}, on: []Event{EventPhaseFailed}},
-	{from: []State{StateExecuting}, to: []State{StateStopped}, on: []Event{EventPhaseFailed}},
-	{from: []State{StateExecuting}, to: []State{StateRetrying}, on: []Event{EventPhaseFailed}, inc: []int{0, 1}},
-	{from: []State{StateExecuting}, to: []State{StateStopped}, on: []Event{EventBudgetExceeded}},
-	{from: []State{StateRetrying}, to: []State{StateStopped}, on: []Event{EventRetry}},
-	{from: []State{StateRetrying}, to: []State{StateEscalating}, on: []Event{EventRetry}},
-	{from: []State{StateRetrying}, to: []State{StateExecuting}, on: []Event{EventRetry}},
-	{from: []State{StateEscalating}, to: []State{StateStopped}, on: []Event{EventEscalated}},
-	{from: []State{StateEscalating}, to: []State{StateExecuting}, on: []Event{EventEscalated}},
-	{from: []State{StateVerifying}, to: []State{StateCompleted}, on: []Event{EventVerificationPassed}},
-	{from: []State{StateVerifying}, to: []State{StateRetrying}, on: []Event{EventVerificationFailed}, inc: []int{0, 1}},
-	{from: []State{StateCreated, StateClassifying, StateAwaitingClarification, StateRouting, StateExecuting, StateRetrying, StateEscalating, StateVerifying}, to: []State{StateStopped}, on: []Event{EventCancel}},
-}
-
-// counter returns counter i (of state s for a per-state counter).
-func (m *Task) counter(i int, s State) *int {
-	switch i {
-	case 0:
-		return &m.nAttempts
-	}
-	return &m.nConsecutiveFailures
-}
-
-// ReplayTask rebuilds machine id from its store: the last snapshot (or a new machine),
-// then every later log entry applied as it was recorded: the transition's counters,
-// memory, history and idempotency key, and the state, context, policies and payload after
-// it. No hook runs: guards are not asked again, and actions and checkpoints, done when the
-// transitions happened, are not repeated. It fails with a fsmrt.LogError (errors.Is
-// ErrInvalidLog) if the log has a gap or an entry is not a transition of this machine from
-// the state the log has reached, and with a fsmrt.SnapshotError if the snapshot is not one
-// the machine could have taken. The machine returned has no store: set one to fire on.
-func ReplayTask(ctx context.Context, store TaskStore, id string, hooks TaskHooks) (*Task, error) {
-	s, ok, log, err := store.Load(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	m := NewTask(hooks)
-	m.ID = id
-	if ok {
-		if m, err = RestoreTask(s, hooks); err != nil {
-			return nil, err
-		}
-	}
-	m.saved = m.seq
-	for i := range log {
-		if err := m.apply(&log[i]); err != nil {
-			return nil, fsmrt.InvalidLog(&fsmSpec, id, log[i].Seq, err)
-		}
-	}
-	return m, nil
-}
-
-// apply replays log entry e: it checks that e is the next entry and a transition of this
-// machine from the current state, then applies what the transition did, without hooks.
-func (m *Task) apply(e *TaskLogEntry) error {
-	if e.Seq != m.seq+1 {
-		return fmt.Errorf("the log has a gap: seq %d follows %d", e.Seq, m.seq)
-	}
-	if e.Timestamp.IsZero() {
-		return errors.New("the entry has no timestamp")
-	}
-	if len(e.Context) > 0 {
-		m.Context = TaskContext{}
-		if err := json.Unmarshal(e.Context, &m.Context); err != nil {
-			return err
-		}
-	}
-	resumed := e.Kind == "STATE_RESUMED"
-	if resumed {
-		// Out of a terminal state, back to a state that is not: no transition of the spec.
-		if e.From != m.state || !e.From.IsTerminal() || e.To >= NumStates || e.To.IsTerminal() {
-			return fmt.Errorf("resumed from %s to %s in %s", e.From, e.To, m.state)
-		}
-		// A resumption goes back to the state the last transition left, and nowhere else.
-		if e.To != m.lastFrom {
-			return fmt.Errorf("resumed to %s, but the last transition left %s", e.To, m.lastFrom)
-		}
-	} else {
-		if e.From != m.state || e.Transition < 0 || e.Transition >= len(loggedTransitions) || !slices.Contains(loggedTransitions[e.Transition].from, e.From) || !slices.Contains(loggedTransitions[e.Transition].on, e.Trigger) || !slices.Contains(loggedTransitions[e.Transition].to, e.To) {
-			return fmt.Errorf("%s -> %s on %s is not transition %d from %s", e.From, e.To, e.Trigger, e.Transition, m.state)
-		}
-		t := &loggedTransitions[e.Transition]
-		for _, c := range t.inc {
-			*m.counter(c, e.From)++
-		}
-		for _, c := range t.reset {
-			*m.counter(c, e.From) = 0
-		}
-	}
-	m.state = e.To
-	m.seq, m.updatedAt = e.Seq, e.Timestamp
-	m.lastFrom, m.lastEvent = e.From, e.Trigger
-	return nil
-}
-
-// ResumeTask loads machine id from its store, as ReplayTask does, and resumes it if it has
-// ended: a machine in a terminal state goes back to the state its last transition left,
-// with everything else (context, counters, ...) as that transition's checkpoint saved it,
-// since the checkpoint taken on every transition is kept. The resumption is appended to
-// the event log as a STATE_RESUMED entry, which replaying applies, and a snapshot of the
-// resumed machine is saved. A machine that has not ended is returned as loaded. No hook
-// runs. The machine returned has the store set, so that its log continues; in says who
-// resumes it, when and why.
-func ResumeTask(ctx context.Context, store TaskStore, id string, hooks TaskHooks, in TaskInput) (*Task, error) {
-	m, err := ReplayTask(ctx, store, id, hooks)
-	if err != nil {
-		return nil, err
-	}
-	m.SetStore(store)
-	if !m.state.IsTerminal() {
-		return m, nil
-	}
-	st := TaskStep{
-		Event: m.lastEvent,
-		From:  m.state,
-		To:    m.lastFrom,
-	}
-	m.state, m.lastFrom = st.To, st.From
-	m.seq++
-	m.updatedAt = in.At
-	if m.updatedAt.IsZero() {
-		m.updatedAt = time.Now()
-	}
-	e, err := m.logEntry(st, &in, -1)
-	e.Kind = "STATE_RESUMED"
-	if err == nil {
-		err = store.Append(ctx, id, e)
-	}
-	if err != nil {
-		return nil, fsmrt.StoreFailed(&fsmSpec, "append", m.seq, err)
-	}
-	if err := store.Save(ctx, id, m.saved, m.Snapshot()); err != nil {
-		return nil, fsmrt.StoreFailed(&fsmSpec, "save", m.seq, err)
-	}
-	m.saved = m.seq
-	return m, nil
-}
-
-// TaskMemoryStore is a TaskStore in memory, safe for concurrent use: the default that
-// needs no server (fsmrt.MemoryStore). It keeps snapshots as JSON, so that what Load
-// returns is what a database adapter would return.
+// TaskMemoryStore is a TaskStore in memory, safe for concurrent use (fsmrt.MemoryStore).
 type TaskMemoryStore = fsmrt.MemoryStore[TaskLogEntry, TaskSnapshot]
 
 // NewTaskMemoryStore returns an empty store.
@@ -1536,14 +752,44 @@ func NewTaskMemoryStore() *TaskMemoryStore {
 	return fsmrt.NewMemoryStore[TaskLogEntry, TaskSnapshot]()
 }
 
-// Sequence returns the entry's sequence number, for the store.
-func (e TaskLogEntry) Sequence() int64 {
-	return e.Seq
+// StoreError says the store failed to persist an accepted transition; ErrStoreConflict that
+// another writer got there first.
+type StoreError = fsmrt.StoreError
+
+var ErrStoreConflict = fsmrt.ErrStoreConflict
+
+// RestoreTask rebuilds a machine from a snapshot, refusing one it could never have taken
+// with a fsmrt.SnapshotError (fsmrt.Restore).
+func RestoreTask(s TaskSnapshot, hooks TaskHooks) (*Task, error) {
+	m := NewTask(hooks)
+	if err := fsmrt.Restore(&m.Machine, s, nil); err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
-// Sequence returns the snapshot's sequence number, for the store.
-func (s TaskSnapshot) Sequence() int64 {
-	return s.Seq
+// ReplayTask rebuilds machine id from its store: the last snapshot, then every later log
+// entry as recorded, no hook running (fsmrt.Replay). The machine returned has no store.
+func ReplayTask(ctx context.Context, store TaskStore, id string, hooks TaskHooks) (*Task, error) {
+	m := NewTask(hooks)
+	if err := fsmrt.Replay(ctx, &m.Machine, store, id, nil); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// ResumeTask loads machine id from its store, as ReplayTask does, and resumes it if it has
+// ended: a machine in a terminal state goes back to the state its last transition left,
+// everything else as that transition's checkpoint saved it. The resumption is appended to
+// the event log as a STATE_RESUMED entry and a snapshot is saved; no hook runs. A machine
+// that has not ended is returned as loaded. The machine returned has the store set; in
+// says who resumes it, when and why (fsmrt.Resume).
+func ResumeTask(ctx context.Context, store TaskStore, id string, hooks TaskHooks, in TaskInput) (*Task, error) {
+	m := NewTask(hooks)
+	if err := fsmrt.Resume(ctx, &m.Machine, store, id, nil, in); err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
 // ErrNotRegistered says no machine with that ID is registered.

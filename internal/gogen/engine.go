@@ -3,14 +3,11 @@ package gogen
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	. "github.com/dave/jennifer/jen"
 	"github.com/fsmgen/fsmgen/internal/ir"
 )
-
-// onEngine reports whether the machine runs on the runtime's engine (fsmrt.Machine), its
-// generated code being tables and thin typed wrappers (ir.Machine.OnEngine).
-func (g *gen) onEngine() bool { return g.m.OnEngine() }
 
 // role is the machine's role type: Role, or the runtime's NoRole.
 func (g *gen) role() *Statement {
@@ -20,8 +17,55 @@ func (g *gen) role() *Statement {
 	return Qual(rt, "NoRole")
 }
 
-// extra is the type of what snapshots keep besides the engine's data.
-func (g *gen) extra() *Statement { return Qual(rt, "None") }
+// extra is the type of what snapshots keep besides the engine's data: <T>Extra for a spec
+// with policies or payloads, else the runtime's None.
+func (g *gen) extra() *Statement {
+	if g.hasExtra() {
+		return Id(g.name("Extra"))
+	}
+	return Qual(rt, "None")
+}
+
+// hasExtra reports whether the machine keeps policies or payloads.
+func (g *gen) hasExtra() bool { return len(g.m.Policies) > 0 || g.payloads() }
+
+// payloads reports whether some event carries a payload.
+func (g *gen) payloads() bool {
+	for _, e := range g.m.Events {
+		if len(e.Payload) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// xtra is the machine's extra data, for the generated methods.
+func xtra() *Statement { return Qual(rt, "Extra").Call(self()) }
+
+// engineExtra emits <T>Extra, the policies and payloads a machine keeps.
+func (g *gen) engineExtra(f *File) {
+	if !g.hasExtra() {
+		return
+	}
+	var fields, doc []Code
+	what := []string{}
+	if len(g.m.Policies) > 0 {
+		what = append(what, "its policies")
+		fields = append(fields, Id("Policies").Id(g.name("Policies")).Tag(map[string]string{"json": "policies"}))
+	}
+	if g.payloads() {
+		what = append(what, "the last payload of each event that carries one")
+		for _, e := range g.m.Events {
+			if len(e.Payload) > 0 {
+				doc = append(doc, Id(e.GoName).Id(e.GoName+"Payload").Tag(map[string]string{"json": e.Name + ",omitzero"}))
+			}
+		}
+		fields = append(fields, Id("Payloads").Struct(doc...).Tag(map[string]string{"json": "payloads"}))
+	}
+	f.Comment(comment(fmt.Sprintf("%s is what a %s keeps besides the engine's data, in its snapshots: %s.", g.name("Extra"), g.T, strings.Join(what, " and "))))
+	f.Type().Id(g.name("Extra")).Struct(fields...)
+	f.Line()
+}
 
 // core is the engine type the machine embeds.
 func (g *gen) core() *Statement {
@@ -36,6 +80,7 @@ func (g *gen) engineFile(f *File) {
 	g.types(f)
 	g.engineErrors(f)
 	g.context(f)
+	g.engineExtra(f)
 	g.engineMachine(f)
 	g.engineOps(f)
 	g.thresholds(f)
@@ -89,6 +134,11 @@ func (g *gen) engineMachine(f *File) {
 			ops = Parens(Op("*").Id("ops")).Parens(Id("m"))
 		}
 		b.Qual(rt, "Init").Call(self(), Op("&").Id("def"), ops)
+		for _, p := range m.Policies {
+			if p.Default {
+				b.Add(xtra()).Dot("Policies").Dot(p.GoName).Op("=").True()
+			}
+		}
 		for _, fd := range m.Fields {
 			if fd.Default.Set {
 				b.Id("m").Dot("Context").Dot(fd.GoName).Op("=").Add(g.literal(fd, fd.Default))
@@ -124,6 +174,31 @@ func (g *gen) engineMachine(f *File) {
 	wrap := func(name, doc string, params []Code, results Code, fn string, args ...Code) {
 		f.Comment(comment(doc))
 		f.Add(recv()).Id(name).Params(params...).Add(results).Block(Return(Qual(rt, fn).Call(append([]Code{self()}, args...)...)))
+		f.Line()
+	}
+	if len(m.Policies) > 0 {
+		f.Comment("// Policies returns the policies in force.")
+		f.Add(recv()).Id("Policies").Params().Id(g.name("Policies")).Block(Return(xtra().Dot("Policies")))
+		f.Line()
+		f.Comment("// SetPolicies changes the policies; they are kept in snapshots and the event log.")
+		f.Add(recv()).Id("SetPolicies").Params(Id("p").Id(g.name("Policies"))).Block(xtra().Dot("Policies").Op("=").Id("p"))
+		f.Line()
+	}
+	for _, e := range m.Events {
+		if len(e.Payload) == 0 {
+			continue
+		}
+		p := e.GoName + "Payload"
+		f.Comment(comment(fmt.Sprintf("%s returns the payload of the last %s event fired (hooks see the current one).", p, quoted(e.Name))))
+		f.Add(recv()).Id(p).Params().Id(p).Block(Return(xtra().Dot("Payloads").Dot(e.GoName)))
+		f.Line()
+		f.Comment(comment(fmt.Sprintf("Fire%s fires %s with its payload, which is validated as soon as the state is known to\naccept the event: an invalid payload is refused with a ValidationError (Payload set) and\nchanges nothing. Fire and FireWith fire it with a zero payload.", e.GoName, quoted(e.Name))))
+		f.Add(recv()).Id("Fire"+e.GoName).Params(ctxParam(), Id("p").Id(p), g.in()).Params(Id("State"), Error()).Block(
+			Id("x").Op(":=").Add(xtra()),
+			Id("prev").Op(":=").Op("*").Id("x"),
+			Id("x").Dot("Payloads").Dot(e.GoName).Op("=").Id("p"),
+			Return(Qual(rt, "FirePayload").Call(Id("ctx"), self(), Id("Event"+e.GoName), Id("in"), Id("prev"))),
+		)
 		f.Line()
 	}
 	now := Id("now").Qual("time", "Time")
@@ -198,7 +273,7 @@ func (g *gen) engineMachine(f *File) {
 
 // needsOps reports whether the engine calls back into the package (see engineOps).
 func (g *gen) needsOps() bool {
-	return len(g.m.Guards) > 0 || len(g.m.Actions) > 0 || g.requires() || len(g.m.Checkpoints) > 0
+	return len(g.m.Guards) > 0 || len(g.m.Actions) > 0 || g.requires() || len(g.m.Checkpoints) > 0 || g.hasExtra()
 }
 
 // requires reports whether some state requires context fields.
@@ -258,6 +333,45 @@ func (g *gen) engineOps(f *File) {
 			if len(cases) > 0 {
 				b.Switch(Id("f")).Block(cases...)
 			}
+		})
+		f.Line()
+	}
+	if len(m.Policies) > 0 {
+		f.Add(recv()).Id("Policy").Params(Id("p").Int()).Bool().BlockFunc(func(b *Group) {
+			var cases []Code
+			for i, p := range m.Policies {
+				cases = append(cases, Case(Lit(i)).Block(Return(Qual(rt, "Extra").Call(Op("&").Id("m").Dot("Machine")).Dot("Policies").Dot(p.GoName))))
+			}
+			b.Switch(Id("p")).Block(cases...)
+			b.Return(False())
+		})
+		f.Line()
+	}
+	if g.hasExtra() {
+		f.Add(recv()).Id("Payload").Params(Id("x").Op("*").Id(g.name("Extra")), Id("e").Int(), Id("clear").Bool()).Qual(rt, "Payload").BlockFunc(func(b *Group) {
+			var cases []Code
+			for _, e := range m.Events {
+				if len(e.Payload) > 0 {
+					p := Id("x").Dot("Payloads").Dot(e.GoName)
+					cases = append(cases, Case(Lit(e.Index)).Block(
+						If(Id("clear")).Block(p.Clone().Op("=").Id(e.GoName+"Payload").Values()),
+						Return(Op("&").Add(p)),
+					))
+				}
+			}
+			if len(cases) > 0 {
+				b.Switch(Id("e")).Block(cases...)
+			}
+			b.Return(Nil())
+		})
+		f.Line()
+		f.Add(recv()).Id("PolicySet").Params(Id("x").Op("*").Id(g.name("Extra")), Id("clear").Bool()).Any().BlockFunc(func(b *Group) {
+			if len(m.Policies) == 0 {
+				b.Return(Nil())
+				return
+			}
+			b.If(Id("clear")).Block(Id("x").Dot("Policies").Op("=").Id(g.name("Policies")).Values())
+			b.Return(Op("&").Id("x").Dot("Policies"))
 		})
 		f.Line()
 	}
@@ -333,6 +447,16 @@ func (g *gen) engineStore(f *File) {
 	f.Func().Id("Replay"+T).Params(append([]Code{ctxParam(), Id("store").Id(g.name("Store")), Id("id").String()}, g.hookParams()...)...).Params(Op("*").Id(T), Error()).Block(
 		Id("m").Op(":=").Id("New"+T).Call(g.hookArgs()...),
 		If(Err().Op(":=").Qual(rt, "Replay").Call(Id("ctx"), self(), Id("store"), Id("id"), Nil()), Err().Op("!=").Nil()).Block(Return(Nil(), Err())),
+		Return(Id("m"), Nil()),
+	)
+	f.Line()
+	if !g.resumes {
+		return
+	}
+	f.Comment(comment(fmt.Sprintf("Resume%s loads machine id from its store, as Replay%s does, and resumes it if it has\nended: a machine in a terminal state goes back to the state its last transition left,\neverything else as that transition's checkpoint saved it. The resumption is appended to\nthe event log as a STATE_RESUMED entry and a snapshot is saved; no hook runs. A machine\nthat has not ended is returned as loaded. The machine returned has the store set; in\nsays who resumes it, when and why (fsmrt.Resume).", T, T)))
+	f.Func().Id("Resume"+T).Params(append(append([]Code{ctxParam(), Id("store").Id(g.name("Store")), Id("id").String()}, g.hookParams()...), g.in())...).Params(Op("*").Id(T), Error()).Block(
+		Id("m").Op(":=").Id("New"+T).Call(g.hookArgs()...),
+		If(Err().Op(":=").Qual(rt, "Resume").Call(Id("ctx"), self(), Id("store"), Id("id"), Nil(), Id("in")), Err().Op("!=").Nil()).Block(Return(Nil(), Err())),
 		Return(Id("m"), Nil()),
 	)
 	f.Line()

@@ -194,6 +194,15 @@ func (g *gen) engineDef(f *File) {
 			d.add(name, True())
 		}
 	}
+	if g.payloads() {
+		d.add("Payloads", Index().Bool().ValuesFunc(func(v *Group) {
+			for _, e := range m.Events {
+				v.Lit(len(e.Payload) > 0)
+			}
+		}))
+	}
+	flag("Policies", len(m.Policies) > 0)
+	flag("Resumable", g.resumes)
 	flag("Idempotent", m.Idempotent)
 	flag("History", m.RecordHistory)
 	flag("Timing", g.timing)

@@ -4,15 +4,6 @@ import (
 	. "github.com/dave/jennifer/jen"
 )
 
-// errors declares the typed errors Fire returns as the runtime's, instantiated with the
-// machine's types, and the runtime's description of the machine they print. Invalid
-// transitions and guard refusals are preallocated per (state, event) so that refusing an
-// event allocates nothing.
-func (g *gen) errors(f *File) {
-	g.errorAliases(f)
-	g.refusalsTable(f)
-}
-
 // errorAliases declares the sentinels and typed refusals of the machine as the runtime's.
 func (g *gen) errorAliases(f *File) {
 	f.Comment("// FieldError is one missing or invalid field of the context or of a payload.")
@@ -74,34 +65,3 @@ func (g *gen) errorAliases(f *File) {
 	}
 }
 
-// refusalsTable emits fsmSpec and the preallocated refusals of the generated machine.
-func (g *gen) refusalsTable(f *File) {
-	guard, _, _, _ := g.m.Refusals()
-	f.Comment("// fsmSpec describes the machine to the runtime: the package its errors name, and the events\n// each state accepts (filled in by init from the dispatch table).")
-	f.Var().Id("fsmSpec").Op("=").Qual(rt, "Spec").Values(Dict{Id("Package"): Lit(g.m.Package), Id("Machine"): Lit(g.m.Name)})
-	f.Line()
-	f.Comment("// Preallocated refusals, so that refusing an event allocates nothing. Written once by init.")
-	f.Var().DefsFunc(func(d *Group) {
-		d.Id("invalidTransitions").Index(Id("NumStates")).Index(Id("NumEvents")).Id("InvalidTransitionError")
-		if guard {
-			d.Id("guardRefusals").Index(Id("NumStates")).Index(Id("NumEvents")).Id("GuardError")
-		}
-	})
-	f.Line()
-	se := []Code{Op("&").Id("fsmSpec"), Id("State").Call(Id("s")), Id("Event").Call(Id("e"))}
-	f.Func().Id("init").Params().Block(
-		Id("fsmSpec").Dot("Accepts").Op("=").Make(Index().Index().Int(), Id("NumStates")),
-		For(Id("s").Op(":=").Range().Id("invalidTransitions")).Block(
-			For(Id("e").Op(":=").Range().Id("invalidTransitions").Index(Id("s"))).BlockFunc(func(b *Group) {
-				b.Id("invalidTransitions").Index(Id("s")).Index(Id("e")).Op("=").Qual(rt, "InvalidTransition").Call(se...)
-				if guard {
-					b.Id("guardRefusals").Index(Id("s")).Index(Id("e")).Op("=").Qual(rt, "Guard").Call(se...)
-				}
-				b.If(Id("accepts").Call(Id("State").Call(Id("s")), Id("Event").Call(Id("e")))).Block(
-					Id("fsmSpec").Dot("Accepts").Index(Id("s")).Op("=").Append(Id("fsmSpec").Dot("Accepts").Index(Id("s")), Id("e")),
-				)
-			}),
-		),
-	)
-	f.Line()
-}

@@ -45,20 +45,7 @@ func Generate(m *ir.Machine, source string) ([]byte, error) {
 		jen.Id("_").Op("=").Qual(rt, "EnforceVersion").Call(jen.Qual(rt, "MaxVersion").Op("-").Lit(runtimeVersion)),
 	)
 	f.Line()
-	if g.onEngine() {
-		g.engineFile(f)
-	} else {
-		g.types(f)
-		g.errors(f)
-		g.context(f)
-		g.machine(f)
-		g.limits(f)
-		g.fire(f)
-		g.snapshot(f)
-		g.store(f)
-		g.registry(f)
-		g.timingAPI(f)
-	}
+	g.engineFile(f)
 	var b bytes.Buffer
 	if err := f.Render(&b); err != nil {
 		return nil, fmt.Errorf("%s: generated code does not format: %v", source, err)
@@ -72,23 +59,15 @@ type gen struct {
 	source string // the spec path written into the header
 	hooks  bool   // the spec has hook guards, actions or checkpoints
 	timing bool   // the machine reads the clock (timeouts or history)
-	input  bool   // FireWith takes an input struct
 
 	// Facts about the whole machine, computed once: the emitters ask them per transition.
-	exits, entries, remembers bool // some state has exit actions, entry actions, remembers
-	timeouts                  bool // some state has a timeout
-	limited                   bool // some counter has a limit
-	resetsOnSuccess           bool // some counter resets on every successful transition
-	everyCheckpoint           bool // some checkpoint is taken on every transition
+	remembers       bool // some state remembers
+	timeouts        bool // some state has a timeout
+	resetsOnSuccess bool // some counter resets on every successful transition
+	everyCheckpoint bool // some checkpoint is taken on every transition
 	// resumes: the machine gets Resume, since it takes a checkpoint on every transition (so
 	// that a task can be resumed from any point) and has terminal states.
-	resumes       bool
-	configurables []*ir.Counter // the counters whose limit the program may change at run time
-	// plains: some transition is plain (see plain), applied by take from loggedTransitions.
-	plains bool
-	// plainPairs: some (state, event) pair is in plainSteps; anyStep: some pair needs step
-	// (see pairFacts).
-	plainPairs, anyStep bool
+	resumes bool
 }
 
 func newGen(m *ir.Machine) *gen {
@@ -104,24 +83,13 @@ func newGen(m *ir.Machine) *gen {
 	g.everyCheckpoint = len(m.EveryCheckpoints()) > 0
 	for _, s := range m.States {
 		g.timeouts = g.timeouts || s.Timeout != nil
-		g.exits = g.exits || len(s.Exit) > 0
-		g.entries = g.entries || len(s.Entry) > 0
 		g.remembers = g.remembers || s.Remembers
 		g.resumes = g.resumes || (g.everyCheckpoint && s.Terminal)
 	}
 	for _, c := range m.Counters {
-		g.limited = g.limited || c.Limit > 0
 		g.resetsOnSuccess = g.resetsOnSuccess || c.ResetOnSuccess
-		if c.Configurable && c.Limit > 0 {
-			g.configurables = append(g.configurables, c)
-		}
 	}
 	g.timing = g.timeouts || m.RecordHistory
-	g.input = len(m.Roles) > 0 || m.Idempotent || m.RecordHistory || g.timing
-	for _, t := range m.Transitions {
-		g.plains = g.plains || g.plain(t)
-	}
-	g.pairFacts()
 	return g
 }
 

@@ -625,10 +625,11 @@ func main() {
 			if err := json.Unmarshal(st.Context, &x.Context); err != nil {
 				panic(err)
 			}
-			{{if .Policies}}x.Policies = m.{{.T}}Policies{}
-			if err := json.Unmarshal(st.Policies, &x.Policies); err != nil {
+			{{if .Policies}}var pol m.{{.T}}Policies
+			if err := json.Unmarshal(st.Policies, &pol); err != nil {
 				panic(err)
 			}
+			x.SetPolicies(pol)
 			{{end}}e, err := m.ParseEvent(st.Event)
 			if err != nil {
 				panic(err)

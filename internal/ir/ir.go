@@ -62,28 +62,6 @@ func (m *Machine) EveryCheckpoints() []*Checkpoint {
 	return out
 }
 
-// OnEngine reports whether the generated machine runs on the runtime's engine: every
-// machine does but those with payloads, policies or resuming (a checkpoint on every
-// transition and terminal states), whose code is still generated whole.
-func (m *Machine) OnEngine() bool {
-	if len(m.Policies) > 0 {
-		return false
-	}
-	for _, e := range m.Events {
-		if len(e.Payload) > 0 {
-			return false
-		}
-	}
-	if len(m.EveryCheckpoints()) > 0 {
-		for _, s := range m.States {
-			if s.Terminal {
-				return false
-			}
-		}
-	}
-	return true
-}
-
 // State is a declared state.
 type State struct {
 	Index     int

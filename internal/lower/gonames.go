@@ -55,7 +55,7 @@ func PackageDecls() []Reserved {
 func MachineDecls(T string) []Reserved {
 	var out []Reserved
 	for _, s := range []string{"", "Hooks", "NopHooks", "Context", "Policies", "Input", "Step", "Snapshot",
-		"Record", "Store", "MemoryStore", "LogEntry", "Registry"} {
+		"Record", "Store", "MemoryStore", "LogEntry", "Registry", "Extra"} {
 		out = append(out, Reserved{T + s, "type"})
 	}
 	out = append(out, Reserved{"registered" + T, "type"})
@@ -76,8 +76,8 @@ func MachineMembers() []Reserved {
 		"Timeout", "SetTimeout", "TimeoutLevel", "TimeInState", "TotalTime", "TimeByState", "EnteredAt",
 		"CreatedAt", "Expire", "apply", "commit", "counter", "enter", "exit", "fire", "logEntry", "logRefusal",
 		"moveClock", "now", "once", "persist", "remember", "step", "take", "changedLimits", "setLimits", "limit",
-		"SetHistoryWindow", "SetKeyWindow", "recall")...)
-	out = append(out, reserved("field", "ID", "Context", "Policies", "state", "seq", "hooks", "store", "saved",
+		"SetHistoryWindow", "SetKeyWindow", "recall", "Policies", "SetPolicies")...)
+	out = append(out, reserved("field", "ID", "Context", "Machine", "state", "seq", "hooks", "store", "saved",
 		"updatedAt", "lastFrom", "lastEvent", "logger", "watched", "clock", "createdAt", "enteredAt", "timeByState", "timeouts", "history", "keys")...)
 	return out
 }

@@ -118,8 +118,6 @@ type view struct {
 
 func (v view) T() string { return v.M.GoName }
 
-// Engine reports whether the machine runs on the runtime's engine (ir.Machine.OnEngine).
-func (v view) Engine() bool { return v.M.OnEngine() }
 
 // Summaries reports whether some counter's limit writes a summary into the context.
 func (v view) Summaries() bool {
