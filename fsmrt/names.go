@@ -49,6 +49,12 @@ func (n *Names) Marshal(v int) ([]byte, error) {
 	return []byte(n.List[v]), nil
 }
 
+// Parse returns the value of an enum named name (the generated ParseState, ParseEvent, ...).
+func Parse[T ~uint8 | ~uint16 | ~uint32](n *Names, name string) (T, error) {
+	i, err := n.Parse(name)
+	return T(i), err
+}
+
 // Unmarshal decodes a name into *v. With None set, the empty name decodes to 0.
 func Unmarshal[T ~uint8 | ~uint16 | ~uint32](n *Names, b []byte, v *T) error {
 	if n.None && len(b) == 0 {

@@ -92,6 +92,10 @@ func TestNamesParse(t *testing.T) {
 		if err != nil || got != tt.want {
 			t.Errorf("%s Parse(%q) = %d, %v; want %d, nil", tt.n.What, tt.name, got, err, tt.want)
 		}
+		// The typed form agrees.
+		if v, err := fsmrt.Parse[uint8](tt.n, tt.name); int(v) != tt.want || (err != nil) != (tt.wantErr != "") {
+			t.Errorf("%s Parse[uint8](%q) = %d, %v", tt.n.What, tt.name, v, err)
+		}
 	}
 }
 

@@ -47,45 +47,28 @@ const (
 // NumStates is the number of states.
 const NumStates = 8
 
-var stateNames = fsmrt.Names{
-	List:    []string{"INBOX", "ASSIGNED", "IN_PROGRESS", "REVIEW", "NEEDS_APPROVAL", "BLOCKED", "DONE", "CANCELED"},
-	Package: "approval",
-	Type:    "State",
-	What:    "state",
-}
-
-// An "invalid array index" compiler error means the constants changed: run fsmgen again.
-var (
-	_ = [1]struct{}{}[StateInbox-0]
-	_ = [1]struct{}{}[StateAssigned-1]
-	_ = [1]struct{}{}[StateInProgress-2]
-	_ = [1]struct{}{}[StateReview-3]
-	_ = [1]struct{}{}[StateNeedsApproval-4]
-	_ = [1]struct{}{}[StateBlocked-5]
-	_ = [1]struct{}{}[StateDone-6]
-	_ = [1]struct{}{}[StateCanceled-7]
-)
+var stateNames = fsmrt.Names{Package: "approval", Type: "State", What: "state", List: []string{
+	"INBOX",
+	"ASSIGNED",
+	"IN_PROGRESS",
+	"REVIEW",
+	"NEEDS_APPROVAL",
+	"BLOCKED",
+	"DONE",
+	"CANCELED",
+}}
 
 // String returns the state's name as the spec writes it.
-func (v State) String() string {
-	return stateNames.String(int(v))
-}
+func (v State) String() string { return stateNames.String(int(v)) }
 
 // ParseState returns the state with the given spec name.
-func ParseState(name string) (State, error) {
-	i, err := stateNames.Parse(name)
-	return State(i), err
-}
+func ParseState(name string) (State, error) { return fsmrt.Parse[State](&stateNames, name) }
 
 // MarshalText encodes the state by name.
-func (v State) MarshalText() ([]byte, error) {
-	return stateNames.Marshal(int(v))
-}
+func (v State) MarshalText() ([]byte, error) { return stateNames.Marshal(int(v)) }
 
 // UnmarshalText decodes a state name.
-func (v *State) UnmarshalText(b []byte) error {
-	return fsmrt.Unmarshal(&stateNames, b, v)
-}
+func (v *State) UnmarshalText(b []byte) error { return fsmrt.Unmarshal(&stateNames, b, v) }
 
 // Event is an event of the Task machine.
 type Event uint8
@@ -115,64 +98,37 @@ const (
 // NumEvents is the number of events.
 const NumEvents = 8
 
-var eventNames = fsmrt.Names{
-	List:    []string{"ASSIGNED", "CANCELED", "INBOX", "IN_PROGRESS", "REVIEW", "NEEDS_APPROVAL", "BLOCKED", "DONE"},
-	Package: "approval",
-	Type:    "Event",
-	What:    "event",
-}
-
-// An "invalid array index" compiler error means the constants changed: run fsmgen again.
-var (
-	_ = [1]struct{}{}[EventAssigned-0]
-	_ = [1]struct{}{}[EventCanceled-1]
-	_ = [1]struct{}{}[EventInbox-2]
-	_ = [1]struct{}{}[EventInProgress-3]
-	_ = [1]struct{}{}[EventReview-4]
-	_ = [1]struct{}{}[EventNeedsApproval-5]
-	_ = [1]struct{}{}[EventBlocked-6]
-	_ = [1]struct{}{}[EventDone-7]
-)
+var eventNames = fsmrt.Names{Package: "approval", Type: "Event", What: "event", List: []string{
+	"ASSIGNED",
+	"CANCELED",
+	"INBOX",
+	"IN_PROGRESS",
+	"REVIEW",
+	"NEEDS_APPROVAL",
+	"BLOCKED",
+	"DONE",
+}}
 
 // String returns the event's name as the spec writes it.
-func (v Event) String() string {
-	return eventNames.String(int(v))
-}
+func (v Event) String() string { return eventNames.String(int(v)) }
 
 // ParseEvent returns the event with the given spec name.
-func ParseEvent(name string) (Event, error) {
-	i, err := eventNames.Parse(name)
-	return Event(i), err
-}
+func ParseEvent(name string) (Event, error) { return fsmrt.Parse[Event](&eventNames, name) }
 
 // MarshalText encodes the event by name.
-func (v Event) MarshalText() ([]byte, error) {
-	return eventNames.Marshal(int(v))
-}
+func (v Event) MarshalText() ([]byte, error) { return eventNames.Marshal(int(v)) }
 
-// UnmarshalText decodes a event name.
-func (v *Event) UnmarshalText(b []byte) error {
-	return fsmrt.Unmarshal(&eventNames, b, v)
-}
+// UnmarshalText decodes an event name.
+func (v *Event) UnmarshalText(b []byte) error { return fsmrt.Unmarshal(&eventNames, b, v) }
 
 // States returns every state in declaration order.
-func States() []State {
-	return fsmrt.All[State](NumStates)
-}
+func States() []State { return fsmrt.All[State](NumStates) }
 
 // Events returns every event in declaration order.
-func Events() []Event {
-	return fsmrt.All[Event](NumEvents)
-}
+func Events() []Event { return fsmrt.All[Event](NumEvents) }
 
 // IsTerminal reports whether no event is accepted in s.
-func (s State) IsTerminal() bool {
-	switch s {
-	case StateDone, StateCanceled:
-		return true
-	}
-	return false
-}
+func (s State) IsTerminal() bool { return s == StateDone || s == StateCanceled }
 
 // Role says who fires an event. The zero Role is nobody in particular: it may fire only
 // transitions that name no roles.
@@ -196,43 +152,19 @@ const (
 	RoleSystem Role = 5
 )
 
-var roleNames = fsmrt.Names{
-	List:    []string{"", "intern", "specialist", "lead", "human", "system"},
-	None:    true,
-	Package: "approval",
-	Type:    "Role",
-	What:    "role",
-}
-
-// An "invalid array index" compiler error means the constants changed: run fsmgen again.
-var (
-	_ = [1]struct{}{}[RoleIntern-1]
-	_ = [1]struct{}{}[RoleSpecialist-2]
-	_ = [1]struct{}{}[RoleLead-3]
-	_ = [1]struct{}{}[RoleHuman-4]
-	_ = [1]struct{}{}[RoleSystem-5]
-)
+var roleNames = fsmrt.Names{Package: "approval", Type: "Role", What: "role", None: true, List: []string{"", "intern", "specialist", "lead", "human", "system"}}
 
 // String returns the role's name as the spec writes it.
-func (v Role) String() string {
-	return roleNames.String(int(v))
-}
+func (v Role) String() string { return roleNames.String(int(v)) }
 
 // ParseRole returns the role with the given spec name.
-func ParseRole(name string) (Role, error) {
-	i, err := roleNames.Parse(name)
-	return Role(i), err
-}
+func ParseRole(name string) (Role, error) { return fsmrt.Parse[Role](&roleNames, name) }
 
 // MarshalText encodes the role by name.
-func (v Role) MarshalText() ([]byte, error) {
-	return roleNames.Marshal(int(v))
-}
+func (v Role) MarshalText() ([]byte, error) { return roleNames.Marshal(int(v)) }
 
 // UnmarshalText decodes a role name.
-func (v *Role) UnmarshalText(b []byte) error {
-	return fsmrt.Unmarshal(&roleNames, b, v)
-}
+func (v *Role) UnmarshalText(b []byte) error { return fsmrt.Unmarshal(&roleNames, b, v) }
 
 // FieldError is one missing or invalid field of the context or of a payload.
 type FieldError = fsmrt.FieldError

@@ -61,49 +61,32 @@ const (
 // NumStates is the number of states.
 const NumStates = 12
 
-var stateNames = fsmrt.Names{
-	List:    []string{"pending", "assigned", "planning", "validated", "in_progress", "testing", "quality_review", "approved", "committing", "completed", "cto_intervention", "human_escalation"},
-	Package: "build",
-	Type:    "State",
-	What:    "state",
-}
-
-// An "invalid array index" compiler error means the constants changed: run fsmgen again.
-var (
-	_ = [1]struct{}{}[StatePending-0]
-	_ = [1]struct{}{}[StateAssigned-1]
-	_ = [1]struct{}{}[StatePlanning-2]
-	_ = [1]struct{}{}[StateValidated-3]
-	_ = [1]struct{}{}[StateInProgress-4]
-	_ = [1]struct{}{}[StateTesting-5]
-	_ = [1]struct{}{}[StateQualityReview-6]
-	_ = [1]struct{}{}[StateApproved-7]
-	_ = [1]struct{}{}[StateCommitting-8]
-	_ = [1]struct{}{}[StateCompleted-9]
-	_ = [1]struct{}{}[StateCtoIntervention-10]
-	_ = [1]struct{}{}[StateHumanEscalation-11]
-)
+var stateNames = fsmrt.Names{Package: "build", Type: "State", What: "state", List: []string{
+	"pending",
+	"assigned",
+	"planning",
+	"validated",
+	"in_progress",
+	"testing",
+	"quality_review",
+	"approved",
+	"committing",
+	"completed",
+	"cto_intervention",
+	"human_escalation",
+}}
 
 // String returns the state's name as the spec writes it.
-func (v State) String() string {
-	return stateNames.String(int(v))
-}
+func (v State) String() string { return stateNames.String(int(v)) }
 
 // ParseState returns the state with the given spec name.
-func ParseState(name string) (State, error) {
-	i, err := stateNames.Parse(name)
-	return State(i), err
-}
+func ParseState(name string) (State, error) { return fsmrt.Parse[State](&stateNames, name) }
 
 // MarshalText encodes the state by name.
-func (v State) MarshalText() ([]byte, error) {
-	return stateNames.Marshal(int(v))
-}
+func (v State) MarshalText() ([]byte, error) { return stateNames.Marshal(int(v)) }
 
 // UnmarshalText decodes a state name.
-func (v *State) UnmarshalText(b []byte) error {
-	return fsmrt.Unmarshal(&stateNames, b, v)
-}
+func (v *State) UnmarshalText(b []byte) error { return fsmrt.Unmarshal(&stateNames, b, v) }
 
 // Event is an event of the Task machine.
 type Event uint8
@@ -146,71 +129,44 @@ const (
 // NumEvents is the number of events.
 const NumEvents = 15
 
-var eventNames = fsmrt.Names{
-	List:    []string{"picked_up", "validation_started", "approach_approved", "approach_rejected", "implementation_started", "implementation_failed", "code_complete", "self_checks_done", "gates_passed", "quality_failed", "ready_to_commit", "commit_succeeded", "precommit_failed", "retry", "skipped"},
-	Package: "build",
-	Type:    "Event",
-	What:    "event",
-}
-
-// An "invalid array index" compiler error means the constants changed: run fsmgen again.
-var (
-	_ = [1]struct{}{}[EventPickedUp-0]
-	_ = [1]struct{}{}[EventValidationStarted-1]
-	_ = [1]struct{}{}[EventApproachApproved-2]
-	_ = [1]struct{}{}[EventApproachRejected-3]
-	_ = [1]struct{}{}[EventImplementationStarted-4]
-	_ = [1]struct{}{}[EventImplementationFailed-5]
-	_ = [1]struct{}{}[EventCodeComplete-6]
-	_ = [1]struct{}{}[EventSelfChecksDone-7]
-	_ = [1]struct{}{}[EventGatesPassed-8]
-	_ = [1]struct{}{}[EventQualityFailed-9]
-	_ = [1]struct{}{}[EventReadyToCommit-10]
-	_ = [1]struct{}{}[EventCommitSucceeded-11]
-	_ = [1]struct{}{}[EventPrecommitFailed-12]
-	_ = [1]struct{}{}[EventRetry-13]
-	_ = [1]struct{}{}[EventSkipped-14]
-)
+var eventNames = fsmrt.Names{Package: "build", Type: "Event", What: "event", List: []string{
+	"picked_up",
+	"validation_started",
+	"approach_approved",
+	"approach_rejected",
+	"implementation_started",
+	"implementation_failed",
+	"code_complete",
+	"self_checks_done",
+	"gates_passed",
+	"quality_failed",
+	"ready_to_commit",
+	"commit_succeeded",
+	"precommit_failed",
+	"retry",
+	"skipped",
+}}
 
 // String returns the event's name as the spec writes it.
-func (v Event) String() string {
-	return eventNames.String(int(v))
-}
+func (v Event) String() string { return eventNames.String(int(v)) }
 
 // ParseEvent returns the event with the given spec name.
-func ParseEvent(name string) (Event, error) {
-	i, err := eventNames.Parse(name)
-	return Event(i), err
-}
+func ParseEvent(name string) (Event, error) { return fsmrt.Parse[Event](&eventNames, name) }
 
 // MarshalText encodes the event by name.
-func (v Event) MarshalText() ([]byte, error) {
-	return eventNames.Marshal(int(v))
-}
+func (v Event) MarshalText() ([]byte, error) { return eventNames.Marshal(int(v)) }
 
-// UnmarshalText decodes a event name.
-func (v *Event) UnmarshalText(b []byte) error {
-	return fsmrt.Unmarshal(&eventNames, b, v)
-}
+// UnmarshalText decodes an event name.
+func (v *Event) UnmarshalText(b []byte) error { return fsmrt.Unmarshal(&eventNames, b, v) }
 
 // States returns every state in declaration order.
-func States() []State {
-	return fsmrt.All[State](NumStates)
-}
+func States() []State { return fsmrt.All[State](NumStates) }
 
 // Events returns every event in declaration order.
-func Events() []Event {
-	return fsmrt.All[Event](NumEvents)
-}
+func Events() []Event { return fsmrt.All[Event](NumEvents) }
 
 // IsTerminal reports whether no event is accepted in s.
-func (s State) IsTerminal() bool {
-	switch s {
-	case StateCompleted, StateHumanEscalation:
-		return true
-	}
-	return false
-}
+func (s State) IsTerminal() bool { return s == StateCompleted || s == StateHumanEscalation }
 
 // Role says who fires an event. The zero Role is nobody in particular: it may fire only
 // transitions that name no roles.
@@ -235,45 +191,28 @@ const (
 	RoleHuman Role = 7
 )
 
-var roleNames = fsmrt.Names{
-	List:    []string{"", "build_orchestrator", "solution_validator", "fullstack_developer", "quality_monitor", "git_manager", "cto", "human"},
-	None:    true,
-	Package: "build",
-	Type:    "Role",
-	What:    "role",
-}
-
-// An "invalid array index" compiler error means the constants changed: run fsmgen again.
-var (
-	_ = [1]struct{}{}[RoleBuildOrchestrator-1]
-	_ = [1]struct{}{}[RoleSolutionValidator-2]
-	_ = [1]struct{}{}[RoleFullstackDeveloper-3]
-	_ = [1]struct{}{}[RoleQualityMonitor-4]
-	_ = [1]struct{}{}[RoleGitManager-5]
-	_ = [1]struct{}{}[RoleCto-6]
-	_ = [1]struct{}{}[RoleHuman-7]
-)
+var roleNames = fsmrt.Names{Package: "build", Type: "Role", What: "role", None: true, List: []string{
+	"",
+	"build_orchestrator",
+	"solution_validator",
+	"fullstack_developer",
+	"quality_monitor",
+	"git_manager",
+	"cto",
+	"human",
+}}
 
 // String returns the role's name as the spec writes it.
-func (v Role) String() string {
-	return roleNames.String(int(v))
-}
+func (v Role) String() string { return roleNames.String(int(v)) }
 
 // ParseRole returns the role with the given spec name.
-func ParseRole(name string) (Role, error) {
-	i, err := roleNames.Parse(name)
-	return Role(i), err
-}
+func ParseRole(name string) (Role, error) { return fsmrt.Parse[Role](&roleNames, name) }
 
 // MarshalText encodes the role by name.
-func (v Role) MarshalText() ([]byte, error) {
-	return roleNames.Marshal(int(v))
-}
+func (v Role) MarshalText() ([]byte, error) { return roleNames.Marshal(int(v)) }
 
 // UnmarshalText decodes a role name.
-func (v *Role) UnmarshalText(b []byte) error {
-	return fsmrt.Unmarshal(&roleNames, b, v)
-}
+func (v *Role) UnmarshalText(b []byte) error { return fsmrt.Unmarshal(&roleNames, b, v) }
 
 // TimeoutLevel is how far past its timeout a machine is. Levels are reported, never
 // enforced.
@@ -290,36 +229,18 @@ const (
 	LevelEscalate TimeoutLevel = 3
 )
 
-var timeoutLevelNames = fsmrt.Names{
-	List:    []string{"", "warn", "alert", "escalate"},
-	None:    true,
-	Package: "build",
-	Type:    "TimeoutLevel",
-	What:    "timeout level",
-}
-
-// An "invalid array index" compiler error means the constants changed: run fsmgen again.
-var (
-	_ = [1]struct{}{}[LevelWarn-1]
-	_ = [1]struct{}{}[LevelAlert-2]
-	_ = [1]struct{}{}[LevelEscalate-3]
-)
+var timeoutLevelNames = fsmrt.Names{Package: "build", Type: "TimeoutLevel", What: "timeout level", None: true, List: []string{"", "warn", "alert", "escalate"}}
 
 // String returns the timeout level's name as the spec writes it.
-func (v TimeoutLevel) String() string {
-	return timeoutLevelNames.String(int(v))
-}
+func (v TimeoutLevel) String() string { return timeoutLevelNames.String(int(v)) }
 
 // ParseTimeoutLevel returns the timeout level with the given spec name.
 func ParseTimeoutLevel(name string) (TimeoutLevel, error) {
-	i, err := timeoutLevelNames.Parse(name)
-	return TimeoutLevel(i), err
+	return fsmrt.Parse[TimeoutLevel](&timeoutLevelNames, name)
 }
 
 // MarshalText encodes the timeout level by name.
-func (v TimeoutLevel) MarshalText() ([]byte, error) {
-	return timeoutLevelNames.Marshal(int(v))
-}
+func (v TimeoutLevel) MarshalText() ([]byte, error) { return timeoutLevelNames.Marshal(int(v)) }
 
 // UnmarshalText decodes a timeout level name.
 func (v *TimeoutLevel) UnmarshalText(b []byte) error {

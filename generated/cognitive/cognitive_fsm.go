@@ -46,43 +46,26 @@ const (
 // NumStates is the number of states.
 const NumStates = 6
 
-var stateNames = fsmrt.Names{
-	List:    []string{"idle", "reasoning", "acting", "suspended", "completed", "failed"},
-	Package: "cognitive",
-	Type:    "State",
-	What:    "state",
-}
-
-// An "invalid array index" compiler error means the constants changed: run fsmgen again.
-var (
-	_ = [1]struct{}{}[StateIdle-0]
-	_ = [1]struct{}{}[StateReasoning-1]
-	_ = [1]struct{}{}[StateActing-2]
-	_ = [1]struct{}{}[StateSuspended-3]
-	_ = [1]struct{}{}[StateCompleted-4]
-	_ = [1]struct{}{}[StateFailed-5]
-)
+var stateNames = fsmrt.Names{Package: "cognitive", Type: "State", What: "state", List: []string{
+	"idle",
+	"reasoning",
+	"acting",
+	"suspended",
+	"completed",
+	"failed",
+}}
 
 // String returns the state's name as the spec writes it.
-func (v State) String() string {
-	return stateNames.String(int(v))
-}
+func (v State) String() string { return stateNames.String(int(v)) }
 
 // ParseState returns the state with the given spec name.
-func ParseState(name string) (State, error) {
-	i, err := stateNames.Parse(name)
-	return State(i), err
-}
+func ParseState(name string) (State, error) { return fsmrt.Parse[State](&stateNames, name) }
 
 // MarshalText encodes the state by name.
-func (v State) MarshalText() ([]byte, error) {
-	return stateNames.Marshal(int(v))
-}
+func (v State) MarshalText() ([]byte, error) { return stateNames.Marshal(int(v)) }
 
 // UnmarshalText decodes a state name.
-func (v *State) UnmarshalText(b []byte) error {
-	return fsmrt.Unmarshal(&stateNames, b, v)
-}
+func (v *State) UnmarshalText(b []byte) error { return fsmrt.Unmarshal(&stateNames, b, v) }
 
 // Event is an event of the Task machine.
 type Event uint8
@@ -118,75 +101,42 @@ const (
 // NumEvents is the number of events.
 const NumEvents = 10
 
-var eventNames = fsmrt.Names{
-	List:    []string{"task_created", "reason_done", "need_more_info", "message_received", "tool_call_completed", "tool_call_failed", "step_completed", "task_suspended", "task_resumed", "task_failed"},
-	Package: "cognitive",
-	Type:    "Event",
-	What:    "event",
-}
-
-// An "invalid array index" compiler error means the constants changed: run fsmgen again.
-var (
-	_ = [1]struct{}{}[EventTaskCreated-0]
-	_ = [1]struct{}{}[EventReasonDone-1]
-	_ = [1]struct{}{}[EventNeedMoreInfo-2]
-	_ = [1]struct{}{}[EventMessageReceived-3]
-	_ = [1]struct{}{}[EventToolCallCompleted-4]
-	_ = [1]struct{}{}[EventToolCallFailed-5]
-	_ = [1]struct{}{}[EventStepCompleted-6]
-	_ = [1]struct{}{}[EventTaskSuspended-7]
-	_ = [1]struct{}{}[EventTaskResumed-8]
-	_ = [1]struct{}{}[EventTaskFailed-9]
-)
+var eventNames = fsmrt.Names{Package: "cognitive", Type: "Event", What: "event", List: []string{
+	"task_created",
+	"reason_done",
+	"need_more_info",
+	"message_received",
+	"tool_call_completed",
+	"tool_call_failed",
+	"step_completed",
+	"task_suspended",
+	"task_resumed",
+	"task_failed",
+}}
 
 // String returns the event's name as the spec writes it.
-func (v Event) String() string {
-	return eventNames.String(int(v))
-}
+func (v Event) String() string { return eventNames.String(int(v)) }
 
 // ParseEvent returns the event with the given spec name.
-func ParseEvent(name string) (Event, error) {
-	i, err := eventNames.Parse(name)
-	return Event(i), err
-}
+func ParseEvent(name string) (Event, error) { return fsmrt.Parse[Event](&eventNames, name) }
 
 // MarshalText encodes the event by name.
-func (v Event) MarshalText() ([]byte, error) {
-	return eventNames.Marshal(int(v))
-}
+func (v Event) MarshalText() ([]byte, error) { return eventNames.Marshal(int(v)) }
 
-// UnmarshalText decodes a event name.
-func (v *Event) UnmarshalText(b []byte) error {
-	return fsmrt.Unmarshal(&eventNames, b, v)
-}
+// UnmarshalText decodes an event name.
+func (v *Event) UnmarshalText(b []byte) error { return fsmrt.Unmarshal(&eventNames, b, v) }
 
 // States returns every state in declaration order.
-func States() []State {
-	return fsmrt.All[State](NumStates)
-}
+func States() []State { return fsmrt.All[State](NumStates) }
 
 // Events returns every event in declaration order.
-func Events() []Event {
-	return fsmrt.All[Event](NumEvents)
-}
+func Events() []Event { return fsmrt.All[Event](NumEvents) }
 
 // IsTerminal reports whether no event is accepted in s.
-func (s State) IsTerminal() bool {
-	switch s {
-	case StateCompleted, StateFailed:
-		return true
-	}
-	return false
-}
+func (s State) IsTerminal() bool { return s == StateCompleted || s == StateFailed }
 
 // IsActive reports whether s is in the group "active".
-func (s State) IsActive() bool {
-	switch s {
-	case StateReasoning, StateActing:
-		return true
-	}
-	return false
-}
+func (s State) IsActive() bool { return s == StateReasoning || s == StateActing }
 
 // Checkpoint names a persistence point of the spec.
 type Checkpoint uint8
@@ -221,45 +171,30 @@ const (
 	CheckpointTaskFailed Checkpoint = 7
 )
 
-var checkpointNames = fsmrt.Names{
-	List:    []string{"task_created", "reason_done", "tool_call_completed", "tool_call_failed", "need_more_info", "task_suspended", "task_completed", "task_failed"},
-	Package: "cognitive",
-	Type:    "Checkpoint",
-	What:    "checkpoint",
-}
-
-// An "invalid array index" compiler error means the constants changed: run fsmgen again.
-var (
-	_ = [1]struct{}{}[CheckpointTaskCreated-0]
-	_ = [1]struct{}{}[CheckpointReasonDone-1]
-	_ = [1]struct{}{}[CheckpointToolCallCompleted-2]
-	_ = [1]struct{}{}[CheckpointToolCallFailed-3]
-	_ = [1]struct{}{}[CheckpointNeedMoreInfo-4]
-	_ = [1]struct{}{}[CheckpointTaskSuspended-5]
-	_ = [1]struct{}{}[CheckpointTaskCompleted-6]
-	_ = [1]struct{}{}[CheckpointTaskFailed-7]
-)
+var checkpointNames = fsmrt.Names{Package: "cognitive", Type: "Checkpoint", What: "checkpoint", List: []string{
+	"task_created",
+	"reason_done",
+	"tool_call_completed",
+	"tool_call_failed",
+	"need_more_info",
+	"task_suspended",
+	"task_completed",
+	"task_failed",
+}}
 
 // String returns the checkpoint's name as the spec writes it.
-func (v Checkpoint) String() string {
-	return checkpointNames.String(int(v))
-}
+func (v Checkpoint) String() string { return checkpointNames.String(int(v)) }
 
 // ParseCheckpoint returns the checkpoint with the given spec name.
 func ParseCheckpoint(name string) (Checkpoint, error) {
-	i, err := checkpointNames.Parse(name)
-	return Checkpoint(i), err
+	return fsmrt.Parse[Checkpoint](&checkpointNames, name)
 }
 
 // MarshalText encodes the checkpoint by name.
-func (v Checkpoint) MarshalText() ([]byte, error) {
-	return checkpointNames.Marshal(int(v))
-}
+func (v Checkpoint) MarshalText() ([]byte, error) { return checkpointNames.Marshal(int(v)) }
 
 // UnmarshalText decodes a checkpoint name.
-func (v *Checkpoint) UnmarshalText(b []byte) error {
-	return fsmrt.Unmarshal(&checkpointNames, b, v)
-}
+func (v *Checkpoint) UnmarshalText(b []byte) error { return fsmrt.Unmarshal(&checkpointNames, b, v) }
 
 // FieldError is one missing or invalid field of the context or of a payload.
 type FieldError = fsmrt.FieldError

@@ -54,48 +54,31 @@ const (
 // NumStates is the number of states.
 const NumStates = 11
 
-var stateNames = fsmrt.Names{
-	List:    []string{"created", "classifying", "awaiting_clarification", "routing", "executing", "retrying", "escalating", "verifying", "completed", "failed", "stopped"},
-	Package: "pipeline",
-	Type:    "State",
-	What:    "state",
-}
-
-// An "invalid array index" compiler error means the constants changed: run fsmgen again.
-var (
-	_ = [1]struct{}{}[StateCreated-0]
-	_ = [1]struct{}{}[StateClassifying-1]
-	_ = [1]struct{}{}[StateAwaitingClarification-2]
-	_ = [1]struct{}{}[StateRouting-3]
-	_ = [1]struct{}{}[StateExecuting-4]
-	_ = [1]struct{}{}[StateRetrying-5]
-	_ = [1]struct{}{}[StateEscalating-6]
-	_ = [1]struct{}{}[StateVerifying-7]
-	_ = [1]struct{}{}[StateCompleted-8]
-	_ = [1]struct{}{}[StateFailed-9]
-	_ = [1]struct{}{}[StateStopped-10]
-)
+var stateNames = fsmrt.Names{Package: "pipeline", Type: "State", What: "state", List: []string{
+	"created",
+	"classifying",
+	"awaiting_clarification",
+	"routing",
+	"executing",
+	"retrying",
+	"escalating",
+	"verifying",
+	"completed",
+	"failed",
+	"stopped",
+}}
 
 // String returns the state's name as the spec writes it.
-func (v State) String() string {
-	return stateNames.String(int(v))
-}
+func (v State) String() string { return stateNames.String(int(v)) }
 
 // ParseState returns the state with the given spec name.
-func ParseState(name string) (State, error) {
-	i, err := stateNames.Parse(name)
-	return State(i), err
-}
+func ParseState(name string) (State, error) { return fsmrt.Parse[State](&stateNames, name) }
 
 // MarshalText encodes the state by name.
-func (v State) MarshalText() ([]byte, error) {
-	return stateNames.Marshal(int(v))
-}
+func (v State) MarshalText() ([]byte, error) { return stateNames.Marshal(int(v)) }
 
 // UnmarshalText decodes a state name.
-func (v *State) UnmarshalText(b []byte) error {
-	return fsmrt.Unmarshal(&stateNames, b, v)
-}
+func (v *State) UnmarshalText(b []byte) error { return fsmrt.Unmarshal(&stateNames, b, v) }
 
 // Event is an event of the Task machine.
 type Event uint8
@@ -134,68 +117,41 @@ const (
 // NumEvents is the number of events.
 const NumEvents = 12
 
-var eventNames = fsmrt.Names{
-	List:    []string{"start", "classified", "clarified", "routed", "phase_succeeded", "phase_failed", "retry", "escalated", "verification_passed", "verification_failed", "budget_exceeded", "cancel"},
-	Package: "pipeline",
-	Type:    "Event",
-	What:    "event",
-}
-
-// An "invalid array index" compiler error means the constants changed: run fsmgen again.
-var (
-	_ = [1]struct{}{}[EventStart-0]
-	_ = [1]struct{}{}[EventClassified-1]
-	_ = [1]struct{}{}[EventClarified-2]
-	_ = [1]struct{}{}[EventRouted-3]
-	_ = [1]struct{}{}[EventPhaseSucceeded-4]
-	_ = [1]struct{}{}[EventPhaseFailed-5]
-	_ = [1]struct{}{}[EventRetry-6]
-	_ = [1]struct{}{}[EventEscalated-7]
-	_ = [1]struct{}{}[EventVerificationPassed-8]
-	_ = [1]struct{}{}[EventVerificationFailed-9]
-	_ = [1]struct{}{}[EventBudgetExceeded-10]
-	_ = [1]struct{}{}[EventCancel-11]
-)
+var eventNames = fsmrt.Names{Package: "pipeline", Type: "Event", What: "event", List: []string{
+	"start",
+	"classified",
+	"clarified",
+	"routed",
+	"phase_succeeded",
+	"phase_failed",
+	"retry",
+	"escalated",
+	"verification_passed",
+	"verification_failed",
+	"budget_exceeded",
+	"cancel",
+}}
 
 // String returns the event's name as the spec writes it.
-func (v Event) String() string {
-	return eventNames.String(int(v))
-}
+func (v Event) String() string { return eventNames.String(int(v)) }
 
 // ParseEvent returns the event with the given spec name.
-func ParseEvent(name string) (Event, error) {
-	i, err := eventNames.Parse(name)
-	return Event(i), err
-}
+func ParseEvent(name string) (Event, error) { return fsmrt.Parse[Event](&eventNames, name) }
 
 // MarshalText encodes the event by name.
-func (v Event) MarshalText() ([]byte, error) {
-	return eventNames.Marshal(int(v))
-}
+func (v Event) MarshalText() ([]byte, error) { return eventNames.Marshal(int(v)) }
 
-// UnmarshalText decodes a event name.
-func (v *Event) UnmarshalText(b []byte) error {
-	return fsmrt.Unmarshal(&eventNames, b, v)
-}
+// UnmarshalText decodes an event name.
+func (v *Event) UnmarshalText(b []byte) error { return fsmrt.Unmarshal(&eventNames, b, v) }
 
 // States returns every state in declaration order.
-func States() []State {
-	return fsmrt.All[State](NumStates)
-}
+func States() []State { return fsmrt.All[State](NumStates) }
 
 // Events returns every event in declaration order.
-func Events() []Event {
-	return fsmrt.All[Event](NumEvents)
-}
+func Events() []Event { return fsmrt.All[Event](NumEvents) }
 
 // IsTerminal reports whether no event is accepted in s.
-func (s State) IsTerminal() bool {
-	switch s {
-	case StateCompleted, StateFailed, StateStopped:
-		return true
-	}
-	return false
-}
+func (s State) IsTerminal() bool { return s == StateCompleted || s == StateFailed || s == StateStopped }
 
 // Checkpoint names a persistence point of the spec.
 type Checkpoint uint8
@@ -207,38 +163,21 @@ const (
 	CheckpointProgress Checkpoint = 0
 )
 
-var checkpointNames = fsmrt.Names{
-	List:    []string{"progress"},
-	Package: "pipeline",
-	Type:    "Checkpoint",
-	What:    "checkpoint",
-}
-
-// An "invalid array index" compiler error means the constants changed: run fsmgen again.
-var (
-	_ = [1]struct{}{}[CheckpointProgress-0]
-)
+var checkpointNames = fsmrt.Names{Package: "pipeline", Type: "Checkpoint", What: "checkpoint", List: []string{"progress"}}
 
 // String returns the checkpoint's name as the spec writes it.
-func (v Checkpoint) String() string {
-	return checkpointNames.String(int(v))
-}
+func (v Checkpoint) String() string { return checkpointNames.String(int(v)) }
 
 // ParseCheckpoint returns the checkpoint with the given spec name.
 func ParseCheckpoint(name string) (Checkpoint, error) {
-	i, err := checkpointNames.Parse(name)
-	return Checkpoint(i), err
+	return fsmrt.Parse[Checkpoint](&checkpointNames, name)
 }
 
 // MarshalText encodes the checkpoint by name.
-func (v Checkpoint) MarshalText() ([]byte, error) {
-	return checkpointNames.Marshal(int(v))
-}
+func (v Checkpoint) MarshalText() ([]byte, error) { return checkpointNames.Marshal(int(v)) }
 
 // UnmarshalText decodes a checkpoint name.
-func (v *Checkpoint) UnmarshalText(b []byte) error {
-	return fsmrt.Unmarshal(&checkpointNames, b, v)
-}
+func (v *Checkpoint) UnmarshalText(b []byte) error { return fsmrt.Unmarshal(&checkpointNames, b, v) }
 
 // FieldError is one missing or invalid field of the context or of a payload.
 type FieldError = fsmrt.FieldError

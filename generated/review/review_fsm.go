@@ -50,44 +50,27 @@ const (
 // NumStates is the number of states.
 const NumStates = 7
 
-var stateNames = fsmrt.Names{
-	List:    []string{"not_started", "in_progress", "pending_review", "under_review", "final_review", "completed", "blocked"},
-	Package: "review",
-	Type:    "State",
-	What:    "state",
-}
-
-// An "invalid array index" compiler error means the constants changed: run fsmgen again.
-var (
-	_ = [1]struct{}{}[StateNotStarted-0]
-	_ = [1]struct{}{}[StateInProgress-1]
-	_ = [1]struct{}{}[StatePendingReview-2]
-	_ = [1]struct{}{}[StateUnderReview-3]
-	_ = [1]struct{}{}[StateFinalReview-4]
-	_ = [1]struct{}{}[StateCompleted-5]
-	_ = [1]struct{}{}[StateBlocked-6]
-)
+var stateNames = fsmrt.Names{Package: "review", Type: "State", What: "state", List: []string{
+	"not_started",
+	"in_progress",
+	"pending_review",
+	"under_review",
+	"final_review",
+	"completed",
+	"blocked",
+}}
 
 // String returns the state's name as the spec writes it.
-func (v State) String() string {
-	return stateNames.String(int(v))
-}
+func (v State) String() string { return stateNames.String(int(v)) }
 
 // ParseState returns the state with the given spec name.
-func ParseState(name string) (State, error) {
-	i, err := stateNames.Parse(name)
-	return State(i), err
-}
+func ParseState(name string) (State, error) { return fsmrt.Parse[State](&stateNames, name) }
 
 // MarshalText encodes the state by name.
-func (v State) MarshalText() ([]byte, error) {
-	return stateNames.Marshal(int(v))
-}
+func (v State) MarshalText() ([]byte, error) { return stateNames.Marshal(int(v)) }
 
 // UnmarshalText decodes a state name.
-func (v *State) UnmarshalText(b []byte) error {
-	return fsmrt.Unmarshal(&stateNames, b, v)
-}
+func (v *State) UnmarshalText(b []byte) error { return fsmrt.Unmarshal(&stateNames, b, v) }
 
 // Event is an event of the Task machine.
 type Event uint8
@@ -120,65 +103,38 @@ const (
 // NumEvents is the number of events.
 const NumEvents = 9
 
-var eventNames = fsmrt.Names{
-	List:    []string{"in_progress", "blocked", "pending_review", "not_started", "under_review", "final_review", "completed", "review_submitted", "security_review_submitted"},
-	Package: "review",
-	Type:    "Event",
-	What:    "event",
-}
-
-// An "invalid array index" compiler error means the constants changed: run fsmgen again.
-var (
-	_ = [1]struct{}{}[EventInProgress-0]
-	_ = [1]struct{}{}[EventBlocked-1]
-	_ = [1]struct{}{}[EventPendingReview-2]
-	_ = [1]struct{}{}[EventNotStarted-3]
-	_ = [1]struct{}{}[EventUnderReview-4]
-	_ = [1]struct{}{}[EventFinalReview-5]
-	_ = [1]struct{}{}[EventCompleted-6]
-	_ = [1]struct{}{}[EventReviewSubmitted-7]
-	_ = [1]struct{}{}[EventSecurityReviewSubmitted-8]
-)
+var eventNames = fsmrt.Names{Package: "review", Type: "Event", What: "event", List: []string{
+	"in_progress",
+	"blocked",
+	"pending_review",
+	"not_started",
+	"under_review",
+	"final_review",
+	"completed",
+	"review_submitted",
+	"security_review_submitted",
+}}
 
 // String returns the event's name as the spec writes it.
-func (v Event) String() string {
-	return eventNames.String(int(v))
-}
+func (v Event) String() string { return eventNames.String(int(v)) }
 
 // ParseEvent returns the event with the given spec name.
-func ParseEvent(name string) (Event, error) {
-	i, err := eventNames.Parse(name)
-	return Event(i), err
-}
+func ParseEvent(name string) (Event, error) { return fsmrt.Parse[Event](&eventNames, name) }
 
 // MarshalText encodes the event by name.
-func (v Event) MarshalText() ([]byte, error) {
-	return eventNames.Marshal(int(v))
-}
+func (v Event) MarshalText() ([]byte, error) { return eventNames.Marshal(int(v)) }
 
-// UnmarshalText decodes a event name.
-func (v *Event) UnmarshalText(b []byte) error {
-	return fsmrt.Unmarshal(&eventNames, b, v)
-}
+// UnmarshalText decodes an event name.
+func (v *Event) UnmarshalText(b []byte) error { return fsmrt.Unmarshal(&eventNames, b, v) }
 
 // States returns every state in declaration order.
-func States() []State {
-	return fsmrt.All[State](NumStates)
-}
+func States() []State { return fsmrt.All[State](NumStates) }
 
 // Events returns every event in declaration order.
-func Events() []Event {
-	return fsmrt.All[Event](NumEvents)
-}
+func Events() []Event { return fsmrt.All[Event](NumEvents) }
 
 // IsTerminal reports whether no event is accepted in s.
-func (s State) IsTerminal() bool {
-	switch s {
-	case StateCompleted:
-		return true
-	}
-	return false
-}
+func (s State) IsTerminal() bool { return s == StateCompleted }
 
 // Criticality is the type of the enum field "criticality".
 //
@@ -195,40 +151,21 @@ const (
 	CriticalitySecuritySensitive Criticality = 2
 )
 
-var criticalityNames = fsmrt.Names{
-	List:    []string{"standard", "complex", "security-sensitive"},
-	Package: "review",
-	Type:    "Criticality",
-	What:    "criticality value",
-}
-
-// An "invalid array index" compiler error means the constants changed: run fsmgen again.
-var (
-	_ = [1]struct{}{}[CriticalityStandard-0]
-	_ = [1]struct{}{}[CriticalityComplex-1]
-	_ = [1]struct{}{}[CriticalitySecuritySensitive-2]
-)
+var criticalityNames = fsmrt.Names{Package: "review", Type: "Criticality", What: "criticality value", List: []string{"standard", "complex", "security-sensitive"}}
 
 // String returns the criticality value's name as the spec writes it.
-func (v Criticality) String() string {
-	return criticalityNames.String(int(v))
-}
+func (v Criticality) String() string { return criticalityNames.String(int(v)) }
 
 // ParseCriticality returns the criticality value with the given spec name.
 func ParseCriticality(name string) (Criticality, error) {
-	i, err := criticalityNames.Parse(name)
-	return Criticality(i), err
+	return fsmrt.Parse[Criticality](&criticalityNames, name)
 }
 
 // MarshalText encodes the criticality value by name.
-func (v Criticality) MarshalText() ([]byte, error) {
-	return criticalityNames.Marshal(int(v))
-}
+func (v Criticality) MarshalText() ([]byte, error) { return criticalityNames.Marshal(int(v)) }
 
 // UnmarshalText decodes a criticality value name.
-func (v *Criticality) UnmarshalText(b []byte) error {
-	return fsmrt.Unmarshal(&criticalityNames, b, v)
-}
+func (v *Criticality) UnmarshalText(b []byte) error { return fsmrt.Unmarshal(&criticalityNames, b, v) }
 
 // FieldError is one missing or invalid field of the context or of a payload.
 type FieldError = fsmrt.FieldError

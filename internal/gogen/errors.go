@@ -64,4 +64,3 @@ func (g *gen) errorAliases(f *File) {
 		f.Line()
 	}
 }
-

@@ -198,4 +198,3 @@ func durationLit(ns int64) *Statement {
 	}
 	return Qual("time", "Duration").Call(Lit(ns))
 }
-

@@ -2,6 +2,7 @@ package gogen
 
 import (
 	"fmt"
+	"strings"
 
 	. "github.com/dave/jennifer/jen"
 	"github.com/fsmgen/fsmgen/internal/ir"
@@ -49,58 +50,67 @@ func (g *gen) enum(f *File, e enumSpec) {
 		f.Const().Id(e.Count).Op("=").Lit(n)
 		f.Line()
 	}
+	// The names, on one line; the constants are declared right above them, in the same
+	// generated file, so no compile guard is needed to keep them in step.
 	namesVar := names.LowerFirst(e.Type) + "Names"
-	f.Var().Id(namesVar).Op("=").Qual(rt, "Names").Values(DictFunc(func(d Dict) {
-		d[Id("Package")] = Lit(g.m.Package)
-		d[Id("Type")] = Lit(e.Type)
-		d[Id("What")] = Lit(e.What)
+	var nv fields
+	nv.add("Package", Lit(g.m.Package))
+	nv.add("Type", Lit(e.Type))
+	nv.add("What", Lit(e.What))
+	if e.Offset == 1 {
+		nv.add("None", True())
+	}
+	nv.add("List", Index().String().ValuesFunc(func(v *Group) {
 		if e.Offset == 1 {
-			d[Id("None")] = True()
+			v.Lit("")
 		}
-		d[Id("List")] = Index().String().ValuesFunc(func(v *Group) {
+		for _, name := range e.Names {
+			v.Lit(name)
+		}
+	}))
+	width := 0
+	for _, name := range e.Names {
+		width += len(name) + 4
+	}
+	if width <= 60 {
+		f.Var().Id(namesVar).Op("=").Qual(rt, "Names").Values(nv...)
+	} else {
+		// A long list, a name per line.
+		nv[len(nv)-1] = Id("List").Op(":").Index().String().ValuesFunc(func(v *Group) {
 			if e.Offset == 1 {
-				v.Lit("")
+				v.Line().Lit("")
 			}
 			for _, name := range e.Names {
-				v.Lit(name)
+				v.Line().Lit(name)
 			}
+			v.Line()
 		})
-	}))
-	f.Line()
-	// Compile guard, as stringer does, at package level so that it costs nothing at run
-	// time and is no statement for coverage to count.
-	if len(e.GoNames) > 0 {
-		f.Comment("// An \"invalid array index\" compiler error means the constants changed: run fsmgen again.")
-		f.Var().DefsFunc(func(d *Group) {
-			for i, gn := range e.GoNames {
-				d.Id("_").Op("=").Index(Lit(1)).Struct().Values().Index(Id(e.Prefix + gn).Op("-").Lit(i + e.Offset))
-			}
-		})
-		f.Line()
+		f.Var().Id(namesVar).Op("=").Qual(rt, "Names").Values(nv...)
 	}
+	f.Line()
 	recv := "v"
 	f.Commentf("// String returns the %s's name as the spec writes it.", e.What)
-	f.Func().Params(Id(recv).Id(e.Type)).Id("String").Params().String().Block(
-		Return(Id(namesVar).Dot("String").Call(Int().Parens(Id(recv)))),
-	)
+	f.Func().Params(Id(recv).Id(e.Type)).Id("String").Params().String().Add(inline(
+		Return(Id(namesVar).Dot("String").Call(Int().Parens(Id(recv))))))
 	f.Line()
 	parse := "Parse" + e.Type
 	f.Commentf("// %s returns the %s with the given spec name.", parse, e.What)
-	f.Func().Id(parse).Params(Id("name").String()).Params(Id(e.Type), Error()).Block(
-		List(Id("i"), Err()).Op(":=").Id(namesVar).Dot("Parse").Call(Id("name")),
-		Return(Id(e.Type).Call(Id("i")), Err()),
-	)
+	f.Func().Id(parse).Params(Id("name").String()).Params(Id(e.Type), Error()).Add(inline(
+		Return(Qual(rt, "Parse").Index(Id(e.Type)).Call(Op("&").Id(namesVar), Id("name")))))
 	f.Line()
 	f.Commentf("// MarshalText encodes the %s by name.", e.What)
-	f.Func().Params(Id(recv).Id(e.Type)).Id("MarshalText").Params().Params(Index().Byte(), Error()).Block(
-		Return(Id(namesVar).Dot("Marshal").Call(Int().Parens(Id(recv)))),
-	)
+	f.Func().Params(Id(recv).Id(e.Type)).Id("MarshalText").Params().Params(Index().Byte(), Error()).Add(inline(
+		Return(Id(namesVar).Dot("Marshal").Call(Int().Parens(Id(recv))))))
 	f.Line()
-	f.Commentf("// UnmarshalText decodes a %s name.", e.What)
-	f.Func().Params(Id(recv).Op("*").Id(e.Type)).Id("UnmarshalText").Params(Id("b").Index().Byte()).Error().Block(
-		Return(Qual(rt, "Unmarshal").Call(Op("&").Id(namesVar), Id("b"), Id(recv))),
-	)
+	f.Commentf("// UnmarshalText decodes %s name.", article(e.What))
+	f.Func().Params(Id(recv).Op("*").Id(e.Type)).Id("UnmarshalText").Params(Id("b").Index().Byte()).Error().Add(inline(
+		Return(Qual(rt, "Unmarshal").Call(Op("&").Id(namesVar), Id("b"), Id(recv)))))
 	f.Line()
+}
+
+// inline is a function body on one line, as gofmt keeps a short one.
+func inline(stmts ...Code) *Statement {
+	return Custom(Options{Open: "{ ", Close: " }", Separator: "; "}, stmts...)
 }
 
 // types emits State, Event, Role, Checkpoint, TimeoutLevel and the enum types of context
@@ -137,7 +147,7 @@ func (g *gen) types(f *File) {
 	// States and Events.
 	for _, x := range []struct{ fn, typ, count, what string }{{"States", "State", "NumStates", "states"}, {"Events", "Event", "NumEvents", "events"}} {
 		f.Commentf("// %s returns every %s in declaration order.", x.fn, x.what[:len(x.what)-1])
-		f.Func().Id(x.fn).Params().Index().Id(x.typ).Block(Return(Qual(rt, "All").Index(Id(x.typ)).Call(Id(x.count))))
+		f.Func().Id(x.fn).Params().Index().Id(x.typ).Add(inline(Return(Qual(rt, "All").Index(Id(x.typ)).Call(Id(x.count)))))
 		f.Line()
 	}
 
@@ -227,9 +237,16 @@ func (g *gen) enumType(fd *ir.Field) string { return fd.GoName }
 // stateSet emits a State method reporting membership in a fixed set.
 func (g *gen) stateSet(f *File, name, doc string, members []Code) {
 	f.Comment(comment(name + " " + doc))
-	if len(members) == 0 {
-		f.Func().Params(Id("s").Id("State")).Id(name).Params().Bool().Block(Return(False()))
-	} else {
+	switch {
+	case len(members) == 0:
+		f.Func().Params(Id("s").Id("State")).Id(name).Params().Bool().Add(inline(Return(False())))
+	case len(members) <= 3:
+		cond := Id("s").Op("==").Add(members[0])
+		for _, x := range members[1:] {
+			cond = cond.Op("||").Id("s").Op("==").Add(x)
+		}
+		f.Func().Params(Id("s").Id("State")).Id(name).Params().Bool().Add(inline(Return(cond)))
+	default:
 		f.Func().Params(Id("s").Id("State")).Id(name).Params().Bool().Block(
 			Switch(Id("s")).Block(Case(members...).Block(Return(True()))),
 			Return(False()),
@@ -271,3 +288,11 @@ func joinNames(names []string) string {
 }
 
 func goNameOf(v string) string { return names.GoName(v) }
+
+// article is "a thing" or "an thing", as the thing sounds.
+func article(thing string) string {
+	if strings.ContainsRune("aeiou", rune(thing[0])) {
+		return "an " + thing
+	}
+	return "a " + thing
+}

@@ -118,7 +118,6 @@ type view struct {
 
 func (v view) T() string { return v.M.GoName }
 
-
 // Summaries reports whether some counter's limit writes a summary into the context.
 func (v view) Summaries() bool {
 	for _, c := range v.M.Counters {
