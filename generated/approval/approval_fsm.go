@@ -17,10 +17,7 @@ import (
 
 // A compiler error here means this code and the fsmrt package it imports are of versions
 // that do not fit: generate the code again with the fsmgen of the same module version.
-const (
-	_ = fsmrt.EnforceVersion(1 - fsmrt.MinVersion)
-	_ = fsmrt.EnforceVersion(fsmrt.MaxVersion - 1)
-)
+const _, _ = fsmrt.EnforceVersion(1 - fsmrt.MinVersion), fsmrt.EnforceVersion(fsmrt.MaxVersion - 1)
 
 // State is a state of the Task machine.
 type State uint8
@@ -42,10 +39,8 @@ const (
 	StateDone State = 6
 	// StateCanceled is the state "CANCELED". Terminal. Abandoned.
 	StateCanceled State = 7
+	NumStates           = 8 // the number of states
 )
-
-// NumStates is the number of states.
-const NumStates = 8
 
 var stateNames = fsmrt.Names{Package: "approval", Type: "State", What: "state", List: []string{
 	"INBOX",
@@ -93,10 +88,8 @@ const (
 	EventBlocked Event = 6
 	// EventDone is the event "DONE". Approve the deliverable.
 	EventDone Event = 7
+	NumEvents       = 8 // the number of events
 )
-
-// NumEvents is the number of events.
-const NumEvents = 8
 
 var eventNames = fsmrt.Names{Package: "approval", Type: "Event", What: "event", List: []string{
 	"ASSIGNED",
@@ -169,9 +162,8 @@ func (v *Role) UnmarshalText(b []byte) error { return fsmrt.Unmarshal(&roleNames
 // FieldError is one missing or invalid field of the context or of a payload.
 type FieldError = fsmrt.FieldError
 
-// Sentinel errors for errors.Is, the runtime's own: every refusal matches ErrRefused, and
-// each typed error also matches its own sentinel. ErrInvalidSnapshot and ErrInvalidLog
-// say that what a store holds cannot be this machine's (Restore, Replay).
+// Sentinel errors for errors.Is (the runtime's): every refusal matches ErrRefused and its
+// own; ErrInvalidSnapshot and ErrInvalidLog refuse what a store holds (Restore, Replay).
 var (
 	ErrRefused             = fsmrt.ErrRefused
 	ErrInvalidTransition   = fsmrt.ErrInvalidTransition
@@ -203,10 +195,7 @@ type IdempotencyConflictError = fsmrt.IdempotencyConflictError[State, Event]
 type PermissionError = fsmrt.PermissionError[State, Event, Role]
 
 // fsmSpec names the machine in its errors.
-var fsmSpec = fsmrt.Spec{
-	Machine: "Task",
-	Package: "approval",
-}
+var fsmSpec = fsmrt.Spec{Machine: "Task", Package: "approval"}
 
 // TaskContext holds the machine's data: the spec's context fields. States check the fields
 // they require on entry; guards may compare them.
@@ -507,14 +496,12 @@ func (TaskNopHooks) PostApprovalComment(context.Context, *Task, TaskStep) {}
 
 var _ TaskHooks = TaskNopHooks{}
 
-// Task is one Task state machine, on the runtime's engine (fsmrt.Machine).
+// Task is one Task state machine on the runtime's engine (fsmrt.Machine), not safe for
+// concurrent use: confine it to one goroutine, or guard it with a mutex.
 //
 // Seed 001: task state machine with review and approval. Transitions are named by their
 // target ("move to REVIEW"); every transition says which roles may fire it, entering a
 // state checks its required artifacts, and all transitions support idempotency keys.
-//
-// A Task is not safe for concurrent use: confine it to one goroutine, or guard it with a
-// mutex.
 type Task struct {
 	fsmrt.Machine[State, Event, Role, TaskContext, TaskExtra]
 	hooks TaskHooks
@@ -727,9 +714,7 @@ type TaskStore = fsmrt.Store[TaskLogEntry, TaskSnapshot]
 type TaskMemoryStore = fsmrt.MemoryStore[TaskLogEntry, TaskSnapshot]
 
 // NewTaskMemoryStore returns an empty store.
-func NewTaskMemoryStore() *TaskMemoryStore {
-	return fsmrt.NewMemoryStore[TaskLogEntry, TaskSnapshot]()
-}
+func NewTaskMemoryStore() *TaskMemoryStore { return fsmrt.NewMemoryStore[TaskLogEntry, TaskSnapshot]() }
 
 // StoreError says the store failed to persist an accepted transition; ErrStoreConflict that
 // another writer got there first.

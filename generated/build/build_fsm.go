@@ -19,10 +19,7 @@ import (
 
 // A compiler error here means this code and the fsmrt package it imports are of versions
 // that do not fit: generate the code again with the fsmgen of the same module version.
-const (
-	_ = fsmrt.EnforceVersion(1 - fsmrt.MinVersion)
-	_ = fsmrt.EnforceVersion(fsmrt.MaxVersion - 1)
-)
+const _, _ = fsmrt.EnforceVersion(1 - fsmrt.MinVersion), fsmrt.EnforceVersion(fsmrt.MaxVersion - 1)
 
 // State is a state of the Task machine.
 type State uint8
@@ -56,10 +53,8 @@ const (
 	// StateHumanEscalation is the state "human_escalation". Terminal. Requires human
 	// intervention.
 	StateHumanEscalation State = 11
+	NumStates                  = 12 // the number of states
 )
-
-// NumStates is the number of states.
-const NumStates = 12
 
 var stateNames = fsmrt.Names{Package: "build", Type: "State", What: "state", List: []string{
 	"pending",
@@ -124,10 +119,8 @@ const (
 	// EventSkipped is the event "skipped". @agent-cto override: the state's work is skipped;
 	// move to the next state.
 	EventSkipped Event = 14
+	NumEvents          = 15 // the number of events
 )
-
-// NumEvents is the number of events.
-const NumEvents = 15
 
 var eventNames = fsmrt.Names{Package: "build", Type: "Event", What: "event", List: []string{
 	"picked_up",
@@ -220,12 +213,9 @@ type TimeoutLevel uint8
 
 const (
 	// LevelNone is the zero TimeoutLevel: none.
-	LevelNone TimeoutLevel = 0
-	// LevelWarn is the timeout level "warn".
-	LevelWarn TimeoutLevel = 1
-	// LevelAlert is the timeout level "alert".
-	LevelAlert TimeoutLevel = 2
-	// LevelEscalate is the timeout level "escalate".
+	LevelNone     TimeoutLevel = 0
+	LevelWarn     TimeoutLevel = 1
+	LevelAlert    TimeoutLevel = 2
 	LevelEscalate TimeoutLevel = 3
 )
 
@@ -247,18 +237,13 @@ func (v *TimeoutLevel) UnmarshalText(b []byte) error {
 	return fsmrt.Unmarshal(&timeoutLevelNames, b, v)
 }
 
-// FieldError is one missing or invalid field of the context or of a payload.
-type FieldError = fsmrt.FieldError
-
-// Sentinel errors for errors.Is, the runtime's own: every refusal matches ErrRefused, and
-// each typed error also matches its own sentinel. ErrInvalidSnapshot and ErrInvalidLog
-// say that what a store holds cannot be this machine's (Restore, Replay).
+// Sentinel errors for errors.Is (the runtime's): every refusal matches ErrRefused and its
+// own; ErrInvalidSnapshot and ErrInvalidLog refuse what a store holds (Restore, Replay).
 var (
 	ErrRefused           = fsmrt.ErrRefused
 	ErrInvalidTransition = fsmrt.ErrInvalidTransition
 	ErrPermission        = fsmrt.ErrPermission
 	ErrNoHistory         = fsmrt.ErrNoHistory
-	ErrValidation        = fsmrt.ErrValidation
 	ErrInvalidSnapshot   = fsmrt.ErrInvalidSnapshot
 	ErrInvalidLog        = fsmrt.ErrInvalidLog
 )
@@ -270,19 +255,11 @@ type InvalidTransitionError = fsmrt.InvalidTransitionError[State, Event]
 // NoHistoryError says a history transition found no remembered state to return to.
 type NoHistoryError = fsmrt.NoHistoryError[State, Event]
 
-// ValidationError says required fields are missing or invalid: the context fields the
-// target state requires, or the event's payload (Payload is true). Allowed lists the
-// events that would be accepted instead.
-type ValidationError = fsmrt.ValidationError[State, Event]
-
 // PermissionError says the role may not fire the transition.
 type PermissionError = fsmrt.PermissionError[State, Event, Role]
 
 // fsmSpec names the machine in its errors.
-var fsmSpec = fsmrt.Spec{
-	Machine: "Task",
-	Package: "build",
-}
+var fsmSpec = fsmrt.Spec{Machine: "Task", Package: "build"}
 
 // TaskContext holds the machine's data: the spec's context fields. States check the fields
 // they require on entry; guards may compare them.
@@ -330,16 +307,14 @@ var _ TaskHooks = TaskNopHooks{}
 // TaskRecord is one entry of the transition history.
 type TaskRecord = fsmrt.Record[State, Event]
 
-// Task is one Task state machine, on the runtime's engine (fsmrt.Machine).
+// Task is one Task state machine on the runtime's engine (fsmrt.Machine), not safe for
+// concurrent use: confine it to one goroutine, or guard it with a mutex.
 //
 // Seed 004: the task lifecycle of the build workflow system, from creation through
 // planning, implementation, testing, quality review and commit. Failures are counted per
 // state; 3 failures send the task to @agent-cto, whose retry returns it to the state it
 // came from; 2 CTO attempts escalate to a human. Every state has a timeout that warns,
 // alerts and escalates but never stops the task.
-//
-// A Task is not safe for concurrent use: confine it to one goroutine, or guard it with a
-// mutex.
 type Task struct {
 	fsmrt.Machine[State, Event, Role, TaskContext, fsmrt.None]
 	hooks TaskHooks
@@ -547,9 +522,7 @@ type TaskStore = fsmrt.Store[TaskLogEntry, TaskSnapshot]
 type TaskMemoryStore = fsmrt.MemoryStore[TaskLogEntry, TaskSnapshot]
 
 // NewTaskMemoryStore returns an empty store.
-func NewTaskMemoryStore() *TaskMemoryStore {
-	return fsmrt.NewMemoryStore[TaskLogEntry, TaskSnapshot]()
-}
+func NewTaskMemoryStore() *TaskMemoryStore { return fsmrt.NewMemoryStore[TaskLogEntry, TaskSnapshot]() }
 
 // StoreError says the store failed to persist an accepted transition; ErrStoreConflict that
 // another writer got there first.

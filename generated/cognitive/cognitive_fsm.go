@@ -18,10 +18,7 @@ import (
 
 // A compiler error here means this code and the fsmrt package it imports are of versions
 // that do not fit: generate the code again with the fsmgen of the same module version.
-const (
-	_ = fsmrt.EnforceVersion(1 - fsmrt.MinVersion)
-	_ = fsmrt.EnforceVersion(fsmrt.MaxVersion - 1)
-)
+const _, _ = fsmrt.EnforceVersion(1 - fsmrt.MinVersion), fsmrt.EnforceVersion(fsmrt.MaxVersion - 1)
 
 // State is a state of the Task machine.
 type State uint8
@@ -41,10 +38,8 @@ const (
 	// StateFailed is the state "failed". Terminal. The task failed (reachable from any
 	// non-terminal state).
 	StateFailed State = 5
+	NumStates         = 6 // the number of states
 )
-
-// NumStates is the number of states.
-const NumStates = 6
 
 var stateNames = fsmrt.Names{Package: "cognitive", Type: "State", What: "state", List: []string{
 	"idle",
@@ -96,10 +91,8 @@ const (
 	EventTaskResumed Event = 8
 	// EventTaskFailed is the event "task_failed". The task failed.
 	EventTaskFailed Event = 9
+	NumEvents             = 10 // the number of events
 )
-
-// NumEvents is the number of events.
-const NumEvents = 10
 
 var eventNames = fsmrt.Names{Package: "cognitive", Type: "Event", What: "event", List: []string{
 	"task_created",
@@ -199,9 +192,8 @@ func (v *Checkpoint) UnmarshalText(b []byte) error { return fsmrt.Unmarshal(&che
 // FieldError is one missing or invalid field of the context or of a payload.
 type FieldError = fsmrt.FieldError
 
-// Sentinel errors for errors.Is, the runtime's own: every refusal matches ErrRefused, and
-// each typed error also matches its own sentinel. ErrInvalidSnapshot and ErrInvalidLog
-// say that what a store holds cannot be this machine's (Restore, Replay).
+// Sentinel errors for errors.Is (the runtime's): every refusal matches ErrRefused and its
+// own; ErrInvalidSnapshot and ErrInvalidLog refuse what a store holds (Restore, Replay).
 var (
 	ErrRefused           = fsmrt.ErrRefused
 	ErrInvalidTransition = fsmrt.ErrInvalidTransition
@@ -228,10 +220,7 @@ type NoHistoryError = fsmrt.NoHistoryError[State, Event]
 type ValidationError = fsmrt.ValidationError[State, Event]
 
 // fsmSpec names the machine in its errors.
-var fsmSpec = fsmrt.Spec{
-	Machine: "Task",
-	Package: "cognitive",
-}
+var fsmSpec = fsmrt.Spec{Machine: "Task", Package: "cognitive"}
 
 // TaskContext holds the machine's data: the spec's context fields. States check the fields
 // they require on entry; guards may compare them.
@@ -377,14 +366,12 @@ var _ TaskHooks = TaskNopHooks{}
 // TaskRecord is one entry of the transition history.
 type TaskRecord = fsmrt.Record[State, Event]
 
-// Task is one Task state machine, on the runtime's engine (fsmrt.Machine).
+// Task is one Task state machine on the runtime's engine (fsmrt.Machine), not safe for
+// concurrent use: confine it to one goroutine, or guard it with a mutex.
 //
 // Seed 000: the cognitive loop of one agent task. The FSM performs no I/O: it validates
 // transitions, updates the state and records the transition history. LLM calls, tool calls
 // and other I/O are initiated by the Agent after a transition.
-//
-// A Task is not safe for concurrent use: confine it to one goroutine, or guard it with a
-// mutex.
 type Task struct {
 	fsmrt.Machine[State, Event, fsmrt.NoRole, TaskContext, TaskExtra]
 	hooks TaskHooks
@@ -615,9 +602,7 @@ type TaskStore = fsmrt.Store[TaskLogEntry, TaskSnapshot]
 type TaskMemoryStore = fsmrt.MemoryStore[TaskLogEntry, TaskSnapshot]
 
 // NewTaskMemoryStore returns an empty store.
-func NewTaskMemoryStore() *TaskMemoryStore {
-	return fsmrt.NewMemoryStore[TaskLogEntry, TaskSnapshot]()
-}
+func NewTaskMemoryStore() *TaskMemoryStore { return fsmrt.NewMemoryStore[TaskLogEntry, TaskSnapshot]() }
 
 // StoreError says the store failed to persist an accepted transition; ErrStoreConflict that
 // another writer got there first.

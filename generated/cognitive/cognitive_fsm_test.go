@@ -171,7 +171,7 @@ type fsmRow struct {
 	reason     string // "" when accepted
 	calls      []string
 	counts     []int
-	errors     []FieldError
+	errors     []fsmrt.FieldError
 	remembers  bool // want remembers a state: back, or fsmNothing
 	back       State
 }
@@ -384,7 +384,7 @@ func fsmRun(t *testing.T, r fsmRow) {
 			if after, _ := json.Marshal(m.Snapshot()); string(after) != string(before) {
 				t.Fatalf("%s: refused, but the machine changed:\n%s\n%s", where, before, after)
 			}
-			var ve *ValidationError
+			var ve *fsmrt.ValidationError[State, Event]
 			if errors.As(err, &ve) && !reflect.DeepEqual(ve.Errors, r.errors) {
 				t.Fatalf("%s: field errors %v, want %v", where, ve.Errors, r.errors)
 			}
@@ -688,8 +688,8 @@ func TestFsmErrors(t *testing.T) {
 		{&InvalidTransitionError{State: s, Event: e}, ErrInvalidTransition, "invalid_transition"},
 		{&NoChoiceError{State: s, Event: e}, ErrNoChoice, "no_choice"},
 		{&NoHistoryError{State: s, Event: e, Remembering: s}, ErrNoHistory, "no_history"},
-		{&ValidationError{State: s, Event: e, Target: s, Errors: []FieldError{{Field: "f", Message: "m"}, {Field: "g", Message: "n"}}}, ErrValidation, "artifacts"},
-		{&ValidationError{State: s, Event: e, Target: s, Payload: true}, ErrValidation, "payload"},
+		{&fsmrt.ValidationError[State, Event]{State: s, Event: e, Target: s, Errors: []fsmrt.FieldError{{Field: "f", Message: "m"}, {Field: "g", Message: "n"}}}, fsmrt.ErrValidation, "artifacts"},
+		{&fsmrt.ValidationError[State, Event]{State: s, Event: e, Target: s, Payload: true}, fsmrt.ErrValidation, "payload"},
 	} {
 		if c.err.Error() == "" || !errors.Is(c.err, c.sentinel) || !errors.Is(c.err, ErrRefused) || fsmReason(c.err) != c.reason {
 			t.Errorf("%T: %q, reason %q", c.err, c.err, fsmReason(c.err))
@@ -699,14 +699,14 @@ func TestFsmErrors(t *testing.T) {
 		}
 	}
 	// Compared as decoded JSON: json.Marshal escapes <, > and & in event names.
-	b, err := json.Marshal(&ValidationError{Errors: []FieldError{{Field: "f", Message: "m"}}, Allowed: []Event{e}})
+	b, err := json.Marshal(&fsmrt.ValidationError[State, Event]{Errors: []fsmrt.FieldError{{Field: "f", Message: "m"}}, Allowed: []Event{e}})
 	var got any
 	if err == nil {
 		err = json.Unmarshal(b, &got)
 	}
 	want := map[string]any{"success": false, "errors": []any{map[string]any{"field": "f", "message": "m"}}, "allowedTransitions": []any{e.String()}}
 	if err != nil || !reflect.DeepEqual(got, want) {
-		t.Errorf("ValidationError JSON %s (%v), want %v", b, err, want)
+		t.Errorf("fsmrt.ValidationError[State, Event] JSON %s (%v), want %v", b, err, want)
 	}
 	refusal := fsmrt.InvalidTransition(&fsmSpec, s, e)
 	if got := refusal.Permitted(); !reflect.DeepEqual(got, fsmAccepted[s]) {
@@ -728,7 +728,7 @@ func TestFsmPayloads(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		fire func(m *Task) (State, error)
-		want []FieldError
+		want []fsmrt.FieldError
 	}{
 		{"task_created/input_text zero", func(m *Task) (State, error) {
 			p := fsmGoodTaskCreatedPayload()
@@ -739,7 +739,7 @@ func TestFsmPayloads(t *testing.T) {
 		m, _ := fsmFixture(StateIdle, nil, false, false, false)
 		before, _ := json.Marshal(m.Snapshot())
 		_, err := c.fire(m)
-		var ve *ValidationError
+		var ve *fsmrt.ValidationError[State, Event]
 		if !errors.As(err, &ve) || !ve.Payload || !reflect.DeepEqual(ve.Errors, c.want) {
 			t.Errorf("%s: %v, want payload errors %v", c.name, err, c.want)
 		}

@@ -16,10 +16,7 @@ import (
 
 // A compiler error here means this code and the fsmrt package it imports are of versions
 // that do not fit: generate the code again with the fsmgen of the same module version.
-const (
-	_ = fsmrt.EnforceVersion(1 - fsmrt.MinVersion)
-	_ = fsmrt.EnforceVersion(fsmrt.MaxVersion - 1)
-)
+const _, _ = fsmrt.EnforceVersion(1 - fsmrt.MinVersion), fsmrt.EnforceVersion(fsmrt.MaxVersion - 1)
 
 // State is a state of the Task machine.
 type State uint8
@@ -49,10 +46,8 @@ const (
 	StateFailed State = 9
 	// StateStopped is the state "stopped". Terminal. User cancelled or budget exceeded.
 	StateStopped State = 10
+	NumStates          = 11 // the number of states
 )
-
-// NumStates is the number of states.
-const NumStates = 11
 
 var stateNames = fsmrt.Names{Package: "pipeline", Type: "State", What: "state", List: []string{
 	"created",
@@ -112,10 +107,8 @@ const (
 	EventBudgetExceeded Event = 10
 	// EventCancel is the event "cancel". The user ran /cancel.
 	EventCancel Event = 11
+	NumEvents         = 12 // the number of events
 )
-
-// NumEvents is the number of events.
-const NumEvents = 12
 
 var eventNames = fsmrt.Names{Package: "pipeline", Type: "Event", What: "event", List: []string{
 	"start",
@@ -179,17 +172,12 @@ func (v Checkpoint) MarshalText() ([]byte, error) { return checkpointNames.Marsh
 // UnmarshalText decodes a checkpoint name.
 func (v *Checkpoint) UnmarshalText(b []byte) error { return fsmrt.Unmarshal(&checkpointNames, b, v) }
 
-// FieldError is one missing or invalid field of the context or of a payload.
-type FieldError = fsmrt.FieldError
-
-// Sentinel errors for errors.Is, the runtime's own: every refusal matches ErrRefused, and
-// each typed error also matches its own sentinel. ErrInvalidSnapshot and ErrInvalidLog
-// say that what a store holds cannot be this machine's (Restore, Replay).
+// Sentinel errors for errors.Is (the runtime's): every refusal matches ErrRefused and its
+// own; ErrInvalidSnapshot and ErrInvalidLog refuse what a store holds (Restore, Replay).
 var (
 	ErrRefused           = fsmrt.ErrRefused
 	ErrInvalidTransition = fsmrt.ErrInvalidTransition
 	ErrGuard             = fsmrt.ErrGuard
-	ErrValidation        = fsmrt.ErrValidation
 	ErrInvalidSnapshot   = fsmrt.ErrInvalidSnapshot
 	ErrInvalidLog        = fsmrt.ErrInvalidLog
 )
@@ -202,16 +190,8 @@ type InvalidTransitionError = fsmrt.InvalidTransitionError[State, Event]
 // hold.
 type GuardError = fsmrt.GuardError[State, Event]
 
-// ValidationError says required fields are missing or invalid: the context fields the
-// target state requires, or the event's payload (Payload is true). Allowed lists the
-// events that would be accepted instead.
-type ValidationError = fsmrt.ValidationError[State, Event]
-
 // fsmSpec names the machine in its errors.
-var fsmSpec = fsmrt.Spec{
-	Machine: "Task",
-	Package: "pipeline",
-}
+var fsmSpec = fsmrt.Spec{Machine: "Task", Package: "pipeline"}
 
 // TaskContext holds the machine's data: the spec's context fields. States check the fields
 // they require on entry; guards may compare them.
@@ -449,14 +429,12 @@ func (TaskNopHooks) Checkpoint(context.Context, *Task, Checkpoint, TaskStep) err
 
 var _ TaskHooks = TaskNopHooks{}
 
-// Task is one Task state machine, on the runtime's engine (fsmrt.Machine).
+// Task is one Task state machine on the runtime's engine (fsmrt.Machine), not safe for
+// concurrent use: confine it to one goroutine, or guard it with a mutex.
 //
 // Seed 002: a task classified, routed to a pipeline and executed phase by phase, with
 // retries, model-tier escalation, a circuit breaker and verification. The checkpoint is
 // updated at every state transition so that /resume works from any point.
-//
-// A Task is not safe for concurrent use: confine it to one goroutine, or guard it with a
-// mutex.
 type Task struct {
 	fsmrt.Machine[State, Event, fsmrt.NoRole, TaskContext, fsmrt.None]
 	hooks TaskHooks
@@ -687,9 +665,7 @@ type TaskStore = fsmrt.Store[TaskLogEntry, TaskSnapshot]
 type TaskMemoryStore = fsmrt.MemoryStore[TaskLogEntry, TaskSnapshot]
 
 // NewTaskMemoryStore returns an empty store.
-func NewTaskMemoryStore() *TaskMemoryStore {
-	return fsmrt.NewMemoryStore[TaskLogEntry, TaskSnapshot]()
-}
+func NewTaskMemoryStore() *TaskMemoryStore { return fsmrt.NewMemoryStore[TaskLogEntry, TaskSnapshot]() }
 
 // StoreError says the store failed to persist an accepted transition; ErrStoreConflict that
 // another writer got there first.

@@ -18,10 +18,7 @@ import (
 
 // A compiler error here means this code and the fsmrt package it imports are of versions
 // that do not fit: generate the code again with the fsmgen of the same module version.
-const (
-	_ = fsmrt.EnforceVersion(1 - fsmrt.MinVersion)
-	_ = fsmrt.EnforceVersion(fsmrt.MaxVersion - 1)
-)
+const _, _ = fsmrt.EnforceVersion(1 - fsmrt.MinVersion), fsmrt.EnforceVersion(fsmrt.MaxVersion - 1)
 
 // State is a state of the Task machine.
 type State uint8
@@ -45,10 +42,8 @@ const (
 	StateCompleted State = 5
 	// StateBlocked is the state "blocked". Task cannot proceed due to blocker.
 	StateBlocked State = 6
+	NumStates          = 7 // the number of states
 )
-
-// NumStates is the number of states.
-const NumStates = 7
 
 var stateNames = fsmrt.Names{Package: "review", Type: "State", What: "state", List: []string{
 	"not_started",
@@ -98,10 +93,8 @@ const (
 	// EventSecurityReviewSubmitted is the event "security_review_submitted". A Review Agent
 	// with security focus submitted its review.
 	EventSecurityReviewSubmitted Event = 8
+	NumEvents                          = 9 // the number of events
 )
-
-// NumEvents is the number of events.
-const NumEvents = 9
 
 var eventNames = fsmrt.Names{Package: "review", Type: "Event", What: "event", List: []string{
 	"in_progress",
@@ -143,11 +136,8 @@ func (s State) IsTerminal() bool { return s == StateCompleted }
 type Criticality uint8
 
 const (
-	// CriticalityStandard is the criticality value "standard".
-	CriticalityStandard Criticality = 0
-	// CriticalityComplex is the criticality value "complex".
-	CriticalityComplex Criticality = 1
-	// CriticalitySecuritySensitive is the criticality value "security-sensitive".
+	CriticalityStandard          Criticality = 0
+	CriticalityComplex           Criticality = 1
 	CriticalitySecuritySensitive Criticality = 2
 )
 
@@ -167,17 +157,12 @@ func (v Criticality) MarshalText() ([]byte, error) { return criticalityNames.Mar
 // UnmarshalText decodes a criticality value name.
 func (v *Criticality) UnmarshalText(b []byte) error { return fsmrt.Unmarshal(&criticalityNames, b, v) }
 
-// FieldError is one missing or invalid field of the context or of a payload.
-type FieldError = fsmrt.FieldError
-
-// Sentinel errors for errors.Is, the runtime's own: every refusal matches ErrRefused, and
-// each typed error also matches its own sentinel. ErrInvalidSnapshot and ErrInvalidLog
-// say that what a store holds cannot be this machine's (Restore, Replay).
+// Sentinel errors for errors.Is (the runtime's): every refusal matches ErrRefused and its
+// own; ErrInvalidSnapshot and ErrInvalidLog refuse what a store holds (Restore, Replay).
 var (
 	ErrRefused           = fsmrt.ErrRefused
 	ErrInvalidTransition = fsmrt.ErrInvalidTransition
 	ErrGuard             = fsmrt.ErrGuard
-	ErrValidation        = fsmrt.ErrValidation
 	ErrInvalidSnapshot   = fsmrt.ErrInvalidSnapshot
 	ErrInvalidLog        = fsmrt.ErrInvalidLog
 )
@@ -190,16 +175,8 @@ type InvalidTransitionError = fsmrt.InvalidTransitionError[State, Event]
 // hold.
 type GuardError = fsmrt.GuardError[State, Event]
 
-// ValidationError says required fields are missing or invalid: the context fields the
-// target state requires, or the event's payload (Payload is true). Allowed lists the
-// events that would be accepted instead.
-type ValidationError = fsmrt.ValidationError[State, Event]
-
 // fsmSpec names the machine in its errors.
-var fsmSpec = fsmrt.Spec{
-	Machine: "Task",
-	Package: "review",
-}
+var fsmSpec = fsmrt.Spec{Machine: "Task", Package: "review"}
 
 // TaskContext holds the machine's data: the spec's context fields. States check the fields
 // they require on entry; guards may compare them.
@@ -216,16 +193,14 @@ type TaskStep = fsmrt.Step[State, Event, fsmrt.NoRole]
 // TaskInput is what the caller says about one firing (FireWith).
 type TaskInput = fsmrt.Input[fsmrt.NoRole]
 
-// Task is one Task state machine, on the runtime's engine (fsmrt.Machine).
+// Task is one Task state machine on the runtime's engine (fsmrt.Machine), not safe for
+// concurrent use: confine it to one goroutine, or guard it with a mutex.
 //
 // Seed 003: tasks in a multi-agent orchestration system, from worker execution through
 // review to a final report. Only the transitions of the Valid Transitions table are
 // accepted: skipping phases, going backwards or any other transition is rejected, the
 // state stays unchanged and the caller receives an error. The task's criticality decides
 // how many reviews the review step needs.
-//
-// A Task is not safe for concurrent use: confine it to one goroutine, or guard it with a
-// mutex.
 type Task struct {
 	fsmrt.Machine[State, Event, fsmrt.NoRole, TaskContext, fsmrt.None]
 }
@@ -364,9 +339,7 @@ type TaskStore = fsmrt.Store[TaskLogEntry, TaskSnapshot]
 type TaskMemoryStore = fsmrt.MemoryStore[TaskLogEntry, TaskSnapshot]
 
 // NewTaskMemoryStore returns an empty store.
-func NewTaskMemoryStore() *TaskMemoryStore {
-	return fsmrt.NewMemoryStore[TaskLogEntry, TaskSnapshot]()
-}
+func NewTaskMemoryStore() *TaskMemoryStore { return fsmrt.NewMemoryStore[TaskLogEntry, TaskSnapshot]() }
 
 // StoreError says the store failed to persist an accepted transition; ErrStoreConflict that
 // another writer got there first.

@@ -137,7 +137,7 @@ type fsmRow struct {
 	reason     string // "" when accepted
 	calls      []string
 	counts     []int
-	errors     []FieldError
+	errors     []fsmrt.FieldError
 }
 
 // fsmRows has, for each state, a row for every event, then rows for every outcome of the
@@ -346,7 +346,7 @@ func fsmRun(t *testing.T, r fsmRow) {
 			if after, _ := json.Marshal(m.Snapshot()); string(after) != string(before) {
 				t.Fatalf("%s: refused, but the machine changed:\n%s\n%s", where, before, after)
 			}
-			var ve *ValidationError
+			var ve *fsmrt.ValidationError[State, Event]
 			if errors.As(err, &ve) && !reflect.DeepEqual(ve.Errors, r.errors) {
 				t.Fatalf("%s: field errors %v, want %v", where, ve.Errors, r.errors)
 			}
@@ -623,8 +623,8 @@ func TestFsmErrors(t *testing.T) {
 	}{
 		{&InvalidTransitionError{State: s, Event: e}, ErrInvalidTransition, "invalid_transition"},
 		{&GuardError{State: s, Event: e}, ErrGuard, "guard"},
-		{&ValidationError{State: s, Event: e, Target: s, Errors: []FieldError{{Field: "f", Message: "m"}, {Field: "g", Message: "n"}}}, ErrValidation, "artifacts"},
-		{&ValidationError{State: s, Event: e, Target: s, Payload: true}, ErrValidation, "payload"},
+		{&fsmrt.ValidationError[State, Event]{State: s, Event: e, Target: s, Errors: []fsmrt.FieldError{{Field: "f", Message: "m"}, {Field: "g", Message: "n"}}}, fsmrt.ErrValidation, "artifacts"},
+		{&fsmrt.ValidationError[State, Event]{State: s, Event: e, Target: s, Payload: true}, fsmrt.ErrValidation, "payload"},
 	} {
 		if c.err.Error() == "" || !errors.Is(c.err, c.sentinel) || !errors.Is(c.err, ErrRefused) || fsmReason(c.err) != c.reason {
 			t.Errorf("%T: %q, reason %q", c.err, c.err, fsmReason(c.err))
@@ -634,14 +634,14 @@ func TestFsmErrors(t *testing.T) {
 		}
 	}
 	// Compared as decoded JSON: json.Marshal escapes <, > and & in event names.
-	b, err := json.Marshal(&ValidationError{Errors: []FieldError{{Field: "f", Message: "m"}}, Allowed: []Event{e}})
+	b, err := json.Marshal(&fsmrt.ValidationError[State, Event]{Errors: []fsmrt.FieldError{{Field: "f", Message: "m"}}, Allowed: []Event{e}})
 	var got any
 	if err == nil {
 		err = json.Unmarshal(b, &got)
 	}
 	want := map[string]any{"success": false, "errors": []any{map[string]any{"field": "f", "message": "m"}}, "allowedTransitions": []any{e.String()}}
 	if err != nil || !reflect.DeepEqual(got, want) {
-		t.Errorf("ValidationError JSON %s (%v), want %v", b, err, want)
+		t.Errorf("fsmrt.ValidationError[State, Event] JSON %s (%v), want %v", b, err, want)
 	}
 	refusal := fsmrt.InvalidTransition(&fsmSpec, s, e)
 	if got := refusal.Permitted(); !reflect.DeepEqual(got, fsmAccepted[s]) {

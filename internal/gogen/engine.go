@@ -93,7 +93,7 @@ func (g *gen) engineFile(f *File) {
 func (g *gen) engineErrors(f *File) {
 	g.errorAliases(f)
 	f.Comment("// fsmSpec names the machine in its errors.")
-	f.Var().Id("fsmSpec").Op("=").Qual(rt, "Spec").Values(Dict{Id("Package"): Lit(g.m.Package), Id("Machine"): Lit(g.m.Name)})
+	f.Var().Id("fsmSpec").Op("=").Qual(rt, "Spec").Values(Id("Machine").Op(":").Lit(g.m.Name), Id("Package").Op(":").Lit(g.m.Package))
 	f.Line()
 }
 
@@ -101,9 +101,11 @@ func (g *gen) engineErrors(f *File) {
 // constructor and the wrappers of what the spec declares.
 func (g *gen) engineMachine(f *File) {
 	m, T := g.m, g.T
-	f.Comment(comment(g.name("Step") + " describes the transition being decided or run; hooks receive it by value."))
-	f.Type().Id(g.name("Step")).Op("=").Qual(rt, "Step").Types(Id("State"), Id("Event"), g.role())
-	f.Line()
+	if g.hooks || len(m.Guards) > 0 {
+		f.Comment(comment(g.name("Step") + " describes the transition being decided or run; hooks receive it by value."))
+		f.Type().Id(g.name("Step")).Op("=").Qual(rt, "Step").Types(Id("State"), Id("Event"), g.role())
+		f.Line()
+	}
 	f.Comment(comment(g.name("Input") + " is what the caller says about one firing (FireWith)."))
 	f.Type().Id(g.name("Input")).Op("=").Qual(rt, "Input").Types(g.role())
 	f.Line()
@@ -118,34 +120,43 @@ func (g *gen) engineMachine(f *File) {
 	if g.hooks {
 		fields = append(fields, Id("hooks").Id(g.name("Hooks")))
 	}
-	f.Comment(comment(fmt.Sprintf("%s is one %s state machine, on the runtime's engine (fsmrt.Machine).%s\n\nA %s is not safe for concurrent use: confine it to one goroutine, or guard it with a\nmutex.", T, m.Name, docSuffix(m.Doc), T)))
+	f.Comment(comment(fmt.Sprintf("%s is one %s state machine on the runtime's engine (fsmrt.Machine), not safe for\nconcurrent use: confine it to one goroutine, or guard it with a mutex.%s", T, m.Name, docSuffix(m.Doc))))
 	f.Type().Id(T).Struct(fields...)
 	f.Line()
 
-	f.Comment(comment(fmt.Sprintf("New%s returns a machine in the initial state %s, its context at the spec's\ndefaults.", T, quoted(m.Initial.Name))))
-	f.Func().Id("New" + T).Params(g.hookParams()...).Op("*").Id(T).BlockFunc(func(b *Group) {
-		if g.hooks {
-			b.Id("m").Op(":=").Op("&").Id(T).Values(Dict{Id("hooks"): Id("hooks")})
-		} else {
-			b.Id("m").Op(":=").Op("&").Id(T).Values()
+	if len(m.Fields) > 0 {
+		f.Comment(comment(fmt.Sprintf("New%s returns a machine in the initial state %s, its context at the spec's\ndefaults.", T, quoted(m.Initial.Name))))
+	} else {
+		f.Comment(comment(fmt.Sprintf("New%s returns a machine in the initial state %s.", T, quoted(m.Initial.Name))))
+	}
+	var body []Code
+	if g.hooks {
+		body = append(body, Id("m").Op(":=").Op("&").Id(T).Values(Dict{Id("hooks"): Id("hooks")}))
+	} else {
+		body = append(body, Id("m").Op(":=").Op("&").Id(T).Values())
+	}
+	ops := Nil()
+	if g.needsOps() {
+		ops = Parens(Op("*").Id("ops")).Parens(Id("m"))
+	}
+	body = append(body, Qual(rt, "Init").Call(self(), Op("&").Id("def"), ops))
+	for _, p := range m.Policies {
+		if p.Default {
+			body = append(body, xtra().Dot("Policies").Dot(p.GoName).Op("=").True())
 		}
-		ops := Nil()
-		if g.needsOps() {
-			ops = Parens(Op("*").Id("ops")).Parens(Id("m"))
+	}
+	for _, fd := range m.Fields {
+		if fd.Default.Set {
+			body = append(body, Id("m").Dot("Context").Dot(fd.GoName).Op("=").Add(g.literal(fd, fd.Default)))
 		}
-		b.Qual(rt, "Init").Call(self(), Op("&").Id("def"), ops)
-		for _, p := range m.Policies {
-			if p.Default {
-				b.Add(xtra()).Dot("Policies").Dot(p.GoName).Op("=").True()
-			}
-		}
-		for _, fd := range m.Fields {
-			if fd.Default.Set {
-				b.Id("m").Dot("Context").Dot(fd.GoName).Op("=").Add(g.literal(fd, fd.Default))
-			}
-		}
-		b.Return(Id("m"))
-	})
+	}
+	body = append(body, Return(Id("m")))
+	sig := Func().Id("New" + T).Params(g.hookParams()...).Op("*").Id(T)
+	if len(body) == 3 && !g.hooks && !g.needsOps() {
+		f.Add(sig.Add(inline(body...)))
+	} else {
+		f.Add(sig.Block(body...))
+	}
 	f.Line()
 	recv := func() *Statement { return Func().Params(Id("m").Op("*").Id(T)) }
 	for i, c := range m.Counters {
@@ -428,8 +439,8 @@ func (g *gen) engineStore(f *File) {
 	f.Type().Id(g.name("MemoryStore")).Op("=").Qual(rt, "MemoryStore").Types(Id(g.name("LogEntry")), Id(g.name("Snapshot")))
 	f.Line()
 	f.Comment("// New" + g.name("MemoryStore") + " returns an empty store.")
-	f.Func().Id("New" + g.name("MemoryStore")).Params().Op("*").Id(g.name("MemoryStore")).Block(
-		Return(Qual(rt, "NewMemoryStore").Types(Id(g.name("LogEntry")), Id(g.name("Snapshot"))).Call()))
+	f.Func().Id("New" + g.name("MemoryStore")).Params().Op("*").Id(g.name("MemoryStore")).Add(inline(
+		Return(Qual(rt, "NewMemoryStore").Types(Id(g.name("LogEntry")), Id(g.name("Snapshot"))).Call())))
 	f.Line()
 	f.Comment("// StoreError says the store failed to persist an accepted transition; ErrStoreConflict that\n// another writer got there first.")
 	f.Type().Id("StoreError").Op("=").Qual(rt, "StoreError")

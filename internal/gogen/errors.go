@@ -6,9 +6,12 @@ import (
 
 // errorAliases declares the sentinels and typed refusals of the machine as the runtime's.
 func (g *gen) errorAliases(f *File) {
-	f.Comment("// FieldError is one missing or invalid field of the context or of a payload.")
-	f.Type().Id("FieldError").Op("=").Qual(rt, "FieldError")
-	f.Line()
+	validates := g.requires() || g.payloads()
+	if validates {
+		f.Comment("// FieldError is one missing or invalid field of the context or of a payload.")
+		f.Type().Id("FieldError").Op("=").Qual(rt, "FieldError")
+		f.Line()
+	}
 
 	guard, noChoice, noHistory, limit := g.m.Refusals()
 	sentinels := []string{"ErrRefused", "ErrInvalidTransition"}
@@ -22,10 +25,10 @@ func (g *gen) errorAliases(f *File) {
 	add(noChoice, "ErrNoChoice")
 	add(noHistory, "ErrNoHistory")
 	add(limit, "ErrLimit")
-	sentinels = append(sentinels, "ErrValidation")
+	add(validates, "ErrValidation")
 	add(g.m.Idempotent, "ErrIdempotencyConflict")
 	sentinels = append(sentinels, "ErrInvalidSnapshot", "ErrInvalidLog")
-	f.Comment("// Sentinel errors for errors.Is, the runtime's own: every refusal matches ErrRefused, and\n// each typed error also matches its own sentinel. ErrInvalidSnapshot and ErrInvalidLog\n// say that what a store holds cannot be this machine's (Restore, Replay).")
+	f.Comment("// Sentinel errors for errors.Is (the runtime's): every refusal matches ErrRefused and its\n// own; ErrInvalidSnapshot and ErrInvalidLog refuse what a store holds (Restore, Replay).")
 	f.Var().DefsFunc(func(d *Group) {
 		for _, s := range sentinels {
 			d.Id(s).Op("=").Qual(rt, s)
@@ -49,7 +52,9 @@ func (g *gen) errorAliases(f *File) {
 	if limit {
 		types = append(types, errType{"LimitError", "LimitError says the transition would trip a counter's limit that has no `then` state."})
 	}
-	types = append(types, errType{"ValidationError", "ValidationError says required fields are missing or invalid: the context fields the target\nstate requires, or the event's payload (Payload is true). Allowed lists the events that\nwould be accepted instead."})
+	if validates {
+		types = append(types, errType{"ValidationError", "ValidationError says required fields are missing or invalid: the context fields the target\nstate requires, or the event's payload (Payload is true). Allowed lists the events that\nwould be accepted instead."})
+	}
 	if g.m.Idempotent {
 		types = append(types, errType{"IdempotencyConflictError", "IdempotencyConflictError says the key was already used for another event."})
 	}

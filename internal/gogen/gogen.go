@@ -40,10 +40,8 @@ func Generate(m *ir.Machine, source string) ([]byte, error) {
 	f.HeaderComment("source: " + g.source)
 	f.PackageComment(comment("Package " + m.Package + " implements the " + m.Name + " state machine." + docSuffix(m.Doc)))
 	f.Comment("// A compiler error here means this code and the fsmrt package it imports are of versions\n// that do not fit: generate the code again with the fsmgen of the same module version.")
-	f.Const().Defs(
-		jen.Id("_").Op("=").Qual(rt, "EnforceVersion").Call(jen.Lit(runtimeVersion).Op("-").Qual(rt, "MinVersion")),
-		jen.Id("_").Op("=").Qual(rt, "EnforceVersion").Call(jen.Qual(rt, "MaxVersion").Op("-").Lit(runtimeVersion)),
-	)
+	f.Const().List(jen.Id("_"), jen.Id("_")).Op("=").Qual(rt, "EnforceVersion").Call(jen.Lit(runtimeVersion).Op("-").Qual(rt, "MinVersion")).Op(",").
+		Qual(rt, "EnforceVersion").Call(jen.Qual(rt, "MaxVersion").Op("-").Lit(runtimeVersion))
 	f.Line()
 	g.engineFile(f)
 	var b bytes.Buffer

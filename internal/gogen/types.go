@@ -2,6 +2,7 @@ package gogen
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	. "github.com/dave/jennifer/jen"
@@ -23,6 +24,9 @@ type enumSpec struct {
 	NoneName string   // constant for the zero value when Offset is 1
 }
 
+// flagDocs are the docs of states that say nothing but what the state is.
+var flagDocs = []string{"Initial.", "Terminal.", "Initial and terminal.", "May fire every transition.", "Taken on every transition."}
+
 // enum emits the type, its constants, String, Parse, MarshalText/UnmarshalText and a
 // compile guard that breaks the build if the constants are renumbered by hand.
 func (g *gen) enum(f *File, e enumSpec) {
@@ -36,20 +40,26 @@ func (g *gen) enum(f *File, e enumSpec) {
 			d.Id(e.NoneName).Id(e.Type).Op("=").Lit(0)
 		}
 		for i, name := range e.Names {
-			doc := fmt.Sprintf("%s%s is the %s %s.", e.Prefix, e.GoNames[i], e.What, quoted(name))
-			if e.Docs != nil && e.Docs[i] != "" {
-				doc += " " + e.Docs[i]
+			// A value the spec documents gets a doc comment; one it does not, at most a
+			// trailing note (initial, terminal, ...).
+			doc := ""
+			if e.Docs != nil {
+				doc = strings.TrimSpace(e.Docs[i])
 			}
-			d.Comment(comment(doc))
-			d.Id(e.Prefix + e.GoNames[i]).Id(e.Type).Op("=").Lit(i + e.Offset)
+			flag := slices.Contains(flagDocs, doc)
+			if doc != "" && !flag {
+				d.Comment(comment(fmt.Sprintf("%s%s is the %s %s. %s", e.Prefix, e.GoNames[i], e.What, quoted(name), doc)))
+			}
+			c := d.Id(e.Prefix + e.GoNames[i]).Id(e.Type).Op("=").Lit(i + e.Offset)
+			if flag {
+				c.Comment(strings.ToLower(strings.TrimSuffix(doc, ".")))
+			}
+		}
+		if e.Count != "" {
+			d.Id(e.Count).Op("=").Lit(n).Comment(fmt.Sprintf("the number of %ss", e.What))
 		}
 	})
 	f.Line()
-	if e.Count != "" {
-		f.Commentf("// %s is the number of %ss.", e.Count, e.What)
-		f.Const().Id(e.Count).Op("=").Lit(n)
-		f.Line()
-	}
 	// The names, on one line; the constants are declared right above them, in the same
 	// generated file, so no compile guard is needed to keep them in step.
 	namesVar := names.LowerFirst(e.Type) + "Names"
