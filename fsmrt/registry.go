@@ -1,6 +1,7 @@
 package fsmrt
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -31,17 +32,50 @@ type Registry[M Holder[S], S StateType] struct {
 	logger    *slog.Logger
 }
 
+// identified is a machine that embeds Machine, whose ID field names it.
+type identified interface{ registryID() string }
+
+func (m *Machine[S, E, R, C, X]) registryID() string { return m.ID }
+
+// Firer is what RegistryFire needs of a machine: its state, and firing an event with an
+// input (every generated machine).
+type Firer[S StateType, E, R EnumType] interface {
+	Holder[S]
+	FireWith(ctx context.Context, e E, in Input[R]) (S, error)
+}
+
+// RegistryFire fires e with in on the machine registered under id in r, holding its lock:
+// the generated registries' Fire.
+func RegistryFire[M Firer[S, E, R], S StateType, E, R EnumType](ctx context.Context, r *Registry[M, S], id string, e E, in Input[R]) (S, error) {
+	var to S
+	err := r.Do(id, func(m M) error {
+		var err error
+		to, err = m.FireWith(ctx, e, in)
+		return err
+	})
+	return to, err
+}
+
 type registered[M any] struct {
 	mu sync.Mutex
 	m  M
 }
 
-// Init readies an empty registry (a Registry must be initialised before use) for the machine type named name, whose ID id returns.
+// Init readies an empty registry (a Registry must be initialised before use) for the
+// machine type named name, whose ID id returns; nil means the ID field of the Machine it
+// embeds (every generated machine's), and panics for a machine that embeds none.
 // Registering past maxActive active (non-terminal) machines is not refused, but logged as a
 // warning through logger (slog.Default() when nil); maxActive 0 means no limit.
 func (r *Registry[M, S]) Init(name string, id func(M) string, maxActive int, logger *slog.Logger) {
 	if logger == nil {
 		logger = slog.Default()
+	}
+	if id == nil {
+		var zero M
+		if _, ok := any(zero).(identified); !ok {
+			panic(fmt.Sprintf("fsmrt: Registry.Init: no id function for %T, which embeds no Machine", zero))
+		}
+		id = func(m M) string { return any(m).(identified).registryID() }
 	}
 	r.machines = map[string]*registered[M]{}
 	r.name, r.id, r.maxActive, r.logger = name, id, maxActive, logger

@@ -238,7 +238,9 @@ func (v *TimeoutLevel) UnmarshalText(b []byte) error {
 }
 
 // Sentinel errors for errors.Is (the runtime's): every refusal matches ErrRefused and its
-// own; ErrInvalidSnapshot and ErrInvalidLog refuse what a store holds (Restore, Replay).
+// own; ErrInvalidSnapshot and ErrInvalidLog refuse what a store holds (Restore, Replay),
+// ErrStoreConflict says another writer got there first, ErrNotRegistered that a registry
+// holds no machine of that ID.
 var (
 	ErrRefused           = fsmrt.ErrRefused
 	ErrInvalidTransition = fsmrt.ErrInvalidTransition
@@ -246,17 +248,17 @@ var (
 	ErrNoHistory         = fsmrt.ErrNoHistory
 	ErrInvalidSnapshot   = fsmrt.ErrInvalidSnapshot
 	ErrInvalidLog        = fsmrt.ErrInvalidLog
+	ErrStoreConflict     = fsmrt.ErrStoreConflict
+	ErrNotRegistered     = fsmrt.ErrNotRegistered
 )
 
-// InvalidTransitionError says the event is not accepted in the state at all (every event
-// is refused in a terminal state). Permitted lists what is.
-type InvalidTransitionError = fsmrt.InvalidTransitionError[State, Event]
-
-// NoHistoryError says a history transition found no remembered state to return to.
-type NoHistoryError = fsmrt.NoHistoryError[State, Event]
-
-// PermissionError says the role may not fire the transition.
-type PermissionError = fsmrt.PermissionError[State, Event, Role]
+// The errors Fire returns, the runtime's types (fsmrt), and what each says.
+type (
+	InvalidTransitionError = fsmrt.InvalidTransitionError[State, Event] // the state has no transition on the event
+	NoHistoryError         = fsmrt.NoHistoryError[State, Event]         // a history target remembers no state yet
+	PermissionError        = fsmrt.PermissionError[State, Event, Role]  // the role may not fire the transition
+	StoreError             = fsmrt.StoreError                           // the store failed to persist an accepted transition
+)
 
 // fsmSpec names the machine in its errors.
 var fsmSpec = fsmrt.Spec{Machine: "Task", Package: "build"}
@@ -508,27 +510,18 @@ var moves = [...]uint32{
 	12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12,
 }
 
-// TaskSnapshot is the machine's present, in a form that encodes to JSON by name
-// (fsmrt.Snapshot).
-type TaskSnapshot = fsmrt.Snapshot[State, TaskContext, fsmrt.None]
-
-// TaskLogEntry is one entry of the event log (fsmrt.LogEntry).
-type TaskLogEntry = fsmrt.LogEntry[State, Event, Role]
-
-// TaskStore persists machines: the event log and the last snapshot (fsmrt.Store).
-type TaskStore = fsmrt.Store[TaskLogEntry, TaskSnapshot]
-
-// TaskMemoryStore is a TaskStore in memory, safe for concurrent use (fsmrt.MemoryStore).
-type TaskMemoryStore = fsmrt.MemoryStore[TaskLogEntry, TaskSnapshot]
+// Persistence, the runtime's types: a snapshot is the machine's present (fsmrt.Snapshot),
+// the event log its past (fsmrt.LogEntry); a store keeps both (fsmrt.Store), and
+// TaskMemoryStore is one in memory, safe for concurrent use.
+type (
+	TaskSnapshot    = fsmrt.Snapshot[State, TaskContext, fsmrt.None]
+	TaskLogEntry    = fsmrt.LogEntry[State, Event, Role]
+	TaskStore       = fsmrt.Store[TaskLogEntry, TaskSnapshot]
+	TaskMemoryStore = fsmrt.MemoryStore[TaskLogEntry, TaskSnapshot]
+)
 
 // NewTaskMemoryStore returns an empty store.
 func NewTaskMemoryStore() *TaskMemoryStore { return fsmrt.NewMemoryStore[TaskLogEntry, TaskSnapshot]() }
-
-// StoreError says the store failed to persist an accepted transition; ErrStoreConflict that
-// another writer got there first.
-type StoreError = fsmrt.StoreError
-
-var ErrStoreConflict = fsmrt.ErrStoreConflict
 
 // RestoreTask rebuilds a machine from a snapshot, refusing one it could never have taken
 // with a fsmrt.SnapshotError (fsmrt.Restore).
@@ -550,37 +543,21 @@ func ReplayTask(ctx context.Context, store TaskStore, id string, hooks TaskHooks
 	return m, nil
 }
 
-// ErrNotRegistered says no machine with that ID is registered.
-var ErrNotRegistered = fsmrt.ErrNotRegistered
+// TaskRegistry holds machines by ID and answers queries over them (fsmrt.Registry), safe
+// for concurrent use: each machine is locked while Do, Fire or a query looks at it.
+type TaskRegistry struct{ fsmrt.Registry[*Task, State] }
 
-// TaskRegistry holds machines by ID and answers queries over them (fsmrt.Registry). It is
-// safe for concurrent use: each machine has a lock, held while Do, Fire or a query looks
-// at it. Fire events on registered machines through Do or Fire, never directly from
-// several goroutines.
-type TaskRegistry struct {
-	fsmrt.Registry[*Task, State]
-}
-
-// NewTaskRegistry returns an empty registry. Registering past maxActive active
-// (non-terminal) machines is not refused, but logged as a warning through logger
-// (slog.Default() when nil); maxActive 0 means no limit.
+// NewTaskRegistry returns an empty registry that warns (through logger, slog.Default()
+// when nil) when more than maxActive machines are active (0: no limit).
 func NewTaskRegistry(maxActive int, logger *slog.Logger) *TaskRegistry {
 	r := &TaskRegistry{}
-	r.Init("Task", func(m *Task) string {
-		return m.ID
-	}, maxActive, logger)
+	r.Init("Task", nil, maxActive, logger)
 	return r
 }
 
 // Fire fires e on the machine registered under id, holding its lock.
 func (r *TaskRegistry) Fire(ctx context.Context, id string, e Event, in TaskInput) (State, error) {
-	var to State
-	err := r.Do(id, func(m *Task) error {
-		var err error
-		to, err = m.FireWith(ctx, e, in)
-		return err
-	})
-	return to, err
+	return fsmrt.RegistryFire(ctx, &r.Registry, id, e, in)
 }
 
 // ExceedingTimeout returns the machines whose state's timeout has reached level at at

@@ -77,7 +77,11 @@ func (g *gen) structFields(fields []*ir.Field) []Code {
 // the field checks.
 func (g *gen) context(f *File) {
 	m := g.m
-	f.Comment(comment(g.name("Context") + " holds the machine's data: the spec's context fields. States check the\nfields they require on entry; guards may compare them."))
+	if len(m.Fields) == 0 {
+		f.Comment(comment(g.name("Context") + " holds the machine's data; its spec declares none."))
+	} else {
+		f.Comment(comment(g.name("Context") + " holds the machine's data: the spec's context fields. States check the\nfields they require on entry; guards may compare them."))
+	}
 	f.Type().Id(g.name("Context")).Struct(g.structFields(m.Fields)...)
 	f.Line()
 	if len(m.Policies) > 0 {

@@ -121,7 +121,11 @@ func (g *gen) engineMachine(f *File) {
 		fields = append(fields, Id("hooks").Id(g.name("Hooks")))
 	}
 	f.Comment(comment(fmt.Sprintf("%s is one %s state machine on the runtime's engine (fsmrt.Machine), not safe for\nconcurrent use: confine it to one goroutine, or guard it with a mutex.%s", T, m.Name, docSuffix(m.Doc))))
-	f.Type().Id(T).Struct(fields...)
+	if len(fields) == 1 {
+		f.Type().Id(T).Add(structLine(fields...))
+	} else {
+		f.Type().Id(T).Struct(fields...)
+	}
 	f.Line()
 
 	if len(m.Fields) > 0 {
@@ -426,26 +430,17 @@ func (g *gen) engineGuard(gu *ir.Guard, typed Code) *Statement {
 // engineStore emits the snapshot, log and store types, Restore and Replay.
 func (g *gen) engineStore(f *File) {
 	T := g.T
-	f.Comment(comment(g.name("Snapshot") + " is the machine's present, in a form that encodes to JSON by name (fsmrt.Snapshot)."))
-	f.Type().Id(g.name("Snapshot")).Op("=").Qual(rt, "Snapshot").Types(Id("State"), Id(g.name("Context")), g.extra())
-	f.Line()
-	f.Comment(comment(g.name("LogEntry") + " is one entry of the event log (fsmrt.LogEntry)."))
-	f.Type().Id(g.name("LogEntry")).Op("=").Qual(rt, "LogEntry").Types(Id("State"), Id("Event"), g.role())
-	f.Line()
-	f.Comment(comment(g.name("Store") + " persists machines: the event log and the last snapshot (fsmrt.Store)."))
-	f.Type().Id(g.name("Store")).Op("=").Qual(rt, "Store").Types(Id(g.name("LogEntry")), Id(g.name("Snapshot")))
-	f.Line()
-	f.Comment(comment(g.name("MemoryStore") + " is a " + g.name("Store") + " in memory, safe for concurrent use (fsmrt.MemoryStore)."))
-	f.Type().Id(g.name("MemoryStore")).Op("=").Qual(rt, "MemoryStore").Types(Id(g.name("LogEntry")), Id(g.name("Snapshot")))
+	f.Comment(comment(fmt.Sprintf("Persistence, the runtime's types: a snapshot is the machine's present (fsmrt.Snapshot),\nthe event log its past (fsmrt.LogEntry); a store keeps both (fsmrt.Store), and\n%s is one in memory, safe for concurrent use.", g.name("MemoryStore"))))
+	f.Type().Defs(
+		Id(g.name("Snapshot")).Op("=").Qual(rt, "Snapshot").Types(Id("State"), Id(g.name("Context")), g.extra()),
+		Id(g.name("LogEntry")).Op("=").Qual(rt, "LogEntry").Types(Id("State"), Id("Event"), g.role()),
+		Id(g.name("Store")).Op("=").Qual(rt, "Store").Types(Id(g.name("LogEntry")), Id(g.name("Snapshot"))),
+		Id(g.name("MemoryStore")).Op("=").Qual(rt, "MemoryStore").Types(Id(g.name("LogEntry")), Id(g.name("Snapshot"))),
+	)
 	f.Line()
 	f.Comment("// New" + g.name("MemoryStore") + " returns an empty store.")
 	f.Func().Id("New" + g.name("MemoryStore")).Params().Op("*").Id(g.name("MemoryStore")).Add(inline(
 		Return(Qual(rt, "NewMemoryStore").Types(Id(g.name("LogEntry")), Id(g.name("Snapshot"))).Call())))
-	f.Line()
-	f.Comment("// StoreError says the store failed to persist an accepted transition; ErrStoreConflict that\n// another writer got there first.")
-	f.Type().Id("StoreError").Op("=").Qual(rt, "StoreError")
-	f.Line()
-	f.Var().Id("ErrStoreConflict").Op("=").Qual(rt, "ErrStoreConflict")
 	f.Line()
 	f.Comment(comment(fmt.Sprintf("Restore%s rebuilds a machine from a snapshot, refusing one it could never have taken\nwith a fsmrt.SnapshotError (fsmrt.Restore).", T)))
 	f.Func().Id("Restore"+T).Params(append([]Code{Id("s").Id(g.name("Snapshot"))}, g.hookParams()...)...).Params(Op("*").Id(T), Error()).Block(

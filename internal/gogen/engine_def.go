@@ -68,7 +68,27 @@ func (g *gen) engineDef(f *File) {
 	d.add("Initial", Id("State"+m.Initial.GoName))
 	d.add("Moves", Id("moves").Index(Empty(), Empty()))
 
+	var states []fields
 	d.add("States", Index().Qual(rt, "StateDef").ValuesFunc(func(rows *Group) {
+		// Rows of their own, unless every state is plain enough for one line.
+		oneLine := len(m.States) <= 8
+		for _, s := range m.States {
+			if len(s.Entry)+len(s.Exit) > 0 || s.Remembers || s.Timeout != nil {
+				oneLine = false
+			}
+		}
+		defer func() {
+			for _, v := range states {
+				if oneLine {
+					rows.Values(v...)
+				} else {
+					rows.Line().Values(v...)
+				}
+			}
+			if !oneLine {
+				rows.Line()
+			}
+		}()
 		for _, s := range m.States {
 			var v fields
 			if s.Terminal {
@@ -97,9 +117,8 @@ func (g *gen) engineDef(f *File) {
 				v.add("Levels", intLits(pct))
 				v.add("LevelValues", intLits(vals))
 			}
-			rows.Line().Values(v...)
+			states = append(states, v)
 		}
-		rows.Line()
 	}))
 
 	d.add("Pairs", Index().Qual(rt, "Pair").ValuesFunc(func(rows *Group) {

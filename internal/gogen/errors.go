@@ -27,8 +27,8 @@ func (g *gen) errorAliases(f *File) {
 	add(limit, "ErrLimit")
 	add(validates, "ErrValidation")
 	add(g.m.Idempotent, "ErrIdempotencyConflict")
-	sentinels = append(sentinels, "ErrInvalidSnapshot", "ErrInvalidLog")
-	f.Comment("// Sentinel errors for errors.Is (the runtime's): every refusal matches ErrRefused and its\n// own; ErrInvalidSnapshot and ErrInvalidLog refuse what a store holds (Restore, Replay).")
+	sentinels = append(sentinels, "ErrInvalidSnapshot", "ErrInvalidLog", "ErrStoreConflict", "ErrNotRegistered")
+	f.Comment("// Sentinel errors for errors.Is (the runtime's): every refusal matches ErrRefused and its\n// own; ErrInvalidSnapshot and ErrInvalidLog refuse what a store holds (Restore, Replay),\n// ErrStoreConflict says another writer got there first, ErrNotRegistered that a registry\n// holds no machine of that ID.")
 	f.Var().DefsFunc(func(d *Group) {
 		for _, s := range sentinels {
 			d.Id(s).Op("=").Qual(rt, s)
@@ -36,36 +36,35 @@ func (g *gen) errorAliases(f *File) {
 	})
 	f.Line()
 
-	type errType struct{ name, doc string }
-	types := []errType{
-		{"InvalidTransitionError", "InvalidTransitionError says the event is not accepted in the state at all (every event\nis refused in a terminal state). Permitted lists what is."},
-	}
+	type errType struct{ name, note string }
+	types := []errType{{"InvalidTransitionError", "the state has no transition on the event"}}
 	if guard {
-		types = append(types, errType{"GuardError", "GuardError says transitions exist for the state and event, but none of their guards hold."})
+		types = append(types, errType{"GuardError", "transitions exist, but none of their guards hold"})
 	}
 	if noChoice {
-		types = append(types, errType{"NoChoiceError", "NoChoiceError says a dynamic transition found no candidate whose guards hold."})
+		types = append(types, errType{"NoChoiceError", "a choice found no branch whose guards hold"})
 	}
 	if noHistory {
-		types = append(types, errType{"NoHistoryError", "NoHistoryError says a history transition found no remembered state to return to."})
+		types = append(types, errType{"NoHistoryError", "a history target remembers no state yet"})
 	}
 	if limit {
-		types = append(types, errType{"LimitError", "LimitError says the transition would trip a counter's limit that has no `then` state."})
+		types = append(types, errType{"LimitError", "a counter's limit with no `then` state"})
 	}
 	if validates {
-		types = append(types, errType{"ValidationError", "ValidationError says required fields are missing or invalid: the context fields the target\nstate requires, or the event's payload (Payload is true). Allowed lists the events that\nwould be accepted instead."})
+		types = append(types, errType{"ValidationError", "required fields or the payload are missing or invalid"})
 	}
 	if g.m.Idempotent {
-		types = append(types, errType{"IdempotencyConflictError", "IdempotencyConflictError says the key was already used for another event."})
+		types = append(types, errType{"IdempotencyConflictError", "the key was used for another event"})
 	}
-	for _, t := range types {
-		f.Comment(comment(t.doc))
-		f.Type().Id(t.name).Op("=").Qual(rt, t.name).Types(Id("State"), Id("Event"))
-		f.Line()
-	}
-	if len(g.m.Roles) > 0 {
-		f.Comment("// PermissionError says the role may not fire the transition.")
-		f.Type().Id("PermissionError").Op("=").Qual(rt, "PermissionError").Types(Id("State"), Id("Event"), Id("Role"))
-		f.Line()
-	}
+	f.Comment("// The errors Fire returns, the runtime's types (fsmrt), and what each says.")
+	f.Type().DefsFunc(func(d *Group) {
+		for _, t := range types {
+			d.Id(t.name).Op("=").Qual(rt, t.name).Types(Id("State"), Id("Event")).Comment(t.note)
+		}
+		if len(g.m.Roles) > 0 {
+			d.Id("PermissionError").Op("=").Qual(rt, "PermissionError").Types(Id("State"), Id("Event"), Id("Role")).Comment("the role may not fire the transition")
+		}
+		d.Id("StoreError").Op("=").Qual(rt, "StoreError").Comment("the store failed to persist an accepted transition")
+	})
+	f.Line()
 }

@@ -11,29 +11,20 @@ func (g *gen) registry(f *File) {
 	R := g.name("Registry")
 	recv := func() *Statement { return Func().Params(Id("r").Op("*").Id(R)) }
 
-	f.Comment("// ErrNotRegistered says no machine with that ID is registered.")
-	f.Var().Id("ErrNotRegistered").Op("=").Qual(rt, "ErrNotRegistered")
+	f.Comment(comment(R + " holds machines by ID and answers queries over them (fsmrt.Registry), safe for\nconcurrent use: each machine is locked while Do, Fire or a query looks at it."))
+	f.Type().Id(R).Add(structLine(Qual(rt, "Registry").Types(Op("*").Id(T), Id("State"))))
 	f.Line()
-	f.Comment(comment(R + " holds machines by ID and answers queries over them (fsmrt.Registry). It is safe\nfor concurrent use: each machine has a lock, held while Do, Fire or a query looks at it.\nFire events on registered machines through Do or Fire, never directly from several\ngoroutines."))
-	f.Type().Id(R).Struct(Qual(rt, "Registry").Types(Op("*").Id(T), Id("State")))
-	f.Line()
-	f.Comment(comment("New" + R + " returns an empty registry. Registering past maxActive active (non-terminal)\nmachines is not refused, but logged as a warning through logger (slog.Default() when\nnil); maxActive 0 means no limit."))
-	f.Func().Id("New"+R).Params(Id("maxActive").Int(), Id("logger").Op("*").Qual("log/slog", "Logger")).Op("*").Id(R).Block(
+	f.Comment(comment("New" + R + " returns an empty registry that warns (through logger, slog.Default() when\nnil) when more than maxActive machines are active (0: no limit)."))
+	f.Func().Id("New"+R).Params(Id("maxActive").Int(), Id("logger").Op("*").Qual("log/slog", "Logger")).Op("*").Id(R).Add(inline(
 		Id("r").Op(":=").Op("&").Id(R).Values(),
-		Id("r").Dot("Init").Call(Lit(g.m.Name), Func().Params(Id("m").Op("*").Id(T)).String().Block(Return(Id("m").Dot("ID"))), Id("maxActive"), Id("logger")),
+		Id("r").Dot("Init").Call(Lit(g.m.Name), Nil(), Id("maxActive"), Id("logger")),
 		Return(Id("r")),
-	)
+	))
 	f.Line()
 	f.Comment("// Fire fires e on the machine registered under id, holding its lock.")
-	f.Add(recv()).Id("Fire").Params(ctxParam(), Id("id").String(), Id("e").Id("Event"), g.in()).Params(Id("State"), Error()).Block(
-		Var().Id("to").Id("State"),
-		Err().Op(":=").Id("r").Dot("Do").Call(Id("id"), Func().Params(Id("m").Op("*").Id(T)).Error().Block(
-			Var().Err().Error(),
-			List(Id("to"), Err()).Op("=").Id("m").Dot("FireWith").Call(Id("ctx"), Id("e"), Id("in")),
-			Return(Err()),
-		)),
-		Return(Id("to"), Err()),
-	)
+	f.Add(recv()).Id("Fire").Params(ctxParam(), Id("id").String(), Id("e").Id("Event"), g.in()).Params(Id("State"), Error()).Add(inline(
+		Return(Qual(rt, "RegistryFire").Call(Id("ctx"), Op("&").Id("r").Dot("Registry"), Id("id"), Id("e"), Id("in"))),
+	))
 	f.Line()
 	if g.timeouts {
 		f.Comment("// ExceedingTimeout returns the machines whose state's timeout has reached level at at\n// now (LevelNone: any level), ordered by ID.")

@@ -118,6 +118,11 @@ func (g *gen) enum(f *File, e enumSpec) {
 	f.Line()
 }
 
+// structLine is a struct type of one field (an embedding) on one line.
+func structLine(fields ...Code) *Statement {
+	return Id("struct").Add(Custom(Options{Open: "{ ", Close: " }", Separator: "; "}, fields...))
+}
+
 // inline is a function body on one line, as gofmt keeps a short one.
 func inline(stmts ...Code) *Statement {
 	return Custom(Options{Open: "{ ", Close: " }", Separator: "; "}, stmts...)
