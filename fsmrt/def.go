@@ -21,12 +21,24 @@ type Def[S StateType, E, R EnumType] struct {
 	NumEvents int
 	// Initial is the initial state.
 	Initial S
-	// Moves is the dispatch table, a row of NumEvents entries per state (flat, row-major):
-	// the target of a transition that only moves the state, MoveRefused(n) where the state
-	// has no transition on the event, MoveStep(n) where the engine decides from Pairs.
+	// Moves is the dispatch table, a row of NumEvents entries per state (flat, row-major),
+	// of n = len(States). Each entry is one of:
+	//   - MoveRefused(n) where the state has no transition on the event;
+	//   - a state (< n), the target (the state itself for an internal transition), where
+	//     Fire may move without asking the engine: the pair's only candidate is Plain,
+	//     without conditions, roles, actions, counters, checkpoint or required fields, the
+	//     state left has no exit actions and the state entered no entry actions and does
+	//     not remember, the event carries no payload, and the machine keeps neither time
+	//     nor history, has no checkpoint after every transition and no counter reset on
+	//     success. Fire then only sets the state and the sequence number; a machine with
+	//     a store or a logger decides such pairs from Pairs all the same;
+	//   - MoveStep(n) everywhere else the state accepts the event.
 	Moves []uint32
-	// Pairs lists, for each (state, event) pair whose Moves entry is MoveStep, its candidate
-	// transitions in the order they are tried.
+	// Pairs lists every (state, event) pair whose Moves entry is not MoveRefused, with its
+	// candidate transitions in the order they are tried: the plain moves too, since
+	// FireWith, CanWith, and Fire on a machine with a store or a logger decide every pair
+	// from here (the engine refuses a pair missing from Pairs with an
+	// InvalidTransitionError, whatever Moves says).
 	Pairs []Pair
 	// Transitions are the spec's transitions, in order: a log entry's Transition indexes it.
 	Transitions []Transition
@@ -60,6 +72,7 @@ type Def[S StateType, E, R EnumType] struct {
 	pairIndex      []int32 // by state*NumEvents+event: index+1 into Pairs, 0 for none
 	invalid        []InvalidTransitionError[S, E]
 	guards         []GuardError[S, E]
+	refusals       []refusals[S, E, R]
 	plainPermitted [][]E // per state: the events accepted whatever the input, nil if Step decides some
 	resetOnSuccess []int32
 	counterBase    []int // by counter: its first slot in Machine.counters
@@ -270,6 +283,17 @@ func MoveRefused(n int) uint32 { return uint32(n) }
 // MoveStep: see MoveRefused.
 func MoveStep(n int) uint32 { return uint32(n) + 1 }
 
+// refusals are the errors Fire returns for the refusals of one pair, built once by Init
+// so that refusing allocates nothing.
+type refusals[S StateType, E, R EnumType] struct {
+	noChoice NoChoiceError[S, E]
+	// noHistory by state remembering, for the states the candidates recall (nil when none).
+	noHistory []NoHistoryError[S, E]
+	// limit by counter, at the spec's limit, for the counters a candidate may trip without
+	// a redirect (nil when none).
+	limit []LimitError[S, E]
+}
+
 // init builds what the engine derives from d, once.
 func (d *Def[S, E, R]) init() { d.once.Do(d.build) }
 
@@ -306,6 +330,7 @@ func (d *Def[S, E, R]) build() {
 		d.entries = d.entries || len(st.Entry) > 0
 		d.exits = d.exits || len(st.Exit) > 0
 	}
+	d.buildRefusals()
 	for i, c := range d.Counters {
 		d.counterBase = append(d.counterBase, d.counterSlots)
 		if c.PerState {
@@ -317,4 +342,50 @@ func (d *Def[S, E, R]) build() {
 			d.resetOnSuccess = append(d.resetOnSuccess, int32(i))
 		}
 	}
+}
+
+// buildRefusals builds the refusals of every pair.
+func (d *Def[S, E, R]) buildRefusals() {
+	d.refusals = make([]refusals[S, E, R], len(d.Pairs))
+	for i, p := range d.Pairs {
+		s, e := S(p.State), E(p.Event)
+		r := &d.refusals[i]
+		r.noChoice = NoChoiceError[S, E]{State: s, Event: e, spec: d.Spec}
+		recalls := func(h int32) {
+			if r.noHistory == nil {
+				r.noHistory = make([]NoHistoryError[S, E], len(d.States))
+			}
+			r.noHistory[h] = NoHistoryError[S, E]{State: s, Event: e, Remembering: S(h), spec: d.Spec}
+		}
+		for _, c := range p.Cands {
+			t := &d.Transitions[c.T]
+			if t.Kind == TargetHistory {
+				recalls(t.Target)
+			}
+			for _, ch := range t.Choices {
+				if ch.Kind == TargetHistory {
+					recalls(ch.Target)
+				}
+			}
+			for _, ci := range t.Inc {
+				cd := &d.Counters[ci]
+				if cd.Limit == 0 || cd.Then >= 0 {
+					continue
+				}
+				if r.limit == nil {
+					r.limit = make([]LimitError[S, E], len(d.Counters))
+				}
+				r.limit[ci] = LimitError[S, E]{State: s, Event: e, Counter: cd.Name, Limit: cd.Limit, spec: d.Spec}
+			}
+		}
+	}
+}
+
+// slot returns the index in Machine.counters of counter c for a transition leaving s.
+func (d *Def[S, E, R]) slot(c int32, s S) int {
+	i := d.counterBase[c]
+	if d.Counters[c].PerState {
+		i += int(s)
+	}
+	return i
 }

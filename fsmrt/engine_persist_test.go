@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -896,5 +897,304 @@ func TestEngineLogEntryMethods(t *testing.T) {
 	}
 	if want := `{"seq":1,"timestamp":"2024-01-02T03:04:05Z","taskId":"doc-1","event":"STATE_TRANSITION","trigger":"approve","from":"review","to":"approved","transition":1,"actor":"","reason":"","metadata":{}}`; string(b) != want {
 		t.Errorf("entry JSON %s, want %s", b, want)
+	}
+}
+
+func TestEngineReplayRefusesMore(t *testing.T) {
+	at := func(seq int64) time.Time { return t0.Add(time.Duration(seq) * time.Minute) }
+	comment := func(seq int64, change func(*tEntryLog)) tEntryLog {
+		e := tEntryLog{Seq: seq, Timestamp: at(seq), Kind: KindTransition, Trigger: eComment, From: sReview, To: sReview, Transition: 6}
+		change(&e)
+		return e
+	}
+	inReview := func(counters map[string]int, log ...tEntryLog) *fixedStore {
+		return &fixedStore{ok: true, snap: tSnapshot{Version: 1, Seq: 1, State: sReview, Counters: counters}, log: log}
+	}
+	cases := []struct {
+		name   string
+		opts   []func(*tDef)
+		store  *fixedStore
+		reason string
+	}{
+		{"an unknown kind", nil, inReview(nil, comment(2, func(e *tEntryLog) { e.Kind = "STATE_PAUSED" })), `"STATE_PAUSED" is not a kind of entry`},
+		{"no kind", nil, inReview(nil, comment(2, func(e *tEntryLog) { e.Kind = "" })), `"" is not a kind of entry`},
+		{"a timeout not configurable", nil, inReview(nil, comment(2, func(e *tEntryLog) { e.Timeouts = map[tState]time.Duration{sPaused: time.Hour} })),
+			"timeouts: the timeout of paused is not configurable"},
+		{"a timeout of no state", nil, inReview(nil, comment(2, func(e *tEntryLog) { e.Timeouts = map[tState]time.Duration{numStates: time.Hour} })),
+			"timeouts: the timeout of State(7) is not configurable"},
+		{"a timeout not positive", nil, inReview(nil, comment(2, func(e *tEntryLog) { e.Timeouts = map[tState]time.Duration{sReview: 0} })),
+			"timeouts: review: 0s is not positive"},
+		{"timeouts of a machine that keeps no time", []func(*tDef){untimed}, inReview(nil, comment(2, func(e *tEntryLog) { e.Timeouts = map[tState]time.Duration{sReview: time.Hour} })),
+			"timeouts: the machine keeps no time"},
+		// rejections trips at 3 and redirects to rejected; escalations past its max refuses.
+		{"a redirect not taken", nil, inReview(map[string]int{"rejections": 2}, comment(2, func(e *tEntryLog) { e.Trigger, e.To, e.Transition = eReject, sDraft, 3 })),
+			"review -> draft on reject trips a limit that redirects it to rejected"},
+		{"a limit that refuses", nil, inReview(map[string]int{"escalations": 1}, comment(2, func(e *tEntryLog) { e.Trigger, e.To, e.Transition = eEscalate, sEscalated, 7 })),
+			"review -> escalated on escalate trips a limit that refuses it"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := newRig(c.opts...)
+			err := Replay(bg, r.m, c.store, "doc-1", nil)
+			var le *LogError
+			if !errors.As(err, &le) || le.Seq != 2 || le.Err.Error() != c.reason || !errors.Is(err, ErrInvalidLog) {
+				t.Errorf("Replay = %v, want a LogError at 2: %s", err, c.reason)
+			}
+		})
+	}
+	t.Run("limits of a machine without counters", func(t *testing.T) {
+		st := NewMemoryStore[LogEntry[tState, tEvent, NoRole], Snapshot[tState, tCtx, None]]()
+		e := LogEntry[tState, tEvent, NoRole]{Seq: 1, Timestamp: t0, Kind: KindTransition, Trigger: eSubmit, From: sDraft, To: sReview, Transition: 0, Limits: map[string]int{"x": 1}}
+		if err := st.Append(bg, "job-1", e); err != nil {
+			t.Fatal(err)
+		}
+		var le *LogError
+		if err := Replay(bg, newPlain(), st, "job-1", nil); !errors.As(err, &le) || le.Err.Error() != "limits: the machine has no counters" {
+			t.Errorf("Replay = %v", err)
+		}
+		e.Limits = nil
+		if err := st.Append(bg, "job-2", e); err != nil {
+			t.Fatal(err)
+		}
+		if m := newPlain(); Replay(bg, m, st, "job-2", nil) != nil || m.State() != sReview {
+			t.Errorf("replayed to %s", m.State())
+		}
+	})
+}
+
+// TestEngineReplaySameStateRedirect: a limit that redirects a transition back to the state
+// it left, whether the transition is internal or not, replays as it fired: the redirect
+// leaves the state and enters it again (exit actions, the clock, counters reset on
+// success).
+func TestEngineReplaySameStateRedirect(t *testing.T) {
+	cases := []struct {
+		name   string
+		opt    func(*tDef)
+		path   []tEvent // the last one is redirected
+		exits  []string // the actions of the last one
+		resets bool     // the last one resets rejections (reset on success)
+	}{
+		{"an internal transition", func(d *tDef) {
+			// comment trips at 2 and goes to draft; rejections reset on success.
+			c := &d.Counters[cComments]
+			c.Limit, c.Then, c.Summary = 2, int32(sDraft), fNote
+			d.Counters[cRejections].ResetOnSuccess = true
+		}, []tEvent{eSubmit, eReject, eComment, eComment}, []string{"a4 draft->draft", "a3 draft->draft"}, true},
+		{"a transition that moves", func(d *tDef) {
+			// reject trips at 3 and goes back to review.
+			d.Counters[cRejections].Then = int32(sReview)
+			d.Transitions[3].To = ss(sDraft, sRejected, sReview)
+		}, []tEvent{eSubmit, eReject, eSubmit, eReject, eSubmit, eReject}, []string{"a6 review->review", "a8 review->review", "a5 review->review"}, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := newRig(c.opt)
+			st := newStore()
+			r.m.SetStore(st)
+			r.m.Context.Title = "t"
+			last := len(c.path) - 1
+			for i, e := range c.path {
+				r.clk.add(time.Minute)
+				r.ops.reset()
+				from := r.m.State()
+				before := Count(r.m, cRejections, 0)
+				r.walk(t, e)
+				if i < last {
+					continue
+				}
+				if r.m.State() != from || !strings.Contains(r.m.Context.Note, "went to "+from.String()+" instead") {
+					t.Fatalf("%s went to %s, note %q; want a redirect to %s", e, r.m.State(), r.m.Context.Note, from)
+				}
+				if !slices.Equal(r.ops.acts, c.exits) || !EnteredAt(r.m).Equal(r.clk.t) {
+					t.Errorf("actions %q (want %q), entered at %v (want %v)", r.ops.acts, c.exits, EnteredAt(r.m), r.clk.t)
+				}
+				if c.resets && before == 0 {
+					t.Fatal("nothing to reset")
+				}
+			}
+			r2 := attach(r.d)
+			if err := Replay(bg, r2.m, st, "doc-1", nil); err != nil {
+				t.Fatal(err)
+			}
+			if got, want := snapJSON(t, r2.m.Snapshot()), snapJSON(t, r.m.Snapshot()); got != want {
+				t.Errorf("replayed\n%s\nwant\n%s", got, want)
+			}
+			if got, want := History(r2.m), History(r.m); !reflect.DeepEqual(got, want) {
+				t.Errorf("history\n%+v\nwant\n%+v", got, want)
+			}
+			for _, x := range []*rig{r, r2} {
+				if Count(x.m, cRejections, 0) != 0 || !EnteredAt(x.m).Equal(r.clk.t) {
+					t.Errorf("rejections %d, entered at %v", Count(x.m, cRejections, 0), EnteredAt(x.m))
+				}
+			}
+		})
+	}
+}
+
+// TestEngineReplayTimeouts: a timeout changed at run time is in every later log entry, so
+// that replaying without a later snapshot keeps it.
+func TestEngineReplayTimeouts(t *testing.T) {
+	r := newRig()
+	st := newStore()
+	r.m.SetStore(st)
+	r.walk(t, eSubmit)
+	if err := SetTimeout(r.m, sReview, 20*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	r.walk(t, eComment)
+	log := logOf(t, st)
+	if log[0].Timeouts != nil || !reflect.DeepEqual(log[1].Timeouts, map[tState]time.Duration{sReview: 20 * time.Minute}) {
+		t.Fatalf("timeouts in the log: %v, %v", log[0].Timeouts, log[1].Timeouts)
+	}
+	b, err := json.Marshal(log[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back tEntryLog
+	if !strings.Contains(string(b), `"timeouts":{"review":1200000000000}`) || json.Unmarshal(b, &back) != nil || !reflect.DeepEqual(back, log[1]) {
+		t.Errorf("entry JSON %s decodes to %+v", b, back)
+	}
+	replayed := func() *rig {
+		t.Helper()
+		r2 := attach(r.d)
+		if err := Replay(bg, r2.m, st, "doc-1", nil); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := snapJSON(t, r2.m.Snapshot()), snapJSON(t, r.m.Snapshot()); got != want {
+			t.Errorf("replayed\n%s\nwant\n%s", got, want)
+		}
+		return r2
+	}
+	if r2 := replayed(); Timeout(r2.m, sReview) != 20*time.Minute {
+		t.Errorf("replayed timeout %v, want 20m", Timeout(r2.m, sReview))
+	}
+	// Back to the spec's: the next entry has none, and replaying restores the spec's.
+	if err := SetTimeout(r.m, sReview, 10*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	r.walk(t, eComment)
+	if e := logOf(t, st)[2]; e.Timeouts != nil {
+		t.Errorf("entry 3 has timeouts %v", e.Timeouts)
+	}
+	if r2 := replayed(); Timeout(r2.m, sReview) != 10*time.Minute {
+		t.Errorf("replayed timeout %v, want 10m", Timeout(r2.m, sReview))
+	}
+	// A machine that keeps no time records none.
+	u := newRig(untimed)
+	ust := newStore()
+	u.m.SetStore(ust)
+	u.walk(t, eSubmit)
+	if e := logOf(t, ust)[0]; e.Timeouts != nil {
+		t.Errorf("an untimed entry has timeouts %v", e.Timeouts)
+	}
+}
+
+// TestEngineRestoreAtomic: a refused snapshot leaves the machine as it was, whichever check
+// refuses it, and a snapshot restored over a machine leaves nothing of it but its windows.
+func TestEngineRestoreAtomic(t *testing.T) {
+	// Each passes every check but one, the later the better.
+	good := func() tSnapshot {
+		return tSnapshot{Version: 1, ID: "doc-2", Seq: 3, State: sApproved, UpdatedAt: t0, Context: tCtx{Title: "other"},
+			Counters: map[string]int{"rejections": 4}, StateCounters: map[string]map[tState]int{"comments": {sDraft: 3}},
+			Limits: map[string]int{"rejections": 5, "escalations": 2}, Remembered: map[tState]tState{sPaused: sDraft},
+			CreatedAt: t0, EnteredAt: t0, TimeByState: map[tState]time.Duration{sDraft: time.Hour}, Timeouts: map[tState]time.Duration{sReview: time.Hour},
+			Extra: tExtra{Tag: "y", Submit: tSubmitPayload{Title: "T"}, Policies: tPolicies{Editors: true}}}
+	}
+	refused := errors.New("refused")
+	cases := []struct {
+		name   string
+		change func(*tSnapshot)
+		check  func(*tExtra) error
+	}{
+		{"the check", func(*tSnapshot) {}, func(*tExtra) error { return refused }},
+		{"a timeout", func(s *tSnapshot) { s.Timeouts[sPaused] = time.Hour }, nil},
+		{"a time by state", func(s *tSnapshot) { s.TimeByState[sReview] = -1 }, nil},
+		{"a remembered state", func(s *tSnapshot) { s.Remembered[sPaused] = sEscalated }, nil},
+		{"a counter per state", func(s *tSnapshot) { s.StateCounters["comments"][sReview] = -1 }, nil},
+		{"a counter", func(s *tSnapshot) { s.Counters["escalations"] = 9 }, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := snapshotRig(t)
+			r.m.SetStore(newStore()) // saved: seq 7 after the restore
+			r2 := attach(r.d)
+			s := good()
+			if err := Restore(r2.m, s, nil); err != nil {
+				t.Fatalf("the good snapshot is refused: %v", err)
+			}
+			before, history := snapJSON(t, r.m.Snapshot()), History(r.m)
+			s = good()
+			c.change(&s)
+			if err := Restore(r.m, s, c.check); err == nil {
+				t.Fatal("Restore accepted the snapshot")
+			}
+			if after := snapJSON(t, r.m.Snapshot()); after != before {
+				t.Errorf("the refused snapshot changed the machine:\n%s\nwas\n%s", after, before)
+			}
+			if !reflect.DeepEqual(History(r.m), history) || r.m.saved != 0 || Count(r.m, cComments, sReview) != 2 {
+				t.Errorf("the refused snapshot changed the machine: saved %d, history %+v", r.m.saved, History(r.m))
+			}
+		})
+	}
+	t.Run("payloads", func(t *testing.T) {
+		r := newRig(withExtras)
+		r.m.Context.Title = "t"
+		r.walk(t, eComment, eComment)
+		before := snapJSON(t, r.m.Snapshot())
+		s := good()
+		s.Extra.Reject.Severity = 7
+		if err := Restore(r.m, s, nil); !errors.Is(err, ErrInvalidSnapshot) {
+			t.Fatalf("Restore = %v", err)
+		}
+		if after := snapJSON(t, r.m.Snapshot()); after != before {
+			t.Errorf("the refused snapshot changed the machine:\n%s\nwas\n%s", after, before)
+		}
+	})
+	t.Run("restored over a machine", func(t *testing.T) {
+		r := snapshotRig(t)
+		s := tSnapshot{Version: 1, ID: "doc-2", State: sDraft}
+		if err := Restore(r.m, s, nil); err != nil {
+			t.Fatal(err)
+		}
+		fresh := newRig()
+		if err := Restore(fresh.m, s, nil); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := snapJSON(t, r.m.Snapshot()), snapJSON(t, fresh.m.Snapshot()); got != want {
+			t.Errorf("restored over a machine\n%s\nwant\n%s", got, want)
+		}
+	})
+}
+
+// TestEngineReplayWindows: Replay reads back as many entries before the snapshot as the
+// windows the machine keeps hold, as set before Replay.
+func TestEngineReplayWindows(t *testing.T) {
+	cases := []struct {
+		name          string
+		opts          []func(*tDef)
+		history, keys int // the windows set; 0: the default
+		seq           int64
+		after         int64 // what Log is asked for
+	}{
+		{"history", []func(*tDef){func(d *tDef) { d.Idempotent = false }}, 3, 0, 100, 97},
+		{"keys", []func(*tDef){func(d *tDef) { d.History = false }}, 0, 5, 100, 95},
+		{"both: the larger", nil, 7, 2, 100, 93},
+		{"both: the default", nil, 7, 0, 1500, 1500 - DefaultWindow},
+		{"more than the log holds", nil, 7, 9, 4, 0},
+		{"resumable without windows", []func(*tDef){untimed, resumable, func(d *tDef) { d.Idempotent = false }}, 0, 0, 100, 99},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := newRig(c.opts...)
+			SetHistoryWindow(r.m, c.history)
+			SetKeyWindow(r.m, c.keys)
+			fs := &fixedStore{ok: true, snap: tSnapshot{Version: 1, Seq: c.seq, State: sReview}, after: -1}
+			if err := Replay(bg, r.m, fs, "doc-1", nil); err != nil {
+				t.Fatal(err)
+			}
+			if fs.after != c.after {
+				t.Errorf("Log asked after %d, want %d", fs.after, c.after)
+			}
+		})
 	}
 }

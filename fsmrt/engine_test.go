@@ -121,8 +121,44 @@ func (c *tCtx) field(f int) *string {
 	return [...]*string{&c.Title, &c.Reviewer, &c.Note}[f]
 }
 
+// tExtra is the machine's extra data: a tag the check of Restore sees, the payloads of
+// submit and reject, and the policies.
 type tExtra struct {
-	Tag string `json:"tag,omitempty"`
+	Tag      string         `json:"tag,omitempty"`
+	Submit   tSubmitPayload `json:"submit,omitzero"`
+	Reject   tRejectPayload `json:"reject,omitzero"`
+	Policies tPolicies      `json:"policies,omitzero"`
+}
+
+// tSubmitPayload is submit's payload: its title is required, so that the zero payload is
+// invalid.
+type tSubmitPayload struct {
+	Title string `json:"title"`
+}
+
+func (p *tSubmitPayload) Validate() []FieldError {
+	if p.Title == "" {
+		return []FieldError{{Field: "title", Message: "required"}}
+	}
+	return nil
+}
+
+// tRejectPayload is reject's payload: a severity from 0 to 5, so that the zero payload is
+// valid.
+type tRejectPayload struct {
+	Severity int `json:"severity"`
+}
+
+func (p *tRejectPayload) Validate() []FieldError {
+	if p.Severity < 0 || p.Severity > 5 {
+		return []FieldError{{Field: "severity", Message: "must be from 0 to 5"}}
+	}
+	return nil
+}
+
+// tPolicies are the machine's policies: Editors is policy pEditors.
+type tPolicies struct {
+	Editors bool `json:"editors"`
 }
 
 type (
@@ -187,6 +223,36 @@ func (o *tOps) Checkpoint(_ context.Context, cp int, st tStep) error {
 	return o.cpErr
 }
 
+// xOps is tOps for a machine whose extra data holds payloads and policies (withExtras): it
+// reaches into them (Extras), and its policy is the one in the machine's extra data.
+type xOps struct{ *tOps }
+
+func (o xOps) Payload(x *tExtra, e int, clear bool) Payload {
+	var p Payload
+	switch tEvent(e) {
+	case eSubmit:
+		if clear {
+			x.Submit = tSubmitPayload{}
+		}
+		p = &x.Submit
+	case eReject:
+		if clear {
+			x.Reject = tRejectPayload{}
+		}
+		p = &x.Reject
+	}
+	return p
+}
+
+func (o xOps) PolicySet(x *tExtra, clear bool) any {
+	if clear {
+		x.Policies = tPolicies{}
+	}
+	return &x.Policies
+}
+
+func (o xOps) Policy(p int) bool { return p == pEditors && o.m.extra.Policies.Editors }
+
 // reset forgets the calls recorded so far.
 func (o *tOps) reset() { o.asked, o.guardSteps, o.acts, o.steps, o.cps = nil, nil, nil, nil, nil }
 
@@ -242,6 +308,9 @@ func finish[R EnumType](d *Def[tState, tEvent, R], conds map[int][]int32) *Def[t
 			}
 			d.Pairs = append(d.Pairs, Pair{State: int32(s), Event: int32(e), Cands: cs})
 			d.Moves[i] = MoveStep(ns)
+			if e < len(d.Payloads) && d.Payloads[e] {
+				continue // Fire validates the payload
+			}
 			if to, ok := fixedMove(d, s, cs); ok {
 				d.Moves[i] = uint32(to)
 			}
@@ -375,12 +444,24 @@ func newRig(opts ...func(*tDef)) *rig {
 	return attach(richDef(opts...))
 }
 
+// withExtras makes richDef a machine whose submit and reject carry payloads and whose
+// extra data holds policies; newRig and attach give it xOps.
+func withExtras(d *tDef) {
+	d.Payloads = make([]bool, numEvents)
+	d.Payloads[eSubmit], d.Payloads[eReject] = true, true
+	d.Policies = true
+}
+
 // attach returns a new machine of d.
 func attach(d *tDef) *rig {
 	m := &tMachine{}
 	ops := &tOps{m: m, guards: map[int]bool{}, policies: map[int]bool{},
 		requires: map[tState][]int{sApproved: {fReviewer}, sRejected: {fNote}, sEscalated: {fTitle}}}
-	Init(m, d, ops)
+	if d.Payloads != nil {
+		Init(m, d, xOps{ops})
+	} else {
+		Init(m, d, ops)
+	}
 	m.ID = "doc-1"
 	clk := &fakeClock{t: t0}
 	SetClock(m, clk)
@@ -1680,5 +1761,81 @@ func TestEngineExtra(t *testing.T) {
 	}
 	if MoveRefused(4) != 4 || MoveStep(4) != 5 {
 		t.Error("MoveRefused or MoveStep")
+	}
+}
+
+// TestEngineLoggerNotPersisted: a transition accepted whose checkpoint or store fails is
+// logged at Error as not persisted, in the state it entered; a refusal stays a Warn.
+func TestEngineLoggerNotPersisted(t *testing.T) {
+	var buf bytes.Buffer
+	r := newRig()
+	fs := &failStore{tStore: newStore()}
+	r.m.SetStore(fs)
+	r.m.SetLogger(slog.New(slog.NewTextHandler(&buf, nil)))
+	r.m.Context.Reviewer = "bo"
+	r.ops.guards[gOK] = true
+	r.walk(t, eSubmit)
+	boom := errors.New("boom")
+	cases := []struct {
+		name string
+		fail func()
+		e    tEvent
+		want []string
+	}{
+		{"a checkpoint", func() { r.ops.cpErr = boom }, eApprove,
+			[]string{"level=ERROR", `msg="transition not persisted"`, "machine=Review", "id=doc-1", "state=approved", "event=approve", "error=boom"}},
+		{"the store", func() { r.ops.cpErr, fs.appendErr = nil, boom }, eRework,
+			[]string{"level=ERROR", `msg="transition not persisted"`, "state=draft", "event=rework", `error="review: store append of seq 3: boom"`}},
+		{"a refusal", func() { fs.appendErr = nil }, eClose,
+			[]string{"level=WARN", `msg="event refused"`, "state=draft", "event=close"}},
+	}
+	for _, c := range cases {
+		buf.Reset()
+		c.fail()
+		if _, err := r.m.FireWith(bg, c.e, tIn{Role: rAdmin}); err == nil {
+			t.Fatalf("%s: %s did not fail", c.name, c.e)
+		}
+		line := buf.String()
+		for _, want := range c.want {
+			if !strings.Contains(line, want) {
+				t.Errorf("%s: the log %q lacks %q", c.name, line, want)
+			}
+		}
+		if n := strings.Count(line, "\n"); n != 1 {
+			t.Errorf("%s: %d lines logged, want 1", c.name, n)
+		}
+	}
+}
+
+// TestEngineKeyAfterFailedCheckpoint: a transition accepted keeps its idempotency key even
+// when a checkpoint fails after it, so that firing again with the key does not repeat it.
+// The store cannot find keys: the machine's window must hold it.
+func TestEngineKeyAfterFailedCheckpoint(t *testing.T) {
+	for _, name := range []string{"checkpoint", "store"} {
+		t.Run(name, func(t *testing.T) {
+			r := newRig()
+			fs := &failStore{tStore: newStore()}
+			r.m.SetStore(plainStore{fs})
+			r.m.Context.Reviewer = "bo"
+			r.ops.guards[gOK] = true
+			r.walk(t, eSubmit)
+			boom := errors.New("boom")
+			if name == "checkpoint" {
+				r.ops.cpErr = boom
+			} else {
+				fs.saveErr = boom
+			}
+			if got, err := r.m.FireWith(bg, eApprove, tIn{Role: rAdmin, Key: "k"}); got != sApproved || !errors.Is(err, boom) {
+				t.Fatalf("approve = %s, %v", got, err)
+			}
+			r.ops.cpErr, fs.saveErr = nil, nil
+			r.ops.reset()
+			if got, err := r.m.FireWith(bg, eApprove, tIn{Role: rAdmin, Key: "k"}); got != sApproved || err != nil || r.m.Seq() != 2 || len(r.ops.acts)+len(r.ops.cps) > 0 {
+				t.Errorf("approve again = %s, %v; seq %d, actions %v, checkpoints %v", got, err, r.m.Seq(), r.ops.acts, r.ops.cps)
+			}
+			if _, err := r.m.FireWith(bg, eRework, tIn{Key: "k"}); !errors.Is(err, ErrIdempotencyConflict) {
+				t.Errorf("rework with the key: %v", err)
+			}
+		})
 	}
 }

@@ -78,7 +78,8 @@ func Timeout[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, C, X], s 
 	return m.timeouts[s]
 }
 
-// SetTimeout changes the timeout of a state the spec marks configurable.
+// SetTimeout changes the timeout of a state the spec marks configurable. It is kept in
+// snapshots and the event log.
 func SetTimeout[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, C, X], s S, d time.Duration) error {
 	switch {
 	case int(s) >= len(m.timeouts) || !m.def.States[s].Configurable:

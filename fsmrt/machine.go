@@ -107,11 +107,7 @@ func Init[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, C, X], d *De
 
 // counter returns the slot of counter c for a transition leaving s.
 func (m *Machine[S, E, R, C, X]) counter(c int32, s S) *int {
-	i := m.def.counterBase[c]
-	if m.def.Counters[c].PerState {
-		i += int(s)
-	}
-	return &m.counters[i]
+	return &m.counters[m.def.slot(c, s)]
 }
 
 // State returns the current state.
@@ -142,9 +138,11 @@ func (m *Machine[S, E, R, C, X]) SetLogger(l *slog.Logger) {
 
 // Fire fires e and returns the new state. When e is refused it returns the unchanged state
 // and one of the typed errors (InvalidTransitionError, GuardError, ...), and nothing
-// changes. Accepting, and refusing an event the state does not accept or whose guards do
-// not hold, allocate nothing unless the spec asks for history or idempotency keys; a refusal
-// by role, limit, choice or history builds its error (one allocation).
+// changes. Accepting allocates nothing unless the spec asks for history or idempotency
+// keys, and neither does refusing, except with a ValidationError (it lists the fields and
+// the events allowed), a PermissionError (it names the role) or a LimitError at a limit
+// changed at run time (one allocation each). The errors returned without allocating are
+// shared by every machine of the Def: do not change them.
 func (m *Machine[S, E, R, C, X]) Fire(ctx context.Context, e E) (S, error) {
 	if from := m.state; !m.watched && uint32(from) < m.ns && uint32(e) < m.ne {
 		i := uint32(from)*m.ne + uint32(e)
@@ -203,8 +201,11 @@ func (m *Machine[S, E, R, C, X]) fireLoaded(ctx context.Context, e E, in *Input[
 			return m.state, err
 		}
 	}
+	seq := m.seq
 	to, err := m.fireOnce(ctx, e, in)
-	if err != nil {
+	if m.seq == seq {
+		// Refused, or answered by an idempotency key without firing: the payload recorded
+		// is the last one a transition took.
 		m.extra = *prev
 	}
 	return to, err
@@ -339,7 +340,7 @@ func (m *Machine[S, E, R, C, X]) step(ctx context.Context, e E, in *Input[R], dr
 	st := Step[S, E, R]{From: from, To: from, Event: e, Role: in.Role}
 	for _, c := range d.Pairs[p-1].Cands {
 		if m.holds(ctx, c.Conds, st) {
-			return m.take(ctx, st, in, dry, int(c.T))
+			return m.take(ctx, st, in, dry, int(c.T), &d.refusals[p-1])
 		}
 	}
 	return from, &d.guards[i]
@@ -372,17 +373,18 @@ func (m *Machine[S, E, R, C, X]) permits(t *Transition, r R) bool {
 	return false
 }
 
-// recall returns the state h remembers.
-func (m *Machine[S, E, R, C, X]) recall(st Step[S, E, R], h S) (S, error) {
+// recall returns the state h remembers (ref: the refusals of the pair).
+func (m *Machine[S, E, R, C, X]) recall(st Step[S, E, R], h S, ref *refusals[S, E, R]) (S, error) {
 	if !m.remembered[h] {
-		return st.From, NoHistory(m.def.Spec, st.From, st.Event, h)
+		return st.From, &ref.noHistory[h]
 	}
 	return m.memory[h], nil
 }
 
-// take decides and applies transition ti: roles, target, limits, required fields, then
-// exit actions, its actions, counters, memory, state, clock, entry actions and commit.
-func (m *Machine[S, E, R, C, X]) take(ctx context.Context, st Step[S, E, R], in *Input[R], dry bool, ti int) (S, error) {
+// take decides and applies transition ti (ref: the refusals of its pair): roles, target,
+// limits, required fields, then exit actions, its actions, counters, memory, state, clock,
+// entry actions and commit.
+func (m *Machine[S, E, R, C, X]) take(ctx context.Context, st Step[S, E, R], in *Input[R], dry bool, ti int, ref *refusals[S, E, R]) (S, error) {
 	d := m.def
 	t := &d.Transitions[ti]
 	if len(t.Roles) > 0 && !m.permits(t, in.Role) {
@@ -396,7 +398,7 @@ func (m *Machine[S, E, R, C, X]) take(ctx context.Context, st Step[S, E, R], in 
 		internal = true
 	case TargetHistory:
 		var err error
-		if to, err = m.recall(st, S(t.Target)); err != nil {
+		if to, err = m.recall(st, S(t.Target), ref); err != nil {
 			return st.From, err
 		}
 	case TargetChoice:
@@ -407,7 +409,7 @@ func (m *Machine[S, E, R, C, X]) take(ctx context.Context, st Step[S, E, R], in 
 			}
 			if c.Kind == TargetHistory {
 				var err error
-				if to, err = m.recall(st, S(c.Target)); err != nil {
+				if to, err = m.recall(st, S(c.Target), ref); err != nil {
 					return st.From, err
 				}
 			} else {
@@ -417,7 +419,7 @@ func (m *Machine[S, E, R, C, X]) take(ctx context.Context, st Step[S, E, R], in 
 			break
 		}
 		if !chosen {
-			return st.From, NoChoice(d.Spec, st.From, st.Event)
+			return st.From, &ref.noChoice
 		}
 	}
 	// Limits: an increment that reaches a counter's limit trips it, which refuses the
@@ -435,6 +437,9 @@ func (m *Machine[S, E, R, C, X]) take(ctx context.Context, st Step[S, E, R], in 
 				continue
 			}
 			if cd.Then < 0 {
+				if m.limits[c] == cd.Limit {
+					return st.From, &ref.limit[c]
+				}
 				return st.From, Limit(d.Spec, st.From, st.Event, cd.Name, m.limits[c])
 			}
 			if cd.Summary >= 0 {
@@ -615,6 +620,9 @@ func (m *Machine[S, E, R, C, X]) logEntry(st Step[S, E, R], in *Input[R], t int)
 		e.Created = m.createdAt
 	}
 	e.Limits = m.changedLimits()
+	if d.Timing {
+		e.Timeouts = m.changedTimeouts()
+	}
 	var err error
 	if p := d.Payloads; p != nil && p[st.Event] {
 		e.Payload, err = json.Marshal(m.extras.Payload(&m.extra, int(st.Event), false))

@@ -93,8 +93,11 @@ type LogEntry[S StateType, E, R EnumType] struct {
 	// Policies are the machine's policies after the transition, for a spec that has some.
 	Policies json.RawMessage `json:"policies,omitempty"`
 	// Limits are the configurable limits changed at run time, in force after it.
-	Limits   map[string]int    `json:"limits,omitempty"`
-	Metadata map[string]string `json:"metadata"`
+	Limits map[string]int `json:"limits,omitempty"`
+	// Timeouts are the configurable timeouts changed at run time (SetTimeout), in force
+	// after it, for a machine that keeps time.
+	Timeouts map[S]time.Duration `json:"timeouts,omitempty"`
+	Metadata map[string]string   `json:"metadata"`
 }
 
 // Sequence returns the entry's sequence number, for the store.
@@ -149,16 +152,43 @@ func (m *Machine[S, E, R, C, X]) Snapshot() Snapshot[S, C, X] {
 				s.TimeByState[S(st)] = t
 			}
 		}
-		for st, t := range m.timeouts {
-			if t != d.States[st].Timeout {
-				if s.Timeouts == nil {
-					s.Timeouts = map[S]time.Duration{}
-				}
-				s.Timeouts[S(st)] = t
-			}
-		}
+		s.Timeouts = m.changedTimeouts()
 	}
 	return s
+}
+
+// changedTimeouts returns the timeouts changed at run time, by state; nil when none is.
+func (m *Machine[S, E, R, C, X]) changedTimeouts() map[S]time.Duration {
+	var out map[S]time.Duration
+	for st, t := range m.timeouts {
+		if t != m.def.States[st].Timeout {
+			if out == nil {
+				out = map[S]time.Duration{}
+			}
+			out[S(st)] = t
+		}
+	}
+	return out
+}
+
+// timeoutsWith returns the timeouts of a machine that keeps time: the spec's, but those
+// changed names, each of which must be a positive timeout of a configurable state.
+func (m *Machine[S, E, R, C, X]) timeoutsWith(changed map[S]time.Duration) ([]time.Duration, error) {
+	d := m.def
+	out := make([]time.Duration, len(d.States))
+	for i, st := range d.States {
+		out[i] = st.Timeout
+	}
+	for st, t := range changed {
+		switch {
+		case int(st) >= len(d.States) || !d.States[st].Configurable:
+			return nil, fmt.Errorf("the timeout of %s is not configurable", st)
+		case t <= 0:
+			return nil, fmt.Errorf("%s: %v is not positive", st, t)
+		}
+		out[st] = t
+	}
+	return out, nil
 }
 
 // Extra returns what the generated package keeps in m besides the engine's data.
@@ -197,36 +227,50 @@ func CounterLimit[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, C, X
 // counter may reach n (n >= 0), another trips on reaching n (n >= 1). It is kept in
 // snapshots and the event log.
 func SetCounterLimit[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, C, X], c int, n int) error {
-	cd := &m.def.Counters[c]
-	low, key := 1, "limit"
-	if cd.Max {
-		low, key = 0, "max"
+	limit, err := limitOf(m.def.Spec, &m.def.Counters[c], n)
+	if err != nil {
+		return err
 	}
-	switch {
-	case !cd.Configurable:
-		return fmt.Errorf("%scounter %s: the %s is not configurable", m.def.Spec.prefix(), cd.Name, key)
-	case n < low:
-		return fmt.Errorf("%scounter %s: %s %d is below %d", m.def.Spec.prefix(), cd.Name, key, n, low)
-	}
-	m.limits[c] = n + (1 - low)
+	m.limits[c] = limit
 	return nil
 }
 
-// setLimits sets every configurable limit: the spec's, unless changed names it.
-func (m *Machine[S, E, R, C, X]) setLimits(changed map[string]int) error {
-	for i, c := range m.def.Counters {
-		m.limits[i] = c.Limit
+// limitOf returns the limit in force (the count whose increment trips) of configurable
+// counter c set to n as the spec writes it.
+func limitOf(sp *Spec, c *Counter, n int) (int, error) {
+	low, key := 1, "limit"
+	if c.Max {
+		low, key = 0, "max"
+	}
+	switch {
+	case !c.Configurable:
+		return 0, fmt.Errorf("%scounter %s: the %s is not configurable", sp.prefix(), c.Name, key)
+	case n < low:
+		return 0, fmt.Errorf("%scounter %s: %s %d is below %d", sp.prefix(), c.Name, key, n, low)
+	}
+	return n + (1 - low), nil
+}
+
+// limitsWith returns the limits in force of every counter: the spec's, but those changed
+// names (by counter name, as the spec writes them).
+func (m *Machine[S, E, R, C, X]) limitsWith(changed map[string]int) ([]int, error) {
+	d := m.def
+	out := make([]int, len(d.Counters))
+	for i, c := range d.Counters {
+		out[i] = c.Limit
 	}
 	for name, n := range changed {
-		i := slices.IndexFunc(m.def.Counters, func(c Counter) bool { return c.Name == name && c.Configurable })
+		i := slices.IndexFunc(d.Counters, func(c Counter) bool { return c.Name == name && c.Configurable })
 		if i < 0 {
-			return fmt.Errorf("%sno configurable counter %q", m.def.Spec.prefix(), name)
+			return nil, fmt.Errorf("%sno configurable counter %q", d.Spec.prefix(), name)
 		}
-		if err := SetCounterLimit(m, i, n); err != nil {
-			return err
+		limit, err := limitOf(d.Spec, &d.Counters[i], n)
+		if err != nil {
+			return nil, err
 		}
+		out[i] = limit
 	}
-	return nil
+	return out, nil
 }
 
 // Restore sets m, a new machine, to snapshot s. It refuses, with a SnapshotError (errors.Is
@@ -235,7 +279,8 @@ func (m *Machine[S, E, R, C, X]) setLimits(changed map[string]int) error {
 // past their limit, a remembered state its state cannot remember, timeouts of states whose
 // timeout is not configurable, a payload (but a zero one, of an event never fired) that
 // breaks its constraints; check refuses what else the generated package checks of the
-// extra data (nil: nothing).
+// extra data (nil: nothing). A refused snapshot leaves m as it was: Restore checks
+// everything before it writes anything.
 func Restore[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, C, X], s Snapshot[S, C, X], check func(*X) error) error {
 	d := m.def
 	bad := func(field, format string, args ...any) error {
@@ -250,13 +295,16 @@ func Restore[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, C, X], s 
 	case s.Seq < 0:
 		return bad("seq", "%d is negative", s.Seq)
 	}
+	var limits []int
 	if len(d.Counters) > 0 {
-		if err := m.setLimits(s.Limits); err != nil {
+		var err error
+		if limits, err = m.limitsWith(s.Limits); err != nil {
 			return bad("limits", "%v", err)
 		}
 	} else if len(s.Limits) > 0 {
 		return bad("limits", "the machine has no counters")
 	}
+	counters := make([]int, d.counterSlots)
 	counter := func(name string, perState bool) (int32, error) {
 		i := slices.IndexFunc(d.Counters, func(c Counter) bool { return c.Name == name && c.PerState == perState })
 		if i < 0 {
@@ -269,13 +317,13 @@ func Restore[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, C, X], s 
 		if d.Counters[c].PerState {
 			in = " in " + st.String()
 		}
-		switch limit := m.limits[c]; {
+		switch limit := limits[c]; {
 		case n < 0:
 			return bad(field, "%d%s is negative", n, in)
 		case d.Counters[c].Limit > 0 && n >= limit:
 			return bad(field, "%d%s is past the limit of %d", n, in, limit)
 		}
-		*m.counter(c, st) = n
+		counters[d.slot(c, st)] = n
 		return nil
 	}
 	for name, n := range s.Counters {
@@ -301,6 +349,11 @@ func Restore[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, C, X], s 
 			}
 		}
 	}
+	var memory []S
+	var remembered []bool
+	if d.remembers {
+		memory, remembered = make([]S, ns), make([]bool, ns)
+	}
 	for st, from := range s.Remembered {
 		switch {
 		case int(st) >= ns || !d.States[st].Remembers:
@@ -310,28 +363,26 @@ func Restore[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, C, X], s 
 		case !slices.Contains(d.States[st].From, int32(from)):
 			return bad("remembered", "%s cannot remember %s", st, from)
 		}
-		m.memory[st], m.remembered[st] = from, true
+		memory[st], remembered[st] = from, true
 	}
-	if !d.Timing && (!s.CreatedAt.IsZero() || !s.EnteredAt.IsZero() || len(s.TimeByState) > 0 || len(s.Timeouts) > 0) {
+	var timeByState, timeouts []time.Duration
+	if d.Timing {
+		timeByState = make([]time.Duration, ns)
+		for st, t := range s.TimeByState {
+			switch {
+			case int(st) >= ns:
+				return bad("timeByState", "%d is not a state", st)
+			case t < 0:
+				return bad("timeByState", "%s: %v is negative", st, t)
+			}
+			timeByState[st] = t
+		}
+		var err error
+		if timeouts, err = m.timeoutsWith(s.Timeouts); err != nil {
+			return bad("timeouts", "%v", err)
+		}
+	} else if !s.CreatedAt.IsZero() || !s.EnteredAt.IsZero() || len(s.TimeByState) > 0 || len(s.Timeouts) > 0 {
 		return bad("timeouts", "the machine keeps no time")
-	}
-	for st, t := range s.TimeByState {
-		switch {
-		case int(st) >= ns:
-			return bad("timeByState", "%d is not a state", st)
-		case t < 0:
-			return bad("timeByState", "%s: %v is negative", st, t)
-		}
-		m.timeByState[st] = t
-	}
-	for st, t := range s.Timeouts {
-		switch {
-		case int(st) >= ns || !d.States[st].Configurable:
-			return bad("timeouts", "the timeout of %s is not configurable", st)
-		case t <= 0:
-			return bad("timeouts", "%s: %v is not positive", st, t)
-		}
-		m.timeouts[st] = t
 	}
 	for e, carries := range d.Payloads {
 		if !carries {
@@ -347,10 +398,17 @@ func Restore[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, C, X], s 
 			return err
 		}
 	}
+	// Every check passed: write.
+	copy(m.limits, limits)
+	copy(m.counters, counters)
+	copy(m.memory, memory)
+	copy(m.remembered, remembered)
 	m.state = s.State
 	m.ID, m.seq, m.saved = s.ID, s.Seq, s.Seq
 	m.Context, m.updatedAt, m.extra = s.Context, s.UpdatedAt, s.Extra
 	if d.Timing {
+		copy(m.timeByState, timeByState)
+		copy(m.timeouts, timeouts)
 		m.createdAt, m.enteredAt = s.CreatedAt, s.EnteredAt
 	}
 	return nil
@@ -430,9 +488,22 @@ func (m *Machine[S, E, R, C, X]) apply(e *LogEntry[S, E, R]) error {
 		return errors.New("the entry has no timestamp")
 	}
 	if len(d.Counters) > 0 {
-		if err := m.setLimits(e.Limits); err != nil {
+		limits, err := m.limitsWith(e.Limits)
+		if err != nil {
 			return err
 		}
+		copy(m.limits, limits)
+	} else if len(e.Limits) > 0 {
+		return errors.New("limits: the machine has no counters")
+	}
+	if d.Timing {
+		timeouts, err := m.timeoutsWith(e.Timeouts)
+		if err != nil {
+			return fmt.Errorf("timeouts: %w", err)
+		}
+		copy(m.timeouts, timeouts)
+	} else if len(e.Timeouts) > 0 {
+		return errors.New("timeouts: the machine keeps no time")
 	}
 	if len(e.Context) > 0 {
 		var c C
@@ -472,14 +543,30 @@ func (m *Machine[S, E, R, C, X]) apply(e *LogEntry[S, E, R]) error {
 		return fmt.Errorf("%s -> %s on %s is not transition %d from %s", e.From, e.To, e.Trigger, e.Transition, m.state)
 	}
 	t := &d.Transitions[e.Transition]
-	moved := t.Kind != TargetInternal || e.To != e.From
+	// A tripped limit redirected the transition (the first one tripped decides; one that
+	// refuses would have left nothing to log) and restarted the counter, as take does.
 	var trips uint64
-	for k, c := range t.Inc {
-		// A tripped limit redirected the transition (or refused it) and restarted the counter.
-		if d.Counters[c].Limit > 0 && *m.counter(c, e.From)+1 >= m.limits[c] {
+	then := int32(-1)
+	if !t.Plain {
+		for k, c := range t.Inc {
+			cd := &d.Counters[c]
+			if cd.Limit == 0 || *m.counter(c, e.From)+1 < m.limits[c] {
+				continue
+			}
+			if trips == 0 {
+				then = cd.Then
+			}
 			trips |= 1 << k
 		}
 	}
+	switch {
+	case trips != 0 && then < 0:
+		return fmt.Errorf("%s -> %s on %s trips a limit that refuses it", e.From, e.To, e.Trigger)
+	case trips != 0 && S(then) != e.To:
+		return fmt.Errorf("%s -> %s on %s trips a limit that redirects it to %s", e.From, e.To, e.Trigger, S(then))
+	}
+	// A redirect leaves the state, even back to the state left by an internal transition.
+	moved := t.Kind != TargetInternal || trips != 0
 	m.count(t, e.From, trips, moved)
 	if e.To != e.From && d.remembers && d.States[e.To].Remembers {
 		m.memory[e.To], m.remembered[e.To] = e.From, true
@@ -505,7 +592,9 @@ func (m *Machine[S, E, R, C, X]) applyResumed(e *LogEntry[S, E, R]) error {
 		return errors.New("the machine cannot be resumed")
 	case e.From != m.state || !e.From.IsTerminal() || int(e.To) >= len(d.States) || e.To.IsTerminal():
 		return fmt.Errorf("resumed from %s to %s in %s", e.From, e.To, m.state)
-	case m.seq == 0 || e.To != m.last:
+	case m.seq == 0:
+		return fmt.Errorf("resumed to %s before any transition", e.To)
+	case e.To != m.last:
 		return fmt.Errorf("resumed to %s, but the last transition left %s", e.To, m.last)
 	}
 	m.state = e.To

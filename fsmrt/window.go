@@ -15,15 +15,16 @@ type Window[T any] struct {
 }
 
 // SetSize sets how many records the window keeps (DefaultWindow when n <= 0), dropping the
-// oldest ones past it.
+// oldest ones past it. Growing the window does not bring back records already dropped.
 func (w *Window[T]) SetSize(n int) {
 	if n <= 0 {
 		n = DefaultWindow
 	}
-	w.size = n
-	if len(w.items) > n {
-		w.items = append(w.items[:0], w.items[len(w.items)-n:]...)
+	// The slice may hold up to twice the old size: only the last Len records are kept.
+	if keep := min(w.Len(), n); keep < len(w.items) {
+		w.items = append(w.items[:0], w.items[len(w.items)-keep:]...)
 	}
+	w.size = n
 }
 
 // Size returns how many records the window keeps.

@@ -135,3 +135,28 @@ func TestMemoryStoreFindsKeys(t *testing.T) {
 		t.Error("found a key in entries that have none")
 	}
 }
+
+// TestWindowGrowKeepsDropped: growing a window does not bring back the records it dropped,
+// however many its slice still holds.
+func TestWindowGrowKeepsDropped(t *testing.T) {
+	var w fsmrt.Window[int]
+	w.Add(1)
+	w.Add(2)
+	w.SetSize(3) // shrunk from the default, holding fewer
+	for i := 3; i <= 5; i++ {
+		w.Add(i)
+	}
+	if got := w.Items(); !reflect.DeepEqual(got, []int{3, 4, 5}) {
+		t.Fatalf("a window of 3: %v", got)
+	}
+	w.SetSize(10)
+	if got := w.Items(); !reflect.DeepEqual(got, []int{3, 4, 5}) || w.Len() != 3 {
+		t.Errorf("grown to 10: %v (len %d), want [3 4 5]", got, w.Len())
+	}
+	w.Add(6)
+	w.SetSize(2)
+	w.SetSize(0)
+	if got := w.Items(); !reflect.DeepEqual(got, []int{5, 6}) {
+		t.Errorf("shrunk to 2, grown to the default: %v, want [5 6]", got)
+	}
+}
