@@ -39,6 +39,10 @@ type Def[S StateType, E, R EnumType] struct {
 	// FireWith, CanWith, and Fire on a machine with a store or a logger decide every pair
 	// from here (the engine refuses a pair missing from Pairs with an
 	// InvalidTransitionError, whatever Moves says).
+	//
+	// Left nil, Init builds it from Transitions: a pair's candidates are the transitions
+	// from its state on its event, in spec order, each with its Conds, up to the first
+	// without conditions (what follows it could never be taken).
 	Pairs []Pair
 	// Transitions are the spec's transitions, in order: a log entry's Transition indexes it.
 	Transitions []Transition
@@ -46,6 +50,9 @@ type Def[S StateType, E, R EnumType] struct {
 	Counters []Counter
 	// AlwaysRoles are the roles that may fire every transition that names roles.
 	AlwaysRoles []R
+	// NumRoles is the number of role values, the zero role included (0 without roles): a
+	// refusal by role of a role below it is built once, at Init.
+	NumRoles int
 	// EveryCheckpoint is the checkpoint taken after every transition (-1 when none).
 	EveryCheckpoint int
 	// Idempotent says inputs may carry idempotency keys.
@@ -136,9 +143,11 @@ type Transition struct {
 	// From, On and To are the states it leaves, its events and every state it can enter
 	// (replaying checks log entries against them).
 	From, On, To []int32
-	Kind         TargetKind
-	Target       int32
-	Choices      []ChoiceDef
+	// Conds are the guards the transition needs (as Cand.Conds), for the Pairs Init builds.
+	Conds   []int32
+	Kind    TargetKind
+	Target  int32
+	Choices []ChoiceDef
 	// Roles may fire it, each maybe under a policy (an empty list: anyone).
 	Roles []RoleRule
 	// Actions run, in order, after the exit actions and before the state changes.
@@ -287,6 +296,8 @@ func MoveStep(n int) uint32 { return uint32(n) + 1 }
 // so that refusing allocates nothing.
 type refusals[S StateType, E, R EnumType] struct {
 	noChoice NoChoiceError[S, E]
+	// permission by role, for a pair whose candidates name roles (nil when none do).
+	permission []PermissionError[S, E, R]
 	// noHistory by state remembering, for the states the candidates recall (nil when none).
 	noHistory []NoHistoryError[S, E]
 	// limit by counter, at the spec's limit, for the counters a candidate may trip without
@@ -299,6 +310,9 @@ func (d *Def[S, E, R]) init() { d.once.Do(d.build) }
 
 func (d *Def[S, E, R]) build() {
 	ns, ne := len(d.States), d.NumEvents
+	if d.Pairs == nil {
+		d.Pairs = d.buildPairs()
+	}
 	d.pairIndex = make([]int32, ns*ne)
 	for i, p := range d.Pairs {
 		d.pairIndex[int(p.State)*ne+int(p.Event)] = int32(i + 1)
@@ -344,6 +358,33 @@ func (d *Def[S, E, R]) build() {
 	}
 }
 
+// buildPairs lists the candidates of every accepted pair from Transitions, pairs in state
+// then event order.
+func (d *Def[S, E, R]) buildPairs() []Pair {
+	ne := d.NumEvents
+	cands := make([][]Cand, len(d.States)*ne)
+	closed := make([]bool, len(cands)) // an unconditional candidate ends the pair's list
+	for ti, t := range d.Transitions {
+		for _, s := range t.From {
+			for _, e := range t.On {
+				i := int(s)*ne + int(e)
+				if closed[i] {
+					continue
+				}
+				cands[i] = append(cands[i], Cand{T: int32(ti), Conds: t.Conds})
+				closed[i] = len(t.Conds) == 0
+			}
+		}
+	}
+	pairs := []Pair{}
+	for i, cs := range cands {
+		if cs != nil {
+			pairs = append(pairs, Pair{State: int32(i / ne), Event: int32(i % ne), Cands: cs})
+		}
+	}
+	return pairs
+}
+
 // buildRefusals builds the refusals of every pair.
 func (d *Def[S, E, R]) buildRefusals() {
 	d.refusals = make([]refusals[S, E, R], len(d.Pairs))
@@ -359,6 +400,12 @@ func (d *Def[S, E, R]) buildRefusals() {
 		}
 		for _, c := range p.Cands {
 			t := &d.Transitions[c.T]
+			if len(t.Roles) > 0 && r.permission == nil {
+				r.permission = make([]PermissionError[S, E, R], d.NumRoles)
+				for role := range r.permission {
+					r.permission[role] = PermissionError[S, E, R]{State: s, Event: e, Role: R(role), spec: d.Spec}
+				}
+			}
 			if t.Kind == TargetHistory {
 				recalls(t.Target)
 			}

@@ -86,11 +86,11 @@ type guardOps struct {
 
 func (o guardOps) Guard(_ context.Context, g int, _ tStep) bool { return g == o.yes }
 
-// TestEngineAllocsRefusals: Fire's refusals by limit, choice and history return errors
-// built once by Init; a limit changed at run time, and a refusal by role (its error names
-// the role), build theirs.
+// TestEngineAllocsRefusals: Fire's refusals by role, limit, choice and history return
+// errors built once by Init; a limit changed at run time, and a role past Def.NumRoles,
+// build theirs.
 func TestEngineAllocsRefusals(t *testing.T) {
-	d := richDef(func(d *tDef) { d.History, d.Idempotent = false, false })
+	d := richDef(func(d *tDef) { d.History, d.Idempotent, d.NumRoles = false, false, int(rOwner)+1 })
 	machine := func(ops any, s tSnapshot) *tMachine {
 		m := &tMachine{}
 		Init(m, d, ops)
@@ -112,8 +112,9 @@ func TestEngineAllocsRefusals(t *testing.T) {
 		allocs float64
 		is     error
 	}{
-		{"a role no rule names", func() { _, err = inReview.FireWith(bg, eApprove, tIn{Role: rViewer}) }, 1, ErrPermission},
-		{"no role", func() { _, err = inReview.Fire(bg, eApprove) }, 1, ErrPermission},
+		{"a role no rule names", func() { _, err = inReview.FireWith(bg, eApprove, tIn{Role: rViewer}) }, 0, ErrPermission},
+		{"no role", func() { _, err = inReview.Fire(bg, eApprove) }, 0, ErrPermission},
+		{"a role past NumRoles", func() { _, err = inReview.FireWith(bg, eApprove, tIn{Role: rOwner + 1}) }, 1, ErrPermission},
 		{"a limit", func() { _, err = inReview.Fire(bg, eEscalate) }, 0, ErrLimit},
 		{"a limit changed at run time", func() { _, err = lowered.Fire(bg, eEscalate) }, 1, ErrLimit},
 		{"no choice", func() { _, err = escalated.FireWith(bg, eRoute, tIn{}) }, 0, ErrNoChoice},

@@ -1839,3 +1839,41 @@ func TestEngineKeyAfterFailedCheckpoint(t *testing.T) {
 		})
 	}
 }
+
+// Pairs left nil are built from the transitions and their Conds: for richDef, the same
+// pairs as finish lists by hand, and a candidate after an unconditional one is left out.
+func TestDefBuildsPairs(t *testing.T) {
+	want := richDef()
+	d := richDef()
+	d.Pairs = nil
+	conds := map[int][]int32{1: {gOK}, 2: {^gOK, gUrgent}}
+	for i := range d.Transitions {
+		d.Transitions[i].Conds = conds[i]
+	}
+	got := d.buildPairs()
+	if !reflect.DeepEqual(got, want.Pairs) {
+		t.Fatalf("built pairs\n%v\nwant\n%v", got, want.Pairs)
+	}
+	// An unconditional transition first: the guarded one after it is never tried.
+	d.Transitions[1].Conds, d.Transitions[2].Conds = nil, []int32{gOK}
+	for _, p := range d.buildPairs() {
+		if p.State == int32(sReview) && p.Event == int32(eApprove) && (len(p.Cands) != 1 || p.Cands[0].T != 1) {
+			t.Errorf("review/approve candidates %v, want only transition 1", p.Cands)
+		}
+	}
+	// A machine built from nil Pairs fires as the hand-listed one does.
+	d = richDef(untimed)
+	d.Pairs = nil
+	for i := range d.Transitions {
+		d.Transitions[i].Conds = conds[i]
+	}
+	r := attach(d)
+	r.ops.guards[gOK] = true
+	r.m.Context.Title, r.m.Context.Reviewer = "t", "ann"
+	if got := r.fire(t, eSubmit, tIn{}); got != sReview {
+		t.Fatalf("submit: %s", got)
+	}
+	if got := r.fire(t, eApprove, tIn{Role: rAdmin}); got != sApproved {
+		t.Fatalf("approve: %s", got)
+	}
+}

@@ -140,8 +140,8 @@ func (m *Machine[S, E, R, C, X]) SetLogger(l *slog.Logger) {
 // and one of the typed errors (InvalidTransitionError, GuardError, ...), and nothing
 // changes. Accepting allocates nothing unless the spec asks for history or idempotency
 // keys, and neither does refusing, except with a ValidationError (it lists the fields and
-// the events allowed), a PermissionError (it names the role) or a LimitError at a limit
-// changed at run time (one allocation each). The errors returned without allocating are
+// the events allowed), a PermissionError for a role past Def.NumRoles or a LimitError at a
+// limit changed at run time (one allocation each). The errors returned without allocating are
 // shared by every machine of the Def: do not change them.
 func (m *Machine[S, E, R, C, X]) Fire(ctx context.Context, e E) (S, error) {
 	if from := m.state; !m.watched && uint32(from) < m.ns && uint32(e) < m.ne {
@@ -388,6 +388,9 @@ func (m *Machine[S, E, R, C, X]) take(ctx context.Context, st Step[S, E, R], in 
 	d := m.def
 	t := &d.Transitions[ti]
 	if len(t.Roles) > 0 && !m.permits(t, in.Role) {
+		if int(in.Role) < len(ref.permission) {
+			return st.From, &ref.permission[in.Role]
+		}
 		return st.From, Permission(d.Spec, st.From, st.Event, in.Role)
 	}
 	to, internal := st.From, false

@@ -121,36 +121,6 @@ func (g *gen) engineDef(f *File) {
 		}
 	}))
 
-	d.add("Pairs", Index().Qual(rt, "Pair").ValuesFunc(func(rows *Group) {
-		for _, s := range m.States {
-			for _, e := range m.Events {
-				ts := m.Lookup(s, e)
-				if len(ts) == 0 {
-					continue
-				}
-				cands := Index().Qual(rt, "Cand").ValuesFunc(func(v *Group) {
-					for _, t := range ts {
-						var c fields
-						c.add("T", Lit(t.Index))
-						if t.Guarded() {
-							c.add("Conds", int32s(guardIdx(t.Conds)))
-						}
-						v.Values(c...)
-						if !t.Guarded() {
-							break
-						}
-					}
-				})
-				var p fields
-				p.add("State", Lit(s.Index))
-				p.add("Event", Lit(e.Index))
-				p.add("Cands", cands)
-				rows.Line().Values(p...)
-			}
-		}
-		rows.Line()
-	}))
-
 	d.add("Transitions", Index().Qual(rt, "Transition").ValuesFunc(func(rows *Group) {
 		for _, t := range m.Transitions {
 			rows.Line().Values(g.transitionDef(t, guardIdx, actionIdx, counterIdx)...)
@@ -200,6 +170,9 @@ func (g *gen) engineDef(f *File) {
 	}
 	if len(always) > 0 {
 		d.add("AlwaysRoles", Index().Id("Role").Values(always...))
+	}
+	if len(m.Roles) > 0 {
+		d.add("NumRoles", Lit(len(m.Roles)+1))
 	}
 	every := -1
 	for i, c := range m.Checkpoints {
@@ -278,6 +251,9 @@ func (g *gen) transitionDef(t *ir.Transition, guardIdx func([]ir.Cond) []int, ac
 	v.add("From", int32s(stateIdx(t.From)))
 	v.add("On", int32s(on))
 	v.add("To", int32s(to))
+	if t.Guarded() {
+		v.add("Conds", int32s(guardIdx(t.Conds)))
+	}
 	switch t.Target.Kind {
 	case ir.Fixed:
 		v.add("Target", Lit(t.Target.State.Index))
