@@ -132,6 +132,14 @@ func TestEnginePayloadFire(t *testing.T) {
 		if Extra(r.m).Submit.Title != "T" {
 			t.Errorf("a transition not repeated changed the payload: %+v", Extra(r.m).Submit)
 		}
+		// A retry with the key and a payload that would be refused gets the first result
+		// too: the key answers before the payload is looked at.
+		if got, err := firePayload(r, eSubmit, tIn{Key: "k1"}, func(x *tExtra) { x.Submit.Title = "" }); got != sReview || err != nil || r.m.Seq() != 1 {
+			t.Fatalf("submit again with an invalid payload = %s, %v, seq %d", got, err, r.m.Seq())
+		}
+		if Extra(r.m).Submit.Title != "T" {
+			t.Errorf("a retry changed the payload: %+v", Extra(r.m).Submit)
+		}
 		// A valid payload refused for another reason is restored too.
 		if _, err := firePayload(r, eReject, tIn{Key: "k1"}, func(x *tExtra) { x.Reject.Severity = 2 }); !errors.Is(err, ErrIdempotencyConflict) {
 			t.Fatalf("reject with k1: %v", err)

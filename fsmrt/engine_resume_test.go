@@ -292,3 +292,24 @@ func TestEngineReplayResumedRefuses(t *testing.T) {
 		})
 	}
 }
+
+// A snapshot whose own entry the log has lost: Resume cannot know where the machine was,
+// and says so rather than resuming to the zero state; a STATE_RESUMED entry right after
+// such a snapshot is refused by Replay for the same reason.
+func TestEngineResumeWithoutTheLastEntry(t *testing.T) {
+	_, st := closedStore(t)
+	snap := loadSnapshot(t, st)
+	lost := &fixedStore{snap: snap, ok: true} // no entry at seq 3 before the snapshot
+	r := newRig(resumable)
+	err := Resume(bg, r.m, lost, "doc-1", nil, tIn{})
+	var le *LogError
+	if !errors.As(err, &le) || le.Seq != 3 || !strings.Contains(err.Error(), "no entry at seq 3") {
+		t.Fatalf("Resume = %v, want a LogError at seq 3", err)
+	}
+	resumed := tEntryLog{Seq: 4, Timestamp: t0, Kind: KindResumed, Trigger: eClose, From: sClosed, To: sApproved, Transition: -1}
+	lost.log = []tEntryLog{resumed}
+	err = Replay(bg, newRig(resumable).m, lost, "doc-1", nil)
+	if !errors.As(err, &le) || !strings.Contains(err.Error(), "the log before it has no entry at seq 3") {
+		t.Fatalf("Replay = %v, want a LogError", err)
+	}
+}

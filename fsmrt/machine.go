@@ -40,6 +40,7 @@ type Machine[S StateType, E, R EnumType, C, X any] struct {
 	extra      X
 	last       S // the state the last transition left, and its event, for Resume
 	lastEvent  E
+	lastKnown  bool  // last and lastEvent are known (restored from a snapshot, they are not)
 	counters   []int // by counter: one slot, or one per state for a per-state counter
 	limits     []int // by counter: the limit in force (the count whose increment trips)
 	memory     []S   // by state: the state a remembering state was entered from
@@ -193,14 +194,7 @@ func (m *Machine[S, E, R, C, X]) fire(ctx context.Context, e E, in *Input[R]) (S
 // fireLoaded fires e with its payload in the extra data, prev being the extra data before
 // it, which a refusal restores.
 func (m *Machine[S, E, R, C, X]) fireLoaded(ctx context.Context, e E, in *Input[R], prev *X) (S, error) {
-	if int(e) < m.def.NumEvents && m.accepts(e) {
-		if errs := m.extras.Payload(&m.extra, int(e), false).Validate(); errs != nil {
-			m.extra = *prev
-			err := Validation(m.def.Spec, m.state, e, m.state, true, errs, m.PermittedWith(ctx, *in, nil))
-			m.logRefusal(ctx, e, err)
-			return m.state, err
-		}
-	}
+	// step validates the payload, once an idempotency key has had its say.
 	seq := m.seq
 	to, err := m.fireOnce(ctx, e, in)
 	if m.seq == seq {
@@ -209,11 +203,6 @@ func (m *Machine[S, E, R, C, X]) fireLoaded(ctx context.Context, e E, in *Input[
 		m.extra = *prev
 	}
 	return to, err
-}
-
-// accepts reports whether the current state has a transition on e (whatever its guards).
-func (m *Machine[S, E, R, C, X]) accepts(e E) bool {
-	return int(m.state) < len(m.def.States) && m.def.Moves[int(m.state)*m.def.NumEvents+int(e)] != MoveRefused(len(m.def.States))
 }
 
 // fireOnce applies idempotency keys around step and logs a refusal when the machine has a
@@ -336,6 +325,12 @@ func (m *Machine[S, E, R, C, X]) step(ctx context.Context, e E, in *Input[R], dr
 	p := d.pairIndex[i]
 	if p == 0 {
 		return from, &d.invalid[i]
+	}
+	if pl := d.Payloads; !dry && pl != nil && pl[e] {
+		// The state accepts e: its payload (in the extra data) must meet its constraints.
+		if errs := m.extras.Payload(&m.extra, int(e), false).Validate(); errs != nil {
+			return from, Validation(d.Spec, from, e, from, true, errs, m.PermittedWith(ctx, *in, nil))
+		}
 	}
 	st := Step[S, E, R]{From: from, To: from, Event: e, Role: in.Role}
 	for _, c := range d.Pairs[p-1].Cands {
@@ -554,7 +549,7 @@ func (m *Machine[S, E, R, C, X]) commit(ctx context.Context, st Step[S, E, R], i
 	d := m.def
 	m.seq++
 	if d.Resumable {
-		m.last, m.lastEvent = st.From, st.Event
+		m.last, m.lastEvent, m.lastKnown = st.From, st.Event, true
 	}
 	if d.Timing {
 		m.updatedAt = st.At

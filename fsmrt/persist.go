@@ -444,7 +444,7 @@ func Replay[S StateType, E, R EnumType, C, X any](ctx context.Context, m *Machin
 				}
 				m.recallEntry(&past[i])
 				if m.def.Resumable && past[i].Seq == s.Seq {
-					m.last, m.lastEvent = past[i].From, past[i].Trigger
+					m.last, m.lastEvent, m.lastKnown = past[i].From, past[i].Trigger, true
 				}
 			}
 		}
@@ -578,7 +578,7 @@ func (m *Machine[S, E, R, C, X]) apply(e *LogEntry[S, E, R]) error {
 	m.recallEntry(e)
 	m.seq, m.updatedAt = e.Seq, e.Timestamp
 	if d.Resumable {
-		m.last, m.lastEvent = e.From, e.Trigger
+		m.last, m.lastEvent, m.lastKnown = e.From, e.Trigger, true
 	}
 	return nil
 }
@@ -594,6 +594,8 @@ func (m *Machine[S, E, R, C, X]) applyResumed(e *LogEntry[S, E, R]) error {
 		return fmt.Errorf("resumed from %s to %s in %s", e.From, e.To, m.state)
 	case m.seq == 0:
 		return fmt.Errorf("resumed to %s before any transition", e.To)
+	case !m.lastKnown:
+		return fmt.Errorf("resumed to %s, but the log before it has no entry at seq %d", e.To, m.seq)
 	case e.To != m.last:
 		return fmt.Errorf("resumed to %s, but the last transition left %s", e.To, m.last)
 	}
@@ -603,7 +605,7 @@ func (m *Machine[S, E, R, C, X]) applyResumed(e *LogEntry[S, E, R]) error {
 	}
 	m.recallEntry(e)
 	m.seq, m.updatedAt = e.Seq, e.Timestamp
-	m.last, m.lastEvent = e.From, e.Trigger
+	m.last, m.lastEvent, m.lastKnown = e.From, e.Trigger, true
 	return nil
 }
 
@@ -627,6 +629,10 @@ func Resume[S StateType, E, R EnumType, C, X any](ctx context.Context, m *Machin
 	m.SetStore(store)
 	if !m.state.IsTerminal() || !m.def.Resumable || m.seq == 0 {
 		return nil
+	}
+	if !m.lastKnown {
+		// The snapshot's own entry is missing from the log: where the machine was is unknown.
+		return InvalidLog(m.def.Spec, id, m.seq, fmt.Errorf("no entry at seq %d, the last transition, to resume from", m.seq))
 	}
 	st := Step[S, E, R]{From: m.state, To: m.last, Event: m.lastEvent, Role: in.Role}
 	st.At = in.At
