@@ -1198,3 +1198,15 @@ func TestEngineReplayWindows(t *testing.T) {
 		})
 	}
 }
+
+// Built hands back the machine only when building it succeeded.
+func TestBuilt(t *testing.T) {
+	m := &tMachine{}
+	if got, err := Built(m, nil); got != m || err != nil {
+		t.Errorf("Built(m, nil) = %p, %v", got, err)
+	}
+	bad := errors.New("bad")
+	if got, err := Built(m, bad); got != nil || err != bad {
+		t.Errorf("Built(m, bad) = %p, %v", got, err)
+	}
+}

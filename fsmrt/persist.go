@@ -414,6 +414,16 @@ func Restore[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, C, X], s 
 	return nil
 }
 
+// Built returns m, or the zero M (nil) with err when err is not nil: what the generated
+// Restore, Replay and Resume functions return of the machine they built.
+func Built[M any](m M, err error) (M, error) {
+	if err != nil {
+		var zero M
+		return zero, err
+	}
+	return m, nil
+}
+
 // Replay sets m, a new machine, to machine id of store: the last snapshot (Restore, with
 // check), then every later log entry applied as it was recorded: the transition's
 // counters, memory, history and idempotency key, and the state and context after it. No

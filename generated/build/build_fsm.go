@@ -17,8 +17,7 @@ import (
 	"time"
 )
 
-// A compiler error here means this code and the fsmrt package it imports are of versions
-// that do not fit: generate the code again with the fsmgen of the same module version.
+// A compile error here: this code and fsmrt do not fit; generate it with the same version.
 const _, _ = fsmrt.EnforceVersion(1 - fsmrt.MinVersion), fsmrt.EnforceVersion(fsmrt.MaxVersion - 1)
 
 // State is a state of the Task machine.
@@ -71,16 +70,11 @@ var stateNames = fsmrt.Names{Package: "build", Type: "State", What: "state", Lis
 	"human_escalation",
 }}
 
-// String returns the state's name as the spec writes it.
-func (v State) String() string { return stateNames.String(int(v)) }
-
-// ParseState returns the state with the given spec name.
-func ParseState(name string) (State, error) { return fsmrt.Parse[State](&stateNames, name) }
-
-// MarshalText encodes the state by name.
-func (v State) MarshalText() ([]byte, error) { return stateNames.Marshal(int(v)) }
-
-// UnmarshalText decodes a state name.
+// ParseState returns the state with the given spec name; String, MarshalText and UnmarshalText
+// use the same names.
+func ParseState(name string) (State, error)   { return fsmrt.Parse[State](&stateNames, name) }
+func (v State) String() string                { return stateNames.String(int(v)) }
+func (v State) MarshalText() ([]byte, error)  { return stateNames.Marshal(int(v)) }
 func (v *State) UnmarshalText(b []byte) error { return fsmrt.Unmarshal(&stateNames, b, v) }
 
 // Event is an event of the Task machine.
@@ -140,22 +134,15 @@ var eventNames = fsmrt.Names{Package: "build", Type: "Event", What: "event", Lis
 	"skipped",
 }}
 
-// String returns the event's name as the spec writes it.
-func (v Event) String() string { return eventNames.String(int(v)) }
-
-// ParseEvent returns the event with the given spec name.
-func ParseEvent(name string) (Event, error) { return fsmrt.Parse[Event](&eventNames, name) }
-
-// MarshalText encodes the event by name.
-func (v Event) MarshalText() ([]byte, error) { return eventNames.Marshal(int(v)) }
-
-// UnmarshalText decodes an event name.
+// ParseEvent returns the event with the given spec name; String, MarshalText and UnmarshalText
+// use the same names.
+func ParseEvent(name string) (Event, error)   { return fsmrt.Parse[Event](&eventNames, name) }
+func (v Event) String() string                { return eventNames.String(int(v)) }
+func (v Event) MarshalText() ([]byte, error)  { return eventNames.Marshal(int(v)) }
 func (v *Event) UnmarshalText(b []byte) error { return fsmrt.Unmarshal(&eventNames, b, v) }
 
-// States returns every state in declaration order.
+// States and Events return every state and every event, in declaration order.
 func States() []State { return fsmrt.All[State](NumStates) }
-
-// Events returns every event in declaration order.
 func Events() []Event { return fsmrt.All[Event](NumEvents) }
 
 // IsTerminal reports whether no event is accepted in s.
@@ -195,16 +182,11 @@ var roleNames = fsmrt.Names{Package: "build", Type: "Role", What: "role", None: 
 	"human",
 }}
 
-// String returns the role's name as the spec writes it.
-func (v Role) String() string { return roleNames.String(int(v)) }
-
-// ParseRole returns the role with the given spec name.
-func ParseRole(name string) (Role, error) { return fsmrt.Parse[Role](&roleNames, name) }
-
-// MarshalText encodes the role by name.
-func (v Role) MarshalText() ([]byte, error) { return roleNames.Marshal(int(v)) }
-
-// UnmarshalText decodes a role name.
+// ParseRole returns the role with the given spec name; String, MarshalText and UnmarshalText
+// use the same names.
+func ParseRole(name string) (Role, error)    { return fsmrt.Parse[Role](&roleNames, name) }
+func (v Role) String() string                { return roleNames.String(int(v)) }
+func (v Role) MarshalText() ([]byte, error)  { return roleNames.Marshal(int(v)) }
 func (v *Role) UnmarshalText(b []byte) error { return fsmrt.Unmarshal(&roleNames, b, v) }
 
 // TimeoutLevel is how far past its timeout a machine is. Levels are reported, never
@@ -221,26 +203,19 @@ const (
 
 var timeoutLevelNames = fsmrt.Names{Package: "build", Type: "TimeoutLevel", What: "timeout level", None: true, List: []string{"", "warn", "alert", "escalate"}}
 
-// String returns the timeout level's name as the spec writes it.
-func (v TimeoutLevel) String() string { return timeoutLevelNames.String(int(v)) }
-
-// ParseTimeoutLevel returns the timeout level with the given spec name.
+// ParseTimeoutLevel returns the timeout level with the given spec name; String, MarshalText and UnmarshalText
+// use the same names.
 func ParseTimeoutLevel(name string) (TimeoutLevel, error) {
 	return fsmrt.Parse[TimeoutLevel](&timeoutLevelNames, name)
 }
-
-// MarshalText encodes the timeout level by name.
+func (v TimeoutLevel) String() string               { return timeoutLevelNames.String(int(v)) }
 func (v TimeoutLevel) MarshalText() ([]byte, error) { return timeoutLevelNames.Marshal(int(v)) }
-
-// UnmarshalText decodes a timeout level name.
 func (v *TimeoutLevel) UnmarshalText(b []byte) error {
 	return fsmrt.Unmarshal(&timeoutLevelNames, b, v)
 }
 
-// Sentinel errors for errors.Is (the runtime's): every refusal matches ErrRefused and its
-// own; ErrInvalidSnapshot and ErrInvalidLog refuse what a store holds (Restore, Replay),
-// ErrStoreConflict says another writer got there first, ErrNotRegistered that a registry
-// holds no machine of that ID.
+// Sentinel errors for errors.Is, the runtime's (fsmrt): every refusal matches ErrRefused
+// and its own.
 var (
 	ErrRefused           = fsmrt.ErrRefused
 	ErrInvalidTransition = fsmrt.ErrInvalidTransition
@@ -260,9 +235,6 @@ type (
 	StoreError             = fsmrt.StoreError                           // the store failed to persist an accepted transition
 )
 
-// fsmSpec names the machine in its errors.
-var fsmSpec = fsmrt.Spec{Machine: "Task", Package: "build"}
-
 // TaskContext holds the machine's data: the spec's context fields. States check the fields
 // they require on entry; guards may compare them.
 type TaskContext struct {
@@ -277,9 +249,6 @@ type TaskContext struct {
 
 // TaskStep describes the transition being decided or run; hooks receive it by value.
 type TaskStep = fsmrt.Step[State, Event, Role]
-
-// TaskInput is what the caller says about one firing (FireWith).
-type TaskInput = fsmrt.Input[Role]
 
 // TaskHooks is what the program implements: guards, actions and checkpoints. Fire calls
 // them synchronously, in this order: guards, exit actions of the old state, the
@@ -309,8 +278,7 @@ var _ TaskHooks = TaskNopHooks{}
 // TaskRecord is one entry of the transition history.
 type TaskRecord = fsmrt.Record[State, Event]
 
-// Task is one Task state machine on the runtime's engine (fsmrt.Machine), not safe for
-// concurrent use: confine it to one goroutine, or guard it with a mutex.
+// Task is one Task state machine (fsmrt.Machine), not safe for concurrent use.
 //
 // Seed 004: the task lifecycle of the build workflow system, from creation through
 // planning, implementation, testing, quality review and commit. Failures are counted per
@@ -420,10 +388,9 @@ func (m *ops) Act(ctx context.Context, a int, st TaskStep) {
 	}
 }
 
-// def is the machine as data for the engine: its states, how events dispatch to its
-// transitions, its transitions and counters, indexed in spec order.
+// def is the machine as data for the engine (fsmrt.Def), indexed in spec order.
 var def = fsmrt.Def[State, Event, Role]{
-	Spec:      &fsmSpec,
+	Spec:      &fsmrt.Spec{Machine: "Task", Package: "build"},
 	NumEvents: NumEvents,
 	Initial:   StatePending,
 	Moves:     moves[:],
@@ -473,9 +440,7 @@ var def = fsmrt.Def[State, Event, Role]{
 	Roles:           true,
 }
 
-// moves is the dispatch table, a row per state and a column per event: the target of a
-// transition that only moves the state, NumStates where the state has no transition on the
-// event, NumStates+1 where the engine decides (guards, hooks, counters, ...).
+// moves is the dispatch table (fsmrt.Def.Moves), a row per state and a column per event.
 var moves = [...]uint32{
 	13, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12,
 	12, 13, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12,
@@ -491,10 +456,10 @@ var moves = [...]uint32{
 	12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12,
 }
 
-// Persistence, the runtime's types: a snapshot is the machine's present (fsmrt.Snapshot),
-// the event log its past (fsmrt.LogEntry); a store keeps both (fsmrt.Store), and
-// TaskMemoryStore is one in memory, safe for concurrent use.
+// The runtime's types for this machine: a firing's input, the machine's present, its past
+// (the event log) and stores of both.
 type (
+	TaskInput       = fsmrt.Input[Role]
 	TaskSnapshot    = fsmrt.Snapshot[State, TaskContext, fsmrt.None]
 	TaskLogEntry    = fsmrt.LogEntry[State, Event, Role]
 	TaskStore       = fsmrt.Store[TaskLogEntry, TaskSnapshot]
@@ -504,32 +469,22 @@ type (
 // NewTaskMemoryStore returns an empty store.
 func NewTaskMemoryStore() *TaskMemoryStore { return fsmrt.NewMemoryStore[TaskLogEntry, TaskSnapshot]() }
 
-// RestoreTask rebuilds a machine from a snapshot, refusing one it could never have taken
-// with a fsmrt.SnapshotError (fsmrt.Restore).
+// RestoreTask rebuilds a machine from a snapshot (fsmrt.Restore).
 func RestoreTask(s TaskSnapshot, hooks TaskHooks) (*Task, error) {
 	m := NewTask(hooks)
-	if err := fsmrt.Restore(&m.Machine, s, nil); err != nil {
-		return nil, err
-	}
-	return m, nil
+	return fsmrt.Built(m, fsmrt.Restore(&m.Machine, s, nil))
 }
 
-// ReplayTask rebuilds machine id from its store: the last snapshot, then every later log
-// entry as recorded, no hook running (fsmrt.Replay). The machine returned has no store.
+// ReplayTask rebuilds machine id from its store, no hook running (fsmrt.Replay).
 func ReplayTask(ctx context.Context, store TaskStore, id string, hooks TaskHooks) (*Task, error) {
 	m := NewTask(hooks)
-	if err := fsmrt.Replay(ctx, &m.Machine, store, id, nil); err != nil {
-		return nil, err
-	}
-	return m, nil
+	return fsmrt.Built(m, fsmrt.Replay(ctx, &m.Machine, store, id, nil))
 }
 
-// TaskRegistry holds machines by ID and answers queries over them (fsmrt.Registry), safe
-// for concurrent use: each machine is locked while Do, Fire or a query looks at it.
+// TaskRegistry holds machines by ID and answers queries over them (fsmrt.Registry).
 type TaskRegistry struct{ fsmrt.Registry[*Task, State] }
 
-// NewTaskRegistry returns an empty registry that warns (through logger, slog.Default()
-// when nil) when more than maxActive machines are active (0: no limit).
+// NewTaskRegistry returns an empty registry (fsmrt.Registry.Init).
 func NewTaskRegistry(maxActive int, logger *slog.Logger) *TaskRegistry {
 	r := &TaskRegistry{}
 	r.Init("Task", nil, maxActive, logger)

@@ -1076,7 +1076,7 @@ func TestFsmPermitted(t *testing.T) {
 	for s, want := range fsmAccepted {
 		var got []Event
 		if NumEvents > 0 {
-			r := fsmrt.InvalidTransition(&fsmSpec, State(s), Event(0))
+			r := fsmrt.InvalidTransition(def.Spec, State(s), Event(0))
 			got = r.Permitted()
 		}
 		if !reflect.DeepEqual(got, want) {
@@ -1346,11 +1346,11 @@ func TestFsmErrors(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("fsmrt.ValidationError[State, Event] JSON %s (%v), want %v", b, err, want)
 	}
-	refusal := fsmrt.InvalidTransition(&fsmSpec, s, e)
+	refusal := fsmrt.InvalidTransition(def.Spec, s, e)
 	if got := refusal.Permitted(); !reflect.DeepEqual(got, fsmAccepted[s]) {
 		t.Errorf("Permitted() = %v", got)
 	}
-	if msg := refusal.Error(); !strings.HasPrefix(msg, fsmSpec.Package+": ") {
+	if msg := refusal.Error(); !strings.HasPrefix(msg, def.Spec.Package+": ") {
 		t.Errorf("a refusal does not name its package: %q", msg)
 	}
 	if _, err := NewTask(&fsmHooks{}).Fire(context.Background(), Event(NumEvents)); fsmReason(err) != "invalid_transition" {

@@ -14,8 +14,7 @@ import (
 	"log/slog"
 )
 
-// A compiler error here means this code and the fsmrt package it imports are of versions
-// that do not fit: generate the code again with the fsmgen of the same module version.
+// A compile error here: this code and fsmrt do not fit; generate it with the same version.
 const _, _ = fsmrt.EnforceVersion(1 - fsmrt.MinVersion), fsmrt.EnforceVersion(fsmrt.MaxVersion - 1)
 
 // State is a state of the Task machine.
@@ -63,16 +62,11 @@ var stateNames = fsmrt.Names{Package: "pipeline", Type: "State", What: "state", 
 	"stopped",
 }}
 
-// String returns the state's name as the spec writes it.
-func (v State) String() string { return stateNames.String(int(v)) }
-
-// ParseState returns the state with the given spec name.
-func ParseState(name string) (State, error) { return fsmrt.Parse[State](&stateNames, name) }
-
-// MarshalText encodes the state by name.
-func (v State) MarshalText() ([]byte, error) { return stateNames.Marshal(int(v)) }
-
-// UnmarshalText decodes a state name.
+// ParseState returns the state with the given spec name; String, MarshalText and UnmarshalText
+// use the same names.
+func ParseState(name string) (State, error)   { return fsmrt.Parse[State](&stateNames, name) }
+func (v State) String() string                { return stateNames.String(int(v)) }
+func (v State) MarshalText() ([]byte, error)  { return stateNames.Marshal(int(v)) }
 func (v *State) UnmarshalText(b []byte) error { return fsmrt.Unmarshal(&stateNames, b, v) }
 
 // Event is an event of the Task machine.
@@ -125,22 +119,15 @@ var eventNames = fsmrt.Names{Package: "pipeline", Type: "Event", What: "event", 
 	"cancel",
 }}
 
-// String returns the event's name as the spec writes it.
-func (v Event) String() string { return eventNames.String(int(v)) }
-
-// ParseEvent returns the event with the given spec name.
-func ParseEvent(name string) (Event, error) { return fsmrt.Parse[Event](&eventNames, name) }
-
-// MarshalText encodes the event by name.
-func (v Event) MarshalText() ([]byte, error) { return eventNames.Marshal(int(v)) }
-
-// UnmarshalText decodes an event name.
+// ParseEvent returns the event with the given spec name; String, MarshalText and UnmarshalText
+// use the same names.
+func ParseEvent(name string) (Event, error)   { return fsmrt.Parse[Event](&eventNames, name) }
+func (v Event) String() string                { return eventNames.String(int(v)) }
+func (v Event) MarshalText() ([]byte, error)  { return eventNames.Marshal(int(v)) }
 func (v *Event) UnmarshalText(b []byte) error { return fsmrt.Unmarshal(&eventNames, b, v) }
 
-// States returns every state in declaration order.
+// States and Events return every state and every event, in declaration order.
 func States() []State { return fsmrt.All[State](NumStates) }
-
-// Events returns every event in declaration order.
 func Events() []Event { return fsmrt.All[Event](NumEvents) }
 
 // IsTerminal reports whether no event is accepted in s.
@@ -158,24 +145,17 @@ const (
 
 var checkpointNames = fsmrt.Names{Package: "pipeline", Type: "Checkpoint", What: "checkpoint", List: []string{"progress"}}
 
-// String returns the checkpoint's name as the spec writes it.
-func (v Checkpoint) String() string { return checkpointNames.String(int(v)) }
-
-// ParseCheckpoint returns the checkpoint with the given spec name.
+// ParseCheckpoint returns the checkpoint with the given spec name; String, MarshalText and UnmarshalText
+// use the same names.
 func ParseCheckpoint(name string) (Checkpoint, error) {
 	return fsmrt.Parse[Checkpoint](&checkpointNames, name)
 }
-
-// MarshalText encodes the checkpoint by name.
-func (v Checkpoint) MarshalText() ([]byte, error) { return checkpointNames.Marshal(int(v)) }
-
-// UnmarshalText decodes a checkpoint name.
+func (v Checkpoint) String() string                { return checkpointNames.String(int(v)) }
+func (v Checkpoint) MarshalText() ([]byte, error)  { return checkpointNames.Marshal(int(v)) }
 func (v *Checkpoint) UnmarshalText(b []byte) error { return fsmrt.Unmarshal(&checkpointNames, b, v) }
 
-// Sentinel errors for errors.Is (the runtime's): every refusal matches ErrRefused and its
-// own; ErrInvalidSnapshot and ErrInvalidLog refuse what a store holds (Restore, Replay),
-// ErrStoreConflict says another writer got there first, ErrNotRegistered that a registry
-// holds no machine of that ID.
+// Sentinel errors for errors.Is, the runtime's (fsmrt): every refusal matches ErrRefused
+// and its own.
 var (
 	ErrRefused           = fsmrt.ErrRefused
 	ErrInvalidTransition = fsmrt.ErrInvalidTransition
@@ -192,9 +172,6 @@ type (
 	GuardError             = fsmrt.GuardError[State, Event]             // transitions exist, but none of their guards hold
 	StoreError             = fsmrt.StoreError                           // the store failed to persist an accepted transition
 )
-
-// fsmSpec names the machine in its errors.
-var fsmSpec = fsmrt.Spec{Machine: "Task", Package: "pipeline"}
 
 // TaskContext holds the machine's data: the spec's context fields. States check the fields
 // they require on entry; guards may compare them.
@@ -219,9 +196,6 @@ type TaskContext struct {
 
 // TaskStep describes the transition being decided or run; hooks receive it by value.
 type TaskStep = fsmrt.Step[State, Event, fsmrt.NoRole]
-
-// TaskInput is what the caller says about one firing (FireWith).
-type TaskInput = fsmrt.Input[fsmrt.NoRole]
 
 // TaskHooks is what the program implements: guards, actions and checkpoints. Fire calls
 // them synchronously, in this order: guards, exit actions of the old state, the
@@ -432,8 +406,7 @@ func (TaskNopHooks) Checkpoint(context.Context, *Task, Checkpoint, TaskStep) err
 
 var _ TaskHooks = TaskNopHooks{}
 
-// Task is one Task state machine on the runtime's engine (fsmrt.Machine), not safe for
-// concurrent use: confine it to one goroutine, or guard it with a mutex.
+// Task is one Task state machine (fsmrt.Machine), not safe for concurrent use.
 //
 // Seed 002: a task classified, routed to a pipeline and executed phase by phase, with
 // retries, model-tier escalation, a circuit breaker and verification. The checkpoint is
@@ -567,10 +540,9 @@ func (e *CheckpointError) Unwrap() error {
 	return e.Err
 }
 
-// def is the machine as data for the engine: its states, how events dispatch to its
-// transitions, its transitions and counters, indexed in spec order.
+// def is the machine as data for the engine (fsmrt.Def), indexed in spec order.
 var def = fsmrt.Def[State, Event, fsmrt.NoRole]{
-	Spec:      &fsmSpec,
+	Spec:      &fsmrt.Spec{Machine: "Task", Package: "pipeline"},
 	NumEvents: NumEvents,
 	Initial:   StateCreated,
 	Moves:     moves[:],
@@ -616,9 +588,7 @@ var def = fsmrt.Def[State, Event, fsmrt.NoRole]{
 	Resumable:       true,
 }
 
-// moves is the dispatch table, a row per state and a column per event: the target of a
-// transition that only moves the state, NumStates where the state has no transition on the
-// event, NumStates+1 where the engine decides (guards, hooks, counters, ...).
+// moves is the dispatch table (fsmrt.Def.Moves), a row per state and a column per event.
 var moves = [...]uint32{
 	12, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 12,
 	11, 12, 11, 11, 11, 11, 11, 11, 11, 11, 11, 12,
@@ -633,10 +603,10 @@ var moves = [...]uint32{
 	11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11,
 }
 
-// Persistence, the runtime's types: a snapshot is the machine's present (fsmrt.Snapshot),
-// the event log its past (fsmrt.LogEntry); a store keeps both (fsmrt.Store), and
-// TaskMemoryStore is one in memory, safe for concurrent use.
+// The runtime's types for this machine: a firing's input, the machine's present, its past
+// (the event log) and stores of both.
 type (
+	TaskInput       = fsmrt.Input[fsmrt.NoRole]
 	TaskSnapshot    = fsmrt.Snapshot[State, TaskContext, fsmrt.None]
 	TaskLogEntry    = fsmrt.LogEntry[State, Event, fsmrt.NoRole]
 	TaskStore       = fsmrt.Store[TaskLogEntry, TaskSnapshot]
@@ -646,24 +616,16 @@ type (
 // NewTaskMemoryStore returns an empty store.
 func NewTaskMemoryStore() *TaskMemoryStore { return fsmrt.NewMemoryStore[TaskLogEntry, TaskSnapshot]() }
 
-// RestoreTask rebuilds a machine from a snapshot, refusing one it could never have taken
-// with a fsmrt.SnapshotError (fsmrt.Restore).
+// RestoreTask rebuilds a machine from a snapshot (fsmrt.Restore).
 func RestoreTask(s TaskSnapshot, hooks TaskHooks) (*Task, error) {
 	m := NewTask(hooks)
-	if err := fsmrt.Restore(&m.Machine, s, nil); err != nil {
-		return nil, err
-	}
-	return m, nil
+	return fsmrt.Built(m, fsmrt.Restore(&m.Machine, s, nil))
 }
 
-// ReplayTask rebuilds machine id from its store: the last snapshot, then every later log
-// entry as recorded, no hook running (fsmrt.Replay). The machine returned has no store.
+// ReplayTask rebuilds machine id from its store, no hook running (fsmrt.Replay).
 func ReplayTask(ctx context.Context, store TaskStore, id string, hooks TaskHooks) (*Task, error) {
 	m := NewTask(hooks)
-	if err := fsmrt.Replay(ctx, &m.Machine, store, id, nil); err != nil {
-		return nil, err
-	}
-	return m, nil
+	return fsmrt.Built(m, fsmrt.Replay(ctx, &m.Machine, store, id, nil))
 }
 
 // ResumeTask loads machine id from its store, as ReplayTask does, and resumes it if it has
@@ -674,18 +636,13 @@ func ReplayTask(ctx context.Context, store TaskStore, id string, hooks TaskHooks
 // says who resumes it, when and why (fsmrt.Resume).
 func ResumeTask(ctx context.Context, store TaskStore, id string, hooks TaskHooks, in TaskInput) (*Task, error) {
 	m := NewTask(hooks)
-	if err := fsmrt.Resume(ctx, &m.Machine, store, id, nil, in); err != nil {
-		return nil, err
-	}
-	return m, nil
+	return fsmrt.Built(m, fsmrt.Resume(ctx, &m.Machine, store, id, nil, in))
 }
 
-// TaskRegistry holds machines by ID and answers queries over them (fsmrt.Registry), safe
-// for concurrent use: each machine is locked while Do, Fire or a query looks at it.
+// TaskRegistry holds machines by ID and answers queries over them (fsmrt.Registry).
 type TaskRegistry struct{ fsmrt.Registry[*Task, State] }
 
-// NewTaskRegistry returns an empty registry that warns (through logger, slog.Default()
-// when nil) when more than maxActive machines are active (0: no limit).
+// NewTaskRegistry returns an empty registry (fsmrt.Registry.Init).
 func NewTaskRegistry(maxActive int, logger *slog.Logger) *TaskRegistry {
 	r := &TaskRegistry{}
 	r.Init("Task", nil, maxActive, logger)

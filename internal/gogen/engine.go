@@ -92,9 +92,6 @@ func (g *gen) engineFile(f *File) {
 // engineErrors declares the refusals the machine can return, as the runtime's types.
 func (g *gen) engineErrors(f *File) {
 	g.errorAliases(f)
-	f.Comment("// fsmSpec names the machine in its errors.")
-	f.Var().Id("fsmSpec").Op("=").Qual(rt, "Spec").Values(Id("Machine").Op(":").Lit(g.m.Name), Id("Package").Op(":").Lit(g.m.Package))
-	f.Line()
 }
 
 // engineMachine emits the step and input types, the hooks, the machine type, its
@@ -106,9 +103,6 @@ func (g *gen) engineMachine(f *File) {
 		f.Type().Id(g.name("Step")).Op("=").Qual(rt, "Step").Types(Id("State"), Id("Event"), g.role())
 		f.Line()
 	}
-	f.Comment(comment(g.name("Input") + " is what the caller says about one firing (FireWith)."))
-	f.Type().Id(g.name("Input")).Op("=").Qual(rt, "Input").Types(g.role())
-	f.Line()
 	g.hooksIface(f)
 	if m.RecordHistory {
 		f.Comment(comment(g.name("Record") + " is one entry of the transition history."))
@@ -120,7 +114,7 @@ func (g *gen) engineMachine(f *File) {
 	if g.hooks {
 		fields = append(fields, Id("hooks").Id(g.name("Hooks")))
 	}
-	f.Comment(comment(fmt.Sprintf("%s is one %s state machine on the runtime's engine (fsmrt.Machine), not safe for\nconcurrent use: confine it to one goroutine, or guard it with a mutex.%s", T, m.Name, docSuffix(m.Doc))))
+	f.Comment(comment(fmt.Sprintf("%s is one %s state machine (fsmrt.Machine), not safe for concurrent use.%s", T, m.Name, docSuffix(m.Doc))))
 	if len(fields) == 1 {
 		f.Type().Id(T).Add(structLine(fields...))
 	} else {
@@ -430,8 +424,9 @@ func (g *gen) engineGuard(gu *ir.Guard, typed Code) *Statement {
 // engineStore emits the snapshot, log and store types, Restore and Replay.
 func (g *gen) engineStore(f *File) {
 	T := g.T
-	f.Comment(comment(fmt.Sprintf("Persistence, the runtime's types: a snapshot is the machine's present (fsmrt.Snapshot),\nthe event log its past (fsmrt.LogEntry); a store keeps both (fsmrt.Store), and\n%s is one in memory, safe for concurrent use.", g.name("MemoryStore"))))
+	f.Comment(comment("The runtime's types for this machine: a firing's input, the machine's present, its past\n(the event log) and stores of both."))
 	f.Type().Defs(
+		Id(g.name("Input")).Op("=").Qual(rt, "Input").Types(g.role()),
 		Id(g.name("Snapshot")).Op("=").Qual(rt, "Snapshot").Types(Id("State"), Id(g.name("Context")), g.extra()),
 		Id(g.name("LogEntry")).Op("=").Qual(rt, "LogEntry").Types(Id("State"), Id("Event"), g.role()),
 		Id(g.name("Store")).Op("=").Qual(rt, "Store").Types(Id(g.name("LogEntry")), Id(g.name("Snapshot"))),
@@ -442,18 +437,16 @@ func (g *gen) engineStore(f *File) {
 	f.Func().Id("New" + g.name("MemoryStore")).Params().Op("*").Id(g.name("MemoryStore")).Add(inline(
 		Return(Qual(rt, "NewMemoryStore").Types(Id(g.name("LogEntry")), Id(g.name("Snapshot"))).Call())))
 	f.Line()
-	f.Comment(comment(fmt.Sprintf("Restore%s rebuilds a machine from a snapshot, refusing one it could never have taken\nwith a fsmrt.SnapshotError (fsmrt.Restore).", T)))
+	f.Comment(comment(fmt.Sprintf("Restore%s rebuilds a machine from a snapshot (fsmrt.Restore).", T)))
 	f.Func().Id("Restore"+T).Params(append([]Code{Id("s").Id(g.name("Snapshot"))}, g.hookParams()...)...).Params(Op("*").Id(T), Error()).Block(
 		Id("m").Op(":=").Id("New"+T).Call(g.hookArgs()...),
-		If(Err().Op(":=").Qual(rt, "Restore").Call(self(), Id("s"), Nil()), Err().Op("!=").Nil()).Block(Return(Nil(), Err())),
-		Return(Id("m"), Nil()),
+		Return(Qual(rt, "Built").Call(Id("m"), Qual(rt, "Restore").Call(self(), Id("s"), Nil()))),
 	)
 	f.Line()
-	f.Comment(comment(fmt.Sprintf("Replay%s rebuilds machine id from its store: the last snapshot, then every later log\nentry as recorded, no hook running (fsmrt.Replay). The machine returned has no store.", T)))
+	f.Comment(comment(fmt.Sprintf("Replay%s rebuilds machine id from its store, no hook running (fsmrt.Replay).", T)))
 	f.Func().Id("Replay"+T).Params(append([]Code{ctxParam(), Id("store").Id(g.name("Store")), Id("id").String()}, g.hookParams()...)...).Params(Op("*").Id(T), Error()).Block(
 		Id("m").Op(":=").Id("New"+T).Call(g.hookArgs()...),
-		If(Err().Op(":=").Qual(rt, "Replay").Call(Id("ctx"), self(), Id("store"), Id("id"), Nil()), Err().Op("!=").Nil()).Block(Return(Nil(), Err())),
-		Return(Id("m"), Nil()),
+		Return(Qual(rt, "Built").Call(Id("m"), Qual(rt, "Replay").Call(Id("ctx"), self(), Id("store"), Id("id"), Nil()))),
 	)
 	f.Line()
 	if !g.resumes {
@@ -462,8 +455,7 @@ func (g *gen) engineStore(f *File) {
 	f.Comment(comment(fmt.Sprintf("Resume%s loads machine id from its store, as Replay%s does, and resumes it if it has\nended: a machine in a terminal state goes back to the state its last transition left,\neverything else as that transition's checkpoint saved it. The resumption is appended to\nthe event log as a STATE_RESUMED entry and a snapshot is saved; no hook runs. A machine\nthat has not ended is returned as loaded. The machine returned has the store set; in\nsays who resumes it, when and why (fsmrt.Resume).", T, T)))
 	f.Func().Id("Resume"+T).Params(append(append([]Code{ctxParam(), Id("store").Id(g.name("Store")), Id("id").String()}, g.hookParams()...), g.in())...).Params(Op("*").Id(T), Error()).Block(
 		Id("m").Op(":=").Id("New"+T).Call(g.hookArgs()...),
-		If(Err().Op(":=").Qual(rt, "Resume").Call(Id("ctx"), self(), Id("store"), Id("id"), Nil(), Id("in")), Err().Op("!=").Nil()).Block(Return(Nil(), Err())),
-		Return(Id("m"), Nil()),
+		Return(Qual(rt, "Built").Call(Id("m"), Qual(rt, "Resume").Call(Id("ctx"), self(), Id("store"), Id("id"), Nil(), Id("in")))),
 	)
 	f.Line()
 }

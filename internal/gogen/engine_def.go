@@ -63,7 +63,7 @@ func (g *gen) engineDef(f *File) {
 	}
 	levels := g.levels()
 	var d fields
-	d.add("Spec", Op("&").Id("fsmSpec"))
+	d.add("Spec", Op("&").Qual(rt, "Spec").Values(Id("Machine").Op(":").Lit(g.m.Name), Id("Package").Op(":").Lit(g.m.Package)))
 	d.add("NumEvents", Id("NumEvents"))
 	d.add("Initial", Id("State"+m.Initial.GoName))
 	d.add("Moves", Id("moves").Index(Empty(), Empty()))
@@ -199,7 +199,7 @@ func (g *gen) engineDef(f *File) {
 	flag("History", m.RecordHistory)
 	flag("Timing", g.timing)
 	flag("Roles", len(m.Roles) > 0)
-	f.Comment(comment("def is the machine as data for the engine: its states, how events dispatch to its\ntransitions, its transitions and counters, indexed in spec order."))
+	f.Comment(comment("def is the machine as data for the engine (fsmrt.Def), indexed in spec order."))
 	f.Var().Id("def").Op("=").Qual(rt, "Def").Types(Id("State"), Id("Event"), g.role()).ValuesFunc(func(v *Group) {
 		for _, x := range d {
 			v.Line().Add(x)
@@ -208,7 +208,7 @@ func (g *gen) engineDef(f *File) {
 	})
 	f.Line()
 
-	f.Comment(comment("moves is the dispatch table, a row per state and a column per event: the target of a\ntransition that only moves the state, NumStates where the state has no transition on the\nevent, NumStates+1 where the engine decides (guards, hooks, counters, ...)."))
+	f.Comment(comment("moves is the dispatch table (fsmrt.Def.Moves), a row per state and a column per event."))
 	f.Var().Id("moves").Op("=").Index(Op("...")).Uint32().ValuesFunc(func(rows *Group) {
 		for _, s := range m.States {
 			for i, e := range m.Events {

@@ -28,7 +28,7 @@ func (g *gen) errorAliases(f *File) {
 	add(validates, "ErrValidation")
 	add(g.m.Idempotent, "ErrIdempotencyConflict")
 	sentinels = append(sentinels, "ErrInvalidSnapshot", "ErrInvalidLog", "ErrStoreConflict", "ErrNotRegistered")
-	f.Comment("// Sentinel errors for errors.Is (the runtime's): every refusal matches ErrRefused and its\n// own; ErrInvalidSnapshot and ErrInvalidLog refuse what a store holds (Restore, Replay),\n// ErrStoreConflict says another writer got there first, ErrNotRegistered that a registry\n// holds no machine of that ID.")
+	f.Comment("// Sentinel errors for errors.Is, the runtime's (fsmrt): every refusal matches ErrRefused\n// and its own.")
 	f.Var().DefsFunc(func(d *Group) {
 		for _, s := range sentinels {
 			d.Id(s).Op("=").Qual(rt, s)

@@ -39,7 +39,7 @@ func Generate(m *ir.Machine, source string) ([]byte, error) {
 	f.HeaderComment(Header)
 	f.HeaderComment("source: " + g.source)
 	f.PackageComment(comment("Package " + m.Package + " implements the " + m.Name + " state machine." + docSuffix(m.Doc)))
-	f.Comment("// A compiler error here means this code and the fsmrt package it imports are of versions\n// that do not fit: generate the code again with the fsmgen of the same module version.")
+	f.Comment("// A compile error here: this code and fsmrt do not fit; generate it with the same version.")
 	f.Const().List(jen.Id("_"), jen.Id("_")).Op("=").Qual(rt, "EnforceVersion").Call(jen.Lit(runtimeVersion).Op("-").Qual(rt, "MinVersion")).Op(",").
 		Qual(rt, "EnforceVersion").Call(jen.Qual(rt, "MaxVersion").Op("-").Lit(runtimeVersion))
 	f.Line()

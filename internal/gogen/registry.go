@@ -11,10 +11,10 @@ func (g *gen) registry(f *File) {
 	R := g.name("Registry")
 	recv := func() *Statement { return Func().Params(Id("r").Op("*").Id(R)) }
 
-	f.Comment(comment(R + " holds machines by ID and answers queries over them (fsmrt.Registry), safe for\nconcurrent use: each machine is locked while Do, Fire or a query looks at it."))
+	f.Comment(comment(R + " holds machines by ID and answers queries over them (fsmrt.Registry)."))
 	f.Type().Id(R).Add(structLine(Qual(rt, "Registry").Types(Op("*").Id(T), Id("State"))))
 	f.Line()
-	f.Comment(comment("New" + R + " returns an empty registry that warns (through logger, slog.Default() when\nnil) when more than maxActive machines are active (0: no limit)."))
+	f.Comment(comment("New" + R + " returns an empty registry (fsmrt.Registry.Init)."))
 	f.Func().Id("New"+R).Params(Id("maxActive").Int(), Id("logger").Op("*").Qual("log/slog", "Logger")).Op("*").Id(R).Add(inline(
 		Id("r").Op(":=").Op("&").Id(R).Values(),
 		Id("r").Dot("Init").Call(Lit(g.m.Name), Nil(), Id("maxActive"), Id("logger")),

@@ -98,21 +98,17 @@ func (g *gen) enum(f *File, e enumSpec) {
 		f.Var().Id(namesVar).Op("=").Qual(rt, "Names").Values(nv...)
 	}
 	f.Line()
+	// Parse and the text methods, together: one doc says what they share (stringer, too,
+	// leaves String undocumented).
 	recv := "v"
-	f.Commentf("// String returns the %s's name as the spec writes it.", e.What)
-	f.Func().Params(Id(recv).Id(e.Type)).Id("String").Params().String().Add(inline(
-		Return(Id(namesVar).Dot("String").Call(Int().Parens(Id(recv))))))
-	f.Line()
 	parse := "Parse" + e.Type
-	f.Commentf("// %s returns the %s with the given spec name.", parse, e.What)
+	f.Commentf("// %s returns the %s with the given spec name; String, MarshalText and UnmarshalText\n// use the same names.", parse, e.What)
 	f.Func().Id(parse).Params(Id("name").String()).Params(Id(e.Type), Error()).Add(inline(
 		Return(Qual(rt, "Parse").Index(Id(e.Type)).Call(Op("&").Id(namesVar), Id("name")))))
-	f.Line()
-	f.Commentf("// MarshalText encodes the %s by name.", e.What)
+	f.Func().Params(Id(recv).Id(e.Type)).Id("String").Params().String().Add(inline(
+		Return(Id(namesVar).Dot("String").Call(Int().Parens(Id(recv))))))
 	f.Func().Params(Id(recv).Id(e.Type)).Id("MarshalText").Params().Params(Index().Byte(), Error()).Add(inline(
 		Return(Id(namesVar).Dot("Marshal").Call(Int().Parens(Id(recv))))))
-	f.Line()
-	f.Commentf("// UnmarshalText decodes %s name.", article(e.What))
 	f.Func().Params(Id(recv).Op("*").Id(e.Type)).Id("UnmarshalText").Params(Id("b").Index().Byte()).Error().Add(inline(
 		Return(Qual(rt, "Unmarshal").Call(Op("&").Id(namesVar), Id("b"), Id(recv)))))
 	f.Line()
@@ -160,11 +156,11 @@ func (g *gen) types(f *File) {
 	g.enum(f, ev)
 
 	// States and Events.
-	for _, x := range []struct{ fn, typ, count, what string }{{"States", "State", "NumStates", "states"}, {"Events", "Event", "NumEvents", "events"}} {
-		f.Commentf("// %s returns every %s in declaration order.", x.fn, x.what[:len(x.what)-1])
+	f.Comment("// States and Events return every state and every event, in declaration order.")
+	for _, x := range []struct{ fn, typ, count string }{{"States", "State", "NumStates"}, {"Events", "Event", "NumEvents"}} {
 		f.Func().Id(x.fn).Params().Index().Id(x.typ).Add(inline(Return(Qual(rt, "All").Index(Id(x.typ)).Call(Id(x.count)))))
-		f.Line()
 	}
+	f.Line()
 
 	// IsTerminal and group membership.
 	var terminals []Code
