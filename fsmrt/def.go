@@ -65,9 +65,9 @@ type Def[S StateType, E, R EnumType] struct {
 	Roles bool
 	// Payloads says which events carry a payload (nil when none does); such an event's
 	// Moves entries are MoveStep, so that Fire validates it. Payloads are kept in the extra
-	// data X, which the generated package reaches through Extras.
+	// data X, which the generated package reaches through Payloads.
 	Payloads []bool
-	// Policies says the extra data holds policies (Extras.PolicySet), recorded in every
+	// Policies says the extra data holds policies (PolicySets), recorded in every
 	// log entry.
 	Policies bool
 	// Resumable says Resume may take the machine out of a terminal state, back to the state
@@ -229,11 +229,16 @@ type Payload interface {
 	Validate() []FieldError
 }
 
-// Extras reaches into X, a machine's extra data, for the engine: the payload of event e
-// (nil when e carries none) and the policies (nil when the spec has none), each as a
-// pointer to its place in x, zeroed first when clear is set.
-type Extras[X any] interface {
+// Payloads reaches into X, a machine's extra data, for the payload of event e: a pointer
+// to its place in x, zeroed first when clear is set (the engine asks only for events that
+// carry one).
+type Payloads[X any] interface {
 	Payload(x *X, e int, clear bool) Payload
+}
+
+// PolicySets reaches into X, a machine's extra data, for its policies: a pointer to their
+// place in x, zeroed first when clear is set.
+type PolicySets[X any] interface {
 	PolicySet(x *X, clear bool) any
 }
 

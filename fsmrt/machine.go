@@ -36,7 +36,8 @@ type Machine[S StateType, E, R EnumType, C, X any] struct {
 	requirer   Requirer[S, C]
 	policies   Policies
 	checkpoint Checkpointer[S, E, R]
-	extras     Extras[X]
+	payloads   Payloads[X]
+	policySets PolicySets[X]
 	extra      X
 	last       S // the state the last transition left, and its event, for Resume
 	lastEvent  E
@@ -82,7 +83,8 @@ func Init[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, C, X], d *De
 	m.requirer, _ = ops.(Requirer[S, C])
 	m.policies, _ = ops.(Policies)
 	m.checkpoint, _ = ops.(Checkpointer[S, E, R])
-	m.extras, _ = ops.(Extras[X])
+	m.payloads, _ = ops.(Payloads[X])
+	m.policySets, _ = ops.(PolicySets[X])
 	if n := len(d.Counters); n > 0 {
 		m.counters = make([]int, d.counterSlots)
 		m.limits = make([]int, n)
@@ -185,7 +187,7 @@ func FirePayload[S StateType, E, R EnumType, C, X any](ctx context.Context, m *M
 func (m *Machine[S, E, R, C, X]) fire(ctx context.Context, e E, in *Input[R]) (S, error) {
 	if p := m.def.Payloads; p != nil && int(e) < len(p) && p[e] {
 		prev := m.extra
-		m.extras.Payload(&m.extra, int(e), true)
+		m.payloads.Payload(&m.extra, int(e), true)
 		return m.fireLoaded(ctx, e, in, &prev)
 	}
 	return m.fireOnce(ctx, e, in)
@@ -328,7 +330,7 @@ func (m *Machine[S, E, R, C, X]) step(ctx context.Context, e E, in *Input[R], dr
 	}
 	if pl := d.Payloads; !dry && pl != nil && pl[e] {
 		// The state accepts e: its payload (in the extra data) must meet its constraints.
-		if errs := m.extras.Payload(&m.extra, int(e), false).Validate(); errs != nil {
+		if errs := m.payloads.Payload(&m.extra, int(e), false).Validate(); errs != nil {
 			return from, Validation(d.Spec, from, e, from, true, errs, m.PermittedWith(ctx, *in, nil))
 		}
 	}
@@ -623,10 +625,10 @@ func (m *Machine[S, E, R, C, X]) logEntry(st Step[S, E, R], in *Input[R], t int)
 	}
 	var err error
 	if p := d.Payloads; p != nil && p[st.Event] {
-		e.Payload, err = json.Marshal(m.extras.Payload(&m.extra, int(st.Event), false))
+		e.Payload, err = json.Marshal(m.payloads.Payload(&m.extra, int(st.Event), false))
 	}
 	if d.Policies && err == nil {
-		e.Policies, err = json.Marshal(m.extras.PolicySet(&m.extra, false))
+		e.Policies, err = json.Marshal(m.policySets.PolicySet(&m.extra, false))
 	}
 	if err == nil {
 		e.Context, err = json.Marshal(m.Context)

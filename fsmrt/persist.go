@@ -388,7 +388,7 @@ func Restore[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, C, X], s 
 		if !carries {
 			continue
 		}
-		p := m.extras.Payload(&s.Extra, e, false)
+		p := m.payloads.Payload(&s.Extra, e, false)
 		if errs := p.Validate(); errs != nil && !reflect.ValueOf(p).Elem().IsZero() {
 			return bad("extra.payloads."+E(e).String(), "%s: %s", errs[0].Field, errs[0].Message)
 		}
@@ -523,7 +523,7 @@ func (m *Machine[S, E, R, C, X]) apply(e *LogEntry[S, E, R]) error {
 		m.Context = c
 	}
 	if d.Policies && len(e.Policies) > 0 {
-		if err := json.Unmarshal(e.Policies, m.extras.PolicySet(&m.extra, true)); err != nil {
+		if err := json.Unmarshal(e.Policies, m.policySets.PolicySet(&m.extra, true)); err != nil {
 			return fmt.Errorf("policies: %w", err)
 		}
 	}
@@ -535,7 +535,7 @@ func (m *Machine[S, E, R, C, X]) apply(e *LogEntry[S, E, R]) error {
 		return fmt.Errorf("%q is not a kind of entry", e.Kind)
 	}
 	if p := d.Payloads; p != nil && int(e.Trigger) < len(p) && p[e.Trigger] {
-		pl := m.extras.Payload(&m.extra, int(e.Trigger), true)
+		pl := m.payloads.Payload(&m.extra, int(e.Trigger), true)
 		if err := json.Unmarshal(e.Payload, pl); err != nil {
 			return fmt.Errorf("payload: %w", err)
 		}

@@ -230,11 +230,6 @@ type TaskPolicies struct {
 	LeadMayApprove bool `json:"LeadMayApprove"`
 }
 
-// defaultTaskPolicies returns the policies as the spec sets them.
-func defaultTaskPolicies() TaskPolicies {
-	return TaskPolicies{}
-}
-
 func checkTaskContextAssigneeIds(v []string, errs []FieldError) []FieldError {
 	var msg string
 	switch {
@@ -522,10 +517,9 @@ type ops Task
 
 func (m *ops) Guard(ctx context.Context, g int, st TaskStep) bool {
 	switch g {
-	case 0:
+	default:
 		return m.Context.RevisionFeedback == ""
 	}
-	panic("unreachable: no such guard")
 }
 
 func (m *ops) Act(ctx context.Context, a int, st TaskStep) {
@@ -556,14 +550,9 @@ func (m *ops) SetField(c *TaskContext, f int, text string) {
 
 func (m *ops) Policy(p int) bool {
 	switch p {
-	case 0:
+	default:
 		return fsmrt.Extra(&m.Machine).Policies.LeadMayApprove
 	}
-	return false
-}
-
-func (m *ops) Payload(x *TaskExtra, e int, clear bool) fsmrt.Payload {
-	return nil
 }
 
 func (m *ops) PolicySet(x *TaskExtra, clear bool) any {

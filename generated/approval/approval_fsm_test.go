@@ -1129,6 +1129,21 @@ func TestFsmErrors(t *testing.T) {
 	}
 }
 
+// The policies start as the spec sets them, change with SetPolicies, and are kept in the
+// snapshot.
+func TestFsmPolicies(t *testing.T) {
+	m := NewTask(&fsmHooks{})
+	want := TaskPolicies{}
+	if got := m.Policies(); got != want {
+		t.Errorf("new machine's policies %+v, want %+v", got, want)
+	}
+	all := TaskPolicies{LeadMayApprove: true}
+	m.SetPolicies(all)
+	if got := m.Policies(); got != all || m.Snapshot().Extra.Policies != all {
+		t.Errorf("policies %+v (snapshot %+v), want %+v", got, m.Snapshot().Extra.Policies, all)
+	}
+}
+
 func TestFsmNopHooks(t *testing.T) {
 	var h TaskHooks = TaskNopHooks{}
 	ctx := context.Background()

@@ -447,10 +447,9 @@ func (m *ops) Guard(ctx context.Context, g int, st TaskStep) bool {
 	switch g {
 	case 0:
 		return m.Context.PlanCompleted < len(m.Context.PlanSteps)
-	case 1:
+	default:
 		return slices.Contains(m.Context.PlanSteps, "tool_call")
 	}
-	panic("unreachable: no such guard")
 }
 
 func (m *ops) Payload(x *TaskExtra, e int, clear bool) fsmrt.Payload {
@@ -460,17 +459,12 @@ func (m *ops) Payload(x *TaskExtra, e int, clear bool) fsmrt.Payload {
 			x.Payloads.TaskCreated = TaskCreatedPayload{}
 		}
 		return &x.Payloads.TaskCreated
-	case 9:
+	default:
 		if clear {
 			x.Payloads.TaskFailed = TaskFailedPayload{}
 		}
 		return &x.Payloads.TaskFailed
 	}
-	return nil
-}
-
-func (m *ops) PolicySet(x *TaskExtra, clear bool) any {
-	return nil
 }
 
 func (m *ops) Checkpoint(ctx context.Context, cp int, st TaskStep) error {

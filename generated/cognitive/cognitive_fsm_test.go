@@ -575,6 +575,15 @@ func TestFsmReachability(t *testing.T) {
 			if got := m.History(); len(got) != len(p.steps) {
 				t.Errorf("history has %d records, want %d", len(got), len(p.steps))
 			}
+			// A smaller window keeps the last records.
+			if n := len(p.steps); n > 1 {
+				all := m.History()
+				m.SetHistoryWindow(n - 1)
+				if got := m.History(); !reflect.DeepEqual(got, all[1:]) {
+					t.Errorf("history window of %d: %v, want %v", n-1, got, all[1:])
+				}
+				m.SetHistoryWindow(fsmrt.DefaultWindow)
+			}
 			// The snapshot of where the path ends survives JSON and restores exactly.
 			b, err := json.Marshal(m.Snapshot())
 			if err != nil {
@@ -1138,6 +1147,9 @@ func TestFsmTimeByState(t *testing.T) {
 		var sum time.Duration
 		for _, d := range m.TimeByState(now) {
 			sum += d
+		}
+		if in := m.TimeInState(now); in < time.Minute || in > want[p.to] || in != now.Sub(m.EnteredAt()) {
+			t.Errorf("to %s: in state for %v since %v at %v", p.to, in, m.EnteredAt(), now)
 		}
 		if m.CreatedAt() != fsmEpoch || m.TotalTime(now) != sum || m.TimeByState(now) != want {
 			t.Errorf("to %s: total %v, by state %v (sum %v), want by state %v", p.to, m.TotalTime(now), m.TimeByState(now), sum, want)

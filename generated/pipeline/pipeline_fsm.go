@@ -452,10 +452,9 @@ func (m *ops) Guard(ctx context.Context, g int, st TaskStep) bool {
 		return fsmrt.Count(&m.Machine, 1, 0) >= 3
 	case 5:
 		return fsmrt.Count(&m.Machine, 0, 0) >= 2
-	case 6:
+	default:
 		return m.hooks.AtHighestTier(ctx, (*Task)(m), st)
 	}
-	panic("unreachable: no such guard")
 }
 
 func (m *ops) Act(ctx context.Context, a int, st TaskStep) {

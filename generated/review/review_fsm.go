@@ -208,10 +208,9 @@ func (m *ops) Guard(ctx context.Context, g int, st TaskStep) bool {
 	switch g {
 	case 0:
 		return float64(fsmrt.Count(&m.Machine, 0, 0)) >= thresholdReviewsComplete(m.Context.Criticality)
-	case 1:
+	default:
 		return float64(fsmrt.Count(&m.Machine, 1, 0)) >= thresholdSecurityReviewsComplete(m.Context.Criticality)
 	}
-	panic("unreachable: no such guard")
 }
 
 // thresholdReviewsComplete is the threshold of guard "reviews_complete" by "criticality".

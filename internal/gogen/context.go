@@ -96,17 +96,6 @@ func (g *gen) context(f *File) {
 		f.Comment(comment(g.name("Policies") + " are the run-time switches role rules depend on."))
 		f.Type().Id(g.name("Policies")).Struct(fields...)
 		f.Line()
-		f.Comment(comment("default" + g.name("Policies") + " returns the policies as the spec sets them."))
-		f.Func().Id("default" + g.name("Policies")).Params().Id(g.name("Policies")).Block(
-			Return(Id(g.name("Policies")).ValuesFunc(func(v *Group) {
-				for _, p := range m.Policies {
-					if p.Default {
-						v.Id(p.GoName).Op(":").True()
-					}
-				}
-			})),
-		)
-		f.Line()
 	}
 	// Field checks, shared by requirements and payloads.
 	for _, fd := range m.Fields {

@@ -309,12 +309,16 @@ func (g *gen) engineOps(f *File) {
 	typed := Parens(Op("*").Id(T)).Parens(Id("m")) // the machine as the hooks see it
 	if len(m.Guards) > 0 {
 		f.Add(recv()).Id("Guard").Params(ctxParam(), Id("g").Int(), Id("st").Id(g.name("Step"))).Bool().BlockFunc(func(b *Group) {
+			// The last guard is the default: the engine asks only for the spec's guards.
 			var cases []Code
 			for i, gu := range m.Guards {
-				cases = append(cases, Case(Lit(i)).Block(Return(g.engineGuard(gu, typed))))
+				c := Case(Lit(i))
+				if i == len(m.Guards)-1 {
+					c = Default()
+				}
+				cases = append(cases, c.Block(Return(g.engineGuard(gu, typed))))
 			}
 			b.Switch(Id("g")).Block(cases...)
-			b.Panic(Lit("unreachable: no such guard"))
 		})
 		f.Line()
 	}
@@ -349,36 +353,43 @@ func (g *gen) engineOps(f *File) {
 		f.Add(recv()).Id("Policy").Params(Id("p").Int()).Bool().BlockFunc(func(b *Group) {
 			var cases []Code
 			for i, p := range m.Policies {
-				cases = append(cases, Case(Lit(i)).Block(Return(Qual(rt, "Extra").Call(Op("&").Id("m").Dot("Machine")).Dot("Policies").Dot(p.GoName))))
+				c := Case(Lit(i))
+				if i == len(m.Policies)-1 {
+					c = Default() // the engine asks only for the spec's policies
+				}
+				cases = append(cases, c.Block(Return(Qual(rt, "Extra").Call(Op("&").Id("m").Dot("Machine")).Dot("Policies").Dot(p.GoName))))
 			}
 			b.Switch(Id("p")).Block(cases...)
-			b.Return(False())
 		})
 		f.Line()
 	}
-	if g.hasExtra() {
+	if g.payloads() {
 		f.Add(recv()).Id("Payload").Params(Id("x").Op("*").Id(g.name("Extra")), Id("e").Int(), Id("clear").Bool()).Qual(rt, "Payload").BlockFunc(func(b *Group) {
-			var cases []Code
+			// The last event with a payload is the default: the engine asks only for those.
+			var events []*ir.Event
 			for _, e := range m.Events {
 				if len(e.Payload) > 0 {
-					p := Id("x").Dot("Payloads").Dot(e.GoName)
-					cases = append(cases, Case(Lit(e.Index)).Block(
-						If(Id("clear")).Block(p.Clone().Op("=").Id(e.GoName+"Payload").Values()),
-						Return(Op("&").Add(p)),
-					))
+					events = append(events, e)
 				}
 			}
-			if len(cases) > 0 {
-				b.Switch(Id("e")).Block(cases...)
+			var cases []Code
+			for i, e := range events {
+				p := Id("x").Dot("Payloads").Dot(e.GoName)
+				c := Case(Lit(e.Index))
+				if i == len(events)-1 {
+					c = Default()
+				}
+				cases = append(cases, c.Block(
+					If(Id("clear")).Block(p.Clone().Op("=").Id(e.GoName+"Payload").Values()),
+					Return(Op("&").Add(p)),
+				))
 			}
-			b.Return(Nil())
+			b.Switch(Id("e")).Block(cases...)
 		})
 		f.Line()
+	}
+	if len(m.Policies) > 0 {
 		f.Add(recv()).Id("PolicySet").Params(Id("x").Op("*").Id(g.name("Extra")), Id("clear").Bool()).Any().BlockFunc(func(b *Group) {
-			if len(m.Policies) == 0 {
-				b.Return(Nil())
-				return
-			}
 			b.If(Id("clear")).Block(Id("x").Dot("Policies").Op("=").Id(g.name("Policies")).Values())
 			b.Return(Op("&").Id("x").Dot("Policies"))
 		})
