@@ -12,384 +12,223 @@ import (
 	"log/slog"
 )
 
-// A compiler error here means this code and the fsmrt package it imports are of versions
-// that do not fit: generate the code again with the fsmgen of the same module version.
-const (
-	_ = fsmrt.EnforceVersion(1 - fsmrt.MinVersion)
-	_ = fsmrt.EnforceVersion(fsmrt.MaxVersion - 1)
-)
+// A compile error here: this code and fsmrt do not fit; generate it with the same version.
+const _, _ = fsmrt.EnforceVersion(1 - fsmrt.MinVersion), fsmrt.EnforceVersion(fsmrt.MaxVersion - 1)
 
 // State is a state of the Big machine.
 type State uint8
 
 const (
-	// StateS00 is the state "s00". Initial.
-	StateS00 State = 0
-	// StateS01 is the state "s01".
-	StateS01 State = 1
-	// StateS02 is the state "s02".
-	StateS02 State = 2
-	// StateS03 is the state "s03".
-	StateS03 State = 3
-	// StateS04 is the state "s04".
-	StateS04 State = 4
-	// StateS05 is the state "s05".
-	StateS05 State = 5
-	// StateS06 is the state "s06".
-	StateS06 State = 6
-	// StateS07 is the state "s07".
-	StateS07 State = 7
-	// StateS08 is the state "s08".
-	StateS08 State = 8
-	// StateS09 is the state "s09".
-	StateS09 State = 9
-	// StateS10 is the state "s10".
-	StateS10 State = 10
-	// StateS11 is the state "s11".
-	StateS11 State = 11
-	// StateS12 is the state "s12".
-	StateS12 State = 12
-	// StateS13 is the state "s13".
-	StateS13 State = 13
-	// StateS14 is the state "s14".
-	StateS14 State = 14
-	// StateS15 is the state "s15".
-	StateS15 State = 15
-	// StateS16 is the state "s16".
-	StateS16 State = 16
-	// StateS17 is the state "s17".
-	StateS17 State = 17
-	// StateS18 is the state "s18".
-	StateS18 State = 18
-	// StateS19 is the state "s19".
-	StateS19 State = 19
-	// StateS20 is the state "s20".
-	StateS20 State = 20
-	// StateS21 is the state "s21".
-	StateS21 State = 21
-	// StateS22 is the state "s22".
-	StateS22 State = 22
-	// StateS23 is the state "s23".
-	StateS23 State = 23
-	// StateS24 is the state "s24".
-	StateS24 State = 24
-	// StateS25 is the state "s25".
-	StateS25 State = 25
-	// StateS26 is the state "s26".
-	StateS26 State = 26
-	// StateS27 is the state "s27".
-	StateS27 State = 27
-	// StateS28 is the state "s28".
-	StateS28 State = 28
-	// StateS29 is the state "s29".
-	StateS29 State = 29
-	// StateS30 is the state "s30".
-	StateS30 State = 30
-	// StateS31 is the state "s31".
-	StateS31 State = 31
-	// StateS32 is the state "s32".
-	StateS32 State = 32
-	// StateS33 is the state "s33".
-	StateS33 State = 33
-	// StateS34 is the state "s34".
-	StateS34 State = 34
-	// StateS35 is the state "s35".
-	StateS35 State = 35
-	// StateS36 is the state "s36".
-	StateS36 State = 36
-	// StateS37 is the state "s37".
-	StateS37 State = 37
-	// StateS38 is the state "s38".
-	StateS38 State = 38
-	// StateS39 is the state "s39".
-	StateS39 State = 39
-	// StateS40 is the state "s40".
-	StateS40 State = 40
-	// StateS41 is the state "s41".
-	StateS41 State = 41
-	// StateS42 is the state "s42".
-	StateS42 State = 42
-	// StateS43 is the state "s43".
-	StateS43 State = 43
-	// StateS44 is the state "s44".
-	StateS44 State = 44
-	// StateS45 is the state "s45".
-	StateS45 State = 45
-	// StateS46 is the state "s46".
-	StateS46 State = 46
-	// StateS47 is the state "s47".
-	StateS47 State = 47
-	// StateS48 is the state "s48".
-	StateS48 State = 48
-	// StateS49 is the state "s49". Terminal.
-	StateS49 State = 49
+	StateS00  State = 0 // initial
+	StateS01  State = 1
+	StateS02  State = 2
+	StateS03  State = 3
+	StateS04  State = 4
+	StateS05  State = 5
+	StateS06  State = 6
+	StateS07  State = 7
+	StateS08  State = 8
+	StateS09  State = 9
+	StateS10  State = 10
+	StateS11  State = 11
+	StateS12  State = 12
+	StateS13  State = 13
+	StateS14  State = 14
+	StateS15  State = 15
+	StateS16  State = 16
+	StateS17  State = 17
+	StateS18  State = 18
+	StateS19  State = 19
+	StateS20  State = 20
+	StateS21  State = 21
+	StateS22  State = 22
+	StateS23  State = 23
+	StateS24  State = 24
+	StateS25  State = 25
+	StateS26  State = 26
+	StateS27  State = 27
+	StateS28  State = 28
+	StateS29  State = 29
+	StateS30  State = 30
+	StateS31  State = 31
+	StateS32  State = 32
+	StateS33  State = 33
+	StateS34  State = 34
+	StateS35  State = 35
+	StateS36  State = 36
+	StateS37  State = 37
+	StateS38  State = 38
+	StateS39  State = 39
+	StateS40  State = 40
+	StateS41  State = 41
+	StateS42  State = 42
+	StateS43  State = 43
+	StateS44  State = 44
+	StateS45  State = 45
+	StateS46  State = 46
+	StateS47  State = 47
+	StateS48  State = 48
+	StateS49  State = 49 // terminal
+	NumStates       = 50 // the number of states
 )
 
-// NumStates is the number of states.
-const NumStates = 50
+var stateNames = fsmrt.Names{Package: "big", Type: "State", What: "state", List: []string{
+	"s00",
+	"s01",
+	"s02",
+	"s03",
+	"s04",
+	"s05",
+	"s06",
+	"s07",
+	"s08",
+	"s09",
+	"s10",
+	"s11",
+	"s12",
+	"s13",
+	"s14",
+	"s15",
+	"s16",
+	"s17",
+	"s18",
+	"s19",
+	"s20",
+	"s21",
+	"s22",
+	"s23",
+	"s24",
+	"s25",
+	"s26",
+	"s27",
+	"s28",
+	"s29",
+	"s30",
+	"s31",
+	"s32",
+	"s33",
+	"s34",
+	"s35",
+	"s36",
+	"s37",
+	"s38",
+	"s39",
+	"s40",
+	"s41",
+	"s42",
+	"s43",
+	"s44",
+	"s45",
+	"s46",
+	"s47",
+	"s48",
+	"s49",
+}}
 
-var stateNames = fsmrt.Names{
-	List:    []string{"s00", "s01", "s02", "s03", "s04", "s05", "s06", "s07", "s08", "s09", "s10", "s11", "s12", "s13", "s14", "s15", "s16", "s17", "s18", "s19", "s20", "s21", "s22", "s23", "s24", "s25", "s26", "s27", "s28", "s29", "s30", "s31", "s32", "s33", "s34", "s35", "s36", "s37", "s38", "s39", "s40", "s41", "s42", "s43", "s44", "s45", "s46", "s47", "s48", "s49"},
-	Package: "big",
-	Type:    "State",
-	What:    "state",
-}
-
-// An "invalid array index" compiler error means the constants changed: run fsmgen again.
-var (
-	_ = [1]struct{}{}[StateS00-0]
-	_ = [1]struct{}{}[StateS01-1]
-	_ = [1]struct{}{}[StateS02-2]
-	_ = [1]struct{}{}[StateS03-3]
-	_ = [1]struct{}{}[StateS04-4]
-	_ = [1]struct{}{}[StateS05-5]
-	_ = [1]struct{}{}[StateS06-6]
-	_ = [1]struct{}{}[StateS07-7]
-	_ = [1]struct{}{}[StateS08-8]
-	_ = [1]struct{}{}[StateS09-9]
-	_ = [1]struct{}{}[StateS10-10]
-	_ = [1]struct{}{}[StateS11-11]
-	_ = [1]struct{}{}[StateS12-12]
-	_ = [1]struct{}{}[StateS13-13]
-	_ = [1]struct{}{}[StateS14-14]
-	_ = [1]struct{}{}[StateS15-15]
-	_ = [1]struct{}{}[StateS16-16]
-	_ = [1]struct{}{}[StateS17-17]
-	_ = [1]struct{}{}[StateS18-18]
-	_ = [1]struct{}{}[StateS19-19]
-	_ = [1]struct{}{}[StateS20-20]
-	_ = [1]struct{}{}[StateS21-21]
-	_ = [1]struct{}{}[StateS22-22]
-	_ = [1]struct{}{}[StateS23-23]
-	_ = [1]struct{}{}[StateS24-24]
-	_ = [1]struct{}{}[StateS25-25]
-	_ = [1]struct{}{}[StateS26-26]
-	_ = [1]struct{}{}[StateS27-27]
-	_ = [1]struct{}{}[StateS28-28]
-	_ = [1]struct{}{}[StateS29-29]
-	_ = [1]struct{}{}[StateS30-30]
-	_ = [1]struct{}{}[StateS31-31]
-	_ = [1]struct{}{}[StateS32-32]
-	_ = [1]struct{}{}[StateS33-33]
-	_ = [1]struct{}{}[StateS34-34]
-	_ = [1]struct{}{}[StateS35-35]
-	_ = [1]struct{}{}[StateS36-36]
-	_ = [1]struct{}{}[StateS37-37]
-	_ = [1]struct{}{}[StateS38-38]
-	_ = [1]struct{}{}[StateS39-39]
-	_ = [1]struct{}{}[StateS40-40]
-	_ = [1]struct{}{}[StateS41-41]
-	_ = [1]struct{}{}[StateS42-42]
-	_ = [1]struct{}{}[StateS43-43]
-	_ = [1]struct{}{}[StateS44-44]
-	_ = [1]struct{}{}[StateS45-45]
-	_ = [1]struct{}{}[StateS46-46]
-	_ = [1]struct{}{}[StateS47-47]
-	_ = [1]struct{}{}[StateS48-48]
-	_ = [1]struct{}{}[StateS49-49]
-)
-
-// String returns the state's name as the spec writes it.
-func (v State) String() string {
-	return stateNames.String(int(v))
-}
-
-// ParseState returns the state with the given spec name.
-func ParseState(name string) (State, error) {
-	i, err := stateNames.Parse(name)
-	return State(i), err
-}
-
-// MarshalText encodes the state by name.
-func (v State) MarshalText() ([]byte, error) {
-	return stateNames.Marshal(int(v))
-}
-
-// UnmarshalText decodes a state name.
-func (v *State) UnmarshalText(b []byte) error {
-	return fsmrt.Unmarshal(&stateNames, b, v)
-}
+// ParseState returns the state with the given spec name; String, MarshalText and UnmarshalText
+// use the same names.
+func ParseState(name string) (State, error)   { return fsmrt.Parse[State](&stateNames, name) }
+func (v State) String() string                { return stateNames.String(int(v)) }
+func (v State) MarshalText() ([]byte, error)  { return stateNames.Marshal(int(v)) }
+func (v *State) UnmarshalText(b []byte) error { return fsmrt.Unmarshal(&stateNames, b, v) }
 
 // Event is an event of the Big machine.
 type Event uint8
 
 const (
-	// EventE00 is the event "e00".
-	EventE00 Event = 0
-	// EventE01 is the event "e01".
-	EventE01 Event = 1
-	// EventE02 is the event "e02".
-	EventE02 Event = 2
-	// EventE03 is the event "e03".
-	EventE03 Event = 3
-	// EventE04 is the event "e04".
-	EventE04 Event = 4
-	// EventE05 is the event "e05".
-	EventE05 Event = 5
-	// EventE06 is the event "e06".
-	EventE06 Event = 6
-	// EventE07 is the event "e07".
-	EventE07 Event = 7
-	// EventE08 is the event "e08".
-	EventE08 Event = 8
-	// EventE09 is the event "e09".
-	EventE09 Event = 9
-	// EventE10 is the event "e10".
-	EventE10 Event = 10
-	// EventE11 is the event "e11".
-	EventE11 Event = 11
-	// EventE12 is the event "e12".
-	EventE12 Event = 12
-	// EventE13 is the event "e13".
-	EventE13 Event = 13
-	// EventE14 is the event "e14".
-	EventE14 Event = 14
-	// EventE15 is the event "e15".
-	EventE15 Event = 15
-	// EventE16 is the event "e16".
-	EventE16 Event = 16
-	// EventE17 is the event "e17".
-	EventE17 Event = 17
-	// EventE18 is the event "e18".
-	EventE18 Event = 18
-	// EventE19 is the event "e19".
-	EventE19 Event = 19
+	EventE00  Event = 0
+	EventE01  Event = 1
+	EventE02  Event = 2
+	EventE03  Event = 3
+	EventE04  Event = 4
+	EventE05  Event = 5
+	EventE06  Event = 6
+	EventE07  Event = 7
+	EventE08  Event = 8
+	EventE09  Event = 9
+	EventE10  Event = 10
+	EventE11  Event = 11
+	EventE12  Event = 12
+	EventE13  Event = 13
+	EventE14  Event = 14
+	EventE15  Event = 15
+	EventE16  Event = 16
+	EventE17  Event = 17
+	EventE18  Event = 18
+	EventE19  Event = 19
+	NumEvents       = 20 // the number of events
 )
 
-// NumEvents is the number of events.
-const NumEvents = 20
+var eventNames = fsmrt.Names{Package: "big", Type: "Event", What: "event", List: []string{
+	"e00",
+	"e01",
+	"e02",
+	"e03",
+	"e04",
+	"e05",
+	"e06",
+	"e07",
+	"e08",
+	"e09",
+	"e10",
+	"e11",
+	"e12",
+	"e13",
+	"e14",
+	"e15",
+	"e16",
+	"e17",
+	"e18",
+	"e19",
+}}
 
-var eventNames = fsmrt.Names{
-	List:    []string{"e00", "e01", "e02", "e03", "e04", "e05", "e06", "e07", "e08", "e09", "e10", "e11", "e12", "e13", "e14", "e15", "e16", "e17", "e18", "e19"},
-	Package: "big",
-	Type:    "Event",
-	What:    "event",
-}
+// ParseEvent returns the event with the given spec name; String, MarshalText and UnmarshalText
+// use the same names.
+func ParseEvent(name string) (Event, error)   { return fsmrt.Parse[Event](&eventNames, name) }
+func (v Event) String() string                { return eventNames.String(int(v)) }
+func (v Event) MarshalText() ([]byte, error)  { return eventNames.Marshal(int(v)) }
+func (v *Event) UnmarshalText(b []byte) error { return fsmrt.Unmarshal(&eventNames, b, v) }
 
-// An "invalid array index" compiler error means the constants changed: run fsmgen again.
-var (
-	_ = [1]struct{}{}[EventE00-0]
-	_ = [1]struct{}{}[EventE01-1]
-	_ = [1]struct{}{}[EventE02-2]
-	_ = [1]struct{}{}[EventE03-3]
-	_ = [1]struct{}{}[EventE04-4]
-	_ = [1]struct{}{}[EventE05-5]
-	_ = [1]struct{}{}[EventE06-6]
-	_ = [1]struct{}{}[EventE07-7]
-	_ = [1]struct{}{}[EventE08-8]
-	_ = [1]struct{}{}[EventE09-9]
-	_ = [1]struct{}{}[EventE10-10]
-	_ = [1]struct{}{}[EventE11-11]
-	_ = [1]struct{}{}[EventE12-12]
-	_ = [1]struct{}{}[EventE13-13]
-	_ = [1]struct{}{}[EventE14-14]
-	_ = [1]struct{}{}[EventE15-15]
-	_ = [1]struct{}{}[EventE16-16]
-	_ = [1]struct{}{}[EventE17-17]
-	_ = [1]struct{}{}[EventE18-18]
-	_ = [1]struct{}{}[EventE19-19]
-)
-
-// String returns the event's name as the spec writes it.
-func (v Event) String() string {
-	return eventNames.String(int(v))
-}
-
-// ParseEvent returns the event with the given spec name.
-func ParseEvent(name string) (Event, error) {
-	i, err := eventNames.Parse(name)
-	return Event(i), err
-}
-
-// MarshalText encodes the event by name.
-func (v Event) MarshalText() ([]byte, error) {
-	return eventNames.Marshal(int(v))
-}
-
-// UnmarshalText decodes a event name.
-func (v *Event) UnmarshalText(b []byte) error {
-	return fsmrt.Unmarshal(&eventNames, b, v)
-}
-
-// States returns every state in declaration order.
-func States() []State {
-	return fsmrt.All[State](NumStates)
-}
-
-// Events returns every event in declaration order.
-func Events() []Event {
-	return fsmrt.All[Event](NumEvents)
-}
+// States and Events return every state and every event, in declaration order.
+func States() []State { return fsmrt.All[State](NumStates) }
+func Events() []Event { return fsmrt.All[Event](NumEvents) }
 
 // IsTerminal reports whether no event is accepted in s.
-func (s State) IsTerminal() bool {
-	switch s {
-	case StateS49:
-		return true
-	}
-	return false
-}
+func (s State) IsTerminal() bool { return s == StateS49 }
 
-// FieldError is one missing or invalid field of the context or of a payload.
-type FieldError = fsmrt.FieldError
-
-// Sentinel errors for errors.Is, the runtime's own: every refusal matches ErrRefused, and
-// each typed error also matches its own sentinel. ErrInvalidSnapshot and ErrInvalidLog
-// say that what a store holds cannot be this machine's (Restore, Replay).
+// Sentinel errors for errors.Is, the runtime's (fsmrt): every refusal matches ErrRefused
+// and its own.
 var (
 	ErrRefused           = fsmrt.ErrRefused
 	ErrInvalidTransition = fsmrt.ErrInvalidTransition
-	ErrValidation        = fsmrt.ErrValidation
 	ErrInvalidSnapshot   = fsmrt.ErrInvalidSnapshot
 	ErrInvalidLog        = fsmrt.ErrInvalidLog
+	ErrStoreConflict     = fsmrt.ErrStoreConflict
+	ErrNotRegistered     = fsmrt.ErrNotRegistered
 )
 
-// InvalidTransitionError says the event is not accepted in the state at all (every event
-// is refused in a terminal state). Permitted lists what is.
-type InvalidTransitionError = fsmrt.InvalidTransitionError[State, Event]
+// The errors Fire returns, the runtime's types (fsmrt), and what each says.
+type (
+	InvalidTransitionError = fsmrt.InvalidTransitionError[State, Event] // the state has no transition on the event
+	StoreError             = fsmrt.StoreError                           // the store failed to persist an accepted transition
+)
 
-// ValidationError says required fields are missing or invalid: the context fields the
-// target state requires, or the event's payload (Payload is true). Allowed lists the
-// events that would be accepted instead.
-type ValidationError = fsmrt.ValidationError[State, Event]
-
-// fsmSpec names the machine in its errors.
-var fsmSpec = fsmrt.Spec{
-	Machine: "Big",
-	Package: "big",
-}
-
-// BigContext holds the machine's data: the spec's context fields. States check the fields
-// they require on entry; guards may compare them.
+// BigContext holds the machine's data; its spec declares none.
 type BigContext struct{}
 
-// BigStep describes the transition being decided or run; hooks receive it by value.
-type BigStep = fsmrt.Step[State, Event, fsmrt.NoRole]
-
-// BigInput is what the caller says about one firing (FireWith).
-type BigInput = fsmrt.Input[fsmrt.NoRole]
-
-// Big is one Big state machine, on the runtime's engine (fsmrt.Machine).
+// Big is one Big state machine (fsmrt.Machine), not safe for concurrent use.
 //
 // A synthetic machine of 50 states, 20 events and 294 transitions for benchmarks.
-//
-// A Big is not safe for concurrent use: confine it to one goroutine, or guard it with a
-// mutex.
 type Big struct {
 	fsmrt.Machine[State, Event, fsmrt.NoRole, BigContext, fsmrt.None]
 }
 
-// NewBig returns a machine in the initial state "s00", its context at the spec's defaults.
-func NewBig() *Big {
-	m := &Big{}
-	fsmrt.Init(&m.Machine, &def, nil)
-	return m
-}
+// NewBig returns a machine in the initial state "s00".
+func NewBig() *Big { m := &Big{}; fsmrt.Init(&m.Machine, &def, nil); return m }
 
-// def is the machine as data for the engine: its states, how events dispatch to its
-// transitions, its transitions and counters, indexed in spec order.
+// def is the machine as data for the engine (fsmrt.Def), indexed in spec order.
 var def = fsmrt.Def[State, Event, fsmrt.NoRole]{
-	Spec:      &fsmSpec,
+	Spec:      &fsmrt.Spec{Machine: "Big", Package: "big"},
 	NumEvents: NumEvents,
 	Initial:   StateS00,
 	Moves:     moves[:],
@@ -444,302 +283,6 @@ var def = fsmrt.Def[State, Event, fsmrt.NoRole]{
 		{},
 		{},
 		{Terminal: true},
-	},
-	Pairs: []fsmrt.Pair{
-		{State: 0, Event: 0, Cands: []fsmrt.Cand{{T: 0}}},
-		{State: 0, Event: 1, Cands: []fsmrt.Cand{{T: 1}}},
-		{State: 0, Event: 5, Cands: []fsmrt.Cand{{T: 2}}},
-		{State: 0, Event: 11, Cands: []fsmrt.Cand{{T: 3}}},
-		{State: 0, Event: 15, Cands: []fsmrt.Cand{{T: 4}}},
-		{State: 0, Event: 19, Cands: []fsmrt.Cand{{T: 5}}},
-		{State: 1, Event: 1, Cands: []fsmrt.Cand{{T: 6}}},
-		{State: 1, Event: 2, Cands: []fsmrt.Cand{{T: 7}}},
-		{State: 1, Event: 6, Cands: []fsmrt.Cand{{T: 8}}},
-		{State: 1, Event: 12, Cands: []fsmrt.Cand{{T: 9}}},
-		{State: 1, Event: 16, Cands: []fsmrt.Cand{{T: 10}}},
-		{State: 1, Event: 19, Cands: []fsmrt.Cand{{T: 11}}},
-		{State: 2, Event: 2, Cands: []fsmrt.Cand{{T: 12}}},
-		{State: 2, Event: 3, Cands: []fsmrt.Cand{{T: 13}}},
-		{State: 2, Event: 7, Cands: []fsmrt.Cand{{T: 14}}},
-		{State: 2, Event: 13, Cands: []fsmrt.Cand{{T: 15}}},
-		{State: 2, Event: 17, Cands: []fsmrt.Cand{{T: 16}}},
-		{State: 2, Event: 19, Cands: []fsmrt.Cand{{T: 17}}},
-		{State: 3, Event: 3, Cands: []fsmrt.Cand{{T: 18}}},
-		{State: 3, Event: 4, Cands: []fsmrt.Cand{{T: 19}}},
-		{State: 3, Event: 8, Cands: []fsmrt.Cand{{T: 20}}},
-		{State: 3, Event: 14, Cands: []fsmrt.Cand{{T: 21}}},
-		{State: 3, Event: 18, Cands: []fsmrt.Cand{{T: 22}}},
-		{State: 3, Event: 19, Cands: []fsmrt.Cand{{T: 23}}},
-		{State: 4, Event: 0, Cands: []fsmrt.Cand{{T: 28}}},
-		{State: 4, Event: 4, Cands: []fsmrt.Cand{{T: 24}}},
-		{State: 4, Event: 5, Cands: []fsmrt.Cand{{T: 25}}},
-		{State: 4, Event: 9, Cands: []fsmrt.Cand{{T: 26}}},
-		{State: 4, Event: 15, Cands: []fsmrt.Cand{{T: 27}}},
-		{State: 4, Event: 19, Cands: []fsmrt.Cand{{T: 29}}},
-		{State: 5, Event: 1, Cands: []fsmrt.Cand{{T: 34}}},
-		{State: 5, Event: 5, Cands: []fsmrt.Cand{{T: 30}}},
-		{State: 5, Event: 6, Cands: []fsmrt.Cand{{T: 31}}},
-		{State: 5, Event: 10, Cands: []fsmrt.Cand{{T: 32}}},
-		{State: 5, Event: 16, Cands: []fsmrt.Cand{{T: 33}}},
-		{State: 5, Event: 19, Cands: []fsmrt.Cand{{T: 35}}},
-		{State: 6, Event: 2, Cands: []fsmrt.Cand{{T: 40}}},
-		{State: 6, Event: 6, Cands: []fsmrt.Cand{{T: 36}}},
-		{State: 6, Event: 7, Cands: []fsmrt.Cand{{T: 37}}},
-		{State: 6, Event: 11, Cands: []fsmrt.Cand{{T: 38}}},
-		{State: 6, Event: 17, Cands: []fsmrt.Cand{{T: 39}}},
-		{State: 6, Event: 19, Cands: []fsmrt.Cand{{T: 41}}},
-		{State: 7, Event: 3, Cands: []fsmrt.Cand{{T: 46}}},
-		{State: 7, Event: 7, Cands: []fsmrt.Cand{{T: 42}}},
-		{State: 7, Event: 8, Cands: []fsmrt.Cand{{T: 43}}},
-		{State: 7, Event: 12, Cands: []fsmrt.Cand{{T: 44}}},
-		{State: 7, Event: 18, Cands: []fsmrt.Cand{{T: 45}}},
-		{State: 7, Event: 19, Cands: []fsmrt.Cand{{T: 47}}},
-		{State: 8, Event: 0, Cands: []fsmrt.Cand{{T: 51}}},
-		{State: 8, Event: 4, Cands: []fsmrt.Cand{{T: 52}}},
-		{State: 8, Event: 8, Cands: []fsmrt.Cand{{T: 48}}},
-		{State: 8, Event: 9, Cands: []fsmrt.Cand{{T: 49}}},
-		{State: 8, Event: 13, Cands: []fsmrt.Cand{{T: 50}}},
-		{State: 8, Event: 19, Cands: []fsmrt.Cand{{T: 53}}},
-		{State: 9, Event: 1, Cands: []fsmrt.Cand{{T: 57}}},
-		{State: 9, Event: 5, Cands: []fsmrt.Cand{{T: 58}}},
-		{State: 9, Event: 9, Cands: []fsmrt.Cand{{T: 54}}},
-		{State: 9, Event: 10, Cands: []fsmrt.Cand{{T: 55}}},
-		{State: 9, Event: 14, Cands: []fsmrt.Cand{{T: 56}}},
-		{State: 9, Event: 19, Cands: []fsmrt.Cand{{T: 59}}},
-		{State: 10, Event: 2, Cands: []fsmrt.Cand{{T: 63}}},
-		{State: 10, Event: 6, Cands: []fsmrt.Cand{{T: 64}}},
-		{State: 10, Event: 10, Cands: []fsmrt.Cand{{T: 60}}},
-		{State: 10, Event: 11, Cands: []fsmrt.Cand{{T: 61}}},
-		{State: 10, Event: 15, Cands: []fsmrt.Cand{{T: 62}}},
-		{State: 10, Event: 19, Cands: []fsmrt.Cand{{T: 65}}},
-		{State: 11, Event: 3, Cands: []fsmrt.Cand{{T: 69}}},
-		{State: 11, Event: 7, Cands: []fsmrt.Cand{{T: 70}}},
-		{State: 11, Event: 11, Cands: []fsmrt.Cand{{T: 66}}},
-		{State: 11, Event: 12, Cands: []fsmrt.Cand{{T: 67}}},
-		{State: 11, Event: 16, Cands: []fsmrt.Cand{{T: 68}}},
-		{State: 11, Event: 19, Cands: []fsmrt.Cand{{T: 71}}},
-		{State: 12, Event: 4, Cands: []fsmrt.Cand{{T: 75}}},
-		{State: 12, Event: 8, Cands: []fsmrt.Cand{{T: 76}}},
-		{State: 12, Event: 12, Cands: []fsmrt.Cand{{T: 72}}},
-		{State: 12, Event: 13, Cands: []fsmrt.Cand{{T: 73}}},
-		{State: 12, Event: 17, Cands: []fsmrt.Cand{{T: 74}}},
-		{State: 12, Event: 19, Cands: []fsmrt.Cand{{T: 77}}},
-		{State: 13, Event: 5, Cands: []fsmrt.Cand{{T: 81}}},
-		{State: 13, Event: 9, Cands: []fsmrt.Cand{{T: 82}}},
-		{State: 13, Event: 13, Cands: []fsmrt.Cand{{T: 78}}},
-		{State: 13, Event: 14, Cands: []fsmrt.Cand{{T: 79}}},
-		{State: 13, Event: 18, Cands: []fsmrt.Cand{{T: 80}}},
-		{State: 13, Event: 19, Cands: []fsmrt.Cand{{T: 83}}},
-		{State: 14, Event: 0, Cands: []fsmrt.Cand{{T: 86}}},
-		{State: 14, Event: 6, Cands: []fsmrt.Cand{{T: 87}}},
-		{State: 14, Event: 10, Cands: []fsmrt.Cand{{T: 88}}},
-		{State: 14, Event: 14, Cands: []fsmrt.Cand{{T: 84}}},
-		{State: 14, Event: 15, Cands: []fsmrt.Cand{{T: 85}}},
-		{State: 14, Event: 19, Cands: []fsmrt.Cand{{T: 89}}},
-		{State: 15, Event: 1, Cands: []fsmrt.Cand{{T: 92}}},
-		{State: 15, Event: 7, Cands: []fsmrt.Cand{{T: 93}}},
-		{State: 15, Event: 11, Cands: []fsmrt.Cand{{T: 94}}},
-		{State: 15, Event: 15, Cands: []fsmrt.Cand{{T: 90}}},
-		{State: 15, Event: 16, Cands: []fsmrt.Cand{{T: 91}}},
-		{State: 15, Event: 19, Cands: []fsmrt.Cand{{T: 95}}},
-		{State: 16, Event: 2, Cands: []fsmrt.Cand{{T: 98}}},
-		{State: 16, Event: 8, Cands: []fsmrt.Cand{{T: 99}}},
-		{State: 16, Event: 12, Cands: []fsmrt.Cand{{T: 100}}},
-		{State: 16, Event: 16, Cands: []fsmrt.Cand{{T: 96}}},
-		{State: 16, Event: 17, Cands: []fsmrt.Cand{{T: 97}}},
-		{State: 16, Event: 19, Cands: []fsmrt.Cand{{T: 101}}},
-		{State: 17, Event: 3, Cands: []fsmrt.Cand{{T: 104}}},
-		{State: 17, Event: 9, Cands: []fsmrt.Cand{{T: 105}}},
-		{State: 17, Event: 13, Cands: []fsmrt.Cand{{T: 106}}},
-		{State: 17, Event: 17, Cands: []fsmrt.Cand{{T: 102}}},
-		{State: 17, Event: 18, Cands: []fsmrt.Cand{{T: 103}}},
-		{State: 17, Event: 19, Cands: []fsmrt.Cand{{T: 107}}},
-		{State: 18, Event: 0, Cands: []fsmrt.Cand{{T: 109}}},
-		{State: 18, Event: 4, Cands: []fsmrt.Cand{{T: 110}}},
-		{State: 18, Event: 10, Cands: []fsmrt.Cand{{T: 111}}},
-		{State: 18, Event: 14, Cands: []fsmrt.Cand{{T: 112}}},
-		{State: 18, Event: 18, Cands: []fsmrt.Cand{{T: 108}}},
-		{State: 18, Event: 19, Cands: []fsmrt.Cand{{T: 113}}},
-		{State: 19, Event: 0, Cands: []fsmrt.Cand{{T: 114}}},
-		{State: 19, Event: 1, Cands: []fsmrt.Cand{{T: 115}}},
-		{State: 19, Event: 5, Cands: []fsmrt.Cand{{T: 116}}},
-		{State: 19, Event: 11, Cands: []fsmrt.Cand{{T: 117}}},
-		{State: 19, Event: 15, Cands: []fsmrt.Cand{{T: 118}}},
-		{State: 19, Event: 19, Cands: []fsmrt.Cand{{T: 119}}},
-		{State: 20, Event: 1, Cands: []fsmrt.Cand{{T: 120}}},
-		{State: 20, Event: 2, Cands: []fsmrt.Cand{{T: 121}}},
-		{State: 20, Event: 6, Cands: []fsmrt.Cand{{T: 122}}},
-		{State: 20, Event: 12, Cands: []fsmrt.Cand{{T: 123}}},
-		{State: 20, Event: 16, Cands: []fsmrt.Cand{{T: 124}}},
-		{State: 20, Event: 19, Cands: []fsmrt.Cand{{T: 125}}},
-		{State: 21, Event: 2, Cands: []fsmrt.Cand{{T: 126}}},
-		{State: 21, Event: 3, Cands: []fsmrt.Cand{{T: 127}}},
-		{State: 21, Event: 7, Cands: []fsmrt.Cand{{T: 128}}},
-		{State: 21, Event: 13, Cands: []fsmrt.Cand{{T: 129}}},
-		{State: 21, Event: 17, Cands: []fsmrt.Cand{{T: 130}}},
-		{State: 21, Event: 19, Cands: []fsmrt.Cand{{T: 131}}},
-		{State: 22, Event: 3, Cands: []fsmrt.Cand{{T: 132}}},
-		{State: 22, Event: 4, Cands: []fsmrt.Cand{{T: 133}}},
-		{State: 22, Event: 8, Cands: []fsmrt.Cand{{T: 134}}},
-		{State: 22, Event: 14, Cands: []fsmrt.Cand{{T: 135}}},
-		{State: 22, Event: 18, Cands: []fsmrt.Cand{{T: 136}}},
-		{State: 22, Event: 19, Cands: []fsmrt.Cand{{T: 137}}},
-		{State: 23, Event: 0, Cands: []fsmrt.Cand{{T: 142}}},
-		{State: 23, Event: 4, Cands: []fsmrt.Cand{{T: 138}}},
-		{State: 23, Event: 5, Cands: []fsmrt.Cand{{T: 139}}},
-		{State: 23, Event: 9, Cands: []fsmrt.Cand{{T: 140}}},
-		{State: 23, Event: 15, Cands: []fsmrt.Cand{{T: 141}}},
-		{State: 23, Event: 19, Cands: []fsmrt.Cand{{T: 143}}},
-		{State: 24, Event: 1, Cands: []fsmrt.Cand{{T: 148}}},
-		{State: 24, Event: 5, Cands: []fsmrt.Cand{{T: 144}}},
-		{State: 24, Event: 6, Cands: []fsmrt.Cand{{T: 145}}},
-		{State: 24, Event: 10, Cands: []fsmrt.Cand{{T: 146}}},
-		{State: 24, Event: 16, Cands: []fsmrt.Cand{{T: 147}}},
-		{State: 24, Event: 19, Cands: []fsmrt.Cand{{T: 149}}},
-		{State: 25, Event: 2, Cands: []fsmrt.Cand{{T: 154}}},
-		{State: 25, Event: 6, Cands: []fsmrt.Cand{{T: 150}}},
-		{State: 25, Event: 7, Cands: []fsmrt.Cand{{T: 151}}},
-		{State: 25, Event: 11, Cands: []fsmrt.Cand{{T: 152}}},
-		{State: 25, Event: 17, Cands: []fsmrt.Cand{{T: 153}}},
-		{State: 25, Event: 19, Cands: []fsmrt.Cand{{T: 155}}},
-		{State: 26, Event: 3, Cands: []fsmrt.Cand{{T: 160}}},
-		{State: 26, Event: 7, Cands: []fsmrt.Cand{{T: 156}}},
-		{State: 26, Event: 8, Cands: []fsmrt.Cand{{T: 157}}},
-		{State: 26, Event: 12, Cands: []fsmrt.Cand{{T: 158}}},
-		{State: 26, Event: 18, Cands: []fsmrt.Cand{{T: 159}}},
-		{State: 26, Event: 19, Cands: []fsmrt.Cand{{T: 161}}},
-		{State: 27, Event: 0, Cands: []fsmrt.Cand{{T: 165}}},
-		{State: 27, Event: 4, Cands: []fsmrt.Cand{{T: 166}}},
-		{State: 27, Event: 8, Cands: []fsmrt.Cand{{T: 162}}},
-		{State: 27, Event: 9, Cands: []fsmrt.Cand{{T: 163}}},
-		{State: 27, Event: 13, Cands: []fsmrt.Cand{{T: 164}}},
-		{State: 27, Event: 19, Cands: []fsmrt.Cand{{T: 167}}},
-		{State: 28, Event: 1, Cands: []fsmrt.Cand{{T: 171}}},
-		{State: 28, Event: 5, Cands: []fsmrt.Cand{{T: 172}}},
-		{State: 28, Event: 9, Cands: []fsmrt.Cand{{T: 168}}},
-		{State: 28, Event: 10, Cands: []fsmrt.Cand{{T: 169}}},
-		{State: 28, Event: 14, Cands: []fsmrt.Cand{{T: 170}}},
-		{State: 28, Event: 19, Cands: []fsmrt.Cand{{T: 173}}},
-		{State: 29, Event: 2, Cands: []fsmrt.Cand{{T: 177}}},
-		{State: 29, Event: 6, Cands: []fsmrt.Cand{{T: 178}}},
-		{State: 29, Event: 10, Cands: []fsmrt.Cand{{T: 174}}},
-		{State: 29, Event: 11, Cands: []fsmrt.Cand{{T: 175}}},
-		{State: 29, Event: 15, Cands: []fsmrt.Cand{{T: 176}}},
-		{State: 29, Event: 19, Cands: []fsmrt.Cand{{T: 179}}},
-		{State: 30, Event: 3, Cands: []fsmrt.Cand{{T: 183}}},
-		{State: 30, Event: 7, Cands: []fsmrt.Cand{{T: 184}}},
-		{State: 30, Event: 11, Cands: []fsmrt.Cand{{T: 180}}},
-		{State: 30, Event: 12, Cands: []fsmrt.Cand{{T: 181}}},
-		{State: 30, Event: 16, Cands: []fsmrt.Cand{{T: 182}}},
-		{State: 30, Event: 19, Cands: []fsmrt.Cand{{T: 185}}},
-		{State: 31, Event: 4, Cands: []fsmrt.Cand{{T: 189}}},
-		{State: 31, Event: 8, Cands: []fsmrt.Cand{{T: 190}}},
-		{State: 31, Event: 12, Cands: []fsmrt.Cand{{T: 186}}},
-		{State: 31, Event: 13, Cands: []fsmrt.Cand{{T: 187}}},
-		{State: 31, Event: 17, Cands: []fsmrt.Cand{{T: 188}}},
-		{State: 31, Event: 19, Cands: []fsmrt.Cand{{T: 191}}},
-		{State: 32, Event: 5, Cands: []fsmrt.Cand{{T: 195}}},
-		{State: 32, Event: 9, Cands: []fsmrt.Cand{{T: 196}}},
-		{State: 32, Event: 13, Cands: []fsmrt.Cand{{T: 192}}},
-		{State: 32, Event: 14, Cands: []fsmrt.Cand{{T: 193}}},
-		{State: 32, Event: 18, Cands: []fsmrt.Cand{{T: 194}}},
-		{State: 32, Event: 19, Cands: []fsmrt.Cand{{T: 197}}},
-		{State: 33, Event: 0, Cands: []fsmrt.Cand{{T: 200}}},
-		{State: 33, Event: 6, Cands: []fsmrt.Cand{{T: 201}}},
-		{State: 33, Event: 10, Cands: []fsmrt.Cand{{T: 202}}},
-		{State: 33, Event: 14, Cands: []fsmrt.Cand{{T: 198}}},
-		{State: 33, Event: 15, Cands: []fsmrt.Cand{{T: 199}}},
-		{State: 33, Event: 19, Cands: []fsmrt.Cand{{T: 203}}},
-		{State: 34, Event: 1, Cands: []fsmrt.Cand{{T: 206}}},
-		{State: 34, Event: 7, Cands: []fsmrt.Cand{{T: 207}}},
-		{State: 34, Event: 11, Cands: []fsmrt.Cand{{T: 208}}},
-		{State: 34, Event: 15, Cands: []fsmrt.Cand{{T: 204}}},
-		{State: 34, Event: 16, Cands: []fsmrt.Cand{{T: 205}}},
-		{State: 34, Event: 19, Cands: []fsmrt.Cand{{T: 209}}},
-		{State: 35, Event: 2, Cands: []fsmrt.Cand{{T: 212}}},
-		{State: 35, Event: 8, Cands: []fsmrt.Cand{{T: 213}}},
-		{State: 35, Event: 12, Cands: []fsmrt.Cand{{T: 214}}},
-		{State: 35, Event: 16, Cands: []fsmrt.Cand{{T: 210}}},
-		{State: 35, Event: 17, Cands: []fsmrt.Cand{{T: 211}}},
-		{State: 35, Event: 19, Cands: []fsmrt.Cand{{T: 215}}},
-		{State: 36, Event: 3, Cands: []fsmrt.Cand{{T: 218}}},
-		{State: 36, Event: 9, Cands: []fsmrt.Cand{{T: 219}}},
-		{State: 36, Event: 13, Cands: []fsmrt.Cand{{T: 220}}},
-		{State: 36, Event: 17, Cands: []fsmrt.Cand{{T: 216}}},
-		{State: 36, Event: 18, Cands: []fsmrt.Cand{{T: 217}}},
-		{State: 36, Event: 19, Cands: []fsmrt.Cand{{T: 221}}},
-		{State: 37, Event: 0, Cands: []fsmrt.Cand{{T: 223}}},
-		{State: 37, Event: 4, Cands: []fsmrt.Cand{{T: 224}}},
-		{State: 37, Event: 10, Cands: []fsmrt.Cand{{T: 225}}},
-		{State: 37, Event: 14, Cands: []fsmrt.Cand{{T: 226}}},
-		{State: 37, Event: 18, Cands: []fsmrt.Cand{{T: 222}}},
-		{State: 37, Event: 19, Cands: []fsmrt.Cand{{T: 227}}},
-		{State: 38, Event: 0, Cands: []fsmrt.Cand{{T: 228}}},
-		{State: 38, Event: 1, Cands: []fsmrt.Cand{{T: 229}}},
-		{State: 38, Event: 5, Cands: []fsmrt.Cand{{T: 230}}},
-		{State: 38, Event: 11, Cands: []fsmrt.Cand{{T: 231}}},
-		{State: 38, Event: 15, Cands: []fsmrt.Cand{{T: 232}}},
-		{State: 38, Event: 19, Cands: []fsmrt.Cand{{T: 233}}},
-		{State: 39, Event: 1, Cands: []fsmrt.Cand{{T: 234}}},
-		{State: 39, Event: 2, Cands: []fsmrt.Cand{{T: 235}}},
-		{State: 39, Event: 6, Cands: []fsmrt.Cand{{T: 236}}},
-		{State: 39, Event: 12, Cands: []fsmrt.Cand{{T: 237}}},
-		{State: 39, Event: 16, Cands: []fsmrt.Cand{{T: 238}}},
-		{State: 39, Event: 19, Cands: []fsmrt.Cand{{T: 239}}},
-		{State: 40, Event: 2, Cands: []fsmrt.Cand{{T: 240}}},
-		{State: 40, Event: 3, Cands: []fsmrt.Cand{{T: 241}}},
-		{State: 40, Event: 7, Cands: []fsmrt.Cand{{T: 242}}},
-		{State: 40, Event: 13, Cands: []fsmrt.Cand{{T: 243}}},
-		{State: 40, Event: 17, Cands: []fsmrt.Cand{{T: 244}}},
-		{State: 40, Event: 19, Cands: []fsmrt.Cand{{T: 245}}},
-		{State: 41, Event: 3, Cands: []fsmrt.Cand{{T: 246}}},
-		{State: 41, Event: 4, Cands: []fsmrt.Cand{{T: 247}}},
-		{State: 41, Event: 8, Cands: []fsmrt.Cand{{T: 248}}},
-		{State: 41, Event: 14, Cands: []fsmrt.Cand{{T: 249}}},
-		{State: 41, Event: 18, Cands: []fsmrt.Cand{{T: 250}}},
-		{State: 41, Event: 19, Cands: []fsmrt.Cand{{T: 251}}},
-		{State: 42, Event: 0, Cands: []fsmrt.Cand{{T: 256}}},
-		{State: 42, Event: 4, Cands: []fsmrt.Cand{{T: 252}}},
-		{State: 42, Event: 5, Cands: []fsmrt.Cand{{T: 253}}},
-		{State: 42, Event: 9, Cands: []fsmrt.Cand{{T: 254}}},
-		{State: 42, Event: 15, Cands: []fsmrt.Cand{{T: 255}}},
-		{State: 42, Event: 19, Cands: []fsmrt.Cand{{T: 257}}},
-		{State: 43, Event: 1, Cands: []fsmrt.Cand{{T: 262}}},
-		{State: 43, Event: 5, Cands: []fsmrt.Cand{{T: 258}}},
-		{State: 43, Event: 6, Cands: []fsmrt.Cand{{T: 259}}},
-		{State: 43, Event: 10, Cands: []fsmrt.Cand{{T: 260}}},
-		{State: 43, Event: 16, Cands: []fsmrt.Cand{{T: 261}}},
-		{State: 43, Event: 19, Cands: []fsmrt.Cand{{T: 263}}},
-		{State: 44, Event: 2, Cands: []fsmrt.Cand{{T: 268}}},
-		{State: 44, Event: 6, Cands: []fsmrt.Cand{{T: 264}}},
-		{State: 44, Event: 7, Cands: []fsmrt.Cand{{T: 265}}},
-		{State: 44, Event: 11, Cands: []fsmrt.Cand{{T: 266}}},
-		{State: 44, Event: 17, Cands: []fsmrt.Cand{{T: 267}}},
-		{State: 44, Event: 19, Cands: []fsmrt.Cand{{T: 269}}},
-		{State: 45, Event: 3, Cands: []fsmrt.Cand{{T: 274}}},
-		{State: 45, Event: 7, Cands: []fsmrt.Cand{{T: 270}}},
-		{State: 45, Event: 8, Cands: []fsmrt.Cand{{T: 271}}},
-		{State: 45, Event: 12, Cands: []fsmrt.Cand{{T: 272}}},
-		{State: 45, Event: 18, Cands: []fsmrt.Cand{{T: 273}}},
-		{State: 45, Event: 19, Cands: []fsmrt.Cand{{T: 275}}},
-		{State: 46, Event: 0, Cands: []fsmrt.Cand{{T: 279}}},
-		{State: 46, Event: 4, Cands: []fsmrt.Cand{{T: 280}}},
-		{State: 46, Event: 8, Cands: []fsmrt.Cand{{T: 276}}},
-		{State: 46, Event: 9, Cands: []fsmrt.Cand{{T: 277}}},
-		{State: 46, Event: 13, Cands: []fsmrt.Cand{{T: 278}}},
-		{State: 46, Event: 19, Cands: []fsmrt.Cand{{T: 281}}},
-		{State: 47, Event: 1, Cands: []fsmrt.Cand{{T: 285}}},
-		{State: 47, Event: 5, Cands: []fsmrt.Cand{{T: 286}}},
-		{State: 47, Event: 9, Cands: []fsmrt.Cand{{T: 282}}},
-		{State: 47, Event: 10, Cands: []fsmrt.Cand{{T: 283}}},
-		{State: 47, Event: 14, Cands: []fsmrt.Cand{{T: 284}}},
-		{State: 47, Event: 19, Cands: []fsmrt.Cand{{T: 287}}},
-		{State: 48, Event: 2, Cands: []fsmrt.Cand{{T: 291}}},
-		{State: 48, Event: 6, Cands: []fsmrt.Cand{{T: 292}}},
-		{State: 48, Event: 10, Cands: []fsmrt.Cand{{T: 288}}},
-		{State: 48, Event: 11, Cands: []fsmrt.Cand{{T: 289}}},
-		{State: 48, Event: 15, Cands: []fsmrt.Cand{{T: 290}}},
-		{State: 48, Event: 19, Cands: []fsmrt.Cand{{T: 293}}},
 	},
 	Transitions: []fsmrt.Transition{
 		{From: []int32{0}, On: []int32{0}, To: []int32{1}, Target: 1, Checkpoint: -1, Plain: true},
@@ -1040,9 +583,7 @@ var def = fsmrt.Def[State, Event, fsmrt.NoRole]{
 	EveryCheckpoint: -1,
 }
 
-// moves is the dispatch table, a row per state and a column per event: the target of a
-// transition that only moves the state, NumStates where the state has no transition on the
-// event, NumStates+1 where the engine decides (guards, hooks, counters, ...).
+// moves is the dispatch table (fsmrt.Def.Moves), a row per state and a column per event.
 var moves = [...]uint32{
 	1, 48, 50, 50, 50, 7, 50, 50, 50, 50, 50, 20, 50, 50, 50, 33, 50, 50, 50, 49,
 	50, 2, 0, 50, 50, 50, 8, 50, 50, 50, 50, 50, 21, 50, 50, 50, 34, 50, 50, 49,
@@ -1096,79 +637,42 @@ var moves = [...]uint32{
 	50, 50, 50, 50, 50, 50, 50, 50, 50, 50, 50, 50, 50, 50, 50, 50, 50, 50, 50, 50,
 }
 
-// BigSnapshot is the machine's present, in a form that encodes to JSON by name
-// (fsmrt.Snapshot).
-type BigSnapshot = fsmrt.Snapshot[State, BigContext, fsmrt.None]
-
-// BigLogEntry is one entry of the event log (fsmrt.LogEntry).
-type BigLogEntry = fsmrt.LogEntry[State, Event, fsmrt.NoRole]
-
-// BigStore persists machines: the event log and the last snapshot (fsmrt.Store).
-type BigStore = fsmrt.Store[BigLogEntry, BigSnapshot]
-
-// BigMemoryStore is a BigStore in memory, safe for concurrent use (fsmrt.MemoryStore).
-type BigMemoryStore = fsmrt.MemoryStore[BigLogEntry, BigSnapshot]
+// The runtime's types for this machine: a firing's input, the machine's present, its past
+// (the event log) and stores of both.
+type (
+	BigInput       = fsmrt.Input[fsmrt.NoRole]
+	BigSnapshot    = fsmrt.Snapshot[State, BigContext, fsmrt.None]
+	BigLogEntry    = fsmrt.LogEntry[State, Event, fsmrt.NoRole]
+	BigStore       = fsmrt.Store[BigLogEntry, BigSnapshot]
+	BigMemoryStore = fsmrt.MemoryStore[BigLogEntry, BigSnapshot]
+)
 
 // NewBigMemoryStore returns an empty store.
-func NewBigMemoryStore() *BigMemoryStore {
-	return fsmrt.NewMemoryStore[BigLogEntry, BigSnapshot]()
-}
+func NewBigMemoryStore() *BigMemoryStore { return fsmrt.NewMemoryStore[BigLogEntry, BigSnapshot]() }
 
-// StoreError says the store failed to persist an accepted transition; ErrStoreConflict that
-// another writer got there first.
-type StoreError = fsmrt.StoreError
-
-var ErrStoreConflict = fsmrt.ErrStoreConflict
-
-// RestoreBig rebuilds a machine from a snapshot, refusing one it could never have taken
-// with a fsmrt.SnapshotError (fsmrt.Restore).
+// RestoreBig rebuilds a machine from a snapshot (fsmrt.Restore).
 func RestoreBig(s BigSnapshot) (*Big, error) {
 	m := NewBig()
-	if err := fsmrt.Restore(&m.Machine, s, nil); err != nil {
-		return nil, err
-	}
-	return m, nil
+	return fsmrt.Built(m, fsmrt.Restore(&m.Machine, s, nil))
 }
 
-// ReplayBig rebuilds machine id from its store: the last snapshot, then every later log
-// entry as recorded, no hook running (fsmrt.Replay). The machine returned has no store.
+// ReplayBig rebuilds machine id from its store, no hook running (fsmrt.Replay).
 func ReplayBig(ctx context.Context, store BigStore, id string) (*Big, error) {
 	m := NewBig()
-	if err := fsmrt.Replay(ctx, &m.Machine, store, id, nil); err != nil {
-		return nil, err
-	}
-	return m, nil
+	return fsmrt.Built(m, fsmrt.Replay(ctx, &m.Machine, store, id, nil))
 }
 
-// ErrNotRegistered says no machine with that ID is registered.
-var ErrNotRegistered = fsmrt.ErrNotRegistered
+// BigRegistry holds machines by ID and answers queries over them (fsmrt.Registry).
+type BigRegistry struct{ fsmrt.Registry[*Big, State] }
 
-// BigRegistry holds machines by ID and answers queries over them (fsmrt.Registry). It is
-// safe for concurrent use: each machine has a lock, held while Do, Fire or a query looks
-// at it. Fire events on registered machines through Do or Fire, never directly from
-// several goroutines.
-type BigRegistry struct {
-	fsmrt.Registry[*Big, State]
-}
-
-// NewBigRegistry returns an empty registry. Registering past maxActive active
-// (non-terminal) machines is not refused, but logged as a warning through logger
-// (slog.Default() when nil); maxActive 0 means no limit.
+// NewBigRegistry returns an empty registry (fsmrt.Registry.Init).
 func NewBigRegistry(maxActive int, logger *slog.Logger) *BigRegistry {
 	r := &BigRegistry{}
-	r.Init("Big", func(m *Big) string {
-		return m.ID
-	}, maxActive, logger)
+	r.Init("Big", nil, maxActive, logger)
 	return r
 }
 
 // Fire fires e on the machine registered under id, holding its lock.
 func (r *BigRegistry) Fire(ctx context.Context, id string, e Event, in BigInput) (State, error) {
-	var to State
-	err := r.Do(id, func(m *Big) error {
-		var err error
-		to, err = m.FireWith(ctx, e, in)
-		return err
-	})
-	return to, err
+	return fsmrt.RegistryFire(ctx, &r.Registry, id, e, in)
 }

@@ -11,12 +11,8 @@ import (
 	"time"
 )
 
-// A compiler error here means this code and the fsmrt package it imports are of versions
-// that do not fit: generate the code again with the fsmgen of the same module version.
-const (
-	_ = fsmrt.EnforceVersion(1 - fsmrt.MinVersion)
-	_ = fsmrt.EnforceVersion(fsmrt.MaxVersion - 1)
-)
+// A compile error here: this code and fsmrt do not fit; generate it with the same version.
+const _, _ = fsmrt.EnforceVersion(1 - fsmrt.MinVersion), fsmrt.EnforceVersion(fsmrt.MaxVersion - 1)
 
 // State is a state of the Doc machine.
 type State uint8
@@ -28,45 +24,17 @@ const (
 	StateReview State = 1
 	// StatePublished is the state "published". Out.
 	StatePublished State = 2
+	NumStates            = 3 // the number of states
 )
 
-// NumStates is the number of states.
-const NumStates = 3
+var stateNames = fsmrt.Names{Package: "persist", Type: "State", What: "state", List: []string{"draft", "review", "published"}}
 
-var stateNames = fsmrt.Names{
-	List:    []string{"draft", "review", "published"},
-	Package: "persist",
-	Type:    "State",
-	What:    "state",
-}
-
-// An "invalid array index" compiler error means the constants changed: run fsmgen again.
-var (
-	_ = [1]struct{}{}[StateDraft-0]
-	_ = [1]struct{}{}[StateReview-1]
-	_ = [1]struct{}{}[StatePublished-2]
-)
-
-// String returns the state's name as the spec writes it.
-func (v State) String() string {
-	return stateNames.String(int(v))
-}
-
-// ParseState returns the state with the given spec name.
-func ParseState(name string) (State, error) {
-	i, err := stateNames.Parse(name)
-	return State(i), err
-}
-
-// MarshalText encodes the state by name.
-func (v State) MarshalText() ([]byte, error) {
-	return stateNames.Marshal(int(v))
-}
-
-// UnmarshalText decodes a state name.
-func (v *State) UnmarshalText(b []byte) error {
-	return fsmrt.Unmarshal(&stateNames, b, v)
-}
+// ParseState returns the state with the given spec name; String, MarshalText and UnmarshalText
+// use the same names.
+func ParseState(name string) (State, error)   { return fsmrt.Parse[State](&stateNames, name) }
+func (v State) String() string                { return stateNames.String(int(v)) }
+func (v State) MarshalText() ([]byte, error)  { return stateNames.Marshal(int(v)) }
+func (v *State) UnmarshalText(b []byte) error { return fsmrt.Unmarshal(&stateNames, b, v) }
 
 // Event is an event of the Doc machine.
 type Event uint8
@@ -78,60 +46,24 @@ const (
 	EventPublished Event = 1
 	// EventDraft is the event "draft". Move to draft.
 	EventDraft Event = 2
+	NumEvents        = 3 // the number of events
 )
 
-// NumEvents is the number of events.
-const NumEvents = 3
+var eventNames = fsmrt.Names{Package: "persist", Type: "Event", What: "event", List: []string{"review", "published", "draft"}}
 
-var eventNames = fsmrt.Names{
-	List:    []string{"review", "published", "draft"},
-	Package: "persist",
-	Type:    "Event",
-	What:    "event",
-}
+// ParseEvent returns the event with the given spec name; String, MarshalText and UnmarshalText
+// use the same names.
+func ParseEvent(name string) (Event, error)   { return fsmrt.Parse[Event](&eventNames, name) }
+func (v Event) String() string                { return eventNames.String(int(v)) }
+func (v Event) MarshalText() ([]byte, error)  { return eventNames.Marshal(int(v)) }
+func (v *Event) UnmarshalText(b []byte) error { return fsmrt.Unmarshal(&eventNames, b, v) }
 
-// An "invalid array index" compiler error means the constants changed: run fsmgen again.
-var (
-	_ = [1]struct{}{}[EventReview-0]
-	_ = [1]struct{}{}[EventPublished-1]
-	_ = [1]struct{}{}[EventDraft-2]
-)
-
-// String returns the event's name as the spec writes it.
-func (v Event) String() string {
-	return eventNames.String(int(v))
-}
-
-// ParseEvent returns the event with the given spec name.
-func ParseEvent(name string) (Event, error) {
-	i, err := eventNames.Parse(name)
-	return Event(i), err
-}
-
-// MarshalText encodes the event by name.
-func (v Event) MarshalText() ([]byte, error) {
-	return eventNames.Marshal(int(v))
-}
-
-// UnmarshalText decodes a event name.
-func (v *Event) UnmarshalText(b []byte) error {
-	return fsmrt.Unmarshal(&eventNames, b, v)
-}
-
-// States returns every state in declaration order.
-func States() []State {
-	return fsmrt.All[State](NumStates)
-}
-
-// Events returns every event in declaration order.
-func Events() []Event {
-	return fsmrt.All[Event](NumEvents)
-}
+// States and Events return every state and every event, in declaration order.
+func States() []State { return fsmrt.All[State](NumStates) }
+func Events() []Event { return fsmrt.All[Event](NumEvents) }
 
 // IsTerminal reports whether no event is accepted in s.
-func (s State) IsTerminal() bool {
-	return false
-}
+func (s State) IsTerminal() bool { return false }
 
 // Checkpoint names a persistence point of the spec.
 type Checkpoint uint8
@@ -142,71 +74,35 @@ const (
 	CheckpointEvery Checkpoint = 0
 )
 
-var checkpointNames = fsmrt.Names{
-	List:    []string{"every"},
-	Package: "persist",
-	Type:    "Checkpoint",
-	What:    "checkpoint",
-}
+var checkpointNames = fsmrt.Names{Package: "persist", Type: "Checkpoint", What: "checkpoint", List: []string{"every"}}
 
-// An "invalid array index" compiler error means the constants changed: run fsmgen again.
-var (
-	_ = [1]struct{}{}[CheckpointEvery-0]
-)
-
-// String returns the checkpoint's name as the spec writes it.
-func (v Checkpoint) String() string {
-	return checkpointNames.String(int(v))
-}
-
-// ParseCheckpoint returns the checkpoint with the given spec name.
+// ParseCheckpoint returns the checkpoint with the given spec name; String, MarshalText and UnmarshalText
+// use the same names.
 func ParseCheckpoint(name string) (Checkpoint, error) {
-	i, err := checkpointNames.Parse(name)
-	return Checkpoint(i), err
+	return fsmrt.Parse[Checkpoint](&checkpointNames, name)
 }
+func (v Checkpoint) String() string                { return checkpointNames.String(int(v)) }
+func (v Checkpoint) MarshalText() ([]byte, error)  { return checkpointNames.Marshal(int(v)) }
+func (v *Checkpoint) UnmarshalText(b []byte) error { return fsmrt.Unmarshal(&checkpointNames, b, v) }
 
-// MarshalText encodes the checkpoint by name.
-func (v Checkpoint) MarshalText() ([]byte, error) {
-	return checkpointNames.Marshal(int(v))
-}
-
-// UnmarshalText decodes a checkpoint name.
-func (v *Checkpoint) UnmarshalText(b []byte) error {
-	return fsmrt.Unmarshal(&checkpointNames, b, v)
-}
-
-// FieldError is one missing or invalid field of the context or of a payload.
-type FieldError = fsmrt.FieldError
-
-// Sentinel errors for errors.Is, the runtime's own: every refusal matches ErrRefused, and
-// each typed error also matches its own sentinel. ErrInvalidSnapshot and ErrInvalidLog
-// say that what a store holds cannot be this machine's (Restore, Replay).
+// Sentinel errors for errors.Is, the runtime's (fsmrt): every refusal matches ErrRefused
+// and its own.
 var (
 	ErrRefused             = fsmrt.ErrRefused
 	ErrInvalidTransition   = fsmrt.ErrInvalidTransition
-	ErrValidation          = fsmrt.ErrValidation
 	ErrIdempotencyConflict = fsmrt.ErrIdempotencyConflict
 	ErrInvalidSnapshot     = fsmrt.ErrInvalidSnapshot
 	ErrInvalidLog          = fsmrt.ErrInvalidLog
+	ErrStoreConflict       = fsmrt.ErrStoreConflict
+	ErrNotRegistered       = fsmrt.ErrNotRegistered
 )
 
-// InvalidTransitionError says the event is not accepted in the state at all (every event
-// is refused in a terminal state). Permitted lists what is.
-type InvalidTransitionError = fsmrt.InvalidTransitionError[State, Event]
-
-// ValidationError says required fields are missing or invalid: the context fields the
-// target state requires, or the event's payload (Payload is true). Allowed lists the
-// events that would be accepted instead.
-type ValidationError = fsmrt.ValidationError[State, Event]
-
-// IdempotencyConflictError says the key was already used for another event.
-type IdempotencyConflictError = fsmrt.IdempotencyConflictError[State, Event]
-
-// fsmSpec names the machine in its errors.
-var fsmSpec = fsmrt.Spec{
-	Machine: "Doc",
-	Package: "persist",
-}
+// The errors Fire returns, the runtime's types (fsmrt), and what each says.
+type (
+	InvalidTransitionError   = fsmrt.InvalidTransitionError[State, Event]   // the state has no transition on the event
+	IdempotencyConflictError = fsmrt.IdempotencyConflictError[State, Event] // the key was used for another event
+	StoreError               = fsmrt.StoreError                             // the store failed to persist an accepted transition
+)
 
 // DocContext holds the machine's data: the spec's context fields. States check the fields
 // they require on entry; guards may compare them.
@@ -221,9 +117,6 @@ type DocContext struct {
 
 // DocStep describes the transition being decided or run; hooks receive it by value.
 type DocStep = fsmrt.Step[State, Event, fsmrt.NoRole]
-
-// DocInput is what the caller says about one firing (FireWith).
-type DocInput = fsmrt.Input[fsmrt.NoRole]
 
 // DocHooks is what the program implements: guards, actions and checkpoints. Fire calls
 // them synchronously, in this order: guards, exit actions of the old state, the
@@ -249,10 +142,7 @@ var _ DocHooks = DocNopHooks{}
 // DocRecord is one entry of the transition history.
 type DocRecord = fsmrt.Record[State, Event]
 
-// Doc is one Doc state machine, on the runtime's engine (fsmrt.Machine).
-//
-// A Doc is not safe for concurrent use: confine it to one goroutine, or guard it with a
-// mutex.
+// Doc is one Doc state machine (fsmrt.Machine), not safe for concurrent use.
 type Doc struct {
 	fsmrt.Machine[State, Event, fsmrt.NoRole, DocContext, fsmrt.None]
 	hooks DocHooks
@@ -347,24 +237,13 @@ func (e *CheckpointError) Unwrap() error {
 	return e.Err
 }
 
-// def is the machine as data for the engine: its states, how events dispatch to its
-// transitions, its transitions and counters, indexed in spec order.
+// def is the machine as data for the engine (fsmrt.Def), indexed in spec order.
 var def = fsmrt.Def[State, Event, fsmrt.NoRole]{
-	Spec:      &fsmSpec,
+	Spec:      &fsmrt.Spec{Machine: "Doc", Package: "persist"},
 	NumEvents: NumEvents,
 	Initial:   StateDraft,
 	Moves:     moves[:],
-	States: []fsmrt.StateDef{
-		{},
-		{},
-		{},
-	},
-	Pairs: []fsmrt.Pair{
-		{State: 0, Event: 0, Cands: []fsmrt.Cand{{T: 0}}},
-		{State: 1, Event: 1, Cands: []fsmrt.Cand{{T: 1}}},
-		{State: 1, Event: 2, Cands: []fsmrt.Cand{{T: 2}}},
-		{State: 2, Event: 2, Cands: []fsmrt.Cand{{T: 3}}},
-	},
+	States:    []fsmrt.StateDef{{}, {}, {}},
 	Transitions: []fsmrt.Transition{
 		{From: []int32{0}, On: []int32{0}, To: []int32{1}, Target: 1, Checkpoint: -1, Plain: true},
 		{From: []int32{1}, On: []int32{1}, To: []int32{2}, Target: 2, Checkpoint: -1, Plain: true},
@@ -377,88 +256,49 @@ var def = fsmrt.Def[State, Event, fsmrt.NoRole]{
 	Timing:          true,
 }
 
-// moves is the dispatch table, a row per state and a column per event: the target of a
-// transition that only moves the state, NumStates where the state has no transition on the
-// event, NumStates+1 where the engine decides (guards, hooks, counters, ...).
+// moves is the dispatch table (fsmrt.Def.Moves), a row per state and a column per event.
 var moves = [...]uint32{
 	4, 3, 3,
 	3, 4, 4,
 	3, 3, 4,
 }
 
-// DocSnapshot is the machine's present, in a form that encodes to JSON by name
-// (fsmrt.Snapshot).
-type DocSnapshot = fsmrt.Snapshot[State, DocContext, fsmrt.None]
-
-// DocLogEntry is one entry of the event log (fsmrt.LogEntry).
-type DocLogEntry = fsmrt.LogEntry[State, Event, fsmrt.NoRole]
-
-// DocStore persists machines: the event log and the last snapshot (fsmrt.Store).
-type DocStore = fsmrt.Store[DocLogEntry, DocSnapshot]
-
-// DocMemoryStore is a DocStore in memory, safe for concurrent use (fsmrt.MemoryStore).
-type DocMemoryStore = fsmrt.MemoryStore[DocLogEntry, DocSnapshot]
+// The runtime's types for this machine: a firing's input, the machine's present, its past
+// (the event log) and stores of both.
+type (
+	DocInput       = fsmrt.Input[fsmrt.NoRole]
+	DocSnapshot    = fsmrt.Snapshot[State, DocContext, fsmrt.None]
+	DocLogEntry    = fsmrt.LogEntry[State, Event, fsmrt.NoRole]
+	DocStore       = fsmrt.Store[DocLogEntry, DocSnapshot]
+	DocMemoryStore = fsmrt.MemoryStore[DocLogEntry, DocSnapshot]
+)
 
 // NewDocMemoryStore returns an empty store.
-func NewDocMemoryStore() *DocMemoryStore {
-	return fsmrt.NewMemoryStore[DocLogEntry, DocSnapshot]()
-}
+func NewDocMemoryStore() *DocMemoryStore { return fsmrt.NewMemoryStore[DocLogEntry, DocSnapshot]() }
 
-// StoreError says the store failed to persist an accepted transition; ErrStoreConflict that
-// another writer got there first.
-type StoreError = fsmrt.StoreError
-
-var ErrStoreConflict = fsmrt.ErrStoreConflict
-
-// RestoreDoc rebuilds a machine from a snapshot, refusing one it could never have taken
-// with a fsmrt.SnapshotError (fsmrt.Restore).
+// RestoreDoc rebuilds a machine from a snapshot (fsmrt.Restore).
 func RestoreDoc(s DocSnapshot, hooks DocHooks) (*Doc, error) {
 	m := NewDoc(hooks)
-	if err := fsmrt.Restore(&m.Machine, s, nil); err != nil {
-		return nil, err
-	}
-	return m, nil
+	return fsmrt.Built(m, fsmrt.Restore(&m.Machine, s, nil))
 }
 
-// ReplayDoc rebuilds machine id from its store: the last snapshot, then every later log
-// entry as recorded, no hook running (fsmrt.Replay). The machine returned has no store.
+// ReplayDoc rebuilds machine id from its store, no hook running (fsmrt.Replay).
 func ReplayDoc(ctx context.Context, store DocStore, id string, hooks DocHooks) (*Doc, error) {
 	m := NewDoc(hooks)
-	if err := fsmrt.Replay(ctx, &m.Machine, store, id, nil); err != nil {
-		return nil, err
-	}
-	return m, nil
+	return fsmrt.Built(m, fsmrt.Replay(ctx, &m.Machine, store, id, nil))
 }
 
-// ErrNotRegistered says no machine with that ID is registered.
-var ErrNotRegistered = fsmrt.ErrNotRegistered
+// DocRegistry holds machines by ID and answers queries over them (fsmrt.Registry).
+type DocRegistry struct{ fsmrt.Registry[*Doc, State] }
 
-// DocRegistry holds machines by ID and answers queries over them (fsmrt.Registry). It is
-// safe for concurrent use: each machine has a lock, held while Do, Fire or a query looks
-// at it. Fire events on registered machines through Do or Fire, never directly from
-// several goroutines.
-type DocRegistry struct {
-	fsmrt.Registry[*Doc, State]
-}
-
-// NewDocRegistry returns an empty registry. Registering past maxActive active
-// (non-terminal) machines is not refused, but logged as a warning through logger
-// (slog.Default() when nil); maxActive 0 means no limit.
+// NewDocRegistry returns an empty registry (fsmrt.Registry.Init).
 func NewDocRegistry(maxActive int, logger *slog.Logger) *DocRegistry {
 	r := &DocRegistry{}
-	r.Init("Doc", func(m *Doc) string {
-		return m.ID
-	}, maxActive, logger)
+	r.Init("Doc", nil, maxActive, logger)
 	return r
 }
 
 // Fire fires e on the machine registered under id, holding its lock.
 func (r *DocRegistry) Fire(ctx context.Context, id string, e Event, in DocInput) (State, error) {
-	var to State
-	err := r.Do(id, func(m *Doc) error {
-		var err error
-		to, err = m.FireWith(ctx, e, in)
-		return err
-	})
-	return to, err
+	return fsmrt.RegistryFire(ctx, &r.Registry, id, e, in)
 }
