@@ -266,16 +266,25 @@ func (m *Machine[S, E, R, C, X]) once(ctx context.Context, e E, in *Input[R]) (S
 
 // Can reports whether e would be accepted now, without firing it. Guards are evaluated.
 func (m *Machine[S, E, R, C, X]) Can(ctx context.Context, e E) bool {
-	d := m.def
-	if int(m.state) < len(d.States) && int(e) < d.NumEvents {
-		switch to := d.Moves[int(m.state)*d.NumEvents+int(e)]; {
-		case to < uint32(len(d.States)):
-			return true
-		case to == MoveRefused(len(d.States)):
-			return false
+	// The table cached at Init, as Fire reads it.
+	if from := uint32(m.state); from < m.ns && uint32(e) < m.ne {
+		if i := from*m.ne + uint32(e); i < uint32(len(m.moves)) {
+			switch to := m.moves[i]; {
+			case to < m.ns:
+				return true
+			case to == m.ns:
+				return false
+			}
 		}
 	}
-	return m.CanWith(ctx, e, Input[R]{})
+	return m.canStep(ctx, e)
+}
+
+// canStep is Can where the engine decides.
+func (m *Machine[S, E, R, C, X]) canStep(ctx context.Context, e E) bool {
+	var in Input[R]
+	_, err := m.step(ctx, e, &in, true)
+	return err == nil
 }
 
 // CanWith is Can for a given input.
