@@ -213,23 +213,15 @@ func (m *Machine[S, E, R, C, X]) fireOnce(ctx context.Context, e E, in *Input[R]
 	seq := m.seq
 	to, err := m.once(ctx, e, in)
 	if err != nil && m.logger != nil {
+		level, msg := slog.LevelWarn, "event refused"
 		if m.seq != seq {
 			// Accepted, but a checkpoint or the store failed after the transition.
-			m.logger.LogAttrs(ctx, slog.LevelError, "transition not persisted", slog.String("machine", m.def.Spec.Machine), slog.String("id", m.ID),
-				slog.String("state", m.state.String()), slog.String("event", e.String()), slog.String("error", err.Error()))
-		} else {
-			m.logRefusal(ctx, e, err)
+			level, msg = slog.LevelError, "transition not persisted"
 		}
-	}
-	return to, err
-}
-
-// logRefusal logs a refused event at Warn when the machine has a logger.
-func (m *Machine[S, E, R, C, X]) logRefusal(ctx context.Context, e E, err error) {
-	if m.logger != nil {
-		m.logger.LogAttrs(ctx, slog.LevelWarn, "event refused", slog.String("machine", m.def.Spec.Machine), slog.String("id", m.ID),
+		m.logger.LogAttrs(ctx, level, msg, slog.String("machine", m.def.Spec.Machine), slog.String("id", m.ID),
 			slog.String("state", m.state.String()), slog.String("event", e.String()), slog.String("error", err.Error()))
 	}
+	return to, err
 }
 
 // once honours idempotency keys around step.
@@ -277,14 +269,7 @@ func (m *Machine[S, E, R, C, X]) Can(ctx context.Context, e E) bool {
 			}
 		}
 	}
-	return m.canStep(ctx, e)
-}
-
-// canStep is Can where the engine decides.
-func (m *Machine[S, E, R, C, X]) canStep(ctx context.Context, e E) bool {
-	var in Input[R]
-	_, err := m.step(ctx, e, &in, true)
-	return err == nil
+	return m.CanWith(ctx, e, Input[R]{})
 }
 
 // CanWith is Can for a given input.
@@ -537,12 +522,22 @@ func summaryText(c *Counter, limit int, from, to, then string) string {
 	return c.Name + " reached its " + word + " of " + strconv.Itoa(bound) + ": " + from + " -> " + to + " went to " + then + " instead"
 }
 
+// passed records the transition from `from` on e as the last one, where Resume goes back to.
+func (m *Machine[S, E, R, C, X]) passed(from S, e E) {
+	if m.def.Resumable {
+		m.last, m.lastEvent, m.lastKnown = from, e, true
+	}
+}
+
 // now is the time of a transition: the input's, else the clock's.
 func (m *Machine[S, E, R, C, X]) now(in *Input[R]) time.Time {
-	if !in.At.IsZero() {
+	switch {
+	case !in.At.IsZero():
 		return in.At
+	case m.def.Timing:
+		return m.clock.Now()
 	}
-	return m.clock.Now()
+	return time.Now() // a machine that keeps no time has no clock
 }
 
 // moveClock accounts for leaving from and entering the current state at at.
@@ -559,9 +554,7 @@ func (m *Machine[S, E, R, C, X]) moveClock(from S, at time.Time) {
 func (m *Machine[S, E, R, C, X]) commit(ctx context.Context, st Step[S, E, R], in *Input[R], t int, cp int32) error {
 	d := m.def
 	m.seq++
-	if d.Resumable {
-		m.last, m.lastEvent, m.lastKnown = st.From, st.Event, true
-	}
+	m.passed(st.From, st.Event)
 	if d.Timing {
 		m.updatedAt = st.At
 	}
@@ -580,10 +573,7 @@ func (m *Machine[S, E, R, C, X]) commit(ctx context.Context, st Step[S, E, R], i
 func (m *Machine[S, E, R, C, X]) persist(ctx context.Context, st Step[S, E, R], in *Input[R], t int, cp int32) error {
 	d := m.def
 	if !d.Timing {
-		m.updatedAt = in.At
-		if m.updatedAt.IsZero() {
-			m.updatedAt = time.Now()
-		}
+		m.updatedAt = m.now(in)
 	}
 	if m.store != nil {
 		e, err := m.logEntry(st, in, t)

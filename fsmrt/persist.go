@@ -453,8 +453,8 @@ func Replay[S StateType, E, R EnumType, C, X any](ctx context.Context, m *Machin
 					break
 				}
 				m.recallEntry(&past[i])
-				if m.def.Resumable && past[i].Seq == s.Seq {
-					m.last, m.lastEvent, m.lastKnown = past[i].From, past[i].Trigger, true
+				if past[i].Seq == s.Seq {
+					m.passed(past[i].From, past[i].Trigger)
 				}
 			}
 		}
@@ -587,9 +587,7 @@ func (m *Machine[S, E, R, C, X]) apply(e *LogEntry[S, E, R]) error {
 	}
 	m.recallEntry(e)
 	m.seq, m.updatedAt = e.Seq, e.Timestamp
-	if d.Resumable {
-		m.last, m.lastEvent, m.lastKnown = e.From, e.Trigger, true
-	}
+	m.passed(e.From, e.Trigger)
 	return nil
 }
 
@@ -615,7 +613,7 @@ func (m *Machine[S, E, R, C, X]) applyResumed(e *LogEntry[S, E, R]) error {
 	}
 	m.recallEntry(e)
 	m.seq, m.updatedAt = e.Seq, e.Timestamp
-	m.last, m.lastEvent, m.lastKnown = e.From, e.Trigger, true
+	m.passed(e.From, e.Trigger)
 	return nil
 }
 
@@ -644,14 +642,7 @@ func Resume[S StateType, E, R EnumType, C, X any](ctx context.Context, m *Machin
 		// The snapshot's own entry is missing from the log: where the machine was is unknown.
 		return InvalidLog(m.def.Spec, id, m.seq, fmt.Errorf("no entry at seq %d, the last transition, to resume from", m.seq))
 	}
-	st := Step[S, E, R]{From: m.state, To: m.last, Event: m.lastEvent, Role: in.Role}
-	st.At = in.At
-	if st.At.IsZero() {
-		st.At = time.Now()
-		if m.def.Timing {
-			st.At = m.clock.Now()
-		}
-	}
+	st := Step[S, E, R]{From: m.state, To: m.last, Event: m.lastEvent, Role: in.Role, At: m.now(&in)}
 	m.state, m.last = st.To, st.From
 	m.seq++
 	m.updatedAt = st.At

@@ -47,7 +47,7 @@ func (g *gen) engineExtra(f *File) {
 	if !g.hasExtra() {
 		return
 	}
-	var fields, doc []Code
+	var fields, payloads []Code
 	what := []string{}
 	if len(g.m.Policies) > 0 {
 		what = append(what, "its policies")
@@ -57,10 +57,10 @@ func (g *gen) engineExtra(f *File) {
 		what = append(what, "the last payload of each event that carries one")
 		for _, e := range g.m.Events {
 			if len(e.Payload) > 0 {
-				doc = append(doc, Id(e.GoName).Id(e.GoName+"Payload").Tag(map[string]string{"json": e.Name + ",omitzero"}))
+				payloads = append(payloads, Id(e.GoName).Id(e.GoName+"Payload").Tag(map[string]string{"json": e.Name + ",omitzero"}))
 			}
 		}
-		fields = append(fields, Id("Payloads").Struct(doc...).Tag(map[string]string{"json": "payloads"}))
+		fields = append(fields, Id("Payloads").Struct(payloads...).Tag(map[string]string{"json": "payloads"}))
 	}
 	f.Comment(comment(fmt.Sprintf("%s is what a %s keeps besides the engine's data, in its snapshots: %s.", g.name("Extra"), g.T, strings.Join(what, " and "))))
 	f.Type().Id(g.name("Extra")).Struct(fields...)
@@ -78,7 +78,7 @@ func self() *Statement { return Op("&").Id("m").Dot("Machine") }
 // engineFile emits the machine on the engine.
 func (g *gen) engineFile(f *File) {
 	g.types(f)
-	g.engineErrors(f)
+	g.errorAliases(f)
 	g.context(f)
 	g.engineExtra(f)
 	g.engineMachine(f)
@@ -87,11 +87,6 @@ func (g *gen) engineFile(f *File) {
 	g.engineDef(f)
 	g.engineStore(f)
 	g.registry(f)
-}
-
-// engineErrors declares the refusals the machine can return, as the runtime's types.
-func (g *gen) engineErrors(f *File) {
-	g.errorAliases(f)
 }
 
 // engineMachine emits the step and input types, the hooks, the machine type, its
@@ -357,7 +352,7 @@ func (g *gen) engineOps(f *File) {
 				if i == len(m.Policies)-1 {
 					c = Default() // the engine asks only for the spec's policies
 				}
-				cases = append(cases, c.Block(Return(Qual(rt, "Extra").Call(Op("&").Id("m").Dot("Machine")).Dot("Policies").Dot(p.GoName))))
+				cases = append(cases, c.Block(Return(xtra().Dot("Policies").Dot(p.GoName))))
 			}
 			b.Switch(Id("p")).Block(cases...)
 		})
@@ -425,7 +420,7 @@ func (g *gen) engineGuard(gu *ir.Guard, typed Code) *Statement {
 		if gu.Counter.PerState {
 			s = Id("st").Dot("From")
 		}
-		return g.compare(Qual(rt, "Count").Call(Op("&").Id("m").Dot("Machine"), Lit(slices.Index(g.m.Counters, gu.Counter)), s), ir.Int, gu)
+		return g.compare(Qual(rt, "Count").Call(self(), Lit(slices.Index(g.m.Counters, gu.Counter)), s), ir.Int, gu)
 	case ir.FieldGuard:
 		return g.guardExpr(gu)
 	}

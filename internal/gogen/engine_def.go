@@ -68,56 +68,50 @@ func (g *gen) engineDef(f *File) {
 	d.add("Initial", Id("State"+m.Initial.GoName))
 	d.add("Moves", Id("moves").Index(Empty(), Empty()))
 
+	// Rows of their own, unless every state is plain enough for one line.
 	var states []fields
+	oneLine := len(m.States) <= 8
+	for _, s := range m.States {
+		var v fields
+		if s.Terminal {
+			v.add("Terminal", True())
+		}
+		if len(s.Entry) > 0 {
+			v.add("Entry", int32s(actionIdx(s.Entry)))
+		}
+		if len(s.Exit) > 0 {
+			v.add("Exit", int32s(actionIdx(s.Exit)))
+		}
+		if s.Remembers {
+			v.add("Remembers", True())
+			v.add("From", int32s(stateIdx(s.HistoryFrom)))
+		}
+		if t := s.Timeout; t != nil {
+			v.add("Timeout", durationLit(int64(t.After)))
+			if t.Configurable {
+				v.add("Configurable", True())
+			}
+			var pct, vals []int
+			for _, l := range t.Levels {
+				pct = append(pct, l.Percent)
+				vals = append(vals, 1+slices.IndexFunc(levels, func(x ir.Level) bool { return x.Name == l.Name }))
+			}
+			v.add("Levels", intLits(pct))
+			v.add("LevelValues", intLits(vals))
+		}
+		oneLine = oneLine && len(s.Entry)+len(s.Exit) == 0 && !s.Remembers && s.Timeout == nil
+		states = append(states, v)
+	}
 	d.add("States", Index().Qual(rt, "StateDef").ValuesFunc(func(rows *Group) {
-		// Rows of their own, unless every state is plain enough for one line.
-		oneLine := len(m.States) <= 8
-		for _, s := range m.States {
-			if len(s.Entry)+len(s.Exit) > 0 || s.Remembers || s.Timeout != nil {
-				oneLine = false
+		for _, v := range states {
+			if oneLine {
+				rows.Values(v...)
+			} else {
+				rows.Line().Values(v...)
 			}
 		}
-		defer func() {
-			for _, v := range states {
-				if oneLine {
-					rows.Values(v...)
-				} else {
-					rows.Line().Values(v...)
-				}
-			}
-			if !oneLine {
-				rows.Line()
-			}
-		}()
-		for _, s := range m.States {
-			var v fields
-			if s.Terminal {
-				v.add("Terminal", True())
-			}
-			if len(s.Entry) > 0 {
-				v.add("Entry", int32s(actionIdx(s.Entry)))
-			}
-			if len(s.Exit) > 0 {
-				v.add("Exit", int32s(actionIdx(s.Exit)))
-			}
-			if s.Remembers {
-				v.add("Remembers", True())
-				v.add("From", int32s(stateIdx(s.HistoryFrom)))
-			}
-			if t := s.Timeout; t != nil {
-				v.add("Timeout", durationLit(int64(t.After)))
-				if t.Configurable {
-					v.add("Configurable", True())
-				}
-				var pct, vals []int
-				for _, l := range t.Levels {
-					pct = append(pct, l.Percent)
-					vals = append(vals, 1+slices.IndexFunc(levels, func(x ir.Level) bool { return x.Name == l.Name }))
-				}
-				v.add("Levels", intLits(pct))
-				v.add("LevelValues", intLits(vals))
-			}
-			states = append(states, v)
+		if !oneLine {
+			rows.Line()
 		}
 	}))
 
