@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fsmgen/fsmgen/bench/persist"
+	"github.com/fsmgen/fsmgen/fsmrt"
 )
 
 // BenchmarkPersist measures one accepted Fire of bench/persist's machine with all that
@@ -54,7 +55,7 @@ func benchPersistFsmgen(b *testing.B, age int) {
 		m = persist.NewDoc(persist.DocNopHooks{})
 		m.ID = "doc"
 		m.Context = persist.DocContext{Title: "The persistence benchmark", Revision: 3, Owner: "bench"}
-		m.SetStore(persist.NewDocMemoryStore())
+		m.SetStore(fsmrt.NewMemoryStore())
 		n = 0
 		for n < age {
 			for i := range keys {

@@ -35,83 +35,123 @@ type seedLoader struct {
 }
 
 // loader builds the loader of one machine from its generated functions: decode and restore
-// a snapshot; or keep the snapshot and the log in the machine's memory store and replay.
-func loader[L, S fsmrt.Sequenced, M any](
+// a snapshot; or hand the snapshot and the log to replay through a store that holds them as
+// a corrupted database would, each stamped with the machine's spec.
+func loader[S any, M any](
+	spec string,
 	restore func(S) (M, error),
-	newStore func() *fsmrt.MemoryStore[L, S],
-	replay func(ctx context.Context, store fsmrt.Store[L, S], id string) (M, error),
+	replay func(ctx context.Context, store fsmrt.Store, id string) (M, error),
 ) seedLoader {
-	decode := func(b []byte) (S, error) {
-		var s S
-		return s, json.Unmarshal(b, &s)
-	}
 	return seedLoader{
 		restore: func(b []byte) error {
-			s, err := decode(b)
+			var s S
+			err := json.Unmarshal(b, &s)
 			if err == nil {
 				_, err = restore(s)
 			}
 			return err
 		},
 		replay: func(c invalidCase) error {
-			ctx := context.Background()
-			store := newStore()
+			l := fsmrt.Loaded{Spec: spec}
 			if len(c.Snapshot) > 0 {
-				s, err := decode(c.Snapshot)
+				snap, seq, err := stamp(c.Snapshot, spec)
 				if err != nil {
 					return err
 				}
-				if err := store.Save(ctx, "t", 0, s); err != nil {
-					return err
-				}
+				l.Snapshot, l.SnapshotSeq, l.Version = snap, seq, seq
 			}
-			var log []L
+			var log []json.RawMessage
 			if err := json.Unmarshal(c.Log, &log); err != nil {
 				return err
 			}
-			for _, e := range log {
-				if err := store.Append(ctx, "t", e); err != nil {
+			for _, raw := range log {
+				data, seq, err := stamp(raw, spec)
+				if err != nil {
 					return err
 				}
+				var fields struct {
+					Kind string `json:"event"`
+					Key  string `json:"idempotencyKey"`
+				}
+				if err := json.Unmarshal(raw, &fields); err != nil {
+					return err
+				}
+				l.Entries = append(l.Entries, fsmrt.Entry{Seq: seq, Kind: fields.Kind, Key: fields.Key, Data: data})
+				l.Version = seq
 			}
-			_, err := replay(ctx, store, "t")
+			_, err := replay(context.Background(), corpusStore{l}, "t")
 			return err
 		},
 	}
 }
 
+// stamp adds the spec's fingerprint and the instance's id to a snapshot or log entry of the
+// corpus, which names neither, and returns its sequence number.
+func stamp(raw json.RawMessage, spec string) ([]byte, int64, error) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		return nil, 0, err
+	}
+	var seq int64
+	if err := json.Unmarshal(fields["seq"], &seq); fields["seq"] != nil && err != nil {
+		return nil, 0, err
+	}
+	fields["spec"], _ = json.Marshal(spec)
+	if _, ok := fields["id"]; ok || fields["version"] != nil {
+		fields["id"] = json.RawMessage(`"t"`)
+	}
+	b, err := json.Marshal(fields)
+	return b, seq, err
+}
+
+// corpusStore is a store that holds one instance as given.
+type corpusStore struct{ l fsmrt.Loaded }
+
+func (corpusStore) Commit(context.Context, *fsmrt.Commit) error { return errors.New("read only") }
+func (s corpusStore) Load(context.Context, string, string) (fsmrt.Loaded, error) {
+	return s.l, nil
+}
+func (s corpusStore) Log(_ context.Context, _, _ string, after int64) ([]fsmrt.Entry, error) {
+	var out []fsmrt.Entry
+	for _, e := range s.l.Entries {
+		if e.Seq > after {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+func (corpusStore) FindKey(context.Context, string, string, string) (fsmrt.Entry, bool, error) {
+	return fsmrt.Entry{}, false, nil
+}
+
 var seedLoaders = map[string]seedLoader{
-	"approval": loader(
+	"approval": loader(approval.NewTask(approval.TaskNopHooks{}).Snapshot().Spec,
 		func(s approval.TaskSnapshot) (*approval.Task, error) {
 			return approval.RestoreTask(s, approval.TaskNopHooks{})
 		},
-		approval.NewTaskMemoryStore,
-		func(ctx context.Context, st approval.TaskStore, id string) (*approval.Task, error) {
+		func(ctx context.Context, st fsmrt.Store, id string) (*approval.Task, error) {
 			return approval.ReplayTask(ctx, st, id, approval.TaskNopHooks{})
 		}),
-	"build": loader(
+	"build": loader(build.NewTask(build.TaskNopHooks{}).Snapshot().Spec,
 		func(s build.TaskSnapshot) (*build.Task, error) { return build.RestoreTask(s, build.TaskNopHooks{}) },
-		build.NewTaskMemoryStore,
-		func(ctx context.Context, st build.TaskStore, id string) (*build.Task, error) {
+		func(ctx context.Context, st fsmrt.Store, id string) (*build.Task, error) {
 			return build.ReplayTask(ctx, st, id, build.TaskNopHooks{})
 		}),
-	"cognitive": loader(
+	"cognitive": loader(cognitive.NewTask(cognitive.TaskNopHooks{}).Snapshot().Spec,
 		func(s cognitive.TaskSnapshot) (*cognitive.Task, error) {
 			return cognitive.RestoreTask(s, cognitive.TaskNopHooks{})
 		},
-		cognitive.NewTaskMemoryStore,
-		func(ctx context.Context, st cognitive.TaskStore, id string) (*cognitive.Task, error) {
+		func(ctx context.Context, st fsmrt.Store, id string) (*cognitive.Task, error) {
 			return cognitive.ReplayTask(ctx, st, id, cognitive.TaskNopHooks{})
 		}),
-	"pipeline": loader(
+	"pipeline": loader(pipeline.NewTask(pipeline.TaskNopHooks{}).Snapshot().Spec,
 		func(s pipeline.TaskSnapshot) (*pipeline.Task, error) {
 			return pipeline.RestoreTask(s, pipeline.TaskNopHooks{})
 		},
-		pipeline.NewTaskMemoryStore,
-		func(ctx context.Context, st pipeline.TaskStore, id string) (*pipeline.Task, error) {
+		func(ctx context.Context, st fsmrt.Store, id string) (*pipeline.Task, error) {
 			return pipeline.ReplayTask(ctx, st, id, pipeline.TaskNopHooks{})
 		}),
-	"review": loader(review.RestoreTask, review.NewTaskMemoryStore, review.ReplayTask),
+	"review": loader(review.NewTask().Snapshot().Spec, review.RestoreTask, review.ReplayTask),
 }
 
 // TestInvalidSnapshotsAndLogs: every snapshot and event log of testdata/invalid, each

@@ -84,6 +84,7 @@ type Def[S StateType, E, R EnumType] struct {
 	resetOnSuccess []int32
 	counterBase    []int // by counter: its first slot in Machine.counters
 	counterSlots   int
+	storeName      string // Spec.Name()
 	remembers      bool
 	entries        bool
 	exits          bool
@@ -315,6 +316,7 @@ func (d *Def[S, E, R]) init() { d.once.Do(d.build) }
 
 func (d *Def[S, E, R]) build() {
 	ns, ne := len(d.States), d.NumEvents
+	d.storeName = d.Spec.Name()
 	if d.Pairs == nil {
 		d.Pairs = d.buildPairs()
 	}

@@ -11,21 +11,19 @@ import (
 	"time"
 )
 
-func newStore() *tStore { return NewMemoryStore[tEntryLog, tSnapshot]() }
-
 // loadSnapshot returns the snapshot st holds for doc-1, failing t if none is.
-func loadSnapshot(t *testing.T, st Store[tEntryLog, tSnapshot]) tSnapshot {
+func loadSnapshot(t *testing.T, st *tStore) tSnapshot {
 	t.Helper()
-	s, ok, _, err := st.Load(bg, "doc-1")
+	s, ok, _, err := st.loadT(bg, "doc-1")
 	if err != nil || !ok {
 		t.Fatalf("Load: %v, %v", ok, err)
 	}
 	return s
 }
 
-func logOf(t *testing.T, st Store[tEntryLog, tSnapshot]) []tEntryLog {
+func logOf(t *testing.T, st *tStore) []tEntryLog {
 	t.Helper()
-	log, err := st.Log(bg, "doc-1", 0)
+	log, err := st.logT(bg, "doc-1", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +68,7 @@ func TestEngineLogEntries(t *testing.T) {
 	if _, err := r.m.Fire(bg, eClose); err == nil {
 		t.Fatal("close in draft")
 	}
-	if _, ok, log, _ := st.Load(bg, "doc-1"); ok || len(log) != 3 {
+	if _, ok, log, _ := st.loadT(bg, "doc-1"); ok || len(log) != 3 {
 		t.Errorf("after a refusal: snapshot %v, %d entries", ok, len(log))
 	}
 
@@ -146,7 +144,7 @@ func TestEngineCheckpoints(t *testing.T) {
 				if !reflect.DeepEqual(r.ops.cps, c.cps[i]) {
 					t.Errorf("step %d (%s): checkpoints %q, want %q", i+1, x.e, r.ops.cps, c.cps[i])
 				}
-				s, ok, _, err := st.Load(bg, "doc-1")
+				s, ok, _, err := st.loadT(bg, "doc-1")
 				if err != nil || ok != (c.saved[i] > 0) || s.Seq != c.saved[i] {
 					t.Fatalf("step %d: snapshot %v (seq %d), %v; want seq %d", i+1, ok, s.Seq, err, c.saved[i])
 				}
@@ -182,17 +180,17 @@ func TestEngineCheckpoints(t *testing.T) {
 			r.ops.cpErr = boom
 			r.ops.reset()
 			got, err := r.m.FireWith(bg, eApprove, tIn{Role: rAdmin})
-			if got != sApproved || err != boom {
-				t.Errorf("every %d: approve = %s, %v; want approved, boom as it is", every, got, err)
+			if got != sReview || err != boom {
+				t.Errorf("every %d: approve = %s, %v; want review, boom as it is", every, got, err)
 			}
-			// The transition happened and is logged; the snapshot after the failing hook is not saved.
-			if r.m.State() != sApproved || r.m.Seq() != 2 || len(logOf(t, st)) != 2 {
+			// Nothing is committed, and the machine is as it was.
+			if r.m.State() != sReview || r.m.Seq() != 1 || len(logOf(t, st)) != 1 {
 				t.Errorf("every %d: state %s, seq %d, %d entries", every, r.m.State(), r.m.Seq(), len(logOf(t, st)))
 			}
 			if !reflect.DeepEqual(r.ops.cps, []string{"cp0 review->approved"}) {
 				t.Errorf("every %d: checkpoints %q", every, r.ops.cps)
 			}
-			if s, ok, _, _ := st.Load(bg, "doc-1"); every < 0 && ok || every >= 0 && s.Seq != 1 {
+			if s, ok, _, _ := st.loadT(bg, "doc-1"); every < 0 && ok || every >= 0 && s.Seq != 1 {
 				t.Errorf("every %d: snapshot %v at %d", every, ok, s.Seq)
 			}
 		}
@@ -201,55 +199,95 @@ func TestEngineCheckpoints(t *testing.T) {
 
 func TestEngineStoreErrors(t *testing.T) {
 	boom := errors.New("boom")
-	t.Run("append", func(t *testing.T) {
-		r := newRig()
-		r.m.SetStore(&failStore{tStore: newStore(), appendErr: boom})
-		got, err := r.m.FireWith(bg, eSubmit, tIn{Key: "k"})
-		var se *StoreError
-		if got != sReview || !errors.As(err, &se) || se.Op != "append" || se.Seq != 1 || !errors.Is(err, boom) {
-			t.Fatalf("submit = %s, %#v", got, err)
+	// before returns what a failed commit must leave as it was.
+	before := func(r *rig) (tSnapshot, []Record[tState, tEvent]) { return r.m.Snapshot(), History(r.m) }
+	same := func(t *testing.T, r *rig, snap tSnapshot, hist []Record[tState, tEvent]) {
+		t.Helper()
+		if got := r.m.Snapshot(); !reflect.DeepEqual(got, snap) {
+			t.Errorf("a failed commit changed the machine:\n got %+v\nwant %+v", got, snap)
 		}
-		if want := "review: store append of seq 1: boom"; err.Error() != want {
-			t.Errorf("error %q, want %q", err, want)
+		if got := History(r.m); !reflect.DeepEqual(got, hist) {
+			t.Errorf("a failed commit changed the history: %+v, was %+v", got, hist)
 		}
-		if r.m.State() != sReview || r.m.Seq() != 1 {
-			t.Errorf("the transition did not happen in memory: %s, %d", r.m.State(), r.m.Seq())
-		}
-	})
-	t.Run("save", func(t *testing.T) {
+	}
+	t.Run("commit fails", func(t *testing.T) {
 		r := newRig()
 		fs := &failStore{tStore: newStore()}
 		r.m.SetStore(fs)
 		r.m.Context.Reviewer = "bo"
 		r.ops.guards[gOK] = true
-		r.walk(t, eSubmit)
-		fs.saveErr = boom
-		got, err := r.m.FireWith(bg, eApprove, tIn{Role: rAdmin})
-		var se *StoreError
-		if got != sApproved || !errors.As(err, &se) || se.Op != "save" || se.Seq != 2 || !errors.Is(err, boom) {
-			t.Fatalf("approve = %s, %#v", got, err)
+		r.walk(t, eSubmit, eComment)
+		fs.commitErr = boom
+		snap, hist := before(r)
+		for _, e := range []tEvent{eComment, eApprove, ePause, eReject} {
+			got, err := r.m.FireWith(bg, e, tIn{Role: rAdmin, Key: "k-" + e.String()})
+			var se *StoreError
+			if got != sReview || !errors.As(err, &se) || se.Op != "commit" || se.Seq != 3 || !errors.Is(err, boom) {
+				t.Fatalf("%s = %s, %#v", e, got, err)
+			}
+			same(t, r, snap, hist)
 		}
-		if len(logOf(t, fs)) != 2 {
-			t.Error("the entry was not appended before the snapshot failed")
+		if want := "review: store commit of seq 3: boom"; fs.commitErr != nil {
+			_, err := r.m.Fire(bg, ePause)
+			if err.Error() != want {
+				t.Errorf("error %q, want %q", err, want)
+			}
 		}
-		// The next checkpoint saves over the last snapshot saved (none).
-		fs.saveErr = nil
-		r.walk(t, eRework)
-		if s := loadSnapshot(t, fs); s.Seq != 3 {
-			t.Errorf("snapshot at %d, want 3", s.Seq)
+		// The keys of the failed firings were not taken: they fire once the store works.
+		fs.commitErr = nil
+		if got, err := r.m.FireWith(bg, ePause, tIn{Key: "k-pause"}); got != sPaused || err != nil || r.m.Seq() != 3 {
+			t.Errorf("pause after the store recovered = %s, %v, seq %d", got, err, r.m.Seq())
+		}
+		if log := logOf(t, fs.tStore); len(log) != 3 || log[2].Key != "k-pause" {
+			t.Errorf("log: %+v", log)
 		}
 	})
 	t.Run("another writer", func(t *testing.T) {
+		st := newStore()
+		a, b := newRig(), newRig()
+		a.m.SetStore(st)
+		b.m.SetStore(st)
+		a.walk(t, eSubmit)
+		snap, hist := before(b)
+		_, err := b.m.Fire(bg, eSubmit)
+		var se *StoreError
+		var ce *ConflictError
+		if !errors.As(err, &se) || se.Op != "commit" || !errors.Is(err, ErrStoreConflict) || !errors.As(err, &ce) || ce.Stored != 1 || ce.Version != 0 {
+			t.Errorf("submit: %v", err)
+		}
+		same(t, b, snap, hist)
+	})
+	t.Run("counters, memory and clock put back", func(t *testing.T) {
+		r := newRig()
+		fs := &failStore{tStore: newStore()}
+		r.m.SetStore(fs)
+		r.m.Context = tCtx{Title: "t", Reviewer: "bo"}
+		r.walk(t, eSubmit, eComment, eReject, eSubmit)
+		r.clk.add(time.Hour)
+		fs.commitErr = &ConflictError{Machine: tStoreName, ID: "doc-1", Version: 4, Stored: 5}
+		snap, hist := before(r)
+		for _, e := range []tEvent{eComment, ePause, eReject} {
+			if _, err := r.m.Fire(bg, e); !errors.Is(err, ErrStoreConflict) {
+				t.Fatalf("%s: %v", e, err)
+			}
+			same(t, r, snap, hist)
+		}
+	})
+	t.Run("a checkpoint fails", func(t *testing.T) {
 		r := newRig()
 		st := newStore()
-		if err := st.Append(bg, "doc-1", tEntryLog{Seq: 1}); err != nil {
-			t.Fatal(err)
-		}
 		r.m.SetStore(st)
-		_, err := r.m.Fire(bg, eSubmit)
-		var se *StoreError
-		if !errors.As(err, &se) || se.Op != "append" || !errors.Is(err, ErrStoreConflict) {
-			t.Errorf("submit: %v", err)
+		r.m.Context.Reviewer = "bo"
+		r.ops.guards[gOK] = true
+		r.walk(t, eSubmit)
+		r.ops.cpErr = boom
+		snap, hist := before(r)
+		if _, err := r.m.FireWith(bg, eApprove, tIn{Role: rAdmin}); !errors.Is(err, boom) {
+			t.Fatalf("approve: %v", err)
+		}
+		same(t, r, snap, hist)
+		if log := logOf(t, st); len(log) != 1 {
+			t.Errorf("a failed checkpoint committed: %+v", log)
 		}
 	})
 	t.Run("a context that does not encode", func(t *testing.T) {
@@ -260,7 +298,7 @@ func TestEngineStoreErrors(t *testing.T) {
 		_, err := r.m.Fire(bg, eSubmit)
 		var se *StoreError
 		var ue *json.UnsupportedTypeError
-		if !errors.As(err, &se) || se.Op != "append" || !errors.As(err, &ue) || len(logOf(t, st)) != 0 {
+		if !errors.As(err, &se) || se.Op != "commit" || !errors.As(err, &ue) || len(logOf(t, st)) != 0 || r.m.State() != sDraft || r.m.Seq() != 0 {
 			t.Errorf("submit: %#v", err)
 		}
 	})
@@ -414,21 +452,6 @@ func TestEngineRestore(t *testing.T) {
 	if got, want := snapJSON(t, r.m.Snapshot()), snapJSON(t, orig.m.Snapshot()); got != want {
 		t.Errorf("after firing on:\n%s\nwant\n%s", got, want)
 	}
-	// The restored machine saves over the snapshot it was restored from.
-	st := newStore()
-	if err := st.Save(bg, "doc-1", 0, s); err != nil {
-		t.Fatal(err)
-	}
-	r2 := newRig()
-	r2.ops.guards[gOK] = true
-	if err := Restore(r2.m, s, nil); err != nil {
-		t.Fatal(err)
-	}
-	r2.m.SetStore(st)
-	r2.walk(t, eApprove)
-	if got := loadSnapshot(t, st); got.Seq != 8 {
-		t.Errorf("snapshot at %d, want 8", got.Seq)
-	}
 }
 
 func TestEngineRestoreRefuses(t *testing.T) {
@@ -554,30 +577,6 @@ func TestEngineRestoreRefuses(t *testing.T) {
 	})
 }
 
-// fixedStore returns what it is given.
-type fixedStore struct {
-	snap            tSnapshot
-	ok              bool
-	log, past       []tEntryLog
-	loadErr, logErr error
-	after           int64 // what Log was asked for
-}
-
-func (s *fixedStore) Append(context.Context, string, tEntryLog) error { return errors.New("read only") }
-
-func (s *fixedStore) Save(context.Context, string, int64, tSnapshot) error {
-	return errors.New("read only")
-}
-
-func (s *fixedStore) Load(context.Context, string) (tSnapshot, bool, []tEntryLog, error) {
-	return s.snap, s.ok, s.log, s.loadErr
-}
-
-func (s *fixedStore) Log(_ context.Context, _ string, after int64) ([]tEntryLog, error) {
-	s.after = after
-	return s.past, s.logErr
-}
-
 // replayScript fires, at a minute each, a run with checkpoints (snapshots at seq 5 and 6),
 // keys, roles, a memory, a limit changed and a redirect; after, if not nil, runs after
 // each step.
@@ -658,7 +657,7 @@ func TestEngineReplay(t *testing.T) {
 	}
 	t.Run("from the snapshot", func(t *testing.T) {
 		r := attach(richDef())
-		if err := Replay(bg, r.m, plainStore{st}, "doc-1", nil); err != nil {
+		if err := Replay(bg, r.m, st, "doc-1", nil); err != nil {
 			t.Fatal(err)
 		}
 		check(t, r)
@@ -666,7 +665,7 @@ func TestEngineReplay(t *testing.T) {
 	t.Run("from the log alone", func(t *testing.T) {
 		only := newStore()
 		for _, e := range logOf(t, st) {
-			if err := only.Append(bg, "doc-1", e); err != nil {
+			if err := only.appendEntry(bg, "doc-1", e, nil); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -708,13 +707,15 @@ func TestEngineReplay(t *testing.T) {
 		// mid, replayed at seq 9 (snapshot at 6), appends 10 and saves over 6. Its own store
 		// is a copy of the first 9 entries and the snapshot.
 		copied := newStore()
+		snap := loadSnapshot(t, st)
 		for _, e := range logOf(t, st)[:cut] {
-			if err := copied.Append(bg, "doc-1", e); err != nil {
+			var at *tSnapshot
+			if e.Seq == snap.Seq {
+				at = &snap
+			}
+			if err := copied.appendEntry(bg, "doc-1", e, at); err != nil {
 				t.Fatal(err)
 			}
-		}
-		if err := copied.Save(bg, "doc-1", 0, loadSnapshot(t, st)); err != nil {
-			t.Fatal(err)
 		}
 		mid.m.SetStore(copied)
 		mid.ops.guards[gOK] = true
@@ -920,8 +921,8 @@ func TestEngineReplayRefusesMore(t *testing.T) {
 		{"no kind", nil, inReview(nil, comment(2, func(e *tEntryLog) { e.Kind = "" })), `"" is not a kind of entry`},
 		{"a timeout not configurable", nil, inReview(nil, comment(2, func(e *tEntryLog) { e.Timeouts = map[tState]time.Duration{sPaused: time.Hour} })),
 			"timeouts: the timeout of paused is not configurable"},
-		{"a timeout of no state", nil, inReview(nil, comment(2, func(e *tEntryLog) { e.Timeouts = map[tState]time.Duration{numStates: time.Hour} })),
-			"timeouts: the timeout of State(7) is not configurable"},
+		{"a timeout of no state", nil, inReview(nil, comment(2, func(e *tEntryLog) { e.Timeouts = map[tState]time.Duration{sReview: time.Hour}; e.Reason = "no state" })),
+			`review: unknown state "nowhere"`},
 		{"a timeout not positive", nil, inReview(nil, comment(2, func(e *tEntryLog) { e.Timeouts = map[tState]time.Duration{sReview: 0} })),
 			"timeouts: review: 0s is not positive"},
 		{"timeouts of a machine that keeps no time", []func(*tDef){untimed}, inReview(nil, comment(2, func(e *tEntryLog) { e.Timeouts = map[tState]time.Duration{sReview: time.Hour} })),
@@ -943,9 +944,9 @@ func TestEngineReplayRefusesMore(t *testing.T) {
 		})
 	}
 	t.Run("limits of a machine without counters", func(t *testing.T) {
-		st := NewMemoryStore[LogEntry[tState, tEvent, NoRole], Snapshot[tState, tCtx, None]]()
-		e := LogEntry[tState, tEvent, NoRole]{Seq: 1, Timestamp: t0, Kind: KindTransition, Trigger: eSubmit, From: sDraft, To: sReview, Transition: 0, Limits: map[string]int{"x": 1}}
-		if err := st.Append(bg, "job-1", e); err != nil {
+		st := &tStore{NewMemoryStore(), "plain.Job"}
+		e := tEntryLog{Seq: 1, Timestamp: t0, Kind: KindTransition, Trigger: eSubmit, From: sDraft, To: sReview, Transition: 0, Limits: map[string]int{"x": 1}}
+		if err := st.appendEntry(bg, "job-1", e, nil); err != nil {
 			t.Fatal(err)
 		}
 		var le *LogError
@@ -953,7 +954,7 @@ func TestEngineReplayRefusesMore(t *testing.T) {
 			t.Errorf("Replay = %v", err)
 		}
 		e.Limits = nil
-		if err := st.Append(bg, "job-2", e); err != nil {
+		if err := st.appendEntry(bg, "job-2", e, nil); err != nil {
 			t.Fatal(err)
 		}
 		if m := newPlain(); Replay(bg, m, st, "job-2", nil) != nil || m.State() != sReview {
@@ -1131,8 +1132,8 @@ func TestEngineRestoreAtomic(t *testing.T) {
 			if after := snapJSON(t, r.m.Snapshot()); after != before {
 				t.Errorf("the refused snapshot changed the machine:\n%s\nwas\n%s", after, before)
 			}
-			if !reflect.DeepEqual(History(r.m), history) || r.m.saved != 0 || Count(r.m, cComments, sReview) != 2 {
-				t.Errorf("the refused snapshot changed the machine: saved %d, history %+v", r.m.saved, History(r.m))
+			if !reflect.DeepEqual(History(r.m), history) || Count(r.m, cComments, sReview) != 2 {
+				t.Errorf("the refused snapshot changed the machine: history %+v", History(r.m))
 			}
 		})
 	}
@@ -1208,5 +1209,54 @@ func TestBuilt(t *testing.T) {
 	bad := errors.New("bad")
 	if got, err := Built(m, bad); got != nil || err != bad {
 		t.Errorf("Built(m, bad) = %p, %v", got, err)
+	}
+}
+
+// TestRetry: two writers load the same machine; the one that loses the race reloads and
+// fires again on what the winner committed.
+func TestRetry(t *testing.T) {
+	st := newStore()
+	base := newRig()
+	base.m.SetStore(st)
+	base.walk(t, eSubmit)
+	load := func() *rig {
+		r := newRig()
+		if err := Replay(bg, r.m, st, "doc-1", nil); err != nil {
+			t.Fatal(err)
+		}
+		r.m.SetStore(st)
+		return r
+	}
+	winner, loser := load(), load()
+	winner.walk(t, eComment)
+	tries := 0
+	err := Retry(bg, 0, func(context.Context) error {
+		tries++
+		if tries > 1 {
+			loser = load()
+		}
+		_, err := loser.m.Fire(bg, eComment)
+		return err
+	})
+	if err != nil || tries != 2 || loser.m.Seq() != 3 || Count(loser.m, cComments, sReview) != 2 {
+		t.Errorf("Retry = %v after %d tries; seq %d, %d comments", err, tries, loser.m.Seq(), Count(loser.m, cComments, sReview))
+	}
+	// A conflict every time: n tries, the conflict returned.
+	tries = 0
+	conflict := &ConflictError{Machine: "m", ID: "i", Version: 1, Stored: 2}
+	if err := Retry(bg, 2, func(context.Context) error { tries++; return conflict }); err != conflict || tries != 2 {
+		t.Errorf("Retry = %v after %d tries", err, tries)
+	}
+	// Another error, or a cancelled context: no retry.
+	boom := errors.New("boom")
+	tries = 0
+	if err := Retry(bg, 5, func(context.Context) error { tries++; return boom }); err != boom || tries != 1 {
+		t.Errorf("Retry = %v after %d tries", err, tries)
+	}
+	ctx, cancel := context.WithCancel(bg)
+	cancel()
+	tries = 0
+	if err := Retry(ctx, 5, func(context.Context) error { tries++; return conflict }); err != conflict || tries != 1 {
+		t.Errorf("Retry with a cancelled context = %v after %d tries", err, tries)
 	}
 }

@@ -168,7 +168,6 @@ type (
 	tIn       = Input[tRole]
 	tEntryLog = LogEntry[tState, tEvent, tRole]
 	tSnapshot = Snapshot[tState, tCtx, tExtra]
-	tStore    = MemoryStore[tEntryLog, tSnapshot]
 
 	pDef     = Def[tState, tEvent, NoRole]
 	pMachine = Machine[tState, tEvent, NoRole, tCtx, None]
@@ -1562,58 +1561,10 @@ func TestEngineIdempotency(t *testing.T) {
 	})
 }
 
-// failStore is a MemoryStore whose operations fail when told to.
-type failStore struct {
-	*tStore
-	appendErr, saveErr, loadErr, logErr, findErr error
-	loads                                        int
-}
-
-func (s *failStore) Append(ctx context.Context, id string, e tEntryLog) error {
-	if s.appendErr != nil {
-		return s.appendErr
-	}
-	return s.tStore.Append(ctx, id, e)
-}
-
-func (s *failStore) Save(ctx context.Context, id string, prev int64, snap tSnapshot) error {
-	if s.saveErr != nil {
-		return s.saveErr
-	}
-	return s.tStore.Save(ctx, id, prev, snap)
-}
-
-func (s *failStore) Load(ctx context.Context, id string) (tSnapshot, bool, []tEntryLog, error) {
-	s.loads++
-	if s.loadErr != nil {
-		return tSnapshot{}, false, nil, s.loadErr
-	}
-	return s.tStore.Load(ctx, id)
-}
-
-func (s *failStore) Log(ctx context.Context, id string, after int64) ([]tEntryLog, error) {
-	if s.logErr != nil {
-		return nil, s.logErr
-	}
-	return s.tStore.Log(ctx, id, after)
-}
-
-func (s *failStore) FindKey(ctx context.Context, id, key string) (tEntryLog, bool, error) {
-	if s.findErr != nil {
-		return tEntryLog{}, false, s.findErr
-	}
-	return s.tStore.FindKey(ctx, id, key)
-}
-
-// plainStore is a Store that cannot find keys.
-type plainStore struct {
-	Store[tEntryLog, tSnapshot]
-}
-
 func TestEngineKeyWindow(t *testing.T) {
 	t.Run("found in the store", func(t *testing.T) {
 		r := newRig()
-		st := NewMemoryStore[tEntryLog, tSnapshot]()
+		st := newStore()
 		r.m.SetStore(st)
 		SetKeyWindow(r.m, 1)
 		r.fire(t, eSubmit, tIn{Key: "k1"})
@@ -1646,21 +1597,10 @@ func TestEngineKeyWindow(t *testing.T) {
 			t.Errorf("comments = %d, want 3", got)
 		}
 	})
-	t.Run("forgotten by a store that cannot find keys", func(t *testing.T) {
-		r := newRig()
-		r.m.SetStore(plainStore{NewMemoryStore[tEntryLog, tSnapshot]()})
-		SetKeyWindow(r.m, 1)
-		r.fire(t, eComment, tIn{Key: "k1"})
-		r.fire(t, eComment, tIn{Key: "k2"})
-		r.fire(t, eComment, tIn{Key: "k1"})
-		if got := Count(r.m, cComments, sDraft); got != 3 {
-			t.Errorf("comments = %d, want 3", got)
-		}
-	})
 	t.Run("the store fails to find it", func(t *testing.T) {
 		r := newRig()
 		boom := errors.New("boom")
-		fs := &failStore{tStore: NewMemoryStore[tEntryLog, tSnapshot]()}
+		fs := &failStore{tStore: newStore()}
 		r.m.SetStore(fs)
 		SetKeyWindow(r.m, 1)
 		r.fire(t, eSubmit, tIn{Key: "k1"})
@@ -1730,7 +1670,7 @@ func TestEngineLogger(t *testing.T) {
 		t.Errorf("log %q", buf.String())
 	}
 	// Taking the logger away leaves the store: a plain move is logged with its transition.
-	pst := NewMemoryStore[LogEntry[tState, tEvent, NoRole], Snapshot[tState, tCtx, None]]()
+	pst := newStore()
 	p2 := newPlain()
 	p2.SetStore(pst)
 	p2.SetLogger(slog.New(slog.NewTextHandler(&buf, nil)))
@@ -1740,7 +1680,7 @@ func TestEngineLogger(t *testing.T) {
 			t.Fatalf("%s: %v", e, err)
 		}
 	}
-	if log, _ := pst.Log(bg, "job-1", 0); len(log) != 2 || log[1].Seq != 2 || log[1].Transition != 5 || log[1].From != sReview || log[1].To != sReview || log[0].Transition != 0 {
+	if log := typedEntries(pst.Log(bg, "plain.Job", "job-1", 0)); len(log) != 2 || log[1].Seq != 2 || log[1].Transition != 5 || log[1].From != sReview || log[1].To != sReview || log[0].Transition != 0 {
 		t.Errorf("log %+v", log)
 	}
 	p.SetLogger(nil)
@@ -1783,11 +1723,11 @@ func TestEngineLoggerNotPersisted(t *testing.T) {
 		want []string
 	}{
 		{"a checkpoint", func() { r.ops.cpErr = boom }, eApprove,
-			[]string{"level=ERROR", `msg="transition not persisted"`, "machine=Review", "id=doc-1", "state=approved", "event=approve", "error=boom"}},
-		{"the store", func() { r.ops.cpErr, fs.appendErr = nil, boom }, eRework,
-			[]string{"level=ERROR", `msg="transition not persisted"`, "state=draft", "event=rework", `error="review: store append of seq 3: boom"`}},
-		{"a refusal", func() { fs.appendErr = nil }, eClose,
-			[]string{"level=WARN", `msg="event refused"`, "state=draft", "event=close"}},
+			[]string{"level=ERROR", `msg="transition not committed"`, "machine=Review", "id=doc-1", "state=review", "event=approve", "error=boom"}},
+		{"the store", func() { r.ops.cpErr, fs.commitErr = nil, boom }, eApprove,
+			[]string{"level=ERROR", `msg="transition not committed"`, "state=review", "event=approve", `error="review: store commit of seq 2: boom"`}},
+		{"a refusal", func() { fs.commitErr = nil }, eClose,
+			[]string{"level=WARN", `msg="event refused"`, "state=review", "event=close"}},
 	}
 	for _, c := range cases {
 		buf.Reset()
@@ -1807,31 +1747,42 @@ func TestEngineLoggerNotPersisted(t *testing.T) {
 	}
 }
 
-// TestEngineKeyAfterFailedCheckpoint: a transition accepted keeps its idempotency key even
-// when a checkpoint fails after it, so that firing again with the key does not repeat it.
-// The store cannot find keys: the machine's window must hold it.
+// TestEngineKeyAfterFailedCheckpoint: without a store, a transition accepted keeps its
+// idempotency key even when a checkpoint fails after it, so that firing again with the key
+// does not repeat it. With a store, a failed checkpoint or commit leaves the machine as it
+// was, the key unused: firing again with the key takes the transition, once.
 func TestEngineKeyAfterFailedCheckpoint(t *testing.T) {
 	for _, name := range []string{"checkpoint", "store"} {
 		t.Run(name, func(t *testing.T) {
 			r := newRig()
-			fs := &failStore{tStore: newStore()}
-			r.m.SetStore(plainStore{fs})
 			r.m.Context.Reviewer = "bo"
 			r.ops.guards[gOK] = true
+			fs := &failStore{tStore: newStore()}
+			if name == "store" {
+				r.m.SetStore(fs)
+			}
 			r.walk(t, eSubmit)
 			boom := errors.New("boom")
 			if name == "checkpoint" {
 				r.ops.cpErr = boom
 			} else {
-				fs.saveErr = boom
+				fs.commitErr = boom
 			}
-			if got, err := r.m.FireWith(bg, eApprove, tIn{Role: rAdmin, Key: "k"}); got != sApproved || !errors.Is(err, boom) {
-				t.Fatalf("approve = %s, %v", got, err)
+			want, seq := sApproved, int64(2)
+			if name == "store" {
+				want, seq = sReview, 1
 			}
-			r.ops.cpErr, fs.saveErr = nil, nil
+			if got, err := r.m.FireWith(bg, eApprove, tIn{Role: rAdmin, Key: "k"}); got != want || !errors.Is(err, boom) || r.m.Seq() != seq {
+				t.Fatalf("approve = %s, %v, seq %d", got, err, r.m.Seq())
+			}
+			r.ops.cpErr, fs.commitErr = nil, nil
 			r.ops.reset()
-			if got, err := r.m.FireWith(bg, eApprove, tIn{Role: rAdmin, Key: "k"}); got != sApproved || err != nil || r.m.Seq() != 2 || len(r.ops.acts)+len(r.ops.cps) > 0 {
+			got, err := r.m.FireWith(bg, eApprove, tIn{Role: rAdmin, Key: "k"})
+			if name == "checkpoint" && (got != sApproved || err != nil || r.m.Seq() != 2 || len(r.ops.acts)+len(r.ops.cps) > 0) {
 				t.Errorf("approve again = %s, %v; seq %d, actions %v, checkpoints %v", got, err, r.m.Seq(), r.ops.acts, r.ops.cps)
+			}
+			if name == "store" && (got != sApproved || err != nil || r.m.Seq() != 2 || len(r.ops.cps) != 1) {
+				t.Errorf("approve again = %s, %v; seq %d, checkpoints %v", got, err, r.m.Seq(), r.ops.cps)
 			}
 			if _, err := r.m.FireWith(bg, eRework, tIn{Key: "k"}); !errors.Is(err, ErrIdempotencyConflict) {
 				t.Errorf("rework with the key: %v", err)

@@ -48,7 +48,13 @@ type Spec struct {
 	// Accepts lists, for each state, the events it has a transition on, whatever the
 	// guards, in declaration order.
 	Accepts [][]int
+	// Fingerprint identifies the spec's meaning (fsmgen's ir.Fingerprint): every snapshot,
+	// log entry and stored instance carries it.
+	Fingerprint string
 }
+
+// Name is the machine's name in a store: its package and machine ("review.Task").
+func (sp *Spec) Name() string { return sp.Package + "." + sp.Machine }
 
 // prefix is what every message of the machine starts with.
 func (sp *Spec) prefix() string {

@@ -1,9 +1,12 @@
 package fsmrt
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
+	"reflect"
 	"slices"
 	"strconv"
 	"time"
@@ -47,9 +50,9 @@ type Machine[S StateType, E, R EnumType, C, X any] struct {
 	memory     []S   // by state: the state a remembering state was entered from
 	remembered []bool
 
-	store     Store[LogEntry[S, E, R], Snapshot[S, C, X]]
-	saved     int64     // seq of the last snapshot saved to the store
-	updatedAt time.Time // when the last persisted (or, with a clock, any) transition happened
+	store     Store
+	undo      *undo[S, E, C, X] // what a transition changes, put back when its commit fails
+	updatedAt time.Time         // when the last persisted (or, with a clock, any) transition happened
 	logger    *slog.Logger
 	watched   bool // store != nil || logger != nil: Fire cannot answer from the moves table alone
 
@@ -124,13 +127,99 @@ func (m *Machine[S, E, R, C, X]) Seq() int64 {
 	return m.seq
 }
 
-// SetStore makes the machine append every accepted transition to the store's event log and
-// save a snapshot at each checkpoint. Errors from the store come back from Fire as a
-// StoreError; the transition has happened in memory: reload the machine from the store
-// before firing again.
-func (m *Machine[S, E, R, C, X]) SetStore(s Store[LogEntry[S, E, R], Snapshot[S, C, X]]) {
+// SetStore makes the machine commit every accepted transition to s (Store.Commit): its
+// log entry, its idempotency key and, at a checkpoint, a snapshot, in one atomic write
+// under optimistic concurrency on the machine's sequence number. When the store refuses or
+// fails, Fire returns a StoreError and the machine is as it was before: reload it from the
+// store and fire again when the error is a conflict (errors.Is ErrStoreConflict; Retry does
+// both). Actions have run by then: an action with effects outside the machine belongs after
+// the commit. An action that changes the context should assign new maps and slices rather
+// than change those it holds, which the machine cannot put back.
+func (m *Machine[S, E, R, C, X]) SetStore(s Store) {
 	m.store = s
 	m.watched = m.store != nil || m.logger != nil
+	if s != nil && m.undo == nil {
+		m.undo = &undo[S, E, C, X]{
+			counters: make([]int, len(m.counters)), memory: make([]S, len(m.memory)),
+			remembered: make([]bool, len(m.remembered)), timeByState: make([]time.Duration, len(m.timeByState)),
+			deep: sharesMemory(reflect.TypeFor[C]()),
+		}
+		m.undo.enc = json.NewEncoder(&m.undo.buf)
+	}
+}
+
+// undo is what a transition changes in a machine with a store, kept before it to put back
+// when the commit fails. Limits, timeouts and the creation time do not change in a
+// transition; the windows of history and keys take the transition only once committed.
+type undo[S StateType, E any, C, X any] struct {
+	state, last          S
+	lastEvent            E
+	lastKnown            bool
+	seq                  int64
+	context              C
+	extra                X
+	updatedAt, enteredAt time.Time
+	counters             []int
+	memory               []S
+	remembered           []bool
+	timeByState          []time.Duration
+	// A context that holds slices, maps or pointers, which actions may change in place, is
+	// kept as JSON (in buf, by enc) and decoded back; encoded is whether it was.
+	deep, encoded bool
+	buf           bytes.Buffer
+	enc           *json.Encoder
+}
+
+// sharesMemory reports whether a value of type t shares memory with its copies: whether it
+// holds slices, maps, pointers, interfaces, channels or functions.
+func sharesMemory(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Array:
+		return sharesMemory(t.Elem())
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if sharesMemory(t.Field(i).Type) {
+				return true
+			}
+		}
+		return false
+	case reflect.Slice, reflect.Map, reflect.Pointer, reflect.Interface, reflect.Chan, reflect.Func, reflect.UnsafePointer:
+		return true
+	}
+	return false
+}
+
+// keep records in m.undo what a transition may change.
+func (m *Machine[S, E, R, C, X]) keep() {
+	u := m.undo
+	u.state, u.last, u.lastEvent, u.lastKnown, u.seq = m.state, m.last, m.lastEvent, m.lastKnown, m.seq
+	u.context, u.extra, u.updatedAt, u.enteredAt = m.Context, m.extra, m.updatedAt, m.enteredAt
+	if u.deep {
+		u.buf.Reset()
+		u.encoded = u.enc.Encode(&m.Context) == nil
+	}
+	copy(u.counters, m.counters)
+	copy(u.memory, m.memory)
+	copy(u.remembered, m.remembered)
+	copy(u.timeByState, m.timeByState)
+}
+
+// rollback puts back what keep recorded.
+func (m *Machine[S, E, R, C, X]) rollback() {
+	u := m.undo
+	m.state, m.last, m.lastEvent, m.lastKnown, m.seq = u.state, u.last, u.lastEvent, u.lastKnown, u.seq
+	m.Context, m.extra, m.updatedAt, m.enteredAt = u.context, u.extra, u.updatedAt, u.enteredAt
+	if u.encoded {
+		// Decoded into a new value: what actions changed in place stays with the old one.
+		var c C
+		if json.Unmarshal(u.buf.Bytes(), &c) == nil {
+			m.Context = c
+		}
+	}
+	copy(m.counters, u.counters)
+	copy(m.memory, u.memory)
+	copy(m.remembered, u.remembered)
+	copy(m.timeByState, u.timeByState)
 }
 
 // SetLogger makes the machine log every refused event (at Warn) through l.
@@ -214,9 +303,13 @@ func (m *Machine[S, E, R, C, X]) fireOnce(ctx context.Context, e E, in *Input[R]
 	to, err := m.once(ctx, e, in)
 	if err != nil && m.logger != nil {
 		level, msg := slog.LevelWarn, "event refused"
-		if m.seq != seq {
-			// Accepted, but a checkpoint or the store failed after the transition.
+		switch {
+		case m.seq != seq:
+			// Accepted, but a checkpoint failed after the transition (no store).
 			level, msg = slog.LevelError, "transition not persisted"
+		case m.store != nil && !errors.Is(err, ErrRefused):
+			// Accepted, but a checkpoint or the commit failed: the machine is as before.
+			level, msg = slog.LevelError, "transition not committed"
 		}
 		m.logger.LogAttrs(ctx, level, msg, slog.String("machine", m.def.Spec.Machine), slog.String("id", m.ID),
 			slog.String("state", m.state.String()), slog.String("event", e.String()), slog.String("error", err.Error()))
@@ -232,12 +325,11 @@ func (m *Machine[S, E, R, C, X]) once(ctx context.Context, e E, in *Input[R]) (S
 	r, ok := m.keys.Get(in.Key)
 	if !ok {
 		// A key the window has forgotten may be in the store's log.
-		if kf, finds := m.store.(KeyFinder[LogEntry[S, E, R]]); finds {
-			le, found, err := kf.FindKey(ctx, m.ID, in.Key)
-			if err != nil {
+		if m.store != nil {
+			var err error
+			if r, ok, err = m.findKey(ctx, in.Key); err != nil {
 				return m.state, StoreFailed(m.def.Spec, "find key", m.seq, err)
 			}
-			r, ok = keyRecord[S, E]{event: le.Trigger, state: le.To}, found
 		}
 	}
 	if ok {
@@ -249,8 +341,8 @@ func (m *Machine[S, E, R, C, X]) once(ctx context.Context, e E, in *Input[R]) (S
 	seq := m.seq
 	to, err := m.step(ctx, e, in, false)
 	if m.seq != seq {
-		// Accepted, even if a checkpoint or the store failed after it: firing again with
-		// the key must not repeat the transition.
+		// Accepted, even if a checkpoint failed after it: firing again with the key must
+		// not repeat the transition. (A failed commit leaves m.seq as it was.)
 		m.keys.Put(in.Key, keyRecord[S, E]{event: e, state: to})
 	}
 	return to, err
@@ -460,6 +552,9 @@ func (m *Machine[S, E, R, C, X]) take(ctx context.Context, st Step[S, E, R], in 
 	if dry {
 		return to, nil
 	}
+	if m.store != nil {
+		m.keep()
+	}
 	st.To = to
 	if d.Timing {
 		st.At = m.now(in)
@@ -488,7 +583,14 @@ func (m *Machine[S, E, R, C, X]) take(ctx context.Context, st Step[S, E, R], in 
 			m.actions.Act(ctx, int(a), st)
 		}
 	}
-	return to, m.commit(ctx, st, in, ti, t.Checkpoint)
+	if err := m.commit(ctx, st, in, ti, t.Checkpoint); err != nil {
+		if m.store != nil {
+			m.rollback()
+			return st.From, err
+		}
+		return to, err
+	}
+	return to, nil
 }
 
 // count applies t's counter effects for a transition leaving from: increments (a tripped
@@ -549,8 +651,8 @@ func (m *Machine[S, E, R, C, X]) moveClock(from S, at time.Time) {
 }
 
 // commit finishes an accepted transition (t is its index in the spec, cp its checkpoint):
-// sequence number and history here, event log and checkpoints in persist, which a machine
-// without a store or checkpoints skips.
+// the sequence number, the checkpoints and the store's commit (persist, which a machine
+// without a store or checkpoints skips), then the history.
 func (m *Machine[S, E, R, C, X]) commit(ctx context.Context, st Step[S, E, R], in *Input[R], t int, cp int32) error {
 	d := m.def
 	m.seq++
@@ -558,32 +660,25 @@ func (m *Machine[S, E, R, C, X]) commit(ctx context.Context, st Step[S, E, R], i
 	if d.Timing {
 		m.updatedAt = st.At
 	}
-	if d.History {
+	var err error
+	if m.store != nil || cp >= 0 || d.EveryCheckpoint >= 0 {
+		err = m.persist(ctx, st, in, t, cp)
+	}
+	if d.History && (err == nil || m.store == nil) {
 		m.history.Add(Record[S, E]{From: st.From, To: st.To, Event: st.Event, EventID: in.EventID, At: st.At, Actor: in.Actor, Reason: in.Reason})
 	}
-	if m.store == nil && cp < 0 && d.EveryCheckpoint < 0 {
-		return nil
-	}
-	return m.persist(ctx, st, in, t, cp)
+	return err
 }
 
-// persist appends the transition to the store's event log and takes the checkpoints: the
-// hook, then a snapshot saved to the store. It is the only place a machine that keeps no
-// time reads the clock, for the time of the transition.
+// persist takes the checkpoints (the hooks) and commits the transition to the store, with
+// a snapshot if it took a checkpoint. It is the only place a machine that keeps no time
+// reads the clock, for the time of the transition.
 func (m *Machine[S, E, R, C, X]) persist(ctx context.Context, st Step[S, E, R], in *Input[R], t int, cp int32) error {
 	d := m.def
 	if !d.Timing {
 		m.updatedAt = m.now(in)
 	}
-	if m.store != nil {
-		e, err := m.logEntry(st, in, t)
-		if err == nil {
-			err = m.store.Append(ctx, m.ID, e)
-		}
-		if err != nil {
-			return StoreFailed(d.Spec, "append", m.seq, err)
-		}
-	}
+	snap := false
 	for i, c := range [2]int32{cp, int32(d.EveryCheckpoint)} {
 		if c < 0 || i > 0 && c == cp {
 			continue
@@ -591,21 +686,60 @@ func (m *Machine[S, E, R, C, X]) persist(ctx context.Context, st Step[S, E, R], 
 		if err := m.checkpoint.Checkpoint(ctx, int(c), st); err != nil {
 			return err
 		}
-		if m.store != nil && m.saved != m.seq {
-			if err := m.store.Save(ctx, m.ID, m.saved, m.Snapshot()); err != nil {
-				return StoreFailed(d.Spec, "save", m.seq, err)
-			}
-			m.saved = m.seq
-		}
+		snap = true
+	}
+	if m.store == nil {
+		return nil
+	}
+	return m.commitTo(ctx, m.store, st, in, t, snap)
+}
+
+// commitTo commits the transition just taken (t: its index, -1 for a resumption) to
+// store, with a snapshot when snap.
+func (m *Machine[S, E, R, C, X]) commitTo(ctx context.Context, store Store, st Step[S, E, R], in *Input[R], t int, snap bool) error {
+	d := m.def
+	e, err := m.logEntry(st, in, t)
+	c := Commit{Machine: d.storeName, ID: m.ID, Spec: d.Spec.Fingerprint, Version: m.seq - 1, State: m.state.String()}
+	if err == nil {
+		c.Entry = Entry{Seq: m.seq, Kind: e.Kind, Event: st.Event.String(), From: st.From.String(), To: st.To.String(), At: e.Timestamp, Key: e.Key}
+		c.Entry.Data, err = json.Marshal(&e)
+	}
+	if err == nil && snap {
+		s := m.Snapshot()
+		c.Snapshot, err = json.Marshal(&s)
+	}
+	if err == nil {
+		err = store.Commit(ctx, &c)
+	}
+	if err != nil {
+		return StoreFailed(d.Spec, "commit", m.seq, err)
 	}
 	return nil
+}
+
+// findKey looks up in the store the entry that used idempotency key key.
+func (m *Machine[S, E, R, C, X]) findKey(ctx context.Context, key string) (keyRecord[S, E], bool, error) {
+	d := m.def
+	e, ok, err := m.store.FindKey(ctx, d.storeName, m.ID, key)
+	if err != nil || !ok {
+		return keyRecord[S, E]{}, false, err
+	}
+	le, err := m.decodeEntry(&e)
+	if err != nil {
+		return keyRecord[S, E]{}, false, InvalidLog(d.Spec, m.ID, e.Seq, err)
+	}
+	return keyRecord[S, E]{event: le.Trigger, state: le.To}, true, nil
 }
 
 // logEntry describes an accepted transition (t: its index) for the event log.
 func (m *Machine[S, E, R, C, X]) logEntry(st Step[S, E, R], in *Input[R], t int) (LogEntry[S, E, R], error) {
 	d := m.def
+	kind := KindTransition
+	if t < 0 {
+		kind = KindResumed
+	}
 	e := LogEntry[S, E, R]{
-		Seq: m.seq, Timestamp: m.updatedAt, TaskID: m.ID, Kind: KindTransition, Trigger: st.Event,
+		Spec: d.Spec.Fingerprint, Seq: m.seq, Timestamp: m.updatedAt, TaskID: m.ID, Kind: kind, Trigger: st.Event,
 		From: st.From, To: st.To, Transition: t, Actor: in.Actor, Reason: in.Reason, EventID: in.EventID,
 		Metadata: map[string]string{},
 	}
@@ -630,7 +764,7 @@ func (m *Machine[S, E, R, C, X]) logEntry(st Step[S, E, R], in *Input[R], t int)
 		e.Policies, err = json.Marshal(m.policySets.PolicySet(&m.extra, false))
 	}
 	if err == nil {
-		e.Context, err = json.Marshal(m.Context)
+		e.Context, err = json.Marshal(&m.Context)
 	}
 	return e, err
 }

@@ -16,8 +16,10 @@ import (
 // is. A generated package names it (review.TaskSnapshot).
 type Snapshot[S StateType, C, X any] struct {
 	// Version is the snapshot format, 1.
-	Version int    `json:"version"`
-	ID      string `json:"id"`
+	Version int `json:"version"`
+	// Spec is the fingerprint of the spec the machine was generated from (Spec.Fingerprint).
+	Spec string `json:"spec,omitempty"`
+	ID   string `json:"id"`
 	// Seq is the number of transitions accepted when the snapshot was taken.
 	Seq   int64 `json:"seq"`
 	State S     `json:"state"`
@@ -63,6 +65,8 @@ func (s Snapshot[S, C, X]) Sequence() int64 { return s.Seq }
 // "metadata"}, plus what replaying it needs: the transition that fired and the machine's
 // data after it. A generated package names it (review.TaskLogEntry).
 type LogEntry[S StateType, E, R EnumType] struct {
+	// Spec is the fingerprint of the spec the machine was generated from (Spec.Fingerprint).
+	Spec string `json:"spec,omitempty"`
 	// Seq numbers the machine's accepted transitions from 1.
 	Seq int64 `json:"seq"`
 	// Timestamp is when the transition happened: the input's At, else the machine's clock.
@@ -110,7 +114,7 @@ func (e LogEntry[S, E, R]) IdempotencyKey() string { return e.Key }
 // machine except the slices and maps of the context and extra data.
 func (m *Machine[S, E, R, C, X]) Snapshot() Snapshot[S, C, X] {
 	d := m.def
-	s := Snapshot[S, C, X]{Version: 1, ID: m.ID, Seq: m.seq, State: m.state, UpdatedAt: m.updatedAt, Context: m.Context, Extra: m.extra}
+	s := Snapshot[S, C, X]{Version: 1, Spec: d.Spec.Fingerprint, ID: m.ID, Seq: m.seq, State: m.state, UpdatedAt: m.updatedAt, Context: m.Context, Extra: m.extra}
 	for i, c := range d.Counters {
 		if !c.PerState {
 			if n := *m.counter(int32(i), 0); n != 0 {
@@ -288,6 +292,8 @@ func Restore[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, C, X], s 
 	}
 	ns := len(d.States)
 	switch {
+	case s.Spec != "" && s.Spec != d.Spec.Fingerprint:
+		return &SpecMismatchError{Machine: d.Spec.Name(), ID: s.ID, Stored: s.Spec, Spec: d.Spec.Fingerprint}
 	case s.Version != 1:
 		return bad("version", "unsupported snapshot version %d", s.Version)
 	case int(s.State) >= ns:
@@ -404,7 +410,7 @@ func Restore[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, C, X], s 
 	copy(m.memory, memory)
 	copy(m.remembered, remembered)
 	m.state = s.State
-	m.ID, m.seq, m.saved = s.ID, s.Seq, s.Seq
+	m.ID, m.seq = s.ID, s.Seq
 	m.Context, m.updatedAt, m.extra = s.Context, s.UpdatedAt, s.Extra
 	if d.Timing {
 		copy(m.timeByState, timeByState)
@@ -428,23 +434,38 @@ func Built[M any](m M, err error) (M, error) {
 // check), then every later log entry applied as it was recorded: the transition's
 // counters, memory, history and idempotency key, and the state and context after it. No
 // hook runs: guards are not asked again, and actions and checkpoints, done when the
-// transitions happened, are not repeated. It fails with a LogError (errors.Is
-// ErrInvalidLog) if the log has a gap or an entry is not a transition of this machine from
+// transitions happened, are not repeated. It fails with a SpecMismatchError if the
+// instance was stored under another spec, with a LogError (errors.Is ErrInvalidLog) if the
+// log has a gap or an entry does not decode or is not a transition of this machine from
 // the state the log has reached, and with a SnapshotError if the snapshot is not one the
 // machine could have taken. m gets no store: set one to fire on.
-func Replay[S StateType, E, R EnumType, C, X any](ctx context.Context, m *Machine[S, E, R, C, X], store Store[LogEntry[S, E, R], Snapshot[S, C, X]], id string, check func(*X) error) error {
-	s, ok, log, err := store.Load(ctx, id)
+func Replay[S StateType, E, R EnumType, C, X any](ctx context.Context, m *Machine[S, E, R, C, X], store Store, id string, check func(*X) error) error {
+	d := m.def
+	l, err := store.Load(ctx, d.Spec.Name(), id)
 	if err != nil {
 		return err
 	}
+	if l.Version > 0 && l.Spec != d.Spec.Fingerprint {
+		return &SpecMismatchError{Machine: d.Spec.Name(), ID: id, Stored: l.Spec, Spec: d.Spec.Fingerprint}
+	}
 	m.ID = id
-	if ok {
+	if l.Snapshot != nil {
+		var s Snapshot[S, C, X]
+		if err := json.Unmarshal(l.Snapshot, &s); err != nil {
+			return err
+		}
+		switch {
+		case s.Spec != d.Spec.Fingerprint:
+			return &SpecMismatchError{Machine: d.Spec.Name(), ID: id, Stored: s.Spec, Spec: d.Spec.Fingerprint}
+		case s.Seq != l.SnapshotSeq || s.ID != id:
+			return InvalidSnapshot(d.Spec, "seq", fmt.Sprintf("the snapshot of %s at %d says it is of %s at %d", id, l.SnapshotSeq, s.ID, s.Seq))
+		}
 		if err := Restore(m, s, check); err != nil {
 			return err
 		}
 		if n := m.window(); n > 0 && s.Seq > 0 {
 			// The snapshot holds the present; the last of the past is in the log before it.
-			past, err := store.Log(ctx, id, max(0, s.Seq-int64(n)))
+			past, err := store.Log(ctx, d.Spec.Name(), id, max(0, s.Seq-int64(n)))
 			if err != nil {
 				return err
 			}
@@ -452,23 +473,50 @@ func Replay[S StateType, E, R EnumType, C, X any](ctx context.Context, m *Machin
 				if past[i].Seq > s.Seq {
 					break
 				}
-				m.recallEntry(&past[i])
-				if past[i].Seq == s.Seq {
-					m.passed(past[i].From, past[i].Trigger)
+				e, err := m.decodeEntry(&past[i])
+				if err != nil {
+					return InvalidLog(d.Spec, id, past[i].Seq, err)
+				}
+				m.recallEntry(&e)
+				if e.Seq == s.Seq {
+					m.passed(e.From, e.Trigger)
 				}
 			}
 		}
-	} else if len(log) > 0 && m.def.Timing {
-		// Without a snapshot the creation time is in the first entry.
-		m.createdAt, m.enteredAt = log[0].Created, log[0].Created
 	}
-	m.saved = m.seq
-	for i := range log {
-		if err := m.apply(&log[i]); err != nil {
-			return InvalidLog(m.def.Spec, id, log[i].Seq, err)
+	for i := range l.Entries {
+		e, err := m.decodeEntry(&l.Entries[i])
+		if err == nil {
+			if i == 0 && l.Snapshot == nil && d.Timing {
+				// Without a snapshot the creation time is in the first entry.
+				m.createdAt, m.enteredAt = e.Created, e.Created
+			}
+			err = m.apply(&e)
+		}
+		if err != nil {
+			return InvalidLog(d.Spec, id, l.Entries[i].Seq, err)
 		}
 	}
+	if m.seq != l.Version {
+		return InvalidLog(d.Spec, id, l.Version, fmt.Errorf("the instance is at version %d, its log at %d", l.Version, m.seq))
+	}
 	return nil
+}
+
+// decodeEntry decodes the log entry a store keeps, which must be of this spec and agree
+// with the store's copy of its fields.
+func (m *Machine[S, E, R, C, X]) decodeEntry(se *Entry) (LogEntry[S, E, R], error) {
+	var e LogEntry[S, E, R]
+	if err := json.Unmarshal(se.Data, &e); err != nil {
+		return e, err
+	}
+	switch {
+	case e.Spec != m.def.Spec.Fingerprint:
+		return e, &SpecMismatchError{Machine: m.def.Spec.Name(), ID: m.ID, Stored: e.Spec, Spec: m.def.Spec.Fingerprint}
+	case e.Seq != se.Seq || e.Kind != se.Kind || e.Key != se.Key:
+		return e, fmt.Errorf("the entry says seq %d, kind %q, key %q; the store %d, %q, %q", e.Seq, e.Kind, e.Key, se.Seq, se.Kind, se.Key)
+	}
+	return e, nil
 }
 
 // window is how many entries before a snapshot Replay reads back: the history and key
@@ -626,11 +674,11 @@ const (
 // Resume sets m, a new machine, to machine id of store (Replay, with check) and resumes it
 // if it has ended: a machine in a terminal state goes back to the state its last
 // transition left, everything else (context, counters, ...) as that transition's
-// checkpoint saved it. The resumption is appended to the event log as a STATE_RESUMED
-// entry, which replaying applies, and a snapshot of the resumed machine is saved. A
-// machine that has not ended is left as loaded. No hook runs. m gets the store, so that
-// its log continues; in says who resumes it, when and why.
-func Resume[S StateType, E, R EnumType, C, X any](ctx context.Context, m *Machine[S, E, R, C, X], store Store[LogEntry[S, E, R], Snapshot[S, C, X]], id string, check func(*X) error, in Input[R]) error {
+// checkpoint saved it. The resumption is committed to the store as a STATE_RESUMED entry,
+// which replaying applies, with a snapshot of the resumed machine. A machine that has not
+// ended is left as loaded. No hook runs. m gets the store, so that its log continues; in
+// says who resumes it, when and why.
+func Resume[S StateType, E, R EnumType, C, X any](ctx context.Context, m *Machine[S, E, R, C, X], store Store, id string, check func(*X) error, in Input[R]) error {
 	if err := Replay(ctx, m, store, id, check); err != nil {
 		return err
 	}
@@ -649,19 +697,7 @@ func Resume[S StateType, E, R EnumType, C, X any](ctx context.Context, m *Machin
 	if m.def.Timing {
 		m.moveClock(st.From, st.At)
 	}
-	e, err := m.logEntry(st, &in, -1)
-	e.Kind = KindResumed
-	if err == nil {
-		err = store.Append(ctx, id, e)
-	}
-	if err != nil {
-		return StoreFailed(m.def.Spec, "append", m.seq, err)
-	}
-	if err := store.Save(ctx, id, m.saved, m.Snapshot()); err != nil {
-		return StoreFailed(m.def.Spec, "save", m.seq, err)
-	}
-	m.saved = m.seq
-	return nil
+	return m.commitTo(ctx, store, st, &in, -1, true)
 }
 
 // recallEntry puts what log entry e says of the machine's past into the windows it keeps
@@ -673,4 +709,44 @@ func (m *Machine[S, E, R, C, X]) recallEntry(e *LogEntry[S, E, R]) {
 	if m.def.Idempotent && e.Key != "" {
 		m.keys.Put(e.Key, keyRecord[S, E]{event: e.Trigger, state: e.To})
 	}
+}
+
+// ErrNoStore is what reading a machine's stored past returns for a machine without a store.
+var ErrNoStore = errors.New("fsm: the machine has no store")
+
+// StoreName is the machine's name in a store (Spec.Name): its package and machine,
+// "review.Task".
+func (m *Machine[S, E, R, C, X]) StoreName() string { return m.def.Spec.Name() }
+
+// EventLog reads from the machine's store the entries of its event log (its ID's) with a
+// sequence number greater than after, decoded: the machine's whole past when after is 0. An
+// entry that does not decode, or was written under another spec, fails with a LogError.
+func (m *Machine[S, E, R, C, X]) EventLog(ctx context.Context, after int64) ([]LogEntry[S, E, R], error) {
+	if m.store == nil {
+		return nil, ErrNoStore
+	}
+	es, err := m.store.Log(ctx, m.def.Spec.Name(), m.ID, after)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]LogEntry[S, E, R], len(es))
+	for i := range es {
+		if out[i], err = m.decodeEntry(&es[i]); err != nil {
+			return nil, InvalidLog(m.def.Spec, m.ID, es[i].Seq, err)
+		}
+	}
+	return out, nil
+}
+
+// StoredSnapshot reads from the machine's store the last snapshot taken of it (of its ID),
+// decoded; ok is false when the store holds none.
+func (m *Machine[S, E, R, C, X]) StoredSnapshot(ctx context.Context) (s Snapshot[S, C, X], ok bool, err error) {
+	if m.store == nil {
+		return s, false, ErrNoStore
+	}
+	l, err := m.store.Load(ctx, m.def.Spec.Name(), m.ID)
+	if err != nil || l.Snapshot == nil {
+		return s, false, err
+	}
+	return s, true, json.Unmarshal(l.Snapshot, &s)
 }

@@ -1,7 +1,5 @@
 package fsmrt
 
-import "context"
-
 // DefaultWindow is how many history records and idempotency keys a machine keeps in memory
 // unless told otherwise; older ones are in its store's event log.
 const DefaultWindow = 1000
@@ -127,15 +125,4 @@ func (w *KeyWindow[R]) Len() int { return len(w.recs) }
 // keys returns the keys held, oldest first.
 func (w *KeyWindow[R]) keys() []string {
 	return append(append([]string(nil), w.order[w.next:]...), w.order[:w.next]...)
-}
-
-// KeyFinder is a Store that also finds the log entry that used an idempotency key, so that
-// a key is honoured after the machine's window has forgotten it. MemoryStore is one.
-type KeyFinder[L any] interface {
-	FindKey(ctx context.Context, id, key string) (e L, ok bool, err error)
-}
-
-// Keyed is a log entry that may carry an idempotency key ("" when none).
-type Keyed interface {
-	IdempotencyKey() string
 }

@@ -1,7 +1,6 @@
 package fsmrt_test
 
 import (
-	"context"
 	"fmt"
 	"reflect"
 	"testing"
@@ -90,49 +89,6 @@ func TestKeyWindow(t *testing.T) {
 	w.SetSize(-1)
 	if w.Size() != fsmrt.DefaultWindow || w.Len() != 2 {
 		t.Errorf("default size: %d, len %d", w.Size(), w.Len())
-	}
-}
-
-type tKeyed struct {
-	Seq int64
-	Key string
-}
-
-func (e tKeyed) Sequence() int64        { return e.Seq }
-func (e tKeyed) IdempotencyKey() string { return e.Key }
-
-func TestMemoryStoreFindsKeys(t *testing.T) {
-	ctx := context.Background()
-	st := fsmrt.NewMemoryStore[tKeyed, tSnap]()
-	var _ fsmrt.KeyFinder[tKeyed] = st
-	for i, k := range []string{"a", "", "b", "a"} {
-		if err := st.Append(ctx, "m", tKeyed{Seq: int64(i + 1), Key: k}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for key, want := range map[string]int64{"a": 1, "b": 3, "": 0, "c": 0} {
-		e, ok, err := st.FindKey(ctx, "m", key)
-		if err != nil || ok != (want > 0) || e.Seq != want {
-			t.Errorf("FindKey(%q) = %+v, %v, %v; want seq %d", key, e, ok, err, want)
-		}
-	}
-	if _, ok, _ := st.FindKey(ctx, "other", "a"); ok {
-		t.Error("found another machine's key")
-	}
-	// A log that starts after a snapshot is found by position all the same.
-	if err := st.Save(ctx, "n", 0, tSnap{Seq: 10}); err != nil {
-		t.Fatal(err)
-	}
-	st.Append(ctx, "n", tKeyed{Seq: 11, Key: "x"})
-	st.Append(ctx, "n", tKeyed{Seq: 12, Key: "y"})
-	if e, ok, _ := st.FindKey(ctx, "n", "y"); !ok || e.Seq != 12 {
-		t.Errorf("FindKey after a snapshot: %+v, %v", e, ok)
-	}
-	// An entry type without keys is never indexed.
-	plain := fsmrt.NewMemoryStore[tEntry, tSnap]()
-	plain.Append(ctx, "m", tEntry{Seq: 1})
-	if _, ok, _ := plain.FindKey(ctx, "m", ""); ok {
-		t.Error("found a key in entries that have none")
 	}
 }
 

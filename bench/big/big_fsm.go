@@ -228,7 +228,7 @@ func NewBig() *Big { m := &Big{}; fsmrt.Init(&m.Machine, &def, nil); return m }
 
 // def is the machine as data for the engine (fsmrt.Def), indexed in spec order.
 var def = fsmrt.Def[State, Event, fsmrt.NoRole]{
-	Spec:      &fsmrt.Spec{Machine: "Big", Package: "big"},
+	Spec:      &fsmrt.Spec{Machine: "Big", Package: "big", Fingerprint: "sha256:be06d34fcb6573cc24ecc87845dd8995"},
 	NumEvents: NumEvents,
 	Initial:   StateS00,
 	Moves:     moves[:],
@@ -637,18 +637,13 @@ var moves = [...]uint32{
 	50, 50, 50, 50, 50, 50, 50, 50, 50, 50, 50, 50, 50, 50, 50, 50, 50, 50, 50, 50,
 }
 
-// The runtime's types for this machine: a firing's input, the machine's present, its past
-// (the event log) and stores of both.
+// The runtime's types for this machine: a firing's input, the machine's present and its
+// past (the event log). Any fsmrt.Store keeps machines of every type.
 type (
-	BigInput       = fsmrt.Input[fsmrt.NoRole]
-	BigSnapshot    = fsmrt.Snapshot[State, BigContext, fsmrt.None]
-	BigLogEntry    = fsmrt.LogEntry[State, Event, fsmrt.NoRole]
-	BigStore       = fsmrt.Store[BigLogEntry, BigSnapshot]
-	BigMemoryStore = fsmrt.MemoryStore[BigLogEntry, BigSnapshot]
+	BigInput    = fsmrt.Input[fsmrt.NoRole]
+	BigSnapshot = fsmrt.Snapshot[State, BigContext, fsmrt.None]
+	BigLogEntry = fsmrt.LogEntry[State, Event, fsmrt.NoRole]
 )
-
-// NewBigMemoryStore returns an empty store.
-func NewBigMemoryStore() *BigMemoryStore { return fsmrt.NewMemoryStore[BigLogEntry, BigSnapshot]() }
 
 // RestoreBig rebuilds a machine from a snapshot (fsmrt.Restore).
 func RestoreBig(s BigSnapshot) (*Big, error) {
@@ -657,7 +652,7 @@ func RestoreBig(s BigSnapshot) (*Big, error) {
 }
 
 // ReplayBig rebuilds machine id from its store, no hook running (fsmrt.Replay).
-func ReplayBig(ctx context.Context, store BigStore, id string) (*Big, error) {
+func ReplayBig(ctx context.Context, store fsmrt.Store, id string) (*Big, error) {
 	m := NewBig()
 	return fsmrt.Built(m, fsmrt.Replay(ctx, &m.Machine, store, id, nil))
 }

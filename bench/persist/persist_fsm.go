@@ -239,7 +239,7 @@ func (e *CheckpointError) Unwrap() error {
 
 // def is the machine as data for the engine (fsmrt.Def), indexed in spec order.
 var def = fsmrt.Def[State, Event, fsmrt.NoRole]{
-	Spec:      &fsmrt.Spec{Machine: "Doc", Package: "persist"},
+	Spec:      &fsmrt.Spec{Machine: "Doc", Package: "persist", Fingerprint: "sha256:f1c7c5b06f31eca8a387ac3052aec195"},
 	NumEvents: NumEvents,
 	Initial:   StateDraft,
 	Moves:     moves[:],
@@ -263,18 +263,13 @@ var moves = [...]uint32{
 	3, 3, 4,
 }
 
-// The runtime's types for this machine: a firing's input, the machine's present, its past
-// (the event log) and stores of both.
+// The runtime's types for this machine: a firing's input, the machine's present and its
+// past (the event log). Any fsmrt.Store keeps machines of every type.
 type (
-	DocInput       = fsmrt.Input[fsmrt.NoRole]
-	DocSnapshot    = fsmrt.Snapshot[State, DocContext, fsmrt.None]
-	DocLogEntry    = fsmrt.LogEntry[State, Event, fsmrt.NoRole]
-	DocStore       = fsmrt.Store[DocLogEntry, DocSnapshot]
-	DocMemoryStore = fsmrt.MemoryStore[DocLogEntry, DocSnapshot]
+	DocInput    = fsmrt.Input[fsmrt.NoRole]
+	DocSnapshot = fsmrt.Snapshot[State, DocContext, fsmrt.None]
+	DocLogEntry = fsmrt.LogEntry[State, Event, fsmrt.NoRole]
 )
-
-// NewDocMemoryStore returns an empty store.
-func NewDocMemoryStore() *DocMemoryStore { return fsmrt.NewMemoryStore[DocLogEntry, DocSnapshot]() }
 
 // RestoreDoc rebuilds a machine from a snapshot (fsmrt.Restore).
 func RestoreDoc(s DocSnapshot, hooks DocHooks) (*Doc, error) {
@@ -283,7 +278,7 @@ func RestoreDoc(s DocSnapshot, hooks DocHooks) (*Doc, error) {
 }
 
 // ReplayDoc rebuilds machine id from its store, no hook running (fsmrt.Replay).
-func ReplayDoc(ctx context.Context, store DocStore, id string, hooks DocHooks) (*Doc, error) {
+func ReplayDoc(ctx context.Context, store fsmrt.Store, id string, hooks DocHooks) (*Doc, error) {
 	m := NewDoc(hooks)
 	return fsmrt.Built(m, fsmrt.Replay(ctx, &m.Machine, store, id, nil))
 }

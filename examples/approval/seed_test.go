@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsmgen/fsmgen/fsmrt"
 	"github.com/fsmgen/fsmgen/generated/approval"
 )
 
@@ -435,12 +436,14 @@ func TestSeed001ReviewApproval(t *testing.T) {
 	// same transition = returns original result (no duplicate); Same key + different
 	// transition = error (conflict); Different key = processes normally."
 	t.Run("idempotency keys", func(t *testing.T) {
-		m, h := seedIn(t, approval.StateInProgress, seedComplete(), false)
-		store := approval.NewTaskMemoryStore()
-		if err := store.Save(ctx, m.ID, 0, m.Snapshot()); err != nil { // where the task starts
-			t.Fatal(err)
-		}
+		// The task is stored from its creation, in the inbox, and claimed and started.
+		h := &seedHooks{}
+		m := approval.NewTask(h)
+		m.ID, m.Context = "TASK-1", seedComplete()
+		store := fsmrt.NewMemoryStore()
 		m.SetStore(store)
+		seedFire(t, m, approval.EventAssigned, as(approval.RoleLead), approval.StateAssigned)
+		seedFire(t, m, approval.EventInProgress, as(approval.RoleIntern), approval.StateInProgress)
 		submit := approval.TaskInput{Role: approval.RoleIntern, Key: "req-1"}
 		seedFire(t, m, approval.EventReview, submit, approval.StateReview)
 		seq, did := m.Seq(), len(h.did)
@@ -501,7 +504,7 @@ func TestSeed001ReviewApproval(t *testing.T) {
 // event log only, and replaying it rebuilds the machine (keys, counter, policy included).
 func TestSeed001EventLogReplay(t *testing.T) {
 	ctx := context.Background()
-	store := approval.NewTaskMemoryStore()
+	store := fsmrt.NewMemoryStore()
 	m := approval.NewTask(&seedHooks{})
 	m.ID = "TASK-001"
 	m.SetStore(store)
@@ -518,8 +521,9 @@ func TestSeed001EventLogReplay(t *testing.T) {
 	m.Context.ApprovedBy, m.Context.ApprovedAt, m.Context.DeliverableAccepted, m.Context.DecisionNote = "lead-li", seedApprovedAt, true, "fine"
 	seedFire(t, m, approval.EventDone, approval.TaskInput{Role: approval.RoleLead, Key: "k6"}, approval.StateDone)
 
-	snap, ok, log, err := store.Load(ctx, "TASK-001")
-	if err != nil || ok || len(log) != 6 {
+	snap, ok, err := m.StoredSnapshot(ctx)
+	log, lerr := m.EventLog(ctx, 0)
+	if err != nil || lerr != nil || ok || len(log) != 6 {
 		t.Fatalf("store: %v, snapshot %v (%+v), %d log entries", err, ok, snap, len(log))
 	}
 	if e := log[0]; e.Kind != "STATE_TRANSITION" || e.From != approval.StateInbox || e.To != approval.StateAssigned || e.Role != approval.RoleLead || e.Actor != "lead-li" || e.Reason != "claimed" || e.Key != "k1" {
@@ -575,7 +579,7 @@ func (h *seedCountingHooks) PostApprovalComment(ctx context.Context, m *approval
 // (auto-calculated from runs)") and replaying runs no hook: the actions happened once.
 func TestSeed001PersistenceExact(t *testing.T) {
 	ctx := context.Background()
-	store := approval.NewTaskMemoryStore()
+	store := fsmrt.NewMemoryStore()
 	live := &seedCountingHooks{seedHooks: seedHooks{runs: []float64{0.25, 1.5}, tokens: 4200}}
 	m := approval.NewTask(live)
 	m.ID = "TASK-9"
@@ -644,7 +648,7 @@ func TestSeed001PersistenceExact(t *testing.T) {
 		t.Errorf("replaying ran %d hooks: %q", replay.calls, replay.did)
 	}
 	// The log is the whole story: every entry kept, the context as each transition left it.
-	log, err := store.Log(ctx, "TASK-9", 0)
+	log, err := m.EventLog(ctx, 0)
 	if err != nil || int64(len(log)) != m.Seq() {
 		t.Fatalf("log: %d entries for %d transitions, %v", len(log), m.Seq(), err)
 	}
@@ -652,7 +656,7 @@ func TestSeed001PersistenceExact(t *testing.T) {
 	if err := json.Unmarshal(log[2].Context, &c); err != nil || c.CostTotal != 1.75 || log[2].To != approval.StateReview {
 		t.Errorf("entry 3 (%s) context after it: cost %v, %v", log[2].To, c.CostTotal, err)
 	}
-	if tail, err := store.Log(ctx, "TASK-9", m.Seq()-1); err != nil || len(tail) != 1 || tail[0].Seq != m.Seq() {
+	if tail, err := m.EventLog(ctx, m.Seq()-1); err != nil || len(tail) != 1 || tail[0].Seq != m.Seq() {
 		t.Errorf("log after %d: %+v, %v", m.Seq()-1, tail, err)
 	}
 	// Idempotency keys came back with the log: retrying k2 returns its original result.

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsmgen/fsmgen/fsmrt"
 	"github.com/fsmgen/fsmgen/generated/build"
 )
 
@@ -51,7 +52,7 @@ func BenchmarkFireWithStore(b *testing.B) {
 		m := build.NewTask(build.TaskNopHooks{})
 		m.ID = "bench"
 		m.SetClock(fixedClock{time.Unix(0, 0)})
-		m.SetStore(build.NewTaskMemoryStore())
+		m.SetStore(fsmrt.NewMemoryStore())
 		m.FireWith(ctx, build.EventPickedUp, in)
 		m.FireWith(ctx, build.EventValidationStarted, in)
 		return m

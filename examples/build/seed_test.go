@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsmgen/fsmgen/fsmrt"
 	"github.com/fsmgen/fsmgen/generated/build"
 )
 
@@ -441,13 +442,13 @@ func TestSeed004BuildWorkflow(t *testing.T) {
 		c := &seedClock{now: time.Date(2024, 1, 1, 11, 0, 0, 0, time.UTC)}
 		m, _ := seedNew(c)
 		m.ID = "TASK-001"
-		store := build.NewTaskMemoryStore()
+		store := fsmrt.NewMemoryStore()
 		m.SetStore(store)
 		seedRun(t, m, seedTo(build.StatePlanning)...)
 		c.now = time.Date(2024, 1, 1, 12, 0, 0, 0, time.UTC)
 		seedRun(t, m, validator.do(build.EventApproachApproved, "Approach approved", build.StateValidated))
 
-		_, _, log, err := store.Load(ctx, "TASK-001")
+		log, err := m.EventLog(ctx, 0)
 		if err != nil || len(log) != 3 {
 			t.Fatalf("log: %v, %d entries", err, len(log))
 		}
@@ -478,7 +479,7 @@ func TestSeed004BuildWorkflow(t *testing.T) {
 		}
 		sort.Strings(extra)
 		// Beyond the seed's format the entry carries what replaying it needs.
-		if got := strings.Join(extra, ","); got != "context,role,seq,transition,trigger" {
+		if got := strings.Join(extra, ","); got != "context,role,seq,spec,transition,trigger" {
 			t.Errorf("keys beyond the seed's format: %s", got)
 		}
 	})
@@ -490,7 +491,7 @@ func TestSeed004BuildWorkflow(t *testing.T) {
 		m, _ := seedNew(c)
 		m.ID = "TASK-002"
 		m.Context.Title = "Add login"
-		store := build.NewTaskMemoryStore()
+		store := fsmrt.NewMemoryStore()
 		m.SetStore(store)
 		seedRun(t, m, seedTo(build.StatePlanning)...)
 		for _, d := range []time.Duration{3, 4} {

@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsmgen/fsmgen/fsmrt"
+	"github.com/fsmgen/fsmgen/fsmrt/storetest"
 	"github.com/fsmgen/fsmgen/generated/cognitive"
 )
 
@@ -507,7 +509,7 @@ func TestSeed000PersistenceCheckpoints(t *testing.T) {
 	}
 	var log []fired
 
-	store := cognitive.NewTaskMemoryStore()
+	store := fsmrt.NewMemoryStore()
 	c := &seedClock{now: seedEpoch}
 	m, a := seedNew(c)
 	m.ID = "task-7"
@@ -519,7 +521,7 @@ func TestSeed000PersistenceCheckpoints(t *testing.T) {
 		log = append(log, fired{e, want})
 		// The store's snapshot is the one taken at the last checkpoint; later transitions
 		// are in its log.
-		snap, ok, entries, err := store.Load(ctx, m.ID)
+		snap, ok, entries, err := seedStored(m)
 		if err != nil || !ok {
 			t.Fatalf("store after %s: %v, %v", e, ok, err)
 		}
@@ -623,7 +625,7 @@ func TestSeed000PersistenceCheckpoints(t *testing.T) {
 		}
 	}
 	// The store holds the completed task's last checkpoint.
-	snap, ok, entries, err := store.Load(ctx, "task-7")
+	snap, ok, entries, err := seedStored(m)
 	if err != nil || !ok || snap.State != cognitive.StateCompleted || len(entries) != 0 || snap.Seq != m.Seq() {
 		t.Errorf("store: %v %v %s seq %d, %d entries after it", err, ok, snap.State, snap.Seq, len(entries))
 	}
@@ -906,7 +908,7 @@ func TestSeed000RegistryConcurrent(t *testing.T) {
 // concurrency through the log's sequence numbers.
 func TestSeed000PersistenceSeam(t *testing.T) {
 	ctx := context.Background()
-	store := cognitive.NewTaskMemoryStore()
+	store := fsmrt.NewMemoryStore()
 	c := &seedClock{now: seedEpoch}
 	live, _ := seedNew(c)
 	live.ID = "task-42"
@@ -923,7 +925,7 @@ func TestSeed000PersistenceSeam(t *testing.T) {
 	seedFire(t, live, cognitive.EventTaskResumed, cognitive.StateActing) // log only
 	c.Advance(time.Minute)
 
-	snap, ok, entries, err := store.Load(ctx, "task-42")
+	snap, ok, entries, err := seedStored(live)
 	if err != nil || !ok || snap.State != cognitive.StateSuspended || snap.Seq != 3 || len(entries) != 1 || entries[0].Trigger != cognitive.EventTaskResumed || entries[0].Seq != 4 {
 		t.Fatalf("store: %v %v snapshot %s seq %d, log %+v", err, ok, snap.State, snap.Seq, entries)
 	}
@@ -959,8 +961,12 @@ func TestSeed000PersistenceSeam(t *testing.T) {
 	seedStepDone(w2, "theme: spring")
 	_, err = w2.Fire(ctx, cognitive.EventToolCallCompleted)
 	var se *cognitive.StoreError
-	if !errors.As(err, &se) || !errors.Is(err, cognitive.ErrStoreConflict) || se.Op != "append" || se.Seq != 5 {
-		t.Fatalf("second writer: %v, want a StoreError wrapping ErrStoreConflict on append of seq 5", err)
+	if !errors.As(err, &se) || !errors.Is(err, cognitive.ErrStoreConflict) || se.Op != "commit" || se.Seq != 5 {
+		t.Fatalf("second writer: %v, want a StoreError wrapping ErrStoreConflict on the commit of seq 5", err)
+	}
+	// The loser is as it was before it fired: still at seq 4, acting.
+	if w2.Seq() != 4 || w2.State() != cognitive.StateActing {
+		t.Errorf("the second writer moved to %s at %d", w2.State(), w2.Seq())
 	}
 	// The store has the first writer's transition; reloading gives its machine.
 	reloaded, err := cognitive.ReplayTask(ctx, store, "task-42", &seedAgent{})
@@ -1015,7 +1021,7 @@ func seedSamePresent(t *testing.T, what string, got, want *cognitive.Task) {
 // the event log, and replaying the log takes no checkpoint again.
 func TestSeed000PersistenceExact(t *testing.T) {
 	ctx := context.Background()
-	store := cognitive.NewTaskMemoryStore()
+	store := fsmrt.NewMemoryStore()
 	c := &seedClock{now: seedEpoch}
 	agent := &seedCountingAgent{}
 	m := cognitive.NewTask(agent)
@@ -1029,7 +1035,7 @@ func TestSeed000PersistenceExact(t *testing.T) {
 			t.Fatalf("%s: %s, %v; want %s", e, to, err, want)
 		}
 	}
-	replayed := func(s cognitive.TaskStore, h *seedCountingAgent) *cognitive.Task {
+	replayed := func(s fsmrt.Store, h *seedCountingAgent) *cognitive.Task {
 		t.Helper()
 		r, err := cognitive.ReplayTask(ctx, s, "task-exact", h)
 		if err != nil {
@@ -1081,15 +1087,13 @@ func TestSeed000PersistenceExact(t *testing.T) {
 	seedSame(t, "replayed", replayed(store, &seedCountingAgent{}), m)
 
 	// The whole event log alone, replayed from a new machine, gives the same machine.
-	log, err := store.Log(ctx, "task-exact", 0)
+	log, err := m.EventLog(ctx, 0)
 	if err != nil || int64(len(log)) != m.Seq() {
 		t.Fatalf("log: %d entries for %d transitions, %v", len(log), m.Seq(), err)
 	}
-	whole := cognitive.NewTaskMemoryStore()
-	for _, e := range log {
-		if err := whole.Append(ctx, "task-exact", e); err != nil {
-			t.Fatal(err)
-		}
+	whole, err := storetest.LogOnly(ctx, store, m.StoreName(), "task-exact")
+	if err != nil {
+		t.Fatal(err)
 	}
 	r := replayed(whole, &seedCountingAgent{})
 	seedSame(t, "replayed from the whole log", r, m)
@@ -1099,4 +1103,16 @@ func TestSeed000PersistenceExact(t *testing.T) {
 	if back, ok := r.Remembered(cognitive.StateSuspended); !ok || back != cognitive.StateActing {
 		t.Errorf("suspended remembers %s, %v", back, ok)
 	}
+}
+
+// seedStored reads what m's store holds of it: its last snapshot (ok false when none) and
+// the log entries after it.
+func seedStored(m *cognitive.Task) (cognitive.TaskSnapshot, bool, []cognitive.TaskLogEntry, error) {
+	ctx := context.Background()
+	snap, ok, err := m.StoredSnapshot(ctx)
+	if err != nil {
+		return snap, ok, nil, err
+	}
+	log, err := m.EventLog(ctx, snap.Seq)
+	return snap, ok, log, err
 }

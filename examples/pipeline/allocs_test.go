@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsmgen/fsmgen/fsmrt"
 	"github.com/fsmgen/fsmgen/generated/pipeline"
 	"github.com/fsmgen/fsmgen/internal/allocs"
 )
@@ -24,7 +25,7 @@ func TestAllocs(t *testing.T) {
 			m := pipeline.NewTask(benchPhases{})
 			m.ID = "allocs"
 			if store {
-				m.SetStore(pipeline.NewTaskMemoryStore())
+				m.SetStore(fsmrt.NewMemoryStore())
 			}
 			m.Context.Confidence = 0.9
 			for _, e := range []pipeline.Event{pipeline.EventStart, pipeline.EventClassified, pipeline.EventRouted} {
@@ -45,9 +46,10 @@ func TestAllocs(t *testing.T) {
 		{"valid FireWith with a checkpoint", executing(false), func(m *pipeline.Task) { m.FireWith(ctx, pipeline.EventPhaseSucceeded, in) }, 0},
 		{"valid FireWith, counter and limit", executing(false), func(m *pipeline.Task) { m.FireWith(ctx, pipeline.EventPhaseFailed, in) }, 0},
 		{"refused FireWith (no transition)", executing(false), func(m *pipeline.Task) { m.FireWith(ctx, pipeline.EventStart, in) }, 0},
-		// With the memory store: the log entry (its metadata map, the context encoded), the
-		// entry appended to the store's log, the snapshot encoded and kept as JSON.
-		{"valid FireWith with a checkpoint and a store", executing(true), func(m *pipeline.Task) { m.FireWith(ctx, pipeline.EventPhaseSucceeded, in) }, 7},
+		// With the memory store: the log entry (its metadata map, the context, the entry and
+		// its names and times encoded), the snapshot (its counter map, encoded), the commit,
+		// and the store's copies of both.
+		{"valid FireWith with a checkpoint and a store", executing(true), func(m *pipeline.Task) { m.FireWith(ctx, pipeline.EventPhaseSucceeded, in) }, 18},
 		{"refused FireWith with a store", executing(true), func(m *pipeline.Task) { m.FireWith(ctx, pipeline.EventStart, in) }, 0},
 	} {
 		if got := allocs.Once(c.setup, c.do); got != c.want {

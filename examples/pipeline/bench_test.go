@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsmgen/fsmgen/fsmrt"
 	"github.com/fsmgen/fsmgen/generated/pipeline"
 )
 
@@ -23,7 +24,7 @@ func BenchmarkFireCheckpointStore(b *testing.B) {
 	ctx := context.Background()
 	m := pipeline.NewTask(benchPhases{})
 	m.ID = "bench"
-	m.SetStore(pipeline.NewTaskMemoryStore())
+	m.SetStore(fsmrt.NewMemoryStore())
 	in := pipeline.TaskInput{At: time.Unix(0, 0)}
 	m.Context.Confidence = 0.9
 	for _, e := range []pipeline.Event{pipeline.EventStart, pipeline.EventClassified, pipeline.EventRouted} {

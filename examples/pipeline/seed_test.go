@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsmgen/fsmgen/fsmrt"
+	"github.com/fsmgen/fsmgen/fsmrt/storetest"
 	"github.com/fsmgen/fsmgen/generated/pipeline"
 )
 
@@ -485,7 +487,7 @@ func TestSeed002CheckpointEveryTransition(t *testing.T) {
 // point": ResumeTask resumes the task from the store alone.
 func TestSeed002CancelAndResume(t *testing.T) {
 	ctx := context.Background()
-	store := pipeline.NewTaskMemoryStore()
+	store := fsmrt.NewMemoryStore()
 	r := seedNewRunner("plan", "implement", "test")
 	m := pipeline.NewTask(r)
 	m.ID = "T-0001"
@@ -518,15 +520,15 @@ func TestSeed002CancelAndResume(t *testing.T) {
 	cancelled := m.Seq()
 	// The checkpoint is saved, not deleted: stopped, updated at the cancel, with the phase in
 	// progress, the attempt and the cost so far; where the task was stopped from is in the log.
-	snap, ok, after, err := store.Load(ctx, "T-0001")
-	if err != nil || !ok || len(after) != 0 {
-		t.Fatalf("store: %v, %v, %d log entries after the snapshot", err, ok, len(after))
+	snap, ok, err := m.StoredSnapshot(ctx)
+	if l, lerr := store.Load(ctx, m.StoreName(), "T-0001"); err != nil || lerr != nil || !ok || len(l.Entries) != 0 {
+		t.Fatalf("store: %v, %v, %v, %d log entries after the snapshot", err, lerr, ok, len(l.Entries))
 	}
 	if snap.State != pipeline.StateStopped || !snap.UpdatedAt.Equal(cancelAt) || snap.Context.CurrentPhase != "implement" || snap.Counters["attempts"] != 1 || snap.Context.CostTotalUsd != 2.25 || snap.Seq != cancelled {
 		t.Errorf("stored checkpoint %s", seedJSON(t, snap))
 	}
 	// The event log is kept whole although a checkpoint was saved at every transition.
-	log, err := store.Log(ctx, "T-0001", 0)
+	log, err := m.EventLog(ctx, 0)
 	if err != nil || int64(len(log)) != cancelled || log[0].Seq != 1 {
 		t.Fatalf("log: %d entries for %d transitions, %v", len(log), cancelled, err)
 	}
@@ -550,10 +552,10 @@ func TestSeed002CancelAndResume(t *testing.T) {
 		t.Errorf("resuming ran hooks: %q, %d checkpoints", r2.did, len(r2.saved))
 	}
 	// The resumption is in the log and in the store's checkpoint.
-	if tail, err := store.Log(ctx, "T-0001", cancelled); err != nil || len(tail) != 1 || tail[0].Kind != "STATE_RESUMED" || tail[0].From != pipeline.StateStopped || tail[0].To != pipeline.StateExecuting || tail[0].Reason != "/resume" || !tail[0].Timestamp.Equal(resumeAt) {
+	if tail, err := resumed.EventLog(ctx, cancelled); err != nil || len(tail) != 1 || tail[0].Kind != "STATE_RESUMED" || tail[0].From != pipeline.StateStopped || tail[0].To != pipeline.StateExecuting || tail[0].Reason != "/resume" || !tail[0].Timestamp.Equal(resumeAt) {
 		t.Errorf("log after the cancel: %+v, %v", tail, err)
 	}
-	if snap, _, _, err := store.Load(ctx, "T-0001"); err != nil || seedJSON(t, snap) != seedJSON(t, resumed.Snapshot()) {
+	if snap, _, err := resumed.StoredSnapshot(ctx); err != nil || seedJSON(t, snap) != seedJSON(t, resumed.Snapshot()) {
 		t.Errorf("stored checkpoint after resuming %s, %v", seedJSON(t, snap), err)
 	}
 
@@ -575,12 +577,9 @@ func TestSeed002CancelAndResume(t *testing.T) {
 	if err != nil || seedJSON(t, replayed.Snapshot()) != seedJSON(t, resumed.Snapshot()) {
 		t.Errorf("replayed: %v\n got %s\nwant %s", err, seedJSON(t, replayed.Snapshot()), seedJSON(t, resumed.Snapshot()))
 	}
-	whole := pipeline.NewTaskMemoryStore()
-	log, _ = store.Log(ctx, "T-0001", 0)
-	for _, e := range log {
-		if err := whole.Append(ctx, "T-0001", e); err != nil {
-			t.Fatal(err)
-		}
+	whole, err := storetest.LogOnly(ctx, store, m.StoreName(), "T-0001")
+	if err != nil {
+		t.Fatal(err)
 	}
 	replayed, err = pipeline.ReplayTask(ctx, whole, "T-0001", seedNewRunner())
 	if err != nil || seedJSON(t, replayed.Snapshot()) != seedJSON(t, resumed.Snapshot()) {

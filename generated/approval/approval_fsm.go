@@ -564,7 +564,7 @@ func (m *ops) PolicySet(x *TaskExtra, clear bool) any {
 
 // def is the machine as data for the engine (fsmrt.Def), indexed in spec order.
 var def = fsmrt.Def[State, Event, Role]{
-	Spec:      &fsmrt.Spec{Machine: "Task", Package: "approval"},
+	Spec:      &fsmrt.Spec{Machine: "Task", Package: "approval", Fingerprint: "sha256:6a964d5e82906bfcfdd14156c4167dee"},
 	NumEvents: NumEvents,
 	Initial:   StateInbox,
 	Moves:     moves[:],
@@ -628,18 +628,13 @@ var moves = [...]uint32{
 	8, 8, 8, 8, 8, 8, 8, 8,
 }
 
-// The runtime's types for this machine: a firing's input, the machine's present, its past
-// (the event log) and stores of both.
+// The runtime's types for this machine: a firing's input, the machine's present and its
+// past (the event log). Any fsmrt.Store keeps machines of every type.
 type (
-	TaskInput       = fsmrt.Input[Role]
-	TaskSnapshot    = fsmrt.Snapshot[State, TaskContext, TaskExtra]
-	TaskLogEntry    = fsmrt.LogEntry[State, Event, Role]
-	TaskStore       = fsmrt.Store[TaskLogEntry, TaskSnapshot]
-	TaskMemoryStore = fsmrt.MemoryStore[TaskLogEntry, TaskSnapshot]
+	TaskInput    = fsmrt.Input[Role]
+	TaskSnapshot = fsmrt.Snapshot[State, TaskContext, TaskExtra]
+	TaskLogEntry = fsmrt.LogEntry[State, Event, Role]
 )
-
-// NewTaskMemoryStore returns an empty store.
-func NewTaskMemoryStore() *TaskMemoryStore { return fsmrt.NewMemoryStore[TaskLogEntry, TaskSnapshot]() }
 
 // RestoreTask rebuilds a machine from a snapshot (fsmrt.Restore).
 func RestoreTask(s TaskSnapshot, hooks TaskHooks) (*Task, error) {
@@ -648,7 +643,7 @@ func RestoreTask(s TaskSnapshot, hooks TaskHooks) (*Task, error) {
 }
 
 // ReplayTask rebuilds machine id from its store, no hook running (fsmrt.Replay).
-func ReplayTask(ctx context.Context, store TaskStore, id string, hooks TaskHooks) (*Task, error) {
+func ReplayTask(ctx context.Context, store fsmrt.Store, id string, hooks TaskHooks) (*Task, error) {
 	m := NewTask(hooks)
 	return fsmrt.Built(m, fsmrt.Replay(ctx, &m.Machine, store, id, nil))
 }

@@ -1198,10 +1198,8 @@ func TestFsmIdempotencyKeys(t *testing.T) {
 	ctx := context.Background()
 	m, h := fsmFixture(StateInbox, nil, false, false, false)
 	m.ID = "fsm-keys"
-	store := NewTaskMemoryStore()
-	if err := store.Save(ctx, m.ID, 0, m.Snapshot()); err != nil { // where the fixture starts
-		t.Fatal(err)
-	}
+	start, _ := json.Marshal(m.Snapshot())
+	store := fsmStartStore{fsmrt.NewMemoryStore(), start} // where the fixture starts
 	m.SetStore(store)
 	in := TaskInput{Key: "key-1", Role: RoleSpecialist}
 	// A key the machine does not know is looked up in its store: a store that fails to look
@@ -1277,7 +1275,7 @@ func TestFsmLimits(t *testing.T) {
 			t.Errorf("restored limit: %v (snapshot %s)", err, b)
 		}
 		// The event log records the limit with the transition, and replaying restores it.
-		store := NewTaskMemoryStore()
+		store := fsmrt.NewMemoryStore()
 		m.ID = "fsm-limits"
 		m.SetStore(store)
 		for _, p := range fsmPaths {
@@ -1325,7 +1323,7 @@ func TestFsmRestoreRefusesBadSnapshots(t *testing.T) {
 // back the same machine through ReplayTask.
 func TestFsmStoreReplaysTheSameMachine(t *testing.T) {
 	ctx := context.Background()
-	store := NewTaskMemoryStore()
+	store := fsmrt.NewMemoryStore()
 	for _, p := range fsmPaths {
 		if len(p.steps) == 0 {
 			continue // nothing is logged for the initial state
@@ -1358,17 +1356,17 @@ func TestFsmStoreReplaysTheSameMachine(t *testing.T) {
 		// The whole log, replayed from a new machine without the snapshots, gives the same
 		// machine too, and replaying runs no hook: no guard is asked again, no action or
 		// checkpoint repeated.
-		log, err := store.Log(ctx, id, 0)
+		log, err := store.Log(ctx, def.Spec.Name(), id, 0)
 		if err != nil || int64(len(log)) != m.Seq() {
 			t.Fatalf("%s: %d log entries for %d transitions: %v", id, len(log), m.Seq(), err)
 		}
-		whole := NewTaskMemoryStore()
 		for _, e := range log {
-			if b, err := json.Marshal(e); err != nil || !strings.Contains(string(b), `"event":"STATE_TRANSITION"`) || e.TaskID != id {
-				t.Errorf("%s: log entry %s %v", id, b, err)
+			var le TaskLogEntry
+			if err := json.Unmarshal(e.Data, &le); err != nil || le.Kind != "STATE_TRANSITION" || le.TaskID != id || le.Spec != def.Spec.Fingerprint || e.To != le.To.String() {
+				t.Errorf("%s: log entry %s %v", id, e.Data, err)
 			}
-			whole.Append(ctx, id, e)
 		}
+		whole := fsmCopyLog(t, id, log)
 		h = &fsmHooks{}
 		if r, err = ReplayTask(ctx, whole, id, h); err != nil {
 			t.Fatalf("%s: replay of the whole log: %v", id, err)
@@ -1379,96 +1377,145 @@ func TestFsmStoreReplaysTheSameMachine(t *testing.T) {
 		if len(h.trace) != 0 {
 			t.Errorf("%s: replaying ran hooks %v", id, h.trace)
 		}
-	}
-	// Optimistic concurrency: a stale writer is refused.
-	if err := store.Append(ctx, "fsm-x", TaskLogEntry{Seq: 2}); !errors.Is(err, ErrStoreConflict) {
-		t.Errorf("append out of order: %v", err)
-	}
-	if err := store.Save(ctx, "fsm-x", 5, TaskSnapshot{Version: 1, Seq: 6}); !errors.Is(err, ErrStoreConflict) {
-		t.Errorf("save over the wrong version: %v", err)
+		// Optimistic concurrency: a machine behind the store (here, the machine before its
+		// last transition) is refused, and stays as it was.
+		stale, _ := fsmFixture(StateInbox, nil, false, false, true)
+		stale.ID = id
+		stale.SetStore(store)
+		first := p.steps[0]
+		before, _ := json.Marshal(stale.Snapshot())
+		if _, err := fsmFireStep(stale, first, TaskInput{}); !errors.Is(err, ErrStoreConflict) {
+			t.Errorf("%s: a stale machine fired: %v", id, err)
+		}
+		if after, _ := json.Marshal(stale.Snapshot()); string(after) != string(before) {
+			t.Errorf("%s: a refused commit changed the machine:\n%s\n%s", id, after, before)
+		}
 	}
 	if _, err := ReplayTask(ctx, store, "fsm-x", &fsmHooks{}); err != nil {
 		t.Errorf("replay of an empty log: %v", err)
 	}
-	for name, e := range map[string]TaskLogEntry{
-		"unknown event": {Seq: 1, Trigger: Event(NumEvents)},
-		"bad context":   {Seq: 1, Context: json.RawMessage("{")},
-		"wrong target":  {Seq: 1, Trigger: Event(0), To: State(NumStates)},
+	// Entries no machine of this spec could have written.
+	for name, change := range map[string]func(map[string]any){
+		"unknown event": func(e map[string]any) { e["trigger"] = "no such event" },
+		"bad context":   func(e map[string]any) { e["context"] = "{" },
+		"wrong target":  func(e map[string]any) { e["to"] = "no such state" },
+		"another spec":  func(e map[string]any) { e["spec"] = "sha256:another" },
+		"another seq":   func(e map[string]any) { e["seq"] = 2 },
 	} {
+		e := map[string]any{"spec": def.Spec.Fingerprint, "seq": 1, "timestamp": "2026-01-01T00:00:00Z", "event": "STATE_TRANSITION",
+			"trigger": Event(0).String(), "from": StateInbox.String(), "to": StateInbox.String(), "transition": 0}
+		change(e)
+		data, _ := json.Marshal(e)
 		id := "fsm-bad " + name
-		store.Append(ctx, id, e)
+		c := &fsmrt.Commit{Machine: def.Spec.Name(), ID: id, Spec: def.Spec.Fingerprint, State: "x",
+			Entry: fsmrt.Entry{Seq: 1, Kind: "STATE_TRANSITION", Data: data}}
+		if err := store.Commit(ctx, c); err != nil {
+			t.Fatal(err)
+		}
 		if _, err := ReplayTask(ctx, store, id, &fsmHooks{}); err == nil {
 			t.Errorf("%s: a log entry that cannot be replayed was accepted", name)
 		}
 	}
-	// What a corrupted database could hold: a log with a gap.
-	gap := fsmFixedStore{log: []TaskLogEntry{{Seq: 2, Trigger: Event(NumEvents)}}}
+	// What a corrupted database could hold: a log with a gap, an instance of another spec.
+	entry, _ := json.Marshal(TaskLogEntry{Spec: def.Spec.Fingerprint, Seq: 2, Kind: "STATE_TRANSITION"})
+	gap := fsmFixedStore{fsmrt.Loaded{Version: 2, Spec: def.Spec.Fingerprint, Entries: []fsmrt.Entry{{Seq: 2, Kind: "STATE_TRANSITION", Data: entry}}}}
 	if _, err := ReplayTask(ctx, gap, "fsm-gap", &fsmHooks{}); !errors.Is(err, ErrInvalidLog) {
 		t.Errorf("a log with a gap was replayed: %v", err)
+	}
+	other := fsmFixedStore{fsmrt.Loaded{Version: 2, Spec: "sha256:another"}}
+	if _, err := ReplayTask(ctx, other, "fsm-other", &fsmHooks{}); !errors.Is(err, fsmrt.ErrSpecMismatch) {
+		t.Errorf("an instance of another spec was replayed: %v", err)
 	}
 	if _, err := ReplayTask(ctx, fsmFailingStore{}, "x", &fsmHooks{}); !errors.Is(err, errFsmStore) {
 		t.Errorf("replay from a failing store: %v", err)
 	}
-	bad := fsmFixedStore{ok: true, snap: TaskSnapshot{Version: 99}}
-	if _, err := ReplayTask(ctx, bad, "x", &fsmHooks{}); !errors.Is(err, ErrInvalidSnapshot) {
-		t.Errorf("replayed from a bad snapshot: %v", err)
+	for name, snap := range map[string]string{
+		"version 99":  `{"version": 99, "id": "x", "seq": 1, "state": "INBOX"}`,
+		"another id":  `{"version": 1, "id": "y", "seq": 1, "state": "INBOX"}`,
+		"another seq": `{"version": 1, "id": "x", "seq": 2, "state": "INBOX"}`,
+	} {
+		snap = strings.Replace(snap, "{", `{"spec": "`+def.Spec.Fingerprint+`", `, 1)
+		bad := fsmFixedStore{fsmrt.Loaded{Version: 1, Spec: def.Spec.Fingerprint, Snapshot: []byte(snap), SnapshotSeq: 1}}
+		if _, err := ReplayTask(ctx, bad, "x", &fsmHooks{}); !errors.Is(err, ErrInvalidSnapshot) {
+			t.Errorf("replayed from a bad snapshot (%s): %v", name, err)
+		}
 	}
 	var broken TaskSnapshot
 	if err := json.Unmarshal([]byte(`{"version": 1, "state": `), &broken); err == nil {
 		t.Error("decoded a broken snapshot")
 	}
-	// A store that fails: the transition happens, and Fire says it was not saved.
-	for _, appendOK := range []bool{false, true} {
-		m, _ := fsmFixture(StateInbox, nil, false, false, true)
-		m.SetStore(fsmFailingStore{appendOK: appendOK})
-		for e := Event(0); e < NumEvents; e++ {
-			if m.Can(ctx, e) {
-				_, err := fsmFire(m, e, TaskInput{})
-				var se *StoreError
-				if appendOK != (err == nil) || (err != nil && (!errors.As(err, &se) || !errors.Is(err, errFsmStore) || se.Error() == "")) || m.Seq() != 1 {
-					t.Errorf("failing store: %v", err)
-				}
-				break
+	// A store that fails: nothing happens, and Fire says the transition was not committed.
+	m, _ := fsmFixture(StateInbox, nil, false, false, true)
+	m.SetStore(fsmFailingStore{})
+	for e := Event(0); e < NumEvents; e++ {
+		if m.Can(ctx, e) {
+			_, err := fsmFire(m, e, TaskInput{})
+			var se *StoreError
+			if !errors.As(err, &se) || !errors.Is(err, errFsmStore) || se.Op != "commit" || m.Seq() != 0 || m.State() != StateInbox {
+				t.Errorf("failing store: %v", err)
 			}
+			break
 		}
 	}
 }
 
 var errFsmStore = errors.New("store down")
 
-// fsmFailingStore fails every call, but Append when appendOK.
-type fsmFailingStore struct{ appendOK bool }
+// fsmFailingStore fails every call.
+type fsmFailingStore struct{}
 
-func (s fsmFailingStore) Append(context.Context, string, TaskLogEntry) error {
-	if s.appendOK {
-		return nil
-	}
-	return errFsmStore
+func (fsmFailingStore) Commit(context.Context, *fsmrt.Commit) error { return errFsmStore }
+func (fsmFailingStore) Load(context.Context, string, string) (fsmrt.Loaded, error) {
+	return fsmrt.Loaded{}, errFsmStore
 }
-func (fsmFailingStore) Save(context.Context, string, int64, TaskSnapshot) error { return errFsmStore }
-func (fsmFailingStore) Load(context.Context, string) (TaskSnapshot, bool, []TaskLogEntry, error) {
-	return TaskSnapshot{}, false, nil, errFsmStore
-}
-func (fsmFailingStore) Log(context.Context, string, int64) ([]TaskLogEntry, error) {
+func (fsmFailingStore) Log(context.Context, string, string, int64) ([]fsmrt.Entry, error) {
 	return nil, errFsmStore
 }
-func (fsmFailingStore) FindKey(context.Context, string, string) (TaskLogEntry, bool, error) {
-	return TaskLogEntry{}, false, errFsmStore
+func (fsmFailingStore) FindKey(context.Context, string, string, string) (fsmrt.Entry, bool, error) {
+	return fsmrt.Entry{}, false, errFsmStore
 }
 
 // fsmFixedStore is a store whose Load returns what it holds, as a corrupted database would.
-type fsmFixedStore struct {
-	snap TaskSnapshot
-	ok   bool
-	log  []TaskLogEntry
+type fsmFixedStore struct{ l fsmrt.Loaded }
+
+func (fsmFixedStore) Commit(context.Context, *fsmrt.Commit) error { return nil }
+func (s fsmFixedStore) Load(context.Context, string, string) (fsmrt.Loaded, error) {
+	return s.l, nil
+}
+func (s fsmFixedStore) Log(context.Context, string, string, int64) ([]fsmrt.Entry, error) {
+	return s.l.Entries, nil
+}
+func (fsmFixedStore) FindKey(context.Context, string, string, string) (fsmrt.Entry, bool, error) {
+	return fsmrt.Entry{}, false, nil
 }
 
-func (fsmFixedStore) Append(context.Context, string, TaskLogEntry) error      { return nil }
-func (fsmFixedStore) Save(context.Context, string, int64, TaskSnapshot) error { return nil }
-func (s fsmFixedStore) Load(context.Context, string) (TaskSnapshot, bool, []TaskLogEntry, error) {
-	return s.snap, s.ok, s.log, nil
+// fsmCopyLog returns a new store holding log as instance id's, without snapshots.
+func fsmCopyLog(t *testing.T, id string, log []fsmrt.Entry) fsmrt.Store {
+	t.Helper()
+	store := fsmrt.NewMemoryStore()
+	for _, e := range log {
+		c := &fsmrt.Commit{Machine: def.Spec.Name(), ID: id, Spec: def.Spec.Fingerprint, Version: e.Seq - 1, State: e.To, Entry: e}
+		if err := store.Commit(context.Background(), c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return store
 }
-func (s fsmFixedStore) Log(context.Context, string, int64) ([]TaskLogEntry, error) { return s.log, nil }
+
+// fsmStartStore is a store whose instances start from a snapshot taken at seq 0 (where a
+// test fixture starts) while it holds no snapshot of theirs.
+type fsmStartStore struct {
+	fsmrt.Store
+	start []byte
+}
+
+func (s fsmStartStore) Load(ctx context.Context, machine, id string) (fsmrt.Loaded, error) {
+	l, err := s.Store.Load(ctx, machine, id)
+	if err == nil && l.Snapshot == nil {
+		l.Snapshot = s.start
+	}
+	return l, err
+}
 
 func TestFsmRegistry(t *testing.T) {
 	ctx := context.Background()

@@ -390,7 +390,7 @@ func (m *ops) Act(ctx context.Context, a int, st TaskStep) {
 
 // def is the machine as data for the engine (fsmrt.Def), indexed in spec order.
 var def = fsmrt.Def[State, Event, Role]{
-	Spec:      &fsmrt.Spec{Machine: "Task", Package: "build"},
+	Spec:      &fsmrt.Spec{Machine: "Task", Package: "build", Fingerprint: "sha256:87538b68af07c76fdef74355fc607670"},
 	NumEvents: NumEvents,
 	Initial:   StatePending,
 	Moves:     moves[:],
@@ -456,18 +456,13 @@ var moves = [...]uint32{
 	12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12,
 }
 
-// The runtime's types for this machine: a firing's input, the machine's present, its past
-// (the event log) and stores of both.
+// The runtime's types for this machine: a firing's input, the machine's present and its
+// past (the event log). Any fsmrt.Store keeps machines of every type.
 type (
-	TaskInput       = fsmrt.Input[Role]
-	TaskSnapshot    = fsmrt.Snapshot[State, TaskContext, fsmrt.None]
-	TaskLogEntry    = fsmrt.LogEntry[State, Event, Role]
-	TaskStore       = fsmrt.Store[TaskLogEntry, TaskSnapshot]
-	TaskMemoryStore = fsmrt.MemoryStore[TaskLogEntry, TaskSnapshot]
+	TaskInput    = fsmrt.Input[Role]
+	TaskSnapshot = fsmrt.Snapshot[State, TaskContext, fsmrt.None]
+	TaskLogEntry = fsmrt.LogEntry[State, Event, Role]
 )
-
-// NewTaskMemoryStore returns an empty store.
-func NewTaskMemoryStore() *TaskMemoryStore { return fsmrt.NewMemoryStore[TaskLogEntry, TaskSnapshot]() }
 
 // RestoreTask rebuilds a machine from a snapshot (fsmrt.Restore).
 func RestoreTask(s TaskSnapshot, hooks TaskHooks) (*Task, error) {
@@ -476,7 +471,7 @@ func RestoreTask(s TaskSnapshot, hooks TaskHooks) (*Task, error) {
 }
 
 // ReplayTask rebuilds machine id from its store, no hook running (fsmrt.Replay).
-func ReplayTask(ctx context.Context, store TaskStore, id string, hooks TaskHooks) (*Task, error) {
+func ReplayTask(ctx context.Context, store fsmrt.Store, id string, hooks TaskHooks) (*Task, error) {
 	m := NewTask(hooks)
 	return fsmrt.Built(m, fsmrt.Replay(ctx, &m.Machine, store, id, nil))
 }

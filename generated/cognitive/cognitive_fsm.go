@@ -494,7 +494,7 @@ func (e *CheckpointError) Unwrap() error {
 
 // def is the machine as data for the engine (fsmrt.Def), indexed in spec order.
 var def = fsmrt.Def[State, Event, fsmrt.NoRole]{
-	Spec:      &fsmrt.Spec{Machine: "Task", Package: "cognitive"},
+	Spec:      &fsmrt.Spec{Machine: "Task", Package: "cognitive", Fingerprint: "sha256:9111faab9cceecb6c3f0dc1ba5466b3b"},
 	NumEvents: NumEvents,
 	Initial:   StateIdle,
 	Moves:     moves[:],
@@ -534,18 +534,13 @@ var moves = [...]uint32{
 	6, 6, 6, 6, 6, 6, 6, 6, 6, 6,
 }
 
-// The runtime's types for this machine: a firing's input, the machine's present, its past
-// (the event log) and stores of both.
+// The runtime's types for this machine: a firing's input, the machine's present and its
+// past (the event log). Any fsmrt.Store keeps machines of every type.
 type (
-	TaskInput       = fsmrt.Input[fsmrt.NoRole]
-	TaskSnapshot    = fsmrt.Snapshot[State, TaskContext, TaskExtra]
-	TaskLogEntry    = fsmrt.LogEntry[State, Event, fsmrt.NoRole]
-	TaskStore       = fsmrt.Store[TaskLogEntry, TaskSnapshot]
-	TaskMemoryStore = fsmrt.MemoryStore[TaskLogEntry, TaskSnapshot]
+	TaskInput    = fsmrt.Input[fsmrt.NoRole]
+	TaskSnapshot = fsmrt.Snapshot[State, TaskContext, TaskExtra]
+	TaskLogEntry = fsmrt.LogEntry[State, Event, fsmrt.NoRole]
 )
-
-// NewTaskMemoryStore returns an empty store.
-func NewTaskMemoryStore() *TaskMemoryStore { return fsmrt.NewMemoryStore[TaskLogEntry, TaskSnapshot]() }
 
 // RestoreTask rebuilds a machine from a snapshot (fsmrt.Restore).
 func RestoreTask(s TaskSnapshot, hooks TaskHooks) (*Task, error) {
@@ -554,7 +549,7 @@ func RestoreTask(s TaskSnapshot, hooks TaskHooks) (*Task, error) {
 }
 
 // ReplayTask rebuilds machine id from its store, no hook running (fsmrt.Replay).
-func ReplayTask(ctx context.Context, store TaskStore, id string, hooks TaskHooks) (*Task, error) {
+func ReplayTask(ctx context.Context, store fsmrt.Store, id string, hooks TaskHooks) (*Task, error) {
 	m := NewTask(hooks)
 	return fsmrt.Built(m, fsmrt.Replay(ctx, &m.Machine, store, id, nil))
 }

@@ -864,7 +864,7 @@ func TestFsmRestoreRefusesBadSnapshots(t *testing.T) {
 // back the same machine through ReplayTask.
 func TestFsmStoreReplaysTheSameMachine(t *testing.T) {
 	ctx := context.Background()
-	store := NewTaskMemoryStore()
+	store := fsmrt.NewMemoryStore()
 	for _, p := range fsmPaths {
 		if len(p.steps) == 0 {
 			continue // nothing is logged for the initial state
@@ -897,17 +897,17 @@ func TestFsmStoreReplaysTheSameMachine(t *testing.T) {
 		// The whole log, replayed from a new machine without the snapshots, gives the same
 		// machine too, and replaying runs no hook: no guard is asked again, no action or
 		// checkpoint repeated.
-		log, err := store.Log(ctx, id, 0)
+		log, err := store.Log(ctx, def.Spec.Name(), id, 0)
 		if err != nil || int64(len(log)) != m.Seq() {
 			t.Fatalf("%s: %d log entries for %d transitions: %v", id, len(log), m.Seq(), err)
 		}
-		whole := NewTaskMemoryStore()
 		for _, e := range log {
-			if b, err := json.Marshal(e); err != nil || !strings.Contains(string(b), `"event":"STATE_TRANSITION"`) || e.TaskID != id {
-				t.Errorf("%s: log entry %s %v", id, b, err)
+			var le TaskLogEntry
+			if err := json.Unmarshal(e.Data, &le); err != nil || le.Kind != "STATE_TRANSITION" || le.TaskID != id || le.Spec != def.Spec.Fingerprint || e.To != le.To.String() {
+				t.Errorf("%s: log entry %s %v", id, e.Data, err)
 			}
-			whole.Append(ctx, id, e)
 		}
+		whole := fsmCopyLog(t, id, log)
 		h = &fsmHooks{}
 		if r, err = ReplayTask(ctx, whole, id, h); err != nil {
 			t.Fatalf("%s: replay of the whole log: %v", id, err)
@@ -918,90 +918,127 @@ func TestFsmStoreReplaysTheSameMachine(t *testing.T) {
 		if len(h.trace) != 0 {
 			t.Errorf("%s: replaying ran hooks %v", id, h.trace)
 		}
-	}
-	// Optimistic concurrency: a stale writer is refused.
-	if err := store.Append(ctx, "fsm-x", TaskLogEntry{Seq: 2}); !errors.Is(err, ErrStoreConflict) {
-		t.Errorf("append out of order: %v", err)
-	}
-	if err := store.Save(ctx, "fsm-x", 5, TaskSnapshot{Version: 1, Seq: 6}); !errors.Is(err, ErrStoreConflict) {
-		t.Errorf("save over the wrong version: %v", err)
+		// Optimistic concurrency: a machine behind the store (here, the machine before its
+		// last transition) is refused, and stays as it was.
+		stale, _ := fsmFixture(StateIdle, nil, false, false, true)
+		stale.ID = id
+		stale.SetStore(store)
+		first := p.steps[0]
+		before, _ := json.Marshal(stale.Snapshot())
+		if _, err := fsmFireStep(stale, first, TaskInput{}); !errors.Is(err, ErrStoreConflict) {
+			t.Errorf("%s: a stale machine fired: %v", id, err)
+		}
+		if after, _ := json.Marshal(stale.Snapshot()); string(after) != string(before) {
+			t.Errorf("%s: a refused commit changed the machine:\n%s\n%s", id, after, before)
+		}
 	}
 	if _, err := ReplayTask(ctx, store, "fsm-x", &fsmHooks{}); err != nil {
 		t.Errorf("replay of an empty log: %v", err)
 	}
-	for name, e := range map[string]TaskLogEntry{
-		"unknown event":            {Seq: 1, Trigger: Event(NumEvents)},
-		"bad context":              {Seq: 1, Context: json.RawMessage("{")},
-		"wrong target":             {Seq: 1, Trigger: Event(0), To: State(NumStates)},
-		"bad payload task_created": {Seq: 1, Trigger: EventTaskCreated, Payload: json.RawMessage("{")},
-		"bad payload task_failed":  {Seq: 1, Trigger: EventTaskFailed, Payload: json.RawMessage("{")},
+	// Entries no machine of this spec could have written.
+	for name, change := range map[string]func(map[string]any){
+		"unknown event":            func(e map[string]any) { e["trigger"] = "no such event" },
+		"bad context":              func(e map[string]any) { e["context"] = "{" },
+		"wrong target":             func(e map[string]any) { e["to"] = "no such state" },
+		"another spec":             func(e map[string]any) { e["spec"] = "sha256:another" },
+		"another seq":              func(e map[string]any) { e["seq"] = 2 },
+		"bad payload task_created": func(e map[string]any) { e["trigger"], e["payload"] = "task_created", "{" },
+		"bad payload task_failed":  func(e map[string]any) { e["trigger"], e["payload"] = "task_failed", "{" },
 	} {
+		e := map[string]any{"spec": def.Spec.Fingerprint, "seq": 1, "timestamp": "2026-01-01T00:00:00Z", "event": "STATE_TRANSITION",
+			"trigger": Event(0).String(), "from": StateIdle.String(), "to": StateIdle.String(), "transition": 0}
+		change(e)
+		data, _ := json.Marshal(e)
 		id := "fsm-bad " + name
-		store.Append(ctx, id, e)
+		c := &fsmrt.Commit{Machine: def.Spec.Name(), ID: id, Spec: def.Spec.Fingerprint, State: "x",
+			Entry: fsmrt.Entry{Seq: 1, Kind: "STATE_TRANSITION", Data: data}}
+		if err := store.Commit(ctx, c); err != nil {
+			t.Fatal(err)
+		}
 		if _, err := ReplayTask(ctx, store, id, &fsmHooks{}); err == nil {
 			t.Errorf("%s: a log entry that cannot be replayed was accepted", name)
 		}
 	}
-	// What a corrupted database could hold: a log with a gap.
-	gap := fsmFixedStore{log: []TaskLogEntry{{Seq: 2, Trigger: Event(NumEvents)}}}
+	// What a corrupted database could hold: a log with a gap, an instance of another spec.
+	entry, _ := json.Marshal(TaskLogEntry{Spec: def.Spec.Fingerprint, Seq: 2, Kind: "STATE_TRANSITION"})
+	gap := fsmFixedStore{fsmrt.Loaded{Version: 2, Spec: def.Spec.Fingerprint, Entries: []fsmrt.Entry{{Seq: 2, Kind: "STATE_TRANSITION", Data: entry}}}}
 	if _, err := ReplayTask(ctx, gap, "fsm-gap", &fsmHooks{}); !errors.Is(err, ErrInvalidLog) {
 		t.Errorf("a log with a gap was replayed: %v", err)
+	}
+	other := fsmFixedStore{fsmrt.Loaded{Version: 2, Spec: "sha256:another"}}
+	if _, err := ReplayTask(ctx, other, "fsm-other", &fsmHooks{}); !errors.Is(err, fsmrt.ErrSpecMismatch) {
+		t.Errorf("an instance of another spec was replayed: %v", err)
 	}
 	if _, err := ReplayTask(ctx, fsmFailingStore{}, "x", &fsmHooks{}); !errors.Is(err, errFsmStore) {
 		t.Errorf("replay from a failing store: %v", err)
 	}
-	bad := fsmFixedStore{ok: true, snap: TaskSnapshot{Version: 99}}
-	if _, err := ReplayTask(ctx, bad, "x", &fsmHooks{}); !errors.Is(err, ErrInvalidSnapshot) {
-		t.Errorf("replayed from a bad snapshot: %v", err)
+	for name, snap := range map[string]string{
+		"version 99":  `{"version": 99, "id": "x", "seq": 1, "state": "idle"}`,
+		"another id":  `{"version": 1, "id": "y", "seq": 1, "state": "idle"}`,
+		"another seq": `{"version": 1, "id": "x", "seq": 2, "state": "idle"}`,
+	} {
+		snap = strings.Replace(snap, "{", `{"spec": "`+def.Spec.Fingerprint+`", `, 1)
+		bad := fsmFixedStore{fsmrt.Loaded{Version: 1, Spec: def.Spec.Fingerprint, Snapshot: []byte(snap), SnapshotSeq: 1}}
+		if _, err := ReplayTask(ctx, bad, "x", &fsmHooks{}); !errors.Is(err, ErrInvalidSnapshot) {
+			t.Errorf("replayed from a bad snapshot (%s): %v", name, err)
+		}
 	}
 	var broken TaskSnapshot
 	if err := json.Unmarshal([]byte(`{"version": 1, "state": `), &broken); err == nil {
 		t.Error("decoded a broken snapshot")
 	}
-	// A store that fails: the transition happens, and Fire says it was not saved.
-	for _, appendOK := range []bool{false, true} {
-		m, _ := fsmFixture(StateIdle, nil, false, false, false)
-		m.SetStore(fsmFailingStore{appendOK: appendOK})
-		_, err := fsmFire(m, EventTaskCreated, TaskInput{})
-		var se *StoreError
-		if !errors.As(err, &se) || !errors.Is(err, errFsmStore) || se.Error() == "" || m.State() != StateReasoning {
-			t.Errorf("failing store: %v", err)
-		}
+	// A store that fails: nothing happens, and Fire says the transition was not committed.
+	m, _ := fsmFixture(StateIdle, nil, false, false, false)
+	m.SetStore(fsmFailingStore{})
+	_, err := fsmFire(m, EventTaskCreated, TaskInput{})
+	var se *StoreError
+	if !errors.As(err, &se) || !errors.Is(err, errFsmStore) || se.Op != "commit" || m.State() != StateIdle || m.Seq() != 0 {
+		t.Errorf("failing store: %v", err)
 	}
 }
 
 var errFsmStore = errors.New("store down")
 
-// fsmFailingStore fails every call, but Append when appendOK.
-type fsmFailingStore struct{ appendOK bool }
+// fsmFailingStore fails every call.
+type fsmFailingStore struct{}
 
-func (s fsmFailingStore) Append(context.Context, string, TaskLogEntry) error {
-	if s.appendOK {
-		return nil
-	}
-	return errFsmStore
+func (fsmFailingStore) Commit(context.Context, *fsmrt.Commit) error { return errFsmStore }
+func (fsmFailingStore) Load(context.Context, string, string) (fsmrt.Loaded, error) {
+	return fsmrt.Loaded{}, errFsmStore
 }
-func (fsmFailingStore) Save(context.Context, string, int64, TaskSnapshot) error { return errFsmStore }
-func (fsmFailingStore) Load(context.Context, string) (TaskSnapshot, bool, []TaskLogEntry, error) {
-	return TaskSnapshot{}, false, nil, errFsmStore
-}
-func (fsmFailingStore) Log(context.Context, string, int64) ([]TaskLogEntry, error) {
+func (fsmFailingStore) Log(context.Context, string, string, int64) ([]fsmrt.Entry, error) {
 	return nil, errFsmStore
+}
+func (fsmFailingStore) FindKey(context.Context, string, string, string) (fsmrt.Entry, bool, error) {
+	return fsmrt.Entry{}, false, errFsmStore
 }
 
 // fsmFixedStore is a store whose Load returns what it holds, as a corrupted database would.
-type fsmFixedStore struct {
-	snap TaskSnapshot
-	ok   bool
-	log  []TaskLogEntry
+type fsmFixedStore struct{ l fsmrt.Loaded }
+
+func (fsmFixedStore) Commit(context.Context, *fsmrt.Commit) error { return nil }
+func (s fsmFixedStore) Load(context.Context, string, string) (fsmrt.Loaded, error) {
+	return s.l, nil
+}
+func (s fsmFixedStore) Log(context.Context, string, string, int64) ([]fsmrt.Entry, error) {
+	return s.l.Entries, nil
+}
+func (fsmFixedStore) FindKey(context.Context, string, string, string) (fsmrt.Entry, bool, error) {
+	return fsmrt.Entry{}, false, nil
 }
 
-func (fsmFixedStore) Append(context.Context, string, TaskLogEntry) error      { return nil }
-func (fsmFixedStore) Save(context.Context, string, int64, TaskSnapshot) error { return nil }
-func (s fsmFixedStore) Load(context.Context, string) (TaskSnapshot, bool, []TaskLogEntry, error) {
-	return s.snap, s.ok, s.log, nil
+// fsmCopyLog returns a new store holding log as instance id's, without snapshots.
+func fsmCopyLog(t *testing.T, id string, log []fsmrt.Entry) fsmrt.Store {
+	t.Helper()
+	store := fsmrt.NewMemoryStore()
+	for _, e := range log {
+		c := &fsmrt.Commit{Machine: def.Spec.Name(), ID: id, Spec: def.Spec.Fingerprint, Version: e.Seq - 1, State: e.To, Entry: e}
+		if err := store.Commit(context.Background(), c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return store
 }
-func (s fsmFixedStore) Log(context.Context, string, int64) ([]TaskLogEntry, error) { return s.log, nil }
 
 func TestFsmRegistry(t *testing.T) {
 	ctx := context.Background()

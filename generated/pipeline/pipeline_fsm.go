@@ -541,7 +541,7 @@ func (e *CheckpointError) Unwrap() error {
 
 // def is the machine as data for the engine (fsmrt.Def), indexed in spec order.
 var def = fsmrt.Def[State, Event, fsmrt.NoRole]{
-	Spec:      &fsmrt.Spec{Machine: "Task", Package: "pipeline"},
+	Spec:      &fsmrt.Spec{Machine: "Task", Package: "pipeline", Fingerprint: "sha256:8653fc0ed2bf47e87775d18ef1630599"},
 	NumEvents: NumEvents,
 	Initial:   StateCreated,
 	Moves:     moves[:],
@@ -602,18 +602,13 @@ var moves = [...]uint32{
 	11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11,
 }
 
-// The runtime's types for this machine: a firing's input, the machine's present, its past
-// (the event log) and stores of both.
+// The runtime's types for this machine: a firing's input, the machine's present and its
+// past (the event log). Any fsmrt.Store keeps machines of every type.
 type (
-	TaskInput       = fsmrt.Input[fsmrt.NoRole]
-	TaskSnapshot    = fsmrt.Snapshot[State, TaskContext, fsmrt.None]
-	TaskLogEntry    = fsmrt.LogEntry[State, Event, fsmrt.NoRole]
-	TaskStore       = fsmrt.Store[TaskLogEntry, TaskSnapshot]
-	TaskMemoryStore = fsmrt.MemoryStore[TaskLogEntry, TaskSnapshot]
+	TaskInput    = fsmrt.Input[fsmrt.NoRole]
+	TaskSnapshot = fsmrt.Snapshot[State, TaskContext, fsmrt.None]
+	TaskLogEntry = fsmrt.LogEntry[State, Event, fsmrt.NoRole]
 )
-
-// NewTaskMemoryStore returns an empty store.
-func NewTaskMemoryStore() *TaskMemoryStore { return fsmrt.NewMemoryStore[TaskLogEntry, TaskSnapshot]() }
 
 // RestoreTask rebuilds a machine from a snapshot (fsmrt.Restore).
 func RestoreTask(s TaskSnapshot, hooks TaskHooks) (*Task, error) {
@@ -622,18 +617,18 @@ func RestoreTask(s TaskSnapshot, hooks TaskHooks) (*Task, error) {
 }
 
 // ReplayTask rebuilds machine id from its store, no hook running (fsmrt.Replay).
-func ReplayTask(ctx context.Context, store TaskStore, id string, hooks TaskHooks) (*Task, error) {
+func ReplayTask(ctx context.Context, store fsmrt.Store, id string, hooks TaskHooks) (*Task, error) {
 	m := NewTask(hooks)
 	return fsmrt.Built(m, fsmrt.Replay(ctx, &m.Machine, store, id, nil))
 }
 
 // ResumeTask loads machine id from its store, as ReplayTask does, and resumes it if it has
 // ended: a machine in a terminal state goes back to the state its last transition left,
-// everything else as that transition's checkpoint saved it. The resumption is appended to
-// the event log as a STATE_RESUMED entry and a snapshot is saved; no hook runs. A machine
-// that has not ended is returned as loaded. The machine returned has the store set; in
-// says who resumes it, when and why (fsmrt.Resume).
-func ResumeTask(ctx context.Context, store TaskStore, id string, hooks TaskHooks, in TaskInput) (*Task, error) {
+// everything else as that transition's checkpoint saved it. The resumption is committed to
+// the store as a STATE_RESUMED entry with a snapshot; no hook runs. A machine that has not
+// ended is returned as loaded. The machine returned has the store set; in says who resumes
+// it, when and why (fsmrt.Resume).
+func ResumeTask(ctx context.Context, store fsmrt.Store, id string, hooks TaskHooks, in TaskInput) (*Task, error) {
 	m := NewTask(hooks)
 	return fsmrt.Built(m, fsmrt.Resume(ctx, &m.Machine, store, id, nil, in))
 }

@@ -238,7 +238,7 @@ func thresholdSecurityReviewsComplete(v Criticality) float64 {
 
 // def is the machine as data for the engine (fsmrt.Def), indexed in spec order.
 var def = fsmrt.Def[State, Event, fsmrt.NoRole]{
-	Spec:      &fsmrt.Spec{Machine: "Task", Package: "review"},
+	Spec:      &fsmrt.Spec{Machine: "Task", Package: "review", Fingerprint: "sha256:0f3e3634e528a3042fa18dd47b1230be"},
 	NumEvents: NumEvents,
 	Initial:   StateNotStarted,
 	Moves:     moves[:],
@@ -275,18 +275,13 @@ var moves = [...]uint32{
 	1, 7, 7, 0, 7, 7, 7, 7, 7,
 }
 
-// The runtime's types for this machine: a firing's input, the machine's present, its past
-// (the event log) and stores of both.
+// The runtime's types for this machine: a firing's input, the machine's present and its
+// past (the event log). Any fsmrt.Store keeps machines of every type.
 type (
-	TaskInput       = fsmrt.Input[fsmrt.NoRole]
-	TaskSnapshot    = fsmrt.Snapshot[State, TaskContext, fsmrt.None]
-	TaskLogEntry    = fsmrt.LogEntry[State, Event, fsmrt.NoRole]
-	TaskStore       = fsmrt.Store[TaskLogEntry, TaskSnapshot]
-	TaskMemoryStore = fsmrt.MemoryStore[TaskLogEntry, TaskSnapshot]
+	TaskInput    = fsmrt.Input[fsmrt.NoRole]
+	TaskSnapshot = fsmrt.Snapshot[State, TaskContext, fsmrt.None]
+	TaskLogEntry = fsmrt.LogEntry[State, Event, fsmrt.NoRole]
 )
-
-// NewTaskMemoryStore returns an empty store.
-func NewTaskMemoryStore() *TaskMemoryStore { return fsmrt.NewMemoryStore[TaskLogEntry, TaskSnapshot]() }
 
 // RestoreTask rebuilds a machine from a snapshot (fsmrt.Restore).
 func RestoreTask(s TaskSnapshot) (*Task, error) {
@@ -295,7 +290,7 @@ func RestoreTask(s TaskSnapshot) (*Task, error) {
 }
 
 // ReplayTask rebuilds machine id from its store, no hook running (fsmrt.Replay).
-func ReplayTask(ctx context.Context, store TaskStore, id string) (*Task, error) {
+func ReplayTask(ctx context.Context, store fsmrt.Store, id string) (*Task, error) {
 	m := NewTask()
 	return fsmrt.Built(m, fsmrt.Replay(ctx, &m.Machine, store, id, nil))
 }

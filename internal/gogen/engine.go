@@ -430,18 +430,12 @@ func (g *gen) engineGuard(gu *ir.Guard, typed Code) *Statement {
 // engineStore emits the snapshot, log and store types, Restore and Replay.
 func (g *gen) engineStore(f *File) {
 	T := g.T
-	f.Comment(comment("The runtime's types for this machine: a firing's input, the machine's present, its past\n(the event log) and stores of both."))
+	f.Comment(comment("The runtime's types for this machine: a firing's input, the machine's present and its\npast (the event log). Any fsmrt.Store keeps machines of every type."))
 	f.Type().Defs(
 		Id(g.name("Input")).Op("=").Qual(rt, "Input").Types(g.role()),
 		Id(g.name("Snapshot")).Op("=").Qual(rt, "Snapshot").Types(Id("State"), Id(g.name("Context")), g.extra()),
 		Id(g.name("LogEntry")).Op("=").Qual(rt, "LogEntry").Types(Id("State"), Id("Event"), g.role()),
-		Id(g.name("Store")).Op("=").Qual(rt, "Store").Types(Id(g.name("LogEntry")), Id(g.name("Snapshot"))),
-		Id(g.name("MemoryStore")).Op("=").Qual(rt, "MemoryStore").Types(Id(g.name("LogEntry")), Id(g.name("Snapshot"))),
 	)
-	f.Line()
-	f.Comment("// New" + g.name("MemoryStore") + " returns an empty store.")
-	f.Func().Id("New" + g.name("MemoryStore")).Params().Op("*").Id(g.name("MemoryStore")).Add(inline(
-		Return(Qual(rt, "NewMemoryStore").Types(Id(g.name("LogEntry")), Id(g.name("Snapshot"))).Call())))
 	f.Line()
 	f.Comment(comment(fmt.Sprintf("Restore%s rebuilds a machine from a snapshot (fsmrt.Restore).", T)))
 	f.Func().Id("Restore"+T).Params(append([]Code{Id("s").Id(g.name("Snapshot"))}, g.hookParams()...)...).Params(Op("*").Id(T), Error()).Block(
@@ -450,7 +444,7 @@ func (g *gen) engineStore(f *File) {
 	)
 	f.Line()
 	f.Comment(comment(fmt.Sprintf("Replay%s rebuilds machine id from its store, no hook running (fsmrt.Replay).", T)))
-	f.Func().Id("Replay"+T).Params(append([]Code{ctxParam(), Id("store").Id(g.name("Store")), Id("id").String()}, g.hookParams()...)...).Params(Op("*").Id(T), Error()).Block(
+	f.Func().Id("Replay"+T).Params(append([]Code{ctxParam(), Id("store").Qual(rt, "Store"), Id("id").String()}, g.hookParams()...)...).Params(Op("*").Id(T), Error()).Block(
 		Id("m").Op(":=").Id("New"+T).Call(g.hookArgs()...),
 		Return(Qual(rt, "Built").Call(Id("m"), Qual(rt, "Replay").Call(Id("ctx"), self(), Id("store"), Id("id"), Nil()))),
 	)
@@ -458,8 +452,8 @@ func (g *gen) engineStore(f *File) {
 	if !g.resumes {
 		return
 	}
-	f.Comment(comment(fmt.Sprintf("Resume%s loads machine id from its store, as Replay%s does, and resumes it if it has\nended: a machine in a terminal state goes back to the state its last transition left,\neverything else as that transition's checkpoint saved it. The resumption is appended to\nthe event log as a STATE_RESUMED entry and a snapshot is saved; no hook runs. A machine\nthat has not ended is returned as loaded. The machine returned has the store set; in\nsays who resumes it, when and why (fsmrt.Resume).", T, T)))
-	f.Func().Id("Resume"+T).Params(append(append([]Code{ctxParam(), Id("store").Id(g.name("Store")), Id("id").String()}, g.hookParams()...), g.in())...).Params(Op("*").Id(T), Error()).Block(
+	f.Comment(comment(fmt.Sprintf("Resume%s loads machine id from its store, as Replay%s does, and resumes it if it has\nended: a machine in a terminal state goes back to the state its last transition left,\neverything else as that transition's checkpoint saved it. The resumption is committed\nto the store as a STATE_RESUMED entry with a snapshot; no hook runs. A machine\nthat has not ended is returned as loaded. The machine returned has the store set; in\nsays who resumes it, when and why (fsmrt.Resume).", T, T)))
+	f.Func().Id("Resume"+T).Params(append(append([]Code{ctxParam(), Id("store").Qual(rt, "Store"), Id("id").String()}, g.hookParams()...), g.in())...).Params(Op("*").Id(T), Error()).Block(
 		Id("m").Op(":=").Id("New"+T).Call(g.hookArgs()...),
 		Return(Qual(rt, "Built").Call(Id("m"), Qual(rt, "Resume").Call(Id("ctx"), self(), Id("store"), Id("id"), Nil(), Id("in")))),
 	)

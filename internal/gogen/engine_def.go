@@ -63,7 +63,8 @@ func (g *gen) engineDef(f *File) {
 	}
 	levels := g.levels()
 	var d fields
-	d.add("Spec", Op("&").Qual(rt, "Spec").Values(Id("Machine").Op(":").Lit(g.m.Name), Id("Package").Op(":").Lit(g.m.Package)))
+	d.add("Spec", Op("&").Qual(rt, "Spec").Values(Id("Machine").Op(":").Lit(g.m.Name), Id("Package").Op(":").Lit(g.m.Package),
+		Id("Fingerprint").Op(":").Lit(ir.Fingerprint(g.m))))
 	d.add("NumEvents", Id("NumEvents"))
 	d.add("Initial", Id("State"+m.Initial.GoName))
 	d.add("Moves", Id("moves").Index(Empty(), Empty()))

@@ -1,0 +1,487 @@
+// Package storetest is the conformance suite of fsmrt.Store: every store passes it, the
+// runtime's MemoryStore and the SQLite and PostgreSQL adapters alike, and so can a third
+// party's. Call Run from a test of the adapter's package:
+//
+//	func TestConformance(t *testing.T) {
+//		storetest.Run(t, func(t *testing.T) fsmrt.Store { return openStore(t) })
+//	}
+//
+// open may return a new store for every subtest or the same one: the suite names the
+// instances of each subtest apart (machine "storetest.<subtest>", a random run prefix in
+// every ID), so that a shared database holds them side by side.
+package storetest
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fsmgen/fsmgen/fsmrt"
+)
+
+// Run runs every conformance test against the stores open returns, each as a subtest.
+func Run(t *testing.T, open func(t *testing.T) fsmrt.Store) {
+	run := randomID()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			c.test(t, &suite{Store: open(t), machine: "storetest." + c.name, run: run})
+		})
+	}
+}
+
+// suite is what one subtest works on.
+type suite struct {
+	fsmrt.Store
+	machine string
+	run     string
+}
+
+// id names an instance of the subtest, apart from those of earlier runs on the same store.
+func (s *suite) id(name string) string { return s.run + "-" + name }
+
+var cases = []struct {
+	name string
+	test func(*testing.T, *suite)
+}{
+	{"Empty", testEmpty},
+	{"CommitAndLoad", testCommitAndLoad},
+	{"Snapshots", testSnapshots},
+	{"Log", testLog},
+	{"StaleVersion", testStaleVersion},
+	{"Race", testRace},
+	{"IdempotencyKeys", testIdempotencyKeys},
+	{"SpecMismatch", testSpecMismatch},
+	{"InvalidCommit", testInvalidCommit},
+	{"Isolation", testIsolation},
+	{"Bytes", testBytes},
+	{"Cancelled", testCancelled},
+}
+
+const spec = "sha256:0123456789abcdef"
+
+// at is the time of entry seq: microseconds apart, in a zone other than UTC.
+func at(seq int64) time.Time {
+	return time.Date(2026, 11, 24, 10, 0, 0, 0, time.FixedZone("CET", 3600)).Add(time.Duration(seq)*time.Second + 1500*time.Nanosecond)
+}
+
+// entry returns entry seq of a machine going a -> b -> a ...
+func entry(seq int64, key string) fsmrt.Entry {
+	from, to := "a", "b"
+	if seq%2 == 0 {
+		from, to = "b", "a"
+	}
+	return fsmrt.Entry{
+		Seq: seq, Kind: fsmrt.KindTransition, Event: "go_" + to, From: from, To: to, At: at(seq), Key: key,
+		Data: fmt.Appendf(nil, `{"seq":%d,"from":%q,"to":%q}`, seq, from, to),
+	}
+}
+
+// commit returns the commit of entry seq of instance id, with a snapshot when snap.
+func (s *suite) commit(id string, seq int64, key string, snap bool) *fsmrt.Commit {
+	e := entry(seq, key)
+	c := &fsmrt.Commit{Machine: s.machine, ID: id, Spec: spec, Version: seq - 1, State: e.To, Entry: e}
+	if snap {
+		c.Snapshot = fmt.Appendf(nil, `{"seq":%d,"state":%q}`, seq, e.To)
+	}
+	return c
+}
+
+// commitAll commits entries 1 to n of id, a snapshot after each entry in snaps.
+func (s *suite) commitAll(t *testing.T, id string, n int64, snaps ...int64) {
+	t.Helper()
+	for seq := int64(1); seq <= n; seq++ {
+		snap := false
+		for _, k := range snaps {
+			snap = snap || k == seq
+		}
+		if err := s.Commit(context.Background(), s.commit(id, seq, "", snap)); err != nil {
+			t.Fatalf("commit %d of %s: %v", seq, id, err)
+		}
+	}
+}
+
+// load loads id and fails the test on an error.
+func (s *suite) load(t *testing.T, id string) fsmrt.Loaded {
+	t.Helper()
+	l, err := s.Load(context.Background(), s.machine, id)
+	if err != nil {
+		t.Fatalf("load %s: %v", id, err)
+	}
+	return l
+}
+
+// checkEntries compares entries with want, At to the microsecond.
+func checkEntries(t *testing.T, what string, got, want []fsmrt.Entry) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d entries, want %d: %+v", what, len(got), len(want), got)
+	}
+	for i := range got {
+		g, w := got[i], want[i]
+		if !g.At.Equal(w.At.Truncate(time.Microsecond)) {
+			t.Errorf("%s: entry %d at %v, want %v", what, w.Seq, g.At, w.At.Truncate(time.Microsecond))
+		}
+		g.At, w.At = time.Time{}, time.Time{}
+		if !reflect.DeepEqual(g, w) {
+			t.Errorf("%s: entry %d:\n got %+v (data %s)\nwant %+v (data %s)", what, w.Seq, g, g.Data, w, w.Data)
+		}
+	}
+}
+
+// entries returns entries from to to of a machine committed without keys.
+func entries(from, to int64) []fsmrt.Entry {
+	var out []fsmrt.Entry
+	for seq := from; seq <= to; seq++ {
+		out = append(out, entry(seq, ""))
+	}
+	return out
+}
+
+// unchanged checks that instance id still loads and logs as before.
+func (s *suite) unchanged(t *testing.T, id string, before fsmrt.Loaded, log []fsmrt.Entry) {
+	t.Helper()
+	after := s.load(t, id)
+	if after.Version != before.Version || after.State != before.State || after.Spec != before.Spec ||
+		after.SnapshotSeq != before.SnapshotSeq || !bytes.Equal(after.Snapshot, before.Snapshot) {
+		t.Errorf("a refused commit changed %s: %+v, was %+v", id, after, before)
+	}
+	checkEntries(t, "entries after a refused commit", after.Entries, before.Entries)
+	got, err := s.Log(context.Background(), s.machine, id, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkEntries(t, "log after a refused commit", got, log)
+}
+
+func testEmpty(t *testing.T, s *suite) {
+	ctx := context.Background()
+	if l := s.load(t, s.id("none")); !reflect.DeepEqual(l, fsmrt.Loaded{}) {
+		t.Errorf("an instance never committed loads as %+v, want the zero Loaded", l)
+	}
+	if log, err := s.Log(ctx, s.machine, s.id("none"), 0); err != nil || len(log) != 0 {
+		t.Errorf("log of an instance never committed: %+v, %v", log, err)
+	}
+	if e, ok, err := s.FindKey(ctx, s.machine, s.id("none"), "k"); err != nil || ok || !reflect.DeepEqual(e, fsmrt.Entry{}) {
+		t.Errorf("key of an instance never committed: %+v, %v, %v", e, ok, err)
+	}
+}
+
+func testCommitAndLoad(t *testing.T, s *suite) {
+	id := s.id("m")
+	s.commitAll(t, id, 1)
+	l := s.load(t, id)
+	if l.Version != 1 || l.State != "b" || l.Spec != spec || l.Snapshot != nil || l.SnapshotSeq != 0 {
+		t.Errorf("after one commit: %+v", l)
+	}
+	checkEntries(t, "entries after one commit", l.Entries, entries(1, 1))
+	if err := s.Commit(context.Background(), s.commit(id, 2, "", false)); err != nil {
+		t.Fatal(err)
+	}
+	l = s.load(t, id)
+	if l.Version != 2 || l.State != "a" {
+		t.Errorf("after two commits: version %d, state %q", l.Version, l.State)
+	}
+	checkEntries(t, "entries after two commits", l.Entries, entries(1, 2))
+}
+
+func testSnapshots(t *testing.T, s *suite) {
+	id := s.id("m")
+	s.commitAll(t, id, 5, 2, 4)
+	l := s.load(t, id)
+	if l.Version != 5 || l.State != "b" || l.SnapshotSeq != 4 || string(l.Snapshot) != `{"seq":4,"state":"a"}` {
+		t.Errorf("after 5 commits, snapshots at 2 and 4: version %d, state %q, snapshot %d %s", l.Version, l.State, l.SnapshotSeq, l.Snapshot)
+	}
+	checkEntries(t, "entries after the snapshot", l.Entries, entries(5, 5))
+	// A snapshot at the last entry leaves no entries after it.
+	if err := s.Commit(context.Background(), s.commit(id, 6, "", true)); err != nil {
+		t.Fatal(err)
+	}
+	l = s.load(t, id)
+	if l.Version != 6 || l.SnapshotSeq != 6 || len(l.Entries) != 0 {
+		t.Errorf("after a snapshot at the last entry: version %d, snapshot %d, %d entries", l.Version, l.SnapshotSeq, len(l.Entries))
+	}
+}
+
+func testLog(t *testing.T, s *suite) {
+	ctx := context.Background()
+	id := s.id("m")
+	s.commitAll(t, id, 7, 3)
+	for _, after := range []int64{0, 1, 3, 6, 7, 9, -1} {
+		log, err := s.Log(ctx, s.machine, id, after)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkEntries(t, fmt.Sprintf("log after %d", after), log, entries(max(after, 0)+1, 7))
+	}
+}
+
+func testStaleVersion(t *testing.T, s *suite) {
+	ctx := context.Background()
+	id := s.id("m")
+	s.commitAll(t, id, 3, 2)
+	before, log := s.load(t, id), entries(1, 3)
+	for _, version := range []int64{0, 1, 2, 4, 10} {
+		c := s.commit(id, version+1, "k", true)
+		err := s.Commit(ctx, c)
+		var ce *fsmrt.ConflictError
+		if !errors.Is(err, fsmrt.ErrStoreConflict) || !errors.As(err, &ce) {
+			t.Errorf("commit at version %d over version 3: %v, want a ConflictError", version, err)
+			continue
+		}
+		if ce.Machine != s.machine || ce.ID != id || ce.Version != version || ce.Stored != 3 || ce.Key != "" {
+			t.Errorf("commit at version %d over version 3: %+v", version, ce)
+		}
+		s.unchanged(t, id, before, log)
+	}
+	// A new instance is at version 0.
+	err := s.Commit(ctx, s.commit(s.id("new"), 2, "", false))
+	var ce *fsmrt.ConflictError
+	if !errors.As(err, &ce) || ce.Stored != 0 || ce.Version != 1 {
+		t.Errorf("commit at version 1 of a new instance: %v", err)
+	}
+	if l := s.load(t, s.id("new")); l.Version != 0 {
+		t.Errorf("a refused first commit stored %+v", l)
+	}
+}
+
+func testRace(t *testing.T, s *suite) {
+	ctx := context.Background()
+	const writers, rounds = 8, 5
+	id := s.id("m")
+	for round := int64(1); round <= rounds; round++ {
+		var wg sync.WaitGroup
+		errs := make([]error, writers)
+		for w := range writers {
+			wg.Go(func() {
+				c := s.commit(id, round, "", w%2 == 0)
+				c.Entry.Data = fmt.Appendf(nil, `{"seq":%d,"writer":%d}`, round, w)
+				errs[w] = s.Commit(ctx, c)
+			})
+		}
+		wg.Wait()
+		won := -1
+		for w, err := range errs {
+			switch {
+			case err == nil && won >= 0:
+				t.Fatalf("round %d: writers %d and %d both committed version %d", round, won, w, round)
+			case err == nil:
+				won = w
+			case !errors.Is(err, fsmrt.ErrStoreConflict):
+				t.Fatalf("round %d: writer %d: %v, want a conflict", round, w, err)
+			}
+		}
+		if won < 0 {
+			t.Fatalf("round %d: no writer committed", round)
+		}
+		log, err := s.Log(ctx, s.machine, id, round-1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(log) != 1 || string(log[0].Data) != fmt.Sprintf(`{"seq":%d,"writer":%d}`, round, won) {
+			t.Fatalf("round %d: writer %d won, the log has %+v", round, won, log)
+		}
+	}
+	if l := s.load(t, id); l.Version != rounds {
+		t.Errorf("after %d rounds: version %d", rounds, l.Version)
+	}
+}
+
+func testIdempotencyKeys(t *testing.T, s *suite) {
+	ctx := context.Background()
+	id := s.id("m")
+	for seq, key := range []string{"", "k1", "", "k2"} {
+		if err := s.Commit(ctx, s.commit(id, int64(seq)+1, key, false)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for key, seq := range map[string]int64{"k1": 2, "k2": 4} {
+		e, ok, err := s.FindKey(ctx, s.machine, id, key)
+		if err != nil || !ok {
+			t.Fatalf("key %s: %v, %v", key, ok, err)
+		}
+		checkEntries(t, "entry of key "+key, []fsmrt.Entry{e}, []fsmrt.Entry{entry(seq, key)})
+	}
+	if _, ok, err := s.FindKey(ctx, s.machine, id, "k3"); ok || err != nil {
+		t.Errorf("an unused key: %v, %v", ok, err)
+	}
+	if _, ok, err := s.FindKey(ctx, s.machine, id, ""); ok || err != nil {
+		t.Errorf("the empty key: %v, %v", ok, err)
+	}
+	// A key used again, at the right version, is a conflict that changes nothing.
+	before := s.load(t, id)
+	log, err := s.Log(ctx, s.machine, id, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.Commit(ctx, s.commit(id, 5, "k1", true))
+	var ce *fsmrt.ConflictError
+	if !errors.As(err, &ce) || !errors.Is(err, fsmrt.ErrStoreConflict) || ce.Key != "k1" || ce.Version != 4 || ce.Stored != 4 {
+		t.Errorf("key k1 used again: %v (%+v)", err, ce)
+	}
+	s.unchanged(t, id, before, log)
+	// Keys belong to their instance.
+	if err := s.Commit(ctx, s.commit(s.id("other"), 1, "k1", false)); err != nil {
+		t.Errorf("key k1 on another instance: %v", err)
+	}
+	if _, ok, _ := s.FindKey(ctx, s.machine, s.id("third"), "k1"); ok {
+		t.Error("key k1 found on an instance that never used it")
+	}
+}
+
+func testSpecMismatch(t *testing.T, s *suite) {
+	ctx := context.Background()
+	id := s.id("m")
+	s.commitAll(t, id, 2, 1)
+	before, log := s.load(t, id), entries(1, 2)
+	c := s.commit(id, 3, "", true)
+	c.Spec = "sha256:fedcba9876543210"
+	err := s.Commit(ctx, c)
+	var se *fsmrt.SpecMismatchError
+	if !errors.Is(err, fsmrt.ErrSpecMismatch) || !errors.As(err, &se) || se.Stored != spec || se.Spec != c.Spec || se.ID != id || se.Machine != s.machine {
+		t.Errorf("a commit under another spec: %v (%+v)", err, se)
+	}
+	s.unchanged(t, id, before, log)
+}
+
+func testInvalidCommit(t *testing.T, s *suite) {
+	ctx := context.Background()
+	id := s.id("m")
+	s.commitAll(t, id, 2)
+	before, log := s.load(t, id), entries(1, 2)
+	for name, change := range map[string]func(*fsmrt.Commit){
+		"entry not next":   func(c *fsmrt.Commit) { c.Entry.Seq = 4 },
+		"entry repeated":   func(c *fsmrt.Commit) { c.Entry.Seq = 2 },
+		"empty machine":    func(c *fsmrt.Commit) { c.Machine = "" },
+		"empty id":         func(c *fsmrt.Commit) { c.ID = "" },
+		"empty state":      func(c *fsmrt.Commit) { c.State = "" },
+		"empty kind":       func(c *fsmrt.Commit) { c.Entry.Kind = "" },
+		"negative version": func(c *fsmrt.Commit) { c.Version, c.Entry.Seq = -1, 0 },
+	} {
+		c := s.commit(id, 3, "", true)
+		change(c)
+		if err := s.Commit(ctx, c); !errors.Is(err, fsmrt.ErrInvalidCommit) {
+			t.Errorf("%s: %v, want ErrInvalidCommit", name, err)
+		}
+	}
+	s.unchanged(t, id, before, log)
+}
+
+func testIsolation(t *testing.T, s *suite) {
+	ctx := context.Background()
+	id := s.id("m")
+	s.commitAll(t, id, 3, 2)
+	other := &suite{Store: s.Store, machine: s.machine + ".other", run: s.run}
+	if l := other.load(t, id); l.Version != 0 {
+		t.Errorf("the same id under another machine: %+v", l)
+	}
+	other.commitAll(t, id, 1)
+	s.commitAll(t, s.id("m2"), 2)
+	if l := s.load(t, id); l.Version != 3 || l.SnapshotSeq != 2 || len(l.Entries) != 1 {
+		t.Errorf("instance m after commits to others: %+v", l)
+	}
+	if l := other.load(t, id); l.Version != 1 || len(l.Entries) != 1 {
+		t.Errorf("instance m of the other machine: %+v", l)
+	}
+	if log, _ := s.Log(ctx, s.machine, s.id("m2"), 0); len(log) != 2 {
+		t.Errorf("instance m2: %d entries", len(log))
+	}
+}
+
+func testBytes(t *testing.T, s *suite) {
+	ctx := context.Background()
+	id := s.id("m")
+	// Kept as given: whitespace, key order, duplicate keys, escapes, non-ASCII, large.
+	odd := []byte("{ \"z\" :1,\n\t\"a\":[ ],\"a\":\"\\u00e9\\\"é 漢\" , \"n\": null }")
+	big := append(append([]byte(`{"pad":"`), bytes.Repeat([]byte("x"), 1<<20)...), `"}`...)
+	c := s.commit(id, 1, "key with spaces, 'quotes' and é", false)
+	c.Entry.Data, c.Snapshot = odd, big
+	c.Entry.Event, c.State = "évent \"quoted\"", "state; DROP TABLE x"
+	if err := s.Commit(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	// The caller may reuse its buffers after Commit.
+	odd[1], big[2] = 'X', 'X'
+	l := s.load(t, id)
+	if l.State != "state; DROP TABLE x" || !bytes.Equal(l.Snapshot, append(append([]byte(`{"pad":"`), bytes.Repeat([]byte("x"), 1<<20)...), `"}`...)) {
+		t.Errorf("state %q, snapshot of %d bytes changed", l.State, len(l.Snapshot))
+	}
+	want := c.Entry
+	want.Data = []byte("{ \"z\" :1,\n\t\"a\":[ ],\"a\":\"\\u00e9\\\"é 漢\" , \"n\": null }")
+	if len(l.Entries) != 0 || l.SnapshotSeq != 1 {
+		t.Errorf("a snapshot at the only entry: snapshot at %d, %d entries after it", l.SnapshotSeq, len(l.Entries))
+	}
+	log, err := s.Log(ctx, s.machine, id, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkEntries(t, "odd entry", log, []fsmrt.Entry{want})
+	if e, ok, err := s.FindKey(ctx, s.machine, id, c.Entry.Key); !ok || err != nil || !bytes.Equal(e.Data, want.Data) {
+		t.Errorf("find key %q: %v, %v", c.Entry.Key, ok, err)
+	}
+	// What Load and Log returned is the caller's.
+	l.Snapshot[0], log[0].Data[0] = 'X', 'X'
+	if l := s.load(t, id); l.Snapshot[0] != '{' {
+		t.Error("changing what Load returned changed the store")
+	}
+	if log, _ := s.Log(ctx, s.machine, id, 0); log[0].Data[0] != '{' {
+		t.Error("changing what Log returned changed the store")
+	}
+	// Names and ids are kept as given too.
+	weird := s.id(strings.Repeat("é/ '\"", 20))
+	s.commitAll(t, weird, 1)
+	if l := s.load(t, weird); l.Version != 1 {
+		t.Errorf("an id with odd characters: %+v", l)
+	}
+}
+
+func testCancelled(t *testing.T, s *suite) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	id := s.id("m")
+	if err := s.Commit(ctx, s.commit(id, 1, "k", true)); err == nil {
+		t.Error("a commit with a cancelled context succeeded")
+	}
+	if _, err := s.Load(ctx, s.machine, id); err == nil {
+		t.Error("a load with a cancelled context succeeded")
+	}
+	if l := s.load(t, id); l.Version != 0 {
+		t.Errorf("a commit with a cancelled context stored %+v", l)
+	}
+}
+
+// randomID returns a random hex string that sets a run's instances apart.
+func randomID() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// LogOnly returns a new MemoryStore that holds the event log of instance (machine, id) of
+// src and no snapshot: a machine replayed from it is rebuilt from its log alone.
+func LogOnly(ctx context.Context, src fsmrt.Store, machine, id string) (*fsmrt.MemoryStore, error) {
+	l, err := src.Load(ctx, machine, id)
+	if err != nil {
+		return nil, err
+	}
+	log, err := src.Log(ctx, machine, id, 0)
+	if err != nil {
+		return nil, err
+	}
+	dst := fsmrt.NewMemoryStore()
+	for _, e := range log {
+		state := e.To
+		c := &fsmrt.Commit{Machine: machine, ID: id, Spec: l.Spec, Version: e.Seq - 1, State: state, Entry: e}
+		if err := dst.Commit(ctx, c); err != nil {
+			return nil, err
+		}
+	}
+	return dst, nil
+}
