@@ -79,7 +79,7 @@ func loader[S any, M any](
 				l.Entries = append(l.Entries, fsmrt.Entry{Seq: seq, Kind: fields.Kind, Key: fields.Key, Data: data})
 				l.Version = seq
 			}
-			_, err := replay(context.Background(), corpusStore{l}, "t")
+			_, err := replay(context.Background(), corpusStore{l: l}, "t")
 			return err
 		},
 	}
@@ -104,8 +104,12 @@ func stamp(raw json.RawMessage, spec string) ([]byte, int64, error) {
 	return b, seq, err
 }
 
-// corpusStore is a store that holds one instance as given.
-type corpusStore struct{ l fsmrt.Loaded }
+// corpusStore is a store that holds one instance as given. Its outbox and deadlines are
+// never asked for.
+type corpusStore struct {
+	fsmrt.Store
+	l fsmrt.Loaded
+}
 
 func (corpusStore) Commit(context.Context, *fsmrt.Commit) error { return errors.New("read only") }
 func (s corpusStore) Load(context.Context, string, string) (fsmrt.Loaded, error) {

@@ -2,9 +2,11 @@ package fsmrt
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 )
@@ -41,6 +43,19 @@ type Store interface {
 	Log(ctx context.Context, machine, id string, after int64) ([]Entry, error)
 	// FindKey returns the entry of the instance that used idempotency key key, if any.
 	FindKey(ctx context.Context, machine, id, key string) (Entry, bool, error)
+
+	// ClaimEffects leases to owner, until now+lease, at most limit effects of machine that
+	// are not delivered and not leased (or whose lease ran out before now), oldest commit
+	// first, counting the attempt. Claimers that run at once never get the same effect.
+	ClaimEffects(ctx context.Context, machine, owner string, now time.Time, lease time.Duration, limit int) ([]PendingEffect, error)
+	// CompleteEffects records the effects delivered, at now; they are never claimed again.
+	// Effects already recorded delivered are left as they are.
+	CompleteEffects(ctx context.Context, ids []EffectID, now time.Time) error
+
+	// ClaimDeadlines leases to owner, until now+lease, at most limit deadlines of machine
+	// that are due (At <= now) and not leased (or whose lease ran out before now), earliest
+	// first. Claimers that run at once never get the same deadline.
+	ClaimDeadlines(ctx context.Context, machine, owner string, now time.Time, lease time.Duration, limit int) ([]DueDeadline, error)
 }
 
 // Entry is one entry of an instance's event log as a store keeps it: the engine's JSON
@@ -72,6 +87,68 @@ type Commit struct {
 	// Snapshot, when not nil, is the machine after the transition (a Snapshot in JSON),
 	// which replaces the stored one.
 	Snapshot []byte
+	// Effects are the effects the transition schedules, written to the outbox. When Owner
+	// is set they are written leased to it until LeaseUntil (it delivers them at once;
+	// if it dies, they are claimed by others when the lease runs out).
+	Effects    []Effect
+	Owner      string
+	LeaseUntil time.Time
+	// Rearm says the transition entered a state (or changed its timeouts): the instance's
+	// deadlines are replaced by Deadlines. Without it they stay as they are.
+	Rearm     bool
+	Deadlines []Deadline
+	// Fired, when not empty, names the deadline this commit handles (its expiry event, or
+	// its level recorded): the deadline is removed with the commit, and the commit is
+	// refused with a ConflictError when the instance no longer has it.
+	Fired string
+}
+
+// Effect is an action that must happen once per committed transition, delivered after
+// the commit from the outbox.
+type Effect struct {
+	// Name is the effect's action, by spec name.
+	Name string
+	// Key is the idempotency key the receiver deduplicates on: unique per effect of a
+	// committed transition.
+	Key string
+	// Data is what the effect's hook receives (an EffectCall in JSON).
+	Data []byte
+}
+
+// EffectID names an effect in the outbox: the Index-th effect of entry Seq of an instance.
+type EffectID struct {
+	Machine, ID string
+	Seq         int64
+	Index       int
+}
+
+// PendingEffect is an effect claimed for delivery.
+type PendingEffect struct {
+	EffectID
+	Effect
+	// Attempts counts the claims, this one included.
+	Attempts int
+}
+
+// Deadline is a point in time at which an instance's timeout acts: its expiry (which fires
+// Event, when the timeout has one) or one of its levels (which is recorded). An instance has
+// at most one deadline of each Name.
+type Deadline struct {
+	// Name is "expiry" or the level's name ("warn").
+	Name string
+	At   time.Time
+	// State is the state whose timeout it is.
+	State string
+	// Event is the event an expiry fires ("" for a level, or a timeout that only reports).
+	Event string
+	// Level is the level's value (the generated TimeoutLevel), 0 for an expiry.
+	Level int
+}
+
+// DueDeadline is a deadline claimed by a scheduler.
+type DueDeadline struct {
+	Machine, ID string
+	Deadline
 }
 
 // Loaded is an instance as Load reads it.
@@ -109,12 +186,18 @@ type ConflictError struct {
 	// Key, when not empty, is the idempotency key an earlier entry used (Version and
 	// Stored are then equal).
 	Key string
+	// Deadline, when not empty, is the deadline the commit meant to handle, which the
+	// instance no longer has.
+	Deadline string
 }
 
 // Error describes the conflict.
 func (e *ConflictError) Error() string {
-	if e.Key != "" {
+	switch {
+	case e.Key != "":
 		return fmt.Sprintf("fsm: store conflict: %s %s: idempotency key %q already used", e.Machine, e.ID, e.Key)
+	case e.Deadline != "":
+		return fmt.Sprintf("fsm: store conflict: %s %s has no deadline %q", e.Machine, e.ID, e.Deadline)
 	}
 	return fmt.Sprintf("fsm: store conflict: %s %s is at version %d, not %d", e.Machine, e.ID, e.Stored, e.Version)
 }
@@ -150,6 +233,18 @@ func CheckCommit(c *Commit) error {
 		return fmt.Errorf("%w: %s %s: entry %d at version %d", ErrInvalidCommit, c.Machine, c.ID, c.Entry.Seq, c.Version)
 	case c.State == "" || c.Entry.Kind == "":
 		return fmt.Errorf("%w: %s %s: empty state or kind", ErrInvalidCommit, c.Machine, c.ID)
+	case len(c.Deadlines) > 0 && !c.Rearm:
+		return fmt.Errorf("%w: %s %s: deadlines without rearming", ErrInvalidCommit, c.Machine, c.ID)
+	}
+	for i, d := range c.Deadlines {
+		if d.Name == "" || d.At.IsZero() || slices.ContainsFunc(c.Deadlines[:i], func(x Deadline) bool { return x.Name == d.Name }) {
+			return fmt.Errorf("%w: %s %s: deadline %q at %v", ErrInvalidCommit, c.Machine, c.ID, d.Name, d.At)
+		}
+	}
+	for i, e := range c.Effects {
+		if e.Name == "" || e.Key == "" {
+			return fmt.Errorf("%w: %s %s: effect %d without a name or key", ErrInvalidCommit, c.Machine, c.ID, i)
+		}
 	}
 	return nil
 }
@@ -193,6 +288,23 @@ type memInstance struct {
 	snapshot    []byte
 	snapSeq     int64
 	keys        map[string]int64 // the seq of the entry of each idempotency key
+	effects     []*memEffect
+	deadlines   []*memDeadline
+}
+
+// memEffect is an effect in a MemoryStore's outbox.
+type memEffect struct {
+	PendingEffect
+	owner     string
+	leased    time.Time // leased until
+	delivered time.Time
+}
+
+// memDeadline is a deadline of a MemoryStore.
+type memDeadline struct {
+	Deadline
+	owner  string
+	leased time.Time
 }
 
 // NewMemoryStore returns an empty store.
@@ -222,6 +334,9 @@ func (s *MemoryStore) Commit(ctx context.Context, c *Commit) error {
 		return &ConflictError{Machine: c.Machine, ID: c.ID, Version: c.Version, Stored: version}
 	}
 	if in == nil {
+		if c.Fired != "" {
+			return &ConflictError{Machine: c.Machine, ID: c.ID, Version: c.Version, Stored: version, Deadline: c.Fired}
+		}
 		in = &memInstance{keys: map[string]int64{}}
 		s.instances[[2]string{c.Machine, c.ID}] = in
 	}
@@ -229,7 +344,33 @@ func (s *MemoryStore) Commit(ctx context.Context, c *Commit) error {
 		if _, used := in.keys[k]; used {
 			return &ConflictError{Machine: c.Machine, ID: c.ID, Version: c.Version, Stored: version, Key: k}
 		}
+	}
+	fired := -1
+	if c.Fired != "" {
+		if fired = slices.IndexFunc(in.deadlines, func(d *memDeadline) bool { return d.Name == c.Fired }); fired < 0 {
+			return &ConflictError{Machine: c.Machine, ID: c.ID, Version: c.Version, Stored: version, Deadline: c.Fired}
+		}
+	}
+	// Every check passed: write.
+	if k := c.Entry.Key; k != "" {
 		in.keys[k] = c.Entry.Seq
+	}
+	if fired >= 0 {
+		in.deadlines = slices.Delete(in.deadlines, fired, fired+1)
+	}
+	if c.Rearm {
+		in.deadlines = in.deadlines[:0]
+		for _, d := range c.Deadlines {
+			d.At = d.At.Truncate(time.Microsecond)
+			in.deadlines = append(in.deadlines, &memDeadline{Deadline: d})
+		}
+	}
+	for i, e := range c.Effects {
+		e.Data = bytes.Clone(e.Data)
+		in.effects = append(in.effects, &memEffect{
+			PendingEffect: PendingEffect{EffectID: EffectID{Machine: c.Machine, ID: c.ID, Seq: c.Entry.Seq, Index: i}, Effect: e},
+			owner:         c.Owner, leased: c.LeaseUntil,
+		})
 	}
 	e := c.Entry
 	e.At, e.Data = e.At.Truncate(time.Microsecond), bytes.Clone(e.Data)
@@ -289,6 +430,98 @@ func (s *MemoryStore) FindKey(ctx context.Context, machine, id, key string) (Ent
 	e := in.log[seq-1]
 	e.Data = bytes.Clone(e.Data)
 	return e, true, nil
+}
+
+// ClaimEffects leases due effects to owner (Store.ClaimEffects).
+func (s *MemoryStore) ClaimEffects(ctx context.Context, machine, owner string, now time.Time, lease time.Duration, limit int) ([]PendingEffect, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var free []*memEffect
+	for key, in := range s.instances {
+		if key[0] != machine {
+			continue
+		}
+		for _, e := range in.effects {
+			if e.delivered.IsZero() && (e.owner == "" || e.leased.Before(now)) {
+				free = append(free, e)
+			}
+		}
+	}
+	// Oldest commit first: by the entry's time, then instance and position.
+	slices.SortFunc(free, func(a, b *memEffect) int {
+		return cmp.Or(s.entryAt(a).Compare(s.entryAt(b)), cmp.Compare(a.ID, b.ID), cmp.Compare(a.Seq, b.Seq), cmp.Compare(a.Index, b.Index))
+	})
+	var out []PendingEffect
+	for _, e := range free[:min(len(free), max(limit, 0))] {
+		e.owner, e.leased = owner, now.Add(lease)
+		e.Attempts++
+		p := e.PendingEffect
+		p.Data = bytes.Clone(p.Data)
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// entryAt is when the transition of effect e happened. The caller holds the lock.
+func (s *MemoryStore) entryAt(e *memEffect) time.Time {
+	return s.instances[[2]string{e.Machine, e.ID}].log[e.Seq-1].At
+}
+
+// CompleteEffects records effects delivered (Store.CompleteEffects).
+func (s *MemoryStore) CompleteEffects(ctx context.Context, ids []EffectID, now time.Time) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, id := range ids {
+		in := s.instances[[2]string{id.Machine, id.ID}]
+		if in == nil {
+			continue
+		}
+		for _, e := range in.effects {
+			if e.EffectID == id && e.delivered.IsZero() {
+				e.delivered = now
+			}
+		}
+	}
+	return nil
+}
+
+// ClaimDeadlines leases due deadlines to owner (Store.ClaimDeadlines).
+func (s *MemoryStore) ClaimDeadlines(ctx context.Context, machine, owner string, now time.Time, lease time.Duration, limit int) ([]DueDeadline, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	type due struct {
+		id string
+		d  *memDeadline
+	}
+	var free []due
+	for key, in := range s.instances {
+		if key[0] != machine {
+			continue
+		}
+		for _, d := range in.deadlines {
+			if !d.At.After(now) && (d.owner == "" || d.leased.Before(now)) {
+				free = append(free, due{key[1], d})
+			}
+		}
+	}
+	slices.SortFunc(free, func(a, b due) int {
+		return cmp.Or(a.d.At.Compare(b.d.At), cmp.Compare(a.id, b.id), cmp.Compare(a.d.Name, b.d.Name))
+	})
+	var out []DueDeadline
+	for _, f := range free[:min(len(free), max(limit, 0))] {
+		f.d.owner, f.d.leased = owner, now.Add(lease)
+		out = append(out, DueDeadline{Machine: machine, ID: f.id, Deadline: f.d.Deadline})
+	}
+	return out, nil
 }
 
 // after returns copies of the entries with a sequence number greater than seq; nil when

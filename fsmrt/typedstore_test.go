@@ -112,6 +112,7 @@ func (s *failStore) FindKey(ctx context.Context, machine, id, key string) (Entry
 // fixedStore returns what it is given: a snapshot (when ok), the log after it, and the
 // past before it (what Log returns).
 type fixedStore struct {
+	Store // nil: the outbox and deadlines are never asked for
 	snap            tSnapshot
 	ok              bool
 	log, past       []tEntryLog

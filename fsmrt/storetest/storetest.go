@@ -63,6 +63,11 @@ var cases = []struct {
 	{"Isolation", testIsolation},
 	{"Bytes", testBytes},
 	{"Cancelled", testCancelled},
+	{"Effects", testEffects},
+	{"EffectsLeasedAtCommit", testEffectsLeasedAtCommit},
+	{"EffectsRace", testEffectsRace},
+	{"Deadlines", testDeadlines},
+	{"DeadlinesRace", testDeadlinesRace},
 }
 
 const spec = "sha256:0123456789abcdef"
@@ -364,6 +369,16 @@ func testInvalidCommit(t *testing.T, s *suite) {
 		"empty state":      func(c *fsmrt.Commit) { c.State = "" },
 		"empty kind":       func(c *fsmrt.Commit) { c.Entry.Kind = "" },
 		"negative version": func(c *fsmrt.Commit) { c.Version, c.Entry.Seq = -1, 0 },
+		"deadlines without rearming": func(c *fsmrt.Commit) {
+			c.Deadlines = []fsmrt.Deadline{{Name: "warn", At: at(9)}}
+		},
+		"a deadline twice": func(c *fsmrt.Commit) {
+			c.Rearm, c.Deadlines = true, []fsmrt.Deadline{{Name: "warn", At: at(9)}, {Name: "warn", At: at(10)}}
+		},
+		"a deadline without a time": func(c *fsmrt.Commit) {
+			c.Rearm, c.Deadlines = true, []fsmrt.Deadline{{Name: "warn"}}
+		},
+		"an effect without a key": func(c *fsmrt.Commit) { c.Effects = []fsmrt.Effect{{Name: "send"}} },
 	} {
 		c := s.commit(id, 3, "", true)
 		change(c)
@@ -484,4 +499,302 @@ func LogOnly(ctx context.Context, src fsmrt.Store, machine, id string) (*fsmrt.M
 		}
 	}
 	return dst, nil
+}
+
+// effect returns the index-th effect of entry seq of instance id.
+func effect(id string, seq int64, index int) fsmrt.Effect {
+	return fsmrt.Effect{Name: fmt.Sprint("send", index), Key: fmt.Sprintf("%s/%d/%d", id, seq, index), Data: fmt.Appendf(nil, `{"seq": %d, "i": %d}`, seq, index)}
+}
+
+// commitEffects commits entry seq of id with n effects, leased to owner until until when
+// owner is set.
+func (s *suite) commitEffects(t *testing.T, id string, seq int64, n int, owner string, until time.Time) {
+	t.Helper()
+	c := s.commit(id, seq, "", false)
+	for i := range n {
+		c.Effects = append(c.Effects, effect(id, seq, i))
+	}
+	c.Owner, c.LeaseUntil = owner, until
+	if err := s.Commit(context.Background(), c); err != nil {
+		t.Fatalf("commit %d of %s with %d effects: %v", seq, id, n, err)
+	}
+}
+
+// claim claims effects and fails the test on an error.
+func (s *suite) claim(t *testing.T, owner string, now time.Time, limit int) []fsmrt.PendingEffect {
+	t.Helper()
+	got, err := s.ClaimEffects(context.Background(), s.machine, owner, now, time.Minute, limit)
+	if err != nil {
+		t.Fatalf("claim effects: %v", err)
+	}
+	return got
+}
+
+// ids lists the effects as id/seq/index, with their attempts.
+func ids(es []fsmrt.PendingEffect) []string {
+	var out []string
+	for _, e := range es {
+		out = append(out, fmt.Sprintf("%s/%d/%d#%d", e.ID, e.Seq, e.Index, e.Attempts))
+	}
+	return out
+}
+
+func testEffects(t *testing.T, s *suite) {
+	ctx := context.Background()
+	a, b := s.id("a"), s.id("b")
+	s.commitEffects(t, a, 1, 2, "", time.Time{})
+	s.commitEffects(t, b, 1, 1, "", time.Time{})
+	s.commitEffects(t, a, 2, 0, "", time.Time{})
+	s.commitEffects(t, a, 3, 1, "", time.Time{})
+	other := &suite{Store: s.Store, machine: s.machine + ".other", run: s.run}
+	other.commitEffects(t, a, 1, 1, "", time.Time{})
+	now := at(100)
+	// Oldest commit first (a's entry 1 and b's entry 1 are at the same time: by id, then
+	// position); the limit is honoured; the data comes back as given.
+	got := s.claim(t, "w1", now, 3)
+	want := []string{a + "/1/0#1", a + "/1/1#1", b + "/1/0#1"}
+	if !reflect.DeepEqual(ids(got), want) {
+		t.Fatalf("claimed %v, want %v", ids(got), want)
+	}
+	if e := got[1]; e.Machine != s.machine || e.Name != "send1" || e.Key != a+"/1/1" || string(e.Data) != `{"seq": 1, "i": 1}` {
+		t.Errorf("claimed %+v (data %s)", e, e.Data)
+	}
+	// Leased: another claimer gets only what is left, until the lease runs out.
+	if got := s.claim(t, "w2", now.Add(30*time.Second), 10); !reflect.DeepEqual(ids(got), []string{a + "/3/0#1"}) {
+		t.Errorf("second claim %v", ids(got))
+	}
+	if got := s.claim(t, "w2", now.Add(59*time.Second), 10); len(got) != 0 {
+		t.Errorf("claimed leased effects: %v", ids(got))
+	}
+	// Delivered effects are never claimed again; the others come back when their lease
+	// has run out, counting the attempt.
+	if err := s.CompleteEffects(ctx, []fsmrt.EffectID{got0(t, s, now)}, now); err != nil {
+		t.Fatal(err)
+	}
+	got = s.claim(t, "w3", now.Add(2*time.Minute), 10)
+	if want := []string{a + "/1/1#2", b + "/1/0#2", a + "/3/0#2"}; !reflect.DeepEqual(ids(got), want) {
+		t.Errorf("after the leases ran out: %v, want %v", ids(got), want)
+	}
+	var all []fsmrt.EffectID
+	for _, e := range got {
+		all = append(all, e.EffectID)
+	}
+	all = append(all, fsmrt.EffectID{Machine: s.machine, ID: s.id("none"), Seq: 1})
+	if err := s.CompleteEffects(ctx, all, now); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CompleteEffects(ctx, all, now); err != nil {
+		t.Errorf("completing again: %v", err)
+	}
+	if got := s.claim(t, "w4", now.Add(time.Hour), 10); len(got) != 0 {
+		t.Errorf("claimed delivered effects: %v", ids(got))
+	}
+	// The other machine's effect is its own.
+	if got, err := other.ClaimEffects(ctx, other.machine, "w1", now, time.Minute, 10); err != nil || len(got) != 1 || got[0].Machine != other.machine {
+		t.Errorf("the other machine's effects: %v, %v", ids(got), err)
+	}
+	if got := s.claim(t, "w5", now.Add(time.Hour), 0); len(got) != 0 {
+		t.Errorf("a claim of 0: %v", ids(got))
+	}
+}
+
+// got0 returns the id of a's first effect.
+func got0(t *testing.T, s *suite, _ time.Time) fsmrt.EffectID {
+	t.Helper()
+	return fsmrt.EffectID{Machine: s.machine, ID: s.id("a"), Seq: 1, Index: 0}
+}
+
+func testEffectsLeasedAtCommit(t *testing.T, s *suite) {
+	id := s.id("m")
+	now := at(100)
+	s.commitEffects(t, id, 1, 1, "committer", now.Add(time.Minute))
+	// A refused commit writes no effect.
+	c := s.commit(id, 1, "", false)
+	c.Effects = []fsmrt.Effect{effect(id, 1, 5)}
+	if err := s.Commit(context.Background(), c); !errors.Is(err, fsmrt.ErrStoreConflict) {
+		t.Fatalf("a stale commit: %v", err)
+	}
+	if got := s.claim(t, "w1", now, 10); len(got) != 0 {
+		t.Errorf("claimed an effect leased to its committer: %v", ids(got))
+	}
+	if got := s.claim(t, "w1", now.Add(2*time.Minute), 10); !reflect.DeepEqual(ids(got), []string{id + "/1/0#1"}) {
+		t.Errorf("after the committer's lease: %v", ids(got))
+	}
+}
+
+func testEffectsRace(t *testing.T, s *suite) {
+	const instances, claimers = 10, 6
+	for i := range instances {
+		s.commitEffects(t, s.id(fmt.Sprint("m", i)), 1, 3, "", time.Time{})
+	}
+	var mu sync.Mutex
+	seen := map[fsmrt.EffectID]string{}
+	var wg sync.WaitGroup
+	for c := range claimers {
+		wg.Go(func() {
+			owner := fmt.Sprint("w", c)
+			for {
+				got, err := s.ClaimEffects(context.Background(), s.machine, owner, at(100), time.Hour, 2)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if len(got) == 0 {
+					return
+				}
+				mu.Lock()
+				for _, e := range got {
+					if prev, dup := seen[e.EffectID]; dup {
+						t.Errorf("%v claimed by %s and %s", e.EffectID, prev, owner)
+					}
+					seen[e.EffectID] = owner
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if len(seen) != instances*3 {
+		t.Errorf("%d effects claimed, want %d", len(seen), instances*3)
+	}
+}
+
+// dl returns a deadline of state "b".
+func dl(name string, at time.Time, event string, level int) fsmrt.Deadline {
+	return fsmrt.Deadline{Name: name, At: at, State: "b", Event: event, Level: level}
+}
+
+// claimDue claims due deadlines and fails the test on an error.
+func (s *suite) claimDue(t *testing.T, owner string, now time.Time) []string {
+	t.Helper()
+	got, err := s.ClaimDeadlines(context.Background(), s.machine, owner, now, time.Minute, 10)
+	if err != nil {
+		t.Fatalf("claim deadlines: %v", err)
+	}
+	var out []string
+	for _, d := range got {
+		if d.Machine != s.machine || d.State != "b" {
+			t.Errorf("claimed %+v", d)
+		}
+		out = append(out, fmt.Sprintf("%s/%s@%d:%s:%d", d.ID, d.Name, d.At.Sub(at(0)).Round(time.Second)/time.Second, d.Event, d.Level))
+	}
+	return out
+}
+
+func testDeadlines(t *testing.T, s *suite) {
+	ctx := context.Background()
+	id, other := s.id("m"), s.id("n")
+	// Entering b arms its levels and its expiry.
+	c := s.commit(id, 1, "", false)
+	c.Rearm, c.Deadlines = true, []fsmrt.Deadline{dl("warn", at(80), "", 1), dl("expiry", at(100), "expire", 0), dl("escalate", at(150), "", 3)}
+	if err := s.Commit(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	c = s.commit(other, 1, "", false)
+	c.Rearm, c.Deadlines = true, []fsmrt.Deadline{dl("warn", at(80), "", 1)}
+	if err := s.Commit(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.claimDue(t, "s1", at(79)); len(got) != 0 {
+		t.Errorf("claimed before due: %v", got)
+	}
+	// Due at 80: both warnings, earliest first, then by id.
+	if got, want := s.claimDue(t, "s1", at(80)), []string{id + "/warn@80::1", other + "/warn@80::1"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("due at 80: %v, want %v", got, want)
+	}
+	if got := s.claimDue(t, "s2", at(90)); len(got) != 0 {
+		t.Errorf("claimed leased deadlines: %v", got)
+	}
+	// A commit that handles the warning (at the right version) removes it; a second one is
+	// a conflict that changes nothing.
+	c = s.commit(id, 2, "", false)
+	c.Fired = "warn"
+	if err := s.Commit(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	before := s.load(t, id)
+	c = s.commit(id, 3, "", false)
+	c.Fired = "warn"
+	var ce *fsmrt.ConflictError
+	if err := s.Commit(ctx, c); !errors.As(err, &ce) || ce.Deadline != "warn" || !errors.Is(err, fsmrt.ErrStoreConflict) {
+		t.Errorf("handling the warning twice: %v", err)
+	}
+	if l := s.load(t, id); l.Version != before.Version {
+		t.Errorf("a refused commit moved the instance to %d", l.Version)
+	}
+	// A stale commit that would rearm changes nothing either.
+	c = s.commit(id, 2, "", false)
+	c.Rearm = true
+	if err := s.Commit(ctx, c); !errors.Is(err, fsmrt.ErrStoreConflict) {
+		t.Fatalf("a stale commit: %v", err)
+	}
+	// The expiry is due at 100 (the other instance's warning is leased until 140); a
+	// commit without rearming keeps the deadlines; leases run out.
+	if got, want := s.claimDue(t, "s2", at(100)), []string{id + "/expiry@100:expire:0"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("due at 100: %v, want %v", got, want)
+	}
+	c = s.commit(id, 3, "", false)
+	if err := s.Commit(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := s.claimDue(t, "s3", at(200)), []string{other + "/warn@80::1", id + "/expiry@100:expire:0", id + "/escalate@150::3"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("due at 200: %v, want %v", got, want)
+	}
+	// Leaving the state disarms them: a rearm with no deadline.
+	c = s.commit(id, 4, "", false)
+	c.Rearm = true
+	if err := s.Commit(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.claimDue(t, "s4", at(1000)); !reflect.DeepEqual(got, []string{other + "/warn@80::1"}) {
+		t.Errorf("after disarming: %v", got)
+	}
+	// A deadline of an instance never committed is a conflict.
+	c = s.commit(s.id("none"), 1, "", false)
+	c.Fired = "warn"
+	if err := s.Commit(ctx, c); !errors.Is(err, fsmrt.ErrStoreConflict) {
+		t.Errorf("handling a deadline of a new instance: %v", err)
+	}
+}
+
+func testDeadlinesRace(t *testing.T, s *suite) {
+	const instances, claimers = 12, 6
+	for i := range instances {
+		c := s.commit(s.id(fmt.Sprint("m", i)), 1, "", false)
+		c.Rearm, c.Deadlines = true, []fsmrt.Deadline{dl("warn", at(int64(i)), "", 1), dl("expiry", at(50), "expire", 0)}
+		if err := s.Commit(context.Background(), c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var mu sync.Mutex
+	seen := map[string]string{}
+	var wg sync.WaitGroup
+	for c := range claimers {
+		wg.Go(func() {
+			owner := fmt.Sprint("s", c)
+			for {
+				got, err := s.ClaimDeadlines(context.Background(), s.machine, owner, at(100), time.Hour, 3)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if len(got) == 0 {
+					return
+				}
+				mu.Lock()
+				for _, d := range got {
+					k := d.ID + "/" + d.Name
+					if prev, dup := seen[k]; dup {
+						t.Errorf("%s claimed by %s and %s", k, prev, owner)
+					}
+					seen[k] = owner
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if len(seen) != instances*2 {
+		t.Errorf("%d deadlines claimed, want %d", len(seen), instances*2)
+	}
 }

@@ -961,11 +961,11 @@ func TestFsmStoreReplaysTheSameMachine(t *testing.T) {
 	}
 	// What a corrupted database could hold: a log with a gap, an instance of another spec.
 	entry, _ := json.Marshal(TaskLogEntry{Spec: def.Spec.Fingerprint, Seq: 2, Kind: "STATE_TRANSITION"})
-	gap := fsmFixedStore{fsmrt.Loaded{Version: 2, Spec: def.Spec.Fingerprint, Entries: []fsmrt.Entry{{Seq: 2, Kind: "STATE_TRANSITION", Data: entry}}}}
+	gap := fsmFixedStore{l: fsmrt.Loaded{Version: 2, Spec: def.Spec.Fingerprint, Entries: []fsmrt.Entry{{Seq: 2, Kind: "STATE_TRANSITION", Data: entry}}}}
 	if _, err := ReplayTask(ctx, gap, "fsm-gap", &fsmHooks{}); !errors.Is(err, ErrInvalidLog) {
 		t.Errorf("a log with a gap was replayed: %v", err)
 	}
-	other := fsmFixedStore{fsmrt.Loaded{Version: 2, Spec: "sha256:another"}}
+	other := fsmFixedStore{l: fsmrt.Loaded{Version: 2, Spec: "sha256:another"}}
 	if _, err := ReplayTask(ctx, other, "fsm-other", &fsmHooks{}); !errors.Is(err, fsmrt.ErrSpecMismatch) {
 		t.Errorf("an instance of another spec was replayed: %v", err)
 	}
@@ -978,7 +978,7 @@ func TestFsmStoreReplaysTheSameMachine(t *testing.T) {
 		"another seq": `{"version": 1, "id": "x", "seq": 2, "state": "idle"}`,
 	} {
 		snap = strings.Replace(snap, "{", `{"spec": "`+def.Spec.Fingerprint+`", `, 1)
-		bad := fsmFixedStore{fsmrt.Loaded{Version: 1, Spec: def.Spec.Fingerprint, Snapshot: []byte(snap), SnapshotSeq: 1}}
+		bad := fsmFixedStore{l: fsmrt.Loaded{Version: 1, Spec: def.Spec.Fingerprint, Snapshot: []byte(snap), SnapshotSeq: 1}}
 		if _, err := ReplayTask(ctx, bad, "x", &fsmHooks{}); !errors.Is(err, ErrInvalidSnapshot) {
 			t.Errorf("replayed from a bad snapshot (%s): %v", name, err)
 		}
@@ -999,8 +999,9 @@ func TestFsmStoreReplaysTheSameMachine(t *testing.T) {
 
 var errFsmStore = errors.New("store down")
 
-// fsmFailingStore fails every call.
-type fsmFailingStore struct{}
+// fsmFailingStore fails every call a machine makes. Its outbox and deadlines are never
+// asked for.
+type fsmFailingStore struct{ fsmrt.Store }
 
 func (fsmFailingStore) Commit(context.Context, *fsmrt.Commit) error { return errFsmStore }
 func (fsmFailingStore) Load(context.Context, string, string) (fsmrt.Loaded, error) {
@@ -1014,7 +1015,11 @@ func (fsmFailingStore) FindKey(context.Context, string, string, string) (fsmrt.E
 }
 
 // fsmFixedStore is a store whose Load returns what it holds, as a corrupted database would.
-type fsmFixedStore struct{ l fsmrt.Loaded }
+// Its outbox and deadlines are never asked for.
+type fsmFixedStore struct {
+	fsmrt.Store
+	l fsmrt.Loaded
+}
 
 func (fsmFixedStore) Commit(context.Context, *fsmrt.Commit) error { return nil }
 func (s fsmFixedStore) Load(context.Context, string, string) (fsmrt.Loaded, error) {
