@@ -70,6 +70,10 @@ type Def[S StateType, E, R EnumType] struct {
 	// Policies says the extra data holds policies (PolicySets), recorded in every
 	// log entry.
 	Policies bool
+	// Effects names, by action, the actions the spec marks effect: the effect's spec name,
+	// "" for an action run during the transition; nil when the spec has no effect. Effects
+	// run after the commit, through the Effector (see EffectCall).
+	Effects []string
 	// Resumable says Resume may take the machine out of a terminal state, back to the state
 	// its last transition left: the spec takes a checkpoint on every transition and has
 	// terminal states.
@@ -85,6 +89,7 @@ type Def[S StateType, E, R EnumType] struct {
 	counterBase    []int // by counter: its first slot in Machine.counters
 	counterSlots   int
 	storeName      string // Spec.Name()
+	effectIndex    map[string]int32
 	remembers      bool
 	entries        bool
 	exits          bool
@@ -317,6 +322,14 @@ func (d *Def[S, E, R]) init() { d.once.Do(d.build) }
 func (d *Def[S, E, R]) build() {
 	ns, ne := len(d.States), d.NumEvents
 	d.storeName = d.Spec.Name()
+	for a, name := range d.Effects {
+		if name != "" {
+			if d.effectIndex == nil {
+				d.effectIndex = map[string]int32{}
+			}
+			d.effectIndex[name] = int32(a)
+		}
+	}
 	if d.Pairs == nil {
 		d.Pairs = d.buildPairs()
 	}

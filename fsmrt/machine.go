@@ -41,6 +41,10 @@ type Machine[S StateType, E, R EnumType, C, X any] struct {
 	checkpoint Checkpointer[S, E, R]
 	payloads   Payloads[X]
 	policySets PolicySets[X]
+	effector   Effector[S, E, C]
+	pending    []int32 // the effect actions of the transition being taken
+	owner      string  // the machine as a claimer of effects and deadlines (SetOwner)
+	lease      time.Duration
 	extra      X
 	last       S // the state the last transition left, and its event, for Resume
 	lastEvent  E
@@ -88,6 +92,7 @@ func Init[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, C, X], d *De
 	m.checkpoint, _ = ops.(Checkpointer[S, E, R])
 	m.payloads, _ = ops.(Payloads[X])
 	m.policySets, _ = ops.(PolicySets[X])
+	m.effector, _ = ops.(Effector[S, E, C])
 	if n := len(d.Counters); n > 0 {
 		m.counters = make([]int, d.counterSlots)
 		m.limits = make([]int, n)
@@ -555,6 +560,7 @@ func (m *Machine[S, E, R, C, X]) take(ctx context.Context, st Step[S, E, R], in 
 	if m.store != nil {
 		m.keep()
 	}
+	m.pending = m.pending[:0]
 	st.To = to
 	if d.Timing {
 		st.At = m.now(in)
@@ -564,11 +570,11 @@ func (m *Machine[S, E, R, C, X]) take(ctx context.Context, st Step[S, E, R], in 
 	}
 	if moved && d.exits {
 		for _, a := range d.States[st.From].Exit {
-			m.actions.Act(ctx, int(a), st)
+			m.act(ctx, a, st)
 		}
 	}
 	for _, a := range t.Actions {
-		m.actions.Act(ctx, int(a), st)
+		m.act(ctx, a, st)
 	}
 	m.count(t, st.From, trips, moved)
 	if moved && d.remembers && to != st.From && d.States[to].Remembers {
@@ -580,7 +586,7 @@ func (m *Machine[S, E, R, C, X]) take(ctx context.Context, st Step[S, E, R], in 
 	}
 	if moved && d.entries {
 		for _, a := range d.States[to].Entry {
-			m.actions.Act(ctx, int(a), st)
+			m.act(ctx, a, st)
 		}
 	}
 	if err := m.commit(ctx, st, in, ti, t.Checkpoint); err != nil {
@@ -589,6 +595,9 @@ func (m *Machine[S, E, R, C, X]) take(ctx context.Context, st Step[S, E, R], in 
 			return st.From, err
 		}
 		return to, err
+	}
+	if len(m.pending) > 0 && m.store == nil {
+		return to, m.runEffects(ctx, st, in)
 	}
 	return to, nil
 }
@@ -708,11 +717,21 @@ func (m *Machine[S, E, R, C, X]) commitTo(ctx context.Context, store Store, st S
 		s := m.Snapshot()
 		c.Snapshot, err = json.Marshal(&s)
 	}
+	var calls []EffectCall[S, E, C]
+	if err == nil && len(m.pending) > 0 {
+		c.Effects, calls, err = m.effects(st, in, e.Timestamp)
+		var lease time.Duration
+		c.Owner, lease = m.claimer()
+		c.LeaseUntil = m.clockNow().Add(lease)
+	}
 	if err == nil {
 		err = store.Commit(ctx, &c)
 	}
 	if err != nil {
 		return StoreFailed(d.Spec, "commit", m.seq, err)
+	}
+	if len(calls) > 0 {
+		m.deliver(ctx, calls, m.pending)
 	}
 	return nil
 }

@@ -694,6 +694,7 @@ func Resume[S StateType, E, R EnumType, C, X any](ctx context.Context, m *Machin
 	m.state, m.last = st.To, st.From
 	m.seq++
 	m.updatedAt = st.At
+	m.pending = m.pending[:0]
 	if m.def.Timing {
 		m.moveClock(st.From, st.At)
 	}

@@ -126,7 +126,8 @@ type EffectID struct {
 type PendingEffect struct {
 	EffectID
 	Effect
-	// Attempts counts the claims, this one included.
+	// Attempts counts the deliveries tried, this one included: the committer's, when the
+	// commit leased the effects to it, and each claim.
 	Attempts int
 }
 
@@ -371,6 +372,9 @@ func (s *MemoryStore) Commit(ctx context.Context, c *Commit) error {
 			PendingEffect: PendingEffect{EffectID: EffectID{Machine: c.Machine, ID: c.ID, Seq: c.Entry.Seq, Index: i}, Effect: e},
 			owner:         c.Owner, leased: c.LeaseUntil,
 		})
+		if c.Owner != "" {
+			in.effects[len(in.effects)-1].Attempts = 1
+		}
 	}
 	e := c.Entry
 	e.At, e.Data = e.At.Truncate(time.Microsecond), bytes.Clone(e.Data)

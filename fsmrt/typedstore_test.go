@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"time"
 )
 
 // The test machine's names in a store.
@@ -76,8 +77,8 @@ func (s *tStore) logT(ctx context.Context, id string, after int64) ([]tEntryLog,
 // failStore is a store whose operations fail as told.
 type failStore struct {
 	*tStore
-	commitErr, loadErr, logErr, findErr error
-	loads                               int
+	commitErr, loadErr, logErr, findErr, claimErr error
+	loads                                         int
 }
 
 func (s *failStore) Commit(ctx context.Context, c *Commit) error {
@@ -102,6 +103,13 @@ func (s *failStore) Log(ctx context.Context, machine, id string, after int64) ([
 	return s.tStore.Log(ctx, machine, id, after)
 }
 
+func (s *failStore) ClaimEffects(ctx context.Context, machine, owner string, now time.Time, lease time.Duration, limit int) ([]PendingEffect, error) {
+	if s.claimErr != nil {
+		return nil, s.claimErr
+	}
+	return s.tStore.ClaimEffects(ctx, machine, owner, now, lease, limit)
+}
+
 func (s *failStore) FindKey(ctx context.Context, machine, id, key string) (Entry, bool, error) {
 	if s.findErr != nil {
 		return Entry{}, false, s.findErr
@@ -112,7 +120,7 @@ func (s *failStore) FindKey(ctx context.Context, machine, id, key string) (Entry
 // fixedStore returns what it is given: a snapshot (when ok), the log after it, and the
 // past before it (what Log returns).
 type fixedStore struct {
-	Store // nil: the outbox and deadlines are never asked for
+	Store           // nil: the outbox and deadlines are never asked for
 	snap            tSnapshot
 	ok              bool
 	log, past       []tEntryLog

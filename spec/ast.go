@@ -174,6 +174,8 @@ type Action struct {
 	Name   Str
 	Broken bool
 	Doc    Str
+	// Effect says the action runs after the transition is committed (from the outbox).
+	Effect Bool
 }
 
 // Checkpoint is a declared persistence point.

@@ -109,8 +109,11 @@ func (l *loader) decode(root *yaml.Node) *File {
 			l.entries(v, func(name Str, b *yaml.Node) {
 				a := &Action{Name: name, Broken: l.declBroken("actions", name.Value)}
 				l.fields(b, func(key string, _, v *yaml.Node) {
-					if key == "doc" {
+					switch key {
+					case "doc":
 						a.Doc = l.str(v)
+					case "effect":
+						a.Effect = l.bool(v)
 					}
 				})
 				f.Actions = append(f.Actions, a)

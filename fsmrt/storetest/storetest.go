@@ -617,7 +617,8 @@ func testEffectsLeasedAtCommit(t *testing.T, s *suite) {
 	if got := s.claim(t, "w1", now, 10); len(got) != 0 {
 		t.Errorf("claimed an effect leased to its committer: %v", ids(got))
 	}
-	if got := s.claim(t, "w1", now.Add(2*time.Minute), 10); !reflect.DeepEqual(ids(got), []string{id + "/1/0#1"}) {
+	// The committer's attempt counts.
+	if got := s.claim(t, "w1", now.Add(2*time.Minute), 10); !reflect.DeepEqual(ids(got), []string{id + "/1/0#2"}) {
 		t.Errorf("after the committer's lease: %v", ids(got))
 	}
 }

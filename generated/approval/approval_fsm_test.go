@@ -1521,7 +1521,6 @@ func (s fsmStartStore) Load(ctx context.Context, machine, id string) (fsmrt.Load
 	}
 	return l, err
 }
-
 func TestFsmRegistry(t *testing.T) {
 	ctx := context.Background()
 	if NewTaskRegistry(0, nil).Logger() == nil {

@@ -1044,7 +1044,6 @@ func fsmCopyLog(t *testing.T, id string, log []fsmrt.Entry) fsmrt.Store {
 	}
 	return store
 }
-
 func TestFsmRegistry(t *testing.T) {
 	ctx := context.Background()
 	if NewTaskRegistry(0, nil).Logger() == nil {

@@ -1397,7 +1397,6 @@ func (s *fsmResumeStore) Commit(ctx context.Context, c *fsmrt.Commit) error {
 	}
 	return s.MemoryStore.Commit(ctx, c)
 }
-
 func TestFsmRegistry(t *testing.T) {
 	ctx := context.Background()
 	if NewTaskRegistry(0, nil).Logger() == nil {

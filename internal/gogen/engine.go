@@ -317,11 +317,34 @@ func (g *gen) engineOps(f *File) {
 		})
 		f.Line()
 	}
-	if len(m.Actions) > 0 {
+	if slices.ContainsFunc(m.Actions, func(a *ir.Action) bool { return !a.Effect }) {
 		f.Add(recv()).Id("Act").Params(ctxParam(), Id("a").Int(), Id("st").Id(g.name("Step"))).BlockFunc(func(b *Group) {
 			var cases []Code
 			for i, a := range m.Actions {
-				cases = append(cases, Case(Lit(i)).Block(Id("m").Dot("hooks").Dot(a.GoName).Call(Id("ctx"), typed, Id("st"))))
+				if !a.Effect {
+					cases = append(cases, Case(Lit(i)).Block(Id("m").Dot("hooks").Dot(a.GoName).Call(Id("ctx"), typed, Id("st"))))
+				}
+			}
+			b.Switch(Id("a")).Block(cases...)
+		})
+		f.Line()
+	}
+	if g.effects() {
+		// The last effect is the default: the engine calls only the spec's effects.
+		f.Add(recv()).Id("Effect").Params(ctxParam(), Id("a").Int(), Id("e").Op("*").Id(g.name("Effect"))).Error().BlockFunc(func(b *Group) {
+			var effects []*ir.Action
+			for _, a := range m.Actions {
+				if a.Effect {
+					effects = append(effects, a)
+				}
+			}
+			var cases []Code
+			for i, a := range effects {
+				c := Case(Lit(a.Index))
+				if i == len(effects)-1 {
+					c = Default()
+				}
+				cases = append(cases, c.Block(Return(Id("m").Dot("hooks").Dot(a.GoName).Call(Id("ctx"), Op("*").Id("e")))))
 			}
 			b.Switch(Id("a")).Block(cases...)
 		})
@@ -427,6 +450,11 @@ func (g *gen) engineGuard(gu *ir.Guard, typed Code) *Statement {
 	return Id("m").Dot("hooks").Dot(gu.GoName).Call(Id("ctx"), typed, Id("st"))
 }
 
+// effects reports whether the spec has actions marked effect.
+func (g *gen) effects() bool {
+	return slices.ContainsFunc(g.m.Actions, func(a *ir.Action) bool { return a.Effect })
+}
+
 // engineStore emits the snapshot, log and store types, Restore and Replay.
 func (g *gen) engineStore(f *File) {
 	T := g.T
@@ -437,6 +465,11 @@ func (g *gen) engineStore(f *File) {
 		Id(g.name("LogEntry")).Op("=").Qual(rt, "LogEntry").Types(Id("State"), Id("Event"), g.role()),
 	)
 	f.Line()
+	if g.effects() {
+		f.Comment(comment(g.name("Effect") + " is what an effect's hook receives: the effect and its committed transition."))
+		f.Type().Id(g.name("Effect")).Op("=").Qual(rt, "EffectCall").Types(Id("State"), Id("Event"), Id(g.name("Context")))
+		f.Line()
+	}
 	f.Comment(comment(fmt.Sprintf("Restore%s rebuilds a machine from a snapshot (fsmrt.Restore).", T)))
 	f.Func().Id("Restore"+T).Params(append([]Code{Id("s").Id(g.name("Snapshot"))}, g.hookParams()...)...).Params(Op("*").Id(T), Error()).Block(
 		Id("m").Op(":=").Id("New"+T).Call(g.hookArgs()...),

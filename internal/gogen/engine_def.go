@@ -188,6 +188,17 @@ func (g *gen) engineDef(f *File) {
 			}
 		}))
 	}
+	if g.effects() {
+		d.add("Effects", Index().String().ValuesFunc(func(v *Group) {
+			for _, a := range m.Actions {
+				if a.Effect {
+					v.Lit(a.Name)
+				} else {
+					v.Lit("")
+				}
+			}
+		}))
+	}
 	flag("Policies", len(m.Policies) > 0)
 	flag("Resumable", g.resumes)
 	flag("Idempotent", m.Idempotent)

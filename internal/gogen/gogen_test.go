@@ -495,11 +495,19 @@ func oracle(t *testing.T, m *ir.Machine, vs []vector) [][]result {
 			if rej != nil {
 				r.Reason = string(rej.Reason)
 			} else {
+				// Actions during the transition, checkpoints after it, effects once committed.
 				for _, a := range s.Actions {
-					r.Actions = append(r.Actions, a.Name)
+					if !a.Effect {
+						r.Actions = append(r.Actions, a.Name)
+					}
 				}
 				for _, c := range s.Checkpoint {
 					r.Actions = append(r.Actions, "checkpoint:"+c.Name)
+				}
+				for _, a := range s.Actions {
+					if a.Effect {
+						r.Actions = append(r.Actions, a.Name)
+					}
 				}
 			}
 			r.State = x.State.Name
@@ -599,9 +607,14 @@ type result struct {
 }
 {{range .HookGuards}}
 func (h *hooks) {{.GoName}}(context.Context, *m.{{$.T}}, m.{{$.T}}Step) bool { return h.guards[{{printf "%q" .Name}}] }
-{{end}}{{range .Actions}}
+{{end}}{{range .Actions}}{{if .Effect}}
+func (h *hooks) {{.GoName}}(context.Context, m.{{$.T}}Effect) error {
+	h.actions = append(h.actions, {{printf "%q" .Name}})
+	return nil
+}
+{{else}}
 func (h *hooks) {{.GoName}}(context.Context, *m.{{$.T}}, m.{{$.T}}Step) { h.actions = append(h.actions, {{printf "%q" .Name}}) }
-{{end}}{{if .Checkpoints}}
+{{end}}{{end}}{{if .Checkpoints}}
 func (h *hooks) Checkpoint(_ context.Context, _ *m.{{.T}}, cp m.Checkpoint, _ m.{{.T}}Step) error {
 	h.actions = append(h.actions, "checkpoint:"+cp.String())
 	return nil

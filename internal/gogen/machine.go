@@ -48,6 +48,12 @@ func (g *gen) hooksIface(f *File) {
 			nops = append(nops, Func().Params(Id(g.name("NopHooks"))).Id(gu.GoName).Params(Qual("context", "Context"), Op("*").Id(T), Id(g.name("Step"))).Bool().Block(Return(False())))
 		}
 		for _, a := range m.Actions {
+			if a.Effect {
+				methods = append(methods, Comment(comment(fmt.Sprintf("%s is the effect %s, called once the transition is committed; an error\nmeans not delivered, and the call is made again (with a store).%s", a.GoName, quoted(a.Name), docSuffix(a.Doc)))),
+					Id(a.GoName).Params(ctxParam(), Id("e").Id(g.name("Effect"))).Error())
+				nops = append(nops, Func().Params(Id(g.name("NopHooks"))).Id(a.GoName).Params(Qual("context", "Context"), Id(g.name("Effect"))).Error().Block(Return(Nil())))
+				continue
+			}
 			methods = append(methods, Comment(comment(fmt.Sprintf("%s is the action %s.%s", a.GoName, quoted(a.Name), docSuffix(a.Doc)))),
 				Id(a.GoName).Params(ctxParam(), Id("m").Op("*").Id(T), Id("s").Id(g.name("Step"))))
 			nops = append(nops, Func().Params(Id(g.name("NopHooks"))).Id(a.GoName).Params(Qual("context", "Context"), Op("*").Id(T), Id(g.name("Step"))).Block())
@@ -57,7 +63,11 @@ func (g *gen) hooksIface(f *File) {
 				Id("Checkpoint").Params(ctxParam(), Id("m").Op("*").Id(T), Id("cp").Id("Checkpoint"), Id("s").Id(g.name("Step"))).Error())
 			nops = append(nops, Func().Params(Id(g.name("NopHooks"))).Id("Checkpoint").Params(Qual("context", "Context"), Op("*").Id(T), Id("Checkpoint"), Id(g.name("Step"))).Error().Block(Return(Nil())))
 		}
-		f.Comment(comment(g.name("Hooks") + " is what the program implements: guards, actions and checkpoints. Fire calls\nthem synchronously, in this order: guards, exit actions of the old state, the\ntransition's actions, entry actions of the new state, checkpoints. A hook must not fire\nevents on the same machine."))
+		order := "guards, exit actions of the old state, the\ntransition's actions, entry actions of the new state, checkpoints"
+		if g.effects() {
+			order += "; then, once the\ntransition is committed, its effects (fsmrt.EffectCall)"
+		}
+		f.Comment(comment(g.name("Hooks") + " is what the program implements: guards, actions and checkpoints. Fire calls\nthem synchronously, in this order: " + order + ". A hook must not fire\nevents on the same machine."))
 		f.Type().Id(g.name("Hooks")).Interface(methods...)
 		f.Line()
 		f.Comment(comment(g.name("NopHooks") + " implements " + g.name("Hooks") + " with guards that never hold and actions that do\nnothing. Embed it to implement only some hooks."))

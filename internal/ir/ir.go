@@ -351,6 +351,8 @@ type Action struct {
 	Name   string
 	GoName string
 	Doc    string
+	// Effect says the action runs after the transition is committed, not during it.
+	Effect bool
 }
 
 // Checkpoint is a named persistence point.

@@ -55,7 +55,7 @@ func PackageDecls() []Reserved {
 func MachineDecls(T string) []Reserved {
 	var out []Reserved
 	for _, s := range []string{"", "Hooks", "NopHooks", "Context", "Policies", "Input", "Step", "Snapshot",
-		"Record", "Store", "MemoryStore", "LogEntry", "Registry", "Extra"} {
+		"Record", "Store", "MemoryStore", "LogEntry", "Registry", "Extra", "Effect"} {
 		out = append(out, Reserved{T + s, "type"})
 	}
 	out = append(out, Reserved{"registered" + T, "type"})

@@ -316,7 +316,7 @@ func (l *lowerer) declare() {
 		if dup("action", seen, a.Name) {
 			continue
 		}
-		ac := &ir.Action{Index: len(l.m.Actions), Name: a.Name.Value, GoName: hookGo.addAs("action", a.Name), Doc: a.Doc.Value}
+		ac := &ir.Action{Index: len(l.m.Actions), Name: a.Name.Value, GoName: hookGo.addAs("action", a.Name), Doc: a.Doc.Value, Effect: a.Effect.Value}
 		l.m.Actions = append(l.m.Actions, ac)
 		l.ac[ac.Name] = ac
 	}

@@ -271,11 +271,20 @@ func (o *oracle) run(r *Row) {
 		if x.State.Remembers {
 			r.Remembers, r.Back = true, x.Remembered(x.State)
 		}
+		// Actions run during the transition, checkpoints after it, effects once it is
+		// committed.
 		for _, a := range st.Actions {
-			r.Calls = append(r.Calls, a.Name)
+			if !a.Effect {
+				r.Calls = append(r.Calls, a.Name)
+			}
 		}
 		for _, c := range st.Checkpoint {
 			r.Calls = append(r.Calls, "checkpoint:"+c.Name)
+		}
+		for _, a := range st.Actions {
+			if a.Effect {
+				r.Calls = append(r.Calls, a.Name)
+			}
 		}
 	}
 	if r.Counts != nil {
@@ -684,7 +693,7 @@ func (o *oracle) order(b *Row, ts []*ir.Transition) *OrderRow {
 	for _, c := range st.Checkpoint {
 		r.Checkpoints = append(r.Checkpoints, c.Name)
 	}
-	if len(r.Exit)+len(r.Do)+len(r.Entry) != len(st.Actions) || r.phases() < 2 {
+	if len(r.Exit)+len(r.Do)+len(r.Entry) != len(st.Actions) || r.phases() < 2 || slices.ContainsFunc(st.Actions, func(a *ir.Action) bool { return a.Effect }) {
 		return nil
 	}
 	return r

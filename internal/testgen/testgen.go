@@ -116,6 +116,16 @@ type view struct {
 
 // The template's view of the machine.
 
+// Effects reports whether the spec has actions marked effect.
+func (v view) Effects() bool {
+	for _, a := range v.M.Actions {
+		if a.Effect {
+			return true
+		}
+	}
+	return false
+}
+
 func (v view) T() string { return v.M.GoName }
 
 // Summaries reports whether some counter's limit writes a summary into the context.
