@@ -70,6 +70,9 @@ type Def[S StateType, E, R EnumType] struct {
 	// Policies says the extra data holds policies (PolicySets), recorded in every
 	// log entry.
 	Policies bool
+	// LevelNames are the names of the timeout levels, by value (the generated
+	// TimeoutLevel) less one: durable timers record a level reached under its name.
+	LevelNames []string
 	// Effects names, by action, the actions the spec marks effect: the effect's spec name,
 	// "" for an action run during the transition; nil when the spec has no effect. Effects
 	// run after the commit, through the Effector (see EffectCall).
@@ -112,6 +115,9 @@ type StateDef struct {
 	Configurable bool
 	Levels       []int
 	LevelValues  []int
+	// Expires says the timeout fires event Expiry when it runs out (on_expiry).
+	Expires bool
+	Expiry  int32
 }
 
 // Pair is a (state, event) pair whose transitions the engine decides.
@@ -285,6 +291,8 @@ type Input[R EnumType] struct {
 	// none): firing again with a key already used returns the first result without firing,
 	// and refuses another event with an IdempotencyConflictError.
 	Key string
+
+	fired string // the deadline a scheduler's firing handles (FireDue)
 }
 
 // NoRole is the role type of a machine whose spec declares no roles.

@@ -1043,16 +1043,19 @@ func TestEngineReplayTimeouts(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.walk(t, eComment)
+	// With a store the change is committed at once, as an entry of its own.
 	log := logOf(t, st)
-	if log[0].Timeouts != nil || !reflect.DeepEqual(log[1].Timeouts, map[tState]time.Duration{sReview: 20 * time.Minute}) {
-		t.Fatalf("timeouts in the log: %v, %v", log[0].Timeouts, log[1].Timeouts)
+	twenty := map[tState]time.Duration{sReview: 20 * time.Minute}
+	if len(log) != 3 || log[0].Timeouts != nil || log[1].Kind != KindTimeoutChanged || !reflect.DeepEqual(log[1].Timeouts, twenty) ||
+		log[1].Metadata["timeout"] != "20m0s" || !reflect.DeepEqual(log[2].Timeouts, twenty) {
+		t.Fatalf("timeouts in the log: %+v", log)
 	}
-	b, err := json.Marshal(log[1])
+	b, err := json.Marshal(log[2])
 	if err != nil {
 		t.Fatal(err)
 	}
 	var back tEntryLog
-	if !strings.Contains(string(b), `"timeouts":{"review":1200000000000}`) || json.Unmarshal(b, &back) != nil || !reflect.DeepEqual(back, log[1]) {
+	if !strings.Contains(string(b), `"timeouts":{"review":1200000000000}`) || json.Unmarshal(b, &back) != nil || !reflect.DeepEqual(back, log[2]) {
 		t.Errorf("entry JSON %s decodes to %+v", b, back)
 	}
 	replayed := func() *rig {
@@ -1074,8 +1077,8 @@ func TestEngineReplayTimeouts(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.walk(t, eComment)
-	if e := logOf(t, st)[2]; e.Timeouts != nil {
-		t.Errorf("entry 3 has timeouts %v", e.Timeouts)
+	if log := logOf(t, st); log[3].Kind != KindTimeoutChanged || log[3].Timeouts != nil || log[4].Timeouts != nil {
+		t.Errorf("entries 4 and 5 have timeouts %v, %v", log[3].Timeouts, log[4].Timeouts)
 	}
 	if r2 := replayed(); Timeout(r2.m, sReview) != 10*time.Minute {
 		t.Errorf("replayed timeout %v, want 10m", Timeout(r2.m, sReview))

@@ -1,6 +1,7 @@
 package fsmrt
 
 import (
+	"context"
 	"fmt"
 	"time"
 )
@@ -78,7 +79,9 @@ func Timeout[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, C, X], s 
 	return m.timeouts[s]
 }
 
-// SetTimeout changes the timeout of a state the spec marks configurable. It is kept in
+// SetTimeout changes the timeout of a state the spec marks configurable. With a store it is
+// committed at once as a TIMEOUT_CHANGED entry of the event log, with the deadlines of the
+// current state armed again when it is s (nothing changes when the commit fails). It is kept in
 // snapshots and the event log.
 func SetTimeout[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, C, X], s S, d time.Duration) error {
 	switch {
@@ -87,7 +90,17 @@ func SetTimeout[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, C, X],
 	case d <= 0:
 		return fmt.Errorf("%stimeout of %s must be positive", m.def.Spec.prefix(), s)
 	}
+	prev := m.timeouts[s]
 	m.timeouts[s] = d
+	if m.store != nil {
+		// Durable at once, in the event log; the current state's deadlines follow.
+		in := Input[R]{Reason: "timeout of " + s.String() + " set to " + d.String()}
+		meta := map[string]string{"state": s.String(), "timeout": d.String()}
+		if err := m.note(context.Background(), KindTimeoutChanged, &in, meta, s == m.state); err != nil {
+			m.timeouts[s] = prev
+			return err
+		}
+	}
 	return nil
 }
 

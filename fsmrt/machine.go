@@ -43,6 +43,7 @@ type Machine[S StateType, E, R EnumType, C, X any] struct {
 	policySets PolicySets[X]
 	effector   Effector[S, E, C]
 	pending    []int32 // the effect actions of the transition being taken
+	entered    bool    // the transition being committed entered a state: its deadlines are armed
 	owner      string  // the machine as a claimer of effects and deadlines (SetOwner)
 	lease      time.Duration
 	extra      X
@@ -540,6 +541,7 @@ func (m *Machine[S, E, R, C, X]) take(ctx context.Context, st Step[S, E, R], in 
 		}
 	}
 	moved := !internal || redirected
+	m.entered = moved
 	if t.Require && moved {
 		c := &m.Context
 		if summaryField >= 0 {
@@ -708,7 +710,10 @@ func (m *Machine[S, E, R, C, X]) persist(ctx context.Context, st Step[S, E, R], 
 func (m *Machine[S, E, R, C, X]) commitTo(ctx context.Context, store Store, st Step[S, E, R], in *Input[R], t int, snap bool) error {
 	d := m.def
 	e, err := m.logEntry(st, in, t)
-	c := Commit{Machine: d.storeName, ID: m.ID, Spec: d.Spec.Fingerprint, Version: m.seq - 1, State: m.state.String()}
+	c := Commit{Machine: d.storeName, ID: m.ID, Spec: d.Spec.Fingerprint, Version: m.seq - 1, State: m.state.String(), Fired: in.fired}
+	if m.entered && d.Timing {
+		c.Rearm, c.Deadlines = true, m.deadlines(m.state, m.enteredAt)
+	}
 	if err == nil {
 		c.Entry = Entry{Seq: m.seq, Kind: e.Kind, Event: st.Event.String(), From: st.From.String(), To: st.To.String(), At: e.Timestamp, Key: e.Key}
 		c.Entry.Data, err = json.Marshal(&e)

@@ -575,10 +575,12 @@ func (m *Machine[S, E, R, C, X]) apply(e *LogEntry[S, E, R]) error {
 			return fmt.Errorf("policies: %w", err)
 		}
 	}
-	switch e.Kind {
-	case KindResumed:
+	switch {
+	case e.Kind == KindResumed:
 		return m.applyResumed(e)
-	case KindTransition:
+	case isNote(e.Kind):
+		return m.applyNote(e)
+	case e.Kind == KindTransition:
 	default:
 		return fmt.Errorf("%q is not a kind of entry", e.Kind)
 	}
@@ -694,7 +696,7 @@ func Resume[S StateType, E, R EnumType, C, X any](ctx context.Context, m *Machin
 	m.state, m.last = st.To, st.From
 	m.seq++
 	m.updatedAt = st.At
-	m.pending = m.pending[:0]
+	m.pending, m.entered = m.pending[:0], true
 	if m.def.Timing {
 		m.moveClock(st.From, st.At)
 	}

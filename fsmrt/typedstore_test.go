@@ -77,7 +77,7 @@ func (s *tStore) logT(ctx context.Context, id string, after int64) ([]tEntryLog,
 // failStore is a store whose operations fail as told.
 type failStore struct {
 	*tStore
-	commitErr, loadErr, logErr, findErr, claimErr error
+	commitErr, loadErr, logErr, findErr, claimErr, claimDeadlinesErr error
 	loads                                         int
 }
 
@@ -108,6 +108,13 @@ func (s *failStore) ClaimEffects(ctx context.Context, machine, owner string, now
 		return nil, s.claimErr
 	}
 	return s.tStore.ClaimEffects(ctx, machine, owner, now, lease, limit)
+}
+
+func (s *failStore) ClaimDeadlines(ctx context.Context, machine, owner string, now time.Time, lease time.Duration, limit int) ([]DueDeadline, error) {
+	if s.claimDeadlinesErr != nil {
+		return nil, s.claimDeadlinesErr
+	}
+	return s.tStore.ClaimDeadlines(ctx, machine, owner, now, lease, limit)
 }
 
 func (s *failStore) FindKey(ctx context.Context, machine, id, key string) (Entry, bool, error) {

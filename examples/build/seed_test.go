@@ -627,3 +627,85 @@ func TestSeed004QueryInterface(t *testing.T) {
 		t.Errorf("active %s", got)
 	}
 }
+
+// "Timeout Actions: 1. Warning: Log and alert at 80% timeout 2. Alert: Notify build
+// orchestrator at 100% 3. Escalate: Consider intervention at 150%", "Not hard stops
+// (warnings)", and "Required Events: ... 3. Timeout warnings": a stored task's timeouts are
+// deadlines in its store, and a scheduler records each level in the event log, once, in the
+// seed's event format, without moving the task.
+func TestSeed004DurableTimeouts(t *testing.T) {
+	ctx := context.Background()
+	store := fsmrt.NewMemoryStore()
+	c := &seedClock{now: seedT0}
+	m, _ := seedNew(c)
+	m.ID = "TASK-001"
+	m.SetStore(store)
+	// Created in pending, whose hour runs from now ("alert if not picked up").
+	if err := m.Create(ctx, build.TaskInput{Actor: "user", Reason: "new task"}); err != nil {
+		t.Fatal(err)
+	}
+	schedule := func(at time.Duration) int {
+		t.Helper()
+		n, err := build.FireDueTaskTimers(ctx, store, &seedHooks{}, seedT0.Add(at), 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	for _, c := range []struct {
+		at   time.Duration
+		want int
+	}{{47 * time.Minute, 0}, {48 * time.Minute, 1}, {50 * time.Minute, 0}, {61 * time.Minute, 1}, {89 * time.Minute, 0}, {2 * time.Hour, 1}, {3 * time.Hour, 0}} {
+		if n := schedule(c.at); n != c.want {
+			t.Errorf("at %v: %d levels recorded, want %d", c.at, n, c.want)
+		}
+	}
+	log, err := m.EventLog(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, e := range log {
+		kinds = append(kinds, e.Kind)
+		if e.From != build.StatePending || e.To != build.StatePending {
+			t.Errorf("%s moved the task: %s -> %s", e.Kind, e.From, e.To)
+		}
+	}
+	if want := []string{"MACHINE_CREATED", "TIMEOUT_WARN", "TIMEOUT_ALERT", "TIMEOUT_ESCALATE"}; !reflect.DeepEqual(kinds, want) {
+		t.Fatalf("log kinds %v, want %v", kinds, want)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(seedJSON(t, log[1])), &doc); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{
+		"timestamp": "2026-06-01T08:48:00Z", "taskId": "TASK-001", "event": "TIMEOUT_WARN",
+		"from": "pending", "to": "pending", "actor": "scheduler", "reason": "timeout level warn reached",
+		"metadata": map[string]any{"level": "warn", "deadline": "2026-06-01T08:48:00Z", "timeout": "1h0m0s"},
+	}
+	for k, v := range want {
+		if !reflect.DeepEqual(doc[k], v) {
+			t.Errorf("%s = %#v, want %#v", k, doc[k], v)
+		}
+	}
+	// Picked up at last: assigned's 15 minutes run from then, pending's are disarmed.
+	live, err := build.ReplayTask(ctx, store, "TASK-001", &seedHooks{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	live.SetStore(store)
+	live.SetClock(c)
+	c.now = seedT0.Add(3 * time.Hour)
+	if _, err := live.FireWith(ctx, build.EventPickedUp, build.TaskInput{Role: build.RoleBuildOrchestrator, Actor: "@build-orchestrator"}); err != nil {
+		t.Fatal(err)
+	}
+	if n := schedule(3*time.Hour + 11*time.Minute); n != 0 {
+		t.Errorf("a level before 80%% of assigned's 15 minutes: %d", n)
+	}
+	if n := schedule(3*time.Hour + 12*time.Minute); n != 1 {
+		t.Errorf("assigned's warning: %d", n)
+	}
+	if log, _ := live.EventLog(ctx, 5); len(log) != 1 || log[0].Kind != "TIMEOUT_WARN" || log[0].From != build.StateAssigned {
+		t.Errorf("after picking up: %+v", log)
+	}
+}

@@ -435,6 +435,7 @@ var def = fsmrt.Def[State, Event, Role]{
 	AlwaysRoles:     []Role{RoleHuman},
 	NumRoles:        8,
 	EveryCheckpoint: -1,
+	LevelNames:      []string{"warn", "alert", "escalate"},
 	History:         true,
 	Timing:          true,
 	Roles:           true,
@@ -474,6 +475,21 @@ func RestoreTask(s TaskSnapshot, hooks TaskHooks) (*Task, error) {
 func ReplayTask(ctx context.Context, store fsmrt.Store, id string, hooks TaskHooks) (*Task, error) {
 	m := NewTask(hooks)
 	return fsmrt.Built(m, fsmrt.Replay(ctx, &m.Machine, store, id, nil))
+}
+
+// FireDueTaskTimers handles the timeouts of the machines stored in store that have fallen
+// due at now: it fires the on_expiry events and records the levels reached
+// (TIMEOUT_<LEVEL> entries of the event log), each once, whichever of any number of
+// schedulers claims it (fsmrt.FireDue). It returns how many it handled, at most limit.
+func FireDueTaskTimers(ctx context.Context, store fsmrt.Store, hooks TaskHooks, now time.Time, limit int) (int, error) {
+	return fsmrt.FireDue(ctx, store, def.Spec.Name(), "", now, 0, limit, func(ctx context.Context, id string) (*fsmrt.Machine[State, Event, Role, TaskContext, fsmrt.None], error) {
+		m, err := ReplayTask(ctx, store, id, hooks)
+		if err != nil {
+			return nil, err
+		}
+		m.SetStore(store)
+		return &m.Machine, nil
+	})
 }
 
 // TaskRegistry holds machines by ID and answers queries over them (fsmrt.Registry).

@@ -1982,6 +1982,66 @@ func fsmCopyLog(t *testing.T, id string, log []fsmrt.Entry) fsmrt.Store {
 	}
 	return store
 }
+
+// Durable timers: a stored machine that enters a state whose timeout has levels or an
+// expiry arms them as deadlines in its store, and FireDueTaskTimers handles each once
+// it falls due: the expiry fires its event (or is recorded when refused), a level is
+// recorded in the event log. Every path again, each to a store of its own.
+func TestFsmDurableTimers(t *testing.T) {
+	ctx := context.Background()
+	later := fsmEpoch.Add(100000 * time.Hour)
+	fsmTimed := map[State]bool{StatePending: true, StateAssigned: true, StatePlanning: true, StateValidated: true, StateInProgress: true, StateTesting: true, StateQualityReview: true, StateApproved: true, StateCommitting: true, StateCtoIntervention: true}
+	handled := 0
+	for _, p := range fsmPaths {
+		if !fsmTimed[p.to] {
+			continue
+		}
+		store := fsmrt.NewMemoryStore()
+		m, h := fsmFixture(StatePending, nil, false, false, true)
+		m.ID = "fsm-" + p.to.String()
+		m.SetStore(store)
+		if len(p.steps) == 0 {
+			// Stored on creation, so that the timeout of the state it starts in runs.
+			if err := m.Create(ctx, TaskInput{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		h.script = fsmScript(p.steps)
+		for i, s := range p.steps {
+			if _, err := fsmFireStep(m, s, TaskInput{}); err != nil {
+				t.Fatalf("%s step %d: %v", m.ID, i, err)
+			}
+		}
+		h.script = nil
+		n, err := FireDueTaskTimers(ctx, store, h, later, 100)
+		if err != nil {
+			t.Fatalf("%s: %v", m.ID, err)
+		}
+		if again, err := FireDueTaskTimers(ctx, store, h, later, 100); again != 0 || err != nil {
+			t.Errorf("%s: handled again: %d, %v", m.ID, again, err)
+		}
+		log, err := m.EventLog(ctx, m.Seq())
+		if err != nil || len(log) != n {
+			t.Errorf("%s: %d deadlines handled, %d entries after the path: %v", m.ID, n, len(log), err)
+		}
+		handled += n
+	}
+	if handled == 0 {
+		t.Error("no deadline handled on any path")
+	}
+	// A deadline whose machine cannot be loaded is not handled, and says why.
+	if n, err := FireDueTaskTimers(ctx, fsmGhostStore{}, &fsmHooks{}, later, 1); n != 0 || !errors.Is(err, errFsmStore) {
+		t.Errorf("a deadline of a machine that does not load: %d, %v", n, err)
+	}
+}
+
+// fsmGhostStore claims a deadline of a machine it fails to load.
+type fsmGhostStore struct{ fsmFailingStore }
+
+func (fsmGhostStore) ClaimDeadlines(context.Context, string, string, time.Time, time.Duration, int) ([]fsmrt.DueDeadline, error) {
+	return []fsmrt.DueDeadline{{ID: "ghost"}}, nil
+}
+
 func TestFsmRegistry(t *testing.T) {
 	ctx := context.Background()
 	if NewTaskRegistry(0, nil).Logger() == nil {

@@ -450,6 +450,14 @@ func (g *gen) engineGuard(gu *ir.Guard, typed Code) *Statement {
 	return Id("m").Dot("hooks").Dot(gu.GoName).Call(Id("ctx"), typed, Id("st"))
 }
 
+// durableTimers reports whether some state's timeout has levels or an on_expiry event:
+// what a stored machine arms as deadlines, and FireDue<T>Timers handles.
+func (g *gen) durableTimers() bool {
+	return slices.ContainsFunc(g.m.States, func(s *ir.State) bool {
+		return s.Timeout != nil && (len(s.Timeout.Levels) > 0 || s.Timeout.OnExpiry != nil)
+	})
+}
+
 // effects reports whether the spec has actions marked effect.
 func (g *gen) effects() bool {
 	return slices.ContainsFunc(g.m.Actions, func(a *ir.Action) bool { return a.Effect })
@@ -482,6 +490,21 @@ func (g *gen) engineStore(f *File) {
 		Return(Qual(rt, "Built").Call(Id("m"), Qual(rt, "Replay").Call(Id("ctx"), self(), Id("store"), Id("id"), Nil()))),
 	)
 	f.Line()
+	if g.durableTimers() {
+		T := g.T
+		f.Comment(comment(fmt.Sprintf("FireDue%sTimers handles the timeouts of the machines stored in store that have\nfallen due at now: it fires the on_expiry events and records the levels reached\n(TIMEOUT_<LEVEL> entries of the event log), each once, whichever of any number of\nschedulers claims it (fsmrt.FireDue). It returns how many it handled, at most limit.", T)))
+		machine := Qual(rt, "Machine").Types(Id("State"), Id("Event"), g.role(), Id(g.name("Context")), g.extra())
+		f.Func().Id("FireDue"+T+"Timers").Params(append(append([]Code{ctxParam(), Id("store").Qual(rt, "Store")}, g.hookParams()...), Id("now").Qual("time", "Time"), Id("limit").Int())...).Params(Int(), Error()).Block(
+			Return(Qual(rt, "FireDue").Call(Id("ctx"), Id("store"), Id("def").Dot("Spec").Dot("Name").Call(), Lit(""), Id("now"), Lit(0), Id("limit"),
+				Func().Params(ctxParam(), Id("id").String()).Params(Op("*").Add(machine), Error()).Block(
+					List(Id("m"), Err()).Op(":=").Id("Replay"+T).Call(append([]Code{Id("ctx"), Id("store"), Id("id")}, g.hookArgs()...)...),
+					If(Err().Op("!=").Nil()).Block(Return(Nil(), Err())),
+					Id("m").Dot("SetStore").Call(Id("store")),
+					Return(Op("&").Id("m").Dot("Machine"), Nil()),
+				))),
+		)
+		f.Line()
+	}
 	if !g.resumes {
 		return
 	}

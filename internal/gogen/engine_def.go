@@ -99,6 +99,10 @@ func (g *gen) engineDef(f *File) {
 			}
 			v.add("Levels", intLits(pct))
 			v.add("LevelValues", intLits(vals))
+			if t.OnExpiry != nil {
+				v.add("Expires", True())
+				v.add("Expiry", Lit(t.OnExpiry.Index))
+			}
 		}
 		oneLine = oneLine && len(s.Entry)+len(s.Exit) == 0 && !s.Remembers && s.Timeout == nil
 		states = append(states, v)
@@ -185,6 +189,13 @@ func (g *gen) engineDef(f *File) {
 		d.add("Payloads", Index().Bool().ValuesFunc(func(v *Group) {
 			for _, e := range m.Events {
 				v.Lit(len(e.Payload) > 0)
+			}
+		}))
+	}
+	if len(levels) > 0 {
+		d.add("LevelNames", Index().String().ValuesFunc(func(v *Group) {
+			for _, l := range levels {
+				v.Lit(l.Name)
 			}
 		}))
 	}

@@ -116,6 +116,21 @@ type view struct {
 
 // The template's view of the machine.
 
+// DurableTimers reports whether some state's timeout has levels or an on_expiry event,
+// which a stored machine arms as deadlines.
+func (v view) DurableTimers() bool { return len(v.DurableStates()) > 0 }
+
+// DurableStates are the states whose timeout has levels or an on_expiry event.
+func (v view) DurableStates() []*ir.State {
+	var out []*ir.State
+	for _, s := range v.M.States {
+		if s.Timeout != nil && (len(s.Timeout.Levels) > 0 || s.Timeout.OnExpiry != nil) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
 // Effects reports whether the spec has actions marked effect.
 func (v view) Effects() bool {
 	for _, a := range v.M.Actions {

@@ -1,0 +1,229 @@
+package fsmrt
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Durable timers. A machine that keeps time and has a store arms, in the commit of every
+// transition that enters a state, the deadlines of that state's timeout: one per level
+// (reached at its percentage of the timeout in force) and, when the spec names an
+// on_expiry event, the expiry. Leaving the state disarms them (the next state's replace
+// them). A scheduler (FireDue, in any number of processes) claims the deadlines that fall
+// due and handles each exactly once: it fires the expiry event, or records the level as an
+// entry of the event log (TIMEOUT_<LEVEL>), in a commit that also removes the deadline, so
+// that a deadline handled twice, or one whose state has been left, is a conflict that
+// changes nothing.
+
+// Log entry kinds that are not transitions: the machine stays where it is.
+const (
+	// KindTimeoutPrefix starts the kind of the entry that records a timeout level reached:
+	// TIMEOUT_WARNING for a level named warning.
+	KindTimeoutPrefix = "TIMEOUT_"
+	// KindTimeoutExpired records an expiry whose event the machine refused.
+	KindTimeoutExpired = "TIMEOUT_EXPIRED"
+	// KindTimeoutChanged records a timeout changed at run time (SetTimeout).
+	KindTimeoutChanged = "TIMEOUT_CHANGED"
+	// KindCreated records a machine stored before its first transition (Create).
+	KindCreated = "MACHINE_CREATED"
+)
+
+// deadlineExpiry is the name of an expiry deadline; a level's is its name prefixed.
+const (
+	deadlineExpiry = "expiry"
+	deadlineLevel  = "level:"
+)
+
+// deadlines returns the deadlines of state s entered at at, with the timeouts in force.
+func (m *Machine[S, E, R, C, X]) deadlines(s S, at time.Time) []Deadline {
+	d := m.def
+	if !d.Timing || int(s) >= len(d.States) {
+		return nil
+	}
+	sd, timeout := &d.States[s], m.timeouts[s]
+	if timeout <= 0 {
+		return nil
+	}
+	var out []Deadline
+	for i, pct := range sd.Levels {
+		name := d.levelName(sd.LevelValues[i])
+		out = append(out, Deadline{Name: deadlineLevel + name, At: at.Add(percentOf(timeout, pct)), State: s.String(), Level: sd.LevelValues[i]})
+	}
+	if sd.Expires {
+		out = append(out, Deadline{Name: deadlineExpiry, At: at.Add(timeout), State: s.String(), Event: E(sd.Expiry).String()})
+	}
+	return out
+}
+
+// levelName is the name of timeout level value v (the generated TimeoutLevel).
+func (d *Def[S, E, R]) levelName(v int) string {
+	if v >= 1 && v <= len(d.LevelNames) {
+		return d.LevelNames[v-1]
+	}
+	return strconv.Itoa(v)
+}
+
+// percentOf returns pct percent of d, rounded up to the nanosecond at which Reached first
+// holds, without overflow for any duration.
+func percentOf(d time.Duration, pct int) time.Duration {
+	lo, hi := time.Duration(0), time.Duration(1<<63-1)
+	for lo < hi { // the least elapsed time that reaches pct percent of d
+		mid := lo + (hi-lo)/2
+		if Reached(mid, d, pct) {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return lo
+}
+
+// note commits an entry of the event log that is not a transition (kind, on the state the
+// machine is in), handling the deadline fired (when not empty) and rearming the current
+// state's deadlines when rearm. Nothing changes when the commit fails.
+func (m *Machine[S, E, R, C, X]) note(ctx context.Context, kind string, in *Input[R], meta map[string]string, rearm bool) error {
+	d := m.def
+	if m.store == nil {
+		return ErrNoStore
+	}
+	st := Step[S, E, R]{From: m.state, To: m.state, Role: in.Role, At: m.now(in)}
+	m.keep()
+	m.pending = m.pending[:0]
+	m.seq++
+	m.updatedAt = st.At
+	e, err := m.logEntry(st, in, -1)
+	c := Commit{Machine: d.storeName, ID: m.ID, Spec: d.Spec.Fingerprint, Version: m.seq - 1, State: m.state.String(), Fired: in.fired}
+	if err == nil {
+		e.Kind = kind
+		for k, v := range meta {
+			e.Metadata[k] = v
+		}
+		c.Entry = Entry{Seq: m.seq, Kind: kind, From: st.From.String(), To: st.To.String(), At: e.Timestamp}
+		c.Entry.Data, err = json.Marshal(&e)
+	}
+	if rearm {
+		c.Rearm, c.Deadlines = true, m.deadlines(m.state, m.enteredAt)
+	}
+	if kind == KindCreated && err == nil {
+		s := m.Snapshot()
+		c.Snapshot, err = json.Marshal(&s)
+	}
+	if err == nil {
+		err = m.store.Commit(ctx, &c)
+	}
+	if err != nil {
+		m.rollback()
+		return StoreFailed(d.Spec, "commit", m.seq+1, err)
+	}
+	return nil
+}
+
+// applyNote replays an entry that is not a transition: the machine stays where it is.
+func (m *Machine[S, E, R, C, X]) applyNote(e *LogEntry[S, E, R]) error {
+	if e.From != m.state || e.To != m.state || e.Transition != -1 || e.Kind == KindCreated && e.Seq != 1 {
+		return fmt.Errorf("%s %s -> %s (transition %d) in %s at %d", e.Kind, e.From, e.To, e.Transition, m.state, e.Seq)
+	}
+	m.seq, m.updatedAt = e.Seq, e.Timestamp
+	return nil
+}
+
+// isNote reports whether kind is the kind of an entry that is not a transition.
+func isNote(kind string) bool {
+	return kind == KindCreated || strings.HasPrefix(kind, KindTimeoutPrefix) && len(kind) > len(KindTimeoutPrefix)
+}
+
+// Create stores the machine as it is, before its first transition, so that the timeout
+// of the state it starts in runs (its deadlines are armed) and other processes can load
+// it: a MACHINE_CREATED entry of the event log, with a snapshot, committed as the
+// instance's first. It fails with a ConflictError when the store already has the instance
+// (create it once), with ErrNoStore without a store, and when the machine has already
+// committed transitions. in says who creates it, when and why.
+func (m *Machine[S, E, R, C, X]) Create(ctx context.Context, in Input[R]) error {
+	if m.store != nil && m.seq != 0 {
+		return fmt.Errorf("%smachine %s has made %d transitions: it exists", m.def.Spec.prefix(), m.ID, m.seq)
+	}
+	return m.note(ctx, KindCreated, &in, nil, true)
+}
+
+// FireDue claims from store up to limit deadlines of machines named machine (a Spec.Name)
+// that are due at now, and handles each once: load builds the instance with the given ID
+// from the store (the generated Replay function), with store set; an expiry fires the
+// state's on_expiry event (actor "scheduler", at the deadline), or, when the machine
+// refuses it, is recorded as a TIMEOUT_EXPIRED entry; a level is recorded as a
+// TIMEOUT_<LEVEL> entry. Each commit removes the deadline it handles: a deadline already
+// handled, or whose state the machine has left, is a conflict and is skipped. It returns how
+// many deadlines it handled and the first error other than a conflict. Any number of
+// schedulers may run at once, in any number of processes.
+func FireDue[S StateType, E, R EnumType, C, X any](ctx context.Context, store Store, machine, owner string, now time.Time, lease time.Duration, limit int,
+	load func(ctx context.Context, id string) (*Machine[S, E, R, C, X], error)) (int, error) {
+	if lease <= 0 {
+		lease = DefaultLease
+	}
+	if owner == "" {
+		owner = processOwner
+	}
+	due, err := store.ClaimDeadlines(ctx, machine, owner, now, lease, limit)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	var first error
+	for _, dl := range due {
+		err := handleDue(ctx, dl, now, load)
+		switch {
+		case err == nil:
+			n++
+		case errors.Is(err, ErrStoreConflict):
+		case first == nil:
+			first = err
+		}
+	}
+	return n, first
+}
+
+// handleDue handles one due deadline (FireDue).
+func handleDue[S StateType, E, R EnumType, C, X any](ctx context.Context, dl DueDeadline, now time.Time,
+	load func(ctx context.Context, id string) (*Machine[S, E, R, C, X], error)) error {
+	m, err := load(ctx, dl.ID)
+	if err != nil {
+		return err
+	}
+	if m.state.String() != dl.State {
+		// Left since: the commit that left it disarmed the deadline; this claim is stale.
+		return &ConflictError{Machine: dl.Machine, ID: dl.ID, Version: m.seq, Stored: m.seq, Deadline: dl.Name}
+	}
+	in := Input[R]{Actor: "scheduler", At: now, fired: dl.Name}
+	meta := map[string]string{"deadline": dl.At.UTC().Format(time.RFC3339Nano), "timeout": m.timeouts[m.state].String()}
+	if dl.Name == deadlineExpiry {
+		e, ok := m.def.eventNamed(dl.Event)
+		if ok {
+			in.Reason = "timeout expired"
+			if _, err = m.FireWith(ctx, e, in); err == nil || errors.Is(err, ErrStoreConflict) || !errors.Is(err, ErrRefused) {
+				return err
+			}
+		} else {
+			err = fmt.Errorf("%q is not an event", dl.Event)
+		}
+		in.Reason = err.Error()
+		return m.note(ctx, KindTimeoutExpired, &in, meta, false)
+	}
+	level := strings.TrimPrefix(dl.Name, deadlineLevel)
+	in.Reason = "timeout level " + level + " reached"
+	meta["level"] = level
+	return m.note(ctx, KindTimeoutPrefix+strings.ToUpper(level), &in, meta, false)
+}
+
+// eventNamed returns the event named name.
+func (d *Def[S, E, R]) eventNamed(name string) (E, bool) {
+	for e := range d.NumEvents {
+		if E(e).String() == name {
+			return E(e), true
+		}
+	}
+	return 0, false
+}
