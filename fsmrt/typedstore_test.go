@@ -78,7 +78,7 @@ func (s *tStore) logT(ctx context.Context, id string, after int64) ([]tEntryLog,
 type failStore struct {
 	*tStore
 	commitErr, loadErr, logErr, findErr, claimErr, claimDeadlinesErr error
-	loads                                         int
+	loads                                                            int
 }
 
 func (s *failStore) Commit(ctx context.Context, c *Commit) error {
