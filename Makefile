@@ -3,7 +3,12 @@ GO       ?= go
 FUZZTIME ?= 60s
 SPECS    := $(wildcard examples/*/*.fsm.yaml)
 
-.PHONY: all build generate check-generated test coverage vet fmt-check check-examples fuzz bench bench-smoke clean
+.PHONY: all build generate check-generated test test-modules coverage vet fmt-check check-examples fuzz bench bench-smoke clean
+
+# The modules beside the main one: the store adapters (each its own module, so that a
+# program that uses neither never downloads a database driver), and the programs and
+# cross-process tests that run the seeds on them.
+MODULES := store/sqlite examples/durable
 
 all: build
 
@@ -28,6 +33,11 @@ test: fmt-check vet check-examples check-generated
 	$(MAKE) --no-print-directory coverage
 	$(MAKE) --no-print-directory fuzz FUZZTIME=10s
 	$(MAKE) --no-print-directory bench-smoke
+	$(MAKE) --no-print-directory test-modules
+
+# Vet and test each module of MODULES (the PostgreSQL tests start a server of their own).
+test-modules:
+	@for m in $(MODULES); do echo "== $$m"; (cd $$m && $(GO) vet ./... && $(GO) test -race -count=1 ./...) || exit 1; done
 
 # Statement coverage of each generated seed package by its generated tests alone.
 coverage:

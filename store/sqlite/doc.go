@@ -1,0 +1,94 @@
+// Package sqlite is the embedded default store of fsmgen: an fsmrt.Store kept in one
+// SQLite database file, through the pure-Go driver modernc.org/sqlite, so that a program
+// using it needs no C toolchain. It is its own module: programs that do not import it
+// never download the driver.
+//
+// # Opening
+//
+//	st, err := sqlite.Open(ctx, "machines.db")
+//	if err != nil {
+//		return err
+//	}
+//	defer st.Close()
+//
+// Open creates the file when it is missing, puts it in WAL mode, sets the other pragmas
+// below on every connection of its pool and brings the schema up to date. A program
+// that opens its own *sql.DB (its own data source name and pragmas, a database shared with
+// its own tables) hands it to New instead, which only migrates the schema; the caller
+// then owns the pragmas and closes the database itself.
+//
+// # Pragmas
+//
+//   - journal_mode=WAL: readers never block the writer nor the writer readers, and a
+//     commit appends to the write-ahead log instead of rewriting pages in place. It is a
+//     lasting setting of the file, which Open makes when the file does not have it yet.
+//   - busy_timeout (10 s by default, WithBusyTimeout): a connection that finds the
+//     database locked by another connection or process waits that long for the lock
+//     before it fails with SQLITE_BUSY, so several processes can share the file.
+//   - foreign_keys=on: SQLite enforces the references between tables the schema
+//     declares (an effect's entry, a deadline's instance).
+//   - synchronous=FULL: a commit has reached the disk when Commit returns, through a
+//     power loss as well as a crash of the program. WithSynchronousNormal relaxes it to
+//     NORMAL, which in WAL mode still never corrupts the database but may lose the last
+//     commits when the machine (not only the program) goes down.
+//
+// # Schema
+//
+// The tables are prefixed fsmgen_, so they can live beside an application's own:
+//
+//	fsmgen_schema(version)                     the schema version of the file
+//	fsmgen_instances(machine, id,              one row per instance
+//	    spec, version, state,
+//	    snapshot, snapshot_seq, updated_at)    (index on machine, state)
+//	fsmgen_entries(machine, id, seq,           the event log, one row per entry
+//	    kind, event, from_state, to_state,
+//	    at, idem_key, data)                    (unique index on machine, id, idem_key)
+//	fsmgen_effects(machine, id, seq, idx,      the outbox, one row per effect: the
+//	    name, idem_key, data,                  idx-th effect of entry seq
+//	    owner, leased_until, attempts,
+//	    delivered_at, committed_at)            (index on machine, committed_at, id,
+//	                                           seq, idx of those not delivered)
+//	fsmgen_deadlines(machine, id, name,        the armed deadlines, one row per
+//	    at, state, event, level,               deadline of an instance
+//	    owner, leased_until)                   (index on machine, at, id, name)
+//
+// Times (at, updated_at, leased_until, delivered_at, committed_at) are unix
+// microseconds; entries, snapshots and effects' data are kept byte for byte as BLOBs.
+// An effect references its entry, a deadline its instance. The schema is versioned: the
+// code carries an ordered list of migrations (version 1: instances and entries;
+// version 2: effects and deadlines), and opening a file of an older version applies the
+// missing ones in one transaction, while a file of a newer version than the code knows
+// is refused with a SchemaError and left untouched. Several processes opening an older
+// file at once migrate it once.
+//
+// # Concurrency
+//
+// Every write is one transaction that takes SQLite's write lock at its start (BEGIN
+// IMMEDIATE); the writers of one Store also queue in the process, so they do not spin on
+// the lock. A Commit checks the instance's spec, version, idempotency key and the
+// deadline it handles, and only then writes the instance, its entry, its effects and its
+// deadlines: a refused commit writes nothing. Load reads the instance and its log in one
+// read transaction, a consistent snapshot that never waits for the writer.
+//
+// # Claims
+//
+// Effects wait in the outbox until they are delivered; deadlines wait until a
+// scheduler handles them. Both are handed out by lease. A commit made by an owner
+// writes its effects leased to it (their first attempt counted), so that it delivers
+// them at once; other effects are written free. ClaimEffects and ClaimDeadlines each run
+// in one write transaction: they select the rows that are free (never leased, or leased
+// until before now; for deadlines, also due), in the order they hand them out (effects
+// by their entry's time, instance, seq and position; deadlines by time, instance and
+// name) up to the limit, walking an index in that order, and set owner and
+// leased_until (and count the attempt of an effect) before they commit. Since SQLite
+// admits one writer at a time to the file, claimers in any number of goroutines or
+// processes never get the same row while its lease runs. CompleteEffects sets
+// delivered_at, once: a delivered effect is never claimed again. A commit that rearms
+// replaces the instance's deadlines, leases and all; a commit that handles a deadline
+// removes it, and is refused with a ConflictError when the deadline is gone.
+//
+// SQLite has one writer at a time per database file. This store suits one process, or
+// several processes on one machine sharing the file (on a local disk: the locks and the
+// write-ahead log's shared memory do not work over network file systems). Many workers
+// on many machines want the PostgreSQL store.
+package sqlite
