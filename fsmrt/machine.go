@@ -710,7 +710,7 @@ func (m *Machine[S, E, R, C, X]) persist(ctx context.Context, st Step[S, E, R], 
 func (m *Machine[S, E, R, C, X]) commitTo(ctx context.Context, store Store, st Step[S, E, R], in *Input[R], t int, snap bool) error {
 	d := m.def
 	e, err := m.logEntry(st, in, t)
-	c := Commit{Machine: d.storeName, ID: m.ID, Spec: d.Spec.Fingerprint, Version: m.seq - 1, State: m.state.String(), Fired: in.fired}
+	c := Commit{Machine: d.storeName, ID: m.ID, Spec: d.Spec.Fingerprint, Version: m.seq - 1, State: m.state.String(), Fired: in.fired, Counters: m.counterValues()}
 	if m.entered && d.Timing {
 		c.Rearm, c.Deadlines = true, m.deadlines(m.state, m.enteredAt)
 	}

@@ -753,3 +753,23 @@ func (m *Machine[S, E, R, C, X]) StoredSnapshot(ctx context.Context) (s Snapshot
 	}
 	return s, true, json.Unmarshal(l.Snapshot, &s)
 }
+
+// counterValues returns the machine's counters that are not zero, for the store.
+func (m *Machine[S, E, R, C, X]) counterValues() []CounterValue {
+	d := m.def
+	var out []CounterValue
+	for i, c := range d.Counters {
+		if !c.PerState {
+			if n := *m.counter(int32(i), 0); n != 0 {
+				out = append(out, CounterValue{Name: c.Name, Value: n})
+			}
+			continue
+		}
+		for st := range d.States {
+			if n := *m.counter(int32(i), S(st)); n != 0 {
+				out = append(out, CounterValue{Name: c.Name, State: S(st).String(), Value: n})
+			}
+		}
+	}
+	return out
+}

@@ -53,9 +53,47 @@ type Store interface {
 	CompleteEffects(ctx context.Context, ids []EffectID, now time.Time) error
 
 	// ClaimDeadlines leases to owner, until now+lease, at most limit deadlines of machine
-	// that are due (At <= now) and not leased (or whose lease ran out before now), earliest
-	// first. Claimers that run at once never get the same deadline.
+	// that are due (At <= now), not handled, and not leased (or whose lease ran out before
+	// now), earliest first. Claimers that run at once never get the same deadline.
 	ClaimDeadlines(ctx context.Context, machine, owner string, now time.Time, lease time.Duration, limit int) ([]DueDeadline, error)
+
+	// Find returns the instances of q.Machine that match q, in ID order.
+	Find(ctx context.Context, q Query) ([]Instance, error)
+}
+
+// Query selects instances of one machine; the conditions that are set must all hold.
+type Query struct {
+	Machine string
+	// States: the instance is in one of them (by name); none: any state.
+	States []string
+	// Deadline and Due: the instance has the deadline named Deadline ("expiry",
+	// "level:warn") of its current state, falling due at or before Due, handled or not: it
+	// has been in its state longer than that level of its timeout.
+	Deadline string
+	Due      time.Time
+	// Counter and AtLeast: the counter named Counter (in some state, for a per-state
+	// counter) is at least AtLeast.
+	Counter string
+	AtLeast int
+	// After and Limit page through the results: IDs after After, at most Limit (0: all).
+	After string
+	Limit int
+}
+
+// Instance is an instance as Find returns it.
+type Instance struct {
+	ID      string
+	State   string
+	Version int64
+	// UpdatedAt is the time of its last entry.
+	UpdatedAt time.Time
+}
+
+// CounterValue is the value of one of an instance's counters after a commit: State is
+// empty but for a per-state counter.
+type CounterValue struct {
+	Name, State string
+	Value       int
 }
 
 // Entry is one entry of an instance's event log as a store keeps it: the engine's JSON
@@ -98,9 +136,13 @@ type Commit struct {
 	Rearm     bool
 	Deadlines []Deadline
 	// Fired, when not empty, names the deadline this commit handles (its expiry event, or
-	// its level recorded): the deadline is removed with the commit, and the commit is
-	// refused with a ConflictError when the instance no longer has it.
+	// its level recorded): the deadline is recorded handled (it stays, for Find, until the
+	// next rearm, but is never claimed again), and the commit is refused with a
+	// ConflictError when the instance has no such deadline or it is handled already.
 	Fired string
+	// Counters are the instance's counters that are not zero after the transition; they
+	// replace the stored ones (for Find).
+	Counters []CounterValue
 }
 
 // Effect is an action that must happen once per committed transition, delivered after
@@ -198,7 +240,7 @@ func (e *ConflictError) Error() string {
 	case e.Key != "":
 		return fmt.Sprintf("fsm: store conflict: %s %s: idempotency key %q already used", e.Machine, e.ID, e.Key)
 	case e.Deadline != "":
-		return fmt.Sprintf("fsm: store conflict: %s %s has no deadline %q", e.Machine, e.ID, e.Deadline)
+		return fmt.Sprintf("fsm: store conflict: %s %s has no deadline %q left to handle", e.Machine, e.ID, e.Deadline)
 	}
 	return fmt.Sprintf("fsm: store conflict: %s %s is at version %d, not %d", e.Machine, e.ID, e.Stored, e.Version)
 }
@@ -236,6 +278,13 @@ func CheckCommit(c *Commit) error {
 		return fmt.Errorf("%w: %s %s: empty state or kind", ErrInvalidCommit, c.Machine, c.ID)
 	case len(c.Deadlines) > 0 && !c.Rearm:
 		return fmt.Errorf("%w: %s %s: deadlines without rearming", ErrInvalidCommit, c.Machine, c.ID)
+	case c.Owner != "" && c.LeaseUntil.IsZero():
+		return fmt.Errorf("%w: %s %s: effects leased to %s without an end", ErrInvalidCommit, c.Machine, c.ID, c.Owner)
+	}
+	for i, x := range c.Counters {
+		if x.Name == "" || slices.ContainsFunc(c.Counters[:i], func(y CounterValue) bool { return y.Name == x.Name && y.State == x.State }) {
+			return fmt.Errorf("%w: %s %s: counter %q in %q", ErrInvalidCommit, c.Machine, c.ID, x.Name, x.State)
+		}
 	}
 	for i, d := range c.Deadlines {
 		if d.Name == "" || d.At.IsZero() || slices.ContainsFunc(c.Deadlines[:i], func(x Deadline) bool { return x.Name == d.Name }) {
@@ -289,6 +338,7 @@ type memInstance struct {
 	snapshot    []byte
 	snapSeq     int64
 	keys        map[string]int64 // the seq of the entry of each idempotency key
+	counters    []CounterValue
 	effects     []*memEffect
 	deadlines   []*memDeadline
 }
@@ -304,8 +354,9 @@ type memEffect struct {
 // memDeadline is a deadline of a MemoryStore.
 type memDeadline struct {
 	Deadline
-	owner  string
-	leased time.Time
+	owner   string
+	leased  time.Time
+	handled bool
 }
 
 // NewMemoryStore returns an empty store.
@@ -348,7 +399,7 @@ func (s *MemoryStore) Commit(ctx context.Context, c *Commit) error {
 	}
 	fired := -1
 	if c.Fired != "" {
-		if fired = slices.IndexFunc(in.deadlines, func(d *memDeadline) bool { return d.Name == c.Fired }); fired < 0 {
+		if fired = slices.IndexFunc(in.deadlines, func(d *memDeadline) bool { return d.Name == c.Fired && !d.handled }); fired < 0 {
 			return &ConflictError{Machine: c.Machine, ID: c.ID, Version: c.Version, Stored: version, Deadline: c.Fired}
 		}
 	}
@@ -357,8 +408,9 @@ func (s *MemoryStore) Commit(ctx context.Context, c *Commit) error {
 		in.keys[k] = c.Entry.Seq
 	}
 	if fired >= 0 {
-		in.deadlines = slices.Delete(in.deadlines, fired, fired+1)
+		in.deadlines[fired].handled = true
 	}
+	in.counters = slices.Clone(c.Counters)
 	if c.Rearm {
 		in.deadlines = in.deadlines[:0]
 		for _, d := range c.Deadlines {
@@ -512,7 +564,7 @@ func (s *MemoryStore) ClaimDeadlines(ctx context.Context, machine, owner string,
 			continue
 		}
 		for _, d := range in.deadlines {
-			if !d.At.After(now) && (d.owner == "" || d.leased.Before(now)) {
+			if !d.handled && !d.At.After(now) && (d.owner == "" || d.leased.Before(now)) {
 				free = append(free, due{key[1], d})
 			}
 		}
@@ -526,6 +578,42 @@ func (s *MemoryStore) ClaimDeadlines(ctx context.Context, machine, owner string,
 		out = append(out, DueDeadline{Machine: machine, ID: f.id, Deadline: f.d.Deadline})
 	}
 	return out, nil
+}
+
+// Find returns the instances that match q (Store.Find).
+func (s *MemoryStore) Find(ctx context.Context, q Query) ([]Instance, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Instance
+	for key, in := range s.instances {
+		if key[0] != q.Machine || key[1] <= q.After && q.After != "" || !in.matches(&q) {
+			continue
+		}
+		last := in.log[len(in.log)-1]
+		out = append(out, Instance{ID: key[1], State: in.state, Version: int64(len(in.log)), UpdatedAt: last.At})
+	}
+	slices.SortFunc(out, func(a, b Instance) int { return cmp.Compare(a.ID, b.ID) })
+	if q.Limit > 0 && len(out) > q.Limit {
+		out = out[:q.Limit]
+	}
+	return out, nil
+}
+
+// matches reports whether the instance meets q's conditions. The caller holds the lock.
+func (in *memInstance) matches(q *Query) bool {
+	if len(q.States) > 0 && !slices.Contains(q.States, in.state) {
+		return false
+	}
+	if q.Deadline != "" && !slices.ContainsFunc(in.deadlines, func(d *memDeadline) bool { return d.Name == q.Deadline && !d.At.After(q.Due) }) {
+		return false
+	}
+	if q.Counter != "" && !slices.ContainsFunc(in.counters, func(c CounterValue) bool { return c.Name == q.Counter && c.Value >= q.AtLeast }) {
+		return false
+	}
+	return true
 }
 
 // after returns copies of the entries with a sequence number greater than seq; nil when

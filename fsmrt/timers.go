@@ -97,7 +97,7 @@ func (m *Machine[S, E, R, C, X]) note(ctx context.Context, kind string, in *Inpu
 	m.seq++
 	m.updatedAt = st.At
 	e, err := m.logEntry(st, in, -1)
-	c := Commit{Machine: d.storeName, ID: m.ID, Spec: d.Spec.Fingerprint, Version: m.seq - 1, State: m.state.String(), Fired: in.fired}
+	c := Commit{Machine: d.storeName, ID: m.ID, Spec: d.Spec.Fingerprint, Version: m.seq - 1, State: m.state.String(), Fired: in.fired, Counters: m.counterValues()}
 	if err == nil {
 		e.Kind = kind
 		for k, v := range meta {
@@ -227,3 +227,10 @@ func (d *Def[S, E, R]) eventNamed(name string) (E, bool) {
 	}
 	return 0, false
 }
+
+// LevelDeadline is the name of the deadline of timeout level name, for Query.Deadline: a
+// machine found by it has been in its state longer than that level of its timeout.
+func LevelDeadline(name string) string { return deadlineLevel + name }
+
+// ExpiryDeadline is the name of the deadline of a timeout's expiry, for Query.Deadline.
+const ExpiryDeadline = deadlineExpiry

@@ -709,3 +709,93 @@ func TestSeed004DurableTimeouts(t *testing.T) {
 		t.Errorf("after picking up: %+v", log)
 	}
 }
+
+// "@agent-plan-manager supports queries: getTasksByState, getTasksExceedingTimeout,
+// getTasksUnderCtoReview, getTasksWithMultipleFailures, getTaskStateHistory": over every
+// task a store holds, with FindTasks (each condition backed by an index of the database
+// stores) and a task's event log.
+func TestSeed004Queries(t *testing.T) {
+	ctx := context.Background()
+	store := fsmrt.NewMemoryStore()
+	c := &seedClock{now: seedT0}
+	human := build.TaskInput{Role: build.RoleHuman, Actor: "human"}
+	task := func(id string, events ...build.Event) *build.Task {
+		t.Helper()
+		m, _ := seedNew(c)
+		m.ID = id
+		m.SetStore(store)
+		if err := m.Create(ctx, build.TaskInput{Actor: "user"}); err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range events {
+			if _, err := m.FireWith(ctx, e, human); err != nil {
+				t.Fatalf("%s %s: %v", id, e, err)
+			}
+		}
+		return m
+	}
+	toPlanning := []build.Event{build.EventPickedUp, build.EventValidationStarted}
+	task("T1")                                                                                                               // pending
+	task("T2", toPlanning...)                                                                                                // planning
+	task("T3", append(toPlanning, build.EventApproachRejected, build.EventApproachRejected)...)                              // planning, 2 failures
+	task("T4", append(toPlanning, build.EventApproachRejected, build.EventApproachRejected, build.EventApproachRejected)...) // the third: cto_intervention
+	ids := func(q fsmrt.Query) []string {
+		t.Helper()
+		got, err := build.FindTasks(ctx, store, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := []string{}
+		for _, in := range got {
+			out = append(out, in.ID)
+		}
+		return out
+	}
+	// getTasksByState(planning)
+	if got := ids(fsmrt.Query{States: []string{build.StatePlanning.String()}}); !reflect.DeepEqual(got, []string{"T2", "T3"}) {
+		t.Errorf("in planning: %v", got)
+	}
+	// getTasksUnderCtoReview()
+	if got := ids(fsmrt.Query{States: []string{build.StateCtoIntervention.String()}}); !reflect.DeepEqual(got, []string{"T4"}) {
+		t.Errorf("under CTO review: %v", got)
+	}
+	// getTasksWithMultipleFailures(): two or more failures in some state.
+	if got := ids(fsmrt.Query{Counter: "failures", AtLeast: 2}); !reflect.DeepEqual(got, []string{"T3"}) {
+		t.Errorf("with multiple failures: %v", got)
+	}
+	// getTasksExceedingTimeout(): at 09:00 the hours of pending (T1) and cto_intervention
+	// (T4) are over, planning's 30 minutes (T2, T3) since 08:30. By level: past the alert
+	// (100 %) at 09:00, and past the warning (80 %) at 08:30.
+	now := seedT0.Add(time.Hour)
+	if got := ids(fsmrt.Query{Deadline: fsmrt.LevelDeadline(build.LevelAlert.String()), Due: now}); !reflect.DeepEqual(got, []string{"T1", "T2", "T3", "T4"}) {
+		t.Errorf("past the alert at 09:00: %v", got)
+	}
+	if got := ids(fsmrt.Query{Deadline: fsmrt.LevelDeadline(build.LevelWarn.String()), Due: seedT0.Add(30 * time.Minute)}); !reflect.DeepEqual(got, []string{"T2", "T3"}) {
+		t.Errorf("past the warning at 08:30: %v", got)
+	}
+	// The scheduler records the levels: a level recorded still counts as exceeded.
+	if _, err := build.FireDueTaskTimers(ctx, store, &seedHooks{}, now, 100); err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(fsmrt.Query{Deadline: fsmrt.LevelDeadline(build.LevelAlert.String()), Due: now}); len(got) != 4 {
+		t.Errorf("past the alert after the scheduler ran: %v", got)
+	}
+	// getTaskStateHistory(T4): its transitions, in order, from the event log.
+	m, _ := seedNew(c)
+	m.ID = "T4"
+	m.SetStore(store)
+	log, err := m.EventLog(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var history []string
+	for _, e := range log {
+		if e.Kind == "STATE_TRANSITION" {
+			history = append(history, e.From.String()+"->"+e.To.String())
+		}
+	}
+	want := []string{"pending->assigned", "assigned->planning", "planning->planning", "planning->planning", "planning->cto_intervention"}
+	if !reflect.DeepEqual(history, want) {
+		t.Errorf("state history of T4: %v", history)
+	}
+}

@@ -68,6 +68,7 @@ var cases = []struct {
 	{"EffectsRace", testEffectsRace},
 	{"Deadlines", testDeadlines},
 	{"DeadlinesRace", testDeadlinesRace},
+	{"Find", testFind},
 }
 
 const spec = "sha256:0123456789abcdef"
@@ -379,6 +380,13 @@ func testInvalidCommit(t *testing.T, s *suite) {
 			c.Rearm, c.Deadlines = true, []fsmrt.Deadline{{Name: "warn"}}
 		},
 		"an effect without a key": func(c *fsmrt.Commit) { c.Effects = []fsmrt.Effect{{Name: "send"}} },
+		"a lease without an end": func(c *fsmrt.Commit) {
+			c.Effects, c.Owner = []fsmrt.Effect{effect(id, 3, 0)}, "w"
+		},
+		"a counter twice": func(c *fsmrt.Commit) {
+			c.Counters = []fsmrt.CounterValue{{Name: "n", Value: 1}, {Name: "n", Value: 2}}
+		},
+		"a counter without a name": func(c *fsmrt.Commit) { c.Counters = []fsmrt.CounterValue{{Value: 1}} },
 	} {
 		c := s.commit(id, 3, "", true)
 		change(c)
@@ -706,8 +714,8 @@ func testDeadlines(t *testing.T, s *suite) {
 	if got := s.claimDue(t, "s2", at(90)); len(got) != 0 {
 		t.Errorf("claimed leased deadlines: %v", got)
 	}
-	// A commit that handles the warning (at the right version) removes it; a second one is
-	// a conflict that changes nothing.
+	// A commit that handles the warning (at the right version) records it handled, never
+	// claimed again; a second one is a conflict that changes nothing.
 	c = s.commit(id, 2, "", false)
 	c.Fired = "warn"
 	if err := s.Commit(ctx, c); err != nil {
@@ -797,5 +805,98 @@ func testDeadlinesRace(t *testing.T, s *suite) {
 	wg.Wait()
 	if len(seen) != instances*2 {
 		t.Errorf("%d deadlines claimed, want %d", len(seen), instances*2)
+	}
+}
+
+// find runs q against the subtest's machine and returns the IDs found, without the run
+// prefix.
+func (s *suite) find(t *testing.T, q fsmrt.Query) []string {
+	t.Helper()
+	q.Machine = s.machine
+	got, err := s.Find(context.Background(), q)
+	if err != nil {
+		t.Fatalf("find %+v: %v", q, err)
+	}
+	out := []string{}
+	for _, in := range got {
+		out = append(out, strings.TrimPrefix(in.ID, s.run+"-"))
+	}
+	return out
+}
+
+func testFind(t *testing.T, s *suite) {
+	ctx := context.Background()
+	// a: in b, 2 failures in b, deadlines warn (handled) and expiry; b: in a, 1 failure in
+	// a; c: in b, no counter; d: in a, a counter of another name.
+	put := func(id string, seq int64, counters []fsmrt.CounterValue, dls ...fsmrt.Deadline) {
+		t.Helper()
+		c := s.commit(s.id(id), seq, "", false)
+		c.Counters = counters
+		if dls != nil {
+			c.Rearm, c.Deadlines = true, dls
+		}
+		if err := s.Commit(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("a", 1, []fsmrt.CounterValue{{Name: "failures", State: "b", Value: 1}}, dl("warn", at(80), "", 1), dl("expiry", at(100), "expire", 0))
+	put("b", 1, nil)
+	put("b", 2, []fsmrt.CounterValue{{Name: "failures", State: "a", Value: 1}})
+	put("c", 1, nil)
+	put("d", 1, nil)
+	put("d", 2, []fsmrt.CounterValue{{Name: "cto_attempts", Value: 2}})
+	put("a", 2, []fsmrt.CounterValue{{Name: "failures", State: "b", Value: 2}}) // replaces the counters
+	c := s.commit(s.id("a"), 3, "", false)
+	c.Fired, c.Counters = "warn", []fsmrt.CounterValue{{Name: "failures", State: "b", Value: 2}}
+	if err := s.Commit(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	other := &suite{Store: s.Store, machine: s.machine + ".other", run: s.run}
+	other.commitAll(t, s.id("e"), 1)
+
+	for name, c := range map[string]struct {
+		q    fsmrt.Query
+		want []string
+	}{
+		"all":                 {fsmrt.Query{}, []string{"a", "b", "c", "d"}},
+		"in b":                {fsmrt.Query{States: []string{"b"}}, []string{"a", "c"}},
+		"in a or b":           {fsmrt.Query{States: []string{"a", "b"}}, []string{"a", "b", "c", "d"}},
+		"in nowhere":          {fsmrt.Query{States: []string{"z"}}, []string{}},
+		"warned by 80":        {fsmrt.Query{Deadline: "warn", Due: at(80)}, []string{"a"}},
+		"warned by 79":        {fsmrt.Query{Deadline: "warn", Due: at(79)}, []string{}},
+		"expired by 100":      {fsmrt.Query{Deadline: "expiry", Due: at(101)}, []string{"a"}},
+		"2 failures":          {fsmrt.Query{Counter: "failures", AtLeast: 2}, []string{"a"}},
+		"1 failure":           {fsmrt.Query{Counter: "failures", AtLeast: 1}, []string{"a", "b"}},
+		"failures and in a":   {fsmrt.Query{Counter: "failures", AtLeast: 1, States: []string{"a"}}, []string{"b"}},
+		"cto attempts":        {fsmrt.Query{Counter: "cto_attempts", AtLeast: 1}, []string{"d"}},
+		"after b":             {fsmrt.Query{After: s.id("b")}, []string{"c", "d"}},
+		"two":                 {fsmrt.Query{Limit: 2}, []string{"a", "b"}},
+		"after a, one, in b":  {fsmrt.Query{After: s.id("a"), Limit: 1, States: []string{"b"}}, []string{"c"}},
+		"counter and warning": {fsmrt.Query{Counter: "failures", AtLeast: 2, Deadline: "warn", Due: at(1000)}, []string{"a"}},
+	} {
+		if got := s.find(t, c.q); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s: %v, want %v", name, got, c.want)
+		}
+	}
+	got, err := s.Find(ctx, fsmrt.Query{Machine: s.machine, States: []string{"b"}, Limit: 1})
+	if err != nil || len(got) != 1 || got[0].ID != s.id("a") || got[0].State != "b" || got[0].Version != 3 || !got[0].UpdatedAt.Equal(at(3).Truncate(time.Microsecond)) {
+		t.Errorf("instance a: %+v, %v", got, err)
+	}
+	// A rearm replaces handled deadlines too.
+	c = s.commit(s.id("a"), 4, "", false)
+	c.Rearm = true
+	if err := s.Commit(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.find(t, fsmrt.Query{Deadline: "warn", Due: at(1000)}); len(got) != 0 {
+		t.Errorf("after rearming: %v", got)
+	}
+	if got := s.find(t, fsmrt.Query{Counter: "failures", AtLeast: 1}); !reflect.DeepEqual(got, []string{"b"}) {
+		t.Errorf("a commit without counters clears them: %v", got)
+	}
+	ctxDone, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := s.Find(ctxDone, fsmrt.Query{Machine: s.machine}); err == nil {
+		t.Error("a find with a cancelled context succeeded")
 	}
 }

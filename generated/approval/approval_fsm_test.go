@@ -1521,6 +1521,27 @@ func (s fsmStartStore) Load(ctx context.Context, machine, id string) (fsmrt.Load
 	}
 	return l, err
 }
+
+// FindTasks finds stored machines by their state (and counters and timeout levels;
+// fsmrt/storetest checks the stores answer those).
+func TestFsmFind(t *testing.T) {
+	ctx := context.Background()
+	store := fsmrt.NewMemoryStore()
+	m, _ := fsmFixture(StateInbox, nil, false, false, true)
+	m.ID = "fsm-find"
+	m.SetStore(store)
+	if err := m.Create(ctx, TaskInput{}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := FindTasks(ctx, store, fsmrt.Query{States: []string{StateInbox.String()}})
+	if err != nil || len(got) != 1 || got[0].ID != "fsm-find" || got[0].Version != 1 {
+		t.Errorf("found %+v, %v", got, err)
+	}
+	if got, err := FindTasks(ctx, store, fsmrt.Query{States: []string{"no such state"}}); err != nil || len(got) != 0 {
+		t.Errorf("found in no state: %+v, %v", got, err)
+	}
+}
+
 func TestFsmRegistry(t *testing.T) {
 	ctx := context.Background()
 	if NewTaskRegistry(0, nil).Logger() == nil {

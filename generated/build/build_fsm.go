@@ -477,6 +477,14 @@ func ReplayTask(ctx context.Context, store fsmrt.Store, id string, hooks TaskHoo
 	return fsmrt.Built(m, fsmrt.Replay(ctx, &m.Machine, store, id, nil))
 }
 
+// FindTasks returns the machines stored in store that match q (in any state, past a
+// timeout level, with a counter at least at a value; see fsmrt.Query), in ID order.
+// q.Machine is set here.
+func FindTasks(ctx context.Context, store fsmrt.Store, q fsmrt.Query) ([]fsmrt.Instance, error) {
+	q.Machine = def.Spec.Name()
+	return store.Find(ctx, q)
+}
+
 // FireDueTaskTimers handles the timeouts of the machines stored in store that have fallen
 // due at now: it fires the on_expiry events and records the levels reached
 // (TIMEOUT_<LEVEL> entries of the event log), each once, whichever of any number of

@@ -622,6 +622,14 @@ func ReplayTask(ctx context.Context, store fsmrt.Store, id string, hooks TaskHoo
 	return fsmrt.Built(m, fsmrt.Replay(ctx, &m.Machine, store, id, nil))
 }
 
+// FindTasks returns the machines stored in store that match q (in any state, past a
+// timeout level, with a counter at least at a value; see fsmrt.Query), in ID order.
+// q.Machine is set here.
+func FindTasks(ctx context.Context, store fsmrt.Store, q fsmrt.Query) ([]fsmrt.Instance, error) {
+	q.Machine = def.Spec.Name()
+	return store.Find(ctx, q)
+}
+
 // ResumeTask loads machine id from its store, as ReplayTask does, and resumes it if it has
 // ended: a machine in a terminal state goes back to the state its last transition left,
 // everything else as that transition's checkpoint saved it. The resumption is committed to

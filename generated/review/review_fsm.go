@@ -295,6 +295,14 @@ func ReplayTask(ctx context.Context, store fsmrt.Store, id string) (*Task, error
 	return fsmrt.Built(m, fsmrt.Replay(ctx, &m.Machine, store, id, nil))
 }
 
+// FindTasks returns the machines stored in store that match q (in any state, past a
+// timeout level, with a counter at least at a value; see fsmrt.Query), in ID order.
+// q.Machine is set here.
+func FindTasks(ctx context.Context, store fsmrt.Store, q fsmrt.Query) ([]fsmrt.Instance, error) {
+	q.Machine = def.Spec.Name()
+	return store.Find(ctx, q)
+}
+
 // TaskRegistry holds machines by ID and answers queries over them (fsmrt.Registry).
 type TaskRegistry struct{ fsmrt.Registry[*Task, State] }
 

@@ -881,6 +881,27 @@ func fsmCopyLog(t *testing.T, id string, log []fsmrt.Entry) fsmrt.Store {
 	}
 	return store
 }
+
+// FindTasks finds stored machines by their state (and counters and timeout levels;
+// fsmrt/storetest checks the stores answer those).
+func TestFsmFind(t *testing.T) {
+	ctx := context.Background()
+	store := fsmrt.NewMemoryStore()
+	m, _ := fsmFixture(StateNotStarted, nil, false, false, true)
+	m.ID = "fsm-find"
+	m.SetStore(store)
+	if err := m.Create(ctx, TaskInput{}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := FindTasks(ctx, store, fsmrt.Query{States: []string{StateNotStarted.String()}})
+	if err != nil || len(got) != 1 || got[0].ID != "fsm-find" || got[0].Version != 1 {
+		t.Errorf("found %+v, %v", got, err)
+	}
+	if got, err := FindTasks(ctx, store, fsmrt.Query{States: []string{"no such state"}}); err != nil || len(got) != 0 {
+		t.Errorf("found in no state: %+v, %v", got, err)
+	}
+}
+
 func TestFsmRegistry(t *testing.T) {
 	ctx := context.Background()
 	if NewTaskRegistry(0, nil).Logger() == nil {

@@ -450,6 +450,14 @@ func (g *gen) engineGuard(gu *ir.Guard, typed Code) *Statement {
 	return Id("m").Dot("hooks").Dot(gu.GoName).Call(Id("ctx"), typed, Id("st"))
 }
 
+// findName is the name of the generated query function: Find<T>s.
+func (g *gen) findName() string {
+	if strings.HasSuffix(g.T, "s") {
+		return "Find" + g.T + "es"
+	}
+	return "Find" + g.T + "s"
+}
+
 // durableTimers reports whether some state's timeout has levels or an on_expiry event:
 // what a stored machine arms as deadlines, and FireDue<T>Timers handles.
 func (g *gen) durableTimers() bool {
@@ -490,6 +498,14 @@ func (g *gen) engineStore(f *File) {
 		Return(Qual(rt, "Built").Call(Id("m"), Qual(rt, "Replay").Call(Id("ctx"), self(), Id("store"), Id("id"), Nil()))),
 	)
 	f.Line()
+	if g.timeouts || len(g.m.Counters) > 0 {
+		f.Comment(comment(fmt.Sprintf("%s returns the machines stored in store that match q (in any state, past a\ntimeout level, with a counter at least at a value; see fsmrt.Query), in ID order.\nq.Machine is set here.", g.findName())))
+		f.Func().Id(g.findName()).Params(ctxParam(), Id("store").Qual(rt, "Store"), Id("q").Qual(rt, "Query")).Params(Index().Qual(rt, "Instance"), Error()).Block(
+			Id("q").Dot("Machine").Op("=").Id("def").Dot("Spec").Dot("Name").Call(),
+			Return(Id("store").Dot("Find").Call(Id("ctx"), Id("q"))),
+		)
+		f.Line()
+	}
 	if g.durableTimers() {
 		T := g.T
 		f.Comment(comment(fmt.Sprintf("FireDue%sTimers handles the timeouts of the machines stored in store that have\nfallen due at now: it fires the on_expiry events and records the levels reached\n(TIMEOUT_<LEVEL> entries of the event log), each once, whichever of any number of\nschedulers claims it (fsmrt.FireDue). It returns how many it handled, at most limit.", T)))

@@ -131,6 +131,17 @@ func (v view) DurableStates() []*ir.State {
 	return out
 }
 
+// Finds reports whether the generated code has Find<T>s (timeouts or counters), and
+// FindName is its name.
+func (v view) Finds() bool { return len(v.M.Counters) > 0 || len(v.TimeoutStates()) > 0 }
+
+func (v view) FindName() string {
+	if strings.HasSuffix(v.T(), "s") {
+		return "Find" + v.T() + "es"
+	}
+	return "Find" + v.T() + "s"
+}
+
 // Effects reports whether the spec has actions marked effect.
 func (v view) Effects() bool {
 	for _, a := range v.M.Actions {

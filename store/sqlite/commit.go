@@ -17,15 +17,17 @@ const (
 	selectKeyUsed = `SELECT EXISTS (SELECT 1 FROM fsmgen_entries
 		WHERE machine = ? AND id = ? AND idem_key = ?)`
 
+	// The instance row keeps, besides what Load reads, when it was written (updated_at)
+	// and the time of its last entry (last_at, which Find returns).
 	insertInstanceRow = `INSERT INTO fsmgen_instances
-		(machine, id, spec, version, state, snapshot, snapshot_seq, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
+		(machine, id, spec, version, state, snapshot, snapshot_seq, updated_at, last_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 	// updateInstanceRow moves an instance on; updateInstanceSnapshot does so with a new
 	// snapshot. Both match the version the commit expects.
-	updateInstanceRow = `UPDATE fsmgen_instances SET version = ?, state = ?, updated_at = ?
+	updateInstanceRow = `UPDATE fsmgen_instances SET version = ?, state = ?, updated_at = ?, last_at = ?
 		WHERE machine = ? AND id = ? AND version = ?`
-	updateInstanceSnapshot = `UPDATE fsmgen_instances SET version = ?, state = ?, updated_at = ?,
+	updateInstanceSnapshot = `UPDATE fsmgen_instances SET version = ?, state = ?, updated_at = ?, last_at = ?,
 		snapshot = ?, snapshot_seq = ?
 		WHERE machine = ? AND id = ? AND version = ?`
 
@@ -35,8 +37,8 @@ const (
 )
 
 // Commit writes c atomically if the instance is at c.Version, under SQLite's write lock
-// (fsmrt.Store.Commit): the instance, its entry, the effects to the outbox and the
-// deadlines. A refusal (ConflictError, SpecMismatchError, an invalid commit) changes
+// (fsmrt.Store.Commit): the instance, its entry, the effects to the outbox, the deadlines
+// and the counters. A refusal (ConflictError, SpecMismatchError, an invalid commit) changes
 // nothing, and so does an error or a context done before the commit.
 func (s *Store) Commit(ctx context.Context, c *fsmrt.Commit) error {
 	if err := fsmrt.CheckCommit(c); err != nil {
@@ -79,6 +81,9 @@ func commitTx(ctx context.Context, conn *sql.Conn, c *fsmrt.Commit) error {
 	}
 	if err == nil {
 		err = insertEffects(ctx, conn, c)
+	}
+	if err == nil {
+		err = writeCounters(ctx, conn, c)
 	}
 	return err
 }
@@ -140,13 +145,13 @@ func insertInstance(ctx context.Context, conn *sql.Conn, c *fsmrt.Commit) error 
 		snapSeq = c.Entry.Seq
 	}
 	_, err := conn.ExecContext(ctx, insertInstanceRow,
-		c.Machine, c.ID, c.Spec, c.Entry.Seq, c.State, c.Snapshot, snapSeq, time.Now().UnixMicro())
+		c.Machine, c.ID, c.Spec, c.Entry.Seq, c.State, c.Snapshot, snapSeq, time.Now().UnixMicro(), c.Entry.At.UnixMicro())
 	return err
 }
 
 // updateInstance moves a stored instance at c.Version on to c.
 func updateInstance(ctx context.Context, conn *sql.Conn, c *fsmrt.Commit) error {
-	query, args := updateInstanceRow, []any{c.Entry.Seq, c.State, time.Now().UnixMicro()}
+	query, args := updateInstanceRow, []any{c.Entry.Seq, c.State, time.Now().UnixMicro(), c.Entry.At.UnixMicro()}
 	if c.Snapshot != nil {
 		query, args = updateInstanceSnapshot, append(args, c.Snapshot, c.Entry.Seq)
 	}

@@ -11,10 +11,14 @@ import (
 
 // Statements of the deadlines.
 const (
-	selectHasDeadline = `SELECT EXISTS (SELECT 1 FROM fsmgen_deadlines
-		WHERE machine = ? AND id = ? AND name = ?)`
+	// selectDeadlineArmed says whether the instance has the deadline, not handled yet.
+	selectDeadlineArmed = `SELECT EXISTS (SELECT 1 FROM fsmgen_deadlines
+		WHERE machine = ? AND id = ? AND name = ? AND handled_at IS NULL)`
 
-	deleteDeadline = `DELETE FROM fsmgen_deadlines WHERE machine = ? AND id = ? AND name = ?`
+	// handleDeadline records a deadline handled: it stays (Find sees it) until the next
+	// rearm, but is never claimed again.
+	handleDeadline = `UPDATE fsmgen_deadlines SET handled_at = ?
+		WHERE machine = ? AND id = ? AND name = ? AND handled_at IS NULL`
 
 	deleteDeadlines = `DELETE FROM fsmgen_deadlines WHERE machine = ? AND id = ?`
 
@@ -22,11 +26,12 @@ const (
 		VALUES (?, ?, ?, ?, ?, ?, ?)`
 
 	// selectDueDeadlines lists the deadlines of a machine a claim at now may lease, in the
-	// order it leases them: due, and never leased or leased until before now. It walks
-	// the index fsmgen_deadlines_due in that order and stops at the limit.
+	// order it leases them: due, not handled, and never leased or leased until before now.
+	// It walks the partial index fsmgen_deadlines_due (of the deadlines not handled) in
+	// that order and stops at the limit.
 	selectDueDeadlines = `SELECT id, name, at, state, event, level
 		FROM fsmgen_deadlines
-		WHERE machine = ? AND at <= ? AND (owner IS NULL OR leased_until < ?)
+		WHERE machine = ? AND handled_at IS NULL AND at <= ? AND (owner IS NULL OR leased_until < ?)
 		ORDER BY at, id, name
 		LIMIT ?`
 
@@ -35,23 +40,25 @@ const (
 )
 
 // checkFired returns a ConflictError when c handles a deadline (c.Fired) the instance
-// does not have: another commit handled it, or disarmed it, first.
+// does not have, or has handled already: another commit handled it, or disarmed it,
+// first.
 func checkFired(ctx context.Context, q querier, c *fsmrt.Commit) error {
 	if c.Fired == "" {
 		return nil
 	}
 	var armed bool
-	if err := q.QueryRowContext(ctx, selectHasDeadline, c.Machine, c.ID, c.Fired).Scan(&armed); err != nil || armed {
+	if err := q.QueryRowContext(ctx, selectDeadlineArmed, c.Machine, c.ID, c.Fired).Scan(&armed); err != nil || armed {
 		return err
 	}
 	return &fsmrt.ConflictError{Machine: c.Machine, ID: c.ID, Version: c.Version, Stored: c.Version, Deadline: c.Fired}
 }
 
-// writeDeadlines removes the deadline c handles and, when c rearms, replaces the
-// instance's deadlines by those of c (unleased), inside the caller's transaction.
+// writeDeadlines records the deadline c handles handled, at the time of c's entry, and,
+// when c rearms, replaces the instance's deadlines (handled or not) by those of c
+// (unleased), inside the caller's transaction.
 func writeDeadlines(ctx context.Context, conn *sql.Conn, c *fsmrt.Commit) error {
 	if c.Fired != "" && !c.Rearm {
-		if _, err := conn.ExecContext(ctx, deleteDeadline, c.Machine, c.ID, c.Fired); err != nil {
+		if _, err := conn.ExecContext(ctx, handleDeadline, c.Entry.At.UnixMicro(), c.Machine, c.ID, c.Fired); err != nil {
 			return err
 		}
 	}
@@ -71,10 +78,11 @@ func writeDeadlines(ctx context.Context, conn *sql.Conn, c *fsmrt.Commit) error 
 }
 
 // ClaimDeadlines leases to owner, until now+lease, at most limit deadlines of machine
-// that are due at now and not leased (or whose lease ended before now), earliest first,
-// then by instance and name (fsmrt.Store.ClaimDeadlines). The claim is one transaction
-// under SQLite's write lock, so that claimers in this process or in others sharing the
-// file never get the same deadline. An error means nothing was claimed.
+// that are due at now, not handled and not leased (or whose lease ended before now),
+// earliest first, then by instance and name (fsmrt.Store.ClaimDeadlines). The claim is
+// one transaction under SQLite's write lock, so that claimers in this process or in
+// others sharing the file never get the same deadline. An error means nothing was
+// claimed.
 func (s *Store) ClaimDeadlines(ctx context.Context, machine, owner string, now time.Time, lease time.Duration, limit int) ([]fsmrt.DueDeadline, error) {
 	if err := ctx.Err(); err != nil || limit <= 0 {
 		return nil, err

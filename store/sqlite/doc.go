@@ -37,9 +37,10 @@
 // The tables are prefixed fsmgen_, so they can live beside an application's own:
 //
 //	fsmgen_schema(version)                     the schema version of the file
-//	fsmgen_instances(machine, id,              one row per instance
-//	    spec, version, state,
-//	    snapshot, snapshot_seq, updated_at)    (index on machine, state)
+//	fsmgen_instances(machine, id,              one row per instance; last_at is the
+//	    spec, version, state,                  time of its last entry
+//	    snapshot, snapshot_seq,
+//	    updated_at, last_at)                   (index on machine, state)
 //	fsmgen_entries(machine, id, seq,           the event log, one row per entry
 //	    kind, event, from_state, to_state,
 //	    at, idem_key, data)                    (unique index on machine, id, idem_key)
@@ -48,26 +49,35 @@
 //	    owner, leased_until, attempts,
 //	    delivered_at, committed_at)            (index on machine, committed_at, id,
 //	                                           seq, idx of those not delivered)
-//	fsmgen_deadlines(machine, id, name,        the armed deadlines, one row per
-//	    at, state, event, level,               deadline of an instance
-//	    owner, leased_until)                   (index on machine, at, id, name)
+//	fsmgen_deadlines(machine, id, name,        the deadlines armed by the last
+//	    at, state, event, level,               rearm, one row per deadline of an
+//	    owner, leased_until, handled_at)       instance (index on machine, at, id,
+//	                                           name of those not handled; index on
+//	                                           machine, name, at)
+//	fsmgen_counters(machine, id, name, state,  the counters that are not zero after
+//	    value)                                 the last commit; state is empty but
+//	                                           for a per-state counter (index on
+//	                                           machine, name, value)
 //
-// Times (at, updated_at, leased_until, delivered_at, committed_at) are unix
-// microseconds; entries, snapshots and effects' data are kept byte for byte as BLOBs.
-// An effect references its entry, a deadline its instance. The schema is versioned: the
-// code carries an ordered list of migrations (version 1: instances and entries;
-// version 2: effects and deadlines), and opening a file of an older version applies the
-// missing ones in one transaction, while a file of a newer version than the code knows
-// is refused with a SchemaError and left untouched. Several processes opening an older
-// file at once migrate it once.
+// Times (at, updated_at, last_at, leased_until, delivered_at, committed_at, handled_at)
+// are unix microseconds; entries, snapshots and effects' data are kept byte for byte as
+// BLOBs. An effect references its entry, a deadline and a counter their instance. The
+// schema is versioned: the code carries an ordered list of migrations (version 1:
+// instances and entries; version 2: effects and deadlines; version 3: handled
+// deadlines, counters, last_at, and the indexes of Find), and opening a file of an older
+// version applies the missing ones in one transaction, while a file of a newer version
+// than the code knows is refused with a SchemaError and left untouched. Several
+// processes opening an older file at once migrate it once. The step to version 3 fills
+// last_at from each instance's last entry and keeps the deadlines and their leases, none
+// of them handled (version 2 deleted a deadline once handled).
 //
 // # Concurrency
 //
 // Every write is one transaction that takes SQLite's write lock at its start (BEGIN
 // IMMEDIATE); the writers of one Store also queue in the process, so they do not spin on
 // the lock. A Commit checks the instance's spec, version, idempotency key and the
-// deadline it handles, and only then writes the instance, its entry, its effects and its
-// deadlines: a refused commit writes nothing. Load reads the instance and its log in one
+// deadline it handles, and only then writes the instance, its entry, its deadlines, its
+// effects and its counters: a refused commit writes nothing. Load reads the instance and its log in one
 // read transaction, a consistent snapshot that never waits for the writer.
 //
 // # Claims
@@ -84,11 +94,47 @@
 // admits one writer at a time to the file, claimers in any number of goroutines or
 // processes never get the same row while its lease runs. CompleteEffects sets
 // delivered_at, once: a delivered effect is never claimed again. A commit that rearms
-// replaces the instance's deadlines, leases and all; a commit that handles a deadline
-// removes it, and is refused with a ConflictError when the deadline is gone.
+// replaces the instance's deadlines, leases, handled ones and all; a commit that handles
+// a deadline sets its handled_at (the time of the commit's entry), after which no claim
+// gets it, but Find still sees it until the next rearm; it is refused with a
+// ConflictError when the deadline is gone or handled already.
 //
 // SQLite has one writer at a time per database file. This store suits one process, or
 // several processes on one machine sharing the file (on a local disk: the locks and the
 // write-ahead log's shared memory do not work over network file systems). Many workers
 // on many machines want the PostgreSQL store.
+//
+// # Find
+//
+// Find is one SELECT, put together from the conditions the query sets, every value a
+// parameter. Each condition is a subquery that searches its own index for the IDs that
+// meet it: the state in fsmgen_instances_state, a deadline due by then (handled or not)
+// in fsmgen_deadlines_name, a counter at least a value (in any state) in
+// fsmgen_counters_value. The instances of those IDs are read by primary key in ID order,
+// so the result needs no sort, and After and Limit page through it:
+//
+//	SELECT i.id, i.state, i.version, i.last_at FROM fsmgen_instances AS i
+//	WHERE i.machine = ?
+//	  AND i.id IN (SELECT s.id FROM fsmgen_instances AS s WHERE s.machine = ? AND s.state IN (?))
+//	  AND i.id IN (SELECT d.id FROM fsmgen_deadlines AS d WHERE d.machine = ? AND d.name = ? AND d.at <= ?)
+//	  AND i.id IN (SELECT c.id FROM fsmgen_counters AS c WHERE c.machine = ? AND c.name = ? AND c.value >= ?)
+//	  AND i.id > ?
+//	ORDER BY i.id
+//	LIMIT ?
+//
+// SQLite plans it (EXPLAIN QUERY PLAN) as:
+//
+//	SEARCH i USING INDEX sqlite_autoindex_fsmgen_instances_1 (machine=? AND id=?)
+//	LIST SUBQUERY 1
+//	    SEARCH s USING INDEX fsmgen_instances_state (machine=? AND state=?)
+//	LIST SUBQUERY 2
+//	    SEARCH d USING INDEX fsmgen_deadlines_name (machine=? AND name=? AND at<?)
+//	    CREATE BLOOM FILTER
+//	LIST SUBQUERY 3
+//	    SEARCH c USING INDEX fsmgen_counters_value (machine=? AND name=? AND value>?)
+//	    CREATE BLOOM FILTER
+//
+// Its work grows with the IDs the conditions select, not with the number of instances
+// of the machine (though each call, each page too, lists them all); a query with no
+// condition walks the machine's instances by primary key from After, up to Limit.
 package sqlite

@@ -65,6 +65,7 @@ func tableRows(t *testing.T, s *Store, query string, args ...any) []string {
 const (
 	allEffects   = `SELECT * FROM fsmgen_effects ORDER BY machine, id, seq, idx`
 	allDeadlines = `SELECT * FROM fsmgen_deadlines ORDER BY machine, id, name`
+	allCounters  = `SELECT * FROM fsmgen_counters ORDER BY machine, id, name, state`
 )
 
 // claimIDs claims effects of test.M and returns them as id/seq/index#attempts.
@@ -152,34 +153,40 @@ func TestClaimOrder(t *testing.T) {
 	}
 }
 
-// No refused commit writes effects or deadlines, nor one that fails part way.
+// No refused commit writes effects, deadlines or counters, nor one that fails part way.
 func TestRefusedCommitWritesNothing(t *testing.T) {
 	ctx := context.Background()
 	s := openStore(t, tempPath(t))
 	c := withEffects(testCommit("m", 1, "k1", false), 1)
 	c.Rearm, c.Deadlines = true, []fsmrt.Deadline{{Name: "warn", At: t0, State: "b", Level: 1}, {Name: "expiry", At: t0.Add(time.Hour), State: "b", Event: "expire"}}
+	c.Counters = []fsmrt.CounterValue{{Name: "failures", State: "b", Value: 1}}
 	mustCommit(t, s, c)
-	effects, deadlines := tableRows(t, s, allEffects), tableRows(t, s, allDeadlines)
+	effects, deadlines, counters := tableRows(t, s, allEffects), tableRows(t, s, allDeadlines), tableRows(t, s, allCounters)
 	before := mustLoad(t, s, "m")
-	// next returns the commit of entry 2 of m, which would write effects, rearm and handle
-	// the warning.
+	// next returns the commit of entry 2 of m, which would write effects, rearm, handle
+	// the warning and replace the counters.
 	next := func() *fsmrt.Commit {
 		c := withEffects(testCommit("m", 2, "", false), 2)
 		c.Rearm, c.Deadlines, c.Fired = true, []fsmrt.Deadline{{Name: "other", At: t0, State: "a"}}, "warn"
+		c.Counters = []fsmrt.CounterValue{{Name: "failures", State: "b", Value: 2}, {Name: "total", Value: 3}}
 		return c
 	}
 	mustExec(t, s, `CREATE TRIGGER fail_effect BEFORE INSERT ON fsmgen_effects WHEN NEW.name = 'boom'
+		BEGIN SELECT RAISE(ABORT, 'boom'); END`)
+	mustExec(t, s, `CREATE TRIGGER fail_counter BEFORE INSERT ON fsmgen_counters WHEN NEW.name = 'boom'
 		BEGIN SELECT RAISE(ABORT, 'boom'); END`)
 	for name, tc := range map[string]struct {
 		change func(*fsmrt.Commit)
 		want   error
 	}{
-		"stale version": {func(c *fsmrt.Commit) { c.Version, c.Entry.Seq = 0, 1 }, fsmrt.ErrStoreConflict},
-		"key used":      {func(c *fsmrt.Commit) { c.Entry.Key = "k1" }, fsmrt.ErrStoreConflict},
-		"other spec":    {func(c *fsmrt.Commit) { c.Spec = "sha256:other" }, fsmrt.ErrSpecMismatch},
-		"no deadline":   {func(c *fsmrt.Commit) { c.Fired = "escalate" }, fsmrt.ErrStoreConflict},
-		"invalid":       {func(c *fsmrt.Commit) { c.Effects[1].Key = "" }, fsmrt.ErrInvalidCommit},
-		"failed write":  {func(c *fsmrt.Commit) { c.Effects[1].Name = "boom" }, nil},
+		"stale version":  {func(c *fsmrt.Commit) { c.Version, c.Entry.Seq = 0, 1 }, fsmrt.ErrStoreConflict},
+		"key used":       {func(c *fsmrt.Commit) { c.Entry.Key = "k1" }, fsmrt.ErrStoreConflict},
+		"other spec":     {func(c *fsmrt.Commit) { c.Spec = "sha256:other" }, fsmrt.ErrSpecMismatch},
+		"no deadline":    {func(c *fsmrt.Commit) { c.Fired = "escalate" }, fsmrt.ErrStoreConflict},
+		"invalid":        {func(c *fsmrt.Commit) { c.Effects[1].Key = "" }, fsmrt.ErrInvalidCommit},
+		"counter twice":  {func(c *fsmrt.Commit) { c.Counters[1] = c.Counters[0] }, fsmrt.ErrInvalidCommit},
+		"failed write":   {func(c *fsmrt.Commit) { c.Effects[1].Name = "boom" }, nil},
+		"failed counter": {func(c *fsmrt.Commit) { c.Counters[1].Name = "boom" }, nil},
 	} {
 		c := next()
 		tc.change(c)
@@ -193,6 +200,9 @@ func TestRefusedCommitWritesNothing(t *testing.T) {
 		if got := tableRows(t, s, allDeadlines); !reflect.DeepEqual(got, deadlines) {
 			t.Errorf("%s: deadlines %q, was %q", name, got, deadlines)
 		}
+		if got := tableRows(t, s, allCounters); !reflect.DeepEqual(got, counters) {
+			t.Errorf("%s: counters %q, was %q", name, got, counters)
+		}
 		if l := mustLoad(t, s, "m"); !reflect.DeepEqual(l, before) {
 			t.Errorf("%s: instance %+v, was %+v", name, l, before)
 		}
@@ -201,11 +211,16 @@ func TestRefusedCommitWritesNothing(t *testing.T) {
 	if got := dueNames(t, s, "w", t0); !reflect.DeepEqual(got, []string{"m/other"}) {
 		t.Errorf("after the commit that handled the warning and rearmed: %v", got)
 	}
+	if got, want := tableRows(t, s, allCounters), []string{"[test.M m failures b 2]", "[test.M m total  3]"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("counters after the commit: %q, want %q", got, want)
+	}
 }
 
-// A commit that handles a deadline removes it and keeps the others; one that also
-// rearms replaces them all, leases dropped.
+// A commit that handles a deadline records it handled, at the time of its entry: it
+// stays, lease and all, visible to Find, but is never claimed again, and handling it
+// again is a conflict. A commit that also rearms replaces them all, leases dropped.
 func TestFiredDeadlines(t *testing.T) {
+	ctx := context.Background()
 	s := openStore(t, tempPath(t))
 	c := testCommit("m", 1, "", false)
 	c.Rearm, c.Deadlines = true, []fsmrt.Deadline{
@@ -220,13 +235,35 @@ func TestFiredDeadlines(t *testing.T) {
 	c = testCommit("m", 2, "", false)
 	c.Fired = "warn"
 	mustCommit(t, s, c)
-	if got := tableRows(t, s, `SELECT name, owner FROM fsmgen_deadlines ORDER BY at`); !reflect.DeepEqual(got, []string{"[escalate w]", "[expiry <nil>]"}) {
-		t.Errorf("after handling the warning: %v", got)
+	want := []string{fmt.Sprintf("[warn w %d]", c.Entry.At.UnixMicro()), "[escalate w <nil>]", "[expiry <nil> <nil>]"}
+	if got := tableRows(t, s, `SELECT name, owner, handled_at FROM fsmgen_deadlines ORDER BY at`); !reflect.DeepEqual(got, want) {
+		t.Errorf("after handling the warning: %v, want %v", got, want)
+	}
+	// Never claimed again, once every lease ran out; Find still sees it.
+	if got := dueNames(t, s, "w2", t0.Add(2*time.Hour)); !reflect.DeepEqual(got, []string{"m/escalate", "m/expiry"}) {
+		t.Errorf("due after the leases: %v", got)
+	}
+	if got, err := s.Find(ctx, fsmrt.Query{Machine: "test.M", Deadline: "warn", Due: t0}); err != nil || len(got) != 1 || got[0].ID != "m" {
+		t.Errorf("find the handled warning: %+v, %v", got, err)
+	}
+	// Handling it again is a conflict that changes nothing.
+	rows := tableRows(t, s, allDeadlines)
+	c = testCommit("m", 3, "", false)
+	c.Fired = "warn"
+	var ce *fsmrt.ConflictError
+	if err := s.Commit(ctx, c); !errors.As(err, &ce) || ce.Deadline != "warn" || ce.Version != 2 || ce.Stored != 2 {
+		t.Errorf("handling the warning again: %v", err)
+	}
+	if got := tableRows(t, s, allDeadlines); !reflect.DeepEqual(got, rows) {
+		t.Errorf("a refused commit changed the deadlines: %q, was %q", got, rows)
 	}
 	c = testCommit("m", 3, "", false)
 	c.Fired, c.Rearm = "escalate", true
 	c.Deadlines = []fsmrt.Deadline{{Name: "escalate", At: t0, State: "a", Level: 2}}
 	mustCommit(t, s, c)
+	if got := tableRows(t, s, `SELECT name, owner, handled_at FROM fsmgen_deadlines`); !reflect.DeepEqual(got, []string{"[escalate <nil> <nil>]"}) {
+		t.Errorf("after handling and rearming: %v", got)
+	}
 	if got := dueNames(t, s, "w2", t0); !reflect.DeepEqual(got, []string{"m/escalate"}) {
 		t.Errorf("after handling and rearming: %v", got)
 	}
@@ -407,12 +444,13 @@ func TestTwoStoresClaim(t *testing.T) {
 	}
 }
 
-// An effect needs its entry, a deadline its instance.
+// An effect needs its entry, a deadline and a counter their instance.
 func TestForeignKeys(t *testing.T) {
 	s := openStore(t, tempPath(t))
 	for _, orphan := range []string{
 		`INSERT INTO fsmgen_effects (machine, id, seq, idx, name, idem_key, committed_at) VALUES ('test.M', 'm', 1, 0, 'send', 'k', 0)`,
 		`INSERT INTO fsmgen_deadlines (machine, id, name, at, state, event, level) VALUES ('test.M', 'm', 'expiry', 0, 'b', '', 0)`,
+		`INSERT INTO fsmgen_counters (machine, id, name, value) VALUES ('test.M', 'm', 'failures', 1)`,
 	} {
 		if _, err := s.db.Exec(orphan); err == nil || !strings.Contains(err.Error(), "FOREIGN KEY") {
 			t.Errorf("%s: %v, want a foreign key error", orphan, err)

@@ -84,10 +84,41 @@ var migrations = []migration{
 		// The claim walks the deadlines in the order it hands them out, due first.
 		`CREATE INDEX fsmgen_deadlines_due ON fsmgen_deadlines (machine, at, id, name)`,
 	}},
+	{version: 3, what: "handled deadlines, counters and Find", stmts: []string{
+		// A handled deadline stays until the next rearm, marked handled_at (the time of
+		// the transition that handled it).
+		`ALTER TABLE fsmgen_deadlines ADD COLUMN handled_at INTEGER NULL`,
+		// The claim walks the deadlines not handled only, so that those handled and kept
+		// for Find cost it nothing.
+		`DROP INDEX fsmgen_deadlines_due`,
+		`CREATE INDEX fsmgen_deadlines_due ON fsmgen_deadlines (machine, at, id, name)
+			WHERE handled_at IS NULL`,
+		// Find's condition on a deadline, handled or not.
+		`CREATE INDEX fsmgen_deadlines_name ON fsmgen_deadlines (machine, name, at)`,
+		// The counters of each instance that are not zero, as its last commit left them;
+		// state is empty but for a per-state counter.
+		`CREATE TABLE fsmgen_counters (
+			machine TEXT    NOT NULL,
+			id      TEXT    NOT NULL,
+			name    TEXT    NOT NULL,
+			state   TEXT    NOT NULL DEFAULT '',
+			value   INTEGER NOT NULL,
+			PRIMARY KEY (machine, id, name, state),
+			FOREIGN KEY (machine, id) REFERENCES fsmgen_instances (machine, id)
+		)`,
+		// Find's condition on a counter.
+		`CREATE INDEX fsmgen_counters_value ON fsmgen_counters (machine, name, value)`,
+		// The time of the instance's last entry (Instance.UpdatedAt), taken from the log
+		// for the instances already stored.
+		`ALTER TABLE fsmgen_instances ADD COLUMN last_at INTEGER NULL`,
+		`UPDATE fsmgen_instances SET last_at = (SELECT e.at FROM fsmgen_entries AS e
+			WHERE e.machine = fsmgen_instances.machine AND e.id = fsmgen_instances.id
+				AND e.seq = fsmgen_instances.version)`,
+	}},
 }
 
 // SchemaVersion is the version of the schema this code writes and reads.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // latest is the version the migrations lead to: SchemaVersion (tests append migrations
 // to try those to come).

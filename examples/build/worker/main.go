@@ -1,0 +1,299 @@
+// Command worker runs seed 004's build workflow (generated/build) on a durable store: the
+// embedded SQLite file by default, PostgreSQL with -postgres. It reads commands on standard
+// input, one per line, and prints every entry of the event log of the tasks it knows, in
+// the seed's JSON format, on standard output, as they are committed, by it or by any other
+// worker on the same store. In the background it handles the timeouts that fall due (the
+// warn, alert and escalate levels of seed 004), once across all workers.
+//
+//	go run . -db build.db
+//	go run . -postgres 'postgres://user@localhost/tasks'
+//
+// Commands:
+//
+//	create ID                        store a new task, in pending
+//	fire ID EVENT ROLE [REASON...]   fire EVENT as ROLE (its actor), with a reason
+//	timeout ID STATE DURATION        change a configurable timeout (implementing: 4h)
+//	watch ID                         print the log of a task another worker created
+//	advance DURATION                 move the clock on (with -speed 0)
+//	quit                             stop (so does the end of the input)
+//
+// -speed N runs the clock N times faster than real time (600: ten minutes a second), and
+// -speed 0 stops it at -start, for scripts and tests, which move it with advance.
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/fsmgen/fsmgen/fsmrt"
+	"github.com/fsmgen/fsmgen/generated/build"
+	"github.com/fsmgen/fsmgen/store/postgres"
+	"github.com/fsmgen/fsmgen/store/sqlite"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// run is the worker: flags in args, commands on stdin, the event log on stdout, what it
+// does and what fails on stderr. It returns the exit code.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	db := fs.String("db", "build.db", "SQLite file of the embedded store")
+	dsn := fs.String("postgres", "", "PostgreSQL DSN (instead of -db)")
+	tick := fs.Duration("tick", time.Second, "how often to look for timeouts due")
+	speed := fs.Float64("speed", 1, "how much faster than real time the clock runs (0: stopped, see advance)")
+	start := fs.String("start", "", "the clock's start, RFC 3339 (default: now)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	clk := &clock{real: time.Now(), speed: *speed, at: time.Now().UTC().Truncate(time.Second)}
+	if *start != "" {
+		t, err := time.Parse(time.RFC3339, *start)
+		if err != nil {
+			fmt.Fprintf(stderr, "worker: -start: %v\n", err)
+			return 2
+		}
+		clk.at = t
+	}
+	store, closeStore, err := open(ctx, *db, *dsn)
+	if err != nil {
+		fmt.Fprintf(stderr, "worker: %v\n", err)
+		return 1
+	}
+	defer closeStore()
+	w := &worker{store: store, clock: clk, out: stdout, errs: stderr, seen: map[string]int64{}}
+	fmt.Fprintf(stderr, "worker: ready (%s)\n", w.where(*db, *dsn))
+
+	lines := make(chan string)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(stdin)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+	}()
+	ticker := time.NewTicker(*tick)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return 0
+		case <-ticker.C:
+			w.schedule(ctx)
+		case line, ok := <-lines:
+			if !ok {
+				return 0
+			}
+			if quit := w.command(ctx, line); quit {
+				return 0
+			}
+			w.schedule(ctx)
+		}
+	}
+}
+
+// open opens the store: PostgreSQL when dsn is set, else the SQLite file.
+func open(ctx context.Context, db, dsn string) (fsmrt.Store, func(), error) {
+	if dsn != "" {
+		s, err := postgres.Open(ctx, dsn)
+		if err != nil {
+			return nil, nil, err
+		}
+		return s, s.Close, nil
+	}
+	s, err := sqlite.Open(ctx, db)
+	if err != nil {
+		return nil, nil, err
+	}
+	return s, func() { s.Close() }, nil
+}
+
+// clock is the worker's clock: real time sped up, or stopped and moved by hand.
+type clock struct {
+	mu    sync.Mutex
+	real  time.Time // when the worker started
+	at    time.Time // the clock's time then (or now, when stopped)
+	speed float64
+}
+
+// Now returns the clock's time.
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.at.Add(time.Duration(float64(time.Since(c.real)) * c.speed))
+}
+
+// advance moves the clock on by d.
+func (c *clock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.at = c.at.Add(d)
+}
+
+// worker holds what the commands and the scheduler share.
+type worker struct {
+	store fsmrt.Store
+	clock *clock
+	out   io.Writer
+	errs  io.Writer
+	seen  map[string]int64 // the tasks watched, and the last entry printed of each
+	order []string
+}
+
+// where says which store the worker uses.
+func (w *worker) where(db, dsn string) string {
+	if dsn != "" {
+		return "PostgreSQL"
+	}
+	return "SQLite " + db
+}
+
+// load builds task id from the store, ready to fire.
+func (w *worker) load(ctx context.Context, id string) (*build.Task, error) {
+	m, err := build.ReplayTask(ctx, w.store, id, build.TaskNopHooks{})
+	if err != nil {
+		return nil, err
+	}
+	w.ready(m)
+	return m, nil
+}
+
+// ready gives a task the worker's store and clock.
+func (w *worker) ready(m *build.Task) {
+	m.SetStore(w.store)
+	m.SetClock(w.clock)
+}
+
+// command runs one command line; it reports whether to stop.
+func (w *worker) command(ctx context.Context, line string) bool {
+	f := strings.Fields(line)
+	if len(f) == 0 || strings.HasPrefix(f[0], "#") {
+		return false
+	}
+	err := w.do(ctx, f)
+	if errors.Is(err, errQuit) {
+		return true
+	}
+	if err != nil {
+		fmt.Fprintf(w.errs, "worker: %s: %v\n", line, err)
+	}
+	return false
+}
+
+var errQuit = errors.New("quit")
+
+// do runs a command's fields.
+func (w *worker) do(ctx context.Context, f []string) error {
+	switch {
+	case f[0] == "quit":
+		return errQuit
+	case f[0] == "create" && len(f) == 2:
+		m := build.NewTask(build.TaskNopHooks{})
+		m.ID = f[1]
+		w.ready(m)
+		w.watch(f[1])
+		return m.Create(ctx, build.TaskInput{Actor: "user", Reason: "task created"})
+	case f[0] == "fire" && len(f) >= 4:
+		e, err := build.ParseEvent(f[2])
+		if err != nil {
+			return err
+		}
+		r, err := build.ParseRole(f[3])
+		if err != nil {
+			return err
+		}
+		w.watch(f[1])
+		in := build.TaskInput{Role: r, Actor: "@" + f[3], Reason: strings.Join(f[4:], " ")}
+		// Another worker may commit first: load again and fire again.
+		return fsmrt.Retry(ctx, 3, func(ctx context.Context) error {
+			m, err := w.load(ctx, f[1])
+			if err != nil {
+				return err
+			}
+			_, err = m.FireWith(ctx, e, in)
+			return err
+		})
+	case f[0] == "timeout" && len(f) == 4:
+		s, err := build.ParseState(f[2])
+		if err != nil {
+			return err
+		}
+		d, err := time.ParseDuration(f[3])
+		if err != nil {
+			return err
+		}
+		return fsmrt.Retry(ctx, 3, func(ctx context.Context) error {
+			m, err := w.load(ctx, f[1])
+			if err != nil {
+				return err
+			}
+			return m.SetTimeout(s, d)
+		})
+	case f[0] == "watch" && len(f) == 2:
+		w.watch(f[1])
+		return nil
+	case f[0] == "advance" && len(f) == 2:
+		d, err := time.ParseDuration(f[1])
+		if err != nil {
+			return err
+		}
+		w.clock.advance(d)
+		return nil
+	}
+	return fmt.Errorf("unknown command (create, fire, timeout, watch, advance, quit)")
+}
+
+// watch adds task id to those whose log the worker prints.
+func (w *worker) watch(id string) {
+	if _, ok := w.seen[id]; !ok {
+		w.seen[id] = 0
+		w.order = append(w.order, id)
+	}
+}
+
+// schedule handles the timeouts due, then prints what is new in the watched logs.
+func (w *worker) schedule(ctx context.Context) {
+	for {
+		n, err := build.FireDueTaskTimers(ctx, w.store, build.TaskNopHooks{}, w.clock.Now(), 100)
+		if err != nil {
+			fmt.Fprintf(w.errs, "worker: timeouts: %v\n", err)
+		}
+		if n == 0 || err != nil {
+			break
+		}
+	}
+	for _, id := range w.order {
+		m := build.NewTask(build.TaskNopHooks{})
+		m.ID = id
+		m.SetStore(w.store)
+		log, err := m.EventLog(ctx, w.seen[id])
+		if err != nil {
+			fmt.Fprintf(w.errs, "worker: log of %s: %v\n", id, err)
+			continue
+		}
+		for _, e := range log {
+			b, err := json.Marshal(e)
+			if err != nil {
+				fmt.Fprintf(w.errs, "worker: %v\n", err)
+				break
+			}
+			fmt.Fprintf(w.out, "%s\n", b)
+			w.seen[id] = e.Seq
+		}
+	}
+}
