@@ -773,3 +773,47 @@ func (m *Machine[S, E, R, C, X]) counterValues() []CounterValue {
 	}
 	return out
 }
+
+// logEntryJSON is LogEntry as it encodes: the same fields, but the trigger left out of an
+// entry that no event triggered (a note: MACHINE_CREATED, TIMEOUT_*).
+type logEntryJSON[S StateType, E, R EnumType] struct {
+	Spec       string              `json:"spec,omitempty"`
+	Seq        int64               `json:"seq"`
+	Timestamp  time.Time           `json:"timestamp"`
+	TaskID     string              `json:"taskId"`
+	Kind       string              `json:"event"`
+	Trigger    *E                  `json:"trigger,omitempty"`
+	From       S                   `json:"from"`
+	To         S                   `json:"to"`
+	Transition int                 `json:"transition"`
+	Actor      string              `json:"actor"`
+	Reason     string              `json:"reason"`
+	EventID    string              `json:"eventId,omitempty"`
+	Role       R                   `json:"role,omitzero"`
+	Key        string              `json:"idempotencyKey,omitempty"`
+	Created    time.Time           `json:"created,omitzero"`
+	Context    json.RawMessage     `json:"context,omitempty"`
+	Payload    json.RawMessage     `json:"payload,omitempty"`
+	Policies   json.RawMessage     `json:"policies,omitempty"`
+	Limits     map[string]int      `json:"limits,omitempty"`
+	Timeouts   map[S]time.Duration `json:"timeouts,omitempty"`
+	Metadata   map[string]string   `json:"metadata"`
+}
+
+// MarshalJSON encodes the entry in the seed documents' format plus what replaying it needs;
+// a note (an entry no event triggered) has no trigger.
+func (e LogEntry[S, E, R]) MarshalJSON() ([]byte, error) { return json.Marshal(e.wire()) }
+
+// wire returns the entry as it encodes.
+func (e *LogEntry[S, E, R]) wire() *logEntryJSON[S, E, R] {
+	j := &logEntryJSON[S, E, R]{
+		Spec: e.Spec, Seq: e.Seq, Timestamp: e.Timestamp, TaskID: e.TaskID, Kind: e.Kind, From: e.From, To: e.To,
+		Transition: e.Transition, Actor: e.Actor, Reason: e.Reason, EventID: e.EventID, Role: e.Role, Key: e.Key,
+		Created: e.Created, Context: e.Context, Payload: e.Payload, Policies: e.Policies, Limits: e.Limits,
+		Timeouts: e.Timeouts, Metadata: e.Metadata,
+	}
+	if !isNote(e.Kind) {
+		j.Trigger = &e.Trigger
+	}
+	return j
+}

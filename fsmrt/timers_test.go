@@ -2,9 +2,11 @@ package fsmrt
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -268,4 +270,25 @@ func loadSnapshotOK(t *testing.T, st *tStore) (tSnapshot, bool) {
 		t.Fatal(err)
 	}
 	return s, ok
+}
+
+// TestLogEntryJSON: the encoding of a log entry has LogEntry's fields and tags, and leaves
+// the trigger out of a note.
+func TestLogEntryJSON(t *testing.T) {
+	a, b := reflect.TypeFor[tEntryLog](), reflect.TypeFor[logEntryJSON[tState, tEvent, tRole]]()
+	if a.NumField() != b.NumField() {
+		t.Fatalf("%d fields, %d encoded", a.NumField(), b.NumField())
+	}
+	for i := range a.NumField() {
+		fa, fb := a.Field(i), b.Field(i)
+		if fa.Name != fb.Name || fa.Tag != fb.Tag && fa.Name != "Trigger" {
+			t.Errorf("field %d: %s %q, encoded as %s %q", i, fa.Name, fa.Tag, fb.Name, fb.Tag)
+		}
+	}
+	for kind, want := range map[string]bool{KindTransition: true, KindResumed: true, KindCreated: false, "TIMEOUT_WARN": false} {
+		b, err := json.Marshal(tEntryLog{Kind: kind, Trigger: eSubmit})
+		if err != nil || strings.Contains(string(b), `"trigger":"submit"`) != want {
+			t.Errorf("%s: %s, %v", kind, b, err)
+		}
+	}
 }
