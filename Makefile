@@ -8,7 +8,7 @@ SPECS    := $(wildcard examples/*/*.fsm.yaml)
 # The modules beside the main one: the store adapters (each its own module, so that a
 # program that uses neither never downloads a database driver), and the programs and
 # cross-process tests that run the seeds on them.
-MODULES := store/sqlite examples/durable
+MODULES := store/sqlite store/postgres examples/durable examples/build/worker
 
 all: build
 

@@ -826,6 +826,9 @@ func (s *suite) find(t *testing.T, q fsmrt.Query) []string {
 
 func testFind(t *testing.T, s *suite) {
 	ctx := context.Background()
+	// Find sees every instance of a machine: a machine of this run's own keeps earlier
+	// runs on the same store out of the results.
+	s = &suite{Store: s.Store, machine: s.machine + "." + s.run, run: s.run}
 	// a: in b, 2 failures in b, deadlines warn (handled) and expiry; b: in a, 1 failure in
 	// a; c: in b, no counter; d: in a, a counter of another name.
 	put := func(id string, seq int64, counters []fsmrt.CounterValue, dls ...fsmrt.Deadline) {

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/fsmgen/fsmgen/store/postgres/pgtest"
 )
 
 // binary is the worker built once for the tests that start it as a process.
@@ -53,10 +55,11 @@ type entry struct {
 
 const start = "2026-06-01T08:00:00Z"
 
-// startWorker starts a worker on the SQLite file db, its clock stopped at start.
-func startWorker(t *testing.T, db string) *proc {
+// startWorker starts a worker on the store flags say (-db FILE or -postgres DSN), its
+// clock stopped at start.
+func startWorker(t *testing.T, store ...string) *proc {
 	t.Helper()
-	cmd := exec.Command(binary, "-db", db, "-speed", "0", "-start", start, "-tick", "20ms")
+	cmd := exec.Command(binary, append(store, "-speed", "0", "-start", start, "-tick", "20ms")...)
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -136,10 +139,20 @@ func (w *testWriter) Write(b []byte) (int, error) {
 
 // Seed 004 across processes: a worker creates a task and picks it up and is killed; the
 // deadlines it armed are in the store, and of two workers started after it, on the same
-// file, exactly one records the warning when it falls due.
+// store, exactly one records the warning when it falls due. On the embedded store, and on
+// a PostgreSQL server the test starts.
 func TestWorkersShareTimeouts(t *testing.T) {
-	db := filepath.Join(t.TempDir(), "build.db")
-	a := startWorker(t, db)
+	t.Run("sqlite", func(t *testing.T) {
+		shareTimeouts(t, "-db", filepath.Join(t.TempDir(), "build.db"))
+	})
+	t.Run("postgres", func(t *testing.T) {
+		srv := pgtest.New(t, pgtest.Options{})
+		shareTimeouts(t, "-postgres", srv.DSN)
+	})
+}
+
+func shareTimeouts(t *testing.T, db ...string) {
+	a := startWorker(t, db...)
 	a.send("create TASK-1", "fire TASK-1 picked_up build_orchestrator picked up")
 	got := a.expect("STATE_TRANSITION")
 	if len(got) != 2 || got[0].Event != "MACHINE_CREATED" || got[1].From != "pending" || got[1].To != "assigned" || got[1].Actor != "@build_orchestrator" {
@@ -147,7 +160,7 @@ func TestWorkersShareTimeouts(t *testing.T) {
 	}
 	a.kill()
 
-	b, c := startWorker(t, db), startWorker(t, db)
+	b, c := startWorker(t, db...), startWorker(t, db...)
 	b.send("watch TASK-1")
 	c.send("watch TASK-1")
 	// assigned's 15 minutes started at 08:00: the warning is due at 08:12.

@@ -1,0 +1,157 @@
+package pgtest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+func TestServer(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	srv := New(t, Options{})
+	if srv.Port <= 0 || !strings.Contains(srv.DSN, "@127.0.0.1:") {
+		t.Fatalf("port %d, DSN %q", srv.Port, srv.DSN)
+	}
+
+	conn, err := pgx.Connect(ctx, srv.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var version string
+	if err := conn.QueryRow(ctx, "select version()").Scan(&version); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(version, "PostgreSQL ") {
+		t.Errorf("version() = %q", version)
+	}
+	var fsync string
+	if err := conn.QueryRow(ctx, "show fsync").Scan(&fsync); err != nil || fsync != "off" {
+		t.Errorf("fsync = %q, %v; want off", fsync, err)
+	}
+	if _, err := conn.Exec(ctx, "create table t (id int primary key, name text not null)"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, "insert into t values ($1, $2)", 1, "héllo"); err != nil {
+		t.Fatal(err)
+	}
+	var name string
+	if err := conn.QueryRow(ctx, "select name from t where id = $1", 1).Scan(&name); err != nil || name != "héllo" {
+		t.Fatalf("read back %q, %v", name, err)
+	}
+	if err := conn.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	dsn2, err := srv.CreateDatabase(ctx, "second db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn2, err := pgx.Connect(ctx, dsn2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var db string
+	if err := conn2.QueryRow(ctx, "select current_database()").Scan(&db); err != nil || db != "second db" {
+		t.Errorf("current_database() = %q, %v", db, err)
+	}
+	if err := conn2.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	srv.Stop()
+	if _, err := os.Stat(srv.Dir); !os.IsNotExist(err) {
+		t.Errorf("after Stop, stat %s: %v; want not exist", srv.Dir, err)
+	}
+	cctx, ccancel := context.WithTimeout(ctx, 5*time.Second)
+	defer ccancel()
+	if conn, err := pgx.Connect(cctx, srv.DSN); err == nil {
+		conn.Close(ctx)
+		t.Error("connect after Stop succeeded")
+	}
+	srv.Stop() // again, and once more by the cleanup registered by New
+	if err := srv.Close(); err != nil {
+		t.Errorf("Close after Stop: %v", err)
+	}
+}
+
+// A server that cannot start reports the server log and leaves nothing running.
+func TestStartFailure(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs initdb")
+	}
+	if _, err := findBinaries(); err != nil {
+		notInstalled(t, err)
+	}
+	_, err := Start(context.Background(), Options{MaxConnections: 1 << 30})
+	if err == nil {
+		t.Fatal("Start with an invalid max_connections succeeded")
+	}
+	if !strings.Contains(err.Error(), "max_connections") {
+		t.Errorf("error does not include the server log: %v", err)
+	}
+}
+
+func TestVersionOrder(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		less bool
+	}{
+		{"9.6", "15", true},
+		{"15", "9.6", false},
+		{"13", "15", true},
+		{"15", "15", false},
+		{"9", "9.6", true},
+	} {
+		a, okA := parseVersion(c.a)
+		b, okB := parseVersion(c.b)
+		if !okA || !okB {
+			t.Fatalf("parseVersion(%q, %q) failed", c.a, c.b)
+		}
+		if got := versionLess(a, b); got != c.less {
+			t.Errorf("versionLess(%s, %s) = %v, want %v", c.a, c.b, got, c.less)
+		}
+	}
+	if _, ok := parseVersion("main"); ok {
+		t.Error(`parseVersion("main") succeeded`)
+	}
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	StopShared()
+	os.Exit(code)
+}
+
+// sharedDatabases numbers the databases TestShared creates: the shared server outlives
+// one run of the test (-count).
+var sharedDatabases atomic.Int64
+
+// Every test of the binary gets the same shared server, which serves a database each.
+func TestShared(t *testing.T) {
+	srv := Shared(t)
+	var again *Server
+	t.Run("another test", func(t *testing.T) { again = Shared(t) })
+	if again != srv {
+		t.Fatalf("Shared returned %p, then %p", srv, again)
+	}
+	dsn, err := srv.CreateDatabase(context.Background(), fmt.Sprint("shared_", sharedDatabases.Add(1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var one int
+	if err := conn.QueryRow(context.Background(), "select 1").Scan(&one); err != nil || one != 1 {
+		t.Errorf("select 1: %d, %v", one, err)
+	}
+}
