@@ -66,7 +66,7 @@ func EnteredAt[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, C, X]) 
 func TimeByState[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, C, X], now time.Time) []time.Duration {
 	t := append([]time.Duration(nil), m.timeByState...)
 	if int(m.state) < len(t) {
-		t[m.state] += now.Sub(m.enteredAt)
+		t[m.state] += max(now.Sub(m.enteredAt), 0)
 	}
 	return t
 }

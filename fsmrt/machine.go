@@ -654,9 +654,11 @@ func (m *Machine[S, E, R, C, X]) now(in *Input[R]) time.Time {
 }
 
 // moveClock accounts for leaving from and entering the current state at at.
+// A stay never counts negative: a transition timed before the state was entered (an
+// input's At in the past, a clock set back) adds nothing.
 func (m *Machine[S, E, R, C, X]) moveClock(from S, at time.Time) {
 	if int(from) < len(m.timeByState) {
-		m.timeByState[from] += at.Sub(m.enteredAt)
+		m.timeByState[from] += max(at.Sub(m.enteredAt), 0)
 	}
 	m.enteredAt = at
 }

@@ -292,3 +292,22 @@ func TestLogEntryJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestClockBackwards: a transition timed before its state was entered (an input's At in
+// the past) adds nothing to the time by state, so that every snapshot the machine takes
+// restores.
+func TestClockBackwards(t *testing.T) {
+	r := newRig()
+	r.fire(t, eSubmit, tIn{At: t0.Add(-time.Hour)})
+	r.fire(t, eComment, tIn{})
+	r.fire(t, eReject, tIn{At: t0.Add(-2 * time.Hour)})
+	for st, d := range TimeByState(r.m, t0.Add(-3*time.Hour)) {
+		if d < 0 {
+			t.Errorf("time in %s: %v", tState(st), d)
+		}
+	}
+	again := attach(r.d)
+	if err := Restore(again.m, r.m.Snapshot(), nil); err != nil {
+		t.Errorf("the machine's own snapshot: %v", err)
+	}
+}

@@ -99,6 +99,8 @@ func child(ctx context.Context, role, db string, args []string) error {
 		return runPipeline(ctx, store)
 	case "approval":
 		return fireApproval(ctx, store, rest)
+	case "cognitive":
+		return runCognitive(ctx, store, rest)
 	}
 	return fmt.Errorf("no role %q", role)
 }
@@ -344,3 +346,6 @@ func TestSeed001IdempotencyAcrossProcesses(t *testing.T) {
 		t.Errorf("log: %+v, %v", log, err)
 	}
 }
+
+// jsonUnmarshal decodes JSON.
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
