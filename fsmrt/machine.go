@@ -718,7 +718,7 @@ func (m *Machine[S, E, R, C, X]) commitTo(ctx context.Context, store Store, st S
 	}
 	if err == nil {
 		c.Entry = Entry{Seq: m.seq, Kind: e.Kind, Event: st.Event.String(), From: st.From.String(), To: st.To.String(), At: e.Timestamp, Key: e.Key}
-		c.Entry.Data, err = json.Marshal(e.wire())
+		c.Entry.Data, err = m.encodeEntry(&e)
 	}
 	if err == nil && snap {
 		s := m.Snapshot()

@@ -104,7 +104,7 @@ func (m *Machine[S, E, R, C, X]) note(ctx context.Context, kind string, in *Inpu
 			e.Metadata[k] = v
 		}
 		c.Entry = Entry{Seq: m.seq, Kind: kind, From: st.From.String(), To: st.To.String(), At: e.Timestamp}
-		c.Entry.Data, err = json.Marshal(e.wire())
+		c.Entry.Data, err = m.encodeEntry(&e)
 	}
 	if rearm {
 		c.Rearm, c.Deadlines = true, m.deadlines(m.state, m.enteredAt)

@@ -1,0 +1,217 @@
+package fsmrt
+
+import (
+	"encoding/json"
+	"slices"
+	"strconv"
+	"time"
+	"unicode/utf8"
+)
+
+// appendEntry appends to b the JSON of log entry e exactly as encoding/json writes it (the
+// entry's wire form: the same fields, order, escaping and map order), without reflection:
+// a commit encodes an entry every time. ok is false when the entry holds what only
+// encoding/json may judge (a state, event or role out of range, a role of a machine without
+// named roles, a time outside the years 0-9999): the caller then uses encoding/json.
+func (m *Machine[S, E, R, C, X]) appendEntry(b []byte, e *LogEntry[S, E, R]) ([]byte, bool) {
+	d := m.def
+	ns := len(d.States)
+	switch {
+	case int(e.From) >= ns || int(e.To) >= ns,
+		!isNote(e.Kind) && int(e.Trigger) >= d.NumEvents,
+		e.Role != 0 && (!d.Roles || int(e.Role) >= d.NumRoles),
+		!jsonTime(e.Timestamp) || !e.Created.IsZero() && !jsonTime(e.Created):
+		return b, false
+	}
+	for s := range e.Timeouts {
+		if int(s) >= ns {
+			return b, false
+		}
+	}
+	b = append(b, '{')
+	if e.Spec != "" {
+		b = appendKey(b, "spec", true)
+		b = appendString(b, e.Spec)
+	}
+	b = appendKey(b, "seq", e.Spec == "")
+	b = strconv.AppendInt(b, e.Seq, 10)
+	b = appendKey(b, "timestamp", false)
+	b = appendTime(b, e.Timestamp)
+	b = appendKey(b, "taskId", false)
+	b = appendString(b, e.TaskID)
+	b = appendKey(b, "event", false)
+	b = appendString(b, e.Kind)
+	if !isNote(e.Kind) {
+		b = appendKey(b, "trigger", false)
+		b = appendString(b, e.Trigger.String())
+	}
+	b = appendKey(b, "from", false)
+	b = appendString(b, e.From.String())
+	b = appendKey(b, "to", false)
+	b = appendString(b, e.To.String())
+	b = appendKey(b, "transition", false)
+	b = strconv.AppendInt(b, int64(e.Transition), 10)
+	b = appendKey(b, "actor", false)
+	b = appendString(b, e.Actor)
+	b = appendKey(b, "reason", false)
+	b = appendString(b, e.Reason)
+	if e.EventID != "" {
+		b = appendKey(b, "eventId", false)
+		b = appendString(b, e.EventID)
+	}
+	if e.Role != 0 {
+		b = appendKey(b, "role", false)
+		b = appendString(b, e.Role.String())
+	}
+	if e.Key != "" {
+		b = appendKey(b, "idempotencyKey", false)
+		b = appendString(b, e.Key)
+	}
+	if !e.Created.IsZero() {
+		b = appendKey(b, "created", false)
+		b = appendTime(b, e.Created)
+	}
+	for _, raw := range [...]struct {
+		key string
+		v   []byte
+	}{{"context", e.Context}, {"payload", e.Payload}, {"policies", e.Policies}} {
+		// What the engine records here is encoding/json's own output: compact and escaped.
+		if len(raw.v) > 0 {
+			b = appendKey(b, raw.key, false)
+			b = append(b, raw.v...)
+		}
+	}
+	if len(e.Limits) > 0 {
+		b = appendKey(b, "limits", false)
+		b = appendMap(b, e.Limits, func(k string) string { return k }, func(b []byte, v int) []byte { return strconv.AppendInt(b, int64(v), 10) })
+	}
+	if len(e.Timeouts) > 0 {
+		b = appendKey(b, "timeouts", false)
+		b = appendMap(b, e.Timeouts, S.String, func(b []byte, v time.Duration) []byte { return strconv.AppendInt(b, int64(v), 10) })
+	}
+	b = appendKey(b, "metadata", false)
+	if e.Metadata == nil {
+		b = append(b, "null"...)
+	} else {
+		b = appendMap(b, e.Metadata, func(k string) string { return k }, appendString)
+	}
+	return append(b, '}'), true
+}
+
+// encodeEntry returns the JSON of log entry e: appendEntry's, or encoding/json's when it
+// cannot.
+func (m *Machine[S, E, R, C, X]) encodeEntry(e *LogEntry[S, E, R]) ([]byte, error) {
+	if b, ok := m.appendEntry(make([]byte, 0, 256+len(e.Context)+len(e.Payload)+len(e.Policies)), e); ok {
+		return b, nil
+	}
+	return json.Marshal(e.wire())
+}
+
+// appendKey appends a member's key (and the comma before all but the first).
+func appendKey(b []byte, key string, first bool) []byte {
+	if !first {
+		b = append(b, ',')
+	}
+	b = append(b, '"')
+	b = append(b, key...)
+	return append(b, '"', ':')
+}
+
+// jsonTime reports whether encoding/json encodes t (its year is within 0-9999).
+func jsonTime(t time.Time) bool {
+	y := t.Year()
+	return y >= 0 && y <= 9999
+}
+
+// appendTime appends t as time.Time's MarshalJSON writes it.
+func appendTime(b []byte, t time.Time) []byte {
+	b = append(b, '"')
+	b = t.AppendFormat(b, time.RFC3339Nano)
+	return append(b, '"')
+}
+
+// appendMap appends a JSON object of m, its keys (by name) in order, as encoding/json does.
+func appendMap[K comparable, V any](b []byte, m map[K]V, name func(K) string, value func([]byte, V) []byte) []byte {
+	type kv struct {
+		name string
+		v    V
+	}
+	members := make([]kv, 0, len(m))
+	for k, v := range m {
+		members = append(members, kv{name(k), v})
+	}
+	slices.SortFunc(members, func(a, b kv) int {
+		switch {
+		case a.name < b.name:
+			return -1
+		case a.name > b.name:
+			return 1
+		}
+		return 0
+	})
+	b = append(b, '{')
+	for i, x := range members {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, x.name)
+		b = append(b, ':')
+		b = value(b, x.v)
+	}
+	return append(b, '}')
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendString appends s as a JSON string the way encoding/json writes it: HTML-safe (<,
+// > and & escaped), invalid UTF-8 as U+FFFD, U+2028 and U+2029 escaped.
+func appendString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}

@@ -1,0 +1,76 @@
+package fsmrt
+
+import (
+	"encoding/json"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestAppendEntry: the hand-written encoding of a log entry is byte for byte encoding/json's
+// (roles are checked through the generated packages, whose Role types encode by name),
+// for entries with every field, odd strings and maps, and falls back to it where it must.
+func TestAppendEntry(t *testing.T) {
+	r := newRig()
+	rng := rand.New(rand.NewPCG(1, 2))
+	odd := []string{"", "plain", `quote " and \ backslash`, "<script>&amp;</script>", "tab\tnew\nline\rcr\bbs\fff",
+		"\x00\x01\x1f\x7f", "é 漢字 😀", "bad \xff\xfe utf8", "line\u2028sep\u2029para", strings.Repeat("x", 300)}
+	pick := func() string { return odd[rng.IntN(len(odd))] }
+	kinds := []string{KindTransition, KindResumed, KindCreated, "TIMEOUT_WARN", KindTimeoutExpired}
+	times := []time.Time{{}, t0, t0.Add(123456789 * time.Nanosecond), time.Date(2026, 1, 2, 3, 4, 5, 0, time.FixedZone("X", -5*3600+1800))}
+	for i := range 2000 {
+		e := tEntryLog{
+			Spec: pick(), Seq: rng.Int64N(1 << 40), Timestamp: times[1+rng.IntN(3)], TaskID: pick(), Kind: kinds[rng.IntN(len(kinds))],
+			Trigger: tEvent(rng.IntN(int(numEvents))), From: tState(rng.IntN(int(numStates))), To: tState(rng.IntN(int(numStates))),
+			Transition: rng.IntN(20) - 1, Actor: pick(), Reason: pick(), EventID: pick(), Key: pick(),
+			Created: times[rng.IntN(len(times))],
+		}
+		if rng.IntN(2) == 0 {
+			e.Context, _ = json.Marshal(tCtx{Title: pick(), Note: pick()})
+		}
+		if rng.IntN(3) == 0 {
+			e.Payload, _ = json.Marshal(map[string]string{pick(): pick()})
+		}
+		if rng.IntN(3) == 0 {
+			e.Policies = json.RawMessage(`{"editors":true}`)
+		}
+		if rng.IntN(3) == 0 {
+			e.Limits = map[string]int{pick(): rng.IntN(9), "b": 2, "a": -1}
+		}
+		if rng.IntN(3) == 0 {
+			e.Timeouts = map[tState]time.Duration{sReview: time.Minute, sDraft: -5, sPaused: time.Duration(rng.Int64())}
+		}
+		switch rng.IntN(3) {
+		case 0:
+			e.Metadata = map[string]string{}
+		case 1:
+			e.Metadata = map[string]string{pick(): pick(), "z": pick(), "level": "warn"}
+		}
+		got, ok := r.m.appendEntry(nil, &e)
+		want, err := json.Marshal(e.wire())
+		if !ok || err != nil || string(got) != string(want) {
+			t.Fatalf("entry %d (ok %v, %v):\n got %s\nwant %s", i, ok, err, got, want)
+		}
+	}
+	// What only encoding/json may judge falls back to it.
+	for name, e := range map[string]tEntryLog{
+		"a state out of range":  {From: numStates},
+		"an event out of range": {Kind: KindTransition, Trigger: numEvents},
+		"a role out of range":   {Role: 200},
+		"a year past 9999":      {Timestamp: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)},
+		"a creation before 0":   {Created: time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC)},
+		"a timeout of no state": {Timeouts: map[tState]time.Duration{numStates: 1}},
+	} {
+		if _, ok := r.m.appendEntry(nil, &e); ok {
+			t.Errorf("%s: encoded by hand", name)
+		}
+		if _, err := r.m.encodeEntry(&e); err == nil && name != "a role out of range" {
+			t.Errorf("%s: encoded", name)
+		}
+	}
+	p := newPlain()
+	if _, ok := p.appendEntry(nil, &LogEntry[tState, tEvent, NoRole]{Role: 1}); ok {
+		t.Error("a role of a machine without roles encoded by hand")
+	}
+}
