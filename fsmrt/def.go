@@ -2,6 +2,8 @@ package fsmrt
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -91,7 +93,8 @@ type Def[S StateType, E, R EnumType] struct {
 	resetOnSuccess []int32
 	counterBase    []int // by counter: its first slot in Machine.counters
 	counterSlots   int
-	storeName      string // Spec.Name()
+	storeName      string  // Spec.Name()
+	byName         []int32 // the states in the order of their names, as JSON sorts map keys
 	effectIndex    map[string]int32
 	remembers      bool
 	entries        bool
@@ -330,6 +333,11 @@ func (d *Def[S, E, R]) init() { d.once.Do(d.build) }
 func (d *Def[S, E, R]) build() {
 	ns, ne := len(d.States), d.NumEvents
 	d.storeName = d.Spec.Name()
+	d.byName = make([]int32, ns)
+	for i := range d.byName {
+		d.byName[i] = int32(i)
+	}
+	slices.SortFunc(d.byName, func(a, b int32) int { return strings.Compare(S(a).String(), S(b).String()) })
 	for a, name := range d.Effects {
 		if name != "" {
 			if d.effectIndex == nil {

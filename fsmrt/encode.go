@@ -2,6 +2,7 @@ package fsmrt
 
 import (
 	"encoding/json"
+	"reflect"
 	"slices"
 	"strconv"
 	"time"
@@ -214,4 +215,132 @@ func appendString(b []byte, s string) []byte {
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')
+}
+
+// appendSnapshot appends to b the JSON of the machine's snapshot exactly as encoding/json
+// writes m.Snapshot(), from the machine's own arrays (no map is built), with ctx the
+// encoding of its context (the log entry's). ok is false when only encoding/json may judge
+// (a time outside the years 0-9999).
+func (m *Machine[S, E, R, C, X]) appendSnapshot(b []byte, ctx []byte) ([]byte, bool) {
+	d := m.def
+	if !jsonTime(m.updatedAt) || d.Timing && (!jsonTime(m.createdAt) || !jsonTime(m.enteredAt)) || int(m.state) >= len(d.States) {
+		return b, false
+	}
+	b = append(b, `{"version":1`...)
+	if d.Spec.Fingerprint != "" {
+		b = appendKey(b, "spec", false)
+		b = appendString(b, d.Spec.Fingerprint)
+	}
+	b = appendKey(b, "id", false)
+	b = appendString(b, m.ID)
+	b = appendKey(b, "seq", false)
+	b = strconv.AppendInt(b, m.seq, 10)
+	b = appendKey(b, "state", false)
+	b = appendString(b, m.state.String())
+	b = appendKey(b, "updatedAt", false)
+	b = appendTime(b, m.updatedAt)
+	b = appendKey(b, "context", false)
+	b = append(b, ctx...)
+	if counters := m.counterValues(); len(counters) > 0 {
+		plain := map[string]int{}
+		perState := map[string]map[string]int{}
+		for _, c := range counters {
+			if c.State == "" {
+				plain[c.Name] = c.Value
+				continue
+			}
+			if perState[c.Name] == nil {
+				perState[c.Name] = map[string]int{}
+			}
+			perState[c.Name][c.State] = c.Value
+		}
+		appendInt := func(b []byte, v int) []byte { return strconv.AppendInt(b, int64(v), 10) }
+		name := func(k string) string { return k }
+		if len(plain) > 0 {
+			b = appendKey(b, "counters", false)
+			b = appendMap(b, plain, name, appendInt)
+		}
+		if len(perState) > 0 {
+			b = appendKey(b, "stateCounters", false)
+			b = appendMap(b, perState, name, func(b []byte, v map[string]int) []byte { return appendMap(b, v, name, appendInt) })
+		}
+	}
+	if limits := m.changedLimits(); len(limits) > 0 {
+		b = appendKey(b, "limits", false)
+		b = appendMap(b, limits, func(k string) string { return k }, func(b []byte, v int) []byte { return strconv.AppendInt(b, int64(v), 10) })
+	}
+	if n := countTrue(m.remembered); n > 0 {
+		b = appendKey(b, "remembered", false)
+		b = appendStates(m, b, len(m.remembered), func(s int) bool { return m.remembered[s] }, func(b []byte, s int) []byte { return appendString(b, m.memory[s].String()) })
+	}
+	if d.Timing {
+		if !m.createdAt.IsZero() {
+			b = appendKey(b, "createdAt", false)
+			b = appendTime(b, m.createdAt)
+		}
+		if !m.enteredAt.IsZero() {
+			b = appendKey(b, "enteredAt", false)
+			b = appendTime(b, m.enteredAt)
+		}
+		if slices.ContainsFunc(m.timeByState, func(t time.Duration) bool { return t != 0 }) {
+			b = appendKey(b, "timeByState", false)
+			b = appendStates(m, b, len(m.timeByState), func(s int) bool { return m.timeByState[s] != 0 }, func(b []byte, s int) []byte { return strconv.AppendInt(b, int64(m.timeByState[s]), 10) })
+		}
+		if timeouts := m.changedTimeouts(); len(timeouts) > 0 {
+			b = appendKey(b, "timeouts", false)
+			b = appendMap(b, timeouts, S.String, func(b []byte, v time.Duration) []byte { return strconv.AppendInt(b, int64(v), 10) })
+		}
+	}
+	if !reflect.ValueOf(&m.extra).Elem().IsZero() {
+		x, err := json.Marshal(&m.extra)
+		if err != nil {
+			return b, false
+		}
+		b = appendKey(b, "extra", false)
+		b = append(b, x...)
+	}
+	return append(b, '}'), true
+}
+
+// appendStates appends a JSON object keyed by the names of the states s (of n) for which
+// has holds, in the order of their names, each with value's encoding.
+func appendStates[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, C, X], b []byte, n int, has func(int) bool, value func([]byte, int) []byte) []byte {
+	b = append(b, '{')
+	first := true
+	for _, s := range m.def.byName {
+		if int(s) >= n || !has(int(s)) {
+			continue
+		}
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		b = appendString(b, S(s).String())
+		b = append(b, ':')
+		b = value(b, int(s))
+	}
+	return append(b, '}')
+}
+
+// countTrue counts the true values of bs.
+func countTrue(bs []bool) int {
+	n := 0
+	for _, b := range bs {
+		if b {
+			n++
+		}
+	}
+	return n
+}
+
+// encodeSnapshot returns the JSON of the machine's snapshot, with ctx its context's
+// encoding: appendSnapshot's, or encoding/json's when it cannot.
+func (m *Machine[S, E, R, C, X]) encodeSnapshot(ctx []byte) ([]byte, error) {
+	if len(ctx) > 0 {
+		if b, ok := m.appendSnapshot(make([]byte, 0, 256+len(ctx)), ctx); ok {
+			return b, nil
+		}
+	}
+	s := m.Snapshot()
+	return json.Marshal(&s)
 }

@@ -2,6 +2,7 @@ package fsmrt
 
 import (
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -72,5 +73,51 @@ func TestAppendEntry(t *testing.T) {
 	p := newPlain()
 	if _, ok := p.appendEntry(nil, &LogEntry[tState, tEvent, NoRole]{Role: 1}); ok {
 		t.Error("a role of a machine without roles encoded by hand")
+	}
+}
+
+// TestAppendSnapshot: the hand-written encoding of the machine's snapshot is byte for byte
+// encoding/json's of Snapshot(), along random walks of a machine with counters (plain and
+// per state), limits and timeouts changed, remembered states, time by state and extra data.
+func TestAppendSnapshot(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for walk := range 50 {
+		r := newRig(withExtras)
+		r.m.ID = fmt.Sprint("doc-<", walk, ">")
+		r.m.Context = tCtx{Title: "t & <u>", Reviewer: "bo"}
+		r.ops.guards[gOK] = rng.IntN(2) == 0
+		for range 30 {
+			r.clk.add(time.Duration(rng.IntN(100)) * time.Second)
+			e := tEvent(rng.IntN(int(numEvents)))
+			r.m.FireWith(bg, e, tIn{Role: tRole(rng.IntN(4))})
+			if rng.IntN(10) == 0 {
+				SetCounterLimit(r.m, cEscalations, rng.IntN(3))
+			}
+			if rng.IntN(10) == 0 {
+				SetTimeout(r.m, sReview, time.Duration(1+rng.IntN(100))*time.Minute)
+			}
+			if rng.IntN(5) == 0 {
+				Extra(r.m).Tag = fmt.Sprint("x", rng.IntN(3))
+			}
+			ctx, err := json.Marshal(&r.m.Context)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, ok := r.m.appendSnapshot(nil, ctx)
+			s := r.m.Snapshot()
+			want, err := json.Marshal(&s)
+			if !ok || err != nil || string(got) != string(want) {
+				t.Fatalf("walk %d (ok %v, %v):\n got %s\nwant %s", walk, ok, err, got, want)
+			}
+		}
+	}
+	// A time past 9999 is left to encoding/json, which refuses it.
+	r := newRig()
+	r.fire(t, eSubmit, tIn{At: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)})
+	if _, ok := r.m.appendSnapshot(nil, []byte("{}")); ok {
+		t.Error("a year past 9999 encoded by hand")
+	}
+	if _, err := r.m.encodeSnapshot([]byte("{}")); err == nil {
+		t.Error("a year past 9999 encoded")
 	}
 }

@@ -721,8 +721,7 @@ func (m *Machine[S, E, R, C, X]) commitTo(ctx context.Context, store Store, st S
 		c.Entry.Data, err = m.encodeEntry(&e)
 	}
 	if err == nil && snap {
-		s := m.Snapshot()
-		c.Snapshot, err = json.Marshal(&s)
+		c.Snapshot, err = m.encodeSnapshot(e.Context)
 	}
 	var calls []EffectCall[S, E, C]
 	if err == nil && len(m.pending) > 0 {

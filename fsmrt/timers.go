@@ -2,7 +2,6 @@ package fsmrt
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -110,8 +109,7 @@ func (m *Machine[S, E, R, C, X]) note(ctx context.Context, kind string, in *Inpu
 		c.Rearm, c.Deadlines = true, m.deadlines(m.state, m.enteredAt)
 	}
 	if kind == KindCreated && err == nil {
-		s := m.Snapshot()
-		c.Snapshot, err = json.Marshal(&s)
+		c.Snapshot, err = m.encodeSnapshot(e.Context)
 	}
 	if err == nil {
 		err = m.store.Commit(ctx, &c)
