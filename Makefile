@@ -3,12 +3,12 @@ GO       ?= go
 FUZZTIME ?= 60s
 SPECS    := $(wildcard examples/*/*.fsm.yaml)
 
-.PHONY: all build generate check-generated test test-modules coverage vet fmt-check check-examples fuzz bench bench-smoke clean
+.PHONY: all build generate check-generated test test-modules coverage vet fmt-check check-examples fuzz bench bench-smoke clean test-long
 
 # The modules beside the main one: the store adapters (each its own module, so that a
 # program that uses neither never downloads a database driver), and the programs and
 # cross-process tests that run the seeds on them.
-MODULES := store/sqlite store/postgres examples/durable examples/build/worker
+MODULES := store/sqlite store/postgres examples/durable examples/build/worker examples/scaleout
 
 all: build
 
@@ -38,6 +38,12 @@ test: fmt-check vet check-examples check-generated
 # Vet and test each module of MODULES (the PostgreSQL tests start a server of their own).
 test-modules:
 	@for m in $(MODULES); do echo "== $$m"; (cd $$m && $(GO) vet ./... && $(GO) test -race -count=1 ./...) || exit 1; done
+
+# The scale-out proof at the size of its acceptance bar: 1, 4 and 8 worker processes, 1,000
+# orders, 50,000 events, on SQLite and PostgreSQL (a few minutes on 2 CPUs; make test runs a
+# short scenario of it).
+test-long:
+	cd examples/scaleout && SCALEOUT_FULL=1 $(GO) test -count=1 -timeout 60m ./...
 
 # Statement coverage of each generated seed package by its generated tests alone.
 coverage:

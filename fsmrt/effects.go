@@ -118,9 +118,12 @@ func (m *Machine[S, E, R, C, X]) act(ctx context.Context, a int32, st Step[S, E,
 // calls returns the calls of the effects kept during the transition just taken.
 func (m *Machine[S, E, R, C, X]) calls(st Step[S, E, R], in *Input[R], at time.Time) []EffectCall[S, E, C] {
 	d := m.def
-	key := in.Key
-	if key == "" {
-		key = d.storeName + "/" + m.ID + "/" + strconv.FormatInt(m.seq, 10)
+	// Idempotency keys are unique per machine only: the machine's name and ID come first.
+	key := d.storeName + "/" + m.ID + "/"
+	if in.Key != "" {
+		key += "key:" + in.Key
+	} else {
+		key += strconv.FormatInt(m.seq, 10)
 	}
 	out := make([]EffectCall[S, E, C], len(m.pending))
 	for i, a := range m.pending {

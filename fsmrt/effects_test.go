@@ -69,7 +69,7 @@ func TestEffectsWithoutStore(t *testing.T) {
 	if want := "fsm: effect notify of seq 1: boom"; err.Error() != want {
 		t.Errorf("error %q, want %q", err, want)
 	}
-	if e2.got[0].Key != "k1/0-notify" {
+	if e2.got[0].Key != "review.Review/doc-1/key:k1/0-notify" {
 		t.Errorf("key %q", e2.got[0].Key)
 	}
 	// A machine without a store has no outbox.

@@ -1387,11 +1387,18 @@ func TestEngineTiming(t *testing.T) {
 	if h := History(r.m); len(h) != 2 || !h[0].At.Equal(t0.Add(2*time.Minute)) || !h[1].At.Equal(at) {
 		t.Errorf("history %+v", h)
 	}
-	// SetClock restarts the creation time and the stay.
+	// SetClock keeps the times of a machine that has made transitions (a replayed one),
+	// and restarts those of a new one.
+	created, entered := CreatedAt(r.m), EnteredAt(r.m)
 	clk := &fakeClock{t: t0.Add(24 * time.Hour)}
 	SetClock(r.m, clk)
-	if !CreatedAt(r.m).Equal(clk.t) || !EnteredAt(r.m).Equal(clk.t) {
+	if !CreatedAt(r.m).Equal(created) || !EnteredAt(r.m).Equal(entered) {
 		t.Errorf("after SetClock: created %v, entered %v", CreatedAt(r.m), EnteredAt(r.m))
+	}
+	fresh := newRig()
+	SetClock(fresh.m, clk)
+	if !CreatedAt(fresh.m).Equal(clk.t) || !EnteredAt(fresh.m).Equal(clk.t) {
+		t.Errorf("a new machine after SetClock: created %v, entered %v", CreatedAt(fresh.m), EnteredAt(fresh.m))
 	}
 }
 

@@ -48,8 +48,11 @@ func SetKeyWindow[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, C, X
 // the current state.
 func SetClock[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, C, X], c Clock) {
 	m.clock = c
-	m.createdAt = c.Now()
-	m.enteredAt = m.createdAt
+	if m.seq == 0 {
+		// A new machine starts now; one restored or replayed keeps the times it has.
+		m.createdAt = c.Now()
+		m.enteredAt = m.createdAt
+	}
 }
 
 // CreatedAt returns when the machine was created.

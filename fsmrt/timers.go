@@ -191,8 +191,8 @@ func handleDue[S StateType, E, R EnumType, C, X any](ctx context.Context, dl Due
 	if err != nil {
 		return err
 	}
-	if m.state.String() != dl.State {
-		// Left since: the commit that left it disarmed the deadline; this claim is stale.
+	if !m.armed(dl) {
+		// Left since (and maybe entered again, with new deadlines): this claim is stale.
 		return &ConflictError{Machine: dl.Machine, ID: dl.ID, Version: m.seq, Stored: m.seq, Deadline: dl.Name}
 	}
 	in := Input[R]{Actor: "scheduler", At: now, fired: dl.Name}
@@ -214,6 +214,21 @@ func handleDue[S StateType, E, R EnumType, C, X any](ctx context.Context, dl Due
 	in.Reason = "timeout level " + level + " reached"
 	meta["level"] = level
 	return m.note(ctx, KindTimeoutPrefix+strings.ToUpper(level), &in, meta, false)
+}
+
+// armed reports whether dl is one of the deadlines the machine has armed now: its state's,
+// of the same name, at the same time (to the microsecond, as stores keep it). A claim that
+// outlived its lease may be of an earlier stay in the state.
+func (m *Machine[S, E, R, C, X]) armed(dl DueDeadline) bool {
+	if m.state.String() != dl.State {
+		return false
+	}
+	for _, d := range m.deadlines(m.state, m.enteredAt) {
+		if d.Name == dl.Name {
+			return d.At.Truncate(time.Microsecond).Equal(dl.At.Truncate(time.Microsecond))
+		}
+	}
+	return false
 }
 
 // eventNamed returns the event named name.

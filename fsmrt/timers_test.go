@@ -311,3 +311,26 @@ func TestClockBackwards(t *testing.T) {
 		t.Errorf("the machine's own snapshot: %v", err)
 	}
 }
+
+// TestFireDueStaleClaim: a claim that outlived its lease, of a stay in a state the machine
+// has left and entered again since, does not fire the new stay's deadlines.
+func TestFireDueStaleClaim(t *testing.T) {
+	st := newStore()
+	r, load := timerRig(st)
+	r.walk(t, eSubmit) // review at t0: the warning due at 8 minutes
+	stale, err := st.ClaimDeadlines(bg, tStoreName, "slow", t0.Add(9*time.Minute), time.Second, 1)
+	if err != nil || len(stale) != 1 || stale[0].Name != "level:warning" {
+		t.Fatalf("claimed %+v, %v", stale, err)
+	}
+	// The machine leaves review and enters it again at 20 minutes: a new warning at 28.
+	r.clk.t = t0.Add(20 * time.Minute)
+	r.walk(t, eReject, eSubmit)
+	if err := handleDue(bg, stale[0], t0.Add(21*time.Minute), load); !errors.Is(err, ErrStoreConflict) {
+		t.Errorf("the stale claim: %v", err)
+	}
+	for _, e := range logOf(t, st) {
+		if e.Kind == "TIMEOUT_WARNING" {
+			t.Errorf("the new stay's warning fired early: %+v", e)
+		}
+	}
+}

@@ -1233,6 +1233,7 @@ func TestFsmIdempotencyKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	r.SetStore(store) // where a key its window forgets is found
 	seq := r.Seq()
 	if got, err := fsmFire(r, EventAssigned, in); got != first || err != nil || r.Seq() != seq {
 		t.Fatalf("retry after replay: %s, %v (seq %d, was %d)", got, err, r.Seq(), seq)

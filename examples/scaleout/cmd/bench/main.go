@@ -1,0 +1,361 @@
+// Command bench measures the scale-out proof's throughput: for each store (SQLite, and a
+// PostgreSQL server it starts) and each number of worker processes N, it runs the plan's
+// events with N workers (no kills, no flaky deliveries), checks the run as the test does,
+// and commits the same log entries again with N floor processes, by hand (one transaction
+// of one UPDATE ... WHERE version = $n and one INSERT per entry), on a fresh database of
+// the same server. It writes the transitions a second of both to a Markdown file,
+// RESULTS.md by default, keeping what follows the notes marker of the file as it was.
+//
+//	go run ./cmd/bench                      # N = 1, 4, 8; 1,000 orders; 50,000 events
+//	go run ./cmd/bench -n 1 -events 5000 -o -
+//	go run ./cmd/bench -profile prof        # a CPU profile of each store's first worker
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/fsmgen/fsmgen/examples/scaleout"
+	"github.com/fsmgen/fsmgen/store/postgres/pgtest"
+)
+
+func main() {
+	if code, ok := scaleout.Child(); ok {
+		os.Exit(code)
+	}
+	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// config is what the flags set.
+type config struct {
+	out       string
+	workers   []int
+	stores    []string
+	plan      scaleout.Plan
+	profile   string
+	split     scaleout.Plan // the plan of the breakdowns
+	verbose   bool
+	stderr    io.Writer
+	started   time.Time
+	pgVersion string
+}
+
+// run is the command; it returns the exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	c, err := parse(args, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "bench: %v\n", err)
+		return 2
+	}
+	rows, splits, err := c.measure(ctx)
+	if err != nil {
+		fmt.Fprintf(stderr, "bench: %v\n", err)
+		return 1
+	}
+	if err := c.write(rows, splits, stdout); err != nil {
+		fmt.Fprintf(stderr, "bench: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// parse reads the flags.
+func parse(args []string, stderr io.Writer) (*config, error) {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	c := &config{stderr: stderr, started: time.Now()}
+	fs.StringVar(&c.out, "o", "RESULTS.md", "the Markdown file to write (- for standard output)")
+	n := fs.String("n", "1,4,8", "numbers of worker processes")
+	stores := fs.String("stores", "sqlite,postgres", "stores to measure")
+	fs.IntVar(&c.plan.Instances, "instances", 1000, "orders")
+	fs.IntVar(&c.plan.Events, "events", 50000, "events")
+	fs.Uint64Var(&c.plan.Seed, "seed", 2026, "seed of the plan")
+	fs.StringVar(&c.profile, "profile", "", "directory for a CPU profile of the first worker of each run")
+	fs.IntVar(&c.split.Instances, "breakdown-instances", 200, "orders of the breakdown of one process's transitions")
+	fs.IntVar(&c.split.Events, "breakdown-events", 10000, "events of the breakdown (its fresh events are fired)")
+	fs.BoolVar(&c.verbose, "v", false, "pass on what the processes write on their standard error")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	c.split.Seed = c.plan.Seed
+	for _, s := range strings.Split(*n, ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || v < 1 {
+			return nil, fmt.Errorf("-n: %q", s)
+		}
+		c.workers = append(c.workers, v)
+	}
+	for _, s := range strings.Split(*stores, ",") {
+		if s != scaleout.SQLite && s != scaleout.Postgres {
+			return nil, fmt.Errorf("-stores: %q (sqlite or postgres)", s)
+		}
+		c.stores = append(c.stores, s)
+	}
+	return c, nil
+}
+
+// row is one line of the results: a store, a number of workers, both measures.
+type row struct {
+	store   string
+	workers int
+	run     scaleout.Result
+	floor   scaleout.FloorResult
+	report  *scaleout.Report
+}
+
+// rate returns the workers' transitions a second.
+func (r row) rate() float64 { return float64(r.run.Entries) / r.run.Elapsed.Seconds() }
+
+// floorRate returns the floor's transitions a second.
+func (r row) floorRate() float64 { return float64(r.floor.Commits) / r.floor.Elapsed.Seconds() }
+
+// cpu returns the workers' and the floor's processor time a transition.
+func (r row) cpu() (store, floor time.Duration) {
+	var sum time.Duration
+	for _, s := range r.run.Stats {
+		sum += s.CPU
+	}
+	return sum / time.Duration(max(r.run.Entries, 1)), r.floor.CPU / time.Duration(max(r.floor.Commits, 1))
+}
+
+// breakdown is a store's Breakdown.
+type breakdown struct {
+	store string
+	scaleout.Breakdown
+}
+
+// measure measures every store: its runs with each number of workers, and the
+// breakdown of one process's transitions.
+func (c *config) measure(ctx context.Context) ([]row, []breakdown, error) {
+	dir, err := os.MkdirTemp("", "scaleout-bench-")
+	if err != nil {
+		return nil, nil, err
+	}
+	defer os.RemoveAll(dir)
+	var rows []row
+	var splits []breakdown
+	for _, store := range c.stores {
+		var databases func(name string) (string, error)
+		switch store {
+		case scaleout.SQLite:
+			databases = func(name string) (string, error) { return filepath.Join(dir, name+".db"), nil }
+		case scaleout.Postgres:
+			srv, err := pgtest.Start(ctx, pgtest.Options{MaxConnections: 200})
+			if err != nil {
+				return nil, nil, err
+			}
+			defer srv.Stop()
+			c.pgVersion = serverVersion(ctx, srv.DSN)
+			databases = func(name string) (string, error) { return srv.CreateDatabase(ctx, name) }
+		}
+		for _, n := range c.workers {
+			r, err := c.one(ctx, store, n, databases)
+			if err != nil {
+				return nil, nil, fmt.Errorf("%s, N=%d: %w", store, n, err)
+			}
+			rows = append(rows, r)
+		}
+		b, err := scaleout.Decompose(ctx, store, c.split, databases)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s, breakdown: %w", store, err)
+		}
+		fmt.Fprintf(c.stderr, "%s breakdown: %+v\n", store, b)
+		splits = append(splits, breakdown{store, b})
+	}
+	return rows, splits, nil
+}
+
+// one measures store with n workers, on databases named by databases.
+func (c *config) one(ctx context.Context, store string, n int, databases func(name string) (string, error)) (row, error) {
+	p := c.plan
+	p.Workers = n
+	source, err := databases(fmt.Sprintf("orders_%d", n))
+	if err != nil {
+		return row{}, err
+	}
+	target, err := databases(fmt.Sprintf("floor_%d", n))
+	if err != nil {
+		return row{}, err
+	}
+	r := &scaleout.Run{Kind: store, Where: source, Plan: p, Speed: 60, Together: true, Logf: c.logf}
+	if c.profile != "" {
+		r.WorkerArgs = func(index int) []string {
+			if index > 0 {
+				return nil
+			}
+			return []string{"-cpuprofile", filepath.Join(c.profile, fmt.Sprintf("%s-%d.pprof", store, n))}
+		}
+	}
+	res := row{store: store, workers: n}
+	if res.run, res.report, err = c.runWorkers(ctx, r); err != nil {
+		return res, err
+	}
+	if err := c.prepare(ctx, store, target); err != nil {
+		return res, err
+	}
+	if res.floor, err = r.Floor(ctx, source, target); err != nil {
+		return res, err
+	}
+	fmt.Fprintf(c.stderr, "%s N=%d: %.0f transitions/s (%d in %v), floor %.0f/s (%d in %v)\n", store, n,
+		res.rate(), res.run.Entries, res.run.Elapsed.Round(time.Millisecond),
+		res.floorRate(), res.floor.Commits, res.floor.Elapsed.Round(time.Millisecond))
+	return res, nil
+}
+
+// runWorkers runs the workers of r and checks the run.
+func (c *config) runWorkers(ctx context.Context, r *scaleout.Run) (scaleout.Result, *scaleout.Report, error) {
+	db, err := r.Start(ctx)
+	if err != nil {
+		return scaleout.Result{}, nil, err
+	}
+	defer db.Close()
+	res, err := r.Workers(ctx, db)
+	if err != nil {
+		return res, nil, err
+	}
+	rep, err := scaleout.Check(ctx, db, r.Plan, false)
+	if err == nil && len(rep.Problems) > 0 {
+		err = fmt.Errorf("the run fails its checks: %s", strings.Join(rep.Problems, "; "))
+	}
+	return res, rep, err
+}
+
+// prepare creates the store's tables in the floor's database.
+func (c *config) prepare(ctx context.Context, store, where string) error {
+	db, err := scaleout.Open(ctx, store, where)
+	if err != nil {
+		return err
+	}
+	db.Close()
+	return nil
+}
+
+// logf passes on what the processes write, with -v.
+func (c *config) logf(format string, args ...any) {
+	if c.verbose {
+		fmt.Fprintf(c.stderr, format+"\n", args...)
+	}
+}
+
+// serverVersion returns the PostgreSQL server's version.
+func serverVersion(ctx context.Context, dsn string) string {
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		return "?"
+	}
+	defer conn.Close(ctx)
+	var v string
+	if conn.QueryRow(ctx, "SHOW server_version").Scan(&v) != nil {
+		return "?"
+	}
+	return v
+}
+
+// notesMarker starts the part of the results file that the command keeps as it was.
+const notesMarker = "<!-- notes: everything below this line is kept when the command rewrites the file -->"
+
+// write writes the results file (or standard output), keeping the notes of the old file.
+func (c *config) write(rows []row, splits []breakdown, stdout io.Writer) error {
+	var b bytes.Buffer
+	c.table(&b, rows)
+	c.breakdowns(&b, splits)
+	if c.out == "-" {
+		_, err := stdout.Write(b.Bytes())
+		return err
+	}
+	old, err := os.ReadFile(c.out)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	if _, notes, ok := bytes.Cut(old, []byte(notesMarker)); ok {
+		b.WriteString("\n" + notesMarker)
+		b.Write(notes)
+	} else {
+		b.WriteString("\n" + notesMarker + "\n")
+	}
+	return os.WriteFile(c.out, b.Bytes(), 0o644)
+}
+
+// table writes the heading and the table of the results.
+func (c *config) table(w io.Writer, rows []row) {
+	fmt.Fprintf(w, "# Scale-out results\n\n")
+	fmt.Fprintf(w, "Written by `go run ./cmd/bench` in examples/scaleout (this run: %v; the flags are in\ncmd/bench/main.go). ", time.Since(c.started).Round(time.Second))
+	fmt.Fprintf(w, "Each row: N worker processes fire the plan (%d orders, %d events, seed %d;\n", c.plan.Instances, c.plan.Events, c.plan.Seed)
+	fmt.Fprintf(w, "duplicates, key conflicts, contended events, timers and effects as in the test, no kills) at\n")
+	fmt.Fprintf(w, "a fresh database, and the run passes every check of the test; *transitions/s* is the log\n")
+	fmt.Fprintf(w, "entries committed until the last worker was done, over that time. *floor* is N processes\n")
+	fmt.Fprintf(w, "committing the same entries (same data, same snapshots) again, by hand, to a fresh database\n")
+	fmt.Fprintf(w, "of the same server: one transaction of one UPDATE ... WHERE version = $n (an INSERT for a\n")
+	fmt.Fprintf(w, "new order) and one INSERT of the entry. *CPU/transition* is the processor time of the\n")
+	fmt.Fprintf(w, "worker (floor) processes per transition: for SQLite it includes the database engine, for\n")
+	fmt.Fprintf(w, "PostgreSQL not the server. PostgreSQL %s runs with fsync, synchronous_commit and\n", c.pgVersion)
+	fmt.Fprintf(w, "full_page_writes off; SQLite in WAL mode with synchronous=NORMAL; the floor alike.\n\n")
+	fmt.Fprintf(w, "| date | machine | Go | N | store | transitions/s | floor transitions/s | ratio | CPU/transition (floor) |\n")
+	fmt.Fprintf(w, "|---|---|---|---:|---|---:|---:|---:|---:|\n")
+	date, machine := c.started.UTC().Format("2006-01-02"), machineName()
+	for _, r := range rows {
+		cs, cf := r.cpu()
+		fmt.Fprintf(w, "| %s | %s | %s | %d | %s | %.0f | %.0f | %.2fx | %d µs (%d µs) |\n", date, machine, runtime.Version(),
+			r.workers, r.store, r.rate(), r.floorRate(), r.rate()/r.floorRate(), cs.Microseconds(), cf.Microseconds())
+	}
+	fmt.Fprintf(w, "\nWhat the workers did (entries: at the end of the events; the timers' last entries follow):\n\n")
+	fmt.Fprintf(w, "| N | store | entries | events phase | floor | conflicts retried | loads | timers | effects |\n")
+	fmt.Fprintf(w, "|---:|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, r := range rows {
+		var s scaleout.Stats
+		for _, x := range r.run.Stats {
+			s.Conflicts, s.Loads, s.Timers, s.Delivered = s.Conflicts+x.Conflicts, s.Loads+x.Loads, s.Timers+x.Timers, s.Delivered+x.Delivered
+		}
+		fmt.Fprintf(w, "| %d | %s | %d | %v | %v | %d | %d | %d | %d |\n", r.workers, r.store, r.run.Entries,
+			r.run.Elapsed.Round(time.Millisecond), r.floor.Elapsed.Round(time.Millisecond), s.Conflicts, s.Loads, s.Timers, s.Delivered)
+	}
+}
+
+// breakdowns writes the table of the breakdowns.
+func (c *config) breakdowns(w io.Writer, splits []breakdown) {
+	if len(splits) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nWhere the time of a transition goes, in one process (scaleout.Decompose): the %d orders'\n", c.split.Instances)
+	fmt.Fprintf(w, "fresh events of a plan of %d events, and their creations, committed four ways, each on a\n", c.split.Events)
+	fmt.Fprintf(w, "fresh database: by hand (the floor); the very same commits through Store.Commit; fired by\n")
+	fmt.Fprintf(w, "machines kept in memory, without keys; and with their idempotency keys. Time a transition\n")
+	fmt.Fprintf(w, "(and transitions/s).\n\n")
+	fmt.Fprintf(w, "| store | transitions | floor | Store.Commit | FireWith, no key | FireWith, key |\n")
+	fmt.Fprintf(w, "|---|---:|---:|---:|---:|---:|\n")
+	for _, s := range splits {
+		fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s |\n", s.store, s.Transitions,
+			perTransition(s.Floor), perTransition(s.Commit), perTransition(s.FireNoKey), perTransition(s.Fire))
+	}
+}
+
+// perTransition writes the time of a transition and the rate it makes.
+func perTransition(d time.Duration) string {
+	return fmt.Sprintf("%d µs (%.0f/s)", d.Microseconds(), float64(time.Second)/float64(max(d, 1)))
+}
+
+// machineName describes the machine: its processor and how many of them.
+func machineName() string {
+	model := runtime.GOARCH
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				model = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	return fmt.Sprintf("%s, %d CPUs, %s", model, runtime.NumCPU(), runtime.GOOS)
+}
