@@ -218,7 +218,7 @@ func appendString(b []byte, s string) []byte {
 }
 
 // appendSnapshot appends to b the JSON of the machine's snapshot exactly as encoding/json
-// writes m.Snapshot(), from the machine's own arrays (no map is built), with ctx the
+// writes m.Snapshot(), from the machine's own arrays (only the counters go through maps), with ctx the
 // encoding of its context (the log entry's). ok is false when only encoding/json may judge
 // (a time outside the years 0-9999).
 func (m *Machine[S, E, R, C, X]) appendSnapshot(b []byte, ctx []byte) ([]byte, bool) {

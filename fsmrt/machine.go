@@ -712,7 +712,7 @@ func (m *Machine[S, E, R, C, X]) persist(ctx context.Context, st Step[S, E, R], 
 func (m *Machine[S, E, R, C, X]) commitTo(ctx context.Context, store Store, st Step[S, E, R], in *Input[R], t int, snap bool) error {
 	d := m.def
 	e, err := m.logEntry(st, in, t)
-	c := Commit{Machine: d.storeName, ID: m.ID, Spec: d.Spec.Fingerprint, Version: m.seq - 1, State: m.state.String(), Fired: in.fired, Counters: m.counterValues()}
+	c := m.newCommit(in)
 	if m.entered && d.Timing {
 		c.Rearm, c.Deadlines = true, m.deadlines(m.state, m.enteredAt)
 	}
@@ -740,6 +740,14 @@ func (m *Machine[S, E, R, C, X]) commitTo(ctx context.Context, store Store, st S
 		m.deliver(ctx, calls, m.pending)
 	}
 	return nil
+}
+
+// newCommit returns the commit of the entry the machine has just numbered (m.seq), with
+// what every commit carries: the instance, its spec and version, the state, the deadline a
+// scheduler's firing handles, the counters.
+func (m *Machine[S, E, R, C, X]) newCommit(in *Input[R]) Commit {
+	d := m.def
+	return Commit{Machine: d.storeName, ID: m.ID, Spec: d.Spec.Fingerprint, Version: m.seq - 1, State: m.state.String(), Fired: in.fired, Counters: m.counterValues()}
 }
 
 // findKey looks up in the store the entry that used idempotency key key.

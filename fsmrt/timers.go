@@ -96,7 +96,7 @@ func (m *Machine[S, E, R, C, X]) note(ctx context.Context, kind string, in *Inpu
 	m.seq++
 	m.updatedAt = st.At
 	e, err := m.logEntry(st, in, -1)
-	c := Commit{Machine: d.storeName, ID: m.ID, Spec: d.Spec.Fingerprint, Version: m.seq - 1, State: m.state.String(), Fired: in.fired, Counters: m.counterValues()}
+	c := m.newCommit(in)
 	if err == nil {
 		e.Kind = kind
 		for k, v := range meta {

@@ -2,6 +2,7 @@ package durable
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"reflect"
@@ -114,7 +115,7 @@ func TestSeed000CheckpointsAcrossProcesses(t *testing.T) {
 	byEvent := map[cognitive.Event]cognitive.TaskContext{}
 	for _, e := range log {
 		var c cognitive.TaskContext
-		if err := jsonUnmarshal(e.Context, &c); err != nil {
+		if err := json.Unmarshal(e.Context, &c); err != nil {
 			t.Fatal(err)
 		}
 		byEvent[e.Trigger] = c

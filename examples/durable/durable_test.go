@@ -346,6 +346,3 @@ func TestSeed001IdempotencyAcrossProcesses(t *testing.T) {
 		t.Errorf("log: %+v, %v", log, err)
 	}
 }
-
-// jsonUnmarshal decodes JSON.
-func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }

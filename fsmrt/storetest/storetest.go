@@ -576,7 +576,7 @@ func testEffects(t *testing.T, s *suite) {
 	}
 	// Delivered effects are never claimed again; the others come back when their lease
 	// has run out, counting the attempt.
-	if err := s.CompleteEffects(ctx, []fsmrt.EffectID{got0(t, s, now)}, now); err != nil {
+	if err := s.CompleteEffects(ctx, []fsmrt.EffectID{{Machine: s.machine, ID: a, Seq: 1, Index: 0}}, now); err != nil {
 		t.Fatal(err)
 	}
 	got = s.claim(t, "w3", now.Add(2*time.Minute), 10)
@@ -604,12 +604,6 @@ func testEffects(t *testing.T, s *suite) {
 	if got := s.claim(t, "w5", now.Add(time.Hour), 0); len(got) != 0 {
 		t.Errorf("a claim of 0: %v", ids(got))
 	}
-}
-
-// got0 returns the id of a's first effect.
-func got0(t *testing.T, s *suite, _ time.Time) fsmrt.EffectID {
-	t.Helper()
-	return fsmrt.EffectID{Machine: s.machine, ID: s.id("a"), Seq: 1, Index: 0}
 }
 
 func testEffectsLeasedAtCommit(t *testing.T, s *suite) {
