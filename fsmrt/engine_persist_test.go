@@ -617,6 +617,127 @@ func replayScript(t *testing.T, r *rig, after func(step int)) {
 	}
 }
 
+// TestEngineKeyLookups: a machine looks a key it does not hold up in the store only when
+// its window may lack keys of the log: it forgot some, or was replayed from a snapshot
+// without reading the log from its start. Otherwise the store's version check stands for
+// the look-up: a key another writer used comes with a version the commit refuses.
+func TestEngineKeyLookups(t *testing.T) {
+	fs := &failStore{}
+	var d *tDef
+	// begin writes the first nine steps of replayScript to a new store: keys k1, k2, k5,
+	// k7, k9; snapshots at 5 and 6; in review at seq 9.
+	begin := func(t *testing.T) {
+		t.Helper()
+		fs.tStore, fs.finds = newStore(), 0
+		r := newRig()
+		d = r.d
+		r.m.SetStore(fs)
+		r.m.Context = tCtx{Title: "t", Reviewer: "bo"}
+		r.ops.guards[gOK] = true
+		for _, x := range []struct {
+			e  tEvent
+			in tIn
+		}{
+			{eSubmit, tIn{Key: "k1"}}, {eComment, tIn{Key: "k2"}}, {eReject, tIn{Role: rEditor}}, {eSubmit, tIn{}},
+			{eApprove, tIn{Role: rAdmin, Key: "k5"}}, {eRework, tIn{}}, {eSubmit, tIn{Key: "k7"}}, {ePause, tIn{}}, {eResume, tIn{Key: "k9"}},
+		} {
+			r.clk.add(time.Minute)
+			r.fire(t, x.e, x.in)
+		}
+		if fs.finds != 0 || r.m.State() != sReview || r.m.Seq() != 9 {
+			t.Fatalf("the machine that began the log looked keys up %d times; %s at %d", fs.finds, r.m.State(), r.m.Seq())
+		}
+	}
+	replayed := func(t *testing.T, window int) *rig {
+		t.Helper()
+		r := attach(d)
+		SetHistoryWindow(r.m, window)
+		SetKeyWindow(r.m, window)
+		if err := Replay(bg, r.m, fs, "doc-1", nil); err != nil {
+			t.Fatal(err)
+		}
+		r.m.SetStore(fs)
+		return r
+	}
+	// comment fires a comment (review to review) with key, which must be accepted after
+	// finds look-ups.
+	comment := func(t *testing.T, r *rig, key string, finds int) {
+		t.Helper()
+		fs.finds = 0
+		seq := r.m.Seq()
+		if _, err := r.m.FireWith(bg, eComment, tIn{Key: key}); err != nil || r.m.Seq() != seq+1 {
+			t.Fatalf("comment with %s: %v, seq %d", key, err, r.m.Seq())
+		}
+		if fs.finds != finds {
+			t.Errorf("comment with %s looked keys up %d times, want %d", key, fs.finds, finds)
+		}
+	}
+	// used fires e with a used key, which must be refused as a conflict after finds look-ups.
+	used := func(t *testing.T, r *rig, e tEvent, key string, finds int) {
+		t.Helper()
+		fs.finds = 0
+		seq := r.m.Seq()
+		if _, err := r.m.FireWith(bg, e, tIn{Key: key}); !errors.Is(err, ErrIdempotencyConflict) || r.m.Seq() != seq || fs.finds != finds {
+			t.Errorf("%s with %s: %v, seq %d, %d look-ups (want %d)", e, key, err, r.m.Seq(), fs.finds, finds)
+		}
+	}
+	t.Run("replayed from the start of the log", func(t *testing.T) {
+		begin(t)
+		r := replayed(t, 6) // the snapshot at 6: the log read back from 1
+		comment(t, r, "fresh", 0)
+		used(t, r, eComment, "k1", 0)
+	})
+	t.Run("replayed from a snapshot past the window", func(t *testing.T) {
+		begin(t)
+		// The log read back from 4 holds k5, then k7 and k9 fill the window of 3: k1 and k2
+		// are only in the store.
+		r := replayed(t, 3)
+		comment(t, r, "fresh", 1)
+		used(t, r, eComment, "k1", 1)
+		fs.finds = 0
+		if got, err := r.m.FireWith(bg, eComment, tIn{Key: "k2"}); got != sReview || err != nil || r.m.Seq() != 10 || fs.finds != 1 {
+			t.Errorf("comment with k2 (a comment's, in the store): %s, %v, seq %d, %d look-ups", got, err, r.m.Seq(), fs.finds)
+		}
+	})
+	t.Run("restored from a snapshot", func(t *testing.T) {
+		begin(t)
+		r := attach(d)
+		if err := Restore(r.m, loadSnapshot(t, fs.tStore), nil); err != nil {
+			t.Fatal(err)
+		}
+		r.m.SetStore(fs)
+		fs.finds = 0
+		// The machine at 6 is behind the store: the commit is refused, after the look-up.
+		if _, err := r.m.FireWith(bg, eComment, tIn{Key: "fresh"}); !errors.Is(err, ErrStoreConflict) || fs.finds != 1 {
+			t.Errorf("comment with a fresh key: %v, %d look-ups", err, fs.finds)
+		}
+	})
+	t.Run("a window that forgot", func(t *testing.T) {
+		begin(t)
+		r := replayed(t, 6)
+		comment(t, r, "a", 0)
+		SetKeyWindow(r.m, 1) // forgets
+		comment(t, r, "b", 1)
+		used(t, r, eComment, "k1", 1)
+	})
+	t.Run("a key another writer used", func(t *testing.T) {
+		begin(t)
+		a, b := replayed(t, 1000), replayed(t, 1000)
+		comment(t, a, "raced", 0)
+		_, err := b.m.FireWith(bg, eComment, tIn{Key: "raced"})
+		var conflict *ConflictError
+		if !errors.As(err, &conflict) || conflict.Key != "" || conflict.Stored != 10 || b.m.Seq() != 9 {
+			t.Fatalf("the second writer: %v, seq %d", err, b.m.Seq())
+		}
+		b = replayed(t, 1000) // what Retry does
+		fs.finds = 0
+		if got, err := b.m.FireWith(bg, eComment, tIn{Key: "raced"}); got != sReview || err != nil || b.m.Seq() != 10 || fs.finds != 0 {
+			t.Errorf("again after the reload: %s, %v, seq %d, %d look-ups", got, err, b.m.Seq(), fs.finds)
+		}
+		used(t, b, eReject, "raced", 0)
+	})
+}
+
 func TestEngineReplay(t *testing.T) {
 	orig := newRig()
 	st := newStore()

@@ -63,6 +63,7 @@ type Machine[S StateType, E, R EnumType, C, X any] struct {
 
 	history     Window[Record[S, E]] // the last records; the store's log has them all
 	keys        KeyWindow[keyRecord[S, E]]
+	keysMissed  bool // the log has entries before the machine's past that it never read the keys of
 	clock       Clock
 	createdAt   time.Time
 	enteredAt   time.Time
@@ -329,20 +330,15 @@ func (m *Machine[S, E, R, C, X]) once(ctx context.Context, e E, in *Input[R]) (S
 		return m.step(ctx, e, in, false)
 	}
 	r, ok := m.keys.Get(in.Key)
-	if !ok {
-		// A key the window has forgotten may be in the store's log.
-		if m.store != nil {
-			var err error
-			if r, ok, err = m.findKey(ctx, in.Key); err != nil {
-				return m.state, StoreFailed(m.def.Spec, "find key", m.seq, err)
-			}
+	if !ok && m.store != nil && !m.knowsAllKeys() {
+		// A key the window has forgotten, or never read, may be in the store's log.
+		var err error
+		if r, ok, err = m.findKey(ctx, in.Key); err != nil {
+			return m.state, StoreFailed(m.def.Spec, "find key", m.seq, err)
 		}
 	}
 	if ok {
-		if r.event != e {
-			return m.state, IdempotencyConflict(m.def.Spec, m.state, e, in.Key, r.event)
-		}
-		return r.state, nil
+		return m.used(e, in.Key, r)
 	}
 	seq := m.seq
 	to, err := m.step(ctx, e, in, false)
@@ -352,6 +348,24 @@ func (m *Machine[S, E, R, C, X]) once(ctx context.Context, e E, in *Input[R]) (S
 		m.keys.Put(in.Key, keyRecord[S, E]{event: e, state: to})
 	}
 	return to, err
+}
+
+// used returns the result of firing e with an idempotency key already used for r: r's
+// state when r was e, else an IdempotencyConflictError.
+func (m *Machine[S, E, R, C, X]) used(e E, key string, r keyRecord[S, E]) (S, error) {
+	if r.event != e {
+		return m.state, IdempotencyConflict(m.def.Spec, m.state, e, key, r.event)
+	}
+	return r.state, nil
+}
+
+// knowsAllKeys reports whether the machine's window holds every idempotency key of its
+// log up to its version: it has read the log from its start (or begun it) and forgotten
+// no key since. A key it does not hold then needs no look-up in the store before the
+// commit: a key another writer used came with a version the commit's check refuses, and a
+// retry replays the machine with that key.
+func (m *Machine[S, E, R, C, X]) knowsAllKeys() bool {
+	return !m.keysMissed && !m.keys.forgot
 }
 
 // Can reports whether e would be accepted now, without firing it. Guards are evaluated.

@@ -412,6 +412,7 @@ func Restore[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, C, X], s 
 	m.state = s.State
 	m.ID, m.seq = s.ID, s.Seq
 	m.Context, m.updatedAt, m.extra = s.Context, s.UpdatedAt, s.Extra
+	m.keysMissed = s.Seq > 0 // a snapshot holds no keys: the log before it does
 	if d.Timing {
 		copy(m.timeByState, timeByState)
 		copy(m.timeouts, timeouts)
@@ -482,6 +483,8 @@ func Replay[S StateType, E, R EnumType, C, X any](ctx context.Context, m *Machin
 					m.passed(e.From, e.Trigger)
 				}
 			}
+			// Read back from its start, the log held every key before the snapshot.
+			m.keysMissed = s.Seq > int64(n)
 		}
 	}
 	for i := range l.Entries {

@@ -78,7 +78,7 @@ func (s *tStore) logT(ctx context.Context, id string, after int64) ([]tEntryLog,
 type failStore struct {
 	*tStore
 	commitErr, loadErr, logErr, findErr, claimErr, claimDeadlinesErr error
-	loads                                                            int
+	loads, finds                                                     int
 }
 
 func (s *failStore) Commit(ctx context.Context, c *Commit) error {
@@ -118,6 +118,7 @@ func (s *failStore) ClaimDeadlines(ctx context.Context, machine, owner string, n
 }
 
 func (s *failStore) FindKey(ctx context.Context, machine, id, key string) (Entry, bool, error) {
+	s.finds++
 	if s.findErr != nil {
 		return Entry{}, false, s.findErr
 	}

@@ -54,12 +54,14 @@ func (w *Window[T]) Len() int { return min(len(w.items), w.Size()) }
 func (w *Window[T]) Reset() { w.items = w.items[:0] }
 
 // KeyWindow remembers what the last idempotency keys used (at most Size, DefaultWindow when
-// 0) led to; the machine's store remembers the others (KeyFinder).
+// 0) led to; the machine's store remembers the others (Store.FindKey).
 type KeyWindow[R any] struct {
 	recs  map[string]R
 	order []string // the keys, oldest first, as a ring once full
 	next  int      // the ring's oldest key once full
 	size  int
+	// forgot: a key was dropped past the size.
+	forgot bool
 }
 
 // SetSize sets how many keys the window keeps (DefaultWindow when n <= 0), forgetting the
@@ -72,6 +74,7 @@ func (w *KeyWindow[R]) SetSize(n int) {
 	old := w.recsOf(keys)
 	w.recs, w.order, w.next, w.size = nil, nil, 0, n
 	from := max(len(keys)-n, 0)
+	w.forgot = w.forgot || from > 0
 	for i, k := range keys[from:] {
 		w.Put(k, old[from+i])
 	}
@@ -115,6 +118,7 @@ func (w *KeyWindow[R]) Put(key string, r R) {
 		return
 	}
 	delete(w.recs, w.order[w.next])
+	w.forgot = true
 	w.order[w.next] = key
 	w.next = (w.next + 1) % len(w.order)
 }

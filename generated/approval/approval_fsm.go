@@ -506,7 +506,7 @@ func (m *Task) SetPolicies(p TaskPolicies) {
 }
 
 // SetKeyWindow sets how many idempotency keys the machine keeps in memory; a key it has
-// forgotten is looked up in its store when the store is a fsmrt.KeyFinder.
+// forgotten is looked up in its store (FindKey).
 func (m *Task) SetKeyWindow(n int) {
 	fsmrt.SetKeyWindow(&m.Machine, n)
 }

@@ -1202,12 +1202,14 @@ func TestFsmIdempotencyKeys(t *testing.T) {
 	store := fsmStartStore{fsmrt.NewMemoryStore(), start} // where the fixture starts
 	m.SetStore(store)
 	in := TaskInput{Key: "key-1", Role: RoleSpecialist}
-	// A key the machine does not know is looked up in its store: a store that fails to look
-	// it up makes Fire fail, and nothing changes.
+	// A machine restored from a snapshot has not read the keys of the log before it: a key
+	// it does not know is looked up in its store, and a store that fails to look it up
+	// makes Fire fail, changing nothing.
 	f, _ := fsmFixture(StateInbox, nil, false, false, false)
+	fsmSet(f, func(s *TaskSnapshot) { s.Seq = 1 })
 	f.SetStore(fsmFailingStore{})
 	var se *StoreError
-	if to, err := fsmFire(f, EventAssigned, in); !errors.As(err, &se) || !errors.Is(err, errFsmStore) || se.Op != "find key" || to != StateInbox || f.State() != StateInbox || f.Seq() != 0 {
+	if to, err := fsmFire(f, EventAssigned, in); !errors.As(err, &se) || !errors.Is(err, errFsmStore) || se.Op != "find key" || to != StateInbox || f.State() != StateInbox || f.Seq() != 1 {
 		t.Fatalf("key lookup in a failing store: %s, %v", to, err)
 	}
 	first, err := fsmFire(m, EventAssigned, in)

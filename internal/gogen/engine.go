@@ -216,7 +216,7 @@ func (g *gen) engineMachine(f *File) {
 		f.Line()
 	}
 	if m.Idempotent {
-		f.Comment("// SetKeyWindow sets how many idempotency keys the machine keeps in memory; a key it has\n// forgotten is looked up in its store when the store is a fsmrt.KeyFinder.")
+		f.Comment("// SetKeyWindow sets how many idempotency keys the machine keeps in memory; a key it has\n// forgotten is looked up in its store (FindKey).")
 		f.Add(recv()).Id("SetKeyWindow").Params(Id("n").Int()).Block(Qual(rt, "SetKeyWindow").Call(self(), Id("n")))
 		f.Line()
 	}

@@ -222,7 +222,7 @@ func (m *Order) Remembered(s State) (State, bool) {
 }
 
 // SetKeyWindow sets how many idempotency keys the machine keeps in memory; a key it has
-// forgotten is looked up in its store when the store is a fsmrt.KeyFinder.
+// forgotten is looked up in its store (FindKey).
 func (m *Order) SetKeyWindow(n int) {
 	fsmrt.SetKeyWindow(&m.Machine, n)
 }
