@@ -5,7 +5,11 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+
+	msqlite "modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/fsmgen/fsmgen/fsmrt"
 )
@@ -14,22 +18,21 @@ import (
 const (
 	selectHead = `SELECT spec, version FROM fsmgen_instances WHERE machine = ? AND id = ?`
 
-	selectKeyUsed = `SELECT EXISTS (SELECT 1 FROM fsmgen_entries
-		WHERE machine = ? AND id = ? AND idem_key = ?)`
-
 	// The instance row keeps, besides what Load reads, when it was written (updated_at)
-	// and the time of its last entry (last_at, which Find returns).
+	// and the time of its last entry (last_at, which Find returns). A first commit
+	// inserts nothing when the instance is there already.
 	insertInstanceRow = `INSERT INTO fsmgen_instances
 		(machine, id, spec, version, state, snapshot, snapshot_seq, updated_at, last_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (machine, id) DO NOTHING`
 
 	// updateInstanceRow moves an instance on; updateInstanceSnapshot does so with a new
-	// snapshot. Both match the version the commit expects.
+	// snapshot. Both match the version the commit expects and its spec.
 	updateInstanceRow = `UPDATE fsmgen_instances SET version = ?, state = ?, updated_at = ?, last_at = ?
-		WHERE machine = ? AND id = ? AND version = ?`
+		WHERE machine = ? AND id = ? AND version = ? AND spec = ?`
 	updateInstanceSnapshot = `UPDATE fsmgen_instances SET version = ?, state = ?, updated_at = ?, last_at = ?,
 		snapshot = ?, snapshot_seq = ?
-		WHERE machine = ? AND id = ? AND version = ?`
+		WHERE machine = ? AND id = ? AND version = ? AND spec = ?`
 
 	insertEntryRow = `INSERT INTO fsmgen_entries
 		(machine, id, seq, kind, event, from_state, to_state, at, idem_key, data)
@@ -47,7 +50,7 @@ func (s *Store) Commit(ctx context.Context, c *fsmrt.Commit) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	err := s.write(ctx, func(conn *sql.Conn) error { return commitTx(ctx, conn, c) })
+	err := s.writeTx(ctx, func(t *tx) error { return commitTx(ctx, t, c) })
 	if err == nil || refusal(err) {
 		return err
 	}
@@ -61,50 +64,80 @@ func refusal(err error) bool {
 	return errors.As(err, &conflict) || errors.As(err, &spec)
 }
 
-// commitTx checks c against the stored instance and, when every check passes, writes
-// it, inside the caller's transaction holding the write lock.
-func commitTx(ctx context.Context, conn *sql.Conn, c *fsmrt.Commit) error {
-	exists, err := checkCommit(ctx, conn, c)
+// commitTx writes c inside the caller's transaction holding the write lock, and returns
+// the refusal of c, if any, once a write finds it: the instance's spec and version (the
+// write of the instance matches both), the idempotency key (the entry's unique index) and
+// the deadline c handles, in that order. The caller rolls a refused commit back.
+func commitTx(ctx context.Context, t *tx, c *fsmrt.Commit) error {
+	written, err := writeInstance(ctx, t, c)
 	if err != nil {
 		return err
 	}
-	if exists {
-		err = updateInstance(ctx, conn, c)
-	} else {
-		err = insertInstance(ctx, conn, c)
+	if !written {
+		return whyRefused(ctx, t, c)
 	}
-	if err == nil {
-		err = insertEntry(ctx, conn, c.Machine, c.ID, &c.Entry)
+	if err := insertEntry(ctx, t, c.Machine, c.ID, &c.Entry); err != nil {
+		if keyTaken(err) {
+			return &fsmrt.ConflictError{Machine: c.Machine, ID: c.ID, Version: c.Version, Stored: c.Version, Key: c.Entry.Key}
+		}
+		return err
 	}
-	if err == nil {
-		err = writeDeadlines(ctx, conn, c)
+	if err := writeDeadlines(ctx, t, c); err != nil {
+		return err
 	}
-	if err == nil {
-		err = insertEffects(ctx, conn, c)
+	if err := insertEffects(ctx, t, c); err != nil {
+		return err
 	}
-	if err == nil {
-		err = writeCounters(ctx, conn, c)
-	}
-	return err
+	return writeCounters(ctx, t, c)
 }
 
-// checkCommit returns the refusal of c, if any: the instance's spec, version, the
-// idempotency key and the deadline c handles, checked in that order. It reports whether
-// the instance is stored.
-func checkCommit(ctx context.Context, q querier, c *fsmrt.Commit) (exists bool, err error) {
+// writeInstance inserts the instance of a first commit (c.Version 0), or moves a stored
+// one on from c.Version under c's spec, and reports whether it did.
+func writeInstance(ctx context.Context, t *tx, c *fsmrt.Commit) (bool, error) {
+	now, last := time.Now().UnixMicro(), c.Entry.At.UnixMicro()
+	var query string
+	var args []any
+	switch {
+	case c.Version == 0:
+		var snapSeq int64
+		if c.Snapshot != nil {
+			snapSeq = c.Entry.Seq
+		}
+		query, args = insertInstanceRow, []any{c.Machine, c.ID, c.Spec, c.Entry.Seq, c.State, c.Snapshot, snapSeq, now, last}
+	case c.Snapshot != nil:
+		query, args = updateInstanceSnapshot, []any{c.Entry.Seq, c.State, now, last, c.Snapshot, c.Entry.Seq, c.Machine, c.ID, c.Version, c.Spec}
+	default:
+		query, args = updateInstanceRow, []any{c.Entry.Seq, c.State, now, last, c.Machine, c.ID, c.Version, c.Spec}
+	}
+	res, err := t.ExecContext(ctx, query, args...)
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+// whyRefused returns the refusal of a commit whose instance write changed nothing: a
+// SpecMismatchError when the instance is stored under another spec, else a ConflictError
+// with the version stored (0 for none).
+func whyRefused(ctx context.Context, q querier, c *fsmrt.Commit) error {
 	stored, exists, err := storedHead(ctx, q, c.Machine, c.ID)
 	switch {
 	case err != nil:
-		return false, err
+		return err
 	case exists && stored.spec != c.Spec:
-		return false, &fsmrt.SpecMismatchError{Machine: c.Machine, ID: c.ID, Stored: stored.spec, Spec: c.Spec}
-	case stored.version != c.Version:
-		return false, &fsmrt.ConflictError{Machine: c.Machine, ID: c.ID, Version: c.Version, Stored: stored.version}
+		return &fsmrt.SpecMismatchError{Machine: c.Machine, ID: c.ID, Stored: stored.spec, Spec: c.Spec}
+	case stored.version == c.Version:
+		return fmt.Errorf("the instance is at version %d under the commit's spec, yet was not written", stored.version)
 	}
-	if err := checkKey(ctx, q, c); err != nil {
-		return false, err
-	}
-	return exists, checkFired(ctx, q, c)
+	return &fsmrt.ConflictError{Machine: c.Machine, ID: c.ID, Version: c.Version, Stored: stored.version}
+}
+
+// keyTaken reports whether err is the refusal of an entry by the unique index of the
+// idempotency keys.
+func keyTaken(err error) bool {
+	var e *msqlite.Error
+	return errors.As(err, &e) && e.Code()&0xff == sqlite3.SQLITE_CONSTRAINT && strings.Contains(e.Error(), "idem_key")
 }
 
 // head is the part of an instance's row a commit checks.
@@ -123,55 +156,9 @@ func storedHead(ctx context.Context, q querier, machine, id string) (h head, fou
 	return h, found, err
 }
 
-// checkKey returns a ConflictError when an entry of the instance already used the
-// idempotency key of c.
-func checkKey(ctx context.Context, q querier, c *fsmrt.Commit) error {
-	key := c.Entry.Key
-	if key == "" {
-		return nil
-	}
-	var used bool
-	err := q.QueryRowContext(ctx, selectKeyUsed, c.Machine, c.ID, key).Scan(&used)
-	if err != nil || !used {
-		return err
-	}
-	return &fsmrt.ConflictError{Machine: c.Machine, ID: c.ID, Version: c.Version, Stored: c.Version, Key: key}
-}
-
-// insertInstance stores the first commit of an instance.
-func insertInstance(ctx context.Context, conn *sql.Conn, c *fsmrt.Commit) error {
-	var snapSeq int64
-	if c.Snapshot != nil {
-		snapSeq = c.Entry.Seq
-	}
-	_, err := conn.ExecContext(ctx, insertInstanceRow,
-		c.Machine, c.ID, c.Spec, c.Entry.Seq, c.State, c.Snapshot, snapSeq, time.Now().UnixMicro(), c.Entry.At.UnixMicro())
-	return err
-}
-
-// updateInstance moves a stored instance at c.Version on to c.
-func updateInstance(ctx context.Context, conn *sql.Conn, c *fsmrt.Commit) error {
-	query, args := updateInstanceRow, []any{c.Entry.Seq, c.State, time.Now().UnixMicro(), c.Entry.At.UnixMicro()}
-	if c.Snapshot != nil {
-		query, args = updateInstanceSnapshot, append(args, c.Snapshot, c.Entry.Seq)
-	}
-	res, err := conn.ExecContext(ctx, query, append(args, c.Machine, c.ID, c.Version)...)
-	if err != nil {
-		return err
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return err
-	}
-	if n != 1 {
-		return fmt.Errorf("updated %d instance rows, want 1", n)
-	}
-	return nil
-}
-
 // insertEntry appends e to the log of instance (machine, id).
-func insertEntry(ctx context.Context, conn *sql.Conn, machine, id string, e *fsmrt.Entry) error {
-	_, err := conn.ExecContext(ctx, insertEntryRow,
+func insertEntry(ctx context.Context, t *tx, machine, id string, e *fsmrt.Entry) error {
+	_, err := t.ExecContext(ctx, insertEntryRow,
 		machine, id, e.Seq, e.Kind, e.Event, e.From, e.To, e.At.UnixMicro(), nullString(e.Key), e.Data)
 	return err
 }

@@ -11,12 +11,9 @@ import (
 
 // Statements of the deadlines.
 const (
-	// selectDeadlineArmed says whether the instance has the deadline, not handled yet.
-	selectDeadlineArmed = `SELECT EXISTS (SELECT 1 FROM fsmgen_deadlines
-		WHERE machine = ? AND id = ? AND name = ? AND handled_at IS NULL)`
-
 	// handleDeadline records a deadline handled: it stays (Find sees it) until the next
-	// rearm, but is never claimed again.
+	// rearm, but is never claimed again. It finds none when the instance does not have the
+	// deadline, or has handled it already.
 	handleDeadline = `UPDATE fsmgen_deadlines SET handled_at = ?
 		WHERE machine = ? AND id = ? AND name = ? AND handled_at IS NULL`
 
@@ -39,37 +36,32 @@ const (
 		WHERE machine = ? AND id = ? AND name = ?`
 )
 
-// checkFired returns a ConflictError when c handles a deadline (c.Fired) the instance
-// does not have, or has handled already: another commit handled it, or disarmed it,
-// first.
-func checkFired(ctx context.Context, q querier, c *fsmrt.Commit) error {
-	if c.Fired == "" {
-		return nil
-	}
-	var armed bool
-	if err := q.QueryRowContext(ctx, selectDeadlineArmed, c.Machine, c.ID, c.Fired).Scan(&armed); err != nil || armed {
-		return err
-	}
-	return &fsmrt.ConflictError{Machine: c.Machine, ID: c.ID, Version: c.Version, Stored: c.Version, Deadline: c.Fired}
-}
-
 // writeDeadlines records the deadline c handles handled, at the time of c's entry, and,
 // when c rearms, replaces the instance's deadlines (handled or not) by those of c
-// (unleased), inside the caller's transaction.
-func writeDeadlines(ctx context.Context, conn *sql.Conn, c *fsmrt.Commit) error {
-	if c.Fired != "" && !c.Rearm {
-		if _, err := conn.ExecContext(ctx, handleDeadline, c.Entry.At.UnixMicro(), c.Machine, c.ID, c.Fired); err != nil {
+// (unleased), inside the caller's transaction. It returns a ConflictError when c handles
+// a deadline (c.Fired) the instance does not have, or has handled already: another
+// commit handled it, or disarmed it, first.
+func writeDeadlines(ctx context.Context, t *tx, c *fsmrt.Commit) error {
+	if c.Fired != "" {
+		res, err := t.ExecContext(ctx, handleDeadline, c.Entry.At.UnixMicro(), c.Machine, c.ID, c.Fired)
+		if err != nil {
 			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n != 1 {
+			if err != nil {
+				return err
+			}
+			return &fsmrt.ConflictError{Machine: c.Machine, ID: c.ID, Version: c.Version, Stored: c.Version, Deadline: c.Fired}
 		}
 	}
 	if !c.Rearm {
 		return nil
 	}
-	if _, err := conn.ExecContext(ctx, deleteDeadlines, c.Machine, c.ID); err != nil {
+	if _, err := t.ExecContext(ctx, deleteDeadlines, c.Machine, c.ID); err != nil {
 		return err
 	}
 	for _, d := range c.Deadlines {
-		_, err := conn.ExecContext(ctx, insertDeadlineRow, c.Machine, c.ID, d.Name, d.At.UnixMicro(), d.State, d.Event, d.Level)
+		_, err := t.ExecContext(ctx, insertDeadlineRow, c.Machine, c.ID, d.Name, d.At.UnixMicro(), d.State, d.Event, d.Level)
 		if err != nil {
 			return fmt.Errorf("deadline %s: %w", d.Name, err)
 		}
@@ -88,9 +80,9 @@ func (s *Store) ClaimDeadlines(ctx context.Context, machine, owner string, now t
 		return nil, err
 	}
 	var out []fsmrt.DueDeadline
-	err := s.write(ctx, func(conn *sql.Conn) error {
+	err := s.writeTx(ctx, func(t *tx) error {
 		var err error
-		out, err = claimDeadlines(ctx, conn, machine, owner, now, now.Add(lease), limit)
+		out, err = claimDeadlines(ctx, t, machine, owner, now, now.Add(lease), limit)
 		return err
 	})
 	if err != nil {
@@ -101,10 +93,10 @@ func (s *Store) ClaimDeadlines(ctx context.Context, machine, owner string, now t
 
 // claimDeadlines selects the deadlines a claim at now gets and leases them to owner until
 // until, inside the caller's transaction holding the write lock.
-func claimDeadlines(ctx context.Context, conn *sql.Conn, machine, owner string, now, until time.Time, limit int) ([]fsmrt.DueDeadline, error) {
+func claimDeadlines(ctx context.Context, t *tx, machine, owner string, now, until time.Time, limit int) ([]fsmrt.DueDeadline, error) {
 	var out []fsmrt.DueDeadline
 	micros := now.UnixMicro()
-	err := eachRow(ctx, conn, selectDueDeadlines, []any{machine, micros, micros, limit}, func(rows *sql.Rows) error {
+	err := eachRow(ctx, t, selectDueDeadlines, []any{machine, micros, micros, limit}, func(rows *sql.Rows) error {
 		d, err := scanDeadline(rows, machine)
 		out = append(out, d)
 		return err
@@ -112,13 +104,8 @@ func claimDeadlines(ctx context.Context, conn *sql.Conn, machine, owner string, 
 	if err != nil || len(out) == 0 {
 		return nil, err
 	}
-	stmt, err := conn.PrepareContext(ctx, leaseDeadline)
-	if err != nil {
-		return nil, err
-	}
-	defer stmt.Close()
 	for _, d := range out {
-		if _, err := stmt.ExecContext(ctx, nullString(owner), until.UnixMicro(), machine, d.ID, d.Name); err != nil {
+		if _, err := t.ExecContext(ctx, leaseDeadline, nullString(owner), until.UnixMicro(), machine, d.ID, d.Name); err != nil {
 			return nil, err
 		}
 	}

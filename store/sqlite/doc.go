@@ -73,12 +73,18 @@
 //
 // # Concurrency
 //
-// Every write is one transaction that takes SQLite's write lock at its start (BEGIN
-// IMMEDIATE); the writers of one Store also queue in the process, so they do not spin on
-// the lock. A Commit checks the instance's spec, version, idempotency key and the
-// deadline it handles, and only then writes the instance, its entry, its deadlines, its
-// effects and its counters: a refused commit writes nothing. Load reads the instance and its log in one
-// read transaction, a consistent snapshot that never waits for the writer.
+// Every write is one transaction that takes SQLite's write lock at its start (its first
+// statement is a write that changes nothing, which waits for the lock as BEGIN IMMEDIATE
+// would); the writers of one Store also queue in the process, so they do not spin on the
+// lock. The statements of the writes and of the reads by key are prepared once, when the
+// Store opens, and kept on each connection that ran them. A Commit's first statement
+// moves the instance from the version it expects under its spec (or inserts a new one);
+// the entry's unique index refuses a used idempotency key, and the deadline it handles
+// must be found not handled. The first of these that finds nothing says why the commit
+// is refused (the instance's spec and version are read only then), and the transaction
+// is rolled back: a refused commit writes nothing. The counters are upserted, each
+// written only when its value changed. Load reads the instance and its log in one read
+// transaction, a consistent snapshot that never waits for the writer.
 //
 // # Claims
 //

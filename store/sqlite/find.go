@@ -12,28 +12,39 @@ import (
 
 // Statements of the counters.
 const (
+	// upsertCounter sets a counter, writing only when its value changes.
+	upsertCounter = `INSERT INTO fsmgen_counters (machine, id, name, state, value)
+		VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT (machine, id, name, state) DO UPDATE SET value = excluded.value
+		WHERE value <> excluded.value`
+
+	countCounters = `SELECT count(*) FROM fsmgen_counters WHERE machine = ? AND id = ?`
+
 	deleteCounters = `DELETE FROM fsmgen_counters WHERE machine = ? AND id = ?`
 
 	insertCounterRow = `INSERT INTO fsmgen_counters (machine, id, name, state, value)
 		VALUES (?, ?, ?, ?, ?)`
 )
 
-// writeCounters replaces the counters of the instance by those of c (none when c has
-// none), inside the caller's transaction.
-func writeCounters(ctx context.Context, conn *sql.Conn, c *fsmrt.Commit) error {
-	if _, err := conn.ExecContext(ctx, deleteCounters, c.Machine, c.ID); err != nil {
-		return err
-	}
-	if len(c.Counters) == 0 {
-		return nil
-	}
-	stmt, err := conn.PrepareContext(ctx, insertCounterRow)
-	if err != nil {
-		return err
-	}
-	defer stmt.Close()
+// writeCounters makes the counters of the instance those of c (none when c has none),
+// inside the caller's transaction. It sets each counter of c, which writes only those
+// whose value changed, and counts the instance's counters: more than c's means some went
+// back to zero (their rows are gone from c), and then they are all written again.
+func writeCounters(ctx context.Context, t *tx, c *fsmrt.Commit) error {
 	for _, v := range c.Counters {
-		if _, err := stmt.ExecContext(ctx, c.Machine, c.ID, v.Name, v.State, v.Value); err != nil {
+		if _, err := t.ExecContext(ctx, upsertCounter, c.Machine, c.ID, v.Name, v.State, v.Value); err != nil {
+			return fmt.Errorf("counter %s in %q: %w", v.Name, v.State, err)
+		}
+	}
+	var stored int
+	if err := t.QueryRowContext(ctx, countCounters, c.Machine, c.ID).Scan(&stored); err != nil || stored == len(c.Counters) {
+		return err
+	}
+	if _, err := t.ExecContext(ctx, deleteCounters, c.Machine, c.ID); err != nil {
+		return err
+	}
+	for _, v := range c.Counters {
+		if _, err := t.ExecContext(ctx, insertCounterRow, c.Machine, c.ID, v.Name, v.State, v.Value); err != nil {
 			return fmt.Errorf("counter %s in %q: %w", v.Name, v.State, err)
 		}
 	}

@@ -35,7 +35,7 @@ const (
 // insertEffects writes the effects of c to the outbox, numbered by their position: leased
 // to c.Owner until c.LeaseUntil with their first attempt counted when c.Owner is set,
 // free for any claimer otherwise.
-func insertEffects(ctx context.Context, conn *sql.Conn, c *fsmrt.Commit) error {
+func insertEffects(ctx context.Context, t *tx, c *fsmrt.Commit) error {
 	if len(c.Effects) == 0 {
 		return nil
 	}
@@ -44,13 +44,8 @@ func insertEffects(ctx context.Context, conn *sql.Conn, c *fsmrt.Commit) error {
 	if c.Owner != "" {
 		until, attempts = sql.NullInt64{Int64: c.LeaseUntil.UnixMicro(), Valid: true}, 1
 	}
-	stmt, err := conn.PrepareContext(ctx, insertEffectRow)
-	if err != nil {
-		return err
-	}
-	defer stmt.Close()
 	for i, e := range c.Effects {
-		_, err := stmt.ExecContext(ctx, c.Machine, c.ID, c.Entry.Seq, i, e.Name, e.Key, e.Data,
+		_, err := t.ExecContext(ctx, insertEffectRow, c.Machine, c.ID, c.Entry.Seq, i, e.Name, e.Key, e.Data,
 			nullString(c.Owner), until, attempts, c.Entry.At.UnixMicro())
 		if err != nil {
 			return fmt.Errorf("effect %d: %w", i, err)
@@ -69,9 +64,9 @@ func (s *Store) ClaimEffects(ctx context.Context, machine, owner string, now tim
 		return nil, err
 	}
 	var out []fsmrt.PendingEffect
-	err := s.write(ctx, func(conn *sql.Conn) error {
+	err := s.writeTx(ctx, func(t *tx) error {
 		var err error
-		out, err = claimEffects(ctx, conn, machine, owner, now, now.Add(lease), limit)
+		out, err = claimEffects(ctx, t, machine, owner, now, now.Add(lease), limit)
 		return err
 	})
 	if err != nil {
@@ -82,9 +77,9 @@ func (s *Store) ClaimEffects(ctx context.Context, machine, owner string, now tim
 
 // claimEffects selects the effects a claim at now gets and leases them to owner until
 // until, inside the caller's transaction holding the write lock.
-func claimEffects(ctx context.Context, conn *sql.Conn, machine, owner string, now, until time.Time, limit int) ([]fsmrt.PendingEffect, error) {
+func claimEffects(ctx context.Context, t *tx, machine, owner string, now, until time.Time, limit int) ([]fsmrt.PendingEffect, error) {
 	var out []fsmrt.PendingEffect
-	err := eachRow(ctx, conn, selectClaimableEffects, []any{machine, now.UnixMicro(), limit}, func(rows *sql.Rows) error {
+	err := eachRow(ctx, t, selectClaimableEffects, []any{machine, now.UnixMicro(), limit}, func(rows *sql.Rows) error {
 		e, err := scanEffect(rows, machine)
 		out = append(out, e)
 		return err
@@ -92,14 +87,9 @@ func claimEffects(ctx context.Context, conn *sql.Conn, machine, owner string, no
 	if err != nil || len(out) == 0 {
 		return nil, err
 	}
-	stmt, err := conn.PrepareContext(ctx, leaseEffect)
-	if err != nil {
-		return nil, err
-	}
-	defer stmt.Close()
 	for i := range out {
 		e := &out[i]
-		if _, err := stmt.ExecContext(ctx, nullString(owner), until.UnixMicro(), machine, e.ID, e.Seq, e.Index); err != nil {
+		if _, err := t.ExecContext(ctx, leaseEffect, nullString(owner), until.UnixMicro(), machine, e.ID, e.Seq, e.Index); err != nil {
 			return nil, err
 		}
 		e.Attempts++
@@ -127,7 +117,7 @@ func (s *Store) CompleteEffects(ctx context.Context, ids []fsmrt.EffectID, now t
 	if err := ctx.Err(); err != nil || len(ids) == 0 {
 		return err
 	}
-	err := s.write(ctx, func(conn *sql.Conn) error { return completeEffects(ctx, conn, ids, now) })
+	err := s.writeTx(ctx, func(t *tx) error { return completeEffects(ctx, t, ids, now) })
 	if err != nil {
 		return fmt.Errorf("sqlite store: complete %d effects: %w", len(ids), err)
 	}
@@ -136,14 +126,9 @@ func (s *Store) CompleteEffects(ctx context.Context, ids []fsmrt.EffectID, now t
 
 // completeEffects marks the effects ids delivered at now, inside the caller's
 // transaction holding the write lock.
-func completeEffects(ctx context.Context, conn *sql.Conn, ids []fsmrt.EffectID, now time.Time) error {
-	stmt, err := conn.PrepareContext(ctx, completeEffect)
-	if err != nil {
-		return err
-	}
-	defer stmt.Close()
+func completeEffects(ctx context.Context, t *tx, ids []fsmrt.EffectID, now time.Time) error {
 	for _, id := range ids {
-		if _, err := stmt.ExecContext(ctx, now.UnixMicro(), id.Machine, id.ID, id.Seq, id.Index); err != nil {
+		if _, err := t.ExecContext(ctx, completeEffect, now.UnixMicro(), id.Machine, id.ID, id.Seq, id.Index); err != nil {
 			return err
 		}
 	}

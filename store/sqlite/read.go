@@ -19,9 +19,9 @@ var ErrCorrupt = errors.New("corrupt data")
 // transaction (fsmrt.Store.Load).
 func (s *Store) Load(ctx context.Context, machine, id string) (fsmrt.Loaded, error) {
 	var l fsmrt.Loaded
-	err := s.inTx(ctx, "BEGIN", func(conn *sql.Conn) error {
+	err := s.read(ctx, func(t *tx) error {
 		var err error
-		l, err = load(ctx, conn, machine, id)
+		l, err = load(ctx, t, machine, id)
 		return err
 	})
 	if err != nil {
@@ -34,12 +34,12 @@ func (s *Store) Load(ctx context.Context, machine, id string) (fsmrt.Loaded, err
 // (fsmrt.Store.Log).
 func (s *Store) Log(ctx context.Context, machine, id string, after int64) ([]fsmrt.Entry, error) {
 	var log []fsmrt.Entry
-	err := s.inTx(ctx, "BEGIN", func(conn *sql.Conn) error {
-		h, exists, err := storedHead(ctx, conn, machine, id)
+	err := s.read(ctx, func(t *tx) error {
+		h, exists, err := storedHead(ctx, t, machine, id)
 		if err != nil || !exists {
 			return err
 		}
-		log, err = entriesAfter(ctx, conn, machine, id, max(after, 0), h.version)
+		log, err = entriesAfter(ctx, t, machine, id, max(after, 0), h.version)
 		return err
 	})
 	if err != nil {
@@ -56,7 +56,7 @@ func (s *Store) FindKey(ctx context.Context, machine, id, key string) (fsmrt.Ent
 	}
 	var e fsmrt.Entry
 	found := false
-	err := eachRow(ctx, s.db, selectKeyEntry, []any{machine, id, key},
+	err := eachRow(ctx, pool{s}, selectKeyEntry, []any{machine, id, key},
 		func(rows *sql.Rows) (err error) {
 			e, err = scanEntry(rows)
 			found = true

@@ -157,7 +157,7 @@ func (s *Store) migrate(ctx context.Context) error {
 	if err != nil || found == latest() {
 		return err
 	}
-	return s.write(ctx, func(conn *sql.Conn) error {
+	return s.migrationTx(ctx, func(conn *sql.Conn) error {
 		found, err := schemaVersion(ctx, conn)
 		if err != nil {
 			return err

@@ -28,6 +28,8 @@ type Store struct {
 	// completion, a migration); the others wait here, where they can give up with their
 	// context, rather than in SQLite's busy handler.
 	writer chan struct{}
+	// stmts are the statements prepared when the Store opened, by their text.
+	stmts map[string]*sql.Stmt
 }
 
 var _ fsmrt.Store = (*Store)(nil)
@@ -103,6 +105,9 @@ func New(ctx context.Context, db *sql.DB) (*Store, error) {
 	if err := s.migrate(ctx); err != nil {
 		return nil, fmt.Errorf("sqlite store: %w", err)
 	}
+	if err := s.prepare(ctx); err != nil {
+		return nil, fmt.Errorf("sqlite store: %w", err)
+	}
 	return s, nil
 }
 
@@ -115,7 +120,10 @@ func (s *Store) setUp(ctx context.Context, cfg config) error {
 	if err := enableWAL(ctx, s.db, cfg.busyTimeout); err != nil {
 		return err
 	}
-	return s.migrate(ctx)
+	if err := s.migrate(ctx); err != nil {
+		return err
+	}
+	return s.prepare(ctx)
 }
 
 // enableWAL switches the database to WAL mode, which lasts: it is a setting of the file,
@@ -154,13 +162,14 @@ func newStore(db *sql.DB) *Store {
 	return &Store{db: db, writer: make(chan struct{}, 1)}
 }
 
-// Close closes the database when Open opened it; a Store from New leaves it to the
-// caller.
+// Close closes the statements the Store prepared, and the database when Open opened it; a
+// Store from New leaves the database to the caller.
 func (s *Store) Close() error {
+	err := s.closeStatements()
 	if !s.owned {
-		return nil
+		return err
 	}
-	return s.db.Close()
+	return errors.Join(err, s.db.Close())
 }
 
 // dataSourceName returns the driver's name for the database in file path with the
@@ -217,11 +226,12 @@ func rollback(conn *sql.Conn) {
 	}
 }
 
-// write runs fn in a transaction that takes SQLite's write lock at its start (BEGIN
-// IMMEDIATE), once the earlier writers of this Store are done: committed when fn returns
-// nil, rolled back otherwise. Writers in other processes wait for the lock in SQLite's
-// busy handler, up to the busy timeout.
-func (s *Store) write(ctx context.Context, fn func(*sql.Conn) error) error {
+// migrationTx runs fn, a migration, in a transaction that takes SQLite's write lock at its
+// start (BEGIN IMMEDIATE), once the earlier writers of this Store are done: committed
+// when fn returns nil, rolled back otherwise. Writers in other processes wait for the
+// lock in SQLite's busy handler, up to the busy timeout. (The other writes run in
+// writeTx, on the statements prepared once the schema is there.)
+func (s *Store) migrationTx(ctx context.Context, fn func(*sql.Conn) error) error {
 	if err := s.lockWriter(ctx); err != nil {
 		return err
 	}
