@@ -738,6 +738,50 @@ func TestEngineKeyLookups(t *testing.T) {
 	})
 }
 
+// TestEngineCountersKept: a commit says whether its transition left the counters as the
+// previous commit stored them, so that a store may skip writing them.
+func TestEngineCountersKept(t *testing.T) {
+	r := newRig()
+	fs := &failStore{tStore: newStore()}
+	r.m.SetStore(fs)
+	r.m.Context = tCtx{Title: "t", Reviewer: "bo"}
+	r.ops.guards[gOK] = true
+	for _, x := range []struct {
+		e  tEvent
+		in tIn
+	}{
+		{eSubmit, tIn{}}, {eComment, tIn{}}, {eReject, tIn{Role: rEditor}}, {eSubmit, tIn{}},
+		{eApprove, tIn{Role: rAdmin}}, {eRework, tIn{}}, {eSubmit, tIn{}}, {ePause, tIn{}}, {eResume, tIn{}},
+	} {
+		r.clk.add(time.Minute)
+		r.fire(t, x.e, x.in)
+	}
+	// A refused commit is taken back: the next one compares with what was stored.
+	fs.commitErr = errors.New("down")
+	if _, err := r.m.FireWith(bg, eComment, tIn{}); err == nil {
+		t.Fatal("fired on a failing store")
+	}
+	fs.commitErr = nil
+	fs.commits = fs.commits[:len(fs.commits)-1]
+	r.fire(t, ePause, tIn{})
+	var prev []CounterValue
+	kept, changed := 0, 0
+	for _, c := range fs.commits {
+		if want := slices.Equal(prev, c.Counters); c.CountersKept != want {
+			t.Errorf("seq %d (%s): counters %v after %v, kept %v", c.Entry.Seq, c.Entry.Event, c.Counters, prev, c.CountersKept)
+		}
+		if c.CountersKept {
+			kept++
+		} else {
+			changed++
+		}
+		prev = c.Counters
+	}
+	if kept < 2 || changed < 2 {
+		t.Errorf("%d commits kept the counters, %d changed them: the script should do both", kept, changed)
+	}
+}
+
 func TestEngineReplay(t *testing.T) {
 	orig := newRig()
 	st := newStore()

@@ -758,10 +758,13 @@ func (m *Machine[S, E, R, C, X]) commitTo(ctx context.Context, store Store, st S
 
 // newCommit returns the commit of the entry the machine has just numbered (m.seq), with
 // what every commit carries: the instance, its spec and version, the state, the deadline a
-// scheduler's firing handles, the counters.
+// scheduler's firing handles, the counters and whether the transition changed them.
 func (m *Machine[S, E, R, C, X]) newCommit(in *Input[R]) Commit {
 	d := m.def
-	return Commit{Machine: d.storeName, ID: m.ID, Spec: d.Spec.Fingerprint, Version: m.seq - 1, State: m.state.String(), Fired: in.fired, Counters: m.counterValues()}
+	c := Commit{Machine: d.storeName, ID: m.ID, Spec: d.Spec.Fingerprint, Version: m.seq - 1, State: m.state.String(), Fired: in.fired, Counters: m.counterValues()}
+	// keep recorded the counters before this transition when it recorded its version.
+	c.CountersKept = m.undo != nil && m.undo.seq == c.Version && slices.Equal(m.undo.counters, m.counters)
+	return c
 }
 
 // findKey looks up in the store the entry that used idempotency key key.

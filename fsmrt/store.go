@@ -143,6 +143,10 @@ type Commit struct {
 	// Counters are the instance's counters that are not zero after the transition; they
 	// replace the stored ones (for Find).
 	Counters []CounterValue
+	// CountersKept says the transition changed no counter: Counters are what the
+	// instance had at Version, and a store may leave its stored ones as they are. False
+	// says nothing: the store writes Counters.
+	CountersKept bool
 }
 
 // Effect is an action that must happen once per committed transition, delivered after

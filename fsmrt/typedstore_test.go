@@ -79,9 +79,11 @@ type failStore struct {
 	*tStore
 	commitErr, loadErr, logErr, findErr, claimErr, claimDeadlinesErr error
 	loads, finds                                                     int
+	commits                                                          []Commit // those it was given, refused ones too
 }
 
 func (s *failStore) Commit(ctx context.Context, c *Commit) error {
+	s.commits = append(s.commits, *c)
 	if s.commitErr != nil {
 		return s.commitErr
 	}

@@ -891,6 +891,34 @@ func testFind(t *testing.T, s *suite) {
 	if got := s.find(t, fsmrt.Query{Counter: "failures", AtLeast: 1}); !reflect.DeepEqual(got, []string{"b"}) {
 		t.Errorf("a commit without counters clears them: %v", got)
 	}
+	// A commit that keeps the counters leaves them: the store may write them or not.
+	kept := s.commit(s.id("d"), 3, "", false)
+	kept.Counters, kept.CountersKept = []fsmrt.CounterValue{{Name: "cto_attempts", Value: 2}}, true
+	if err := s.Commit(ctx, kept); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.find(t, fsmrt.Query{Counter: "cto_attempts", AtLeast: 2}); !reflect.DeepEqual(got, []string{"d"}) {
+		t.Errorf("after a commit that keeps the counters: %v", got)
+	}
+	// Counters replaced in part: one goes back to zero, another down.
+	put("d", 4, []fsmrt.CounterValue{{Name: "cto_attempts", Value: 2}, {Name: "failures", State: "a", Value: 3}})
+	if got := s.find(t, fsmrt.Query{Counter: "failures", AtLeast: 3}); !reflect.DeepEqual(got, []string{"d"}) {
+		t.Errorf("a counter added beside another: %v", got)
+	}
+	put("d", 5, []fsmrt.CounterValue{{Name: "failures", State: "a", Value: 1}})
+	for _, c := range []struct {
+		counter string
+		atLeast int
+		want    []string
+	}{
+		{"cto_attempts", 1, []string{}},
+		{"failures", 2, []string{}},
+		{"failures", 1, []string{"b", "d"}},
+	} {
+		if got := s.find(t, fsmrt.Query{Counter: c.counter, AtLeast: c.atLeast}); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("one counter gone, another down: %s at least %d: %v, want %v", c.counter, c.atLeast, got, c.want)
+		}
+	}
 	ctxDone, cancel := context.WithCancel(ctx)
 	cancel()
 	if _, err := s.Find(ctxDone, fsmrt.Query{Machine: s.machine}); err == nil {

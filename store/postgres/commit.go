@@ -117,8 +117,11 @@ func (s *Store) queueDeadlines(b *pgx.Batch, c *fsmrt.Commit, w *written) {
 }
 
 // queueCounters queues the statements that replace the counters of the instance by
-// those of c: every commit clears them, and writes those it has.
+// those of c, unless c keeps them: they are cleared, and c's written.
 func (s *Store) queueCounters(b *pgx.Batch, c *fsmrt.Commit) {
+	if c.CountersKept {
+		return
+	}
 	b.Queue(s.sql.clearCounters, c.Machine, c.ID)
 	if len(c.Counters) > 0 {
 		b.Queue(s.sql.setCounters, counterArgs(c)...)

@@ -50,7 +50,7 @@ func (s *Store) Commit(ctx context.Context, c *fsmrt.Commit) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	err := s.writeTx(ctx, func(t *tx) error { return commitTx(ctx, t, c) })
+	err := s.writeTx(ctx, true, func(t *tx) error { return commitTx(ctx, t, c) })
 	if err == nil || refusal(err) {
 		return err
 	}

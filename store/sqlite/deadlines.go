@@ -80,7 +80,7 @@ func (s *Store) ClaimDeadlines(ctx context.Context, machine, owner string, now t
 		return nil, err
 	}
 	var out []fsmrt.DueDeadline
-	err := s.writeTx(ctx, func(t *tx) error {
+	err := s.writeTx(ctx, false, func(t *tx) error {
 		var err error
 		out, err = claimDeadlines(ctx, t, machine, owner, now, now.Add(lease), limit)
 		return err

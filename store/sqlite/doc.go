@@ -83,8 +83,9 @@
 // must be found not handled. The first of these that finds nothing says why the commit
 // is refused (the instance's spec and version are read only then), and the transaction
 // is rolled back: a refused commit writes nothing. The counters are upserted, each
-// written only when its value changed. Load reads the instance and its log in one read
-// transaction, a consistent snapshot that never waits for the writer.
+// written only when its value changed, and not touched at all by a commit whose
+// transition changed none (Commit.CountersKept). Load reads the instance and its log in
+// one read transaction, a consistent snapshot that never waits for the writer.
 //
 // # Claims
 //

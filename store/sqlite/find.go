@@ -3,43 +3,80 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/fsmgen/fsmgen/fsmrt"
 )
 
-// Statements of the counters.
+// Statements of the counters. Both take the commit's counters as one JSON array of
+// [name, state, value] arrays, so that each is one statement however many counters there
+// are.
 const (
-	// upsertCounter sets a counter, writing only when its value changes.
-	upsertCounter = `INSERT INTO fsmgen_counters (machine, id, name, state, value)
-		VALUES (?, ?, ?, ?, ?)
+	// setCounters sets the counters of an instance, writing only those whose value changed.
+	setCounters = `INSERT INTO fsmgen_counters (machine, id, name, state, value)
+		SELECT ?, ?, c.value ->> 0, c.value ->> 1, c.value ->> 2 FROM json_each(?) AS c WHERE true
 		ON CONFLICT (machine, id, name, state) DO UPDATE SET value = excluded.value
 		WHERE value <> excluded.value`
-
-	countCounters = `SELECT count(*) FROM fsmgen_counters WHERE machine = ? AND id = ?`
 
 	deleteCounters = `DELETE FROM fsmgen_counters WHERE machine = ? AND id = ?`
 
 	insertCounterRow = `INSERT INTO fsmgen_counters (machine, id, name, state, value)
 		VALUES (?, ?, ?, ?, ?)`
+
+	// clearCounters deletes the counters of an instance that are not among those set: they
+	// went back to zero.
+	clearCounters = `DELETE FROM fsmgen_counters WHERE machine = ? AND id = ?
+		AND (name, state) NOT IN (SELECT c.value ->> 0, c.value ->> 1 FROM json_each(?) AS c)`
 )
 
 // writeCounters makes the counters of the instance those of c (none when c has none),
-// inside the caller's transaction. It sets each counter of c, which writes only those
-// whose value changed, and counts the instance's counters: more than c's means some went
-// back to zero (their rows are gone from c), and then they are all written again.
+// unless c keeps them, inside the caller's transaction: it sets c's, which writes only those whose value
+// changed, and deletes the others. Names that are not UTF-8, which JSON cannot carry,
+// are written a row at a time: all the instance's counters deleted, c's inserted.
 func writeCounters(ctx context.Context, t *tx, c *fsmrt.Commit) error {
-	for _, v := range c.Counters {
-		if _, err := t.ExecContext(ctx, upsertCounter, c.Machine, c.ID, v.Name, v.State, v.Value); err != nil {
-			return fmt.Errorf("counter %s in %q: %w", v.Name, v.State, err)
+	if c.CountersKept {
+		return nil
+	}
+	counters, ok := countersJSON(c.Counters)
+	if !ok {
+		return replaceCounters(ctx, t, c)
+	}
+	if len(c.Counters) > 0 {
+		if _, err := t.ExecContext(ctx, setCounters, c.Machine, c.ID, counters); err != nil {
+			return fmt.Errorf("counters: %w", err)
 		}
 	}
-	var stored int
-	if err := t.QueryRowContext(ctx, countCounters, c.Machine, c.ID).Scan(&stored); err != nil || stored == len(c.Counters) {
-		return err
+	_, err := t.ExecContext(ctx, clearCounters, c.Machine, c.ID, counters)
+	return err
+}
+
+// countersJSON returns counters as a JSON array of [name, state, value] arrays, or false
+// when a name is not UTF-8.
+func countersJSON(counters []fsmrt.CounterValue) (string, bool) {
+	b := make([]byte, 0, 64)
+	b = append(b, '[')
+	for i, v := range counters {
+		if !utf8.ValidString(v.Name) || !utf8.ValidString(v.State) {
+			return "", false
+		}
+		if i > 0 {
+			b = append(b, ',')
+		}
+		name, _ := json.Marshal(v.Name)
+		state, _ := json.Marshal(v.State)
+		b = append(append(append(append(append(b, '['), name...), ','), state...), ',')
+		b = append(strconv.AppendInt(b, int64(v.Value), 10), ']')
 	}
+	return string(append(b, ']')), true
+}
+
+// replaceCounters deletes the counters of the instance and inserts c's.
+func replaceCounters(ctx context.Context, t *tx, c *fsmrt.Commit) error {
 	if _, err := t.ExecContext(ctx, deleteCounters, c.Machine, c.ID); err != nil {
 		return err
 	}

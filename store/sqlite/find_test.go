@@ -187,6 +187,64 @@ func TestCounterRows(t *testing.T) {
 	}
 }
 
+// A commit writes the rows of only those counters whose value changes, and names JSON
+// cannot carry (not UTF-8, NUL bytes) are kept byte for byte.
+func TestCounterRowsWritten(t *testing.T) {
+	s := openStore(t, tempPath(t))
+	// Triggers count the rows written to fsmgen_counters.
+	for _, q := range []string{
+		`CREATE TABLE counter_writes (n INTEGER NOT NULL)`,
+		`INSERT INTO counter_writes VALUES (0)`,
+		`CREATE TRIGGER counter_inserted AFTER INSERT ON fsmgen_counters BEGIN UPDATE counter_writes SET n = n + 1; END`,
+		`CREATE TRIGGER counter_updated AFTER UPDATE ON fsmgen_counters BEGIN UPDATE counter_writes SET n = n + 1; END`,
+		`CREATE TRIGGER counter_deleted AFTER DELETE ON fsmgen_counters BEGIN UPDATE counter_writes SET n = n + 1; END`,
+	} {
+		if _, err := s.db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writes := func() (n int) {
+		t.Helper()
+		if err := s.db.QueryRow(`SELECT n FROM counter_writes`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	for i, c := range []struct {
+		counters []fsmrt.CounterValue
+		writes   int
+	}{
+		{[]fsmrt.CounterValue{{Name: "adds", State: "a", Value: 1}, {Name: "holds", Value: 1}}, 2},
+		{[]fsmrt.CounterValue{{Name: "adds", State: "a", Value: 1}, {Name: "holds", Value: 2}}, 1},
+		{[]fsmrt.CounterValue{{Name: "adds", State: "a", Value: 1}, {Name: "holds", Value: 2}}, 0},
+		{[]fsmrt.CounterValue{{Name: "adds", State: "b", Value: 1}, {Name: "adds", State: "a", Value: 1}, {Name: "holds", Value: 2}}, 1},
+		{[]fsmrt.CounterValue{{Name: "adds", State: "a", Value: 1}}, 2},
+	} {
+		before := writes()
+		commit := testCommit("m", int64(i+1), "", false)
+		commit.Counters = c.counters
+		mustCommit(t, s, commit)
+		if got := writes() - before; got != c.writes {
+			t.Errorf("commit %d wrote %d counter rows, want %d", i+1, got, c.writes)
+		}
+	}
+
+	odd := []fsmrt.CounterValue{{Name: "f\xff", State: "s\x00t", Value: 3}, {Name: "g", Value: 1}}
+	c := testCommit("m", 6, "", false)
+	c.Counters = odd
+	mustCommit(t, s, c)
+	if got := findIDs(t, s, fsmrt.Query{Counter: "f\xff", AtLeast: 3}); !reflect.DeepEqual(got, []string{"m@6"}) {
+		t.Errorf("a counter named f\\xff: %v", got)
+	}
+	c = testCommit("m", 7, "", false)
+	c.Counters = odd[:1]
+	mustCommit(t, s, c)
+	want := []string{"[test.M m f\xff s\x00t 3]"}
+	if got := tableRows(t, s, allCounters); !reflect.DeepEqual(got, want) {
+		t.Errorf("counters: %q, want %q", got, want)
+	}
+}
+
 // An instance row Find cannot read is an error wrapping ErrCorrupt.
 func TestFindCorrupt(t *testing.T) {
 	for name, corrupt := range map[string]string{

@@ -64,7 +64,7 @@ func (s *Store) ClaimEffects(ctx context.Context, machine, owner string, now tim
 		return nil, err
 	}
 	var out []fsmrt.PendingEffect
-	err := s.writeTx(ctx, func(t *tx) error {
+	err := s.writeTx(ctx, false, func(t *tx) error {
 		var err error
 		out, err = claimEffects(ctx, t, machine, owner, now, now.Add(lease), limit)
 		return err
@@ -117,7 +117,7 @@ func (s *Store) CompleteEffects(ctx context.Context, ids []fsmrt.EffectID, now t
 	if err := ctx.Err(); err != nil || len(ids) == 0 {
 		return err
 	}
-	err := s.writeTx(ctx, func(t *tx) error { return completeEffects(ctx, t, ids, now) })
+	err := s.writeTx(ctx, true, func(t *tx) error { return completeEffects(ctx, t, ids, now) })
 	if err != nil {
 		return fmt.Errorf("sqlite store: complete %d effects: %w", len(ids), err)
 	}

@@ -7,10 +7,10 @@ import (
 	"fmt"
 )
 
-// lockWrite is the first statement of a write transaction: it writes nothing, but takes
-// SQLite's write lock, waiting for it in the busy handler as BEGIN IMMEDIATE would (a
-// transaction begun on database/sql's BEGIN is deferred). Taken before anything is read,
-// the lock is never refused for a snapshot gone stale.
+// lockWrite is the first statement of a write transaction that would read first: it
+// writes nothing, but takes SQLite's write lock, waiting for it in the busy handler as
+// BEGIN IMMEDIATE would (a transaction begun on database/sql's BEGIN is deferred). Taken
+// before anything is read, the lock is never refused for a snapshot gone stale.
 const lockWrite = `UPDATE fsmgen_instances SET version = version WHERE 0`
 
 // preparedStatements are the statements a Store prepares once, when it opens, rather than
@@ -22,7 +22,7 @@ var preparedStatements = []string{
 	selectHead, insertInstanceRow, updateInstanceRow, updateInstanceSnapshot, insertEntryRow,
 	handleDeadline, deleteDeadlines, insertDeadlineRow, selectDueDeadlines, leaseDeadline,
 	insertEffectRow, selectClaimableEffects, leaseEffect, completeEffect,
-	upsertCounter, countCounters, deleteCounters, insertCounterRow,
+	setCounters, clearCounters,
 	selectInstance, selectEntriesAfter, selectKeyEntry,
 }
 
@@ -112,20 +112,22 @@ func (s *Store) read(ctx context.Context, fn func(*tx) error) error {
 // writeTx runs fn in a transaction that holds SQLite's write lock from its start, once the
 // earlier writers of this Store are done: committed when fn returns nil and ctx is not
 // done by then, rolled back otherwise. Writers in other processes wait for the lock in
-// SQLite's busy handler, up to the busy timeout.
-func (s *Store) writeTx(ctx context.Context, fn func(*tx) error) error {
+// SQLite's busy handler, up to the busy timeout. The transaction takes the lock with
+// lockWrite before fn runs, unless writesFirst says that fn's first statement writes,
+// which takes it as well.
+func (s *Store) writeTx(ctx context.Context, writesFirst bool, fn func(*tx) error) error {
 	if err := s.lockWriter(ctx); err != nil {
 		return err
 	}
 	defer s.unlockWriter()
-	return s.run(ctx, true, fn)
+	return s.run(ctx, !writesFirst, fn)
 }
 
-// run runs fn in a transaction, which takes the write lock first when write. Once it
+// run runs fn in a transaction, which takes the write lock first when lock. Once it
 // commits, the commit is not cancelled. A transaction whose context ends is rolled back
 // by database/sql, which then drops its connection; one whose COMMIT fails is rolled back
 // here, or its connection dropped (rollback).
-func (s *Store) run(ctx context.Context, write bool, fn func(*tx) error) error {
+func (s *Store) run(ctx context.Context, lock bool, fn func(*tx) error) error {
 	conn, err := s.db.Conn(ctx)
 	if err != nil {
 		return err
@@ -136,7 +138,7 @@ func (s *Store) run(ctx context.Context, write bool, fn func(*tx) error) error {
 		return err
 	}
 	t := &tx{tx: sqlTx, stmts: s.stmts}
-	if write {
+	if lock {
 		_, err = t.ExecContext(ctx, lockWrite)
 	}
 	if err == nil {
