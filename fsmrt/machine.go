@@ -728,7 +728,11 @@ func (m *Machine[S, E, R, C, X]) commitTo(ctx context.Context, store Store, st S
 	e, err := m.logEntry(st, in, t)
 	c := m.newCommit(in)
 	if m.entered && d.Timing {
-		c.Rearm, c.Deadlines = true, m.deadlines(m.state, m.enteredAt)
+		// A state entered rearms the instance's deadlines, unless it has none and the state
+		// left had none either: there is nothing to disarm.
+		if dls := m.deadlines(m.state, m.enteredAt); len(dls) > 0 || m.timesOut(st.From) {
+			c.Rearm, c.Deadlines = true, dls
+		}
 	}
 	if err == nil {
 		c.Entry = Entry{Seq: m.seq, Kind: e.Kind, Event: st.Event.String(), From: st.From.String(), To: st.To.String(), At: e.Timestamp, Key: e.Key}

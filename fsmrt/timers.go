@@ -59,6 +59,17 @@ func (m *Machine[S, E, R, C, X]) deadlines(s S, at time.Time) []Deadline {
 	return out
 }
 
+// timesOut reports whether entering state s arms deadlines: it has a timeout in force,
+// with levels or an expiry.
+func (m *Machine[S, E, R, C, X]) timesOut(s S) bool {
+	d := m.def
+	if !d.Timing || int(s) >= len(d.States) || m.timeouts[s] <= 0 {
+		return false
+	}
+	sd := &d.States[s]
+	return len(sd.Levels) > 0 || sd.Expires
+}
+
 // levelName is the name of timeout level value v (the generated TimeoutLevel).
 func (d *Def[S, E, R]) levelName(v int) string {
 	if v >= 1 && v <= len(d.LevelNames) {

@@ -94,6 +94,37 @@ func TestTimersArmAndDisarm(t *testing.T) {
 	}
 }
 
+// TestTimersRearmOnlyWhenArmed: a transition rearms the instance's deadlines when the state
+// it enters arms some or the state it leaves had some; between two states without a
+// timeout it leaves the store's deadlines alone.
+func TestTimersRearmOnlyWhenArmed(t *testing.T) {
+	fs := &failStore{tStore: newStore()}
+	r, _ := timerRig(fs)
+	r.m.Context = tCtx{Title: "t", Reviewer: "bo"}
+	r.ops.guards[gOK] = true
+	for _, x := range []struct {
+		e         tEvent
+		in        tIn
+		rearm     bool
+		deadlines int
+	}{
+		{eSubmit, tIn{}, true, 4},              // draft to review: arms review's
+		{eApprove, tIn{Role: rAdmin}, true, 0}, // review to approved: disarms them
+		{eRework, tIn{}, false, 0},             // approved to draft: neither has a timeout
+		{eSubmit, tIn{}, true, 4},              // draft to review
+		{ePause, tIn{}, true, 0},               // review to paused (an hour, nothing to arm)
+		{eResume, tIn{}, true, 4},              // paused to review
+		{eComment, tIn{}, false, 0},            // internal: review stays entered
+	} {
+		n := len(fs.commits)
+		r.fire(t, x.e, x.in)
+		c := fs.commits[n]
+		if c.Rearm != x.rearm || len(c.Deadlines) != x.deadlines {
+			t.Errorf("%s to %s: rearm %v with %d deadlines, want %v with %d", x.e, r.m.State(), c.Rearm, len(c.Deadlines), x.rearm, x.deadlines)
+		}
+	}
+}
+
 func TestFireDue(t *testing.T) {
 	st := newStore()
 	r, load := timerRig(st)
