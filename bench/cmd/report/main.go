@@ -55,6 +55,7 @@ func main() {
 	dir := flag.String("dir", "results", "`directory` with benchstat.csv, benchstat.txt, scaling.json, env.txt")
 	notes := flag.String("notes", "notes.md", "hand-written notes on the runtime benchmarks (`file`)")
 	scNotes := flag.String("scaling-notes", "notes-scaling.md", "hand-written notes on generation scaling (`file`)")
+	scaleout := flag.String("scaleout", "../examples/scaleout/RESULTS.md", "the scale-out proof's results, written by its cmd/bench (`file`)")
 	out := flag.String("o", "../BENCHMARKS.md", "output `file`")
 	flag.Parse()
 
@@ -76,8 +77,10 @@ func main() {
 	}
 	notesText, _ := os.ReadFile(*notes)
 	scNotesText, _ := os.ReadFile(*scNotes)
+	scaleoutText, _ := os.ReadFile(*scaleout)
 
 	doc := render(rows, string(text), env, sc, string(notesText), string(scNotesText))
+	doc = withScaleout(doc, string(scaleoutText))
 	if err := os.WriteFile(*out, []byte(doc), 0o644); err != nil {
 		fatal(err)
 	}
@@ -293,6 +296,52 @@ var benchDoc = map[string]string{
 	"FireParallel": "FireValid with one machine per goroutine under b.RunParallel (GOMAXPROCS goroutines): ns/op is wall time per transition over all of them.",
 	"Persist":      "One accepted Fire of bench/persist's machine (history, a new idempotency key, a checkpoint on every transition, the memory store: the log entry appended, the snapshot encoded and saved) after 0 and after 4,000 earlier transitions; *floor* is json.Marshal of an equivalent hand-written snapshot struct plus one append of a log record.",
 	"New":          "Building one machine in its initial state (kept in a package variable, as a program keeps its machines). The hand-written machines are values, so they cost nothing here.",
+}
+
+// withScaleout adds to doc the durable stores' target, measured by the scale-out proof
+// (results: its RESULTS.md), and the results themselves, after the generation scaling;
+// doc is left as it is without results.
+func withScaleout(doc, results string) string {
+	if strings.TrimSpace(results) == "" {
+		return doc
+	}
+	// The first table of the results: date, machine, Go, N, store, transitions/s, floor,
+	// ratio, CPU.
+	var ratios []string
+	ok := true
+	for _, line := range strings.Split(results, "\n") {
+		cells := strings.Split(strings.Trim(line, "| "), "|")
+		if len(cells) != 9 || !strings.HasSuffix(strings.TrimSpace(cells[7]), "x") {
+			if len(ratios) > 0 {
+				break
+			}
+			continue
+		}
+		n, store, ratio := strings.TrimSpace(cells[3]), strings.TrimSpace(cells[4]), strings.TrimSpace(cells[7])
+		ratios = append(ratios, fmt.Sprintf("%s N=%s %s", store, n, ratio))
+		if v, err := strconv.ParseFloat(strings.TrimSuffix(ratio, "x"), 64); err != nil || v < 0.7 {
+			ok = false
+		}
+	}
+	if len(ratios) == 0 {
+		return doc
+	}
+	target := fmt.Sprintf("| durable stores: transitions/s of the scale-out proof's N worker processes (N = 1, 4, 8) at least 0.7x the same commits written by hand, PostgreSQL and SQLite alike | %s | %s |\n",
+		strings.Join(ratios, "; "), yes(ok))
+	if i := strings.Index(doc, "\n\n`Fire` here is FireValid"); i >= 0 {
+		doc = doc[:i+1] + target + doc[i+1:]
+	}
+	body := results
+	if i := strings.Index(body, "\n"); strings.HasPrefix(body, "# ") && i >= 0 {
+		body = body[i+1:] // its title
+	}
+	body = strings.Replace(body, "<!-- notes: everything below this line is kept when the command rewrites the file -->\n", "", 1)
+	body = strings.ReplaceAll("\n"+body, "\n## ", "\n### ")
+	section := "## Durable stores: the scale-out proof (issue 13)\n\nCopied from examples/scaleout/RESULTS.md, which `go run ./cmd/bench` in examples/scaleout writes (make bench does not run it).\n\n" + strings.TrimLeft(body, "\n") + "\n"
+	if i := strings.Index(doc, "## benchstat\n"); i >= 0 {
+		return doc[:i] + section + doc[i:]
+	}
+	return doc + "\n" + section
 }
 
 type fact struct {

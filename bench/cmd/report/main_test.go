@@ -1,6 +1,9 @@
 package main
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // A target with no measurement behind it is not met.
 func TestTargetFactsNeedData(t *testing.T) {
@@ -69,5 +72,30 @@ func TestPersistFacts(t *testing.T) {
 	rows["Persist/age0/floor"] = row("age0", "floor", 600)
 	if age, floor := persistFacts(rows); age.ok || floor.ok {
 		t.Errorf("missed, yet met: %v, %v", age, floor)
+	}
+}
+
+// TestWithScaleout: the scale-out results add a target row, met only when every ratio
+// reaches 0.7x, and their section before benchstat's; without results nothing changes.
+func TestWithScaleout(t *testing.T) {
+	doc := "## Targets\n\n| target | measured | met |\n|---|---|---|\n| a | b | yes |\n\n`Fire` here is FireValid.\n\n## benchstat\n\nx\n"
+	results := func(pg string) string {
+		return "# Scale-out results\n\nWritten by ...\n\n| date | machine | Go | N | store | transitions/s | floor transitions/s | ratio | CPU/transition (floor) |\n|---|---|---|---:|---|---:|---:|---:|---:|\n" +
+			"| d | m | go | 1 | sqlite | 7 | 10 | 0.70x | 1 µs (1 µs) |\n" +
+			"| d | m | go | 4 | postgres | 5 | 10 | " + pg + " | 1 µs (1 µs) |\n\n## Notes\n\nn\n"
+	}
+	if got := withScaleout(doc, ""); got != doc {
+		t.Errorf("without results: %q", got)
+	}
+	for pg, met := range map[string]string{"0.50x": "**no**", "0.80x": "yes"} {
+		got := withScaleout(doc, results(pg))
+		row := "| durable stores: transitions/s of the scale-out proof's N worker processes (N = 1, 4, 8) at least 0.7x the same commits written by hand, PostgreSQL and SQLite alike | sqlite N=1 0.70x; postgres N=4 " + pg + " | " + met + " |\n"
+		if !strings.Contains(got, "| a | b | yes |\n"+row+"\n`Fire` here") {
+			t.Errorf("postgres at %s: no target row %q in\n%s", pg, row, got)
+		}
+		section := strings.Index(got, "## Durable stores: the scale-out proof")
+		if section < 0 || section > strings.Index(got, "## benchstat") || !strings.Contains(got, "\n### Notes\n") || strings.Contains(got, "# Scale-out results") {
+			t.Errorf("postgres at %s: the section is missing or out of place:\n%s", pg, got)
+		}
 	}
 }
