@@ -40,14 +40,11 @@ const (
 
 // deadlines returns the deadlines of state s entered at at, with the timeouts in force.
 func (m *Machine[S, E, R, C, X]) deadlines(s S, at time.Time) []Deadline {
+	if !m.timesOut(s) {
+		return nil
+	}
 	d := m.def
-	if !d.Timing || int(s) >= len(d.States) {
-		return nil
-	}
 	sd, timeout := &d.States[s], m.timeouts[s]
-	if timeout <= 0 {
-		return nil
-	}
 	var out []Deadline
 	for i, pct := range sd.Levels {
 		name := d.levelName(sd.LevelValues[i])

@@ -47,10 +47,11 @@ func writeDeadlines(ctx context.Context, t *tx, c *fsmrt.Commit) error {
 		if err != nil {
 			return err
 		}
-		if n, err := res.RowsAffected(); err != nil || n != 1 {
-			if err != nil {
-				return err
-			}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return err
+		}
+		if n != 1 {
 			return &fsmrt.ConflictError{Machine: c.Machine, ID: c.ID, Version: c.Version, Stored: c.Version, Deadline: c.Fired}
 		}
 	}

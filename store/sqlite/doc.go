@@ -73,10 +73,10 @@
 //
 // # Concurrency
 //
-// Every write is one transaction that takes SQLite's write lock at its start (its first
-// statement is a write that changes nothing, which waits for the lock as BEGIN IMMEDIATE
-// would); the writers of one Store also queue in the process, so they do not spin on the
-// lock. The statements of the writes and of the reads by key are prepared once, when the
+// Every write is one transaction that takes SQLite's write lock at its start, as BEGIN
+// IMMEDIATE would: its first statement writes (a commit's, the instance; a claim's, a
+// write that changes nothing). The writers of one Store also queue in the process, so
+// they do not spin on the lock. The statements of the writes and of the reads by key are prepared once, when the
 // Store opens, and kept on each connection that ran them. A Commit's first statement
 // moves the instance from the version it expects under its spec (or inserts a new one);
 // the entry's unique index refuses a used idempotency key, and the deadline it handles
