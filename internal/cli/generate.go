@@ -2,11 +2,11 @@ package cli
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
-
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/fsmgen/fsmgen/internal/diag"
 	"github.com/fsmgen/fsmgen/internal/dot"
@@ -36,12 +36,15 @@ func emit(kind string, m *ir.Machine, path, src string) (name string, data []byt
 		data, err = testgen.Generate(m, src)
 		return testgen.Filename(base), data, err
 	case "mermaid":
-		return base + ".mmd", mermaid.File(m), nil
+		name = base + ".mmd"
+		return name, output.Stamp(name, mermaid.File(m), src), nil
 	case "markdown":
+		name = base + ".md"
 		data, err = markdown.Document(m, mermaid.StateDiagram(m))
-		return base + ".md", data, err
+		return name, output.Stamp(name, data, src), err
 	case "dot":
-		return base + ".dot", []byte(dot.Graph(m)), nil
+		name = base + ".dot"
+		return name, output.Stamp(name, []byte(dot.Graph(m)), src), nil
 	}
 	return "", nil, fmt.Errorf("unknown output %q (want %s)", kind, strings.Join(outputKinds, ", "))
 }
@@ -67,6 +70,11 @@ func (c *command) generate(args []string) int {
 	}
 	if *out != "" && *root != "" {
 		return c.usageErr("-o and --root are exclusive")
+	}
+	for _, d := range []string{*out, *root} {
+		if bad := unprintable(d); bad != "" {
+			return c.usageErr("output directory %q holds %s", d, bad)
+		}
 	}
 	if *out != "" && len(files) > 1 {
 		return c.usageErr("-o takes one spec (each spec is its own Go package); use --root DIR for several")
@@ -100,6 +108,10 @@ func (c *command) generate(args []string) int {
 			failed = true
 			continue
 		}
+		if err := checkSpecPath(path); err != nil {
+			fmt.Fprintf(c.stderr, "fsmgen: %v\n", err)
+			return ExitUsage
+		}
 		dir := filepath.Dir(path)
 		switch {
 		case *out != "":
@@ -119,7 +131,7 @@ func (c *command) generate(args []string) int {
 				failed = true
 				continue
 			}
-			plan.Files = append(plan.Files, output.File{Path: filepath.Join(dir, name), Data: data})
+			plan.Files = append(plan.Files, output.File{Path: filepath.Join(dir, name), Data: data, Spec: path})
 		}
 		plan.Dirs = append(plan.Dirs, dir)
 	}
@@ -142,12 +154,16 @@ func (c *command) generate(args []string) int {
 		}
 		for _, ch := range changes {
 			switch ch.Kind {
-			case "update":
+			case output.Update:
 				fmt.Fprint(c.stdout, ch.Diff)
-			case "create":
+			case output.Create:
 				fmt.Fprintf(c.stdout, "missing: %s\n", ch.Path)
-			case "remove":
-				fmt.Fprintf(c.stdout, "stale: %s (no spec produces it)\n", ch.Path)
+			case output.Remove:
+				fmt.Fprintf(c.stdout, "stale: %s (%s no longer produces it)\n", ch.Path, ch.Source)
+			case output.Orphan:
+				fmt.Fprintf(c.stdout, "stale: %s (generated from %s, which no longer exists)\n", ch.Path, ch.Source)
+			case output.Interrupted:
+				fmt.Fprintf(c.stdout, "interrupted: %s (a run was killed while writing; the next generate finishes it)\n", ch.Path)
 			}
 		}
 		if len(changes) > 0 {
@@ -156,11 +172,51 @@ func (c *command) generate(args []string) int {
 		}
 		return ExitOK
 	}
-	if _, err := output.Write(plan); err != nil {
+	changes, err := output.Write(plan)
+	if err != nil {
 		fmt.Fprintf(c.stderr, "fsmgen: %v\n", err)
 		return ExitUsage
 	}
+	for _, ch := range changes {
+		switch ch.Kind {
+		case output.Remove:
+			fmt.Fprintf(c.stdout, "removed %s (%s no longer produces it)\n", ch.Path, ch.Source)
+		case output.Orphan:
+			fmt.Fprintf(c.stderr, "fsmgen: kept %s: it was generated from %s, which no longer exists; delete it if it is not needed\n", ch.Path, ch.Source)
+		}
+	}
 	return ExitOK
+}
+
+// checkSpecPath refuses spec paths whose output names would be ignored by Go, hidden, or
+// outside the output directory, and paths no header line can record.
+func checkSpecPath(path string) error {
+	if bad := unprintable(path); bad != "" {
+		return fmt.Errorf("spec path %q holds %s; rename the file", path, bad)
+	}
+	base := gogen.Base(path)
+	switch {
+	case base == "":
+		return fmt.Errorf("spec %s has no name before its extension, so its files would be named %q (which Go ignores); name it <name>.fsm.yaml", path, gogen.Filename(path))
+	case base == "." || base == "..":
+		return fmt.Errorf("spec %s is named %q, which names a directory, not files; name it <name>.fsm.yaml", path, base)
+	case strings.HasPrefix(base, ".") || strings.HasPrefix(base, "_"):
+		return fmt.Errorf("spec %s would generate %s, which Go ignores (a file name starting with %q); rename the spec", path, gogen.Filename(path), base[:1])
+	case strings.ContainsAny(base, `/\:`):
+		return fmt.Errorf("spec %s: its name %q holds a path separator", path, base)
+	}
+	return nil
+}
+
+// unprintable describes the first character of s that a file name should not hold (a
+// control, format or line-separator character), or returns "".
+func unprintable(s string) string {
+	for _, r := range s {
+		if unicode.IsControl(r) || unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp) || r == utf8.RuneError {
+			return fmt.Sprintf("the unprintable character U+%04X", r)
+		}
+	}
+	return ""
 }
 
 // relSource is the spec path as the generated header records it: relative to the output
@@ -212,5 +268,3 @@ func (c *command) diagram(args []string) int {
 	c.stdout.Write(data)
 	return ExitOK
 }
-
-var _ = os.Stat

@@ -20,46 +20,6 @@ func read(t *testing.T, p string) string {
 	return string(b)
 }
 
-func TestWriteCreatesUpdatesAndRemovesStale(t *testing.T) {
-	root := t.TempDir()
-	dir := filepath.Join(root, "a")
-	os.MkdirAll(dir, 0o755)
-	os.WriteFile(filepath.Join(dir, "old_fsm.go"), []byte(hdr+"package a\n"), 0o644) // ours, stale
-	os.WriteFile(filepath.Join(dir, "mine.go"), []byte("package a\n"), 0o644)        // hand-written
-	os.MkdirAll(filepath.Join(root, "gone"), 0o755)                                  // a spec that was deleted
-	os.WriteFile(filepath.Join(root, "gone", "gone_fsm.go"), []byte(hdr+"package gone\n"), 0o644)
-
-	plan := Plan{Files: []File{{Path: filepath.Join(dir, "a_fsm.go"), Data: []byte(hdr + "package a\n")}}, Dirs: []string{dir}, Roots: []string{root}}
-	changes, err := Write(plan)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var kinds []string
-	for _, c := range changes {
-		kinds = append(kinds, c.Kind+" "+filepath.Base(c.Path))
-	}
-	if got, want := strings.Join(kinds, ", "), "create a_fsm.go, remove old_fsm.go, remove gone_fsm.go"; got != want {
-		t.Errorf("changes = %s, want %s", got, want)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "mine.go")); err != nil {
-		t.Error("a hand-written file was removed")
-	}
-	if _, err := os.Stat(filepath.Join(dir, "old_fsm.go")); !os.IsNotExist(err) {
-		t.Error("stale file kept")
-	}
-	// No temporary files are left behind.
-	entries, _ := os.ReadDir(dir)
-	for _, e := range entries {
-		if strings.Contains(e.Name(), ".tmp") {
-			t.Errorf("leftover %s", e.Name())
-		}
-	}
-	// A second run changes nothing.
-	if changes, err := Diff(plan); err != nil || len(changes) != 0 {
-		t.Errorf("second run: %v %v", changes, err)
-	}
-}
-
 func TestDiffReportsUpdatesWithoutWriting(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "x_fsm.go")
