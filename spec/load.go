@@ -173,13 +173,52 @@ func isParserProblem(problem string) bool {
 	return false
 }
 
+// indentTab finds the tab behind a yaml.v3 error about indentation. For its tab messages
+// yaml.v3 gives the line where the scalar being read starts, so the tab is the first one
+// in the indentation of that line or a later one; for "cannot start any token" it gives the
+// line of the character, which is a tab when the indentation ends in one.
+func indentTab(msg string, data []byte) (line, col int, ok bool) {
+	from, problem := 1, strings.TrimPrefix(msg, "yaml: ")
+	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
+		from, _ = strconv.Atoi(m[1])
+		problem = m[2]
+	}
+	exact := false
+	switch problem {
+	case "found a tab character that violates indentation",
+		"found a tab character where an indentation space is expected":
+	case "found character that cannot start any token":
+		exact = true
+	default:
+		return 0, 0, false
+	}
+	for i, text := range bytes.Split(data, []byte("\n")) {
+		if i+1 < from {
+			continue
+		}
+		rest := bytes.TrimLeft(text, " \t")
+		indent := text[:len(text)-len(rest)]
+		if tab := bytes.IndexByte(indent, '\t'); tab >= 0 && !(exact && len(rest) > 0 && (rest[0] == '@' || rest[0] == '`')) {
+			return i + 1, tab + 1, true
+		}
+		if exact {
+			break
+		}
+	}
+	return 0, 0, false
+}
+
 // yamlError turns a yaml.v3 error into a position and a message. yaml.v3 gives at best a
 // line, and for some errors none; where the input itself shows the place (a control
-// character, invalid UTF-8, an unknown alias) the position is found in data.
+// character, invalid UTF-8, an unknown alias, a tab in the indentation) the position is
+// found in data.
 func yamlError(err error, data []byte) (line, col int, msg string) {
 	msg = err.Error()
 	if te, ok := err.(*yaml.TypeError); ok && len(te.Errors) > 0 {
 		msg = te.Errors[0]
+	}
+	if line, col, ok := indentTab(msg, data); ok {
+		return line, col, "yaml: tabs cannot indent YAML; indent with spaces"
 	}
 	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
 		n, _ := strconv.Atoi(m[1])

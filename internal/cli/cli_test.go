@@ -126,7 +126,6 @@ func TestSimPerStepGuardsAndUnknownEvent(t *testing.T) {
 
 func TestSimUsageErrors(t *testing.T) {
 	for name, args := range map[string][]string{
-		"no events":     {"sim", kitchen},
 		"unknown guard": {"sim", kitchen, "--events", "open_up", "--guard", "hungy=true"},
 		"bad guard":     {"sim", kitchen, "--events", "open_up", "--guard", "hungry"},
 		"unknown role":  {"sim", kitchen, "--events", "open_up", "--as", "cok"},

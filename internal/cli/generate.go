@@ -57,6 +57,7 @@ func (c *command) generate(args []string) int {
 	format := fs.String("format", "text", "findings `format`: text, json or github-actions")
 	outputs := fs.String("outputs", defaultOutputs, "comma-separated `kinds` to write: "+strings.Join(outputKinds, ", "))
 	noTests := fs.Bool("no-tests", false, "leave out the exhaustive tests (<name>_fsm_test.go)")
+	strict := fs.Bool("warnings-as-errors", false, "treat warnings as errors: exit 1 and write nothing")
 	files, err := parse(fs, args)
 	if err != nil {
 		return ExitUsage
@@ -142,7 +143,7 @@ func (c *command) generate(args []string) int {
 	if len(all) > 0 {
 		diag.Write(c.stderr, all, df)
 	}
-	if failed {
+	if failed || *strict && len(all) > 0 {
 		fmt.Fprintln(c.stderr, "fsmgen: nothing written")
 		return ExitFindings
 	}

@@ -8,9 +8,10 @@ import (
 	"maps"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/fsmgen/fsmgen/internal/diag"
 	"github.com/fsmgen/fsmgen/internal/interp"
@@ -61,7 +62,10 @@ func (c *command) sim(args []string) int {
 	as := fs.String("as", "", "`role` that fires the events")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	// --events a,b,c splits on commas and --event NAME does not; both keep their order
-	// among each other, so they are taken out before the flag set sees the rest.
+	// among each other, so they are taken out before the flag set sees the rest. The flag
+	// set declares them for the help, and for the error of one given without a value.
+	fs.String("events", "", "comma-separated `events` to fire in order (none: print the initial state)")
+	fs.String("event", "", "one `event` to fire, which may contain a comma (repeatable, in order with --events)")
 	var order []string
 	files, err := parse(fs, rewriteEventFlags(args, &order))
 	if err != nil {
@@ -82,16 +86,13 @@ func (c *command) sim(args []string) int {
 	if err != nil {
 		return c.usageErr("%v", err)
 	}
-	if len(order) == 0 {
-		return c.usageErr("sim needs events: --events a,b,c")
-	}
 	res := runSim(m, order, in, perStep)
 	if *asJSON {
 		var b bytes.Buffer
 		enc := json.NewEncoder(&b)
 		enc.SetIndent("", "  ")
 		_ = enc.Encode(res)
-		c.stdout.Write(b.Bytes())
+		c.stdout.Write(escapeUnsafeJSON(b.Bytes()))
 	} else {
 		writeSimText(c.stdout, res)
 	}
@@ -337,37 +338,64 @@ func eventList(es []*ir.Event) []string {
 	return out
 }
 
+// writeSimText prints the result one line per step. Every line goes through escapeUnsafe:
+// event names come from the command line and messages may quote --set values.
 func writeSimText(w io.Writer, r *SimResult) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "start: %s\n", r.Initial)
+	line := func(format string, args ...any) {
+		b.WriteString(escapeUnsafe(fmt.Sprintf(format, args...)))
+		b.WriteByte('\n')
+	}
+	line("start: %s", r.Initial)
 	for _, s := range r.Steps {
-		fmt.Fprintf(&b, "%d: %s: %s -> %s\n", s.Index, s.Event, s.From, s.To)
+		line("%d: %s: %s -> %s", s.Index, s.Event, s.From, s.To)
 		for _, f := range slices.Sorted(maps.Keys(s.Wrote)) {
-			fmt.Fprintf(&b, "   %s = %q\n", f, s.Wrote[f])
+			line("   %s = %q", f, s.Wrote[f])
 		}
 	}
 	if rj := r.Rejected; rj != nil {
-		fmt.Fprintf(&b, "%d: %s: refused in %s (%s): %s\n", rj.Index, rj.Event, rj.State, rj.Reason, rj.Message)
+		line("%d: %s: refused in %s (%s): %s", rj.Index, rj.Event, rj.State, rj.Reason, rj.Message)
 		for _, e := range rj.Errors {
-			fmt.Fprintf(&b, "   %s: %s\n", e.Field, e.Message)
+			line("   %s: %s", e.Field, e.Message)
 		}
 		allowed := strings.Join(rj.AllowedTransitions, ", ")
 		if allowed == "" {
 			allowed = "(none)"
 		}
-		fmt.Fprintf(&b, "   allowed: %s\n", allowed)
+		line("   allowed: %s", allowed)
 	}
-	fmt.Fprintf(&b, "final: %s\n", r.Final)
-	if len(r.Counters) > 0 {
-		keys := make([]string, 0, len(r.Counters))
-		for k := range r.Counters {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			v, _ := json.Marshal(r.Counters[k])
-			fmt.Fprintf(&b, "counter %s: %s\n", k, v)
-		}
+	line("final: %s", r.Final)
+	for _, k := range slices.Sorted(maps.Keys(r.Counters)) {
+		v, _ := json.Marshal(r.Counters[k])
+		line("counter %s: %s", k, v)
 	}
 	io.WriteString(w, b.String())
+}
+
+// escapeUnsafeJSON writes the unsafe runes that encoding/json leaves as they are (DEL, C1
+// controls, bidi and zero-width characters) as \u escapes. In the encoder's output such a
+// rune can only be inside a string, where the escape reads back as the same rune.
+func escapeUnsafeJSON(data []byte) []byte {
+	var out []byte
+	last := 0
+	for i := 0; i < len(data); {
+		r, size := utf8.DecodeRune(data[i:])
+		if r < 0x7f || !unsafeRune(r) {
+			i += size
+			continue
+		}
+		out = append(out, data[last:i]...)
+		if r > 0xFFFF {
+			r1, r2 := utf16.EncodeRune(r)
+			out = fmt.Appendf(out, `\u%04x\u%04x`, r1, r2)
+		} else {
+			out = fmt.Appendf(out, `\u%04x`, r)
+		}
+		i += size
+		last = i
+	}
+	if out == nil {
+		return data
+	}
+	return append(out, data[last:]...)
 }

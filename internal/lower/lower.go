@@ -564,7 +564,11 @@ func ref[T any](l *lowerer, kind string, m map[string]T, n spec.Str) (T, bool) {
 				keys = keysOf(m)
 				l.keys[kind] = keys
 			}
-			l.ds.Errorf(n.Pos, "unknown %s %q%s", kind, n.Value, names.DidYouMean(n.Value, keys))
+			hint := "" // for an event, say where a new one is declared
+			if kind == "event" {
+				hint = fmt.Sprintf("; to add it, declare it under events (events: { %s: {} })", n.Value)
+			}
+			l.ds.Errorf(n.Pos, "unknown %s %q%s%s", kind, n.Value, names.DidYouMean(n.Value, keys), hint)
 		}
 		var zero T
 		return zero, false
