@@ -121,6 +121,8 @@ type Field struct {
 	MaxItems Int
 	Min      Scalar
 	Max      Scalar
+	Above    Scalar
+	Below    Scalar
 	Values   []Str
 	Default  Scalar
 	Message  Str

@@ -270,6 +270,10 @@ func (l *loader) fieldMap(v *yaml.Node, broken func(name string) bool) []*Field 
 				fd.Min = l.scalar(v)
 			case "max":
 				fd.Max = l.scalar(v)
+			case "above":
+				fd.Above = l.scalar(v)
+			case "below":
+				fd.Below = l.scalar(v)
 			case "values":
 				fd.Values = l.strs(v)
 			case "default":

@@ -159,7 +159,7 @@ func (g *gen) fieldCheck(f *File, name string, fd *ir.Field, payload bool) {
 	}
 	var cases []Code
 	lenOf := Len(Id("v"))
-	if (!payload || fd.Required) && (fd.Type.Kind != ir.Enum || fd.Type.Collection()) {
+	if (!payload || fd.Required) && (fd.Type.Kind != ir.Enum || fd.Type.Collection() || fd.Unset()) {
 		cases = append(cases, Case(g.zero(fd)).Block(Id("msg").Op("=").Add(msg(Lit(fd.Name+" is required")))))
 	}
 	zeroIsEmpty := (!payload || fd.Required) && (fd.Type.Collection() || fd.Type.Kind == ir.String)
@@ -177,13 +177,25 @@ func (g *gen) fieldCheck(f *File, name string, fd *ir.Field, payload bool) {
 		}
 	} else {
 		if fd.Min.Set {
-			cases = append(cases, Case(Id("v").Op("<").Add(g.bound(fd, fd.Min))).Block(Id("msg").Op("=").Add(msg(Lit(fd.Name+" must be at least "+fd.Min.Str)))))
+			op := "<"
+			if fd.MinExclusive {
+				op = "<="
+			}
+			cases = append(cases, Case(Id("v").Op(op).Add(g.bound(fd, fd.Min))).Block(Id("msg").Op("=").Add(msg(Lit(fd.MinProblem())))))
 		}
 		if fd.Max.Set {
-			cases = append(cases, Case(Id("v").Op(">").Add(g.bound(fd, fd.Max))).Block(Id("msg").Op("=").Add(msg(Lit(fd.Name+" must be at most "+fd.Max.Str)))))
+			op := ">"
+			if fd.MaxExclusive {
+				op = ">="
+			}
+			cases = append(cases, Case(Id("v").Op(op).Add(g.bound(fd, fd.Max))).Block(Id("msg").Op("=").Add(msg(Lit(fd.MaxProblem())))))
 		}
 		if fd.Type.Kind == ir.Enum {
-			cases = append(cases, Case(Int().Parens(Id("v")).Op(">=").Lit(len(fd.Values))).Block(Id("msg").Op("=").Add(msg(Lit(fd.Name+" must be one of "+strings.Join(fd.Values, ", "))))))
+			n, op := len(fd.Values), ">="
+			if fd.Unset() {
+				op = ">" // 0 is unset, the values are 1..n
+			}
+			cases = append(cases, Case(Int().Parens(Id("v")).Op(op).Lit(n)).Block(Id("msg").Op("=").Add(msg(Lit(fd.Name+" must be one of "+strings.Join(fd.Values, ", "))))))
 		}
 	}
 	f.Func().Id(name).Params(Id("v").Add(g.goType(fd)), Id("errs").Index().Id("FieldError")).Index().Id("FieldError").BlockFunc(func(b *Group) {
@@ -202,9 +214,9 @@ func (g *gen) fieldCheck(f *File, name string, fd *ir.Field, payload bool) {
 }
 
 // zero is the condition "v is missing" of a required field: its zero value, except for an
-// enum, whose zero value is its first value.
+// enum without an unset value, whose zero value is its first value.
 func (g *gen) zero(fd *ir.Field) *Statement {
-	if !fd.Type.Collection() && fd.Type.Kind == ir.Enum {
+	if !fd.Type.Collection() && fd.Type.Kind == ir.Enum && !fd.Unset() {
 		return False()
 	}
 	return zeroOf(fd, Id("v"))

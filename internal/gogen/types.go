@@ -235,6 +235,10 @@ func (g *gen) types(f *File) {
 func (g *gen) fieldEnum(f *File, fd *ir.Field) {
 	en := enumSpec{Type: g.enumType(fd), What: fd.Name + " value", Prefix: g.enumType(fd),
 		Doc: fmt.Sprintf("%s is the type of the enum field %s.%s", g.enumType(fd), quoted(fd.Name), docSuffix(fd.Doc))}
+	if fd.Unset() {
+		// A required enum: its zero value is none of its values, so a missing one shows.
+		en.Offset, en.NoneName = 1, g.enumType(fd)+"Unset"
+	}
 	for _, v := range fd.Values {
 		en.Names = append(en.Names, v)
 		en.GoNames = append(en.GoNames, names.GoName(v))

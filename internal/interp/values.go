@@ -29,7 +29,7 @@ func fieldValue(f *ir.Field, in Inputs) any {
 		}
 		return f.Default.Str
 	}
-	if f.Type.Kind == ir.Enum && len(f.Values) > 0 {
+	if f.Type.Kind == ir.Enum && len(f.Values) > 0 && !f.Unset() {
 		return f.Values[0]
 	}
 	return nil
@@ -188,8 +188,8 @@ func (x *Machine) requirements(s *ir.State, in Inputs) []FieldError {
 // fieldProblem describes why a field's value is missing or invalid, or "". A context field
 // a state requires must not be the zero value; a payload field only when it is required.
 func fieldProblem(f *ir.Field, v any, payload bool) string {
-	if v == nil && f.Type.Kind == ir.Enum && !f.Type.Collection() && len(f.Values) > 0 {
-		v = f.Values[0] // an enum's zero value is its first value
+	if v == nil && f.Type.Kind == ir.Enum && !f.Type.Collection() && len(f.Values) > 0 && !f.Unset() {
+		v = f.Values[0] // an enum's zero value is its first value, unless it has an unset one
 	}
 	n := -1
 	if v == nil && (f.Type.Collection() || f.Type.Kind == ir.String) {
@@ -264,13 +264,13 @@ func itemsProblem(f *ir.Field, n int) string {
 	return ""
 }
 
-// rangeProblem describes how a number breaks min or max, or "".
+// rangeProblem describes how a number breaks min or max (or above or below), or "".
 func rangeProblem(f *ir.Field, num float64) string {
-	if f.Min.Set && num < f.Min.Num {
-		return fmt.Sprintf("%s must be at least %s", f.Name, f.Min.Str)
+	if f.BelowMin(num) {
+		return f.MinProblem()
 	}
-	if f.Max.Set && num > f.Max.Num {
-		return fmt.Sprintf("%s must be at most %s", f.Name, f.Max.Str)
+	if f.AboveMax(num) {
+		return f.MaxProblem()
 	}
 	return ""
 }

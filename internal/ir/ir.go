@@ -199,9 +199,47 @@ type Field struct {
 	MaxItems int // -1 when unset
 	Min      Literal
 	Max      Literal
-	Values   []string // enum values
-	Default  Literal
-	Message  string
+	// MinExclusive and MaxExclusive: the bound was written as above or below, so the bound
+	// itself is out of range.
+	MinExclusive bool
+	MaxExclusive bool
+	Values       []string // enum values
+	Default      Literal
+	Message      string
+}
+
+// Unset reports whether the field is an enum with a value that stands for no value: a
+// required scalar enum. Its zero value is then that unset value, distinct from every
+// declared value; otherwise an enum's zero value is its first value.
+func (f *Field) Unset() bool {
+	return f.Type.Kind == Enum && !f.Type.Collection() && f.Required
+}
+
+// BelowMin reports whether num breaks the field's lower bound (min or above).
+func (f *Field) BelowMin(num float64) bool {
+	return f.Min.Set && (num < f.Min.Num || f.MinExclusive && num == f.Min.Num)
+}
+
+// AboveMax reports whether num breaks the field's upper bound (max or below).
+func (f *Field) AboveMax(num float64) bool {
+	return f.Max.Set && (num > f.Max.Num || f.MaxExclusive && num == f.Max.Num)
+}
+
+// MinProblem and MaxProblem are the messages of a broken bound, as generated code and the
+// interpreter report them.
+func (f *Field) MinProblem() string {
+	if f.MinExclusive {
+		return f.Name + " must be above " + f.Min.Str
+	}
+	return f.Name + " must be at least " + f.Min.Str
+}
+
+// MaxProblem: see MinProblem.
+func (f *Field) MaxProblem() string {
+	if f.MaxExclusive {
+		return f.Name + " must be below " + f.Max.Str
+	}
+	return f.Name + " must be at most " + f.Max.Str
 }
 
 // EnumIndex returns the index of v among the enum values, or -1.

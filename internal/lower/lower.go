@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"go/token"
 	"math"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -293,7 +294,11 @@ func (l *lowerer) declare() {
 		co := &ir.Counter{Index: len(l.m.Counters), Name: c.Name.Value, GoName: counterGo.add(c.Name), Doc: c.Doc.Value, Pos: c.Name.Pos,
 			PerState: c.PerState.Value, ResetOnSuccess: c.ResetOnSuccess.Value, Limit: int(c.Limit.Value), Configurable: c.Configurable.Value}
 		if c.Max.Set && !c.Max.Bad && !c.Limit.Set {
-			co.Limit, co.Max = int(c.Max.Value)+1, true
+			if c.Max.Value == math.MaxInt64 {
+				l.ds.Errorf(c.Max.Pos, "max %d of counter %q is out of range: the count that trips a counter (max+1) must fit in 64 bits, so max is at most %d", c.Max.Value, co.Name, int64(math.MaxInt64-1))
+			} else {
+				co.Limit, co.Max = int(c.Max.Value)+1, true
+			}
 		}
 		l.brokenDecl[any(co)] = c.Broken
 		l.m.Counters = append(l.m.Counters, co)
@@ -428,28 +433,49 @@ func (l *lowerer) checkField(f *spec.Field, fd *ir.Field) {
 		l.ds.Errorf(f.MaxItems.Pos, "max_items %d is below min_items %d", fd.MaxItems, fd.MinItems)
 	}
 	bounds := 0
+	var lowPos, highPos spec.Pos
 	for _, b := range []struct {
-		key string
-		s   spec.Scalar
-		dst *ir.Literal
-	}{{"min", f.Min, &fd.Min}, {"max", f.Max, &fd.Max}} {
-		if !b.s.Set {
-			continue
-		}
-		if b.s.Bad {
+		key       string
+		s         spec.Scalar
+		dst       *ir.Literal
+		exclusive *bool
+		other     spec.Scalar // the bound of the same side, written the other way
+		otherKey  string
+		pos       *spec.Pos
+	}{
+		{"min", f.Min, &fd.Min, nil, spec.Scalar{}, "", &lowPos},
+		{"above", f.Above, &fd.Min, &fd.MinExclusive, f.Min, "min", &lowPos},
+		{"max", f.Max, &fd.Max, nil, spec.Scalar{}, "", &highPos},
+		{"below", f.Below, &fd.Max, &fd.MaxExclusive, f.Max, "max", &highPos},
+	} {
+		if !b.s.Set || b.s.Bad {
 			continue
 		}
 		if !t.Kind.Numeric() || t.Collection() {
-			l.ds.Errorf(b.s.Pos, "min and max apply to int, float and duration fields, not %s field %q", t, name)
+			l.ds.Errorf(b.s.Pos, "%s applies to int, float and duration fields, not %s field %q", b.key, t, name)
 			continue
 		}
-		var ok bool
-		if *b.dst, ok = l.literal(b.s, fd, b.key); ok {
-			bounds++
+		if b.other.Set {
+			l.ds.Errorf(b.s.Pos, "field %q has both %s and %s: give one (%s is inclusive, %s exclusive)", name, b.otherKey, b.key, b.otherKey, b.key)
+			continue
 		}
+		lit, ok := l.literal(b.s, fd, b.key)
+		if !ok {
+			continue
+		}
+		*b.dst, *b.pos = lit, b.s.Pos
+		if b.exclusive != nil {
+			*b.exclusive = true
+		}
+		bounds++
 	}
-	if bounds == 2 && fd.Min.Num > fd.Max.Num {
-		l.ds.Errorf(f.Max.Pos, "max %s is below min %s", f.Max.Text, f.Min.Text)
+	switch {
+	case bounds < 2:
+	case !fd.MinExclusive && !fd.MaxExclusive && fd.Min.Num > fd.Max.Num:
+		l.ds.Errorf(highPos, "max %s is below min %s", fd.Max.Str, fd.Min.Str)
+	case !anyBetween(fd):
+		l.ds.Errorf(highPos, "no value of field %q is %s and %s", name,
+			strings.TrimPrefix(fd.MinProblem(), name+" must be "), strings.TrimPrefix(fd.MaxProblem(), name+" must be "))
 	}
 	if t.Kind == ir.Enum {
 		if len(f.Values) == 0 && !f.Broken { // a broken field may have misspelt values
@@ -467,6 +493,9 @@ func (l *lowerer) checkField(f *spec.Field, fd *ir.Field) {
 				continue
 			}
 			seen[v.Value] = v.Pos
+			if fd.Unset() && names.GoName(v.Value) == "Unset" {
+				l.ds.Errorf(v.Pos, "enum value %q of required field %q would be named %sUnset, which names the field's unset value; rename the value", v.Value, name, fd.GoName)
+			}
 			fd.Values = append(fd.Values, v.Value)
 			g.add(v)
 		}
@@ -482,6 +511,26 @@ func (l *lowerer) checkField(f *spec.Field, fd *ir.Field) {
 	}
 }
 
+// anyBetween reports whether some value of the field's kind lies within its two bounds
+// (ints and durations are whole numbers: above 4 and below 5 holds none).
+func anyBetween(fd *ir.Field) bool {
+	lo, hi := fd.Min.Num, fd.Max.Num
+	if fd.Type.Kind == ir.Float {
+		return lo < hi || lo == hi && !fd.MinExclusive && !fd.MaxExclusive
+	}
+	if fd.MinExclusive {
+		lo++
+	}
+	if fd.MaxExclusive {
+		hi--
+	}
+	return lo <= hi
+}
+
+// durationSyntax matches what time.ParseDuration reads, whatever the size: a duration
+// that matches and does not parse is out of range.
+var durationSyntax = regexp.MustCompile(`^[-+]?(0|(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$`)
+
 // literal converts a scalar to a value of fd's scalar kind. It reports whether the scalar
 // is a valid value of that kind.
 func (l *lowerer) literal(s spec.Scalar, fd *ir.Field, what string) (ir.Literal, bool) {
@@ -496,12 +545,18 @@ func (l *lowerer) literal(s spec.Scalar, fd *ir.Field, what string) (ir.Literal,
 		if s.Kind != spec.ScalarNumber {
 			return bad("%s of %s field %q must be a number, not %s", what, fd.Type.Kind, fd.Name, shown(s))
 		}
-		if fd.Type.Kind == ir.Int && (s.Num != math.Trunc(s.Num) || math.Abs(s.Num) > 1<<53) {
+		if fd.Type.Kind == ir.Int && s.Num != math.Trunc(s.Num) {
 			return bad("%s of int field %q must be a whole number, not %s", what, fd.Name, shown(s))
+		}
+		if fd.Type.Kind == ir.Int && math.Abs(s.Num) > 1<<53 {
+			return bad("%s %s of int field %q is out of range: bounds and defaults of int fields lie between -2^53 and 2^53 (%d)", what, shown(s), fd.Name, int64(1)<<53)
 		}
 	case ir.Duration:
 		d, err := time.ParseDuration(s.Text)
 		lit.Num = float64(d)
+		if s.Kind == spec.ScalarString && err != nil && durationSyntax.MatchString(s.Text) {
+			return bad("%s %s of duration field %q is out of range: a duration lies within ±%s", what, shown(s), fd.Name, time.Duration(math.MaxInt64))
+		}
 		if s.Kind != spec.ScalarString || err != nil {
 			return bad("%s of duration field %q must be a duration such as 15m, not %s", what, fd.Name, shown(s))
 		}
@@ -638,7 +693,11 @@ func (l *lowerer) timeout(st *ir.State, t *spec.Timeout) *ir.Timeout {
 		l.ds.Errorf(t.Pos, "terminal state %q cannot have a timeout", st.Name)
 	}
 	d, err := time.ParseDuration(t.After.Value)
-	if (err != nil || d <= 0) && t.After.Set && !t.After.Bad {
+	switch {
+	case !t.After.Set || t.After.Bad:
+	case err != nil && durationSyntax.MatchString(t.After.Value):
+		l.ds.Errorf(t.After.Pos, "timeout %q is out of range: a duration is at most %s", t.After.Value, time.Duration(math.MaxInt64))
+	case err != nil || d <= 0:
 		l.ds.Errorf(t.After.Pos, "timeout %q must be a positive duration such as 15m", t.After.Value)
 	}
 	out := &ir.Timeout{After: d, Configurable: t.Configurable.Value, Doc: t.Doc.Value}

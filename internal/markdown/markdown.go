@@ -467,10 +467,18 @@ func constraints(f *ir.Field) string {
 		parts = append(parts, "at most "+strconv.Itoa(f.MaxItems)+" items")
 	}
 	if f.Min.Set {
-		parts = append(parts, "min "+CodeCell(literal(f, f.Min)))
+		word := "min "
+		if f.MinExclusive {
+			word = "above "
+		}
+		parts = append(parts, word+CodeCell(literal(f, f.Min)))
 	}
 	if f.Max.Set {
-		parts = append(parts, "max "+CodeCell(literal(f, f.Max)))
+		word := "max "
+		if f.MaxExclusive {
+			word = "below "
+		}
+		parts = append(parts, word+CodeCell(literal(f, f.Max)))
 	}
 	if len(f.Values) > 0 {
 		var vs []string

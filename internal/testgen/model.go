@@ -896,9 +896,9 @@ func (o *oracle) fieldPreset(g *ir.Guard, hold bool) preset {
 		n, _ := strconv.ParseFloat(fmt.Sprint(p.v.json), 64)
 		th := threshold(g)
 		switch {
-		case f.Min.Set && n < f.Min.Num && th > f.Min.Num:
+		case f.BelowMin(n) && th > f.Min.Num:
 			p.v = scalarValue(f, (f.Min.Num+th)/2, "", false)
-		case f.Max.Set && n > f.Max.Num && th < f.Max.Num:
+		case f.AboveMax(n) && th < f.Max.Num:
 			p.v = scalarValue(f, (f.Max.Num+th)/2, "", false)
 		}
 	}

@@ -3,6 +3,7 @@ package testgen
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -48,21 +49,53 @@ func scalarValue(f *ir.Field, num float64, str string, b bool) value {
 
 // goodScalar is a scalar that meets the field's bounds.
 func goodScalar(f *ir.Field) value {
-	n := 1.0
-	if f.Type.Kind == ir.Duration {
-		n = float64(time.Minute)
-	}
-	if f.Min.Set && f.Min.Num > n {
-		n = f.Min.Num
-	}
-	if f.Max.Set && f.Max.Num < n {
-		n = f.Max.Num
-	}
+	n := goodNumber(f)
 	v := "ok"
 	if f.Type.Kind == ir.Enum {
 		v = f.Values[len(f.Values)-1]
 	}
 	return scalarValue(f, n, v, true)
+}
+
+// goodNumber is a number within the field's bounds: a round one where the bounds allow,
+// else the one nearest a bound, else the middle (the checker refuses empty ranges).
+func goodNumber(f *ir.Field) float64 {
+	n, step := 1.0, 1.0
+	if f.Type.Kind == ir.Duration {
+		n, step = float64(time.Minute), float64(time.Second)
+	}
+	up := func(x float64) float64 { // the least value above x
+		if f.Type.Kind == ir.Float {
+			return math.Nextafter(x, math.Inf(1))
+		}
+		return x + 1
+	}
+	down := func(x float64) float64 {
+		if f.Type.Kind == ir.Float {
+			return math.Nextafter(x, math.Inf(-1))
+		}
+		return x - 1
+	}
+	cands := []float64{n}
+	if f.Min.Set {
+		cands = append(cands, f.Min.Num, f.Min.Num+step, up(f.Min.Num))
+	}
+	if f.Max.Set {
+		cands = append(cands, f.Max.Num, f.Max.Num-step, down(f.Max.Num))
+	}
+	if f.Min.Set && f.Max.Set {
+		mid := (f.Min.Num + f.Max.Num) / 2
+		if f.Type.Kind != ir.Float {
+			mid = math.Floor(mid)
+		}
+		cands = append(cands, mid)
+	}
+	for _, c := range cands {
+		if !f.BelowMin(c) && !f.AboveMax(c) {
+			return c
+		}
+	}
+	return n
 }
 
 // collection builds a list or map of n copies of a scalar.
@@ -138,6 +171,9 @@ func zeroValue(f *ir.Field) value {
 	case ir.Duration:
 		return value{"0s", "0"}
 	case ir.Enum:
+		if f.Unset() {
+			return value{nil, f.GoName + "Unset"}
+		}
 		return value{f.Values[0], enumConst(f, f.Values[0])}
 	}
 	return value{json.Number("0"), "0"}
@@ -154,7 +190,7 @@ type violation struct {
 // the minimum, above the maximum, an enum out of range.
 func violations(f *ir.Field, zeroRefused bool) []violation {
 	var out []violation
-	if zeroRefused && !(f.Type.Kind == ir.Enum && !f.Type.Collection()) {
+	if zeroRefused && !(f.Type.Kind == ir.Enum && !f.Type.Collection() && !f.Unset()) {
 		out = append(out, violation{"zero", zeroValue(f)})
 	}
 	s := goodScalar(f)
@@ -179,19 +215,35 @@ func violations(f *ir.Field, zeroRefused bool) []violation {
 		if f.Type.Kind == ir.Duration {
 			step = float64(time.Second)
 		}
+		// The bound itself when it is exclusive, else a step past it; never the zero value
+		// when that is refused as missing (the zero case covers it).
 		if f.Min.Set {
-			n := f.Min.Num - step
+			n, name := f.Min.Num-step, "below min"
+			if f.MinExclusive {
+				n, name = f.Min.Num, "not above"
+			}
 			if n == 0 && zeroRefused {
 				n = f.Min.Num - 2*step
 			}
-			out = append(out, violation{"below min", scalarValue(f, n, "", false)})
+			out = append(out, violation{name, scalarValue(f, n, "", false)})
 		}
 		if f.Max.Set {
-			out = append(out, violation{"above max", scalarValue(f, f.Max.Num+step, "", false)})
+			n, name := f.Max.Num+step, "above max"
+			if f.MaxExclusive {
+				n, name = f.Max.Num, "not below"
+			}
+			if n == 0 && zeroRefused {
+				n = f.Max.Num + 2*step
+			}
+			out = append(out, violation{name, scalarValue(f, n, "", false)})
 		}
 	}
 	if f.Type.Kind == ir.Enum {
-		out = append(out, violation{"out of range", value{"\x00not a value", fmt.Sprintf("%s(%d)", f.GoName, len(f.Values))}})
+		n := len(f.Values)
+		if f.Unset() {
+			n++ // 0 is unset, the values are 1..n
+		}
+		out = append(out, violation{"out of range", value{"\x00not a value", fmt.Sprintf("%s(%d)", f.GoName, n)}})
 	}
 	return out
 }
