@@ -375,6 +375,11 @@ type loader struct {
 	decls     map[string]bool     // section + "\x00" + name (or index): declarations with errors
 	under     map[string]bool     // pointers with a broken pointer at or below them
 	hadErrors bool                // errors were reported before decoding
+
+	// The keys of the mappings whose keys findings are about, by mapping (see keyNode),
+	// and how many keys were read into it.
+	keyIndex    map[*yaml.Node]map[string]*yaml.Node
+	keysIndexed int
 }
 
 func newLoader(path string) *loader {
@@ -815,8 +820,8 @@ func (l *loader) collect(c *compiled, ve *jsonschema.ValidationError, out *[]*fi
 		for _, m := range quotedRE.FindAllStringSubmatch(ve.Message, -1) {
 			key := m[1]
 			sug := names.Suggest(key, allowed)
-			*out = append(*out, &finding{loc: loc, kw: kw, node: keyNode(node, key), suggest: sug,
-				msg: fmt.Sprintf("unknown key %q%s", short(key), names.DidYouMean(key, allowed))})
+			*out = append(*out, &finding{loc: loc, kw: kw, node: l.keyNode(node, key), suggest: sug,
+				msg: fmt.Sprintf("unknown key %q%s", short(key), didYouMean(key, sug))})
 		}
 		return
 	case kw == "required":
@@ -881,9 +886,9 @@ func (l *loader) unknownKeys(c *compiled, ve *jsonschema.ValidationError, alts [
 			continue
 		}
 		found = true
+		sug := names.Suggest(k.Value, allowed)
 		*out = append(*out, &finding{loc: ve.InstanceLocation, kw: "additionalProperties", node: k,
-			suggest: names.Suggest(k.Value, allowed),
-			msg:     fmt.Sprintf("unknown key %q%s", short(k.Value), names.DidYouMean(k.Value, allowed))})
+			suggest: sug, msg: fmt.Sprintf("unknown key %q%s", short(k.Value), didYouMean(k.Value, sug))})
 	}
 	return found
 }
@@ -978,16 +983,40 @@ func (l *loader) nodeAt(ptr string) *yaml.Node {
 	}
 }
 
-func keyNode(obj *yaml.Node, key string) *yaml.Node {
+// keyNode returns the first key of the mapping obj written as key, or obj when there is
+// none. Each mapping is indexed once, so that reporting every key of a mapping with tens of
+// thousands of unknown keys takes linear time.
+func (l *loader) keyNode(obj *yaml.Node, key string) *yaml.Node {
 	obj = resolve(obj)
-	if obj.Kind == yaml.MappingNode {
+	if obj.Kind != yaml.MappingNode {
+		return obj
+	}
+	if l.keyIndex == nil {
+		l.keyIndex = map[*yaml.Node]map[string]*yaml.Node{}
+	}
+	index, ok := l.keyIndex[obj]
+	if !ok {
+		index = make(map[string]*yaml.Node, len(obj.Content)/2)
 		for i := 0; i+1 < len(obj.Content); i += 2 {
-			if obj.Content[i].Value == key {
-				return obj.Content[i]
+			if _, dup := index[obj.Content[i].Value]; !dup {
+				index[obj.Content[i].Value] = obj.Content[i]
 			}
 		}
+		l.keysIndexed += len(obj.Content) / 2
+		l.keyIndex[obj] = index
+	}
+	if k, ok := index[key]; ok {
+		return k
 	}
 	return obj
+}
+
+// didYouMean formats a suggestion for an unknown key as names.DidYouMean does.
+func didYouMean(key, suggestion string) string {
+	if suggestion == "" || suggestion == key {
+		return ""
+	}
+	return ` (did you mean "` + suggestion + `"?)`
 }
 
 // displayPath turns /states/idle/initial into states.idle.initial (and /transitions/3/to

@@ -353,3 +353,74 @@ func TestCleanSpecLoads(t *testing.T) {
 		t.Errorf("path %q", f.Path)
 	}
 }
+
+// schemaFindings runs the steps of LoadPartial that report schema findings, and returns
+// the loader, whose counters tell how much work finding the keys took.
+func schemaFindings(t *testing.T, data []byte) *loader {
+	t.Helper()
+	doc, err := parseYAML(data)
+	if err != nil || len(doc.Content) != 1 {
+		t.Fatalf("not one YAML document: %v", err)
+	}
+	l := newLoader("spec.fsm.yaml")
+	l.validate(l.toJSON(doc.Content[0], "", 0))
+	return l
+}
+
+// TestManyUnknownKeys: 80,000 unknown keys took two minutes, because the key of each
+// finding was found by a scan of its mapping. Every key is still reported, at its key, and
+// the keys of a mapping are read once, however many findings are about them.
+func TestManyUnknownKeys(t *testing.T) {
+	unknown := func(n int, where string) []byte {
+		var b strings.Builder
+		switch where {
+		case "top":
+			b.WriteString(header)
+			for i := range n {
+				fmt.Fprintf(&b, "key_%d: 1\n", i)
+			}
+			b.WriteString("tranistions: []\n")
+		case "state":
+			b.WriteString("version: 1\nmachine: M\npackage: m\nstates:\n  a:\n    initial: true\n    terminal: true\n")
+			for i := range n {
+				fmt.Fprintf(&b, "    key_%d: 1\n", i)
+			}
+			b.WriteString("    termnal: true\ntransitions: []\n")
+		}
+		return []byte(b.String())
+	}
+	for _, where := range []string{"top", "state"} {
+		const n = 80_000
+		data := unknown(n, where)
+		_, ds := load(t, data)
+		if len(ds) != n+1 {
+			t.Fatalf("%s: %d findings, want %d", where, len(ds), n+1)
+		}
+		first := 7 // the line of key_0
+		if where == "state" {
+			first = 8
+		}
+		for i, d := range ds {
+			want := fmt.Sprintf("unknown key %q", fmt.Sprintf("key_%d", i))
+			if i == n { // the misspelt key after them still gets its suggestion
+				want = `unknown key "tranistions" (did you mean "transitions"?)`
+				if where == "state" {
+					want = `unknown key "termnal" (did you mean "terminal"?)`
+				}
+			}
+			if d.Message != want || d.Pos.Line != first+i {
+				t.Fatalf("%s: finding %d: %s, want %q at line %d", where, i, d, want, first+i)
+			}
+		}
+		// The work: each key of the mapping read once (a scan per finding read n²/2).
+		keys := n + 1 // the unknown keys and the misspelt one
+		if where == "top" {
+			keys += 5 // version, machine, package, states, transitions
+		} else {
+			keys += 2 // initial, terminal
+		}
+		if l := schemaFindings(t, data); l.keysIndexed != keys {
+			t.Errorf("%s: %d keys read to find %d, want %d", where, l.keysIndexed, n+1, keys)
+		}
+	}
+}

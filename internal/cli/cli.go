@@ -45,14 +45,17 @@ func verbs() []verb {
 	return []verb{
 		{
 			name:    "generate",
-			args:    "[-o DIR | --root DIR] [--check] [--outputs go,tests,mermaid,markdown,dot]\n[--no-tests] [--format text|json|github-actions] [--warnings-as-errors] FILE...",
+			args:    "[-o DIR | --root DIR] [--check] [--outputs go,tests,mermaid,markdown,dot]\n[--no-tests] [--format text|json|github-actions] [--warnings-as-errors]\n[--max-output-size SIZE] FILE...",
 			summary: "write Go code, tests, Mermaid and Markdown for each spec",
 			about: `Generate checks each spec and writes its outputs: by default <name>_fsm.go,
 <name>_fsm_test.go, <name>.mmd and <name>.md beside the spec (-o DIR for one spec,
 --root DIR for several: each goes to DIR/<name>/). Findings are printed on stderr. A spec
 with errors makes the run write nothing and exit 1; warnings are printed and the files
 are written, unless --warnings-as-errors is given. --check writes nothing and exits 1,
-with a diff, when the files on disk differ from what would be written.`,
+with a diff, when the files on disk differ from what would be written. fsmgen replaces or
+removes only files generated from the specs it is given, prints each file it removes, and
+refuses a spec whose outputs would exceed --max-output-size (128MB by default) before
+building any of them.`,
 			examples: []string{
 				"fsmgen generate task.fsm.yaml                  # writes task_fsm.go and the rest next to the spec",
 				"fsmgen generate --root generated examples/*/*.fsm.yaml",

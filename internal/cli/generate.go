@@ -8,6 +8,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/fsmgen/fsmgen/internal/budget"
 	"github.com/fsmgen/fsmgen/internal/diag"
 	"github.com/fsmgen/fsmgen/internal/dot"
 	"github.com/fsmgen/fsmgen/internal/gogen"
@@ -58,6 +59,8 @@ func (c *command) generate(args []string) int {
 	outputs := fs.String("outputs", defaultOutputs, "comma-separated `kinds` to write: "+strings.Join(outputKinds, ", "))
 	noTests := fs.Bool("no-tests", false, "leave out the exhaustive tests (<name>_fsm_test.go)")
 	strict := fs.Bool("warnings-as-errors", false, "treat warnings as errors: exit 1 and write nothing")
+	limit := budget.Default
+	fs.Var(&limit, budget.Flag, "refuse a spec whose outputs would exceed this `size` (64MB, 1GB; 0: no limit)")
 	files, err := parse(fs, args)
 	if err != nil {
 		return ExitUsage
@@ -112,6 +115,13 @@ func (c *command) generate(args []string) int {
 		if err := checkSpecPath(path); err != nil {
 			fmt.Fprintf(c.stderr, "fsmgen: %v\n", err)
 			return ExitUsage
+		}
+		// What the outputs would weigh, before any is built: a spec past the budget costs
+		// its load and nothing more.
+		if err := budget.Check(budget.Of(m, kinds), limit); err != nil {
+			fmt.Fprintf(c.stderr, "fsmgen: %v\n", err)
+			failed = true
+			continue
 		}
 		dir := filepath.Dir(path)
 		switch {

@@ -38,7 +38,7 @@ func lower(f *spec.File, table bool) (*ir.Machine, diag.List) {
 		co: map[string]*ir.Counter{}, gu: map[string]*ir.Guard{}, ac: map[string]*ir.Action{},
 		cp:     map[string]*ir.Checkpoint{},
 		used:   map[any]bool{},
-		unsure: map[string]bool{}, failed: map[string]bool{}, keys: map[string][]string{},
+		unsure: map[string]bool{}, failed: map[string]bool{}, keys: suggesters{},
 		broken: map[*ir.State]bool{}, typeUnknown: map[*ir.Field]bool{}, brokenDecl: map[any]bool{},
 		groupPos: map[*ir.Group]spec.Pos{},
 	}
@@ -75,7 +75,7 @@ type lowerer struct {
 	// What is not known because of errors, so that no check reports their consequences.
 	unsure      map[string]bool        // kinds whose declarations may be incomplete: unknown names are not reported
 	failed      map[string]bool        // kinds with a reference that did not resolve
-	keys        map[string][]string    // declared names by kind, sorted, for suggestions
+	keys        suggesters             // did-you-mean among the names of a kind (or an enum's values)
 	broken      map[*ir.State]bool     // states declared with errors (spec.State.Broken)
 	typeUnknown map[*ir.Field]bool     // fields whose type is not known
 	brokenDecl  map[any]bool           // other declarations with errors (roles, counters)
@@ -570,7 +570,7 @@ func (l *lowerer) literal(s spec.Scalar, fd *ir.Field, what string) (ir.Literal,
 			return lit, false
 		}
 		if fd.EnumIndex(s.Text) < 0 && len(fd.Values) > 0 {
-			return bad("%s %s is not a value of enum field %q%s", what, shown(s), fd.Name, names.DidYouMean(s.Text, fd.Values))
+			return bad("%s %s is not a value of enum field %q%s", what, shown(s), fd.Name, l.didYouMean(fd, s.Text, func() []string { return fd.Values }))
 		}
 	case ir.String:
 		if s.Kind != spec.ScalarString {
@@ -614,22 +614,33 @@ func ref[T any](l *lowerer, kind string, m map[string]T, n spec.Str) (T, bool) {
 	if !ok || !n.Set || n.Bad {
 		l.failed[kind] = true
 		if n.Set && !n.Bad && !l.unsure[kind] {
-			keys, ok := l.keys[kind] // sorted once per kind
-			if !ok {
-				keys = keysOf(m)
-				l.keys[kind] = keys
-			}
 			hint := "" // for an event, say where a new one is declared
 			if kind == "event" {
 				hint = fmt.Sprintf("; to add it, declare it under events (events: { %s: {} })", n.Value)
 			}
-			l.ds.Errorf(n.Pos, "unknown %s %q%s%s", kind, n.Value, names.DidYouMean(n.Value, keys), hint)
+			l.ds.Errorf(n.Pos, "unknown %s %q%s%s", kind, n.Value, l.didYouMean(kind, n.Value, func() []string { return keysOf(m) }), hint)
 		}
 		var zero T
 		return zero, false
 	}
 	l.used[any(v)] = true
 	return v, true
+}
+
+// suggesters hold a names.Suggester by kind of declaration (a string) or by enum field (an
+// *ir.Field): one for all the unknown names of a kind, which bounds the work of a spec with
+// thousands of misspelt names.
+type suggesters map[any]*names.Suggester
+
+// didYouMean suggests a near miss of name among the candidates of key (a kind of
+// declaration, or an enum field), which list returns the first time.
+func (l *lowerer) didYouMean(key any, name string, list func() []string) string {
+	s, ok := l.keys[key]
+	if !ok {
+		s = names.NewSuggester(list())
+		l.keys[key] = s
+	}
+	return s.DidYouMean(name)
 }
 
 func (l *lowerer) resolveStates() {
@@ -908,7 +919,7 @@ func (l *lowerer) threshold(t spec.Threshold, subject *ir.Field, broken bool) ir
 	for _, v := range t.Values {
 		i := by.EnumIndex(v.Name.Value)
 		if i < 0 {
-			l.ds.Errorf(v.Name.Pos, "unknown value %q of enum field %q%s", v.Name.Value, by.Name, names.DidYouMean(v.Name.Value, by.Values))
+			l.ds.Errorf(v.Name.Pos, "unknown value %q of enum field %q%s", v.Name.Value, by.Name, l.didYouMean(by, v.Name.Value, func() []string { return by.Values }))
 			continue
 		}
 		if v.Value.Kind != spec.ScalarNumber && !v.Value.Bad {
@@ -976,10 +987,9 @@ func (l *lowerer) resolveCheckpoints() {
 			if l.unsure["context field"] || l.unsure["counter"] {
 				continue
 			}
-			cands := append(builtinSaves(), keysOf(l.fi)...)
-			cands = append(cands, keysOf(l.co)...)
+			saves := func() []string { return append(append(builtinSaves(), keysOf(l.fi)...), keysOf(l.co)...) }
 			l.ds.Errorf(s.Pos, "checkpoint %q saves %q, which is neither a context field, a counter nor one of %s%s",
-				cp.Name, s.Value, strings.Join(builtinSaves(), ", "), names.DidYouMean(s.Value, cands))
+				cp.Name, s.Value, strings.Join(builtinSaves(), ", "), l.didYouMean("checkpoint save", s.Value, saves))
 		}
 	}
 }

@@ -72,17 +72,23 @@ func isUpper(w string) bool {
 }
 
 // Suggest returns the candidate closest to name, or "" when none is close enough to be a
-// likely typo. Ties go to the earlier candidate, so the result is deterministic.
+// likely typo. Ties go to the earlier candidate, so the result is deterministic. It
+// compares name with every candidate of a close enough length; to suggest for many names
+// among many candidates, use a Suggester.
 func Suggest(name string, candidates []string) string {
-	best, bestD := "", -1
-	limit := len([]rune(name))/3 + 1
-	if limit > 4 {
-		limit = 4
-	}
 	lname := strings.ToLower(name)
+	rn := []rune(lname)
+	limit := min(len(rn)/3+1, 4)
+	best, bestD := "", limit+1
 	for _, c := range candidates {
-		d := distance(lname, strings.ToLower(c))
-		if d <= limit && (bestD < 0 || d < bestD) {
+		lc := strings.ToLower(c)
+		if lc == lname { // distance 0: nothing is closer, nor earlier
+			return c
+		}
+		if n := utf8.RuneCountInString(lc); len(rn) > maxRunes || n > maxRunes || n < len(rn)-limit || n > len(rn)+limit {
+			continue
+		}
+		if d := within(rn, []rune(lc), limit); d < bestD {
 			best, bestD = c, d
 		}
 	}
@@ -91,40 +97,173 @@ func Suggest(name string, candidates []string) string {
 
 // DidYouMean formats a suggestion as ` (did you mean "x"?)`, or "" when there is none.
 func DidYouMean(name string, candidates []string) string {
-	if s := Suggest(name, candidates); s != "" && s != name {
-		return ` (did you mean "` + s + `"?)`
+	return didYouMean(name, Suggest(name, candidates))
+}
+
+func didYouMean(name, suggestion string) string {
+	if suggestion != "" && suggestion != name {
+		return ` (did you mean "` + suggestion + `"?)`
 	}
 	return ""
 }
 
-// distance is the optimal-string-alignment edit distance (adjacent swaps count one).
+// Bounds of a Suggester's work.
+const (
+	// maxRunes is the longest name compared by edit distance; longer names are suggested
+	// only a candidate that differs from them in case alone.
+	maxRunes = 64
+	// maxSuggested is how many names a Suggester looks for near misses of; it answers ""
+	// for the names after them.
+	maxSuggested = 100
+	// maxCompared is how many candidates a Suggester compares names with, over all the
+	// names asked; a name whose comparisons would go past it gets "".
+	maxCompared = 1 << 20
+)
+
+// Suggester suggests near misses among a fixed list of candidates, for many names, as
+// Suggest does. It reads the candidates once and compares a name only with candidates of a
+// close enough length (an edit distance is at least the difference of the lengths). Its
+// work is bounded: it looks for near misses of the first 100 names only, and compares
+// about a million candidates at most in all, so that a spec with thousands of misspelt
+// names among thousands of declarations is checked in linear time. Past those bounds it
+// suggests nothing, except a candidate that differs in case alone: a suggestion may be
+// missing, never worse.
+type Suggester struct {
+	cands []string
+	lower [][]rune       // the candidates lower-cased, when at most maxRunes long
+	exact map[string]int // a lower-cased candidate -> its first index
+	byLen [][]int        // rune length -> the indexes of the candidates that long, ascending
+
+	asked    int // names looked for, past the exact matches
+	compared int // candidates compared with
+}
+
+// NewSuggester returns a Suggester for candidates, which it keeps (the caller must not
+// change them).
+func NewSuggester(candidates []string) *Suggester {
+	s := &Suggester{cands: candidates, lower: make([][]rune, len(candidates)), exact: make(map[string]int, len(candidates))}
+	for i, c := range candidates {
+		lc := strings.ToLower(c)
+		if _, ok := s.exact[lc]; !ok {
+			s.exact[lc] = i
+		}
+		n := utf8.RuneCountInString(lc)
+		if n > maxRunes {
+			continue
+		}
+		s.lower[i] = []rune(lc)
+		for len(s.byLen) <= n {
+			s.byLen = append(s.byLen, nil)
+		}
+		s.byLen[n] = append(s.byLen[n], i)
+	}
+	return s
+}
+
+// Suggest returns the candidate closest to name, or "" when none is close enough or the
+// Suggester's bounds are reached.
+func (s *Suggester) Suggest(name string) string {
+	lname := strings.ToLower(name)
+	if i, ok := s.exact[lname]; ok { // distance 0: nothing is closer, nor earlier
+		return s.cands[i]
+	}
+	rn := []rune(lname)
+	if len(rn) > maxRunes {
+		return ""
+	}
+	limit := min(len(rn)/3+1, 4)
+	lo, hi := max(len(rn)-limit, 0), min(len(rn)+limit, len(s.byLen)-1)
+	window := 0
+	for n := lo; n <= hi; n++ {
+		window += len(s.byLen[n])
+	}
+	s.asked++
+	if s.asked > maxSuggested || s.compared+window > maxCompared {
+		return ""
+	}
+	s.compared += window
+	best, bestD := -1, limit+1
+	for n := lo; n <= hi; n++ {
+		for _, i := range s.byLen[n] {
+			if d := within(rn, s.lower[i], limit); d < bestD || d == bestD && i < best {
+				best, bestD = i, d
+			}
+		}
+	}
+	if best < 0 {
+		return ""
+	}
+	return s.cands[best]
+}
+
+// DidYouMean formats Suggest's suggestion as ` (did you mean "x"?)`, or "" when there is
+// none.
+func (s *Suggester) DidYouMean(name string) string {
+	return didYouMean(name, s.Suggest(name))
+}
+
+// distance is the optimal-string-alignment edit distance (adjacent swaps count one), of
+// names of at most maxRunes runes; longer names are at distance 0 when equal, else far.
 func distance(a, b string) int {
 	ra, rb := []rune(a), []rune(b)
-	if len(ra) > 64 || len(rb) > 64 {
+	if len(ra) > maxRunes || len(rb) > maxRunes {
 		if a == b {
 			return 0
 		}
 		return 1 << 20
 	}
-	prev2 := make([]int, len(rb)+1)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
+	return within(ra, rb, maxRunes)
+}
+
+// within is the optimal-string-alignment distance of a and b (at most maxRunes runes each)
+// when it is at most k, and k+1 otherwise. It computes only the cells of the table within k
+// of its diagonal (a cheaper path never leaves them) and stops at the first row whose
+// cells all exceed k.
+func within(a, b []rune, k int) int {
+	if len(a) > len(b) {
+		a, b = b, a
 	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
+	n, m := len(a), len(b)
+	far := k + 1
+	if m-n > k {
+		return far
+	}
+	var rows [3][maxRunes + 2]int
+	prev2, prev, cur := &rows[0], &rows[1], &rows[2]
+	for j := 0; j <= m; j++ {
+		prev[j] = min(j, far)
+	}
+	if m < len(prev)-1 {
+		prev[m+1] = far
+	}
+	for i := 1; i <= n; i++ {
+		lo, hi := max(1, i-k), min(m, i+k)
+		if lo == 1 {
+			cur[0] = min(i, far)
+		} else {
+			cur[lo-1] = far
+		}
+		best := cur[lo-1]
+		for j := lo; j <= hi; j++ {
 			cost := 1
-			if ra[i-1] == rb[j-1] {
+			if a[i-1] == b[j-1] {
 				cost = 0
 			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
-				cur[j] = min(cur[j], prev2[j-2]+1)
+			v := min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				v = min(v, prev2[j-2]+1)
 			}
+			v = min(v, far)
+			cur[j] = v
+			best = min(best, v)
+		}
+		if hi < m {
+			cur[hi+1] = far
+		}
+		if best > k {
+			return far
 		}
 		prev2, prev, cur = prev, cur, prev2
 	}
-	return prev[len(rb)]
+	return min(prev[m], far)
 }

@@ -1,7 +1,9 @@
 package names
 
 import (
+	"fmt"
 	"go/token"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"unicode"
@@ -151,6 +153,9 @@ func TestSuggest(t *testing.T) {
 		if got := Suggest(c.name, c.candidates); got != c.want {
 			t.Errorf("Suggest(%q, %q) = %q, want %q", c.name, c.candidates, got, c.want)
 		}
+		if got := NewSuggester(c.candidates).Suggest(c.name); got != c.want {
+			t.Errorf("NewSuggester(%q).Suggest(%q) = %q, want %q", c.candidates, c.name, got, c.want)
+		}
 	}
 }
 
@@ -191,6 +196,121 @@ func TestDistance(t *testing.T) {
 		}
 		if got := distance(c.b, c.a); got != c.want {
 			t.Errorf("distance(%q, %q) = %d, want %d (symmetry)", c.b, c.a, got, c.want)
+		}
+	}
+}
+
+// osa is the optimal-string-alignment distance by the textbook table, to check within.
+func osa(a, b []rune) int {
+	d := make([][]int, len(a)+1)
+	for i := range d {
+		d[i] = make([]int, len(b)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(a)][len(b)]
+}
+
+// TestWithin checks the banded, early-stopping distance against the whole table, on random
+// words over a small alphabet (so that they are often close) and on long ones.
+func TestWithin(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	word := func(max int) []rune {
+		w := make([]rune, r.IntN(max+1))
+		for i := range w {
+			w[i] = rune('a' + r.IntN(3))
+		}
+		return w
+	}
+	for range 20000 {
+		a, b := word(10), word(10)
+		if r.IntN(4) == 0 {
+			a, b = word(maxRunes), word(maxRunes)
+		}
+		k := r.IntN(6)
+		want := min(osa(a, b), k+1)
+		if got := within(a, b, k); got != want {
+			t.Fatalf("within(%q, %q, %d) = %d, want %d", string(a), string(b), k, got, want)
+		}
+	}
+}
+
+// TestSuggesterAgrees: within its bounds, a Suggester suggests what Suggest does.
+func TestSuggesterAgrees(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	word := func() string {
+		w := make([]rune, 1+r.IntN(9))
+		for i := range w {
+			w[i] = []rune("abcAB_é")[r.IntN(7)]
+		}
+		return string(w)
+	}
+	for range 200 {
+		var cands []string
+		for range r.IntN(40) {
+			cands = append(cands, word())
+		}
+		s := NewSuggester(cands)
+		for range 50 {
+			name := word()
+			if got, want := s.Suggest(name), Suggest(name, cands); got != want {
+				t.Fatalf("NewSuggester(%q).Suggest(%q) = %q, Suggest says %q", cands, name, got, want)
+			}
+		}
+	}
+}
+
+// misspelt returns n names, and n misspellings of them (a letter changed), as a spec with
+// thousands of unknown references has.
+func misspelt(n int) (names, typos []string) {
+	for i := range n {
+		names = append(names, fmt.Sprintf("state_%d", i))
+		typos = append(typos, fmt.Sprintf("statx_%d", i))
+	}
+	return names, typos
+}
+
+// TestSuggesterIsBounded: 8,000 misspelt names among 8,000 candidates compare each name
+// with every candidate of a close length, about 64 million comparisons; the Suggester
+// answers the first 100 names, each correctly, within a fixed number of comparisons.
+func TestSuggesterIsBounded(t *testing.T) {
+	for _, n := range []int{10, 1000, 8000, 16000} {
+		cands, typos := misspelt(n)
+		s := NewSuggester(cands)
+		suggested := 0
+		for i, typo := range typos {
+			got := s.Suggest(typo)
+			if got != "" {
+				suggested++
+				// statx_12 is one change from state_12, and two from state_1 or state_123.
+				if got != cands[i] {
+					t.Errorf("%d candidates: Suggest(%q) = %q, want %q", n, typo, got, cands[i])
+				}
+			}
+		}
+		if s.compared > maxCompared {
+			t.Errorf("%d candidates: compared %d times, more than %d", n, s.compared, maxCompared)
+		}
+		if want := min(n, maxSuggested); suggested > want || n <= 1000 && suggested != want {
+			t.Errorf("%d candidates: %d names got a suggestion, want %d", n, suggested, want)
+		}
+		// An exact match in another case costs nothing and is always found.
+		if got := s.Suggest(strings.ToUpper(cands[n-1])); got != cands[n-1] {
+			t.Errorf("%d candidates: no suggestion for the upper-case %q: %q", n, cands[n-1], got)
 		}
 	}
 }
