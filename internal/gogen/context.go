@@ -115,7 +115,7 @@ func (g *gen) context(f *File) {
 		if len(e.Payload) == 0 {
 			continue
 		}
-		name := e.GoName + "Payload"
+		name := payloadType(e)
 		f.Comment(comment(fmt.Sprintf("%s is the payload of the event %s.", name, quoted(e.Name))))
 		f.Type().Id(name).Struct(g.structFields(e.Payload)...)
 		f.Line()

@@ -57,7 +57,7 @@ func (g *gen) engineExtra(f *File) {
 		what = append(what, "the last payload of each event that carries one")
 		for _, e := range g.m.Events {
 			if len(e.Payload) > 0 {
-				payloads = append(payloads, Id(e.GoName).Id(e.GoName+"Payload").Tag(map[string]string{"json": e.Name + ",omitzero"}))
+				payloads = append(payloads, Id(payloadField(e)).Id(payloadType(e)).Tag(map[string]string{"json": e.Name + ",omitzero"}))
 			}
 		}
 		fields = append(fields, Id("Payloads").Struct(payloads...).Tag(map[string]string{"json": "payloads"}))
@@ -192,15 +192,15 @@ func (g *gen) engineMachine(f *File) {
 		if len(e.Payload) == 0 {
 			continue
 		}
-		p := e.GoName + "Payload"
+		p := payloadType(e)
 		f.Comment(comment(fmt.Sprintf("%s returns the payload of the last %s event fired (hooks see the current one).", p, quoted(e.Name))))
-		f.Add(recv()).Id(p).Params().Id(p).Block(Return(xtra().Dot("Payloads").Dot(e.GoName)))
+		f.Add(recv()).Id(p).Params().Id(p).Block(Return(xtra().Dot("Payloads").Dot(payloadField(e))))
 		f.Line()
 		f.Comment(comment(fmt.Sprintf("Fire%s fires %s with its payload, which is validated as soon as the state is known to\naccept the event: an invalid payload is refused with a ValidationError (Payload set) and\nchanges nothing. Fire and FireWith fire it with a zero payload.", e.GoName, quoted(e.Name))))
 		f.Add(recv()).Id("Fire"+e.GoName).Params(ctxParam(), Id("p").Id(p), g.in()).Params(Id("State"), Error()).Block(
 			Id("x").Op(":=").Add(xtra()),
 			Id("prev").Op(":=").Op("*").Id("x"),
-			Id("x").Dot("Payloads").Dot(e.GoName).Op("=").Id("p"),
+			Id("x").Dot("Payloads").Dot(payloadField(e)).Op("=").Id("p"),
 			Return(Qual(rt, "FirePayload").Call(Id("ctx"), self(), Id("Event"+e.GoName), Id("in"), Id("prev"))),
 		)
 		f.Line()
@@ -392,13 +392,13 @@ func (g *gen) engineOps(f *File) {
 			}
 			var cases []Code
 			for i, e := range events {
-				p := Id("x").Dot("Payloads").Dot(e.GoName)
+				p := Id("x").Dot("Payloads").Dot(payloadField(e))
 				c := Case(Lit(e.Index))
 				if i == len(events)-1 {
 					c = Default()
 				}
 				cases = append(cases, c.Block(
-					If(Id("clear")).Block(p.Clone().Op("=").Id(e.GoName+"Payload").Values()),
+					If(Id("clear")).Block(p.Clone().Op("=").Id(payloadType(e)).Values()),
 					Return(Op("&").Add(p)),
 				))
 			}

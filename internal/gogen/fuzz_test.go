@@ -7,6 +7,7 @@ import (
 	"github.com/fsmgen/fsmgen/internal/dot"
 	"github.com/fsmgen/fsmgen/internal/fixture"
 	"github.com/fsmgen/fsmgen/internal/gogen"
+	"github.com/fsmgen/fsmgen/internal/gogen/gocheck"
 	"github.com/fsmgen/fsmgen/internal/lower"
 	"github.com/fsmgen/fsmgen/internal/markdown"
 	"github.com/fsmgen/fsmgen/internal/mermaid"
@@ -15,10 +16,11 @@ import (
 
 // FuzzGenerate feeds the whole generator arbitrary specs. Whatever a spec that the checker
 // accepts says, every output must come out: the Go code and the generated tests (both
-// formatted by go/format, so they parse; that they type-check and pass is
-// TestGeneratedCompiles' part, on the fixed specs), the Mermaid diagram, the Markdown
-// document and the DOT graph, with no panic and no error. A spec the checker refuses is
-// FuzzLoad's.
+// formatted by go/format, so they parse), the Mermaid diagram, the Markdown document and
+// the DOT graph, with no panic and no error. Under fuzzing, a sample of the accepted specs
+// is also built and tested (gocheck.Sampler): gofmt-clean, go vet clean, and its generated
+// tests pass, as TestGeneratedCompiles does for the fixed specs. A spec the checker refuses
+// is FuzzLoad's.
 //
 // The corpus starts from fixture.Specs and fixture.CheckCases.
 func FuzzGenerate(f *testing.F) {
@@ -32,6 +34,7 @@ func FuzzGenerate(f *testing.F) {
 	for _, spec := range fixture.CheckCases(f, "../..") {
 		f.Add(spec)
 	}
+	build := gocheck.Sampler("../..")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, ds := lower.Load("spec.fsm.yaml", data)
 		if ds.HasErrors() {
@@ -48,5 +51,25 @@ func FuzzGenerate(f *testing.F) {
 		}
 		_ = mermaid.File(m)
 		_ = dot.Graph(m)
+		build(t, data)
 	})
+}
+
+// TestFuzzFindingsBuild holds the inputs the fuzzer saved in testdata/fuzz/FuzzGenerate
+// that the checker accepts to the bar FuzzGenerate samples under fuzzing, in every run.
+func TestFuzzFindingsBuild(t *testing.T) {
+	saved := gocheck.Corpus(t, "testdata/fuzz/FuzzGenerate")
+	if len(saved) == 0 {
+		t.Skip("no saved inputs")
+	}
+	if testing.Short() {
+		t.Skip("builds a module")
+	}
+	mod := gocheck.New(t, "../..")
+	for _, in := range saved {
+		if _, err := mod.Add(in.Path, in.Data); err != nil {
+			t.Error(err)
+		}
+	}
+	mod.Check(t)
 }

@@ -9,11 +9,11 @@ import (
 	"fmt"
 	"path"
 	"strings"
-	"unicode"
 
 	"github.com/dave/jennifer/jen"
 	"github.com/fsmgen/fsmgen/internal/ir"
 	"github.com/fsmgen/fsmgen/internal/lower"
+	"github.com/fsmgen/fsmgen/internal/names"
 )
 
 // Header is the first line of every generated file (Go tooling matches it).
@@ -94,6 +94,14 @@ func newGen(m *ir.Machine) *gen {
 // Names of generated declarations, so that spec-derived names cannot collide with them.
 func (g *gen) name(suffix string) string { return g.T + suffix }
 
+// payloadType is the Go name of an event's payload type and of the machine's method that
+// returns its last payload (lower.PayloadName: Event2faSentPayload for "2fa_sent").
+func payloadType(e *ir.Event) string { return lower.PayloadName(e.GoName) }
+
+// payloadField is the field of <T>Extra.Payloads that keeps an event's last payload:
+// exported whatever the event's name, since snapshots encode it as JSON.
+func payloadField(e *ir.Event) string { return names.Bare("Event", e.GoName) }
+
 // checkNames refuses specs whose names would collide with declarations fsmgen generates.
 func (g *gen) checkNames() error {
 	// The checker refuses such specs with a position (internal/lower/gonames.go keeps the
@@ -112,8 +120,8 @@ func (g *gen) checkNames() error {
 	}
 	for _, e := range g.m.Events {
 		if len(e.Payload) > 0 {
-			if what, ok := reserved[e.GoName+"Payload"]; ok {
-				return fmt.Errorf("%s: event %q would generate type %sPayload, which collides with a generated %s", e.Pos, e.Name, e.GoName, what)
+			if what, ok := reserved[payloadType(e)]; ok {
+				return fmt.Errorf("%s: event %q would generate type %s, which collides with a generated %s", e.Pos, e.Name, payloadType(e), what)
 			}
 		}
 	}
@@ -134,17 +142,13 @@ func (g *gen) checkNames() error {
 	return nil
 }
 
-// comment renders free text from the spec as line comments: control characters are
-// dropped and every line starts with //, so no text can end the comment early.
+// comment renders free text from the spec as line comments: every line starts with //, so
+// no text can end the comment early, and what names.CleanText leaves out (control and
+// bidirectional characters, zero-width characters, the byte-order mark, which the Go
+// scanner refuses anywhere but at the start of a file) is dropped.
 func comment(text string) string {
 	var lines []string
-	for _, line := range reflow(strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n")) {
-		line = strings.Map(func(r rune) rune {
-			if unicode.IsControl(r) || r == '\u2028' || r == '\u2029' {
-				return ' '
-			}
-			return r
-		}, line)
+	for _, line := range reflow(strings.Split(names.CleanText(text), "\n")) {
 		line = strings.TrimRight(line, " \t")
 		if line == "" {
 			lines = append(lines, "//")

@@ -20,6 +20,8 @@ import (
 	"github.com/fsmgen/fsmgen/internal/gogen"
 	"github.com/fsmgen/fsmgen/internal/interp"
 	"github.com/fsmgen/fsmgen/internal/ir"
+	"github.com/fsmgen/fsmgen/internal/lower"
+	"github.com/fsmgen/fsmgen/internal/names"
 	"github.com/fsmgen/fsmgen/internal/testgen"
 )
 
@@ -83,6 +85,41 @@ func TestHostileTextStaysInComments(t *testing.T) {
 	}
 	if strings.Contains(string(code), "/*") && !strings.Contains(string(code), "// A machine whose text tries to break out: */") {
 		t.Error("package doc was not rendered as line comments")
+	}
+}
+
+// TestInvisibleTextLeftOut checks that the characters a name may not hold, which docs may
+// hold, do not reach the generated Go: the Go scanner refuses a byte-order mark anywhere but
+// at the start of a file, and a bidirectional control would reorder a comment as shown.
+func TestInvisibleTextLeftOut(t *testing.T) {
+	doc := `"BOM \uFEFF RLO \u202E PDF \u202C LRI \u2066 PDI \u2069 RLM \u200F ZWSP \u200B WJ \u2060 LS \u2028 PS \u2029 NEL \x85 end"`
+	src := "version: 1\nmachine: M\npackage: m\ndoc: " + doc + "\nguards:\n  Ok: { doc: " + doc + " }\n" +
+		"states:\n  a: { initial: true, doc: " + doc + " }\n  b: { terminal: true }\n" +
+		"events:\n  go: { doc: " + doc + ", payload: { Text: { type: string, doc: " + doc + " } } }\n" +
+		"transitions:\n  - { from: a, on: go, if: Ok, to: b, doc: " + doc + " }\n  - { from: a, on: go, to: a }\n"
+	m, ds := lower.Load("m.fsm.yaml", []byte(src))
+	if m == nil {
+		t.Fatal(ds)
+	}
+	code, err := gogen.Generate(m, "m.fsm.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests, err := testgen.Generate(m, "m.fsm.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range [][]byte{code, tests} {
+		for i, line := range strings.Split(string(out), "\n") {
+			for _, r := range line {
+				if names.Unprintable(r) && r != '\t' {
+					t.Errorf("line %d holds %U: %q", i+1, r, line)
+				}
+			}
+		}
+	}
+	if !strings.Contains(string(code), "\n// BOM  RLO  PDF  LRI  PDI  RLM  ZWSP  WJ  LS\n//\n//\tPS\n//\tNEL  end\npackage m\n") {
+		t.Errorf("package doc:\n%s", code[:min(len(code), 600)])
 	}
 }
 
@@ -574,7 +611,9 @@ func roundTrip(t *testing.T, v any) any {
 	return x
 }
 
-var driverTmpl = template.Must(template.New("driver").Parse(`package main
+var driverTmpl = template.Must(template.New("driver").Funcs(template.FuncMap{
+	"payload": func(e *ir.Event) string { return lower.PayloadName(e.GoName) },
+}).Parse(`package main
 
 import (
 	"context"
@@ -656,7 +695,7 @@ func main() {
 			{{end}}r := result{}
 			switch e {
 			{{range .PayloadEvents}}case m.Event{{.GoName}}:
-				var p m.{{.GoName}}Payload
+				var p m.{{payload .}}
 				if err := json.Unmarshal(st.Payload, &p); err != nil {
 					panic(err)
 				}

@@ -112,8 +112,8 @@ func specDerived(m *ir.Machine) func(string) bool {
 	for _, e := range m.Events {
 		add("Event" + e.GoName)
 		if len(e.Payload) > 0 {
-			add(e.GoName+"Payload", "Fire"+e.GoName, "payload"+e.GoName)
-			prefixes = append(prefixes, "check"+e.GoName+"Payload")
+			add(lower.PayloadName(e.GoName), "Fire"+e.GoName, "payload"+e.GoName)
+			prefixes = append(prefixes, "check"+lower.PayloadName(e.GoName))
 		}
 	}
 	for _, r := range m.Roles {
@@ -134,7 +134,11 @@ func specDerived(m *ir.Machine) func(string) bool {
 	for _, g := range m.Guards {
 		add("threshold" + g.GoName)
 	}
-	for _, f := range m.Fields {
+	fields := m.Fields
+	for _, e := range m.Events {
+		fields = append(fields[:len(fields):len(fields)], e.Payload...)
+	}
+	for _, f := range fields {
 		prefixes = append(prefixes, "check"+m.GoName+"Context")
 		if f.Type.Kind == ir.Enum {
 			add(f.GoName, "Parse"+f.GoName, names.LowerFirst(f.GoName)+"Names")

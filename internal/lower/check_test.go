@@ -3,8 +3,10 @@ package lower_test
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -70,6 +72,64 @@ func TestCheck(t *testing.T) {
 			}
 			if want := string(ar.Files[wantIdx].Data); got.String() != want {
 				t.Errorf("findings differ\n--- got\n%s--- want\n%s", got.String(), want)
+			}
+		})
+	}
+}
+
+// TestMethodLimit checks the limit on the methods spec names make on one generated type:
+// Go allows 65,535 methods on a type (beyond, the compiler stops with "too many methods",
+// as it did for 65,600 guards), and fsmgen lets spec names make lower.MaxSpecMethods of
+// them. The hooks get one per guard and action, the machine two per event with a payload.
+func TestMethodLimit(t *testing.T) {
+	hooks := func(guards, actions int) []byte {
+		var b strings.Builder
+		b.WriteString("version: 1\nmachine: M\npackage: m\nguards:\n")
+		for i := range guards {
+			fmt.Fprintf(&b, "  g%d: {}\n", i)
+		}
+		b.WriteString("actions:\n")
+		for i := range actions {
+			fmt.Fprintf(&b, "  a%d: {}\n", i)
+		}
+		b.WriteString("states:\n  s: { initial: true }\n  t: { terminal: true }\nevents:\n  go: {}\n")
+		b.WriteString("transitions:\n  - { from: s, on: go, if: g0, to: t, do: [a0] }\n  - { from: s, on: go, to: s }\n")
+		return []byte(b.String())
+	}
+	payloads := func(events int) []byte {
+		var b strings.Builder
+		b.WriteString("version: 1\nmachine: M\npackage: m\nstates:\n  s: { initial: true }\n  t: { terminal: true }\nevents:\n")
+		for i := range events {
+			fmt.Fprintf(&b, "  e%d: { payload: { x: { type: string } } }\n", i)
+		}
+		b.WriteString("transitions:\n  - { from: s, on: e0, to: t }\n")
+		return []byte(b.String())
+	}
+	for _, tc := range []struct {
+		name string
+		spec []byte
+		want string // the error, "" for none
+	}{
+		{"hooks at the limit", hooks(lower.MaxSpecMethods-1, 1), ""},
+		{"hooks over the limit", hooks(lower.MaxSpecMethods-1, 2),
+			`spec.fsm.yaml:65006:3: error: action "a1" would generate method A1 of MHooks, one more than the 65000 methods spec names may make on one type (one per guard and per action, on the hooks interface and the types that implement it): Go allows at most 65535 methods on a type, and the rest are kept for the methods every machine has`},
+		{"payloads at the limit", payloads(lower.MaxSpecMethods / 2), ""},
+		{"payloads over the limit", payloads(lower.MaxSpecMethods/2 + 1),
+			`spec.fsm.yaml:32508:3: error: event "e32500" would generate method FireE32500 of M, one more than the 65000 methods spec names may make on one type (each event with a payload makes two, each counter one, a configurable one three): Go allows at most 65535 methods on a type, and the rest are kept for the methods every machine has`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var errs []string
+			for _, d := range lower.Check("spec.fsm.yaml", tc.spec) {
+				if d.Severity == diag.Error {
+					errs = append(errs, d.String())
+				}
+			}
+			var want []string
+			if tc.want != "" {
+				want = []string{tc.want}
+			}
+			if !slices.Equal(errs, want) {
+				t.Errorf("errors:\n%s\nwant:\n%s", strings.Join(errs, "\n"), strings.Join(want, "\n"))
 			}
 		})
 	}

@@ -113,6 +113,10 @@ type goScope struct {
 	of      string // " of T" for the members of type T, "" for the package
 	decls   map[string]goDecl
 	refused map[string]bool // owners already reported
+	// methods counts the methods that spec names make in the scope (Go limits the methods
+	// of a type: MaxSpecMethods); makes says what makes them, for the message.
+	methods int
+	makes   string
 }
 
 func (l *lowerer) newScope(of string, fixed []Reserved) *goScope {
@@ -135,6 +139,13 @@ func (sc *goScope) add(id, what, from, owner string, pos spec.Pos) {
 	prev, ok := sc.decls[id]
 	if !ok {
 		sc.decls[id] = goDecl{what: what, owner: owner, from: from, pos: pos}
+		if what == "method" {
+			sc.methods++
+			if sc.methods == MaxSpecMethods+1 {
+				sc.l.ds.Errorf(pos, "%s would generate method %s%s, one more than the %d methods spec names may make on one type (%s): Go allows at most 65535 methods on a type, and the rest are kept for the methods every machine has",
+					owner, id, sc.of, MaxSpecMethods, sc.makes)
+			}
+		}
 		return
 	}
 	if prev.owner == owner || prev.from == from {
@@ -169,8 +180,11 @@ func (l *lowerer) checkGoDecls() {
 	T := m.GoName
 	pkg := l.newScope("", PackageDecls())
 	members := l.newScope(T, MachineMembers())
+	members.makes = "each event with a payload makes two, each counter one, a configurable one three"
 	stateMethods := l.newScope("State", StateMethods())
+	stateMethods.makes = "one per group"
 	hooks := l.newScope(T+"Hooks", HookMethods())
+	hooks.makes = "one per guard and per action, on the hooks interface and the types that implement it"
 
 	if T != "" && names.Exported(T) && f.Machine.Set && !f.Machine.Bad && !f.Broken["machine"] {
 		owner := fmt.Sprintf("machine name %q", f.Machine.Value)
@@ -245,23 +259,26 @@ func (l *lowerer) checkGoDecls() {
 		addField(fd, fmt.Sprintf("context field %q", fd.Name), "context", check)
 	}
 	// Events with a payload: a payload type, Fire<Event> and <Event>Payload methods and a
-	// field of the machine, and the payload's own fields and enums.
+	// field of the machine, and the payload's own fields and enums. The event's Go name may
+	// start with a digit or a letter without case: its payload type and accessor then take
+	// the prefix Event (PayloadName).
 	for _, e := range m.Events {
-		if len(e.Payload) == 0 || e.GoName == "" || !names.StartsWithLetter(e.GoName) {
+		if len(e.Payload) == 0 || e.GoName == "" {
 			continue
 		}
 		owner := fmt.Sprintf("event %q", e.Name)
-		pkg.add(e.GoName+"Payload", "type", "payload "+e.GoName, owner, e.Pos)
+		p := PayloadName(e.GoName)
+		pkg.add(p, "type", "payload "+e.GoName, owner, e.Pos)
 		members.add("Fire"+e.GoName, "method", "fire "+e.GoName, owner, e.Pos)
-		members.add(e.GoName+"Payload", "method", "payload "+e.GoName, owner, e.Pos)
+		members.add(p, "method", "payload "+e.GoName, owner, e.Pos)
 		members.add("payload"+e.GoName, "field", "payload field "+e.GoName, owner, e.Pos)
-		payload := l.newScope(e.GoName+"Payload", PayloadMethods())
+		payload := l.newScope(p, PayloadMethods())
 		for _, fd := range e.Payload {
 			fowner := fmt.Sprintf("payload field %q of event %q", fd.Name, e.Name)
 			if fd.GoName != "" {
 				payload.add(fd.GoName, "field", "field "+fd.GoName, fowner, fd.Pos)
 			}
-			addField(fd, fowner, "payload "+e.GoName, "check"+e.GoName+"Payload")
+			addField(fd, fowner, "payload "+e.GoName, "check"+p)
 		}
 	}
 	for _, c := range m.Counters {
@@ -291,12 +308,72 @@ func (l *lowerer) checkGoDecls() {
 	}
 	for _, g := range m.Guards {
 		if g.Kind == ir.Hook && g.GoName != "" {
-			hooks.add(g.GoName, "method", "hook "+g.GoName, fmt.Sprintf("guard %q", g.Name), g.Pos)
+			owner := fmt.Sprintf("guard %q", g.Name)
+			hooks.add(g.GoName, "method", "hook "+g.GoName, owner, g.Pos)
+			l.vetMethod(g.GoName, T+"Hooks", owner, "can_"+g.Name, g.Pos)
 		}
 	}
 	for _, a := range f.Actions {
 		if ac := l.ac[a.Name.Value]; ac != nil && ac.GoName != "" && !a.Name.Bad {
-			hooks.add(ac.GoName, "method", "hook "+ac.GoName, fmt.Sprintf("action %q", ac.Name), a.Name.Pos)
+			owner := fmt.Sprintf("action %q", ac.Name)
+			hooks.add(ac.GoName, "method", "hook "+ac.GoName, owner, a.Name.Pos)
+			l.vetMethod(ac.GoName, T+"Hooks", owner, "do_"+ac.Name, a.Name.Pos)
 		}
+	}
+}
+
+// PayloadName is the Go name of the payload type of an event whose Go name is id, and of
+// the machine's method that returns the event's last payload: <id>Payload, with the prefix
+// Event when id does not start with an upper-case letter (Event2faSentPayload), since the
+// type must be exported (snapshots encode payloads as JSON, which leaves out unexported
+// fields) and no Go identifier starts with a digit.
+func PayloadName(id string) string { return names.Bare("Event", id) + "Payload" }
+
+// MaxSpecMethods is the number of methods that spec names may make on one generated type.
+// Go allows at most 65,535 methods on a type (the compiler stops with "too many methods"
+// beyond); the rest is kept for the methods every machine has (its own and those of the
+// runtime's fsmrt.Machine, about a hundred) and for the test hooks' helpers.
+const MaxSpecMethods = 65000
+
+// vetSignature returns, for a method name that go vet's stdmethods check holds to the
+// signature of a standard interface whatever type declares it, that signature and the
+// interface; "" for any other name. A hook of that name has the hooks' signature, so the
+// generated code (the hooks interface, NopHooks, the tests' hooks) would fail go vet.
+// Format, Scan, Seek, ReadFrom and WriteTo are checked only when their first parameter is
+// the interface's (fmt.State, fmt.ScanState, int64, io.Reader, io.Writer), and Is, As and
+// Unwrap only on error types, so hooks may have those names.
+func vetSignature(id string) string {
+	switch id {
+	case "GobDecode":
+		return "GobDecode([]byte) error (gob.GobDecoder)"
+	case "GobEncode":
+		return "GobEncode() ([]byte, error) (gob.GobEncoder)"
+	case "MarshalJSON":
+		return "MarshalJSON() ([]byte, error) (json.Marshaler)"
+	case "UnmarshalJSON":
+		return "UnmarshalJSON([]byte) error (json.Unmarshaler)"
+	case "MarshalXML":
+		return "MarshalXML(*xml.Encoder, xml.StartElement) error (xml.Marshaler)"
+	case "UnmarshalXML":
+		return "UnmarshalXML(*xml.Decoder, xml.StartElement) error (xml.Unmarshaler)"
+	case "ReadByte":
+		return "ReadByte() (byte, error) (io.ByteReader)"
+	case "ReadRune":
+		return "ReadRune() (rune, int, error) (io.RuneReader)"
+	case "UnreadByte":
+		return "UnreadByte() error (io.ByteScanner)"
+	case "UnreadRune":
+		return "UnreadRune() error (io.RuneScanner)"
+	case "WriteByte":
+		return "WriteByte(byte) error (io.ByteWriter)"
+	}
+	return ""
+}
+
+// vetMethod refuses a hook whose method go vet would hold to a standard signature.
+func (l *lowerer) vetMethod(id, of, owner, rename string, pos spec.Pos) {
+	if sig := vetSignature(id); sig != "" {
+		l.ds.Errorf(pos, "%s would generate method %s of %s, but go vet requires a method of that name to have the signature %s; rename it (to %q, say)",
+			owner, id, of, sig, rename)
 	}
 }

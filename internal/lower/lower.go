@@ -81,9 +81,10 @@ type lowerer struct {
 	brokenDecl  map[any]bool           // other declarations with errors (roles, counters)
 	groupPos    map[*ir.Group]spec.Pos // where each group is first mentioned
 	checks      []*trCheck             // every transition, resolved as far as it goes
-	cells       map[int][]*trCheck     // state*len(Events)+event -> transitions, in priority order
+	cells       cellTable              // state*len(Events)+event -> transitions, in priority order
 	initials    []*ir.State            // the states marked initial
 	brokenTrans bool                   // some transition was declared with errors
+	unprintable map[spec.Pos]bool      // names refused for an unprintable character, by position
 }
 
 func (l *lowerer) run() {
@@ -130,6 +131,7 @@ func (l *lowerer) machineName() {
 	if f.Broken["machine"] || f.Machine.Bad || !f.Machine.Set {
 		return
 	}
+	l.printable("machine name", f.Machine)
 	switch {
 	case l.m.GoName == "":
 		l.ds.Errorf(f.Machine.Pos, "machine name %q has no letter or digit to make a Go name from", f.Machine.Value)
@@ -150,6 +152,23 @@ func (l *lowerer) packageName() {
 	if token.IsKeyword(p.Value) {
 		l.ds.Errorf(p.Pos, "package %q is a Go keyword, so it cannot name a package", p.Value)
 	}
+}
+
+// printable refuses a name that holds a character names.Unprintable refuses: one that is
+// invisible or changes how the text around it is shown (a control character, a
+// bidirectional control, a zero-width character, the byte-order mark, a line separator).
+// A name is reported once, however many namespaces it is added to (a state's name makes
+// the implicit event of a transition named by its target, too).
+func (l *lowerer) printable(what string, n spec.Str) {
+	r, bad := names.FirstUnprintable(n.Value)
+	if !bad || l.unprintable[n.Pos] {
+		return
+	}
+	if l.unprintable == nil {
+		l.unprintable = map[spec.Pos]bool{}
+	}
+	l.unprintable[n.Pos] = true
+	l.ds.Errorf(n.Pos, "%s %q holds %U, %s: a name may hold only printable characters", what, n.Value, r, names.DescribeUnprintable(r))
 }
 
 // goNames checks that names sharing one Go namespace map to distinct Go identifiers and,
@@ -180,6 +199,7 @@ func (g *goNames) addAs(kind string, n spec.Str) string {
 	if n.Bad { // reported already
 		return id
 	}
+	g.owner.printable(kind+" name", n)
 	switch {
 	case id == "":
 		g.owner.ds.Errorf(n.Pos, "%s name %q has no letter or digit to make a Go name from", kind, n.Value)
@@ -1372,6 +1392,37 @@ func (l *lowerer) listedSources(names []spec.Str) (out []*ir.State, complete boo
 	return out, complete
 }
 
+// cellTable holds the transitions of each (state, event) cell: a slice indexed by cell
+// when the transitions as written fill a good part of the table (any: true over many
+// events), a map when they are few among many cells, so that its size follows the
+// transitions as written either way.
+type cellTable struct {
+	dense  [][]*trCheck
+	sparse map[int][]*trCheck
+}
+
+func newCellTable(cells, pairs int) cellTable {
+	if cells <= 4*pairs+1024 {
+		return cellTable{dense: make([][]*trCheck, cells)}
+	}
+	return cellTable{sparse: make(map[int][]*trCheck, pairs)}
+}
+
+func (t cellTable) get(k int) []*trCheck {
+	if t.dense != nil {
+		return t.dense[k]
+	}
+	return t.sparse[k]
+}
+
+func (t cellTable) set(k int, v []*trCheck) {
+	if t.dense != nil {
+		t.dense[k] = v
+	} else {
+		t.sparse[k] = v
+	}
+}
+
 // checkShadowing reports transitions that an earlier one for the same state and event
 // shadows: one that is unguarded, or whose guards hold whenever the later one's do. A
 // transition shadowed for every state and event it covers can never be taken (an error);
@@ -1380,7 +1431,11 @@ func (l *lowerer) listedSources(names []spec.Str) (out []*ir.State, complete boo
 // linear in the transitions as written.
 func (l *lowerer) checkShadowing() {
 	ne := len(l.m.Events)
-	l.cells = map[int][]*trCheck{}
+	pairs := 0
+	for _, c := range l.checks {
+		pairs += len(c.tr.From) * len(c.tr.Events)
+	}
+	l.cells = newCellTable(len(l.m.States)*ne, pairs)
 	type shadow struct {
 		s    *ir.State
 		e    *ir.Event
@@ -1393,8 +1448,8 @@ func (l *lowerer) checkShadowing() {
 		for _, s := range t.From {
 			for _, e := range t.Events {
 				key := s.Index*ne + e.Index
-				cell := l.cells[key]
-				l.cells[key] = append(cell, c)
+				cell := l.cells.get(key)
+				l.cells.set(key, append(cell, c))
 				if l.broken[s] { // the state may be terminal, or not a source at all
 					uncertain = true
 					continue
@@ -1528,7 +1583,7 @@ func (l *lowerer) checkGraph() {
 		if complete && !hasOut[s.Index] {
 			l.ds.Errorf(s.Pos, "non-terminal state %q has no outgoing transition (mark it terminal: true, or add one)", s.Name)
 		}
-		if eventsKnown && s.Timeout != nil && s.Timeout.OnExpiry != nil && len(l.cells[s.Index*len(m.Events)+s.Timeout.OnExpiry.Index]) == 0 {
+		if eventsKnown && s.Timeout != nil && s.Timeout.OnExpiry != nil && len(l.cells.get(s.Index*len(m.Events)+s.Timeout.OnExpiry.Index)) == 0 {
 			l.ds.Errorf(l.expiryPos[s], "timeout of state %q fires %q, which has no transition from %q", s.Name, s.Timeout.OnExpiry.Name, s.Name)
 		}
 	}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/fsmgen/fsmgen/internal/ir"
 	"github.com/fsmgen/fsmgen/internal/mermaid/graph"
+	"github.com/fsmgen/fsmgen/internal/names"
 	"github.com/fsmgen/fsmgen/templates"
 )
 
@@ -747,11 +748,12 @@ func actionList(as []*ir.Action) string {
 
 // Code renders a name as an inline code span, outside tables: the span's backtick fence is
 // longer than any run of backticks in the name, and it is padded with spaces when the name
-// starts or ends with a backtick or a space. Control characters (which names cannot hold)
-// are dropped.
+// starts or ends with a backtick or a space. The characters names cannot hold (control
+// and bidirectional characters, zero-width characters, the byte-order mark, line
+// separators: names.Unprintable) are dropped, should a literal carry them.
 func Code(s string) string {
 	s = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
+		if names.Unprintable(r) {
 			return -1
 		}
 		return r
@@ -778,7 +780,10 @@ func Code(s string) string {
 }
 
 // CodeCell is Code for a table cell: "|" is written "\|", which GitHub-flavoured Markdown
-// turns back into "|" inside a code span in a table (and only there).
+// turns back into "|" inside a code span in a table (and only there). A backslash is left
+// as it is, also before a pipe: a table row is split at every "|" not right after a
+// backslash, and then "\|" alone turns into "|", so `a\\|b` is the one cell `a\|b` (a
+// backslash is literal in a code span, so escaping it would show it twice).
 func CodeCell(s string) string {
 	return strings.ReplaceAll(Code(s), "|", `\|`)
 }
@@ -786,10 +791,13 @@ func CodeCell(s string) string {
 // Text escapes spec text (a doc, a message) as one line of Markdown, for a paragraph or a
 // table cell. Backslash escapes cover the characters that start emphasis, code, links,
 // images, math, strikethrough, headings, lists, table cells, HTML tags ("<", ">") and
-// entities ("&"); "://", "www." and "x@y" are broken so that they are not autolinked. A line break becomes <br>; other control characters are dropped.
-// Leading and trailing space is trimmed (leading space would make an indented code block).
+// entities ("&"); "://", "www." and "x@y" are broken so that they are not autolinked. A
+// line break (U+2028 and U+2029 included) becomes <br>; what names.CleanText leaves out
+// (other control characters, bidirectional controls, zero-width characters, the byte-order
+// mark) is dropped. Leading and trailing space is trimmed (leading space would make an
+// indented code block).
 func Text(s string) string {
-	s = strings.TrimSpace(strings.ReplaceAll(s, "\r\n", "\n"))
+	s = strings.TrimSpace(names.CleanText(strings.ReplaceAll(s, "\r\n", "\n")))
 	rs := []rune(s)
 	var b strings.Builder
 	for i, r := range rs {

@@ -192,23 +192,84 @@ func checkTables(t *testing.T, doc string) {
 	}
 }
 
-// cells splits a table row at its unescaped pipes.
+// cells splits a table row as GitHub-flavoured Markdown does: at every "|" that does not
+// follow a backslash. In a table row a backslash escapes a pipe and nothing else, so
+// "\\\\|" is a backslash and an escaped pipe, not an escaped backslash and a delimiter.
 func cells(line string) []string {
 	var out []string
 	var cur strings.Builder
 	for i := 1; i < len(line); i++ {
-		switch {
-		case line[i] == '\\' && i+1 < len(line):
-			cur.WriteString(line[i : i+2])
-			i++
-		case line[i] == '|':
+		if line[i] == '|' && line[i-1] != '\\' {
 			out = append(out, cur.String())
 			cur.Reset()
-		default:
-			cur.WriteByte(line[i])
+			continue
 		}
+		cur.WriteByte(line[i])
 	}
 	return out
+}
+
+// cellCode reads a table cell holding one code span as GitHub-flavoured Markdown shows it:
+// "\\|" turns into "|" (in every cell, before inline parsing), then the code span's
+// content is literal, less one space each side when it has one each side.
+func cellCode(t *testing.T, cell string) string {
+	t.Helper()
+	s := strings.ReplaceAll(strings.TrimSpace(cell), `\|`, "|")
+	n := len(s) - len(strings.TrimLeft(s, "`"))
+	if n == 0 || n == len(s) || !strings.HasSuffix(s, strings.Repeat("`", n)) {
+		t.Fatalf("cell %q is not one code span", cell)
+	}
+	in := s[n : len(s)-n]
+	if len(in) >= 2 && in[0] == ' ' && in[len(in)-1] == ' ' && strings.Trim(in, " ") != "" {
+		in = in[1 : len(in)-1]
+	}
+	return in
+}
+
+// cellText reads a table cell of Text as GitHub-flavoured Markdown shows it: "\\|" turns
+// into "|", then every backslash escape of ASCII punctuation into the character, and <br>
+// into a line break.
+func cellText(cell string) string {
+	s := strings.ReplaceAll(strings.TrimSpace(cell), `\|`, "|")
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~", s[i+1]) >= 0 {
+			i++
+		}
+		b.WriteByte(s[i])
+	}
+	return strings.ReplaceAll(b.String(), "<br>", "\n")
+}
+
+// TestCellsKeepPipesAndBackslashes renders names and texts holding pipes and backslashes
+// in a table row: each must stay one cell and read back as written.
+func TestCellsKeepPipesAndBackslashes(t *testing.T) {
+	for _, name := range []string{"a|b", `a\b`, `a\|b`, `\`, `a\`, `\a`, "|", "||", `\\|`, `|\`, "`|`", "a | b", `\|\|`, "x`|`y"} {
+		row := "| " + CodeCell(name) + " | " + Text(name) + " | end |"
+		cs := cells(row)
+		if len(cs) != 3 {
+			t.Errorf("%q makes the row %s, of %d cells, want 3", name, row, len(cs))
+			continue
+		}
+		if got := cellCode(t, cs[0]); got != name {
+			t.Errorf("CodeCell(%q) = %s reads %q", name, cs[0], got)
+		}
+		if got := cellText(cs[1]); got != name {
+			t.Errorf("Text(%q) = %s reads %q", name, cs[1], got)
+		}
+	}
+}
+
+// TestInvisibleCharacters checks that text and names lose the characters a name may not
+// hold (names.Unprintable), and that line separators break lines.
+func TestInvisibleCharacters(t *testing.T) {
+	in := "a\ufeffb\u202ec\u2066d\u2069e\u200bf\u200dg\u2060h\u200ei\u0085j\u2028k\u2029l"
+	if got, want := Text(in), "abcdefghij<br>k<br>l"; got != want {
+		t.Errorf("Text(%q) = %q, want %q", in, got, want)
+	}
+	if got, want := Code(in), "`abcdefghijkl`"; got != want {
+		t.Errorf("Code(%q) = %q, want %q", in, got, want)
+	}
 }
 
 // TestHostile checks that no spec text of the hostile spec stays active Markdown: outside

@@ -13,6 +13,7 @@ import (
 
 	"github.com/fsmgen/fsmgen/internal/ir"
 	"github.com/fsmgen/fsmgen/internal/mermaid/graph"
+	"github.com/fsmgen/fsmgen/internal/names"
 )
 
 // Header is the comment that starts a Mermaid file written by fsmgen (see File).
@@ -127,7 +128,10 @@ func nodeID(n graph.Node) string {
 // spaces and the punctuation - . , ( ) ! / + = ? @ ' (and [ ] outside names) are kept;
 // every other character becomes an entity code #N; that Mermaid turns back into the
 // character when it renders (after parsing, so it never reaches the grammar). Line breaks
-// and other control characters become entities too, so the text stays on one line.
+// and other control characters become entities too, so the text stays on one line. The
+// invisible formatting characters a name may not hold (bidirectional controls, zero-width
+// characters, the byte-order mark: names.Unprintable) are dropped, since an entity would
+// bring them back into the rendered label.
 //
 // Two cases are subtler. Mermaid renders labels as Markdown, so "_" is kept only inside a
 // word (in_progress), where it cannot start or end emphasis. And the "d" of "direction" is
@@ -137,6 +141,9 @@ func Escape(s string, name bool) string {
 	rs := []rune(s)
 	var b strings.Builder
 	for i, r := range rs {
+		if names.Unprintable(r) && unicode.Is(unicode.Cf, r) {
+			continue
+		}
 		keep := false
 		switch {
 		case r == ' ', r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':

@@ -50,6 +50,9 @@ func TestEscape(t *testing.T) {
 		{"é日本 ✓", false, "é日本 ✓"},
 		{"ﬂ°°60¶ß", false, "#64258;#176;#176;60#182;#223;"},
 		{"\u2028\u00a0", false, "#8232;#160;"},
+		{`a|b\c "d"`, true, "a#124;b#92;c #34;d#34;"},
+		{`a|b\|c`, false, "a#124;b#92;#124;c"},
+		{"a\ufeffb\u202ec\u2066d\u200be\u200ff", true, "abcdef"},
 	} {
 		if got := Escape(tc.in, tc.name); got != tc.want {
 			t.Errorf("Escape(%q, %v) = %q, want %q", tc.in, tc.name, got, tc.want)

@@ -3,6 +3,7 @@ package testgen
 import (
 	"bytes"
 	_ "embed"
+	"encoding/json"
 	"fmt"
 	"go/ast"
 	"go/format"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/fsmgen/fsmgen/internal/interp"
 	"github.com/fsmgen/fsmgen/internal/ir"
+	"github.com/fsmgen/fsmgen/internal/lower"
 )
 
 //go:embed tests.go.tmpl
@@ -405,6 +407,21 @@ func funcs(m *ir.Machine) template.FuncMap {
 			return "Role" + r.GoName
 		},
 		"q": strconv.Quote,
+		// jsonq writes a string as a JSON string.
+		"jsonq": func(s string) string {
+			b, _ := json.Marshal(s)
+			return string(b)
+		},
+		// lit writes a string as a Go literal: raw where it can be, quoted otherwise (a
+		// state name may hold a backtick).
+		"lit": func(s string) string {
+			if strconv.CanBackquote(s) {
+				return "`" + s + "`"
+			}
+			return strconv.Quote(s)
+		},
+		// payload is the Go name of an event's payload type (lower.PayloadName).
+		"payload": func(e *ir.Event) string { return lower.PayloadName(e.GoName) },
 		"back": func(s *ir.State) string {
 			if s == nil {
 				return "fsmNothing"
