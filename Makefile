@@ -29,6 +29,7 @@ check-generated:
 # clean, and short fuzz runs of the loader and checker and of the whole generator.
 test: fmt-check vet check-examples check-generated
 	$(GO) test -race -count=1 ./...
+	$(GO) test -count=1 -run '^(TestManyUnknownKeys|TestEstimateIsClose)$$' ./spec/ ./internal/budget/
 	$(GO) test -count=1 -run '^TestAllocs$$' ./examples/...
 	$(MAKE) --no-print-directory coverage
 	$(MAKE) --no-print-directory fuzz FUZZTIME=10s

@@ -389,8 +389,11 @@ func TestManyUnknownKeys(t *testing.T) {
 		}
 		return []byte(b.String())
 	}
+	n := 80_000
+	if raceDetector {
+		n = 8_000
+	}
 	for _, where := range []string{"top", "state"} {
-		const n = 80_000
 		data := unknown(n, where)
 		_, ds := load(t, data)
 		if len(ds) != n+1 {

@@ -124,8 +124,9 @@ type DocStep = fsmrt.Step[State, Event, fsmrt.NoRole]
 // events on the same machine.
 type DocHooks interface {
 	// Checkpoint is called at each checkpoint the transition reaches, after the state changed
-	// and entry actions ran. An error is returned from Fire wrapped in a CheckpointError; the
-	// transition has happened, but was not saved.
+	// and entry actions ran. An error is returned from Fire wrapped in a CheckpointError.
+	// Without a store the transition has happened but was not saved; with one it was taken
+	// back and nothing changed.
 	Checkpoint(ctx context.Context, m *Doc, cp Checkpoint, s DocStep) error
 }
 

@@ -320,8 +320,9 @@ type TaskStep = fsmrt.Step[State, Event, fsmrt.NoRole]
 // events on the same machine.
 type TaskHooks interface {
 	// Checkpoint is called at each checkpoint the transition reaches, after the state changed
-	// and entry actions ran. An error is returned from Fire wrapped in a CheckpointError; the
-	// transition has happened, but was not saved.
+	// and entry actions ran. An error is returned from Fire wrapped in a CheckpointError.
+	// Without a store the transition has happened but was not saved; with one it was taken
+	// back and nothing changed.
 	Checkpoint(ctx context.Context, m *Task, cp Checkpoint, s TaskStep) error
 }
 

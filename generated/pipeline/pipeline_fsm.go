@@ -323,8 +323,9 @@ type TaskHooks interface {
 	// Cancel: report what was completed, what was in progress, estimated cost so far.
 	ReportCancelSummary(ctx context.Context, m *Task, s TaskStep)
 	// Checkpoint is called at each checkpoint the transition reaches, after the state changed
-	// and entry actions ran. An error is returned from Fire wrapped in a CheckpointError; the
-	// transition has happened, but was not saved.
+	// and entry actions ran. An error is returned from Fire wrapped in a CheckpointError.
+	// Without a store the transition has happened but was not saved; with one it was taken
+	// back and nothing changed.
 	Checkpoint(ctx context.Context, m *Task, cp Checkpoint, s TaskStep) error
 }
 

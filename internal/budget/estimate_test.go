@@ -1,6 +1,7 @@
 package budget
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -99,11 +100,15 @@ func sortedNames(specs map[string][]byte) []string {
 // the total are within a factor of 1.5.
 func TestEstimateIsClose(t *testing.T) {
 	specs := repositorySpecs(t)
-	specs["wide 150×150"] = wideSpec(150, 150)
-	specs["scaling 1000 states"] = scalingSpec(1000, 20, 7)
-	specs["constructs 60×12"] = featureSpec(60, 12)
-	specs["fan-in 80×80"] = faninSpec(80, 80)
-	specs["history 100×20"] = historySpec(100, 20)
+	scale := 1
+	if raceDetector {
+		scale = 4
+	}
+	specs[fmt.Sprintf("wide %d×%[1]d", 150/scale)] = wideSpec(150/scale, 150/scale)
+	specs[fmt.Sprintf("scaling %d states", 1000/scale)] = scalingSpec(1000/scale, 20, 7)
+	specs[fmt.Sprintf("constructs %d×12", 60/scale)] = featureSpec(60/scale, 12)
+	specs[fmt.Sprintf("fan-in %d×%[1]d", 80/scale)] = faninSpec(80/scale, 80/scale)
+	specs[fmt.Sprintf("history %d×20", 100/scale)] = historySpec(100/scale, 20)
 	const factor = 1.5
 	for _, name := range sortedNames(specs) {
 		m := load(t, name, specs[name])

@@ -166,8 +166,9 @@ type OrderHooks interface {
 	// Tell the customer; delivered once the transition is committed.
 	Notify(ctx context.Context, e OrderEffect) error
 	// Checkpoint is called at each checkpoint the transition reaches, after the state changed
-	// and entry actions ran. An error is returned from Fire wrapped in a CheckpointError; the
-	// transition has happened, but was not saved.
+	// and entry actions ran. An error is returned from Fire wrapped in a CheckpointError.
+	// Without a store the transition has happened but was not saved; with one it was taken
+	// back and nothing changed.
 	Checkpoint(ctx context.Context, m *Order, cp Checkpoint, s OrderStep) error
 }
 
