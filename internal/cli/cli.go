@@ -13,7 +13,6 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/fsmgen/fsmgen/internal/diag"
@@ -467,13 +466,11 @@ type listFlag []string
 func (l *listFlag) String() string     { return strings.Join(*l, ",") }
 func (l *listFlag) Set(s string) error { *l = append(*l, s); return nil }
 
-// unsafeRune reports whether r must not be printed as itself: a control character (C0,
-// DEL, C1), a format character (bidi embeddings, overrides and isolates, zero-width
-// characters, the byte order mark), or a line or paragraph separator. Printed raw, these
-// can rewrite a terminal line or make text read differently from what it is.
-func unsafeRune(r rune) bool {
-	return unicode.In(r, unicode.Cc, unicode.Cf, unicode.Zl, unicode.Zp)
-}
+// unsafeRune reports whether r must not be printed as itself: what a spec name may not
+// hold (names.Unprintable: control and format characters such as bidi overrides and
+// zero-width characters, the byte-order mark, line separators, noncharacters). Printed
+// raw, these can rewrite a terminal line or make text read differently from what it is.
+func unsafeRune(r rune) bool { return names.Unprintable(r) }
 
 // escapeUnsafe writes each unsafe rune of s as a Go escape (\n, \x1b, \u202e), and each
 // byte that is not UTF-8 as \xNN; every other character, ASCII or not, is left as it is.

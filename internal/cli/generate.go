@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/fsmgen/fsmgen/internal/budget"
@@ -15,6 +14,7 @@ import (
 	"github.com/fsmgen/fsmgen/internal/ir"
 	"github.com/fsmgen/fsmgen/internal/markdown"
 	"github.com/fsmgen/fsmgen/internal/mermaid"
+	"github.com/fsmgen/fsmgen/internal/names"
 	"github.com/fsmgen/fsmgen/internal/output"
 	"github.com/fsmgen/fsmgen/internal/testgen"
 )
@@ -223,7 +223,7 @@ func checkSpecPath(path string) error {
 // control, format or line-separator character), or returns "".
 func unprintable(s string) string {
 	for _, r := range s {
-		if unicode.IsControl(r) || unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp) || r == utf8.RuneError {
+		if r == utf8.RuneError || names.Unprintable(r) {
 			return fmt.Sprintf("the unprintable character U+%04X", r)
 		}
 	}

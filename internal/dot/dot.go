@@ -12,6 +12,7 @@ import (
 
 	"github.com/fsmgen/fsmgen/internal/ir"
 	"github.com/fsmgen/fsmgen/internal/mermaid/graph"
+	"github.com/fsmgen/fsmgen/internal/names"
 )
 
 // Header is the first line of the output (a DOT comment).
@@ -134,12 +135,13 @@ func nodeID(n graph.Node) string {
 
 // Quote returns s as a DOT double-quoted string for a label or tooltip: quotes and
 // backslashes are escaped (so no spec text can form an escape sequence such as \N or \l),
-// "&" is written as "&amp;" (Graphviz decodes entities in labels), a line break becomes
-// the label line break \n, and other control characters are dropped.
+// "&" is written as "&amp;" (Graphviz decodes entities in labels), a line break (and
+// U+2028, U+2029) becomes the label line break \n, and what names.CleanText leaves out
+// (control, bidirectional and zero-width characters, the byte-order mark) is dropped.
 func Quote(s string) string {
 	var b strings.Builder
 	b.WriteByte('"')
-	for _, r := range s {
+	for _, r := range names.CleanText(s) {
 		switch {
 		case r == '"':
 			b.WriteString(`\"`)
@@ -149,10 +151,6 @@ func Quote(s string) string {
 			b.WriteString("&amp;")
 		case r == '\n':
 			b.WriteString(`\n`)
-		case r == '\t':
-			b.WriteByte(' ')
-		case r < ' ' || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == '\u2028' || r == '\u2029':
-			// dropped: control characters (a lone \r of a CRLF included)
 		default:
 			b.WriteRune(r)
 		}

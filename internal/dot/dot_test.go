@@ -34,7 +34,8 @@ func TestQuote(t *testing.T) {
 		{"a\nb\r\n\tc\x00", `"a\nb\n c"`},
 		{"<b>&amp;</b>", `"<b>&amp;amp;</b>"`},
 		{"}; digraph x {", `"}; digraph x {"`},
-		{"é ✓\u2028", `"é ✓"`},
+		{"é ✓\u2028x", `"é ✓\nx"`},
+		{"a\u202eb\ufeffc\u200bd\u0085", `"abcd"`},
 	} {
 		if got := Quote(tc.in); got != tc.want {
 			t.Errorf("Quote(%q) = %s, want %s", tc.in, got, tc.want)
