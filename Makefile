@@ -27,8 +27,8 @@ check-generated:
 # The whole test suite: formatting, vet, every test with the race detector, the exact
 # allocation counts of the seed machines (without it: it allocates), the seed specs checked
 # clean, and short fuzz runs of the loader and checker and of the whole generator.
-test: fmt-check vet check-examples check-generated
-	$(GO) test -race -count=1 ./...
+test: fmt-check vet check-examples check-generated bin/testprogress
+	$(TESTGO) -race -count=1 ./...
 	$(GO) test -count=1 -run '^(TestManyUnknownKeys|TestEstimateIsClose)$$' ./spec/ ./internal/budget/
 	$(GO) test -count=1 -run '^TestAllocs$$' ./examples/...
 	$(MAKE) --no-print-directory coverage
@@ -36,9 +36,17 @@ test: fmt-check vet check-examples check-generated
 	$(MAKE) --no-print-directory bench-smoke
 	$(MAKE) --no-print-directory test-modules
 
+# go test with progress: packages as they finish, slow tests, failures in full, and every
+# half minute what is still running.
+TESTGO = $(CURDIR)/bin/testprogress
+
+.PHONY: bin/testprogress
+bin/testprogress:
+	@$(GO) build -o $@ ./internal/cmd/testprogress
+
 # Vet and test each module of MODULES (the PostgreSQL tests start a server of their own).
-test-modules:
-	@for m in $(MODULES); do echo "== $$m"; (cd $$m && $(GO) vet ./... && $(GO) test -race -count=1 ./...) || exit 1; done
+test-modules: bin/testprogress
+	@for m in $(MODULES); do echo "== $$m"; (cd $$m && $(GO) vet ./... && $(TESTGO) -race -count=1 ./...) || exit 1; done
 
 # The scale-out proof at the size of its acceptance bar: 1, 4 and 8 worker processes, 1,000
 # orders, 50,000 events, on SQLite and PostgreSQL (a few minutes on 2 CPUs; make test runs a
