@@ -102,6 +102,9 @@ func (p *printer) event(e event) {
 		}
 	}
 	switch e.Action {
+	case "build-output": // compiler errors, shown as they come
+		fmt.Fprint(p.w, e.Output)
+		return
 	case "output":
 		k := e.Package
 		if e.Test != "" {

@@ -22,6 +22,12 @@ func TestPrinter(t *testing.T) {
 		`{"Action":"output","Package":"a","Output":"FAIL\n"}`,
 		`{"Action":"fail","Package":"a","Elapsed":0.2}`,
 		`{"Action":"pass","Package":"b","Elapsed":13}`,
+		`{"ImportPath":"d [d.test]","Action":"build-output","Output":"# d [d.test]\n"}`,
+		`{"ImportPath":"d [d.test]","Action":"build-output","Output":"d/d.go:3:12: undefined: x\n"}`,
+		`{"ImportPath":"d [d.test]","Action":"build-fail"}`,
+		`{"Action":"start","Package":"d"}`,
+		`{"Action":"output","Package":"d","Output":"FAIL\td [build failed]\n"}`,
+		`{"Action":"fail","Package":"d","Elapsed":0,"FailedBuild":"d [d.test]"}`,
 		`# c`,
 		`c/c.go:1:1: expected 'package'`,
 	}, "\n")))
@@ -30,6 +36,8 @@ func TestPrinter(t *testing.T) {
 		"    bad_test.go:3: boom\n" +
 		"FAIL\nFAIL a (0.2s)\n" +
 		"ok   b (13.0s)\n" +
+		"# d [d.test]\nd/d.go:3:12: undefined: x\n" +
+		"FAIL\td [build failed]\nFAIL d (0.0s)\n" +
 		"# c\nc/c.go:1:1: expected 'package'\n"
 	if got := b.String(); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
