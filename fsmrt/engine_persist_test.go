@@ -6,6 +6,7 @@ import (
 	"errors"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -716,9 +717,13 @@ func TestEngineKeyLookups(t *testing.T) {
 		begin(t)
 		r := replayed(t, 6)
 		comment(t, r, "a", 0)
-		SetKeyWindow(r.m, 1) // forgets
-		comment(t, r, "b", 1)
+		SetKeyWindow(r.m, 1)  // forgets all but "a"
+		comment(t, r, "b", 0) // never used: the window knows it forgot only other keys
 		used(t, r, eComment, "k1", 1)
+		for i := range 50 { // and so on: every key dropped is looked up
+			comment(t, r, "c"+strconv.Itoa(i), 0)
+		}
+		used(t, r, eReject, "k2", 1) // a comment's key, dropped long ago
 	})
 	t.Run("a key another writer used", func(t *testing.T) {
 		begin(t)

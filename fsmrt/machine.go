@@ -330,8 +330,12 @@ func (m *Machine[S, E, R, C, X]) once(ctx context.Context, e E, in *Input[R]) (S
 		return m.step(ctx, e, in, false)
 	}
 	r, ok := m.keys.Get(in.Key)
-	if !ok && m.store != nil && !m.knowsAllKeys() {
-		// A key the window has forgotten, or never read, may be in the store's log.
+	if !ok && m.store != nil && (m.keysMissed || m.keys.MayHaveForgotten(in.Key)) {
+		// A key the window may have forgotten, or never read, may be in the store's log.
+		// One it neither holds nor may have forgotten, when the machine read its log from
+		// the start (or began it), needs no look-up before the commit: a key another writer
+		// used came with a version the commit's check refuses, and a retry replays the
+		// machine with that key.
 		var err error
 		if r, ok, err = m.findKey(ctx, in.Key); err != nil {
 			return m.state, StoreFailed(m.def.Spec, "find key", m.seq, err)
@@ -357,15 +361,6 @@ func (m *Machine[S, E, R, C, X]) used(e E, key string, r keyRecord[S, E]) (S, er
 		return m.state, IdempotencyConflict(m.def.Spec, m.state, e, key, r.event)
 	}
 	return r.state, nil
-}
-
-// knowsAllKeys reports whether the machine's window holds every idempotency key of its
-// log up to its version: it has read the log from its start (or begun it) and forgotten
-// no key since. A key it does not hold then needs no look-up in the store before the
-// commit: a key another writer used came with a version the commit's check refuses, and a
-// retry replays the machine with that key.
-func (m *Machine[S, E, R, C, X]) knowsAllKeys() bool {
-	return !m.keysMissed && !m.keys.forgot
 }
 
 // Can reports whether e would be accepted now, without firing it. Guards are evaluated.

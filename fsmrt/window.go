@@ -60,8 +60,10 @@ type KeyWindow[R any] struct {
 	order []string // the keys, oldest first, as a ring once full
 	next  int      // the ring's oldest key once full
 	size  int
-	// forgot: a key was dropped past the size.
+	// forgot: a key was dropped past the size. gone holds every key dropped, so that a
+	// key it does not hold is known never to have been used.
 	forgot bool
+	gone   keyFilter
 }
 
 // SetSize sets how many keys the window keeps (DefaultWindow when n <= 0), forgetting the
@@ -75,6 +77,9 @@ func (w *KeyWindow[R]) SetSize(n int) {
 	w.recs, w.order, w.next, w.size = nil, nil, 0, n
 	from := max(len(keys)-n, 0)
 	w.forgot = w.forgot || from > 0
+	for _, k := range keys[:from] {
+		w.gone.add(k, n)
+	}
 	for i, k := range keys[from:] {
 		w.Put(k, old[from+i])
 	}
@@ -119,12 +124,69 @@ func (w *KeyWindow[R]) Put(key string, r R) {
 	}
 	delete(w.recs, w.order[w.next])
 	w.forgot = true
+	w.gone.add(w.order[w.next], len(w.order))
 	w.order[w.next] = key
 	w.next = (w.next + 1) % len(w.order)
 }
 
 // Len returns how many keys the window holds.
 func (w *KeyWindow[R]) Len() int { return len(w.recs) }
+
+// MayHaveForgotten reports whether key may be one the window dropped: false means it never
+// held key (if it does not hold it now, key was never used as far as the window has seen).
+func (w *KeyWindow[R]) MayHaveForgotten(key string) bool {
+	return w.forgot && w.gone.mayHold(key)
+}
+
+// keyFilter is a Bloom filter of the keys a window dropped: no false negatives, and false
+// positives (a fresh key looked up in the store for nothing) about 2% after four windows'
+// worth of keys, more as it fills. It takes 32 bits per key the window keeps (at least
+// 4,096), allocated on the first key dropped. Its hash is fixed, so what it answers does not
+// change from run to run.
+type keyFilter struct {
+	bits []uint64
+}
+
+const filterProbes = 4
+
+func (f *keyFilter) add(key string, size int) {
+	if f.bits == nil {
+		f.bits = make([]uint64, max(size/2, 64)) // 32 bits per key kept
+	}
+	h1, h2, m := f.hashes(key)
+	for i := range uint64(filterProbes) {
+		b := (h1 + i*h2) % m
+		f.bits[b/64] |= 1 << (b % 64)
+	}
+}
+
+func (f *keyFilter) mayHold(key string) bool {
+	if f.bits == nil {
+		return false
+	}
+	h1, h2, m := f.hashes(key)
+	for i := range uint64(filterProbes) {
+		b := (h1 + i*h2) % m
+		if f.bits[b/64]&(1<<(b%64)) == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func (f *keyFilter) hashes(key string) (h1, h2, m uint64) {
+	// FNV-1a, then a 64-bit finalizer (splitmix64's) to spread it over both halves.
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(key); i++ {
+		h = (h ^ uint64(key[i])) * 1099511628211
+	}
+	h ^= h >> 30
+	h *= 0xbf58476d1ce4e5b9
+	h ^= h >> 27
+	h *= 0x94d049bb133111eb
+	h ^= h >> 31
+	return h, h>>32 | 1, uint64(len(f.bits)) * 64
+}
 
 // keys returns the keys held, oldest first.
 func (w *KeyWindow[R]) keys() []string {

@@ -3,6 +3,7 @@ package fsmrt_test
 import (
 	"fmt"
 	"reflect"
+	"strconv"
 	"testing"
 
 	"github.com/fsmgen/fsmgen/fsmrt"
@@ -114,5 +115,41 @@ func TestWindowGrowKeepsDropped(t *testing.T) {
 	w.SetSize(0)
 	if got := w.Items(); !reflect.DeepEqual(got, []int{5, 6}) {
 		t.Errorf("shrunk to 2, grown to the default: %v, want [5 6]", got)
+	}
+}
+
+// TestKeyWindowKnowsWhatItDropped: every key the window dropped may have been forgotten
+// (no false negatives, or a used key would fire twice), and few keys it never held are
+// taken for dropped ones.
+func TestKeyWindowKnowsWhatItDropped(t *testing.T) {
+	var w fsmrt.KeyWindow[int]
+	w.SetSize(100)
+	if w.MayHaveForgotten("k0") {
+		t.Fatal("a window that dropped nothing may have forgotten a key")
+	}
+	const n = 400 // four windows' worth dropped
+	for i := range n + 100 {
+		w.Put("k"+strconv.Itoa(i), i)
+	}
+	for i := range n {
+		if !w.MayHaveForgotten("k" + strconv.Itoa(i)) {
+			t.Fatalf("k%d was dropped, but the window says it never held it", i)
+		}
+	}
+	wrong := 0
+	for i := range 10000 {
+		if w.MayHaveForgotten("fresh" + strconv.Itoa(i)) {
+			wrong++
+		}
+	}
+	if wrong > 300 {
+		t.Errorf("%d of 10,000 fresh keys taken for dropped ones", wrong)
+	}
+	// Shrinking drops keys too.
+	w.SetSize(10)
+	for i := n; i < n+90; i++ {
+		if !w.MayHaveForgotten("k" + strconv.Itoa(i)) {
+			t.Fatalf("k%d was dropped by SetSize, but the window says it never held it", i)
+		}
 	}
 }
