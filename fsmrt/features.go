@@ -39,8 +39,8 @@ func SetHistoryWindow[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, 
 }
 
 // SetKeyWindow sets how many idempotency keys the machine keeps in memory (DefaultWindow
-// when n <= 0); once it has forgotten one, a key it does not hold is looked up in the
-// store (FindKey) before the machine fires with it.
+// when n <= 0); a key it does not hold but may have dropped (the window keeps a filter of
+// the keys it dropped) is looked up in the store (FindKey) before the machine fires with it.
 func SetKeyWindow[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, C, X], n int) {
 	m.keys.SetSize(n)
 }
