@@ -1,10 +1,12 @@
+//go:build calibrate
+
 package budget
 
-// Tools for refitting the constants of estimate.go when an emitter changes; they run only
-// when asked:
+// Tools for refitting the constants of estimate.go when an emitter changes, built only
+// with the calibrate tag (they print measurements; they assert nothing):
 //
-//	go test ./internal/budget -run TestEmitterCost -measure 300 -v
-//	go test ./internal/budget -run TestConstructCost -constructs -v
+//	go test -tags calibrate ./internal/budget -run TestEmitterCost -measure 300 -v
+//	go test -tags calibrate ./internal/budget -run TestConstructCost -v
 
 import (
 	"flag"
@@ -19,17 +21,13 @@ import (
 )
 
 var (
-	measure    = flag.Int("measure", 0, "time each emitter on a wide spec of this many states and events")
-	only       = flag.String("only", "", "with -measure: only these steps (comma-separated: lower,go,tests,mermaid,markdown,dot)")
-	constructs = flag.Bool("constructs", false, "print what the first use of each construct adds to each output, and the estimate of it")
+	measure = flag.Int("measure", 300, "time each emitter on a wide spec of this many states and events")
+	only    = flag.String("only", "", "with -measure: only these steps (comma-separated: lower,go,tests,mermaid,markdown,dot)")
 )
 
 // TestEmitterCost lowers the wide spec of the report (every event from every state) and
 // runs each emitter on it, with its time, the bytes it allocated and the largest heap seen.
 func TestEmitterCost(t *testing.T) {
-	if *measure == 0 {
-		t.Skip("-measure not set")
-	}
 	n := *measure
 	src := wideSpec(n, n)
 	t.Logf("spec: %d states, %d events, %d bytes", n, n, len(src))
@@ -82,9 +80,6 @@ func TestEmitterCost(t *testing.T) {
 // what each output takes, next to the estimate: the source of the constants of
 // estimate.go.
 func TestConstructCost(t *testing.T) {
-	if !*constructs {
-		t.Skip("-constructs not set")
-	}
 	const small = `version: 1
 machine: M
 package: m

@@ -3,31 +3,12 @@ package budget
 import (
 	"fmt"
 	"strings"
+
+	"github.com/fsmgen/fsmgen/internal/fixture"
 )
 
-// wideSpec writes the spec of the report that made generate run for minutes: n states,
-// e events, and one transition per event from every state ({any: true}) to a state picked
-// by the event's index, so that every state is reachable and none is a dead end.
-func wideSpec(n, e int) []byte {
-	var b strings.Builder
-	b.WriteString("version: 1\nmachine: Wide\npackage: wide\nstates:\n")
-	for i := range n {
-		if i == 0 {
-			fmt.Fprintf(&b, "  s%d: { initial: true }\n", i)
-			continue
-		}
-		fmt.Fprintf(&b, "  s%d: {}\n", i)
-	}
-	b.WriteString("events:\n")
-	for j := range e {
-		fmt.Fprintf(&b, "  e%d: {}\n", j)
-	}
-	b.WriteString("transitions:\n")
-	for j := range e {
-		fmt.Fprintf(&b, "  - { from: { any: true }, on: e%d, to: s%d }\n", j, j%n)
-	}
-	return []byte(b.String())
-}
+// wideSpec is fixture.WideSpec: the report's machine.
+func wideSpec(n, e int) []byte { return fixture.WideSpec(n, e) }
 
 // scalingSpec writes a machine of the shape the scaling benchmark generates: n states in a
 // ring (the first initial, the last terminal), e events, and from each state per-1

@@ -1,31 +1,13 @@
 package cli
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-// wideSpec is the spec of the report: n states and n events, and one transition per event
-// from every state ({any: true}); at 2,000 it is 143 KB and generate ran for minutes.
-func wideSpec(n int) []byte {
-	var b strings.Builder
-	b.WriteString("version: 1\nmachine: Wide\npackage: wide\nstates:\n  s0: { initial: true }\n")
-	for i := 1; i < n; i++ {
-		fmt.Fprintf(&b, "  s%d: {}\n", i)
-	}
-	b.WriteString("events:\n")
-	for j := range n {
-		fmt.Fprintf(&b, "  e%d: {}\n", j)
-	}
-	b.WriteString("transitions:\n")
-	for j := range n {
-		fmt.Fprintf(&b, "  - { from: { any: true }, on: e%d, to: s%d }\n", j, j)
-	}
-	return []byte(b.String())
-}
+	"github.com/fsmgen/fsmgen/internal/fixture"
+)
 
 // TestGenerateOutputBudget: generate estimates what it would write before it emits
 // anything, and refuses past --max-output-size (default 128MB), naming the numbers.
@@ -33,7 +15,7 @@ func TestGenerateOutputBudget(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name string, n int) string {
 		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, wideSpec(n), 0o644); err != nil {
+		if err := os.WriteFile(p, fixture.WideSpec(n, n), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return p

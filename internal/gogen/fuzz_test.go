@@ -54,22 +54,3 @@ func FuzzGenerate(f *testing.F) {
 		build(t, data)
 	})
 }
-
-// TestFuzzFindingsBuild holds the inputs the fuzzer saved in testdata/fuzz/FuzzGenerate
-// that the checker accepts to the bar FuzzGenerate samples under fuzzing, in every run.
-func TestFuzzFindingsBuild(t *testing.T) {
-	saved := gocheck.Corpus(t, "testdata/fuzz/FuzzGenerate")
-	if len(saved) == 0 {
-		t.Skip("no saved inputs")
-	}
-	if testing.Short() {
-		t.Skip("builds a module")
-	}
-	mod := gocheck.New(t, "../..")
-	for _, in := range saved {
-		if _, err := mod.Add(in.Path, in.Data); err != nil {
-			t.Error(err)
-		}
-	}
-	mod.Check(t)
-}

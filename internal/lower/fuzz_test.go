@@ -60,7 +60,8 @@ func FuzzLoad(f *testing.F) {
 // mark or bidirectional controls, names with pipes, backslashes and backticks, hooks named
 // like standard methods), the generator's specs of names that start with a digit or a
 // letter without case, every checker case that the checker accepts, the inputs the fuzzer
-// saved in testdata/fuzz/FuzzLoad that it accepts, and two examples.
+// saved (here and in the generator's testdata/fuzz/FuzzGenerate) that it accepts, and
+// two examples.
 func TestAcceptedSpecsBuild(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a module")
@@ -104,8 +105,11 @@ func TestAcceptedSpecsBuild(t *testing.T) {
 			}
 		}
 	}
-	for _, in := range gocheck.Corpus(t, "testdata/fuzz/FuzzLoad") {
-		add(in.Path, in.Data, false)
+	// What the fuzzers saved, this package's and the generator's.
+	for _, dir := range []string{"testdata/fuzz/FuzzLoad", "../gogen/testdata/fuzz/FuzzGenerate"} {
+		for _, in := range gocheck.Corpus(t, dir) {
+			add(in.Path, in.Data, false)
+		}
 	}
 	for _, path := range []string{
 		// The generator's corner cases for names that start with a digit or a letter
