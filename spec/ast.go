@@ -213,6 +213,15 @@ type State struct {
 	Entry     []Str
 	Exit      []Str
 	Timeout   *Timeout
+	// A statechart's states nest: Children are the states declared under `states`
+	// (StatesPos is where), regions when Parallel is set. History makes the state a history
+	// pseudo-state ("shallow" or "deep") whose Default is where it leads before anything
+	// is recorded.
+	Children  []*State
+	StatesPos Pos
+	Parallel  Bool
+	History   Str
+	Default   Str
 }
 
 // Event is a declared event.
@@ -280,4 +289,9 @@ type Transition struct {
 	Reset      []Str
 	Checkpoint Str
 	Doc        Str
+	// Statecharts: an eventless transition (Always), one taken when its source is done
+	// (Done), and whether a target within the source exits and re-enters it (Reenter).
+	Always  Bool
+	Done    Bool
+	Reenter Bool
 }

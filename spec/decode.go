@@ -180,6 +180,7 @@ func (l *loader) shape(n *yaml.Node, msg string) {
 	}
 }
 
+// state reads a state and the states nested in it (broken when its top-level state is).
 func (l *loader) state(name Str, b *yaml.Node, broken bool) *State {
 	s := &State{Name: name, Broken: broken}
 	l.fields(b, func(key string, _, v *yaml.Node) {
@@ -202,6 +203,17 @@ func (l *loader) state(name Str, b *yaml.Node, broken bool) *State {
 			s.Exit = l.strs(v)
 		case "timeout":
 			s.Timeout = l.timeout(v)
+		case "states":
+			s.StatesPos = l.pos(v)
+			l.entries(v, func(name Str, b *yaml.Node) {
+				s.Children = append(s.Children, l.state(name, b, broken))
+			})
+		case "parallel":
+			s.Parallel = l.bool(v)
+		case "history":
+			s.History = l.str(v)
+		case "default":
+			s.Default = l.str(v)
 		}
 	})
 	return s
@@ -355,6 +367,12 @@ func (l *loader) transition(n *yaml.Node) *Transition {
 			t.Checkpoint = l.str(v)
 		case "doc":
 			t.Doc = l.str(v)
+		case "always":
+			t.Always = l.bool(v)
+		case "done":
+			t.Done = l.bool(v)
+		case "reenter":
+			t.Reenter = l.bool(v)
 		}
 	})
 	return t

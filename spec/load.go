@@ -592,6 +592,8 @@ func declKind(ptr string) string {
 		case "timeout_levels":
 			return "timeout level"
 		}
+	case len(segs) >= 4 && len(segs)%2 == 0 && segs[1] == "states" && last == "states":
+		return "state"
 	case len(segs) == 4 && segs[1] == "events" && last == "payload":
 		return "payload field"
 	case len(segs) == 5 && segs[1] == "states" && segs[3] == "timeout" && last == "levels":

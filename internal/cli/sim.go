@@ -27,6 +27,11 @@ type SimResult struct {
 	Final    string         `json:"final"`
 	Counters map[string]any `json:"counters,omitempty"`
 	Rejected *SimRejection  `json:"rejected,omitempty"`
+	// A statechart's configuration once started (entry actions, eventless transitions and
+	// done events run), and the actions starting ran.
+	Configuration []string `json:"configuration,omitempty"`
+	Done          *bool    `json:"done,omitempty"`
+	StartActions  []string `json:"startActions,omitempty"`
 }
 
 // SimStep is one accepted event.
@@ -38,6 +43,11 @@ type SimStep struct {
 	Line  int    `json:"line"`
 	// Wrote holds the context fields the machine itself wrote: a tripped limit's summary.
 	Wrote map[string]string `json:"wrote,omitempty"`
+	// In a statechart: the active atomic states after the step (their paths, sorted),
+	// whether the machine is done, and the actions the step ran, in order.
+	Configuration []string `json:"configuration,omitempty"`
+	Done          *bool    `json:"done,omitempty"`
+	Actions       []string `json:"actions,omitempty"`
 }
 
 // SimRejection is the refused event that ended the run.
@@ -273,10 +283,23 @@ func runSim(m *ir.Machine, order []string, in interp.Inputs, perStep []stepGuard
 	byName := map[string]*ir.Event{}
 	var eventNames []string
 	for _, e := range m.Events {
+		if e.Internal {
+			continue
+		}
 		byName[e.Name] = e
 		eventNames = append(eventNames, e.Name)
 	}
 	base := in.Guard
+	if m.Chart != nil {
+		st, rej := x.Start(in)
+		if rej != nil {
+			res.Rejected = &SimRejection{Index: -1, State: x.State.Name, Reason: string(rej.Reason), Message: rej.Message, AllowedTransitions: []string{}}
+			res.Final = x.State.Name
+			return res
+		}
+		res.Initial = x.State.Name
+		res.StartActions = actionNames(st.Actions)
+	}
 	for i, name := range order {
 		step := i
 		in.Guard = func(g *ir.Guard) bool {
@@ -302,6 +325,10 @@ func runSim(m *ir.Machine, order []string, in interp.Inputs, perStep []stepGuard
 			break
 		}
 		done := SimStep{Index: i, Event: name, From: st.From.Name, To: st.To.Name, Line: st.Transition.Pos.Line}
+		if m.Chart != nil {
+			done.Configuration, done.Done = configuration(st.To), &st.To.Terminal
+			done.Actions = actionNames(st.Actions)
+		}
 		if st.Summary != "" {
 			// The machine wrote the limit's summary into the context: later steps see it.
 			f := st.Tripped.Summary
@@ -311,6 +338,9 @@ func runSim(m *ir.Machine, order []string, in interp.Inputs, perStep []stepGuard
 		res.Steps = append(res.Steps, done)
 	}
 	res.Final = x.State.Name
+	if m.Chart != nil {
+		res.Configuration, res.Done = configuration(x.State), &x.State.Terminal
+	}
 	if len(m.Counters) > 0 {
 		res.Counters = map[string]any{}
 		for _, c := range m.Counters {
@@ -328,6 +358,25 @@ func runSim(m *ir.Machine, order []string, in interp.Inputs, perStep []stepGuard
 		}
 	}
 	return res
+}
+
+// configuration lists the paths of a statechart configuration's active atomic states,
+// sorted.
+func configuration(s *ir.State) []string {
+	out := make([]string, len(s.Config))
+	for i, n := range s.Config {
+		out[i] = n.Path
+	}
+	slices.Sort(out)
+	return out
+}
+
+func actionNames(as []*ir.Action) []string {
+	var out []string
+	for _, a := range as {
+		out = append(out, a.Name)
+	}
+	return out
 }
 
 func eventList(es []*ir.Event) []string {

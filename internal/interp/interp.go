@@ -23,7 +23,13 @@ const (
 	LimitReached      Reason = "limit"
 	MissingArtifacts  Reason = "artifacts"
 	InvalidPayload    Reason = "payload"
+	// EventlessLoop: a statechart's eventless transitions and done events went on for
+	// more than MaxMicrosteps microsteps after the event; the event is refused.
+	EventlessLoop Reason = "eventless_loop"
 )
+
+// MaxMicrosteps bounds the microsteps one event may cause in a statechart.
+const MaxMicrosteps = 1000
 
 // FieldError is one failed requirement of a context field.
 type FieldError struct {
@@ -53,6 +59,9 @@ type Step struct {
 	Summary    string
 	Actions    []*ir.Action
 	Checkpoint []*ir.Checkpoint
+	// Micro lists, in a statechart, every microstep the event caused in order: the
+	// transition of the event itself, then those of eventless transitions and done events.
+	Micro []*ir.Transition
 }
 
 // Inputs are what the program would supply: who fires, hook guard values, policies and the
@@ -77,6 +86,9 @@ type Machine struct {
 	// counts them (the count whose increment trips; 0: none): the spec's, unless SetLimit
 	// changed a configurable one.
 	Limits []int
+	// Mem is a statechart's history memory, by history slot: the value recorded (an index
+	// into ir.Chart.Values, plus one), 0 while nothing is.
+	Mem []int
 }
 
 // New starts a machine in its initial state.
@@ -90,7 +102,94 @@ func New(m *ir.Machine) *Machine {
 		}
 		x.Counters[i] = make([]int, n)
 	}
+	if m.Chart != nil {
+		x.Mem = make([]int, len(m.Chart.History))
+	}
 	return x
+}
+
+// Start runs what a statechart does once it has entered its initial configuration: the
+// entry actions, then eventless transitions and done events (a flat machine does nothing).
+func (x *Machine) Start(in Inputs) (*Step, *Rejection) {
+	c := x.IR.Chart
+	if c == nil {
+		return &Step{From: x.State, To: x.State}, nil
+	}
+	step := &Step{From: x.State, Actions: append([]*ir.Action(nil), c.StartActions...)}
+	if rej := x.settle(step, c.StartRaise, in); rej != nil {
+		return nil, rej
+	}
+	step.To = x.State
+	return step, nil
+}
+
+// settle runs a statechart's eventless transitions and raised events until none is left,
+// as XState's macrostep does: eventless transitions first (selected again only after a
+// microstep that changed something), then the next raised event.
+func (x *Machine) settle(step *Step, raised []*ir.Event, in Inputs) *Rejection {
+	c := x.IR.Chart
+	state, mem := x.State, append([]int(nil), x.Mem...)
+	queue := append([]*ir.Event(nil), raised...)
+	again := true
+	for n := 0; !x.State.Terminal; n++ {
+		if n >= MaxMicrosteps {
+			x.State, x.Mem = state, mem
+			return x.reject(EventlessLoop, step.Event, "%s: eventless transitions and done events went on for more than %d microsteps", state.Name, MaxMicrosteps)
+		}
+		var t *ir.Transition
+		if again && c.Always != nil {
+			t = x.first(c.Always, in)
+		}
+		if t != nil {
+			x.take(step, t)
+			queue = append(queue, t.Raise...)
+			again = t.Changes
+			continue
+		}
+		if len(queue) == 0 {
+			break
+		}
+		e := queue[0]
+		queue = queue[1:]
+		if t = x.first(e, in); t != nil {
+			x.take(step, t)
+			queue = append(queue, t.Raise...)
+		}
+		again = true
+	}
+	step.To = x.State
+	return nil
+}
+
+// first returns the first transition for e in the current configuration whose conditions
+// hold, or nil.
+func (x *Machine) first(e *ir.Event, in Inputs) *ir.Transition {
+	for _, t := range x.IR.Lookup(x.State, e) {
+		if len(x.failing(t.Conds, in)) == 0 && x.memHolds(t) {
+			return t
+		}
+	}
+	return nil
+}
+
+// memHolds reports whether the history memory has the values t needs.
+func (x *Machine) memHolds(t *ir.Transition) bool {
+	for _, c := range t.Mem {
+		if x.Mem[c.Slot] != c.Value {
+			return false
+		}
+	}
+	return true
+}
+
+// take applies one microstep of a statechart.
+func (x *Machine) take(step *Step, t *ir.Transition) {
+	step.Micro = append(step.Micro, t)
+	step.Actions = append(step.Actions, t.Actions...)
+	for _, r := range t.Record {
+		x.Mem[r.Slot] = r.Value
+	}
+	x.State = t.Target.State
 }
 
 // SetLimit changes a configurable counter's limit to n as the spec writes it (the max, for a
@@ -159,9 +258,22 @@ type plan struct {
 
 // Fire runs one event. On refusal the machine is unchanged.
 func (x *Machine) Fire(e *ir.Event, in Inputs) (*Step, *Rejection) {
+	if e.Internal {
+		return nil, x.reject(InvalidTransition, e, "%s is raised by the machine itself and cannot be fired", e.Name)
+	}
 	p, rej := x.decide(e, in)
 	if rej != nil {
 		return nil, rej
+	}
+	if x.IR.Chart != nil {
+		state, mem := x.State, append([]int(nil), x.Mem...)
+		p.step.Actions = nil
+		x.take(&p.step, p.step.Transition)
+		if rej := x.settle(&p.step, p.step.Transition.Raise, in); rej != nil {
+			x.State, x.Mem = state, mem
+			return nil, rej
+		}
+		return &p.step, nil
 	}
 	x.apply(p)
 	return &p.step, nil
@@ -177,7 +289,7 @@ func (x *Machine) Can(e *ir.Event, in Inputs) bool {
 func (x *Machine) Allowed(in Inputs) []*ir.Event {
 	var out []*ir.Event
 	for _, e := range x.IR.Events {
-		if x.Can(e, in) {
+		if !e.Internal && x.Can(e, in) {
 			out = append(out, e)
 		}
 	}
@@ -224,6 +336,9 @@ func (x *Machine) decide(e *ir.Event, in Inputs) (*plan, *Rejection) {
 	for _, cand := range ts {
 		if bad := x.failing(cand.Conds, in); len(bad) > 0 {
 			failed = append(failed, bad...)
+			continue
+		}
+		if !x.memHolds(cand) {
 			continue
 		}
 		t = cand

@@ -38,6 +38,9 @@ type Machine struct {
 	Levels      []Level       // spec-wide timeout levels, by ascending percentage
 
 	Initial *State
+	// Chart is the state tree of a statechart (nil for a flat machine): States are then
+	// its configurations and Transitions its compiled microsteps.
+	Chart *Chart
 
 	table [][]*Transition // [state*len(Events)+event], each in priority order
 }
@@ -80,6 +83,9 @@ type State struct {
 	// HistoryFrom lists, for a state that remembers, the states it can be entered from
 	// (the candidates of a history target), in state order.
 	HistoryFrom []*State
+	// Config lists, in a statechart, the configuration's active atomic states in document
+	// order (nil in a flat machine).
+	Config []*Node
 }
 
 // MemoryFields are the generated machine's fields holding what a remembering state
@@ -114,6 +120,9 @@ type Event struct {
 	Doc      string
 	Pos      Pos
 	Implicit bool // declared by a transition named by its target
+	// Internal says the machine raises the event itself (a statechart's eventless and
+	// done events): a program cannot fire it.
+	Internal bool
 	Payload  []*Field
 }
 
@@ -465,6 +474,17 @@ type Transition struct {
 	Increment  []*Counter
 	Reset      []*Counter
 	Checkpoint *Checkpoint
+
+	// In a statechart, a transition is one microstep of the chart. Taken lists the chart
+	// transitions it takes (after conflicts are resolved); Mem are conditions on history
+	// memory besides the guards; Record are the history values its exits record; Raise are
+	// the done events its entries raise, in order; Changes says the microstep changes the
+	// configuration or the history (XState selects eventless transitions again only then).
+	Taken   []*ChartTransition
+	Mem     []MemCond
+	Record  []MemCond
+	Raise   []*Event
+	Changes bool
 }
 
 // Guarded reports whether the transition has conditions.

@@ -85,6 +85,7 @@ type lowerer struct {
 	initials    []*ir.State            // the states marked initial
 	brokenTrans bool                   // some transition was declared with errors
 	unprintable map[spec.Pos]bool      // names refused for an unprintable character, by position
+	cs          *chartState            // the tree of a statechart (nil for a flat machine)
 }
 
 func (l *lowerer) run() {
@@ -94,6 +95,16 @@ func (l *lowerer) run() {
 	l.packageName()
 	l.m.Levels = l.levels(f.TimeoutLevels)
 	l.declare()
+	if l.cs != nil {
+		l.resolveNodes()
+		l.resolveGuards()
+		l.resolveChartTransitions()
+		l.refuseInChart()
+		l.flatten()
+		l.checkGoDecls()
+		l.checkUnused()
+		return
+	}
 	l.resolveStates()
 	l.resolveGuards()
 	l.checkGoDecls()
@@ -237,7 +248,13 @@ func (l *lowerer) declare() {
 
 	stateGo := l.newGoNames("state", false)
 	seen := map[string]spec.Pos{}
+	if isChart(f.States) {
+		l.declareNodes()
+	}
 	for _, s := range f.States {
+		if l.cs != nil {
+			break
+		}
 		if dup("state", seen, s.Name) {
 			continue
 		}
@@ -268,7 +285,13 @@ func (l *lowerer) declare() {
 			continue
 		}
 		name := t.To.State
-		if _, ok := l.ev[name.Value]; ok || l.st[name.Value] == nil {
+		if l.cs != nil {
+			if t.Always.Value || t.Done.Value || l.cs.refs[name.Value] == nil {
+				continue
+			}
+			name.Value = l.cs.refs[name.Value].Name
+		}
+		if _, ok := l.ev[name.Value]; ok || (l.cs == nil && l.st[name.Value] == nil) {
 			continue // an unknown target is reported once, as an unknown state
 		}
 		ev := &ir.Event{Index: len(l.m.Events), Name: name.Value, GoName: eventGo.add(name), Pos: name.Pos, Implicit: true,

@@ -29,6 +29,9 @@ func Filename(base string) string { return base + "_fsm_test.go" }
 
 // Generate renders the test file for a machine whose code gogen generated from source.
 func Generate(m *ir.Machine, source string) ([]byte, error) {
+	if m.Chart != nil {
+		return nil, ir.ErrChartCode
+	}
 	model := Build(m)
 	t, err := template.New("tests").Funcs(funcs(m)).Parse(testsTemplate)
 	if err != nil {

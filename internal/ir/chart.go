@@ -1,0 +1,120 @@
+package ir
+
+import (
+	"errors"
+	"strings"
+)
+
+// Chart is the state tree of a machine whose spec nests states (a statechart). Lowering
+// compiles it into the flat machine every tool runs: each reachable configuration (set of
+// active states) becomes a State, and each way an event can be taken in a configuration (the
+// transitions the chart selects, under the guards that decide it, for each value of the
+// history it reads) becomes a Transition, whose Actions are the exit, transition and entry
+// actions of the whole microstep in order. The Chart keeps the tree for the emitters that
+// draw it and for the checker's messages. A flat spec has none.
+type Chart struct {
+	// Nodes are the states in document order (pre-order); Nodes[0] is the root, which the
+	// spec does not name.
+	Nodes []*Node
+	// Transitions are the spec's transitions as written, one per source node and event.
+	Transitions []*ChartTransition
+	// History lists the history nodes; each owns a memory slot (Node.Slot).
+	History []*Node
+	// Values lists, by slot, what each history node can hold: Values[slot][v-1] is value
+	// v, the nodes it restores (the active atomic descendants of its parent for deep
+	// history, the active child for shallow). Value 0 is "nothing recorded yet".
+	Values [][][]*Node
+	// Always is the internal event eventless transitions are keyed on (nil without any).
+	Always *Event
+	// Start is what starting the machine does after entering the initial configuration:
+	// the entry actions in order and the internal events raised (done events).
+	StartActions []*Action
+	StartRaise   []*Event
+}
+
+// NodeKind says what a chart node is.
+type NodeKind int
+
+const (
+	NodeAtomic   NodeKind = iota // no children
+	NodeCompound                 // children, one active at a time, entered at Initial
+	NodeParallel                 // children are regions, all active at once
+	NodeFinal                    // a final state: its parent is done
+	NodeHistory                  // a history pseudo-state
+)
+
+// String names the kind as docs and messages do.
+func (k NodeKind) String() string {
+	return [...]string{"atomic", "compound", "parallel", "final", "history"}[k]
+}
+
+// Node is a state of a chart.
+type Node struct {
+	Index    int    // document order; 0 is the root
+	Name     string // the key the spec declares it under ("" for the root)
+	Path     string // the names from the root down, joined by "."
+	Kind     NodeKind
+	Deep     bool // a deep history node
+	Doc      string
+	Pos      Pos
+	Parent   *Node
+	Children []*Node // document order, history nodes included
+	Initial  *Node   // NodeCompound: the child entered by default
+	Default  *Node   // NodeHistory: where a history that recorded nothing leads (nil: the parent's initial)
+	Entry    []*Action
+	Exit     []*Action
+	Slot     int    // NodeHistory: its memory slot
+	Done     *Event // the internal done event of a compound or parallel node, when used
+}
+
+// Atomic reports whether the node has no active children (atomic and final nodes).
+func (n *Node) Atomic() bool { return n.Kind == NodeAtomic || n.Kind == NodeFinal }
+
+// IsDescendant reports whether n lies strictly below a; every node lies below nil.
+func (n *Node) IsDescendant(a *Node) bool {
+	if a == nil {
+		return true
+	}
+	for p := n.Parent; p != nil; p = p.Parent {
+		if p == a {
+			return true
+		}
+	}
+	return false
+}
+
+// ChartTransition is a transition as the spec writes it on a chart node.
+type ChartTransition struct {
+	Index   int
+	Pos     Pos
+	Doc     string
+	Source  *Node
+	Event   *Event // the triggering event: a declared one, Chart.Always, or a node's Done
+	Always  bool
+	Done    bool
+	Conds   []Cond
+	Target  *Node // nil: targetless (nothing is exited or entered)
+	Reenter bool
+	Actions []*Action
+	// Spec is the flat transition the spec wrote it in (positions, names of sources).
+	Spec *Transition
+}
+
+// ConfigName names a configuration by its active atomic states: their paths joined by
+// ",". A name never holds a comma, so a configuration's name is never a state's.
+func ConfigName(atomic []*Node) string {
+	paths := make([]string, len(atomic))
+	for i, n := range atomic {
+		paths[i] = n.Path
+	}
+	return strings.Join(paths, ",")
+}
+
+// MemCond is a condition on history memory: slot Slot holds value Value.
+type MemCond struct {
+	Slot, Value int
+}
+
+// ErrChartCode is what the Go emitters return for a statechart: its Go code and tests are
+// not generated yet (check, sim and the diagrams handle it).
+var ErrChartCode = errors.New("Go code and tests for a statechart (nested or parallel states) are not generated yet; fsmgen check and sim run it")

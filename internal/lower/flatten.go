@@ -1,0 +1,838 @@
+package lower
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/fsmgen/fsmgen/internal/ir"
+	"github.com/fsmgen/fsmgen/internal/names"
+)
+
+// Flattening compiles a statechart into a flat machine. A configuration (the set of active
+// states) becomes a state; for each configuration and event, the chart's selection of
+// transitions becomes an ordered list of flat candidates, each with the conjunction of
+// guards that makes the chart select exactly those transitions, so that "the first
+// candidate whose conditions hold" (the flat machine's rule) picks what the chart picks.
+// A candidate whose targets read history memory comes once per value the memory can hold,
+// with a condition on it. Each candidate's microstep (exits, transition actions, entries,
+// history recorded, done events raised) is computed here once.
+//
+// The semantics are XState v5's (docs/spec.md says where it differs from SCXML): an event
+// is offered to the innermost states first; a parallel state offers it to every region, in
+// document order, and takes its own transitions only when no region takes one; eventless
+// transitions are selected per active atomic state, innermost first; conflicting
+// transitions (whose exits overlap) are resolved in favour of the first selected, unless
+// the later one is nested in the earlier's source.
+
+// maxConfigs bounds the configurations a statechart may have.
+const maxConfigs = 20000
+
+// maxOutcomes bounds the candidate selections of one configuration and event.
+const maxOutcomes = 4096
+
+type config []bool // by node index: active
+
+func (c config) key() string {
+	b := make([]byte, (len(c)+7)/8)
+	for i, on := range c {
+		if on {
+			b[i/8] |= 1 << (i % 8)
+		}
+	}
+	return string(b)
+}
+
+func (c config) clone() config { return append(config(nil), c...) }
+
+type memory []int // by history slot: the value recorded (0: none)
+
+type outcome struct {
+	sel   []*ir.ChartTransition
+	conds []ir.Cond
+}
+
+type flattener struct {
+	l       *lowerer
+	c       *ir.Chart
+	byEvent [][][]*ir.ChartTransition // [node][event] in order
+	values  []map[string]int          // by slot: value key -> value
+	configs []config
+	index   map[string]int
+	states  []*ir.State
+	grew    bool // a pass found a configuration or a history value
+	emit    bool
+	taken   map[*ir.ChartTransition]bool
+	warned  map[[2]*ir.ChartTransition]bool
+	tooBig  bool
+}
+
+// flatten compiles the chart (when it has no errors) into l.m's states and transitions.
+func (l *lowerer) flatten() {
+	if l.cs.bad || l.ds.HasErrors() {
+		return
+	}
+	c := l.cs.c
+	f := &flattener{l: l, c: c, index: map[string]int{}, taken: map[*ir.ChartTransition]bool{}, warned: map[[2]*ir.ChartTransition]bool{}}
+	// Done events: a compound state with a final state is done when it is entered; a
+	// parallel state whose regions all have one is done when they all are.
+	for _, n := range c.Nodes[1:] {
+		if n.Kind == ir.NodeFinal && n.Parent.Parent != nil {
+			l.doneEvent(n.Parent)
+		}
+	}
+	for _, n := range c.Nodes {
+		if n.Kind == ir.NodeParallel && parallelCanFinish(n) {
+			l.doneEvent(n)
+		}
+	}
+	f.byEvent = make([][][]*ir.ChartTransition, len(c.Nodes))
+	for i := range f.byEvent {
+		f.byEvent[i] = make([][]*ir.ChartTransition, len(l.m.Events))
+	}
+	for _, t := range c.Transitions {
+		f.byEvent[t.Source.Index][t.Event.Index] = append(f.byEvent[t.Source.Index][t.Event.Index], t)
+	}
+	f.values = make([]map[string]int, len(c.History))
+	for i := range f.values {
+		f.values[i] = map[string]int{}
+	}
+	c.Values = make([][][]*ir.Node, len(c.History))
+
+	start := make(config, len(c.Nodes))
+	startMem := make(memory, len(c.History))
+	r := f.enterInitial(start, startMem)
+	f.add(r.cfg)
+	for pass := 0; ; pass++ {
+		f.grew = false
+		f.explore()
+		if f.tooBig {
+			return
+		}
+		if !f.grew {
+			break
+		}
+	}
+	// The states, in the order found; then the transitions, in a last pass.
+	goNames := map[string]bool{}
+	for i, cf := range f.configs {
+		atomic := f.atomic(cf)
+		st := &ir.State{Index: i, Name: ir.ConfigName(atomic), Pos: atomic[0].Pos, Initial: i == 0, Terminal: f.isDone(cf), Config: atomic}
+		if len(atomic) == 1 {
+			st.Doc = atomic[0].Doc
+		}
+		var words []string
+		for _, n := range atomic {
+			words = append(words, strings.ReplaceAll(n.Path, ".", "_"))
+		}
+		id := names.GoName(strings.Join(words, "_"))
+		if id == "" || !names.StartsWithLetter(id) {
+			id = "S" + id
+		}
+		for k := 2; goNames[id]; k++ {
+			id = strings.TrimRightFunc(id, func(r rune) bool { return r >= '0' && r <= '9' }) + strconv.Itoa(k)
+		}
+		goNames[id] = true
+		st.GoName = id
+		f.states = append(f.states, st)
+	}
+	l.m.States = f.states
+	l.m.Initial = f.states[0]
+	c.StartActions, c.StartRaise = r.actions, r.raise
+	f.emit = true
+	f.explore()
+	f.check()
+}
+
+func parallelCanFinish(p *ir.Node) bool {
+	for _, r := range p.Children {
+		if r.Kind == ir.NodeHistory {
+			continue
+		}
+		ok := false
+		switch r.Kind {
+		case ir.NodeCompound:
+			for _, c := range r.Children {
+				ok = ok || c.Kind == ir.NodeFinal
+			}
+		case ir.NodeParallel:
+			ok = parallelCanFinish(r)
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+func (f *flattener) add(c config) int {
+	k := c.key()
+	if i, ok := f.index[k]; ok {
+		return i
+	}
+	if len(f.configs) >= maxConfigs {
+		if !f.tooBig {
+			f.tooBig = true
+			f.l.ds.Errorf(f.c.Nodes[1].Pos, "the statechart has more than %d configurations (sets of active states); split its parallel regions into separate machines", maxConfigs)
+		}
+		return 0
+	}
+	f.index[k] = len(f.configs)
+	f.configs = append(f.configs, c)
+	f.grew = true
+	return len(f.configs) - 1
+}
+
+func (f *flattener) atomic(c config) []*ir.Node {
+	var out []*ir.Node
+	for i, on := range c {
+		if on && f.c.Nodes[i].Atomic() {
+			out = append(out, f.c.Nodes[i])
+		}
+	}
+	return out
+}
+
+// isDone reports whether the machine is done in c: a top-level final state is active.
+func (f *flattener) isDone(c config) bool {
+	for _, n := range f.c.Nodes[0].Children {
+		if n.Kind == ir.NodeFinal && c[n.Index] {
+			return true
+		}
+	}
+	return false
+}
+
+// explore visits every configuration known (those found on the way too), computing every
+// microstep from it; with emit it also records them as flat transitions.
+func (f *flattener) explore() {
+	m := f.l.m
+	for i := 0; i < len(f.configs) && !f.tooBig; i++ {
+		cf := f.configs[i]
+		if f.isDone(cf) {
+			continue
+		}
+		for _, e := range m.Events {
+			var outs []outcome
+			if e == f.c.Always {
+				outs = f.eventless(cf)
+			} else {
+				outs = f.selectFor(f.c.Nodes[0], cf, e)
+				if n := len(outs); n > 0 && outs[n-1].sel == nil {
+					outs = outs[:n-1]
+				}
+			}
+			if len(outs) > maxOutcomes {
+				f.tooBig = true
+				f.l.ds.Errorf(f.c.Nodes[1].Pos, "the statechart has more than %d ways to take event %q in configuration %q; split its parallel regions into separate machines", maxOutcomes, e.Name, ir.ConfigName(f.atomic(cf)))
+				return
+			}
+			for _, o := range outs {
+				f.variants(i, cf, e, o)
+			}
+		}
+	}
+}
+
+// variants computes the microstep of o for every value of the history memory its targets
+// read.
+func (f *flattener) variants(from int, cf config, e *ir.Event, o outcome) {
+	var slots []int
+	for _, t := range o.sel {
+		if t.Target != nil && t.Target.Kind == ir.NodeHistory && !containsInt(slots, t.Target.Slot) {
+			slots = append(slots, t.Target.Slot)
+		}
+	}
+	sort.Ints(slots)
+	mem := make(memory, len(f.c.History))
+	var rec func(k int, conds []ir.MemCond)
+	rec = func(k int, conds []ir.MemCond) {
+		if k == len(slots) {
+			f.microstep(from, cf, mem, e, o, conds)
+			return
+		}
+		s := slots[k]
+		for v := 0; v <= len(f.c.Values[s]); v++ {
+			mem[s] = v
+			rec(k+1, append(conds[:len(conds):len(conds)], ir.MemCond{Slot: s, Value: v}))
+		}
+		mem[s] = 0
+	}
+	rec(0, nil)
+}
+
+func containsInt(list []int, v int) bool {
+	for _, x := range list {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// own lists the candidates of node n itself for event e: its transitions in order, and
+// "none" unless one of them is unguarded.
+func (f *flattener) own(n *ir.Node, e *ir.Event) []outcome {
+	var out []outcome
+	for _, t := range f.byEvent[n.Index][e.Index] {
+		out = append(out, outcome{sel: []*ir.ChartTransition{t}, conds: t.Conds})
+		if len(t.Conds) == 0 {
+			return out
+		}
+	}
+	return append(out, outcome{})
+}
+
+// selectFor lists, in priority order, what XState selects for e in the subtree of n (which
+// is active in c). The list is complete: its last entry has no conditions.
+func (f *flattener) selectFor(n *ir.Node, c config, e *ir.Event) []outcome {
+	switch n.Kind {
+	case ir.NodeCompound:
+		for _, ch := range n.Children {
+			if c[ch.Index] {
+				sub := f.selectFor(ch, c, e)
+				if last := sub[len(sub)-1]; last.sel == nil {
+					return append(sub[:len(sub)-1], f.own(n, e)...)
+				}
+				return sub
+			}
+		}
+	case ir.NodeParallel:
+		var regions [][]outcome
+		for _, ch := range n.Children {
+			if ch.Kind != ir.NodeHistory && c[ch.Index] {
+				regions = append(regions, f.selectFor(ch, c, e))
+			}
+		}
+		combos := product(regions, false)
+		if last := combos[len(combos)-1]; last.sel == nil {
+			return append(combos[:len(combos)-1], f.own(n, e)...)
+		}
+		return combos
+	}
+	return f.own(n, e)
+}
+
+// product combines lists of outcomes lexicographically: the first combination whose
+// conditions hold is the first outcome of each list whose conditions hold. With dedupe a
+// transition selected twice is taken once. Combinations that cannot hold are left out, and
+// so is everything after one without conditions.
+func product(lists [][]outcome, dedupe bool) []outcome {
+	out := []outcome{{}}
+	for _, list := range lists {
+		var next []outcome
+		for _, a := range out {
+			for _, b := range list {
+				conds, ok := andConds(a.conds, b.conds)
+				if !ok {
+					continue
+				}
+				sel := append(a.sel[:len(a.sel):len(a.sel)], b.sel...)
+				if dedupe {
+					sel = uniq(sel)
+				}
+				next = append(next, outcome{sel: sel, conds: conds})
+				if len(b.conds) == 0 {
+					break // the later outcomes of list are tried only when b fails, which it never does
+				}
+			}
+			if len(next) > maxOutcomes {
+				return next
+			}
+			if len(next) > 0 && len(next[len(next)-1].conds) == 0 {
+				break // nor are the later combinations
+			}
+		}
+		out = next
+	}
+	return out
+}
+
+func uniq(ts []*ir.ChartTransition) []*ir.ChartTransition {
+	var out []*ir.ChartTransition
+	for _, t := range ts {
+		dup := false
+		for _, u := range out {
+			dup = dup || u == t
+		}
+		if !dup {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// andConds is the conjunction of a and b, without repeats; ok is false when it can never
+// hold (a guard and its negation).
+func andConds(a, b []ir.Cond) ([]ir.Cond, bool) {
+	out := a[:len(a):len(a)]
+	for _, x := range b {
+		dup := false
+		for _, y := range out {
+			if y.Guard == x.Guard {
+				if y.Negate != x.Negate {
+					return nil, false
+				}
+				dup = true
+			}
+		}
+		if !dup {
+			out = append(out, x)
+		}
+	}
+	return out, true
+}
+
+// eventless lists the eventless selections of c: for each active atomic state in document
+// order, the first always transition whose guards hold, from the state outwards.
+func (f *flattener) eventless(c config) []outcome {
+	var lists [][]outcome
+	for _, a := range f.atomic(c) {
+		var list []outcome
+		complete := false
+		for s := a; s != nil && !complete; s = s.Parent {
+			for _, t := range f.byEvent[s.Index][f.c.Always.Index] {
+				list = append(list, outcome{sel: []*ir.ChartTransition{t}, conds: t.Conds})
+				if len(t.Conds) == 0 {
+					complete = true
+					break
+				}
+			}
+		}
+		if !complete {
+			list = append(list, outcome{})
+		}
+		lists = append(lists, list)
+	}
+	var out []outcome
+	for _, o := range product(lists, true) {
+		if len(o.sel) > 0 {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// effectiveTargets are the states a transition targets, history resolved against mem.
+func (f *flattener) effectiveTargets(t *ir.ChartTransition, mem memory) []*ir.Node {
+	n := t.Target
+	if n == nil {
+		return nil
+	}
+	if n.Kind != ir.NodeHistory {
+		return []*ir.Node{n}
+	}
+	if v := mem[n.Slot]; v > 0 {
+		return f.c.Values[n.Slot][v-1]
+	}
+	return []*ir.Node{historyDefault(n)}
+}
+
+func historyDefault(h *ir.Node) *ir.Node {
+	if h.Default != nil {
+		return h.Default
+	}
+	return h.Parent.Initial
+}
+
+// domain is the transition's domain: the state whose descendants it exits and enters
+// (nil: the whole machine, root included).
+func (f *flattener) domain(t *ir.ChartTransition, mem memory) *ir.Node {
+	targets := f.effectiveTargets(t, mem)
+	if !t.Reenter {
+		within := true
+		for _, x := range targets {
+			within = within && (x == t.Source || x.IsDescendant(t.Source))
+		}
+		if within {
+			return t.Source
+		}
+	}
+	all := append(targets[:len(targets):len(targets)], t.Source)
+	for a := all[0].Parent; a != nil; a = a.Parent {
+		ok := true
+		for _, x := range all[1:] {
+			ok = ok && x.IsDescendant(a)
+		}
+		if ok {
+			return a
+		}
+	}
+	if t.Reenter {
+		return nil
+	}
+	return f.c.Nodes[0]
+}
+
+func (f *flattener) exitSet(ts []*ir.ChartTransition, c config, mem memory) config {
+	out := make(config, len(c))
+	for _, t := range ts {
+		if t.Target == nil {
+			continue
+		}
+		d := f.domain(t, mem)
+		if t.Reenter && d == t.Source {
+			out[d.Index] = true
+		}
+		for i, on := range c {
+			if on && f.c.Nodes[i].IsDescendant(d) {
+				out[i] = true
+			}
+		}
+	}
+	return out
+}
+
+func intersects(a, b config) bool {
+	for i := range a {
+		if a[i] && b[i] {
+			return true
+		}
+	}
+	return false
+}
+
+// removeConflicts keeps, of transitions whose exits overlap, the first selected, unless a
+// later one's source lies within the earlier one's.
+func (f *flattener) removeConflicts(ts []*ir.ChartTransition, c config, mem memory) []*ir.ChartTransition {
+	var kept []*ir.ChartTransition
+	for _, t1 := range ts {
+		preempted := false
+		var drop []*ir.ChartTransition
+		for _, t2 := range kept {
+			if intersects(f.exitSet([]*ir.ChartTransition{t1}, c, mem), f.exitSet([]*ir.ChartTransition{t2}, c, mem)) {
+				if t1.Source.IsDescendant(t2.Source) {
+					drop = append(drop, t2)
+				} else {
+					preempted = true
+					f.conflict(t1, t2)
+					break
+				}
+			}
+		}
+		if preempted {
+			continue
+		}
+		var next []*ir.ChartTransition
+		for _, t := range kept {
+			dropped := false
+			for _, d := range drop {
+				dropped = dropped || d == t
+			}
+			if !dropped {
+				next = append(next, t)
+			}
+		}
+		kept = append(next, t1)
+	}
+	return kept
+}
+
+// conflict warns, once, that t1 is preempted by t2.
+func (f *flattener) conflict(t1, t2 *ir.ChartTransition) {
+	k := [2]*ir.ChartTransition{t1, t2}
+	if !f.emit || f.warned[k] {
+		return
+	}
+	f.warned[k] = true
+	f.l.ds.Warnf(t1.Pos, "transition from %q on %s is preempted by the transition at %d:%d from %q when both are taken at once: they leave the same states, and the first in document order wins", t1.Source.Path, eventName(t1), t2.Pos.Line, t2.Pos.Col, t2.Source.Path)
+}
+
+func eventName(t *ir.ChartTransition) string {
+	switch {
+	case t.Always:
+		return "always"
+	case t.Done:
+		return "done"
+	}
+	return strconv.Quote(t.Event.Name)
+}
+
+// entry is the result of entering states.
+type entry struct {
+	cfg     config
+	mem     memory
+	actions []*ir.Action
+	raise   []*ir.Event
+	done    bool
+}
+
+type entrySet struct {
+	f     *flattener
+	mem   memory
+	on    []bool
+	order []*ir.Node
+}
+
+func (s *entrySet) add(n *ir.Node) {
+	if !s.on[n.Index] {
+		s.on[n.Index] = true
+		s.order = append(s.order, n)
+	}
+}
+
+func (s *entrySet) hasDescendantOf(n *ir.Node) bool {
+	for _, x := range s.order {
+		if x.IsDescendant(n) {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *entrySet) descendants(n *ir.Node) {
+	switch n.Kind {
+	case ir.NodeHistory:
+		var restored []*ir.Node
+		if v := s.mem[n.Slot]; v > 0 {
+			restored = s.f.c.Values[n.Slot][v-1]
+		} else {
+			restored = []*ir.Node{historyDefault(n)}
+		}
+		for _, x := range restored {
+			s.add(x)
+			s.descendants(x)
+		}
+		for _, x := range restored {
+			s.ancestors(properAncestors(x, n.Parent), nil, false)
+		}
+	case ir.NodeCompound:
+		s.add(n.Initial)
+		s.descendants(n.Initial)
+	case ir.NodeParallel:
+		for _, ch := range n.Children {
+			if ch.Kind != ir.NodeHistory && !s.hasDescendantOf(ch) {
+				s.add(ch)
+				s.descendants(ch)
+			}
+		}
+	}
+}
+
+// ancestors enters ancs (those within domain d, unless all), completing parallel states.
+func (s *entrySet) ancestors(ancs []*ir.Node, d *ir.Node, bounded bool) {
+	for _, a := range ancs {
+		if !bounded || a.IsDescendant(d) {
+			s.add(a)
+		}
+		if a.Kind == ir.NodeParallel {
+			for _, ch := range a.Children {
+				if ch.Kind != ir.NodeHistory && !s.hasDescendantOf(ch) {
+					s.add(ch)
+					s.descendants(ch)
+				}
+			}
+		}
+	}
+}
+
+// properAncestors lists n's ancestors from its parent up to, not including, to (all of
+// them when to is nil).
+func properAncestors(n, to *ir.Node) []*ir.Node {
+	var out []*ir.Node
+	if n == to {
+		return nil
+	}
+	for a := n.Parent; a != nil && a != to; a = a.Parent {
+		out = append(out, a)
+	}
+	return out
+}
+
+// enter enters the entry set of ts into c (which the exits have left), running entry
+// actions in document order and raising done events.
+func (f *flattener) enter(set *entrySet, c config, mem memory) entry {
+	r := entry{cfg: c, mem: mem}
+	order := append([]*ir.Node(nil), set.order...)
+	sortNodes(order)
+	completed := map[*ir.Node]bool{}
+	for _, n := range order {
+		c[n.Index] = true
+		r.actions = append(r.actions, n.Entry...)
+		if n.Kind != ir.NodeFinal {
+			continue
+		}
+		parent := n.Parent
+		marker := parent.Parent
+		if parent.Kind == ir.NodeParallel {
+			marker = parent
+		}
+		if parent.Kind == ir.NodeCompound && parent.Parent != nil {
+			r.raise = append(r.raise, parent.Done)
+		}
+		for marker != nil && marker.Kind == ir.NodeParallel && !completed[marker] && f.inFinal(c, marker) {
+			completed[marker] = true
+			r.raise = append(r.raise, marker.Done)
+			marker = marker.Parent
+		}
+		if marker == nil {
+			r.done = true
+		}
+	}
+	if r.done {
+		// XState runs the exit actions of every active state when the machine is done.
+		for i := len(c) - 1; i >= 0; i-- {
+			if c[i] {
+				r.actions = append(r.actions, f.c.Nodes[i].Exit...)
+			}
+		}
+	}
+	return r
+}
+
+func (f *flattener) inFinal(c config, n *ir.Node) bool {
+	switch n.Kind {
+	case ir.NodeCompound:
+		for _, ch := range n.Children {
+			if ch.Kind == ir.NodeFinal && c[ch.Index] {
+				return true
+			}
+		}
+		return false
+	case ir.NodeParallel:
+		for _, ch := range n.Children {
+			if ch.Kind != ir.NodeHistory && !f.inFinal(c, ch) {
+				return false
+			}
+		}
+		return true
+	}
+	return n.Kind == ir.NodeFinal
+}
+
+// enterInitial enters the initial configuration.
+func (f *flattener) enterInitial(c config, mem memory) entry {
+	set := &entrySet{f: f, mem: mem, on: make([]bool, len(c))}
+	set.add(f.c.Nodes[0])
+	set.descendants(f.c.Nodes[0])
+	return f.enter(set, c, mem)
+}
+
+// microstep takes the transitions of o from configuration cf with memory mem (the value
+// conditions memConds say so) and records the result.
+func (f *flattener) microstep(from int, cf config, mem memory, e *ir.Event, o outcome, memConds []ir.MemCond) {
+	ts := f.removeConflicts(o.sel, cf, mem)
+	exits := f.exitSet(ts, cf, mem)
+	c := cf.clone()
+	newMem := append(memory(nil), mem...)
+	var record []ir.MemCond
+	var actions []*ir.Action
+	changedHistory := false
+	for i := len(exits) - 1; i >= 0; i-- {
+		if !exits[i] {
+			continue
+		}
+		s := f.c.Nodes[i]
+		for _, h := range s.Children {
+			if h.Kind != ir.NodeHistory {
+				continue
+			}
+			changedHistory = true
+			var val []*ir.Node
+			for j, on := range cf {
+				x := f.c.Nodes[j]
+				if on && ((h.Deep && x.Atomic() && x.IsDescendant(s)) || (!h.Deep && x.Parent == s)) {
+					val = append(val, x)
+				}
+			}
+			v := f.value(h.Slot, val)
+			newMem[h.Slot] = v
+			record = append(record, ir.MemCond{Slot: h.Slot, Value: v})
+		}
+	}
+	for i := len(exits) - 1; i >= 0; i-- {
+		if exits[i] {
+			actions = append(actions, f.c.Nodes[i].Exit...)
+			c[i] = false
+		}
+	}
+	for _, t := range ts {
+		actions = append(actions, t.Actions...)
+	}
+	set := &entrySet{f: f, mem: newMem, on: make([]bool, len(c))}
+	for _, t := range ts {
+		d := f.domain(t, newMem)
+		if t.Target != nil {
+			s := t.Target
+			if s.Kind != ir.NodeHistory && (t.Source != s || t.Source != d || t.Reenter) {
+				set.add(s)
+			}
+			set.descendants(s)
+		}
+		for _, s := range f.effectiveTargets(t, newMem) {
+			ancs := properAncestors(s, d)
+			if d != nil && d.Kind == ir.NodeParallel {
+				ancs = append(ancs, d)
+			}
+			bounded := !(t.Source.Parent == nil && t.Reenter) && d != nil
+			set.ancestors(ancs, d, bounded)
+		}
+	}
+	r := f.enter(set, c, newMem)
+	to := f.add(r.cfg)
+	if !f.emit {
+		return
+	}
+	for _, t := range ts {
+		f.taken[t] = true
+	}
+	changed := changedHistory || cf.key() != r.cfg.key()
+	pos := o.sel[0].Pos
+	if len(ts) > 0 {
+		pos = ts[0].Pos
+	}
+	ft := &ir.Transition{Index: len(f.l.m.Transitions), Pos: pos, From: []*ir.State{f.states[from]}, Events: []*ir.Event{e},
+		Conds: o.conds, Target: ir.Target{Kind: ir.Fixed, State: f.states[to]}, Actions: append(actions, r.actions...),
+		Taken: ts, Mem: memConds, Record: record, Raise: r.raise, Changes: changed}
+	f.l.m.Transitions = append(f.l.m.Transitions, ft)
+}
+
+// value interns the history value val of slot s.
+func (f *flattener) value(s int, val []*ir.Node) int {
+	var b strings.Builder
+	for _, n := range val {
+		fmt.Fprintf(&b, "%d,", n.Index)
+	}
+	k := b.String()
+	if v, ok := f.values[s][k]; ok {
+		return v
+	}
+	f.c.Values[s] = append(f.c.Values[s], val)
+	v := len(f.c.Values[s])
+	f.values[s][k] = v
+	f.grew = true
+	return v
+}
+
+// check reports what the compiled chart shows: states never active, transitions never
+// taken.
+func (f *flattener) check() {
+	active := make([]bool, len(f.c.Nodes))
+	for _, cf := range f.configs {
+		for i, on := range cf {
+			active[i] = active[i] || on
+		}
+	}
+	init := f.states[0].Config
+	for _, n := range f.c.Nodes[1:] {
+		if n.Kind != ir.NodeHistory && !active[n.Index] {
+			f.l.ds.Errorf(n.Pos, "state %q is unreachable from the initial configuration %q", n.Path, ir.ConfigName(init))
+		}
+	}
+	for _, t := range f.c.Transitions {
+		if !f.taken[t] && active[t.Source.Index] {
+			f.l.ds.Warnf(t.Pos, "transition from %q on %s is never taken: %s", t.Source.Path, eventName(t), f.whyNotTaken(t))
+		}
+	}
+}
+
+func (f *flattener) whyNotTaken(t *ir.ChartTransition) string {
+	switch {
+	case t.Done:
+		return "its source is never done"
+	case t.Always:
+		return "an eventless transition of a state within it, or an earlier one, is always taken first"
+	}
+	return "the states within its source handle the event first, or an earlier transition always holds"
+}
