@@ -150,7 +150,7 @@ func (l *lowerer) resolveNodes() {
 				l.ds.Errorf(s.StatesPos, "history state %q cannot have states of its own", n.Path)
 			}
 			if n.Parent.Kind != ir.NodeCompound || n.Parent.Parent == nil {
-				l.ds.Errorf(s.History.Pos, "history state %q must be a state of a compound state, whose history it keeps; %s", n.Path, where(n.Parent))
+				l.ds.Errorf(s.History.Pos, "history state %q must be a state of a compound state, whose history it keeps, and %s", n.Path, where(n.Parent))
 			}
 			for _, what := range []struct {
 				set bool
@@ -217,7 +217,7 @@ func (l *lowerer) resolveNodes() {
 		}
 		if n.Kind == ir.NodeParallel {
 			for _, c := range n.Children {
-				if c.Kind == ir.NodeFinal || c.Kind == ir.NodeHistory {
+				if c.Kind == ir.NodeFinal { // a history state's own check says where it belongs
 					l.ds.Errorf(c.Pos, "%q cannot be a region of parallel state %q: a region is a state, or a compound state", c.Path, n.Path)
 					cs.bad = true
 				}
@@ -251,7 +251,7 @@ func (l *lowerer) resolveNodes() {
 func where(n *ir.Node) string {
 	switch {
 	case n.Parent == nil:
-		return "the top level"
+		return "it is at the top level"
 	case n.Kind == ir.NodeParallel:
 		return fmt.Sprintf("%q is a parallel state", n.Path)
 	}
@@ -304,6 +304,10 @@ func (l *lowerer) resolveChartTransitions() {
 		refuse(len(t.Increment) > 0, firstPos(t.Increment), "increment")
 		refuse(len(t.Reset) > 0, firstPos(t.Reset), "reset")
 		refuse(t.Checkpoint.Set, t.Checkpoint.Pos, "checkpoint")
+		// What is refused is not reported unused either.
+		for kind, set := range map[string]bool{"role": len(t.By) > 0, "counter": len(t.Increment)+len(t.Reset) > 0, "checkpoint": t.Checkpoint.Set} {
+			l.failed[kind] = l.failed[kind] || set
+		}
 		refuse(len(t.Choose) > 0 || t.ChooseBad, t.ChoosePos, "choose")
 		if t.To.History.Set {
 			l.ds.Errorf(t.To.Pos, "to: {history: ...} is the history of a flat machine; in a statechart target a history state (history: shallow or deep) of the compound state")
@@ -385,6 +389,7 @@ func (l *lowerer) resolveChartTransitions() {
 		case always && done:
 			l.ds.Errorf(t.Done.Pos, "a transition is eventless (always) or taken when its source is done (done), not both")
 			cs.bad = true
+			continue
 		case (always || done) && t.OnSet:
 			key, p := "always", t.Always.Pos
 			if done {
@@ -477,6 +482,8 @@ func (l *lowerer) refuseInChart() {
 	}
 	refuse(len(f.Counters) > 0, counterPos(f), "counters")
 	refuse(len(f.Checkpoints) > 0, checkpointPos(f), "checkpoints")
+	l.failed["counter"] = l.failed["counter"] || len(f.Counters) > 0
+	l.failed["checkpoint"] = l.failed["checkpoint"] || len(f.Checkpoints) > 0
 	refuse(f.Idempotent.Value, f.Idempotent.Pos, "idempotent")
 	refuse(len(f.TimeoutLevels) > 0, f.LevelsPos, "timeout_levels")
 }

@@ -64,6 +64,7 @@ type flattener struct {
 	grew    bool // a pass found a configuration or a history value
 	emit    bool
 	taken   map[*ir.ChartTransition]bool
+	lost    map[*ir.ChartTransition]bool // preempted somewhere (and reported)
 	warned  map[[2]*ir.ChartTransition]bool
 	tooBig  bool
 }
@@ -74,7 +75,7 @@ func (l *lowerer) flatten() {
 		return
 	}
 	c := l.cs.c
-	f := &flattener{l: l, c: c, index: map[string]int{}, taken: map[*ir.ChartTransition]bool{}, warned: map[[2]*ir.ChartTransition]bool{}}
+	f := &flattener{l: l, c: c, index: map[string]int{}, taken: map[*ir.ChartTransition]bool{}, lost: map[*ir.ChartTransition]bool{}, warned: map[[2]*ir.ChartTransition]bool{}}
 	// Done events: a compound state with a final state is done when it is entered; a
 	// parallel state whose regions all have one is done when they all are.
 	for _, n := range c.Nodes[1:] {
@@ -536,6 +537,7 @@ func (f *flattener) conflict(t1, t2 *ir.ChartTransition) {
 		return
 	}
 	f.warned[k] = true
+	f.lost[t1] = true
 	f.l.ds.Warnf(t1.Pos, "transition from %q on %s is preempted by the transition at %d:%d from %q when both are taken at once: they leave the same states, and the first in document order wins", t1.Source.Path, eventName(t1), t2.Pos.Line, t2.Pos.Col, t2.Source.Path)
 }
 
@@ -821,7 +823,7 @@ func (f *flattener) check() {
 		}
 	}
 	for _, t := range f.c.Transitions {
-		if !f.taken[t] && active[t.Source.Index] {
+		if !f.taken[t] && !f.lost[t] && active[t.Source.Index] {
 			f.l.ds.Warnf(t.Pos, "transition from %q on %s is never taken: %s", t.Source.Path, eventName(t), f.whyNotTaken(t))
 		}
 	}
