@@ -105,7 +105,32 @@ func (l *lowerer) nodeRef(n spec.Str) (*ir.Node, bool) {
 		l.failed["state"] = true
 		return nil, false
 	}
+	if n.Set && !n.Bad && l.cs.refs[n.Value] == nil {
+		if x := l.cs.relative(n.Value); x != nil {
+			return x, true
+		}
+	}
 	return ref(l, "state", l.cs.refs, n)
+}
+
+// relative resolves a path that starts at a state named by its name alone
+// (format.bold.off, where only one state is named format).
+func (cs *chartState) relative(path string) *ir.Node {
+	parts := strings.Split(path, ".")
+	n := cs.refs[parts[0]]
+	for _, p := range parts[1:] {
+		if n == nil {
+			return nil
+		}
+		var next *ir.Node
+		for _, c := range n.Children {
+			if c.Name == p {
+				next = c
+			}
+		}
+		n = next
+	}
+	return n
 }
 
 // resolveNodes checks the tree: kinds, initial states, history states and their defaults,
