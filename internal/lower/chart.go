@@ -25,10 +25,16 @@ type chartState struct {
 	doneUsed map[*ir.Node]bool
 }
 
-// isChart reports whether the spec nests states.
-func isChart(states []*spec.State) bool {
-	for _, s := range states {
+// isChart reports whether the spec is a statechart: it nests states, or uses what only
+// statecharts have (parallel and history states, eventless and done transitions, reenter).
+func isChart(f *spec.File) bool {
+	for _, s := range f.States {
 		if len(s.Children) > 0 || s.Parallel.Set || s.History.Set {
+			return true
+		}
+	}
+	for _, t := range f.Transitions {
+		if t.Always.Set || t.Done.Set || t.Reenter.Set {
 			return true
 		}
 	}

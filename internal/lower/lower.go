@@ -248,7 +248,7 @@ func (l *lowerer) declare() {
 
 	stateGo := l.newGoNames("state", false)
 	seen := map[string]spec.Pos{}
-	if isChart(f.States) {
+	if isChart(f) {
 		l.declareNodes()
 	}
 	for _, s := range f.States {
