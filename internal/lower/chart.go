@@ -2,6 +2,7 @@ package lower
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -408,6 +409,10 @@ func (l *lowerer) resolveChartTransitions() {
 		case len(t.Choose) == 0 && !t.ChooseBad:
 			l.ds.Errorf(t.Pos, "transition has no target: give to, or internal: true to stay")
 			cs.bad = true
+		}
+		if t.From.Any && target != nil {
+			// As in a flat machine, "any" does not include the target itself.
+			sources = slices.DeleteFunc(sources, func(n *ir.Node) bool { return n == target })
 		}
 		if t.Reenter.Set && target == nil {
 			l.ds.Errorf(t.Reenter.Pos, "reenter needs a target: a transition without one (internal) exits and enters nothing")
