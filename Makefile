@@ -1,6 +1,8 @@
 # fsmgen — see README.md. `make test` is what CI runs.
 GO       ?= go
 FUZZTIME ?= 60s
+# Random statecharts make fuzz runs against the real XState (make test runs 300).
+CHARTDIFF ?= 3000
 SPECS    := $(wildcard examples/*/*.fsm.yaml)
 
 .PHONY: all build generate check-generated test test-modules coverage vet fmt-check check-examples fuzz bench bench-smoke clean test-long
@@ -32,7 +34,7 @@ test: fmt-check vet check-examples check-generated bin/testprogress
 	$(GO) test -count=1 -run '^(TestManyUnknownKeys|TestEstimateIsClose)$$' ./spec/ ./internal/budget/
 	$(GO) test -count=1 -run '^TestAllocs$$' ./examples/...
 	$(MAKE) --no-print-directory coverage
-	$(MAKE) --no-print-directory fuzz FUZZTIME=10s
+	$(MAKE) --no-print-directory fuzz FUZZTIME=10s CHARTDIFF=
 	$(MAKE) --no-print-directory bench-smoke
 	$(MAKE) --no-print-directory test-modules
 
@@ -70,6 +72,8 @@ check-examples:
 
 fuzz:
 	$(GO) test ./internal/lower -run '^$$' -fuzz FuzzLoad -fuzztime $(FUZZTIME) -fuzzminimizetime 3s
+	@if [ -n "$(CHARTDIFF)" ]; then echo "chartdiff: $(CHARTDIFF) random statecharts against XState"; \
+		FSMGEN_CHARTDIFF_MACHINES=$(CHARTDIFF) $(GO) test -count=1 -run '^TestAgainstXState$$' ./internal/chartdiff; fi
 	$(GO) test ./internal/gogen -run '^$$' -fuzz FuzzGenerate -fuzztime $(FUZZTIME) -fuzzminimizetime 3s
 
 # The full benchmark run (about 20 minutes on 2 CPUs): generated code against looplab/fsm,

@@ -65,8 +65,9 @@ type flattener struct {
 	emit    bool
 	taken   map[*ir.ChartTransition]bool
 	lost    map[*ir.ChartTransition]bool // preempted somewhere (and reported)
+	broke   map[*ir.ChartTransition]bool // reported for leading to an invalid configuration
 	warned  map[[2]*ir.ChartTransition]bool
-	tooBig  bool
+	stop    bool
 }
 
 // flatten compiles the chart (when it has no errors) into l.m's states and transitions.
@@ -75,7 +76,7 @@ func (l *lowerer) flatten() {
 		return
 	}
 	c := l.cs.c
-	f := &flattener{l: l, c: c, index: map[string]int{}, taken: map[*ir.ChartTransition]bool{}, lost: map[*ir.ChartTransition]bool{}, warned: map[[2]*ir.ChartTransition]bool{}}
+	f := &flattener{l: l, c: c, index: map[string]int{}, taken: map[*ir.ChartTransition]bool{}, lost: map[*ir.ChartTransition]bool{}, broke: map[*ir.ChartTransition]bool{}, warned: map[[2]*ir.ChartTransition]bool{}}
 	// Done events: a compound state with a final state is done when it is entered; a
 	// parallel state whose regions all have one is done when they all are.
 	for _, n := range c.Nodes[1:] {
@@ -108,7 +109,7 @@ func (l *lowerer) flatten() {
 	for pass := 0; ; pass++ {
 		f.grew = false
 		f.explore()
-		if f.tooBig {
+		if f.stop {
 			return
 		}
 		if !f.grew {
@@ -173,8 +174,8 @@ func (f *flattener) add(c config) int {
 		return i
 	}
 	if len(f.configs) >= maxConfigs {
-		if !f.tooBig {
-			f.tooBig = true
+		if !f.stop {
+			f.stop = true
 			f.l.ds.Errorf(f.c.Nodes[1].Pos, "the statechart has more than %d configurations (sets of active states); split its parallel regions into separate machines", maxConfigs)
 		}
 		return 0
@@ -209,7 +210,7 @@ func (f *flattener) isDone(c config) bool {
 // microstep from it; with emit it also records them as flat transitions.
 func (f *flattener) explore() {
 	m := f.l.m
-	for i := 0; i < len(f.configs) && !f.tooBig; i++ {
+	for i := 0; i < len(f.configs) && !f.stop; i++ {
 		cf := f.configs[i]
 		if f.isDone(cf) {
 			continue
@@ -225,7 +226,7 @@ func (f *flattener) explore() {
 				}
 			}
 			if len(outs) > maxOutcomes {
-				f.tooBig = true
+				f.stop = true
 				f.l.ds.Errorf(f.c.Nodes[1].Pos, "the statechart has more than %d ways to take event %q in configuration %q; split its parallel regions into separate machines", maxOutcomes, e.Name, ir.ConfigName(f.atomic(cf)))
 				return
 			}
@@ -772,6 +773,9 @@ func (f *flattener) microstep(from int, cf config, mem memory, e *ir.Event, o ou
 		}
 	}
 	r := f.enter(set, c, newMem)
+	if f.invalid(ts, r.cfg) {
+		return
+	}
 	to := f.add(r.cfg)
 	if !f.emit {
 		return
@@ -788,6 +792,80 @@ func (f *flattener) microstep(from int, cf config, mem memory, e *ir.Event, o ou
 		Conds: o.conds, Target: ir.Target{Kind: ir.Fixed, State: f.states[to]}, Actions: append(actions, r.actions...),
 		Taken: ts, Mem: memConds, Record: record, Raise: r.raise, Changes: changed}
 	f.l.m.Transitions = append(f.l.m.Transitions, ft)
+}
+
+// invalid reports (once per transition) a microstep that would leave the configuration
+// invalid: a compound state with two active states or none, a parallel state without one
+// of its regions, a state active without its parent. XState's exits and entries do not
+// always match: entering a history state's default (or what it recorded) also enters the
+// states between it and the history's parent, with their other regions, even those the
+// transition did not leave; a transition of one region to itself leaves every region, which
+// another region's transition within itself does not enter again. XState goes on in such a
+// configuration; fsmgen refuses the spec.
+func (f *flattener) invalid(ts []*ir.ChartTransition, c config) bool {
+	problem := ""
+	for _, n := range f.c.Nodes {
+		if !c[n.Index] {
+			continue
+		}
+		if n.Parent != nil && !c[n.Parent.Index] {
+			problem = fmt.Sprintf("%q active without %q", n.Path, n.Parent.Path)
+			break
+		}
+		var active, missing []*ir.Node
+		for _, ch := range n.Children {
+			switch {
+			case ch.Kind == ir.NodeHistory:
+			case c[ch.Index]:
+				active = append(active, ch)
+			default:
+				missing = append(missing, ch)
+			}
+		}
+		switch {
+		case n.Kind == ir.NodeCompound && len(active) > 1:
+			problem = fmt.Sprintf("%q in both %q and %q at once", n.Path, active[0].Path, active[1].Path)
+		case n.Kind == ir.NodeCompound && len(active) == 0:
+			problem = fmt.Sprintf("%q active in none of its states", n.Path)
+		case n.Kind == ir.NodeParallel && len(missing) > 0:
+			problem = fmt.Sprintf("parallel state %q without its region %q", n.Path, missing[0].Path)
+		}
+		if problem != "" {
+			break
+		}
+	}
+	if problem == "" {
+		return false
+	}
+	t, hint := ts[len(ts)-1], "write them so that one of them leaves the states the other enters, or take them on different events"
+	for _, x := range ts {
+		if x.Target != nil && x.Target.Kind == ir.NodeHistory {
+			t, hint = x, fmt.Sprintf("target the history state from outside %q, or a state instead", x.Target.Parent.Path)
+		}
+	}
+	if len(ts) == 1 && t.Target.Kind != ir.NodeHistory {
+		hint = "target a state outside the region instead"
+	}
+	if !f.broke[t] {
+		f.broke[t] = true
+		var others []string
+		for _, x := range ts {
+			if x != t {
+				others = append(others, fmt.Sprintf("%d:%d", x.Pos.Line, x.Pos.Col))
+			}
+		}
+		with := ""
+		if len(others) > 0 {
+			with = ", taken with the transition at " + strings.Join(others, " and ") + ","
+		}
+		target := "stay"
+		if t.Target != nil {
+			target = "go to " + strconv.Quote(t.Target.Path)
+		}
+		f.l.ds.Errorf(t.Pos, "transition from %q on %s to %s would%s leave %s, an invalid configuration (XState goes on in it); %s", t.Source.Path, eventName(t), strings.TrimPrefix(target, "go to "), with, problem, hint)
+	}
+	f.stop = true // the spec is refused: stop
+	return true
 }
 
 // value interns the history value val of slot s.
