@@ -19,7 +19,7 @@ func specs(t *testing.T) []string {
 	if err != nil || len(files) != 5 {
 		t.Fatalf("examples: %v %v", files, err)
 	}
-	return append(files, "../mermaid/testdata/door.fsm.yaml", "../mermaid/testdata/hostile.fsm.yaml")
+	return append(append(files, "../mermaid/testdata/door.fsm.yaml", "../mermaid/testdata/hostile.fsm.yaml"), chartSpecs...)
 }
 
 func load(t *testing.T, path string) *ir.Machine { return fixture.Load(t, path) }

@@ -1,7 +1,10 @@
 // Package markdown renders the Markdown document of a machine from the embedded template
 // templates/machine.md.tmpl: its states, transitions, events, roles, context fields,
 // guards, actions, counters, timeouts, checkpoints and history notes, in declaration
-// order, with its Mermaid diagram inline.
+// order, with its Mermaid diagram inline. For a statechart the states are its tree (by
+// path, with kind, initial, entry and exit), the transitions are those written (with
+// their triggers: an event, always or done), and the history notes describe its history
+// states and their defaults.
 //
 // All spec text is escaped here, before the template sees it: names become code spans and
 // docs become text with every Markdown and HTML special character escaped, so that no spec
@@ -97,9 +100,15 @@ func build(m *ir.Machine, diagram string) *data {
 	}
 	d.Diagram = diagram
 	d.Fence = fence(diagram)
-	d.Facts = facts(m)
-	d.States = states(m)
-	d.Transitions = transitions(m)
+	if m.Chart != nil {
+		d.Facts = chartFacts(m)
+		d.States = chartStates(m)
+		d.Transitions = chartTransitions(m)
+	} else {
+		d.Facts = facts(m)
+		d.States = states(m)
+		d.Transitions = transitions(m)
+	}
 	d.Events = events(m)
 	d.Roles, d.Policies, d.RoleNotes = roles(m)
 	d.Fields = fields(m)
@@ -107,7 +116,11 @@ func build(m *ir.Machine, diagram string) *data {
 		d.Requires = d.Requires || len(s.Requires) > 0
 	}
 	d.Guards = guards(m)
-	d.Actions = actions(m)
+	if m.Chart != nil {
+		d.Actions = chartActions(m)
+	} else {
+		d.Actions = actions(m)
+	}
 	d.Counters = counters(m)
 	for _, c := range m.Counters {
 		d.Limits = d.Limits || c.Limit > 0
@@ -115,6 +128,9 @@ func build(m *ir.Machine, diagram string) *data {
 	d.Timeouts, d.Levels = timeouts(m)
 	d.Checkpoints = checkpoints(m)
 	d.Notes = notes(m)
+	if m.Chart != nil {
+		d.Notes = append(d.Notes, chartHistory(m)...)
+	}
 	return d
 }
 
@@ -340,6 +356,9 @@ func checkpointCell(t *ir.Transition) string {
 func events(m *ir.Machine) *Table {
 	var rows [][]string
 	for _, e := range m.Events {
+		if e.Internal {
+			continue // a statechart's eventless and done events: its transitions show them
+		}
 		doc := Text(e.Doc)
 		if e.Implicit && doc == "" {
 			doc = "(named by its target state)"

@@ -1,7 +1,9 @@
 // Package mermaid renders a machine as a Mermaid stateDiagram-v2.
 //
 // States get generated identifiers (s0, s1, ... by state index; c0, c1, ... for choice
-// points) and their spec names as display labels, so no name can clash with Mermaid syntax.
+// points; in a statechart, s_ and the state's path made of letters, digits and "_", see
+// graph.Chart) and their spec names as display labels, so no name can clash with Mermaid
+// syntax.
 // Every piece of spec text is escaped with Mermaid entity codes (#35; for "#", ...): only
 // letters, digits, spaces and a few inert punctuation characters are written as they are.
 package mermaid
@@ -33,7 +35,18 @@ func File(m *ir.Machine) []byte {
 // marked "(history)"; each choose transition (per source) gets a <<choice>> point; a
 // counter limit with then is an edge to that state. Timeouts are notes; groups are shown
 // as «group» in the state's label and coloured with one classDef per group.
+//
+// A statechart (m.Chart set) is drawn from its state tree instead: compound states as
+// composite states with an [*] edge to their initial state, the regions of a parallel state
+// separated by --, final states with an edge to [*] in their parent, history states as
+// states labelled H (shallow) or H* (deep) with an edge to their default, and one edge per
+// transition as written, labelled "event [guard, !guard] / action, action" ("always" for
+// an eventless transition, "done" for one taken when its source is done); a targetless
+// transition is a self-loop marked "(internal)".
 func StateDiagram(m *ir.Machine) string {
+	if m.Chart != nil {
+		return chartDiagram(m)
+	}
 	g := graph.Build(m, graph.Options{})
 	var b strings.Builder
 	b.WriteString("stateDiagram-v2\n")

@@ -12,14 +12,15 @@ import (
 	"github.com/fsmgen/fsmgen/internal/ir"
 )
 
-// specs are the machines every test renders: the five examples and the test specs.
+// specs are the machines every test renders: the five examples and the test specs, the
+// statecharts (chartSpecs) included.
 func specs(t *testing.T) []string {
 	t.Helper()
 	files, err := filepath.Glob("../../examples/*/*.fsm.yaml")
 	if err != nil || len(files) != 5 {
 		t.Fatalf("examples: %v %v", files, err)
 	}
-	return append(files, "testdata/door.fsm.yaml", "testdata/hostile.fsm.yaml")
+	return append(append(files, "testdata/door.fsm.yaml", "testdata/hostile.fsm.yaml"), chartSpecs...)
 }
 
 func load(t *testing.T, path string) *ir.Machine { return fixture.Load(t, path) }

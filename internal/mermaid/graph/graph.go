@@ -1,8 +1,9 @@
 // Package graph is the diagram model shared by the Mermaid and DOT emitters: the nodes and
-// the merged, labelled edges of a machine, built from the IR in declaration order. Labels
-// are plain spec text; every emitter escapes them for its own language. It also holds the
-// small text helpers (durations, timeouts, conditions, roles) that the Markdown emitter
-// shares so that all three outputs word things the same way.
+// the merged, labelled edges of a machine, built from the IR in declaration order (for a
+// statechart, from its state tree: see Chart). Labels are plain spec text; every emitter
+// escapes them for its own language. It also holds the small text helpers (durations,
+// timeouts, conditions, roles) that the Markdown emitter shares so that all three outputs
+// word things the same way.
 package graph
 
 import (
@@ -44,6 +45,7 @@ const (
 	Candidate                      // from a choice node to one of its candidates
 	Start                          // from the initial pseudo-state
 	End                            // to the final pseudo-state
+	Default                        // from a statechart's history state to its default
 )
 
 // Edge is every transition between two nodes, merged: one label per contributing
