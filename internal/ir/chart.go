@@ -96,8 +96,6 @@ type ChartTransition struct {
 	Target  *Node // nil: targetless (nothing is exited or entered)
 	Reenter bool
 	Actions []*Action
-	// Spec is the flat transition the spec wrote it in (positions, names of sources).
-	Spec *Transition
 }
 
 // ConfigName names a configuration by its active atomic states: their paths joined by
