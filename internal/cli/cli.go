@@ -106,6 +106,7 @@ spec error.`,
 			},
 			run: (*command).sim,
 		},
+		importVerb(),
 		{
 			name:    "schema",
 			summary: "print the JSON Schema of the spec language",
@@ -188,6 +189,7 @@ Examples:
   fsmgen check examples/*/*.fsm.yaml
   fsmgen sim examples/review/review.fsm.yaml --events in_progress,pending_review,completed
   fsmgen diagram --format dot examples/build/build.fsm.yaml | dot -Tsvg > build.svg
+  fsmgen import --from xstate machine.json -o machine.fsm.yaml
   fsmgen schema > fsm.v1.schema.json
 
 Run 'fsmgen help COMMAND' or 'fsmgen COMMAND --help' for a command's flags and examples.
