@@ -5,14 +5,10 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"slices"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/fsmgen/fsmgen/internal/interp"
-	"github.com/fsmgen/fsmgen/internal/ir"
 	"github.com/fsmgen/fsmgen/internal/lower"
 )
 
@@ -56,7 +52,7 @@ func TestAgainstXState(t *testing.T) {
 			continue
 		}
 		seqs := sequencesWith(r, c, jumps, sequences, length)
-		obs, kept, ok := runOurs(m, c, seqs)
+		obs, kept, ok := RunFsmgen(m, c, seqs, "")
 		if !ok {
 			loops++
 			continue
@@ -76,94 +72,15 @@ func TestAgainstXState(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	disagree, compared := 0, 0
-	for i, c := range cases {
-		for j, seq := range c.Sequences {
-			for k := range ours[i][j] {
-				compared++
-				a, b := ours[i][j][k], theirs[i][j][k]
-				if slices.Equal(a.Config, b.Config) && a.Done == b.Done && slices.Equal(a.Actions, b.Actions) {
-					continue
-				}
-				disagree++
-				if disagree <= 5 {
-					var trace strings.Builder
-					for s := 0; s <= k; s++ {
-						fmt.Fprintf(&trace, "  %s:\n    fsmgen: %s\n    XState: %s\n", step(seq, s), show(ours[i][j][s]), show(theirs[i][j][s]))
-					}
-					t.Errorf("machine %d (guards %v), sequence %v, disagree after %s:\n%sspec:\n%s", i, c.Chart.Guards, seq, step(seq, k), trace.String(), specs[i])
-				}
-				break
-			}
-		}
+	compared, diffs := Compare(cases, ours, theirs)
+	for _, d := range diffs[:min(len(diffs), 5)] {
+		c := cases[d.Case]
+		seq := c.Sequences[d.Sequence]
+		t.Errorf("machine %d (guards %v), sequence %v, disagree after %s:\n%sspec:\n%s", d.Case, c.Chart.Guards, seq, stepName(seq, d.Step), d.Trace, specs[d.Case])
 	}
+	disagree := len(diffs)
 	t.Logf("%d machines (%d random charts refused by the checker), %d sequences of %d events, %d observations compared, %d disagreements; %d sequences cut at an eventless loop",
 		len(cases), refused, len(cases)*sequences, length, compared, disagree, loops)
-}
-
-func step(seq []string, k int) string {
-	if k == 0 {
-		return "start"
-	}
-	return fmt.Sprintf("event %d (%s)", k-1, seq[k-1])
-}
-
-func show(o Observation) string {
-	return fmt.Sprintf("config [%s] done %t actions [%s]", strings.Join(o.Config, " "), o.Done, strings.Join(o.Actions, " "))
-}
-
-// runOurs runs each sequence through the interpreter. A sequence is cut before an event
-// that fsmgen refuses as an eventless loop (XState would never return); ok is false when
-// starting the machine loops.
-func runOurs(m *ir.Machine, c *Chart, seqs [][]string) (obs [][]Observation, kept [][]string, ok bool) {
-	in := interp.Inputs{Guard: func(g *ir.Guard) bool { return c.Guards[g.Name] }}
-	events := map[string]*ir.Event{}
-	for _, e := range m.Events {
-		if !e.Internal {
-			events[e.Name] = e
-		}
-	}
-	for _, seq := range seqs {
-		x := interp.New(m)
-		st, rej := x.Start(in)
-		if rej != nil {
-			return nil, nil, false
-		}
-		got := []Observation{observe(x.State, st.Actions)}
-		n := len(seq)
-		for i, name := range seq {
-			e := events[name]
-			if e == nil {
-				got = append(got, observe(x.State, nil))
-				continue
-			}
-			st, rej := x.Fire(e, in)
-			if rej != nil {
-				if rej.Reason == interp.EventlessLoop {
-					n = i
-					break
-				}
-				got = append(got, observe(x.State, nil))
-				continue
-			}
-			got = append(got, observe(st.To, st.Actions))
-		}
-		obs = append(obs, got)
-		kept = append(kept, seq[:n])
-	}
-	return obs, kept, true
-}
-
-func observe(s *ir.State, actions []*ir.Action) Observation {
-	o := Observation{Done: s.Terminal}
-	for _, n := range s.Config {
-		o.Config = append(o.Config, n.Path)
-	}
-	slices.Sort(o.Config)
-	for _, a := range actions {
-		o.Actions = append(o.Actions, a.Name)
-	}
-	return o
 }
 
 // addJumps makes every state of c reachable, so that the checker accepts it (a random

@@ -4,13 +4,10 @@ import (
 	"context"
 	"math/rand/v2"
 	"os"
-	"slices"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/fsmgen/fsmgen/internal/chartdiff"
-	"github.com/fsmgen/fsmgen/internal/interp"
 	"github.com/fsmgen/fsmgen/internal/ir"
 	"github.com/fsmgen/fsmgen/internal/lower"
 )
@@ -49,7 +46,7 @@ func TestAgainstXState(t *testing.T) {
 			t.Fatal(text(ds))
 		}
 		seqs := chartdiff.RandomSequences(r, c, 20, 10)
-		obs, kept, ok := observeAll(m, c, seqs)
+		obs, kept, ok := chartdiff.RunFsmgen(m, c, seqs, wrapPrefix(m))
 		if !ok {
 			continue // starting loops: XState would not return
 		}
@@ -63,76 +60,19 @@ func TestAgainstXState(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	disagree, compared := 0, 0
-	for i, cs := range cases {
-		for j, seq := range cs.Sequences {
-			for k := range ours[i][j] {
-				compared++
-				a, b := ours[i][j][k], theirs[i][j][k]
-				if slices.Equal(a.Config, b.Config) && a.Done == b.Done && slices.Equal(a.Actions, b.Actions) {
-					continue
-				}
-				disagree++
-				if disagree <= 3 {
-					t.Errorf("chart %d, events %v, after %d: fsmgen %v, XState %v\nspec:\n%s", i, seq, k, a, b, specs[i])
-				}
-				break
-			}
-		}
+	compared, diffs := chartdiff.Compare(cases, ours, theirs)
+	for _, d := range diffs[:min(len(diffs), 3)] {
+		t.Errorf("chart %d, events %v, disagree at step %d:\n%sspec:\n%s", d.Case, cases[d.Case].Sequences[d.Sequence], d.Step, d.Trace, specs[d.Case])
 	}
+	disagree := len(diffs)
 	t.Logf("%d charts, %d observations compared, %d disagreements", len(cases), compared, disagree)
 }
 
-// observeAll runs each sequence, cutting it before an event the interpreter refuses as an
-// eventless loop (XState would not return); ok is false when starting the machine loops.
-func observeAll(m *ir.Machine, c *chartdiff.Chart, seqs [][]string) (obs [][]chartdiff.Observation, kept [][]string, ok bool) {
-	in := interp.Inputs{Guard: func(g *ir.Guard) bool { return c.Guards[g.Name] }}
-	wrap := ""
+// wrapPrefix is the path prefix of the state the import wraps a machine with transitions of
+// its own in ("machine."), which XState's configurations do not have.
+func wrapPrefix(m *ir.Machine) string {
 	if m.Chart != nil && len(m.Chart.Nodes) > 1 && m.Chart.Nodes[1].Name == "machine" {
-		wrap = "machine."
+		return "machine."
 	}
-	observe := func(s *ir.State, as []*ir.Action) chartdiff.Observation {
-		o := chartdiff.Observation{Done: s.Terminal}
-		for _, n := range s.Config {
-			o.Config = append(o.Config, strings.TrimPrefix(n.Path, wrap))
-		}
-		slices.Sort(o.Config)
-		for _, a := range as {
-			o.Actions = append(o.Actions, a.Name)
-		}
-		return o
-	}
-	for _, seq := range seqs {
-		x := interp.New(m)
-		st, rej := x.Start(in)
-		if rej != nil {
-			return nil, nil, false
-		}
-		got := []chartdiff.Observation{observe(x.State, st.Actions)}
-		n := len(seq)
-		for i, name := range seq {
-			var e *ir.Event
-			for _, ev := range m.Events {
-				if ev.Name == name && !ev.Internal {
-					e = ev
-				}
-			}
-			if e == nil {
-				got = append(got, observe(x.State, nil))
-				continue
-			}
-			st, rej := x.Fire(e, in)
-			if rej != nil {
-				if rej.Reason == interp.EventlessLoop {
-					n = i
-					break
-				}
-				got = append(got, observe(x.State, nil))
-				continue
-			}
-			got = append(got, observe(st.To, st.Actions))
-		}
-		obs, kept = append(obs, got), append(kept, seq[:n])
-	}
-	return obs, kept, true
+	return ""
 }

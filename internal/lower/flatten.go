@@ -2,6 +2,7 @@ package lower
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -242,7 +243,7 @@ func (f *flattener) explore() {
 func (f *flattener) variants(from int, cf config, e *ir.Event, o outcome) {
 	var slots []int
 	for _, t := range o.sel {
-		if t.Target != nil && t.Target.Kind == ir.NodeHistory && !containsInt(slots, t.Target.Slot) {
+		if t.Target != nil && t.Target.Kind == ir.NodeHistory && !slices.Contains(slots, t.Target.Slot) {
 			slots = append(slots, t.Target.Slot)
 		}
 	}
@@ -262,15 +263,6 @@ func (f *flattener) variants(from int, cf config, e *ir.Event, o outcome) {
 		mem[s] = 0
 	}
 	rec(0, nil)
-}
-
-func containsInt(list []int, v int) bool {
-	for _, x := range list {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 // own lists the candidates of node n itself for event e: its transitions in order, and
@@ -354,11 +346,7 @@ func product(lists [][]outcome, dedupe bool) []outcome {
 func uniq(ts []*ir.ChartTransition) []*ir.ChartTransition {
 	var out []*ir.ChartTransition
 	for _, t := range ts {
-		dup := false
-		for _, u := range out {
-			dup = dup || u == t
-		}
-		if !dup {
+		if !slices.Contains(out, t) {
 			out = append(out, t)
 		}
 	}
