@@ -83,6 +83,9 @@ type Def[S StateType, E, R EnumType] struct {
 	// its last transition left: the spec takes a checkpoint on every transition and has
 	// terminal states.
 	Resumable bool
+	// Chart describes a statechart (nil for a flat machine): its States are its
+	// configurations and its Transitions its microsteps.
+	Chart *Chart
 
 	// Built by Init.
 	pairIndex      []int32 // by state*NumEvents+event: index+1 into Pairs, 0 for none
@@ -136,6 +139,8 @@ type Cand struct {
 	T int32
 	// Conds are guards that must all hold: g for guard g, ^g (-g-1) for its negation.
 	Conds []int32
+	// Mem are the values a statechart's history memory must hold (Transition.Mem).
+	Mem []Memory
 }
 
 // TargetKind says how a transition's target is found.
@@ -175,6 +180,14 @@ type Transition struct {
 	Require bool
 	// Plain says it does nothing but move (or stay, internal) and count without limits.
 	Plain bool
+	// In a statechart, a transition is one microstep (Target is the configuration it
+	// enters): Mem are the values the history memory must hold for it to be taken, Record
+	// the values its exits record, Raise the done events its entries raise, in order, and
+	// Changes says it changes the configuration or the history (eventless transitions are
+	// selected again only then).
+	Mem, Record []Memory
+	Raise       []int32
+	Changes     bool
 }
 
 // ChoiceDef is one branch of a choice: entered when Conds hold (no Conds: otherwise).
@@ -274,6 +287,8 @@ type Step[S StateType, E, R EnumType] struct {
 	Role R
 	// At is when the event happened (for machines that keep time; zero for guards).
 	At time.Time
+	// Starting says a statechart is starting (Start): no event was fired, Event is zero.
+	Starting bool
 }
 
 // Input is what the caller says about one firing.
@@ -363,6 +378,9 @@ func (d *Def[S, E, R]) build() {
 		for e := range ne {
 			d.invalid[s*ne+e] = InvalidTransition(d.Spec, S(s), E(e))
 			d.guards[s*ne+e] = Guard(d.Spec, S(s), E(e))
+			if !d.external(e) {
+				continue // raised by the machine itself
+			}
 			switch d.Moves[s*ne+e] {
 			case MoveRefused(ns):
 				continue
@@ -407,8 +425,8 @@ func (d *Def[S, E, R]) buildPairs() []Pair {
 				if closed[i] {
 					continue
 				}
-				cands[i] = append(cands[i], Cand{T: int32(ti), Conds: t.Conds})
-				closed[i] = len(t.Conds) == 0
+				cands[i] = append(cands[i], Cand{T: int32(ti), Conds: t.Conds, Mem: t.Mem})
+				closed[i] = len(t.Conds) == 0 && len(t.Mem) == 0
 			}
 		}
 	}

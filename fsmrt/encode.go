@@ -96,6 +96,18 @@ func (m *Machine[S, E, R, C, X]) appendEntry(b []byte, e *LogEntry[S, E, R]) ([]
 	} else {
 		b = appendMap(b, e.Metadata, func(k string) string { return k }, appendString)
 	}
+	if len(e.Micro) > 0 {
+		b = appendKey(b, "microsteps", false)
+		for i, t := range e.Micro {
+			b = append(b, "[,"[min(i, 1)])
+			b = strconv.AppendInt(b, int64(t), 10)
+		}
+		b = append(b, ']')
+	}
+	if len(e.History) > 0 {
+		b = appendKey(b, "history", false)
+		b = appendMap(b, e.History, func(k string) string { return k }, appendString)
+	}
 	return append(b, '}'), true
 }
 
@@ -298,6 +310,14 @@ func (m *Machine[S, E, R, C, X]) appendSnapshot(b []byte, ctx []byte) ([]byte, b
 		}
 		b = appendKey(b, "extra", false)
 		b = append(b, x...)
+	}
+	if h := m.historyValues(); len(h) > 0 {
+		b = appendKey(b, "history", false)
+		b = appendMap(b, h, func(k string) string { return k }, appendString)
+	}
+	if m.unstarted {
+		b = appendKey(b, "unstarted", false)
+		b = append(b, "true"...)
 	}
 	return append(b, '}'), true
 }

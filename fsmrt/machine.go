@@ -70,6 +70,13 @@ type Machine[S StateType, E, R EnumType, C, X any] struct {
 	timeByState []time.Duration // time spent in each state, the current stay excluded
 	timeouts    []time.Duration
 
+	// A statechart's history memory by slot (the value recorded, 0 for none), the memory
+	// before the event being taken, the queue of events raised in a macrostep and the
+	// microsteps it took; unstarted says Start has something to do.
+	mem, memBefore []int32
+	queue, micro   []int32
+	unstarted      bool
+
 	_ [64]byte // keeps machines used by different goroutines off one cache line
 }
 
@@ -105,6 +112,12 @@ func Init[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, C, X], d *De
 	if d.remembers {
 		m.memory = make([]S, len(d.States))
 		m.remembered = make([]bool, len(d.States))
+	}
+	if c := d.Chart; c != nil {
+		m.mem = make([]int32, len(c.History))
+		m.memBefore = make([]int32, len(c.History))
+		m.unstarted = c.Starts
+		m.setSlow()
 	}
 	if d.Timing {
 		m.clock = SystemClock{}
@@ -144,11 +157,12 @@ func (m *Machine[S, E, R, C, X]) Seq() int64 {
 // than change those it holds, which the machine cannot put back.
 func (m *Machine[S, E, R, C, X]) SetStore(s Store) {
 	m.store = s
-	m.watched = m.store != nil || m.logger != nil
+	m.setSlow()
 	if s != nil && m.undo == nil {
 		m.undo = &undo[S, E, C, X]{
 			counters: make([]int, len(m.counters)), memory: make([]S, len(m.memory)),
 			remembered: make([]bool, len(m.remembered)), timeByState: make([]time.Duration, len(m.timeByState)),
+			mem: make([]int32, len(m.mem)),
 			deep: sharesMemory(reflect.TypeFor[C]()),
 		}
 		m.undo.enc = json.NewEncoder(&m.undo.buf)
@@ -170,6 +184,8 @@ type undo[S StateType, E any, C, X any] struct {
 	memory               []S
 	remembered           []bool
 	timeByState          []time.Duration
+	mem                  []int32
+	unstarted            bool
 	// A context that holds slices, maps or pointers, which actions may change in place, is
 	// kept as JSON (in buf, by enc) and decoded back; encoded is whether it was.
 	deep, encoded bool
@@ -209,6 +225,8 @@ func (m *Machine[S, E, R, C, X]) keep() {
 	copy(u.memory, m.memory)
 	copy(u.remembered, m.remembered)
 	copy(u.timeByState, m.timeByState)
+	copy(u.mem, m.mem)
+	u.unstarted = m.unstarted
 }
 
 // rollback puts back what keep recorded.
@@ -227,12 +245,15 @@ func (m *Machine[S, E, R, C, X]) rollback() {
 	copy(m.memory, u.memory)
 	copy(m.remembered, u.remembered)
 	copy(m.timeByState, u.timeByState)
+	copy(m.mem, u.mem)
+	m.unstarted = u.unstarted
+	m.setSlow()
 }
 
 // SetLogger makes the machine log every refused event (at Warn) through l.
 func (m *Machine[S, E, R, C, X]) SetLogger(l *slog.Logger) {
 	m.logger = l
-	m.watched = m.store != nil || m.logger != nil
+	m.setSlow()
 }
 
 // Fire fires e and returns the new state. When e is refused it returns the unchanged state
@@ -324,8 +345,13 @@ func (m *Machine[S, E, R, C, X]) fireOnce(ctx context.Context, e E, in *Input[R]
 	return to, err
 }
 
-// once honours idempotency keys around step.
+// once starts a statechart not started yet and honours idempotency keys around step.
 func (m *Machine[S, E, R, C, X]) once(ctx context.Context, e E, in *Input[R]) (S, error) {
+	if m.unstarted {
+		if err := m.StartWith(ctx, *in); err != nil {
+			return m.state, err
+		}
+	}
 	if !m.def.Idempotent || in.Key == "" {
 		return m.step(ctx, e, in, false)
 	}
@@ -401,6 +427,9 @@ func (m *Machine[S, E, R, C, X]) PermittedWith(ctx context.Context, in Input[R],
 		return append(buf, p...)
 	}
 	row := d.Moves[int(m.state)*d.NumEvents:][:d.NumEvents]
+	if c := d.Chart; c != nil {
+		row = row[:c.External]
+	}
 	for i, to := range row {
 		e := E(i)
 		switch to {
@@ -420,7 +449,7 @@ func (m *Machine[S, E, R, C, X]) PermittedWith(ctx context.Context, in Input[R],
 func (m *Machine[S, E, R, C, X]) step(ctx context.Context, e E, in *Input[R], dry bool) (S, error) {
 	d := m.def
 	from := m.state
-	if int(from) >= len(d.States) || int(e) >= d.NumEvents {
+	if int(from) >= len(d.States) || int(e) >= d.NumEvents || !d.external(int(e)) {
 		refusal := InvalidTransition(d.Spec, from, e)
 		return from, &refusal
 	}
@@ -437,7 +466,7 @@ func (m *Machine[S, E, R, C, X]) step(ctx context.Context, e E, in *Input[R], dr
 	}
 	st := Step[S, E, R]{From: from, To: from, Event: e, Role: in.Role}
 	for _, c := range d.Pairs[p-1].Cands {
-		if m.holds(ctx, c.Conds, st) {
+		if m.remembers(c.Mem) && m.holds(ctx, c.Conds, st) {
 			return m.take(ctx, st, in, dry, int(c.T), &d.refusals[p-1])
 		}
 	}
@@ -600,6 +629,20 @@ func (m *Machine[S, E, R, C, X]) take(ctx context.Context, st Step[S, E, R], in 
 			m.act(ctx, a, st)
 		}
 	}
+	if d.Chart != nil {
+		// The event's microstep, then the eventless transitions and done events after it.
+		copy(m.memBefore, m.mem)
+		m.record(t)
+		m.micro = m.micro[:0]
+		if err := m.settle(ctx, st, t.Raise); err != nil {
+			if m.store != nil {
+				m.rollback()
+			}
+			return st.From, err
+		}
+		st.To = m.state
+		to = st.To
+	}
 	if err := m.commit(ctx, st, in, ti, t.Checkpoint); err != nil {
 		if m.store != nil {
 			m.rollback()
@@ -719,8 +762,18 @@ func (m *Machine[S, E, R, C, X]) persist(ctx context.Context, st Step[S, E, R], 
 // commitTo commits the transition just taken (t: its index, -1 for a resumption) to
 // store, with a snapshot when snap.
 func (m *Machine[S, E, R, C, X]) commitTo(ctx context.Context, store Store, st Step[S, E, R], in *Input[R], t int, snap bool) error {
+	kind := KindTransition
+	if t < 0 {
+		kind = KindResumed
+	}
+	return m.commitKind(ctx, store, kind, st, in, t, snap)
+}
+
+// commitKind commits an entry of kind (a transition, a resumption or a start; t: the
+// transition's index, -1 for none) to store, with a snapshot when snap.
+func (m *Machine[S, E, R, C, X]) commitKind(ctx context.Context, store Store, kind string, st Step[S, E, R], in *Input[R], t int, snap bool) error {
 	d := m.def
-	e, err := m.logEntry(st, in, t)
+	e, err := m.logEntry(kind, st, in, t)
 	c := m.newCommit(in)
 	if m.entered && d.Timing {
 		// A state entered rearms the instance's deadlines, unless it has none and the state
@@ -730,7 +783,7 @@ func (m *Machine[S, E, R, C, X]) commitTo(ctx context.Context, store Store, st S
 		}
 	}
 	if err == nil {
-		c.Entry = Entry{Seq: m.seq, Kind: e.Kind, Event: st.Event.String(), From: st.From.String(), To: st.To.String(), At: e.Timestamp, Key: e.Key}
+		c.Entry = Entry{Seq: m.seq, Kind: e.Kind, Event: eventName(e.Kind, st.Event), From: st.From.String(), To: st.To.String(), At: e.Timestamp, Key: e.Key}
 		c.Entry.Data, err = m.encodeEntry(&e)
 	}
 	if err == nil && snap {
@@ -766,6 +819,14 @@ func (m *Machine[S, E, R, C, X]) newCommit(in *Input[R]) Commit {
 	return c
 }
 
+// eventName is the name of the event of an entry of kind: none for a note.
+func eventName[E EnumType](kind string, e E) string {
+	if isNote(kind) {
+		return ""
+	}
+	return e.String()
+}
+
 // findKey looks up in the store the entry that used idempotency key key.
 func (m *Machine[S, E, R, C, X]) findKey(ctx context.Context, key string) (keyRecord[S, E], bool, error) {
 	d := m.def
@@ -781,12 +842,8 @@ func (m *Machine[S, E, R, C, X]) findKey(ctx context.Context, key string) (keyRe
 }
 
 // logEntry describes an accepted transition (t: its index) for the event log.
-func (m *Machine[S, E, R, C, X]) logEntry(st Step[S, E, R], in *Input[R], t int) (LogEntry[S, E, R], error) {
+func (m *Machine[S, E, R, C, X]) logEntry(kind string, st Step[S, E, R], in *Input[R], t int) (LogEntry[S, E, R], error) {
 	d := m.def
-	kind := KindTransition
-	if t < 0 {
-		kind = KindResumed
-	}
 	e := LogEntry[S, E, R]{
 		Spec: d.Spec.Fingerprint, Seq: m.seq, Timestamp: m.updatedAt, TaskID: m.ID, Kind: kind, Trigger: st.Event,
 		From: st.From, To: st.To, Transition: t, Actor: in.Actor, Reason: in.Reason, EventID: in.EventID,
@@ -797,6 +854,15 @@ func (m *Machine[S, E, R, C, X]) logEntry(st Step[S, E, R], in *Input[R], t int)
 	}
 	if d.Idempotent {
 		e.Key = in.Key
+	}
+	if d.Chart != nil {
+		if len(m.micro) > 0 {
+			e.Micro = make([]int, len(m.micro))
+			for i, t := range m.micro {
+				e.Micro[i] = int(t)
+			}
+		}
+		e.History = m.historyValues()
 	}
 	if d.Timing && m.seq == 1 {
 		e.Created = m.createdAt

@@ -45,6 +45,11 @@ type Snapshot[S StateType, C, X any] struct {
 	Timeouts    map[S]time.Duration `json:"timeouts,omitempty"`
 	// Extra is what the generated package keeps besides (payloads, policies).
 	Extra X `json:"extra,omitzero"`
+	// History holds, for a statechart, what each history state has recorded: the paths
+	// of the states it restores, joined by ",". Unstarted says a statechart whose start
+	// does something has not started.
+	History   map[string]string `json:"history,omitempty"`
+	Unstarted bool              `json:"unstarted,omitempty"`
 }
 
 // snapshotFields is Snapshot without its methods, for decoding.
@@ -102,6 +107,12 @@ type LogEntry[S StateType, E, R EnumType] struct {
 	// after it, for a machine that keeps time.
 	Timeouts map[S]time.Duration `json:"timeouts,omitempty"`
 	Metadata map[string]string   `json:"metadata"`
+	// Micro lists, for a statechart, the transitions taken after the event's own (or, on
+	// starting, from the initial configuration): eventless transitions and done events.
+	Micro []int `json:"microsteps,omitempty"`
+	// History is, for a statechart, what its history states hold after the transition
+	// (Snapshot.History).
+	History map[string]string `json:"history,omitempty"`
 }
 
 // Sequence returns the entry's sequence number, for the store.
@@ -138,6 +149,7 @@ func (m *Machine[S, E, R, C, X]) Snapshot() Snapshot[S, C, X] {
 		}
 	}
 	s.Limits = m.changedLimits()
+	s.History, s.Unstarted = m.historyValues(), m.unstarted
 	for st, ok := range m.remembered {
 		if ok {
 			if s.Remembered == nil {
@@ -371,6 +383,13 @@ func Restore[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, C, X], s 
 		}
 		memory[st], remembered[st] = from, true
 	}
+	mem, err := d.memoryOf(s.History)
+	if err != nil {
+		return bad("history", "%v", err)
+	}
+	if s.Unstarted && (d.Chart == nil || !d.Chart.Starts || s.Seq > 0 || s.State != d.Initial) {
+		return bad("unstarted", "the machine cannot be unstarted")
+	}
 	var timeByState, timeouts []time.Duration
 	if d.Timing {
 		timeByState = make([]time.Duration, ns)
@@ -409,6 +428,11 @@ func Restore[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, C, X], s 
 	copy(m.counters, counters)
 	copy(m.memory, memory)
 	copy(m.remembered, remembered)
+	copy(m.mem, mem)
+	if d.Chart != nil {
+		m.unstarted = s.Unstarted
+		m.setSlow()
+	}
 	m.state = s.State
 	m.ID, m.seq = s.ID, s.Seq
 	m.Context, m.updatedAt, m.extra = s.Context, s.UpdatedAt, s.Extra
@@ -579,6 +603,8 @@ func (m *Machine[S, E, R, C, X]) apply(e *LogEntry[S, E, R]) error {
 		}
 	}
 	switch {
+	case d.Chart != nil && (e.Kind == KindTransition || e.Kind == KindStarted):
+		return m.applyChart(e)
 	case e.Kind == KindResumed:
 		return m.applyResumed(e)
 	case isNote(e.Kind):
@@ -674,6 +700,8 @@ func (m *Machine[S, E, R, C, X]) applyResumed(e *LogEntry[S, E, R]) error {
 const (
 	KindTransition = "STATE_TRANSITION"
 	KindResumed    = "STATE_RESUMED"
+	// KindStarted is the entry of a statechart's start (Start) that did something.
+	KindStarted = "STATE_STARTED"
 )
 
 // Resume sets m, a new machine, to machine id of store (Replay, with check) and resumes it
@@ -801,6 +829,8 @@ type logEntryJSON[S StateType, E, R EnumType] struct {
 	Limits     map[string]int      `json:"limits,omitempty"`
 	Timeouts   map[S]time.Duration `json:"timeouts,omitempty"`
 	Metadata   map[string]string   `json:"metadata"`
+	Micro      []int               `json:"microsteps,omitempty"`
+	History    map[string]string   `json:"history,omitempty"`
 }
 
 // MarshalJSON encodes the entry in the seed documents' format plus what replaying it needs;
@@ -813,7 +843,7 @@ func (e *LogEntry[S, E, R]) wire() *logEntryJSON[S, E, R] {
 		Spec: e.Spec, Seq: e.Seq, Timestamp: e.Timestamp, TaskID: e.TaskID, Kind: e.Kind, From: e.From, To: e.To,
 		Transition: e.Transition, Actor: e.Actor, Reason: e.Reason, EventID: e.EventID, Role: e.Role, Key: e.Key,
 		Created: e.Created, Context: e.Context, Payload: e.Payload, Policies: e.Policies, Limits: e.Limits,
-		Timeouts: e.Timeouts, Metadata: e.Metadata,
+		Timeouts: e.Timeouts, Metadata: e.Metadata, Micro: e.Micro, History: e.History,
 	}
 	if !isNote(e.Kind) {
 		j.Trigger = &e.Trigger

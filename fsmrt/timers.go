@@ -103,10 +103,9 @@ func (m *Machine[S, E, R, C, X]) note(ctx context.Context, kind string, in *Inpu
 	m.pending = m.pending[:0]
 	m.seq++
 	m.updatedAt = st.At
-	e, err := m.logEntry(st, in, -1)
+	e, err := m.logEntry(kind, st, in, -1)
 	c := m.newCommit(in)
 	if err == nil {
-		e.Kind = kind
 		for k, v := range meta {
 			e.Metadata[k] = v
 		}
@@ -140,7 +139,7 @@ func (m *Machine[S, E, R, C, X]) applyNote(e *LogEntry[S, E, R]) error {
 
 // isNote reports whether kind is the kind of an entry that is not a transition.
 func isNote(kind string) bool {
-	return kind == KindCreated || strings.HasPrefix(kind, KindTimeoutPrefix) && len(kind) > len(KindTimeoutPrefix)
+	return kind == KindCreated || kind == KindStarted || strings.HasPrefix(kind, KindTimeoutPrefix) && len(kind) > len(KindTimeoutPrefix)
 }
 
 // Create stores the machine as it is, before its first transition, so that the timeout

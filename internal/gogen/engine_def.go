@@ -65,7 +65,11 @@ func (g *gen) engineDef(f *File) {
 	var d fields
 	d.add("Spec", Op("&").Qual(rt, "Spec").Values(Id("Machine").Op(":").Lit(g.m.Name), Id("Package").Op(":").Lit(g.m.Package),
 		Id("Fingerprint").Op(":").Lit(ir.Fingerprint(g.m))))
-	d.add("NumEvents", Id("NumEvents"))
+	if m.Chart != nil && len(g.external()) < len(m.Events) {
+		d.add("NumEvents", Lit(len(m.Events)))
+	} else {
+		d.add("NumEvents", Id("NumEvents"))
+	}
 	d.add("Initial", Id("State"+m.Initial.GoName))
 	d.add("Moves", Id("moves").Index(Empty(), Empty()))
 
@@ -216,6 +220,9 @@ func (g *gen) engineDef(f *File) {
 	flag("History", m.RecordHistory)
 	flag("Timing", g.timing)
 	flag("Roles", len(m.Roles) > 0)
+	if m.Chart != nil {
+		d.add("Chart", g.chartDef(actionIdx))
+	}
 	f.Comment(comment("def is the machine as data for the engine (fsmrt.Def), indexed in spec order."))
 	f.Var().Id("def").Op("=").Qual(rt, "Def").Types(Id("State"), Id("Event"), g.role()).ValuesFunc(func(v *Group) {
 		for _, x := range d {
@@ -325,6 +332,18 @@ func (g *gen) transitionDef(t *ir.Transition, guardIdx func([]ir.Cond) []int, ac
 	}
 	if g.plain(t) {
 		v.add("Plain", True())
+	}
+	if len(t.Mem) > 0 {
+		v.add("Mem", memories(t.Mem))
+	}
+	if len(t.Record) > 0 {
+		v.add("Record", memories(t.Record))
+	}
+	if len(t.Raise) > 0 {
+		v.add("Raise", int32s(eventIdx(t.Raise)))
+	}
+	if t.Changes {
+		v.add("Changes", True())
 	}
 	return v
 }

@@ -27,6 +27,7 @@ func (g *gen) errorAliases(f *File) {
 	add(limit, "ErrLimit")
 	add(validates, "ErrValidation")
 	add(g.m.Idempotent, "ErrIdempotencyConflict")
+	add(g.settles(), "ErrEventlessLoop")
 	sentinels = append(sentinels, "ErrInvalidSnapshot", "ErrInvalidLog", "ErrStoreConflict", "ErrNotRegistered")
 	f.Comment("// Sentinel errors for errors.Is, the runtime's (fsmrt): every refusal matches ErrRefused\n// and its own.")
 	f.Var().DefsFunc(func(d *Group) {
@@ -55,6 +56,9 @@ func (g *gen) errorAliases(f *File) {
 	}
 	if g.m.Idempotent {
 		types = append(types, errType{"IdempotencyConflictError", "the key was used for another event"})
+	}
+	if g.settles() {
+		types = append(types, errType{"EventlessLoopError", "eventless transitions and done events do not settle"})
 	}
 	f.Comment("// The errors Fire returns, the runtime's types (fsmrt), and what each says.")
 	f.Type().DefsFunc(func(d *Group) {

@@ -29,9 +29,6 @@ const runtimeVersion = 1
 // Generate renders the machine's Go source. source is the spec path recorded in the
 // header (relative, with forward slashes).
 func Generate(m *ir.Machine, source string) ([]byte, error) {
-	if m.Chart != nil {
-		return nil, ir.ErrChartCode
-	}
 	g := newGen(m)
 	g.source = path.Clean(strings.ReplaceAll(source, "\\", "/"))
 	if err := g.checkNames(); err != nil {

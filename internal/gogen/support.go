@@ -44,8 +44,10 @@ func (g *gen) move(s *ir.State, e *ir.Event) int {
 	m := g.m
 	ts := m.Lookup(s, e)
 	switch {
-	case len(ts) == 0:
+	case len(ts) == 0, e.Internal:
 		return moveRefused
+	case m.Chart != nil && (len(ts) > 1 || !g.chartMove(ts[0])):
+		return moveStep
 	case len(ts) > 1, len(e.Payload) > 0, g.timing, m.RecordHistory, g.everyCheckpoint:
 		return moveStep
 	}

@@ -148,7 +148,7 @@ func (g *gen) types(f *File) {
 
 	ev := enumSpec{Type: "Event", What: "event", Prefix: "Event", Count: "NumEvents",
 		Doc: "Event is an event of the " + m.Name + " machine."}
-	for _, e := range m.Events {
+	for _, e := range g.external() {
 		ev.Names = append(ev.Names, e.Name)
 		ev.GoNames = append(ev.GoNames, e.GoName)
 		ev.Docs = append(ev.Docs, e.Doc)
@@ -161,6 +161,9 @@ func (g *gen) types(f *File) {
 		f.Func().Id(x.fn).Params().Index().Id(x.typ).Add(inline(Return(Qual(rt, "All").Index(Id(x.typ)).Call(Id(x.count)))))
 	}
 	f.Line()
+	if m.Chart != nil {
+		g.nodes(f)
+	}
 
 	// IsTerminal and group membership.
 	var terminals []Code

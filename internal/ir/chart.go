@@ -1,9 +1,6 @@
 package ir
 
-import (
-	"errors"
-	"strings"
-)
+import "strings"
 
 // Chart is the state tree of a machine whose spec nests states (a statechart). Lowering
 // compiles it into the flat machine every tool runs: each reachable configuration (set of
@@ -112,7 +109,3 @@ func ConfigName(atomic []*Node) string {
 type MemCond struct {
 	Slot, Value int
 }
-
-// ErrChartCode is what the Go emitters return for a statechart: its Go code and tests are
-// not generated yet (check, sim and the diagrams handle it).
-var ErrChartCode = errors.New("Go code and tests for a statechart (nested or parallel states) are not generated yet; fsmgen check and sim run it")

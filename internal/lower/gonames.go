@@ -39,15 +39,15 @@ func PackageDecls() []Reserved {
 	out = append(out, reserved("type", "State", "Event", "Role", "Checkpoint", "TimeoutLevel", "Clock", "loggedTransition",
 		"FieldError", "StoreError", "CheckpointError", "IdempotencyRecord", "ValidationError", "GuardError",
 		"InvalidTransitionError", "LimitError", "NoChoiceError", "NoHistoryError", "PermissionError",
-		"IdempotencyConflictError", "idempotencyRecord", "systemClock")...)
+		"IdempotencyConflictError", "idempotencyRecord", "systemClock", "Node", "EventlessLoopError")...)
 	out = append(out, reserved("variable", "ErrRefused", "ErrInvalidTransition", "ErrGuard", "ErrPermission",
 		"ErrNoChoice", "ErrNoHistory", "ErrLimit", "ErrValidation", "ErrIdempotencyConflict", "ErrStoreConflict",
 		"ErrNotRegistered", "ErrInvalidSnapshot", "ErrInvalidLog", "stateNames", "eventNames", "roleNames", "checkpointNames", "timeoutLevelNames",
 		"guardRefusals", "invalidTransitions", "moves", "plainPermitted", "noInput", "defaultTimeouts", "counterLimits",
-		"loggedTransitions", "resetOnSuccess", "fsmSpec", "fsmrt", "plainSteps", "def", "ops")...)
-	out = append(out, reserved("constant", "NumStates", "NumEvents", "RoleNone", "LevelNone", "noCheckpoint")...)
+		"loggedTransitions", "resetOnSuccess", "fsmSpec", "fsmrt", "plainSteps", "def", "ops", "ErrEventlessLoop", "nodeNames")...)
+	out = append(out, reserved("constant", "NumStates", "NumEvents", "NumNodes", "RoleNone", "LevelNone", "noCheckpoint")...)
 	out = append(out, reserved("function", "States", "Events", "ParseState", "ParseEvent", "ParseRole",
-		"ParseCheckpoint", "ParseTimeoutLevel", "accepted", "accepts", "moveRefused", "moveStep", "init")...)
+		"ParseCheckpoint", "ParseTimeoutLevel", "ParseNode", "Nodes", "accepted", "accepts", "moveRefused", "moveStep", "init")...)
 	return out
 }
 
@@ -71,7 +71,7 @@ func MachineDecls(T string) []Reserved {
 // n<Counter>, prev<State>, prev<State>Set and payload<Event> fields.
 func MachineMembers() []Reserved {
 	var out []Reserved
-	out = append(out, reserved("method", "Fire", "FireWith", "Can", "CanWith", "Permitted", "PermittedWith",
+	out = append(out, reserved("method", "Fire", "FireWith", "Can", "CanWith", "Permitted", "PermittedWith", "Start", "StartWith", "Started",
 		"State", "Seq", "SetStore", "SetLogger", "Remembered", "History", "Snapshot", "Clock", "SetClock",
 		"Timeout", "SetTimeout", "TimeoutLevel", "TimeInState", "TotalTime", "TimeByState", "EnteredAt",
 		"CreatedAt", "Expire", "apply", "commit", "counter", "enter", "exit", "fire", "logEntry", "logRefusal",

@@ -510,7 +510,7 @@ func (o *oracle) exhaustive() {
 	countersDone := map[*ir.Transition]bool{}
 	resetDone := map[*ir.Counter]bool{}
 	for _, s := range m.States {
-		for _, e := range m.Events {
+		for _, e := range fireable(m) {
 			b := o.add(o.base(s, e))
 			ts := m.Lookup(s, e)
 			if len(ts) == 0 {
@@ -652,7 +652,7 @@ func (o *oracle) exhaustive() {
 		}
 	}
 	if o.model.Idem != nil {
-		for _, e := range m.Events {
+		for _, e := range fireable(m) {
 			if e != o.model.Idem.Event {
 				o.model.IdemOther = e
 				break
@@ -775,7 +775,7 @@ func (o *oracle) paths() {
 	const limit = 20000
 	for head := 0; head < len(nodes) && len(seen) < limit && len(found) < len(m.States); head++ {
 		n := nodes[head]
-		for _, e := range m.Events {
+		for _, e := range fireable(m) {
 			ts := m.Lookup(n.x.State, e)
 			if len(ts) == 0 {
 				continue
@@ -963,7 +963,7 @@ func (o *oracle) anon() {
 	m := o.m
 	for _, s := range m.States {
 		var rows []*Row
-		for _, e := range m.Events {
+		for _, e := range fireable(m) {
 			r := &Row{Name: s.Name + "/" + e.Name, From: s, Event: e, Guards: o.hookGuards()}
 			o.run(r)
 			rows = append(rows, r)
@@ -1018,4 +1018,15 @@ func (o *oracle) payloads() {
 			}
 		}
 	}
+}
+
+// fireable lists the events the program fires: a statechart raises the others itself.
+func fireable(m *ir.Machine) []*ir.Event {
+	var out []*ir.Event
+	for _, e := range m.Events {
+		if !e.Internal {
+			out = append(out, e)
+		}
+	}
+	return out
 }

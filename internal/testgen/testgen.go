@@ -29,9 +29,6 @@ func Filename(base string) string { return base + "_fsm_test.go" }
 
 // Generate renders the test file for a machine whose code gogen generated from source.
 func Generate(m *ir.Machine, source string) ([]byte, error) {
-	if m.Chart != nil {
-		return nil, ir.ErrChartCode
-	}
 	model := Build(m)
 	t, err := template.New("tests").Funcs(funcs(m)).Parse(testsTemplate)
 	if err != nil {
@@ -347,7 +344,7 @@ func (v view) RowsByState() [][]*Row {
 func (v view) Accepted() [][]*ir.Event {
 	out := make([][]*ir.Event, len(v.M.States))
 	for _, s := range v.M.States {
-		for _, e := range v.M.Events {
+		for _, e := range fireable(v.M) {
 			if len(v.M.Lookup(s, e)) > 0 {
 				out[s.Index] = append(out[s.Index], e)
 			}

@@ -84,15 +84,6 @@ func (m *Module) Add(name string, data []byte) (bool, error) {
 	if ds.HasErrors() {
 		return false, nil
 	}
-	if mach.Chart != nil {
-		// A statechart's Go code is not generated yet (gogen refuses it): its diagrams
-		// and document are all there is to render.
-		if _, err := markdown.Document(mach, mermaid.StateDiagram(mach)); err != nil {
-			return true, fmt.Errorf("%s: Markdown: %v", name, err)
-		}
-		_, _ = mermaid.File(mach), dot.Graph(mach)
-		return true, nil
-	}
 	code, err := gogen.Generate(mach, specPath)
 	if err != nil {
 		return true, fmt.Errorf("%s: Go code: %v", name, err)
