@@ -162,7 +162,7 @@ func (m *Machine[S, E, R, C, X]) SetStore(s Store) {
 		m.undo = &undo[S, E, C, X]{
 			counters: make([]int, len(m.counters)), memory: make([]S, len(m.memory)),
 			remembered: make([]bool, len(m.remembered)), timeByState: make([]time.Duration, len(m.timeByState)),
-			mem: make([]int32, len(m.mem)),
+			mem:  make([]int32, len(m.mem)),
 			deep: sharesMemory(reflect.TypeFor[C]()),
 		}
 		m.undo.enc = json.NewEncoder(&m.undo.buf)
