@@ -144,6 +144,8 @@ type Model struct {
 	// Anon is, by state and event, the outcome of firing with the fixture's inputs and no
 	// role (every hook guard holding, the good context and payload, every policy on).
 	Anon [][]*Row
+	// Walks are a statechart's runs from its start (nil for a flat machine).
+	Walks []Walk
 	// RegistryEvent is the first event without payload (nil: every event has one), the one
 	// the registry test fires through the registry.
 	RegistryEvent *ir.Event
@@ -209,6 +211,9 @@ func Build(m *ir.Machine) *Model {
 	o.anon()
 	o.permitted()
 	o.payloads()
+	if m.Chart != nil {
+		o.walks()
+	}
 	return o.model
 }
 
@@ -938,6 +943,7 @@ func clone(x *interp.Machine) *interp.Machine {
 	if x.Memory != nil {
 		y.Memory = append([]*ir.State(nil), x.Memory...)
 	}
+	y.Mem = slices.Clone(x.Mem)
 	return &y
 }
 
