@@ -20,6 +20,7 @@ func verbFlags() []verbWithFlags {
 		{"diagram", []string{"--format"}},
 		{"check", []string{"--format", "--warnings-as-errors"}},
 		{"sim", []string{"--events", "--event", "--guard", "--as", "--policy", "--set", "--json"}},
+		{"import", []string{"--from", "-o", "--force", "--machine", "--package"}},
 		{"schema", nil},
 		{"version", nil},
 		{"help", nil},
