@@ -18,23 +18,24 @@ import (
 // op is one round of a fixed cycle of 12 events, each accepted, that ends where it began:
 //
 //   - nested: the statechart, from on.idle with the deep history holding where the last
-//     round powered off. 8 of the 12 events are plain moves within a configuration's row of
-//     the table (a region's transition, or one declared on a parent state); 4 are
-//     macrosteps the engine runs from the tables: admit (the lobby's final state, then the
-//     done transition into the call's three regions), power off (recording the deep
-//     history), power on (restoring it) and leave (ended, then its eventless transition
-//     back to idle).
-//   - nested-actions: the same with an entry and an exit action on the call (bench/chartact),
+//     round powered off (chartCycle). 8 of the 12 events are plain moves, one entry of the
+//     table (a region's transition, or one declared on a parent state); 4 are macrosteps
+//     the engine runs from the tables: admit (the lobby's final state, then the done
+//     transition into the call's three regions), power off (recording the deep history),
+//     power on (restoring it) and leave (ended, then its eventless transition to idle).
+//   - nested-plain: the statechart within the call, 12 plain moves of its regions and of
+//     transitions declared on their compound states (chartPlainCycle).
+//   - nested-actions: nested with an entry and an exit action on the call (bench/chartact),
 //     called through the generated hooks.
 //   - flat: the flat twin, 12 plain transitions (six forward along its ring, six back).
 //   - flat/table: the flat twin written by hand as an array lookup (hand.ChartFlat), the
 //     floor.
 
-// chartCycle is the nested machine's cycle, with the configuration after each event.
-var chartCycle = []struct {
-	event string
-	state string
-}{
+// chartStep is an event of a cycle and the configuration after it.
+type chartStep struct{ event, state string }
+
+// chartCycle is the nested machine's cycle, from on.idle.
+var chartCycle = []chartStep{
 	{"join", "on.joining.devices"},
 	{"ready", "on.joining.lobby"},
 	{"admit", "on.call.audio.live.talking,on.call.video.camera_off,on.call.link.good"}, // done transition
@@ -49,13 +50,31 @@ var chartCycle = []struct {
 	{"leave", "on.idle"}, // from call: ended, then the eventless transition
 }
 
+// chartPlainCycle is a cycle within the call, from its initial configuration (after join,
+// ready, admit): no macrostep.
+var chartPlainCycle = []chartStep{
+	{"cam_on", "on.call.audio.live.talking,on.call.video.camera_on.plain,on.call.link.good"},
+	{"degrade", "on.call.audio.live.talking,on.call.video.camera_on.plain,on.call.link.poor"},
+	{"mute", "on.call.audio.muted,on.call.video.camera_on.plain,on.call.link.poor"},
+	{"blur", "on.call.audio.muted,on.call.video.camera_on.blurred,on.call.link.poor"},
+	{"share", "on.call.audio.muted,on.call.video.sharing,on.call.link.poor"},
+	{"drop", "on.call.audio.muted,on.call.video.sharing,on.call.link.lost"},
+	{"unshare", "on.call.audio.muted,on.call.video.camera_on.plain,on.call.link.lost"},
+	{"restore", "on.call.audio.muted,on.call.video.camera_on.plain,on.call.link.good"},
+	{"unmute", "on.call.audio.live.talking,on.call.video.camera_on.plain,on.call.link.good"},
+	{"listen", "on.call.audio.live.listening,on.call.video.camera_on.plain,on.call.link.good"},
+	{"cam_off", "on.call.audio.live.listening,on.call.video.camera_off,on.call.link.good"},
+	{"talk", "on.call.audio.live.talking,on.call.video.camera_off,on.call.link.good"},
+}
+
 // chartHistory is what the deep history holds once a round has powered off.
 const chartHistory = "on.call.audio.muted,on.call.video.sharing,on.call.link.poor"
 
 var (
-	chartEvents    = mapIdx(seq(len(chartCycle)), func(i int) chart.Event { return must(chart.ParseEvent(chartCycle[i].event)) })
-	chartActEvents = mapIdx(seq(len(chartCycle)), func(i int) chartact.Event { return must(chartact.ParseEvent(chartCycle[i].event)) })
-	chartFlatSpec  = specgen.ChartFlat()
+	chartEvents      = chartEventsOf(chartCycle, chart.ParseEvent)
+	chartPlainEvents = chartEventsOf(chartPlainCycle, chart.ParseEvent)
+	chartActEvents   = chartEventsOf(chartCycle, chartact.ParseEvent)
+	chartFlatSpec    = specgen.ChartFlat()
 	// The flat cycle starts in chartFlatStart, in the run of call configurations, all of
 	// which have a back transition.
 	chartFlatStart                 = 5
@@ -64,10 +83,10 @@ var (
 	chartFlatHand                  = mapIdx(chartFlatPath, func(i int) hand.BigEvent { return hand.BigEvent(i) })
 )
 
-func seq(n int) []int {
-	out := make([]int, n)
-	for i := range out {
-		out[i] = i
+func chartEventsOf[E any](cycle []chartStep, parse func(string) (E, error)) []E {
+	out := make([]E, len(cycle))
+	for i, c := range cycle {
+		out[i] = must(parse(c.event))
 	}
 	return out
 }
@@ -99,10 +118,18 @@ func flatCycle(m specgen.Machine, start, n int) (events, states []int) {
 // so that the deep history holds what every later round restores.
 func newChart(tb testing.TB) *chart.Chart {
 	m := chart.NewChart()
-	if _, err := m.Fire(ctx, chart.EventPower); err != nil {
-		tb.Fatal(err)
+	for _, e := range append([]chart.Event{chart.EventPower}, chartEvents...) {
+		if _, err := m.Fire(ctx, e); err != nil {
+			tb.Fatal(err)
+		}
 	}
-	for _, e := range chartEvents {
+	return m
+}
+
+// newChartInCall returns the nested machine at the start of chartPlainCycle, in the call.
+func newChartInCall(tb testing.TB) *chart.Chart {
+	m := newChart(tb)
+	for _, e := range chartEvents[:3] {
 		if _, err := m.Fire(ctx, e); err != nil {
 			tb.Fatal(err)
 		}
@@ -123,10 +150,7 @@ func (h *mediaHooks) StopMedia(context.Context, *chartact.ChartActions, chartact
 
 func newChartActions(tb testing.TB, h *mediaHooks) *chartact.ChartActions {
 	m := chartact.NewChartActions(h)
-	if _, err := m.Fire(ctx, chartact.EventPower); err != nil {
-		tb.Fatal(err)
-	}
-	for _, e := range chartActEvents {
+	for _, e := range append([]chartact.Event{chartact.EventPower}, chartActEvents...) {
 		if _, err := m.Fire(ctx, e); err != nil {
 			tb.Fatal(err)
 		}
@@ -142,6 +166,12 @@ func newChartFlat(tb testing.TB) *chartflat.ChartFlat {
 	return m
 }
 
+func newChartFlatHand() *hand.ChartFlat {
+	m := &hand.ChartFlat{}
+	m.SetState(hand.BigState(chartFlatStart))
+	return m
+}
+
 func BenchmarkChart(b *testing.B) {
 	for _, r := range []struct {
 		machine, impl string
@@ -151,6 +181,16 @@ func BenchmarkChart(b *testing.B) {
 			m := newChart(b)
 			for b.Loop() {
 				for _, e := range chartEvents {
+					if _, err := m.Fire(ctx, e); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		}},
+		{"nested-plain", "fsmgen", func(b *testing.B) {
+			m := newChartInCall(b)
+			for b.Loop() {
+				for _, e := range chartPlainEvents {
 					if _, err := m.Fire(ctx, e); err != nil {
 						b.Fatal(err)
 					}
@@ -178,8 +218,7 @@ func BenchmarkChart(b *testing.B) {
 			}
 		}},
 		{"flat", "table", func(b *testing.B) {
-			var m hand.ChartFlat
-			m.SetState(hand.BigState(chartFlatStart))
+			m := newChartFlatHand()
 			for b.Loop() {
 				for _, e := range chartFlatHand {
 					if _, err := m.Fire(e); err != nil {
@@ -196,10 +235,10 @@ func BenchmarkChart(b *testing.B) {
 	}
 }
 
-// TestChartCycle: every event of each cycle is accepted and lands where the cycle says,
+// TestChartCycles: every event of each cycle is accepted and lands where the cycle says,
 // the nested machine's macrosteps record and restore the deep history and run the call's
 // actions, and each cycle ends where it began.
-func TestChartCycle(t *testing.T) {
+func TestChartCycles(t *testing.T) {
 	m := newChart(t)
 	h := &mediaHooks{}
 	a := newChartActions(t, h)
@@ -207,13 +246,13 @@ func TestChartCycle(t *testing.T) {
 	for i, c := range chartCycle {
 		for _, got := range []string{must(m.Fire(ctx, chartEvents[i])).String(), must(a.Fire(ctx, chartActEvents[i])).String()} {
 			if got != c.state {
-				t.Fatalf("step %d (%s): %s, want %s", i, c.event, got, c.state)
+				t.Fatalf("nested step %d (%s): %s, want %s", i, c.event, got, c.state)
 			}
 		}
-		if c.event == "power" && c.state == "off" {
+		if i == 7 {
 			for _, hist := range []map[string]string{m.Snapshot().History, a.Snapshot().History} {
 				if hist["on.hist"] != chartHistory {
-					t.Fatalf("step %d: history %v, want on.hist %s", i, hist, chartHistory)
+					t.Fatalf("nested step %d (%s): history %v, want on.hist %s", i, c.event, hist, chartHistory)
 				}
 			}
 		}
@@ -223,30 +262,38 @@ func TestChartCycle(t *testing.T) {
 		t.Errorf("a round ran start_media %d times and stop_media %d times, want 2 and 2", h.starts, h.stops)
 	}
 
-	f := newChartFlat(t)
-	var ft hand.ChartFlat
-	ft.SetState(hand.BigState(chartFlatStart))
+	p := newChartInCall(t)
+	if got, want := p.State().String(), chartPlainCycle[len(chartPlainCycle)-1].state; got != want {
+		t.Fatalf("nested-plain starts in %s, want %s", got, want)
+	}
+	for i, c := range chartPlainCycle {
+		if got := must(p.Fire(ctx, chartPlainEvents[i])).String(); got != c.state {
+			t.Fatalf("nested-plain step %d (%s): %s, want %s", i, c.event, got, c.state)
+		}
+	}
+
+	f, ft := newChartFlat(t), newChartFlatHand()
+	if len(chartFlatEvents) != len(chartCycle) || len(chartPlainCycle) != len(chartCycle) {
+		t.Fatalf("cycles of %d (flat), %d (nested-plain) and %d (nested) events", len(chartFlatEvents), len(chartPlainCycle), len(chartCycle))
+	}
 	for i, e := range chartFlatEvents {
-		to := must(f.Fire(ctx, e))
-		toHand := must(ft.Fire(chartFlatHand[i]))
+		to, toHand := must(f.Fire(ctx, e)), must(ft.Fire(chartFlatHand[i]))
 		if int(to) != chartFlatStates[i] || int(toHand) != chartFlatStates[i] {
 			t.Fatalf("flat step %d (%s): fsmgen %s, table s%02d, want s%02d", i, e, to, toHand, chartFlatStates[i])
 		}
 	}
-	if int(f.State()) != chartFlatStart || len(chartFlatEvents) != len(chartCycle) {
-		t.Errorf("the flat cycle ends in %s after %d events, want s%02d after %d", f.State(), len(chartFlatEvents), chartFlatStart, len(chartCycle))
+	if int(f.State()) != chartFlatStart {
+		t.Errorf("the flat cycle ends in %s, want s%02d", f.State(), chartFlatStart)
 	}
 }
 
 // TestChartAllocs: Fire allocates nothing on the nested machine, macrosteps included
 // (done and eventless transitions, recording and restoring the deep history), with and
-// without actions, nor on the flat twin and the table.
+// without actions, nor on the flat twin and the table. (A new machine's first macrostep
+// grows its queue of raised events and its list of microsteps: newChart has taken one.)
 func TestChartAllocs(t *testing.T) {
-	m := newChart(t)
-	a := newChartActions(t, &mediaHooks{})
-	f := newChartFlat(t)
-	var ft hand.ChartFlat
-	ft.SetState(hand.BigState(chartFlatStart))
+	m, p, a := newChart(t), newChartInCall(t), newChartActions(t, &mediaHooks{})
+	f, ft := newChartFlat(t), newChartFlatHand()
 	for _, c := range []struct {
 		name  string
 		round func()
@@ -254,6 +301,13 @@ func TestChartAllocs(t *testing.T) {
 		{"nested", func() {
 			for _, e := range chartEvents {
 				if _, err := m.Fire(ctx, e); err != nil {
+					panic(err)
+				}
+			}
+		}},
+		{"nested-plain", func() {
+			for _, e := range chartPlainEvents {
+				if _, err := p.Fire(ctx, e); err != nil {
 					panic(err)
 				}
 			}
@@ -284,7 +338,8 @@ func TestChartAllocs(t *testing.T) {
 			t.Errorf("%s: %v allocations per round of %d events, want 0", c.name, n, len(chartCycle))
 		}
 	}
-	// Each event on its own, the macrosteps in particular, as AllocsPerRun counts.
+	// Each event of the nested cycle on its own, the macrosteps in particular, counted as
+	// AllocsPerRun counts.
 	var before, after runtime.MemStats
 	for range 10 {
 		for i, e := range chartEvents {
@@ -295,7 +350,7 @@ func TestChartAllocs(t *testing.T) {
 				t.Fatal(err)
 			}
 			if n := after.Mallocs - before.Mallocs; n != 0 {
-				t.Fatalf("step %d (%s): %d allocations", i, chartCycle[i].event, n)
+				t.Fatalf("nested step %d (%s): %d allocations", i, chartCycle[i].event, n)
 			}
 		}
 	}
@@ -304,9 +359,10 @@ func TestChartAllocs(t *testing.T) {
 // TestChartSameSize: the flat twin has as many states as the statechart has configurations,
 // as many events as the program fires on it, and the same number of transitions from each
 // state as the configurations accept events; specgen's configurations are the generated
-// code's States.
+// code's States, and accept the events specgen says.
 func TestChartSameSize(t *testing.T) {
-	configs := specgen.Chart().Configurations()
+	c := specgen.Chart()
+	configs := c.Configurations()
 	for _, n := range []struct {
 		what      string
 		got, want int
@@ -314,9 +370,15 @@ func TestChartSameSize(t *testing.T) {
 		{"chart's states", chart.NumStates, len(configs)},
 		{"chartact's states", chartact.NumStates, len(configs)},
 		{"chartflat's states", chartflat.NumStates, len(configs)},
-		{"chart's events", chart.NumEvents, len(specgen.Chart().Events)},
-		{"chartflat's events", chartflat.NumEvents, len(specgen.Chart().Events)},
+		{"chart's events", chart.NumEvents, len(c.Events)},
+		{"chartflat's events", chartflat.NumEvents, len(c.Events)},
+		{"chartflat's transitions", len(chartFlatSpec.Transitions), 0},
 	} {
+		if n.what == "chartflat's transitions" {
+			for _, cf := range configs {
+				n.want += len(cf.Accepts)
+			}
+		}
 		if n.got != n.want {
 			t.Fatalf("%s: %d, want %d", n.what, n.got, n.want)
 		}

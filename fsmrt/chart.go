@@ -114,7 +114,7 @@ func (m *Machine[S, E, R, C, X]) StartWith(ctx context.Context, in Input[R]) err
 	}
 	d := m.def
 	c := d.Chart
-	if m.store != nil {
+	if m.undo != nil {
 		m.keep()
 	}
 	from := m.state
@@ -124,13 +124,12 @@ func (m *Machine[S, E, R, C, X]) StartWith(ctx context.Context, in Input[R]) err
 	if d.Timing {
 		st.At = m.now(&in)
 	}
-	for _, a := range c.Start {
-		m.act(ctx, a, st)
+	err := m.acts(ctx, c.Start, st)
+	if err == nil {
+		err = m.settle(ctx, st, c.StartRaise)
 	}
-	if err := m.settle(ctx, st, c.StartRaise); err != nil {
-		if m.store != nil {
-			m.rollback()
-		}
+	if err != nil {
+		_, err = m.fail(st, err)
 		return err
 	}
 	m.unstarted = false
@@ -180,7 +179,10 @@ func (m *Machine[S, E, R, C, X]) settle(ctx context.Context, st Step[S, E, R], r
 			if t := m.first(ctx, c.Always, st); t >= 0 {
 				q = append(q, d.Transitions[t].Raise...)
 				again = d.Transitions[t].Changes
-				m.microstep(ctx, t, st)
+				if err := m.microstep(ctx, t, st); err != nil {
+					m.queue = q[:0]
+					return err
+				}
 				continue
 			}
 		}
@@ -191,7 +193,10 @@ func (m *Machine[S, E, R, C, X]) settle(ctx context.Context, st Step[S, E, R], r
 		head++
 		if t := m.first(ctx, e, st); t >= 0 {
 			q = append(q, d.Transitions[t].Raise...)
-			m.microstep(ctx, t, st)
+			if err := m.microstep(ctx, t, st); err != nil {
+				m.queue = q[:0]
+				return err
+			}
 		}
 		again = true
 	}
@@ -227,16 +232,18 @@ func (m *Machine[S, E, R, C, X]) remembers(mem []Memory) bool {
 }
 
 // microstep takes transition t of a statechart raised in the macrostep of st: its actions,
-// the history it records and the configuration it enters.
-func (m *Machine[S, E, R, C, X]) microstep(ctx context.Context, t int32, st Step[S, E, R]) {
+// the history it records and the configuration it enters. An action that fails stops it
+// (the caller puts the machine back).
+func (m *Machine[S, E, R, C, X]) microstep(ctx context.Context, t int32, st Step[S, E, R]) error {
 	tr := &m.def.Transitions[t]
 	st.From, st.To = m.state, S(tr.Target)
-	for _, a := range tr.Actions {
-		m.act(ctx, a, st)
+	if err := m.acts(ctx, tr.Actions, st); err != nil {
+		return err
 	}
 	m.record(tr)
 	m.state = S(tr.Target)
 	m.micro = append(m.micro, t)
+	return nil
 }
 
 // record writes the history t records.

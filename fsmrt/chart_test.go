@@ -55,14 +55,16 @@ type chMachine = Machine[chState, chEvent, NoRole, chContext, None]
 type chOps struct {
 	m     *chMachine
 	loop  bool
+	fail  error // what en_a returns
 	calls []string
 }
 
 func (o *chOps) Guard(_ context.Context, g int, _ Step[chState, chEvent, NoRole]) bool { return o.loop }
 
-func (o *chOps) Act(_ context.Context, a int, st Step[chState, chEvent, NoRole]) {
+func (o *chOps) Act(_ context.Context, a int, st Step[chState, chEvent, NoRole]) error {
 	o.m.Context.Entered++
 	o.calls = append(o.calls, "en_a")
+	return o.fail
 }
 
 var chDef = Def[chState, chEvent, NoRole]{
@@ -301,5 +303,81 @@ func TestChartFireAllocatesNothing(t *testing.T) {
 	})
 	if n != 0 {
 		t.Errorf("Fire allocates %v per run", n)
+	}
+}
+
+// mayFail marks action a of richDef may_fail, under name.
+func mayFail(a int, name string) func(*tDef) {
+	return func(d *tDef) {
+		if d.MayFail == nil {
+			d.MayFail = make([]string, 9)
+		}
+		d.MayFail[a] = name
+	}
+}
+
+func TestActionFailureRefuses(t *testing.T) {
+	boom := errors.New("mail server down")
+	for _, a := range []int{4, 0, 5} { // draft's exit action, submit's, review's entry action
+		for _, store := range []bool{false, true} {
+			r := newRig(mayFail(a, "act"))
+			if store {
+				r.m.SetStore(NewMemoryStore())
+			}
+			r.ops.actErr = map[int]error{a: boom}
+			before, _ := json.Marshal(r.m.Snapshot())
+			seq, hist := r.m.Seq(), len(History(r.m))
+			to, err := r.m.Fire(bg, eSubmit)
+			var ae *ActionError[tState, tEvent]
+			if !errors.As(err, &ae) || !errors.Is(err, ErrActionFailed) || !errors.Is(err, ErrRefused) || !errors.Is(err, boom) {
+				t.Fatalf("action %d fails: %v", a, err)
+			}
+			if ae.State != sDraft || ae.Event != eSubmit || ae.Action != "act" || to != sDraft || r.m.State() != sDraft {
+				t.Errorf("action %d fails: %+v, in %s", a, ae, r.m.State())
+			}
+			if ae.Reason() != "action_failed" || !strings.Contains(err.Error(), "draft on submit: action act failed: mail server down") {
+				t.Errorf("message %q", err)
+			}
+			// Nothing changed: state, counters, context (the actions before it changed it), log.
+			if after, _ := json.Marshal(r.m.Snapshot()); string(after) != string(before) || r.m.Seq() != seq || len(History(r.m)) != hist {
+				t.Errorf("action %d (store %v) failed and the machine changed:\n%s\n%s", a, store, before, after)
+			}
+			r.ops.actErr = nil
+			if to, err := r.m.Fire(bg, eSubmit); err != nil || to != sReview {
+				t.Errorf("after the failure: %s %v", to, err)
+			}
+		}
+	}
+}
+
+func TestChartActionFailure(t *testing.T) {
+	ctx := context.Background()
+	boom := errors.New("no session")
+	chDef.MayFail = []string{"en_a"}
+	defer func() { chDef.MayFail = nil }()
+	m, o := newChart()
+	o.fail = boom
+	// On starting: still not started, its context as before.
+	if err := m.Start(ctx); !errors.Is(err, boom) || m.Started() || m.Context.Entered != 0 {
+		t.Fatalf("start: %v, started %v, entered %d", err, m.Started(), m.Context.Entered)
+	}
+	var ae *ActionError[chState, chEvent]
+	if _, err := m.Fire(ctx, chNext); !errors.As(err, &ae) || !ae.Starting || !strings.Contains(err.Error(), "on starting") {
+		t.Fatalf("fire before a start that fails: %v", err)
+	}
+	o.fail = nil
+	for _, e := range []chEvent{chNext, chOut} {
+		if _, err := m.Fire(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// back enters a again, whose entry action fails: still in b, a.h as recorded.
+	o.fail = boom
+	before := chartJSON(t, m)
+	if to, err := m.Fire(ctx, chBack); !errors.As(err, &ae) || to != chB || ae.State != chB || ae.Event != chBack {
+		t.Fatalf("back: %s %v", to, err)
+	}
+	if after := chartJSON(t, m); after != before {
+		t.Errorf("the machine changed:\n%s\n%s", before, after)
 	}
 }

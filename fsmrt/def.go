@@ -86,6 +86,10 @@ type Def[S StateType, E, R EnumType] struct {
 	// Chart describes a statechart (nil for a flat machine): its States are its
 	// configurations and its Transitions its microsteps.
 	Chart *Chart
+	// MayFail names, by action, the actions the spec marks may_fail ("" for the others);
+	// nil when none is. Their errors refuse the transition, and the machine keeps what a
+	// transition changes to put it back (as a machine with a store does).
+	MayFail []string
 
 	// Built by Init.
 	pairIndex      []int32 // by state*NumEvents+event: index+1 into Pairs, 0 for none
@@ -234,9 +238,10 @@ type Guards[S StateType, E, R EnumType] interface {
 	Guard(ctx context.Context, g int, st Step[S, E, R]) bool
 }
 
-// Actions runs action a (a transition's, or a state's entry or exit action).
+// Actions runs action a (a transition's, or a state's entry or exit action). An error,
+// from an action the spec marks may_fail, refuses the transition (ActionError).
 type Actions[S StateType, E, R EnumType] interface {
-	Act(ctx context.Context, a int, st Step[S, E, R])
+	Act(ctx context.Context, a int, st Step[S, E, R]) error
 }
 
 // Requirer returns what c lacks of the fields state s requires (nil when nothing), and

@@ -13,7 +13,7 @@ import (
 type quietOps struct{ ok bool }
 
 func (o quietOps) Guard(context.Context, int, tStep) bool     { return o.ok }
-func (quietOps) Act(context.Context, int, tStep)              {}
+func (quietOps) Act(context.Context, int, tStep) error        { return nil }
 func (quietOps) Require(tState, *tCtx) []FieldError           { return nil }
 func (quietOps) SetField(c *tCtx, f int, text string)         { *c.field(f) = text }
 func (quietOps) Policy(int) bool                              { return true }

@@ -181,6 +181,7 @@ type tOps struct {
 	policies map[int]bool
 	requires map[tState][]int // the context fields each state requires
 	cpErr    error
+	actErr   map[int]error // the actions that fail, with their error
 
 	asked      []int   // guards evaluated, in order
 	guardSteps []tStep // the step each guard saw
@@ -195,12 +196,13 @@ func (o *tOps) Guard(_ context.Context, g int, st tStep) bool {
 	return o.guards[g]
 }
 
-func (o *tOps) Act(_ context.Context, a int, st tStep) {
+func (o *tOps) Act(_ context.Context, a int, st tStep) error {
 	o.acts = append(o.acts, fmt.Sprintf("a%d %s->%s", a, st.From, st.To))
 	o.steps = append(o.steps, st)
 	if o.m != nil {
 		o.m.Context.N++
 	}
+	return o.actErr[a]
 }
 
 func (o *tOps) Require(s tState, c *tCtx) []FieldError {

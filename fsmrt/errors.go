@@ -20,6 +20,7 @@ var (
 	ErrLimit               = errors.New("fsm: limit reached")
 	ErrValidation          = errors.New("fsm: validation failed")
 	ErrIdempotencyConflict = errors.New("fsm: idempotency key reused for another transition")
+	ErrActionFailed        = errors.New("fsm: action failed")
 	// ErrNotRegistered says no machine with that ID is in a Registry.
 	ErrNotRegistered = errors.New("fsm: not registered")
 )
@@ -326,3 +327,38 @@ func (e *IdempotencyConflictError[S, E]) Is(target error) bool {
 
 // Reason names the kind of refusal as `fsmgen sim` does: "idempotency_conflict".
 func (e *IdempotencyConflictError[S, E]) Reason() string { return "idempotency_conflict" }
+
+// ActionError says an action the spec marks may_fail failed while the transition was
+// taken: the event is refused and the machine is as it was before it (state, history,
+// counters, context; nothing logged, no effect kept). Actions that ran before it have run.
+// It wraps the action's error.
+type ActionError[S StateType, E EnumType] struct {
+	State S
+	Event E
+	// Starting says the action ran on starting a statechart (Start; Event is not set).
+	Starting bool
+	// Action is the action's name in the spec.
+	Action string
+	Err    error
+	spec   *Spec
+}
+
+// Error describes the refusal and the action's error.
+func (e *ActionError[S, E]) Error() string {
+	on := "on " + e.Event.String()
+	if e.Starting {
+		on = "on starting"
+	}
+	return fmt.Sprintf("%s%s %s: action %s failed: %v", e.spec.prefix(), e.State, on, e.Action, e.Err)
+}
+
+// Is matches ErrActionFailed and ErrRefused.
+func (e *ActionError[S, E]) Is(target error) bool {
+	return target == ErrActionFailed || target == ErrRefused
+}
+
+// Unwrap returns the action's error.
+func (e *ActionError[S, E]) Unwrap() error { return e.Err }
+
+// Reason names the kind of refusal as `fsmgen sim` does: "action_failed".
+func (e *ActionError[S, E]) Reason() string { return "action_failed" }

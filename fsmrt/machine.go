@@ -129,6 +129,9 @@ func Init[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, C, X], d *De
 			m.timeouts[i] = s.Timeout
 		}
 	}
+	if d.MayFail != nil {
+		m.newUndo()
+	}
 }
 
 // counter returns the slot of counter c for a transition leaving s.
@@ -159,14 +162,20 @@ func (m *Machine[S, E, R, C, X]) SetStore(s Store) {
 	m.store = s
 	m.setSlow()
 	if s != nil && m.undo == nil {
-		m.undo = &undo[S, E, C, X]{
-			counters: make([]int, len(m.counters)), memory: make([]S, len(m.memory)),
-			remembered: make([]bool, len(m.remembered)), timeByState: make([]time.Duration, len(m.timeByState)),
-			mem:  make([]int32, len(m.mem)),
-			deep: sharesMemory(reflect.TypeFor[C]()),
-		}
-		m.undo.enc = json.NewEncoder(&m.undo.buf)
+		m.newUndo()
 	}
+}
+
+// newUndo makes the record of what a transition changes, which the machine keeps when it
+// has a store or actions that may fail.
+func (m *Machine[S, E, R, C, X]) newUndo() {
+	m.undo = &undo[S, E, C, X]{
+		counters: make([]int, len(m.counters)), memory: make([]S, len(m.memory)),
+		remembered: make([]bool, len(m.remembered)), timeByState: make([]time.Duration, len(m.timeByState)),
+		mem:  make([]int32, len(m.mem)),
+		deep: sharesMemory(reflect.TypeFor[C]()),
+	}
+	m.undo.enc = json.NewEncoder(&m.undo.buf)
 }
 
 // undo is what a transition changes in a machine with a store, kept before it to put back
@@ -597,7 +606,7 @@ func (m *Machine[S, E, R, C, X]) take(ctx context.Context, st Step[S, E, R], in 
 	if dry {
 		return to, nil
 	}
-	if m.store != nil {
+	if m.undo != nil {
 		m.keep()
 	}
 	m.pending = m.pending[:0]
@@ -609,12 +618,12 @@ func (m *Machine[S, E, R, C, X]) take(ctx context.Context, st Step[S, E, R], in 
 		m.requirer.SetField(&m.Context, int(summaryField), summary)
 	}
 	if moved && d.exits {
-		for _, a := range d.States[st.From].Exit {
-			m.act(ctx, a, st)
+		if err := m.acts(ctx, d.States[st.From].Exit, st); err != nil {
+			return m.fail(st, err)
 		}
 	}
-	for _, a := range t.Actions {
-		m.act(ctx, a, st)
+	if err := m.acts(ctx, t.Actions, st); err != nil {
+		return m.fail(st, err)
 	}
 	m.count(t, st.From, trips, moved)
 	if moved && d.remembers && to != st.From && d.States[to].Remembers {
@@ -625,8 +634,8 @@ func (m *Machine[S, E, R, C, X]) take(ctx context.Context, st Step[S, E, R], in 
 		m.moveClock(st.From, st.At)
 	}
 	if moved && d.entries {
-		for _, a := range d.States[to].Entry {
-			m.act(ctx, a, st)
+		if err := m.acts(ctx, d.States[to].Entry, st); err != nil {
+			return m.fail(st, err)
 		}
 	}
 	if d.Chart != nil {
@@ -635,10 +644,7 @@ func (m *Machine[S, E, R, C, X]) take(ctx context.Context, st Step[S, E, R], in 
 		m.record(t)
 		m.micro = m.micro[:0]
 		if err := m.settle(ctx, st, t.Raise); err != nil {
-			if m.store != nil {
-				m.rollback()
-			}
-			return st.From, err
+			return m.fail(st, err)
 		}
 		st.To = m.state
 		to = st.To
@@ -654,6 +660,19 @@ func (m *Machine[S, E, R, C, X]) take(ctx context.Context, st Step[S, E, R], in 
 		return to, m.runEffects(ctx, st, in)
 	}
 	return to, nil
+}
+
+// fail refuses the step st whose action failed (or whose eventless transitions did not
+// settle): the machine is put back as it was before it, and the error says so.
+func (m *Machine[S, E, R, C, X]) fail(st Step[S, E, R], err error) (S, error) {
+	if m.undo != nil {
+		m.rollback()
+	}
+	m.pending = m.pending[:0]
+	if ae, ok := err.(*ActionError[S, E]); ok {
+		ae.State, ae.Event, ae.Starting = st.From, st.Event, st.Starting
+	}
+	return st.From, err
 }
 
 // count applies t's counter effects for a transition leaving from: increments (a tripped

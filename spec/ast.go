@@ -178,6 +178,8 @@ type Action struct {
 	Doc    Str
 	// Effect says the action runs after the transition is committed (from the outbox).
 	Effect Bool
+	// MayFail says the action's hook returns an error, which refuses the transition.
+	MayFail Bool
 }
 
 // Checkpoint is a declared persistence point.

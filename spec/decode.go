@@ -114,6 +114,8 @@ func (l *loader) decode(root *yaml.Node) *File {
 						a.Doc = l.str(v)
 					case "effect":
 						a.Effect = l.bool(v)
+					case "may_fail":
+						a.MayFail = l.bool(v)
 					}
 				})
 				f.Actions = append(f.Actions, a)

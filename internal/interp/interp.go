@@ -26,6 +26,9 @@ const (
 	// EventlessLoop: a statechart's eventless transitions and done events went on for
 	// more than MaxMicrosteps microsteps after the event; the event is refused.
 	EventlessLoop Reason = "eventless_loop"
+	// ActionFailed: an action marked may_fail failed while the transition was taken; the
+	// event is refused and nothing changes.
+	ActionFailed Reason = "action_failed"
 )
 
 // MaxMicrosteps bounds the microsteps one event may cause in a statechart.
@@ -44,6 +47,9 @@ type Rejection struct {
 	Event   *ir.Event
 	Message string
 	Errors  []FieldError // for MissingArtifacts and InvalidPayload
+	// Actions are, for ActionFailed, the actions run before the refusal, the failed one
+	// last (those before it have run; what they did to the machine is put back).
+	Actions []*ir.Action
 }
 
 func (r *Rejection) Error() string { return r.Message }
@@ -74,6 +80,41 @@ type Inputs struct {
 	// Payload holds the event's payload fields by index, as decoded JSON. When it is nil
 	// the payload is not checked (fsmgen sim); otherwise it is validated first.
 	Payload []any
+	// Fail says which actions marked may_fail fail (nil: none).
+	Fail func(a *ir.Action) bool
+}
+
+// failed returns, when one of the actions of a step fails, the actions run up to it (it
+// last); nil when none fails.
+func (in Inputs) failed(as []*ir.Action) []*ir.Action {
+	if in.Fail == nil {
+		return nil
+	}
+	for i, a := range as {
+		if a.MayFail && !a.Effect && in.Fail(a) {
+			var out []*ir.Action
+			for _, b := range as[:i+1] {
+				if !b.Effect {
+					out = append(out, b)
+				}
+			}
+			return out
+		}
+	}
+	return nil
+}
+
+// actionFailed is the refusal of a step whose action failed (ran: the actions run, it
+// last), made once the machine is back as it was.
+func (x *Machine) actionFailed(e *ir.Event, ran []*ir.Action) *Rejection {
+	a := ran[len(ran)-1]
+	on := "on starting"
+	if e != nil {
+		on = "on " + e.Name
+	}
+	r := &Rejection{Reason: ActionFailed, State: x.State, Event: e, Actions: ran,
+		Message: fmt.Sprintf("%s %s: action %s failed", x.State.Name, on, a.Name)}
+	return r
 }
 
 // Machine is one running instance.
@@ -116,8 +157,13 @@ func (x *Machine) Start(in Inputs) (*Step, *Rejection) {
 		return &Step{From: x.State, To: x.State}, nil
 	}
 	step := &Step{From: x.State, Actions: append([]*ir.Action(nil), c.StartActions...)}
+	state, mem := x.State, append([]int(nil), x.Mem...)
 	if rej := x.settle(step, c.StartRaise, in); rej != nil {
 		return nil, rej
+	}
+	if ran := in.failed(step.Actions); ran != nil {
+		x.State, x.Mem = state, mem
+		return nil, x.actionFailed(nil, ran)
 	}
 	step.To = x.State
 	return step, nil
@@ -273,7 +319,14 @@ func (x *Machine) Fire(e *ir.Event, in Inputs) (*Step, *Rejection) {
 			x.State, x.Mem = state, mem
 			return nil, rej
 		}
+		if ran := in.failed(p.step.Actions); ran != nil {
+			x.State, x.Mem = state, mem
+			return nil, x.actionFailed(e, ran)
+		}
 		return &p.step, nil
+	}
+	if ran := in.failed(p.step.Actions); ran != nil {
+		return nil, x.actionFailed(e, ran)
 	}
 	x.apply(p)
 	return &p.step, nil

@@ -400,6 +400,8 @@ type Action struct {
 	Doc    string
 	// Effect says the action runs after the transition is committed, not during it.
 	Effect bool
+	// MayFail says the action's hook returns an error, which refuses the transition.
+	MayFail bool
 }
 
 // Checkpoint is a named persistence point.

@@ -364,7 +364,10 @@ func (l *lowerer) declare() {
 		if dup("action", seen, a.Name) {
 			continue
 		}
-		ac := &ir.Action{Index: len(l.m.Actions), Name: a.Name.Value, GoName: hookGo.addAs("action", a.Name), Doc: a.Doc.Value, Effect: a.Effect.Value}
+		ac := &ir.Action{Index: len(l.m.Actions), Name: a.Name.Value, GoName: hookGo.addAs("action", a.Name), Doc: a.Doc.Value, Effect: a.Effect.Value, MayFail: a.MayFail.Value}
+		if a.Effect.Value && a.MayFail.Value {
+			l.ds.Errorf(a.MayFail.Pos, "action %q is an effect: an effect's hook always returns an error, which means \"deliver it again\", not \"refuse the transition\"; drop may_fail or effect", a.Name.Value)
+		}
 		l.m.Actions = append(l.m.Actions, ac)
 		l.ac[ac.Name] = ac
 	}
