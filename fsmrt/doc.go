@@ -18,12 +18,13 @@ package fsmrt
 //
 // so that code generated for a contract this runtime does not support fails to compile
 // (a negative constant does not convert to EnforceVersion): regenerate it with the fsmgen
-// of the same module version.
-const Version = 1
+// of the same module version. Version 2: Actions.Act returns an error (actions that may
+// fail), and a Def may describe a statechart.
+const Version = 2
 
 // MinVersion and MaxVersion bound the generated-code versions this runtime supports.
 const (
-	MinVersion = 1
+	MinVersion = 2
 	MaxVersion = Version
 )
 

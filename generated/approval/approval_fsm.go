@@ -16,7 +16,7 @@ import (
 )
 
 // A compile error here: this code and fsmrt do not fit; generate it with the same version.
-const _, _ = fsmrt.EnforceVersion(1 - fsmrt.MinVersion), fsmrt.EnforceVersion(fsmrt.MaxVersion - 1)
+const _, _ = fsmrt.EnforceVersion(2 - fsmrt.MinVersion), fsmrt.EnforceVersion(fsmrt.MaxVersion - 2)
 
 // State is a state of the Task machine.
 type State uint8
@@ -522,7 +522,7 @@ func (m *ops) Guard(ctx context.Context, g int, st TaskStep) bool {
 	}
 }
 
-func (m *ops) Act(ctx context.Context, a int, st TaskStep) {
+func (m *ops) Act(ctx context.Context, a int, st TaskStep) error {
 	switch a {
 	case 0:
 		m.hooks.PostWorkPlanComment(ctx, (*Task)(m), st)
@@ -535,6 +535,7 @@ func (m *ops) Act(ctx context.Context, a int, st TaskStep) {
 	case 4:
 		m.hooks.PostApprovalComment(ctx, (*Task)(m), st)
 	}
+	return nil
 }
 
 func (m *ops) Require(s State, c *TaskContext) []FieldError {

@@ -18,7 +18,7 @@ import (
 )
 
 // A compile error here: this code and fsmrt do not fit; generate it with the same version.
-const _, _ = fsmrt.EnforceVersion(1 - fsmrt.MinVersion), fsmrt.EnforceVersion(fsmrt.MaxVersion - 1)
+const _, _ = fsmrt.EnforceVersion(2 - fsmrt.MinVersion), fsmrt.EnforceVersion(fsmrt.MaxVersion - 2)
 
 // State is a state of the Task machine.
 type State uint8
@@ -379,13 +379,14 @@ func (m *Task) TimeoutLevel(now time.Time) TimeoutLevel {
 // is a switch over the spec's guards, actions, states or checkpoints, by index.
 type ops Task
 
-func (m *ops) Act(ctx context.Context, a int, st TaskStep) {
+func (m *ops) Act(ctx context.Context, a int, st TaskStep) error {
 	switch a {
 	case 0:
 		m.hooks.RecordFailure(ctx, (*Task)(m), st)
 	case 1:
 		m.hooks.RecordCtoGuidance(ctx, (*Task)(m), st)
 	}
+	return nil
 }
 
 // def is the machine as data for the engine (fsmrt.Def), indexed in spec order.

@@ -15,7 +15,7 @@ import (
 )
 
 // A compile error here: this code and fsmrt do not fit; generate it with the same version.
-const _, _ = fsmrt.EnforceVersion(1 - fsmrt.MinVersion), fsmrt.EnforceVersion(fsmrt.MaxVersion - 1)
+const _, _ = fsmrt.EnforceVersion(2 - fsmrt.MinVersion), fsmrt.EnforceVersion(fsmrt.MaxVersion - 2)
 
 // State is a state of the Task machine.
 type State uint8
@@ -458,7 +458,7 @@ func (m *ops) Guard(ctx context.Context, g int, st TaskStep) bool {
 	}
 }
 
-func (m *ops) Act(ctx context.Context, a int, st TaskStep) {
+func (m *ops) Act(ctx context.Context, a int, st TaskStep) error {
 	switch a {
 	case 0:
 		m.hooks.GenerateTaskId(ctx, (*Task)(m), st)
@@ -513,6 +513,7 @@ func (m *ops) Act(ctx context.Context, a int, st TaskStep) {
 	case 25:
 		m.hooks.ReportCancelSummary(ctx, (*Task)(m), st)
 	}
+	return nil
 }
 
 func (m *ops) Checkpoint(ctx context.Context, cp int, st TaskStep) error {

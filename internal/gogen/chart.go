@@ -188,3 +188,8 @@ func memories(ms []ir.MemCond) *Statement {
 		}
 	})
 }
+
+// mayFail reports whether some action may fail (its hook returns an error).
+func (g *gen) mayFail() bool {
+	return slices.ContainsFunc(g.m.Actions, func(a *ir.Action) bool { return a.MayFail })
+}

@@ -318,14 +318,20 @@ func (g *gen) engineOps(f *File) {
 		f.Line()
 	}
 	if slices.ContainsFunc(m.Actions, func(a *ir.Action) bool { return !a.Effect }) {
-		f.Add(recv()).Id("Act").Params(ctxParam(), Id("a").Int(), Id("st").Id(g.name("Step"))).BlockFunc(func(b *Group) {
+		f.Add(recv()).Id("Act").Params(ctxParam(), Id("a").Int(), Id("st").Id(g.name("Step"))).Error().BlockFunc(func(b *Group) {
 			var cases []Code
 			for i, a := range m.Actions {
-				if !a.Effect {
-					cases = append(cases, Case(Lit(i)).Block(Id("m").Dot("hooks").Dot(a.GoName).Call(Id("ctx"), typed, Id("st"))))
+				call := Id("m").Dot("hooks").Dot(a.GoName).Call(Id("ctx"), typed, Id("st"))
+				switch {
+				case a.Effect:
+				case a.MayFail:
+					cases = append(cases, Case(Lit(i)).Block(Return(call)))
+				default:
+					cases = append(cases, Case(Lit(i)).Block(call))
 				}
 			}
 			b.Switch(Id("a")).Block(cases...)
+			b.Return(Nil())
 		})
 		f.Line()
 	}

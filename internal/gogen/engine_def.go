@@ -220,6 +220,17 @@ func (g *gen) engineDef(f *File) {
 	flag("History", m.RecordHistory)
 	flag("Timing", g.timing)
 	flag("Roles", len(m.Roles) > 0)
+	if g.mayFail() {
+		d.add("MayFail", Index().String().ValuesFunc(func(v *Group) {
+			for _, a := range m.Actions {
+				if a.MayFail {
+					v.Lit(a.Name)
+				} else {
+					v.Lit("")
+				}
+			}
+		}))
+	}
 	if m.Chart != nil {
 		d.add("Chart", g.chartDef(actionIdx))
 	}

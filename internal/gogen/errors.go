@@ -28,6 +28,7 @@ func (g *gen) errorAliases(f *File) {
 	add(validates, "ErrValidation")
 	add(g.m.Idempotent, "ErrIdempotencyConflict")
 	add(g.settles(), "ErrEventlessLoop")
+	add(g.mayFail(), "ErrActionFailed")
 	sentinels = append(sentinels, "ErrInvalidSnapshot", "ErrInvalidLog", "ErrStoreConflict", "ErrNotRegistered")
 	f.Comment("// Sentinel errors for errors.Is, the runtime's (fsmrt): every refusal matches ErrRefused\n// and its own.")
 	f.Var().DefsFunc(func(d *Group) {
@@ -56,6 +57,9 @@ func (g *gen) errorAliases(f *File) {
 	}
 	if g.m.Idempotent {
 		types = append(types, errType{"IdempotencyConflictError", "the key was used for another event"})
+	}
+	if g.mayFail() {
+		types = append(types, errType{"ActionError", "an action that may fail failed: nothing changed"})
 	}
 	if g.settles() {
 		types = append(types, errType{"EventlessLoopError", "eventless transitions and done events do not settle"})

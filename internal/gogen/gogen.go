@@ -24,7 +24,7 @@ const rt = "github.com/fsmgen/fsmgen/fsmrt"
 
 // runtimeVersion is the version of the generated-code contract this generator writes; the
 // runtime refuses at compile time code it does not support (fsmrt.EnforceVersion).
-const runtimeVersion = 1
+const runtimeVersion = 2
 
 // Generate renders the machine's Go source. source is the spec path recorded in the
 // header (relative, with forward slashes).

@@ -54,6 +54,12 @@ func (g *gen) hooksIface(f *File) {
 				nops = append(nops, Func().Params(Id(g.name("NopHooks"))).Id(a.GoName).Params(Qual("context", "Context"), Id(g.name("Effect"))).Error().Block(Return(Nil())))
 				continue
 			}
+			if a.MayFail {
+				methods = append(methods, Comment(comment(fmt.Sprintf("%s is the action %s, which may fail: an error refuses the transition\n(an ActionError wrapping it) and puts the machine back as it was.%s", a.GoName, quoted(a.Name), docSuffix(a.Doc)))),
+					Id(a.GoName).Params(ctxParam(), Id("m").Op("*").Id(T), Id("s").Id(g.name("Step"))).Error())
+				nops = append(nops, Func().Params(Id(g.name("NopHooks"))).Id(a.GoName).Params(Qual("context", "Context"), Op("*").Id(T), Id(g.name("Step"))).Error().Block(Return(Nil())))
+				continue
+			}
 			methods = append(methods, Comment(comment(fmt.Sprintf("%s is the action %s.%s", a.GoName, quoted(a.Name), docSuffix(a.Doc)))),
 				Id(a.GoName).Params(ctxParam(), Id("m").Op("*").Id(T), Id("s").Id(g.name("Step"))))
 			nops = append(nops, Func().Params(Id(g.name("NopHooks"))).Id(a.GoName).Params(Qual("context", "Context"), Op("*").Id(T), Id(g.name("Step"))).Block())

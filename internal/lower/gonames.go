@@ -39,12 +39,12 @@ func PackageDecls() []Reserved {
 	out = append(out, reserved("type", "State", "Event", "Role", "Checkpoint", "TimeoutLevel", "Clock", "loggedTransition",
 		"FieldError", "StoreError", "CheckpointError", "IdempotencyRecord", "ValidationError", "GuardError",
 		"InvalidTransitionError", "LimitError", "NoChoiceError", "NoHistoryError", "PermissionError",
-		"IdempotencyConflictError", "idempotencyRecord", "systemClock", "Node", "EventlessLoopError")...)
+		"IdempotencyConflictError", "idempotencyRecord", "systemClock", "Node", "EventlessLoopError", "ActionError")...)
 	out = append(out, reserved("variable", "ErrRefused", "ErrInvalidTransition", "ErrGuard", "ErrPermission",
 		"ErrNoChoice", "ErrNoHistory", "ErrLimit", "ErrValidation", "ErrIdempotencyConflict", "ErrStoreConflict",
 		"ErrNotRegistered", "ErrInvalidSnapshot", "ErrInvalidLog", "stateNames", "eventNames", "roleNames", "checkpointNames", "timeoutLevelNames",
 		"guardRefusals", "invalidTransitions", "moves", "plainPermitted", "noInput", "defaultTimeouts", "counterLimits",
-		"loggedTransitions", "resetOnSuccess", "fsmSpec", "fsmrt", "plainSteps", "def", "ops", "ErrEventlessLoop", "nodeNames")...)
+		"loggedTransitions", "resetOnSuccess", "fsmSpec", "fsmrt", "plainSteps", "def", "ops", "ErrEventlessLoop", "ErrActionFailed", "nodeNames")...)
 	out = append(out, reserved("constant", "NumStates", "NumEvents", "NumNodes", "RoleNone", "LevelNone", "noCheckpoint")...)
 	out = append(out, reserved("function", "States", "Events", "ParseState", "ParseEvent", "ParseRole",
 		"ParseCheckpoint", "ParseTimeoutLevel", "ParseNode", "Nodes", "accepted", "accepts", "moveRefused", "moveStep", "init")...)

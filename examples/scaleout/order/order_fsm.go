@@ -17,7 +17,7 @@ import (
 )
 
 // A compile error here: this code and fsmrt do not fit; generate it with the same version.
-const _, _ = fsmrt.EnforceVersion(1 - fsmrt.MinVersion), fsmrt.EnforceVersion(fsmrt.MaxVersion - 1)
+const _, _ = fsmrt.EnforceVersion(2 - fsmrt.MinVersion), fsmrt.EnforceVersion(fsmrt.MaxVersion - 2)
 
 // State is a state of the Order machine.
 type State uint8
@@ -295,11 +295,12 @@ func (m *Order) Expire(ctx context.Context, now time.Time) (bool, State, error) 
 // is a switch over the spec's guards, actions, states or checkpoints, by index.
 type ops Order
 
-func (m *ops) Act(ctx context.Context, a int, st OrderStep) {
+func (m *ops) Act(ctx context.Context, a int, st OrderStep) error {
 	switch a {
 	case 0:
 		m.hooks.AddItem(ctx, (*Order)(m), st)
 	}
+	return nil
 }
 
 func (m *ops) Effect(ctx context.Context, a int, e *OrderEffect) error {
