@@ -59,14 +59,17 @@ type SimRejection struct {
 	Message            string              `json:"message"`
 	Errors             []interp.FieldError `json:"errors,omitempty"`
 	AllowedTransitions []string            `json:"allowedTransitions"`
+	// Actions are, for action_failed, the actions run, the failed one last.
+	Actions []string `json:"actions,omitempty"`
 }
 
 var guardFlagRE = regexp.MustCompile(`^(.*?)(?:@(\d+))?=(true|false)$`)
 
 func (c *command) sim(args []string) int {
 	fs := c.flags("sim")
-	var guards, policies, sets listFlag
+	var guards, policies, sets, fails listFlag
 	fs.Var(&guards, "guard", "hook guard value `g=true|false`, or g@INDEX=... for one step (repeatable)")
+	fs.Var(&fails, "fail", "make `action`, one marked may_fail, fail whenever it runs (repeatable)")
 	fs.Var(&policies, "policy", "turn a policy `name` on (repeatable)")
 	fs.Var(&sets, "set", "context field value `field=JSON` (repeatable)")
 	as := fs.String("as", "", "`role` that fires the events")
@@ -93,6 +96,9 @@ func (c *command) sim(args []string) int {
 		return ExitUsage
 	}
 	in, perStep, err := simInputs(m, guards, policies, sets, *as)
+	if err == nil {
+		in.Fail, err = simFails(m, fails)
+	}
 	if err != nil {
 		return c.usageErr("%v", err)
 	}
@@ -142,6 +148,31 @@ func rewriteEventFlags(args []string, order *[]string) []string {
 		}
 	}
 	return rest
+}
+
+// simFails is what --fail says: the actions that fail, each one marked may_fail.
+func simFails(m *ir.Machine, fails []string) (func(*ir.Action) bool, error) {
+	if len(fails) == 0 {
+		return nil, nil
+	}
+	failing := map[*ir.Action]bool{}
+	var mayFail []string
+	for _, a := range m.Actions {
+		if a.MayFail {
+			mayFail = append(mayFail, a.Name)
+		}
+	}
+	for _, name := range fails {
+		i := slices.IndexFunc(m.Actions, func(a *ir.Action) bool { return a.Name == name })
+		switch {
+		case i < 0:
+			return nil, fmt.Errorf("--fail: no action %q%s", name, names.DidYouMean(name, mayFail))
+		case !m.Actions[i].MayFail:
+			return nil, fmt.Errorf("--fail: action %q cannot fail: mark it may_fail", name)
+		}
+		failing[m.Actions[i]] = true
+	}
+	return func(a *ir.Action) bool { return failing[a] }, nil
 }
 
 type stepGuard struct {
@@ -293,7 +324,7 @@ func runSim(m *ir.Machine, order []string, in interp.Inputs, perStep []stepGuard
 	if m.Chart != nil {
 		st, rej := x.Start(in)
 		if rej != nil {
-			res.Rejected = &SimRejection{Index: -1, State: x.State.Name, Reason: string(rej.Reason), Message: rej.Message, AllowedTransitions: []string{}}
+			res.Rejected = &SimRejection{Index: -1, State: x.State.Name, Reason: string(rej.Reason), Message: rej.Message, AllowedTransitions: []string{}, Actions: actionNames(rej.Actions)}
 			res.Final = x.State.Name
 			return res
 		}
@@ -320,7 +351,7 @@ func runSim(m *ir.Machine, order []string, in interp.Inputs, perStep []stepGuard
 		}
 		st, rej := x.Fire(e, in)
 		if rej != nil {
-			res.Rejected = &SimRejection{Index: i, Event: name, State: x.State.Name, Reason: string(rej.Reason), Message: rej.Message, Errors: rej.Errors}
+			res.Rejected = &SimRejection{Index: i, Event: name, State: x.State.Name, Reason: string(rej.Reason), Message: rej.Message, Errors: rej.Errors, Actions: actionNames(rej.Actions)}
 			res.Rejected.AllowedTransitions = eventList(x.Allowed(in))
 			break
 		}

@@ -89,3 +89,45 @@ counter cycles: 0
 		t.Errorf("code %d\n--- got\n%s--- want\n%s", code, out, want)
 	}
 }
+
+// TestSimFail: --fail makes an action marked may_fail fail: the event is refused
+// (action_failed) with the actions run, the failed one last; an action that cannot fail,
+// or no action, is a usage error.
+func TestSimFail(t *testing.T) {
+	spec := filepath.Join(t.TempDir(), "fail.fsm.yaml")
+	body := `version: 1
+machine: M
+package: m
+events: { go: {} }
+actions:
+  log: {}
+  charge: { may_fail: true }
+states:
+  a: { initial: true, exit: [log] }
+  b: { terminal: true }
+transitions:
+  - { from: a, on: go, to: b, do: [charge] }
+`
+	if err := os.WriteFile(spec, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ := run(t, "sim", spec, "--json", "--events", "go", "--fail", "charge")
+	var res SimResult
+	if err := json.Unmarshal([]byte(out), &res); err != nil || code != ExitFindings {
+		t.Fatalf("code %d, %v\n%s", code, err, out)
+	}
+	if r := res.Rejected; r == nil || r.Reason != "action_failed" || res.Final != "a" || strings.Join(r.Actions, ",") != "log,charge" {
+		t.Errorf("rejection %+v, final %s", r, res.Final)
+	}
+	if code, _, _ := run(t, "sim", spec, "--events", "go"); code != ExitOK {
+		t.Errorf("without --fail: code %d", code)
+	}
+	for _, c := range []struct{ action, stderr string }{
+		{"log", `fsmgen: --fail: action "log" cannot fail: mark it may_fail` + "\n"},
+		{"chrge", `fsmgen: --fail: no action "chrge" (did you mean "charge"?)` + "\n"},
+	} {
+		if code, _, stderr := run(t, "sim", spec, "--fail", c.action); code != ExitUsage || stderr != c.stderr {
+			t.Errorf("--fail %s: code %d, stderr %q", c.action, code, stderr)
+		}
+	}
+}

@@ -52,6 +52,7 @@ type Row struct {
 	Empty      bool        // an empty context instead of the good one
 	NoPolicies bool        // every policy off instead of on
 	NoMemory   bool        // remembering states remember nothing
+	Fail       *ir.Action  // an action that may fail, failing
 	presets    []preset
 	Want       *ir.State
 	Reason     string
@@ -237,6 +238,9 @@ func (o *oracle) run(r *Row) {
 		on[g] = true
 	}
 	in.Guard = func(g *ir.Guard) bool { return on[g] }
+	if r.Fail != nil {
+		in.Fail = func(a *ir.Action) bool { return a == r.Fail }
+	}
 	for _, p := range r.presets {
 		if p.limit != nil {
 			if err := x.SetLimit(p.limit, p.n); err != nil {
@@ -262,6 +266,7 @@ func (o *oracle) run(r *Row) {
 	if rej != nil {
 		r.Reason = string(rej.Reason)
 		r.Errors = rej.Errors
+		r.Calls = actionNames(rej.Actions)
 		if ts := m.Lookup(r.From, r.Event); len(ts) > 0 {
 			r.Line = ts[0].Pos.Line
 		} else {
@@ -568,6 +573,17 @@ func (o *oracle) exhaustive() {
 				continue
 			}
 			t := b.step.Transition
+			// Each action that may fail, failing: refused, nothing changed.
+			var failing []*ir.Action
+			for _, a := range b.step.Actions {
+				if a.MayFail && !a.Effect && !slices.Contains(failing, a) {
+					failing = append(failing, a)
+					r := o.base(s, e)
+					r.Fail = a
+					r.Name += "/" + a.Name + " fails"
+					o.add(r)
+				}
+			}
 			// History with nothing remembered.
 			if t.Target.Kind == ir.History || anyHistoryChoice(t) {
 				r := o.base(s, e)

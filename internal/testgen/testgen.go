@@ -340,6 +340,11 @@ func (v view) RowsByState() [][]*Row {
 	return out
 }
 
+// MayFail reports whether some action may fail.
+func (v view) MayFail() bool {
+	return slices.ContainsFunc(v.M.Actions, func(a *ir.Action) bool { return a.MayFail })
+}
+
 // Accepted lists, by state, the events with a transition from it.
 func (v view) Accepted() [][]*ir.Event {
 	out := make([][]*ir.Event, len(v.M.States))
