@@ -482,5 +482,40 @@ func estimate(m *ir.Machine) (sizes, *counts) {
 	// The tables of the code and the tests have a cell per (state, event) pair.
 	out.code += c.pairs * (c.stateDigits + 2)
 	out.tests += c.pairs * c.testCase()
+	if m.Chart != nil {
+		out.mermaid, out.markdown, out.dot = chartDiagrams(m.Chart)
+		// The tests' walks from the start: at most 6 × 40 steps, each an event, the
+		// configuration after it and the hooks run.
+		out.tests += 2500 + 240*(30+c.eventGo+c.stateGo)
+	}
 	return out, c
+}
+
+// chartDiagrams sizes a statechart's diagrams and document, which draw its tree of states
+// and its transitions as written, not the configurations its code is compiled into: per
+// state, its node (named by path, with its doc); per transition, an edge and its label.
+func chartDiagrams(ch *ir.Chart) (mermaid, markdown, dot float64) {
+	mermaid, markdown, dot = 100, 1200, 600
+	for _, n := range ch.Nodes[1:] {
+		p, d := float64(len(n.Path)), float64(len(n.Doc))
+		mermaid += 30 + 1.5*p
+		markdown += 60 + 3*p + 1.1*d
+		dot += 70 + 3*p + d
+	}
+	for _, t := range ch.Transitions {
+		label := float64(len(t.Source.Path) + len(t.Event.Name) + len(t.Doc))
+		if t.Target != nil {
+			label += float64(len(t.Target.Path))
+		}
+		for _, a := range t.Actions {
+			label += float64(len(a.Name) + 2)
+		}
+		for _, c := range t.Conds {
+			label += float64(len(c.Guard.Name) + 2)
+		}
+		mermaid += 10 + 1.5*label
+		markdown += 40 + 2*label
+		dot += 20 + 1.5*label
+	}
+	return mermaid, markdown, dot
 }

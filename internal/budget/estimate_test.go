@@ -53,7 +53,7 @@ func emitted(t *testing.T, kind string, m *ir.Machine) int64 {
 func repositorySpecs(t *testing.T) map[string][]byte {
 	t.Helper()
 	var paths []string
-	for _, pat := range []string{"../../examples/*/*.fsm.yaml", "../../examples/*/*/*.fsm.yaml", "../../bench/*/*.fsm.yaml", "../interp/testdata/*.fsm.yaml"} {
+	for _, pat := range []string{"../../examples/*/*.fsm.yaml", "../../examples/*/*/*.fsm.yaml", "../../bench/*/*.fsm.yaml", "../interp/testdata/*.fsm.yaml", "../importer/testdata/*/*.fsm.yaml", "../lower/testdata/build/*.fsm.yaml"} {
 		ps, err := filepath.Glob(pat)
 		if err != nil {
 			t.Fatal(err)
