@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # bench/run.sh — the full benchmark run behind `make bench`: checks that the four
 # implementations agree, runs the runtime benchmarks (BENCH_COUNT interleaved rounds of
-# -benchmem), summarises them with benchstat, measures generation scaling, and writes
-# BENCHMARKS.md at the repository root with bench/cmd/report. Raw outputs stay in
-# bench/results/. Takes about 15-20 minutes on a 2-CPU machine.
+# -benchmem; BenchmarkChart among them, a statechart against a flat machine of the same
+# size, which the report holds to the 2x target), summarises them with benchstat, measures
+# generation scaling, and writes BENCHMARKS.md at the repository root with bench/cmd/report.
+# Raw outputs stay in bench/results/. Takes about 15-20 minutes on a 2-CPU machine.
 #
 # Knobs (environment): BENCH_COUNT (10), BENCH_TIME (1s), BENCH_FILTER (.),
 # SCALING_SIZES (100,1000,5000,20000), SCALING_REPEAT (3), SCALING=0 to skip scaling.

@@ -13,7 +13,7 @@ import (
 )
 
 // A compile error here: this code and fsmrt do not fit; generate it with the same version.
-const _, _ = fsmrt.EnforceVersion(1 - fsmrt.MinVersion), fsmrt.EnforceVersion(fsmrt.MaxVersion - 1)
+const _, _ = fsmrt.EnforceVersion(2 - fsmrt.MinVersion), fsmrt.EnforceVersion(fsmrt.MaxVersion - 2)
 
 // State is a state of the ChartActions machine.
 type State uint8
@@ -346,13 +346,14 @@ func NewChartActions(hooks ChartActionsHooks) *ChartActions {
 // method is a switch over the spec's guards, actions, states or checkpoints, by index.
 type ops ChartActions
 
-func (m *ops) Act(ctx context.Context, a int, st ChartActionsStep) {
+func (m *ops) Act(ctx context.Context, a int, st ChartActionsStep) error {
 	switch a {
 	case 0:
 		m.hooks.StartMedia(ctx, (*ChartActions)(m), st)
 	case 1:
 		m.hooks.StopMedia(ctx, (*ChartActions)(m), st)
 	}
+	return nil
 }
 
 // def is the machine as data for the engine (fsmrt.Def), indexed in spec order.

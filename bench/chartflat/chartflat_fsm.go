@@ -13,7 +13,7 @@ import (
 )
 
 // A compile error here: this code and fsmrt do not fit; generate it with the same version.
-const _, _ = fsmrt.EnforceVersion(1 - fsmrt.MinVersion), fsmrt.EnforceVersion(fsmrt.MaxVersion - 1)
+const _, _ = fsmrt.EnforceVersion(2 - fsmrt.MinVersion), fsmrt.EnforceVersion(fsmrt.MaxVersion - 2)
 
 // State is a state of the ChartFlat machine.
 type State uint8

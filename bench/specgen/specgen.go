@@ -2,7 +2,8 @@
 // fsmgen specs. The same table drives the big benchmark machine's spec
 // (bench/big/big.fsm.yaml, written by bench/cmd/bigspec) and the peer implementations
 // that the benchmarks build from it at init, so all of them implement one machine; the
-// generation-scaling measurement (bench/scaling) writes its specs with it too.
+// generation-scaling measurement (bench/scaling) writes its specs with it too, and the chart
+// benchmark its statechart and the flat twin of the same size (chart.go).
 package specgen
 
 import (

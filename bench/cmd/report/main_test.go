@@ -99,3 +99,54 @@ func TestWithScaleout(t *testing.T) {
 		}
 	}
 }
+
+// TestChartFacts: the statechart target is met when the nested cycle allocates nothing
+// and takes at most twice the flat one, and not without a measurement.
+func TestChartFacts(t *testing.T) {
+	row := func(m string, ns float64, allocs ...float64) *Row {
+		r := &Row{Bench: "Chart", Machine: m, Impl: "fsmgen", Values: map[string]float64{"sec/op": ns * 1e-9}}
+		if len(allocs) > 0 {
+			r.Values["allocs/op"] = allocs[0]
+		}
+		return r
+	}
+	for _, c := range []struct {
+		name   string
+		nested *Row
+		flat   *Row
+		ok     bool
+	}{
+		{"nothing measured", nil, nil, false},
+		{"no flat", row("nested", 90, 0), nil, false},
+		{"within 2x", row("nested", 90, 0), row("flat", 48, 0), true},
+		{"at 2x", row("nested", 96, 0), row("flat", 48, 0), true},
+		{"past 2x", row("nested", 222, 0), row("flat", 48, 0), false},
+		{"allocates", row("nested", 90, 1), row("flat", 48, 0), false},
+		{"allocs not measured", row("nested", 90), row("flat", 48, 0), false},
+	} {
+		rows := map[string]*Row{}
+		if c.nested != nil {
+			rows["Chart/nested/fsmgen"] = c.nested
+		}
+		if c.flat != nil {
+			rows["Chart/flat/fsmgen"] = c.flat
+		}
+		if f := chartFacts(rows); f.ok != c.ok {
+			t.Errorf("%s: %v, want met %v", c.name, f, c.ok)
+		}
+	}
+	rows := map[string]*Row{
+		"Chart/nested/fsmgen": row("nested", 222, 0),
+		"Chart/flat/fsmgen":   row("flat", 48, 0),
+		"Chart/flat/table":    {Bench: "Chart", Machine: "flat", Impl: "table", Values: map[string]float64{"sec/op": 40e-9, "allocs/op": 0}},
+	}
+	if f := chartFacts(rows); !strings.HasPrefix(f.text, "4.62x (222 ns against 48.0 ns") {
+		t.Errorf("text %q", f.text)
+	}
+	table := chartTable(rows)
+	for _, want := range []string{"| nested | **fsmgen** | 222 |  | 0 | 0 | 4.62 | 5.55 |", "| flat | fsmgen | 48.0 |  | 0 | 0 | 1.00 | 1.20 |", "| flat | table | 40 |  | 0 | 0 | 0.83 | 1.00 |"} {
+		if !strings.Contains(table, want) {
+			t.Errorf("no row %q in\n%s", want, table)
+		}
+	}
+}
