@@ -124,9 +124,9 @@ func (m *Machine[S, E, R, C, X]) StartWith(ctx context.Context, in Input[R]) err
 	if d.Timing {
 		st.At = m.now(&in)
 	}
-	err := m.acts(ctx, c.Start, st)
+	err := m.acts(ctx, c.Start, &st)
 	if err == nil {
-		err = m.settle(ctx, st, c.StartRaise)
+		err = m.settle(ctx, &st, c.StartRaise)
 	}
 	if err != nil {
 		_, err = m.fail(st, err)
@@ -163,7 +163,7 @@ func (m *Machine[S, E, R, C, X]) StartWith(ctx context.Context, in Input[R]) err
 // raised event, until none is left or the machine is done. It allocates nothing once its
 // queue has grown. On a loop it puts the configuration and the history back as they were
 // before the event (st.From, and m.memBefore).
-func (m *Machine[S, E, R, C, X]) settle(ctx context.Context, st Step[S, E, R], raise []int32) error {
+func (m *Machine[S, E, R, C, X]) settle(ctx context.Context, st *Step[S, E, R], raise []int32) error {
 	d := m.def
 	c := d.Chart
 	q := append(m.queue[:0], raise...)
@@ -206,19 +206,136 @@ func (m *Machine[S, E, R, C, X]) settle(ctx context.Context, st Step[S, E, R], r
 
 // first returns the first candidate transition on the raised event e in the current
 // configuration whose conditions hold, or -1.
-func (m *Machine[S, E, R, C, X]) first(ctx context.Context, e int32, st Step[S, E, R]) int32 {
+func (m *Machine[S, E, R, C, X]) first(ctx context.Context, e int32, st *Step[S, E, R]) int32 {
 	d := m.def
 	p := d.pairIndex[int(m.state)*d.NumEvents+int(e)]
 	if p == 0 {
 		return -1
 	}
-	st.From, st.To = m.state, m.state
-	for _, c := range d.Pairs[p-1].Cands {
-		if m.remembers(c.Mem) && m.holds(ctx, c.Conds, st) {
+	return m.pick(ctx, p-1, st, m.state)
+}
+
+// pick returns the first candidate of pair p (of state from) whose conditions hold, or -1:
+// from the history memory alone when the candidates differ only by the value of one
+// history state (a history target), else in order, the guards seeing st from from.
+func (m *Machine[S, E, R, C, X]) pick(ctx context.Context, p int32, st *Step[S, E, R], from S) int32 {
+	d := m.def
+	if byMem := d.byMem[p]; byMem.cands != nil {
+		if v := int(m.mem[byMem.slot]); v < len(byMem.cands) {
+			return byMem.cands[v]
+		}
+		return -1
+	}
+	for i, c := range d.Pairs[p].Cands {
+		if len(c.Mem) > 0 && !m.remembers(c.Mem) {
+			continue
+		}
+		if len(c.Conds) == 0 {
+			return c.T
+		}
+		return m.guarded(ctx, d.Pairs[p].Cands[i:], *st, from)
+	}
+	return -1
+}
+
+// guarded is pick from the first candidate that asks guards on: st seen from from.
+func (m *Machine[S, E, R, C, X]) guarded(ctx context.Context, cands []Cand, st Step[S, E, R], from S) int32 {
+	st.From, st.To = from, from
+	for _, c := range cands {
+		if m.remembers(c.Mem) && m.holds(ctx, c.Conds, &st) {
 			return c.T
 		}
 	}
 	return -1
+}
+
+// memPick is how a statechart picks among candidates that differ only by the value of one
+// history state's memory: cands[v] is the transition taken when it holds v (-1: none).
+type memPick struct {
+	slot  int32
+	cands []int32
+}
+
+// buildByMem finds the pairs whose candidates all have no guard and one condition on the
+// same history slot, each value once (Def.byMem).
+func (d *Def[S, E, R]) buildByMem() {
+	d.byMem = make([]memPick, len(d.Pairs))
+	for i, p := range d.Pairs {
+		if len(p.Cands) < 2 {
+			continue
+		}
+		slot, top := p.Cands[0].Mem, int32(0)
+		ok := len(slot) == 1
+		for _, c := range p.Cands {
+			ok = ok && len(c.Conds) == 0 && len(c.Mem) == 1 && c.Mem[0].Slot == slot[0].Slot && c.Mem[0].Value >= 0
+			if ok {
+				top = max(top, c.Mem[0].Value)
+			}
+		}
+		if !ok {
+			continue
+		}
+		pick := memPick{slot: slot[0].Slot, cands: make([]int32, top+1)}
+		for v := range pick.cands {
+			pick.cands[v] = -1
+		}
+		for _, c := range p.Cands {
+			if v := c.Mem[0].Value; pick.cands[v] < 0 {
+				pick.cands[v] = c.T
+			}
+		}
+		d.byMem[i] = pick
+	}
+}
+
+// takeChart takes transition t of a statechart, the event's microstep (st: its step), then
+// the macrostep after it, and commits. A statechart has no roles, counters, required fields,
+// checkpoints or timeouts, and its configurations no entry or exit actions of their own (the
+// transition's actions are the microstep's): take's work less all that.
+func (m *Machine[S, E, R, C, X]) takeChart(ctx context.Context, st *Step[S, E, R], in *Input[R], dry bool, t int32) (S, error) {
+	d := m.def
+	tr := &d.Transitions[t]
+	st.To = S(tr.Target)
+	if dry {
+		return st.To, nil
+	}
+	if m.undo != nil {
+		m.keep()
+	}
+	m.pending = m.pending[:0]
+	m.entered = true
+	if d.Timing {
+		st.At = m.now(in)
+	}
+	if len(tr.Actions) > 0 {
+		if err := m.acts(ctx, tr.Actions, st); err != nil {
+			return m.fail(*st, err)
+		}
+	}
+	copy(m.memBefore, m.mem)
+	m.record(tr)
+	m.state = st.To
+	m.micro = m.micro[:0]
+	if len(tr.Raise) > 0 || d.Chart.Always >= 0 && d.pairIndex[int(m.state)*d.NumEvents+int(d.Chart.Always)] != 0 {
+		if err := m.settle(ctx, st, tr.Raise); err != nil {
+			return m.fail(*st, err)
+		}
+		st.To = m.state
+	}
+	if d.Timing && st.To != st.From {
+		m.moveClock(st.From, st.At)
+	}
+	if err := m.commit(ctx, st, in, int(t), -1); err != nil {
+		if m.store != nil {
+			m.rollback()
+			return st.From, err
+		}
+		return st.To, err
+	}
+	if len(m.pending) > 0 && m.store == nil {
+		return st.To, m.runEffects(ctx, *st, in)
+	}
+	return st.To, nil
 }
 
 // remembers reports whether the history memory holds every value of mem.
@@ -234,11 +351,14 @@ func (m *Machine[S, E, R, C, X]) remembers(mem []Memory) bool {
 // microstep takes transition t of a statechart raised in the macrostep of st: its actions,
 // the history it records and the configuration it enters. An action that fails stops it
 // (the caller puts the machine back).
-func (m *Machine[S, E, R, C, X]) microstep(ctx context.Context, t int32, st Step[S, E, R]) error {
+func (m *Machine[S, E, R, C, X]) microstep(ctx context.Context, t int32, st *Step[S, E, R]) error {
 	tr := &m.def.Transitions[t]
-	st.From, st.To = m.state, S(tr.Target)
-	if err := m.acts(ctx, tr.Actions, st); err != nil {
-		return err
+	if len(tr.Actions) > 0 {
+		micro := *st
+		micro.From, micro.To = m.state, S(tr.Target)
+		if err := m.acts(ctx, tr.Actions, &micro); err != nil {
+			return err
+		}
 	}
 	m.record(tr)
 	m.state = S(tr.Target)

@@ -103,6 +103,7 @@ type Def[S StateType, E, R EnumType] struct {
 	storeName      string  // Spec.Name()
 	byName         []int32 // the states in the order of their names, as JSON sorts map keys
 	effectIndex    map[string]int32
+	byMem          []memPick // by pair, for a statechart
 	remembers      bool
 	entries        bool
 	exits          bool
@@ -404,6 +405,9 @@ func (d *Def[S, E, R]) build() {
 		d.exits = d.exits || len(st.Exit) > 0
 	}
 	d.buildRefusals()
+	if d.Chart != nil {
+		d.buildByMem()
+	}
 	for i, c := range d.Counters {
 		d.counterBase = append(d.counterBase, d.counterSlots)
 		if c.PerState {

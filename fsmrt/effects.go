@@ -108,12 +108,12 @@ func (m *Machine[S, E, R, C, X]) claimer() (string, time.Duration) {
 // act runs action a of the step st, or keeps it for after the commit (m.pending) when it is
 // an effect. An action that fails returns an ActionError, its State and Event to be set by
 // the caller (they are the event's, not the microstep's).
-func (m *Machine[S, E, R, C, X]) act(ctx context.Context, a int32, st Step[S, E, R]) error {
+func (m *Machine[S, E, R, C, X]) act(ctx context.Context, a int32, st *Step[S, E, R]) error {
 	if ef := m.def.Effects; ef != nil && ef[a] != "" {
 		m.pending = append(m.pending, a)
 		return nil
 	}
-	if err := m.actions.Act(ctx, int(a), st); err != nil {
+	if err := m.actions.Act(ctx, int(a), *st); err != nil {
 		name := ""
 		if int(a) < len(m.def.MayFail) {
 			name = m.def.MayFail[a]
@@ -124,7 +124,7 @@ func (m *Machine[S, E, R, C, X]) act(ctx context.Context, a int32, st Step[S, E,
 }
 
 // acts runs actions as in order, up to the first that fails.
-func (m *Machine[S, E, R, C, X]) acts(ctx context.Context, as []int32, st Step[S, E, R]) error {
+func (m *Machine[S, E, R, C, X]) acts(ctx context.Context, as []int32, st *Step[S, E, R]) error {
 	for _, a := range as {
 		if err := m.act(ctx, a, st); err != nil {
 			return err

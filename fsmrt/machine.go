@@ -474,8 +474,14 @@ func (m *Machine[S, E, R, C, X]) step(ctx context.Context, e E, in *Input[R], dr
 		}
 	}
 	st := Step[S, E, R]{From: from, To: from, Event: e, Role: in.Role}
+	if d.Chart != nil {
+		if t := m.pick(ctx, p-1, &st, from); t >= 0 {
+			return m.takeChart(ctx, &st, in, dry, t)
+		}
+		return from, &d.guards[i]
+	}
 	for _, c := range d.Pairs[p-1].Cands {
-		if m.remembers(c.Mem) && m.holds(ctx, c.Conds, st) {
+		if m.holds(ctx, c.Conds, &st) {
 			return m.take(ctx, st, in, dry, int(c.T), &d.refusals[p-1])
 		}
 	}
@@ -483,13 +489,13 @@ func (m *Machine[S, E, R, C, X]) step(ctx context.Context, e E, in *Input[R], dr
 }
 
 // holds reports whether every condition holds.
-func (m *Machine[S, E, R, C, X]) holds(ctx context.Context, conds []int32, st Step[S, E, R]) bool {
+func (m *Machine[S, E, R, C, X]) holds(ctx context.Context, conds []int32, st *Step[S, E, R]) bool {
 	for _, g := range conds {
 		negate := g < 0
 		if negate {
 			g = ^g
 		}
-		if m.guards.Guard(ctx, int(g), st) == negate {
+		if m.guards.Guard(ctx, int(g), *st) == negate {
 			return false
 		}
 	}
@@ -543,7 +549,7 @@ func (m *Machine[S, E, R, C, X]) take(ctx context.Context, st Step[S, E, R], in 
 	case TargetChoice:
 		chosen := false
 		for _, c := range t.Choices {
-			if !m.holds(ctx, c.Conds, st) {
+			if !m.holds(ctx, c.Conds, &st) {
 				continue
 			}
 			if c.Kind == TargetHistory {
@@ -618,11 +624,11 @@ func (m *Machine[S, E, R, C, X]) take(ctx context.Context, st Step[S, E, R], in 
 		m.requirer.SetField(&m.Context, int(summaryField), summary)
 	}
 	if moved && d.exits {
-		if err := m.acts(ctx, d.States[st.From].Exit, st); err != nil {
+		if err := m.acts(ctx, d.States[st.From].Exit, &st); err != nil {
 			return m.fail(st, err)
 		}
 	}
-	if err := m.acts(ctx, t.Actions, st); err != nil {
+	if err := m.acts(ctx, t.Actions, &st); err != nil {
 		return m.fail(st, err)
 	}
 	m.count(t, st.From, trips, moved)
@@ -634,22 +640,11 @@ func (m *Machine[S, E, R, C, X]) take(ctx context.Context, st Step[S, E, R], in 
 		m.moveClock(st.From, st.At)
 	}
 	if moved && d.entries {
-		if err := m.acts(ctx, d.States[to].Entry, st); err != nil {
+		if err := m.acts(ctx, d.States[to].Entry, &st); err != nil {
 			return m.fail(st, err)
 		}
 	}
-	if d.Chart != nil {
-		// The event's microstep, then the eventless transitions and done events after it.
-		copy(m.memBefore, m.mem)
-		m.record(t)
-		m.micro = m.micro[:0]
-		if err := m.settle(ctx, st, t.Raise); err != nil {
-			return m.fail(st, err)
-		}
-		st.To = m.state
-		to = st.To
-	}
-	if err := m.commit(ctx, st, in, ti, t.Checkpoint); err != nil {
+	if err := m.commit(ctx, &st, in, ti, t.Checkpoint); err != nil {
 		if m.store != nil {
 			m.rollback()
 			return st.From, err
@@ -737,7 +732,7 @@ func (m *Machine[S, E, R, C, X]) moveClock(from S, at time.Time) {
 // commit finishes an accepted transition (t is its index in the spec, cp its checkpoint):
 // the sequence number, the checkpoints and the store's commit (persist, which a machine
 // without a store or checkpoints skips), then the history.
-func (m *Machine[S, E, R, C, X]) commit(ctx context.Context, st Step[S, E, R], in *Input[R], t int, cp int32) error {
+func (m *Machine[S, E, R, C, X]) commit(ctx context.Context, st *Step[S, E, R], in *Input[R], t int, cp int32) error {
 	d := m.def
 	m.seq++
 	m.passed(st.From, st.Event)
@@ -746,7 +741,7 @@ func (m *Machine[S, E, R, C, X]) commit(ctx context.Context, st Step[S, E, R], i
 	}
 	var err error
 	if m.store != nil || cp >= 0 || d.EveryCheckpoint >= 0 {
-		err = m.persist(ctx, st, in, t, cp)
+		err = m.persist(ctx, *st, in, t, cp)
 	}
 	if d.History && (err == nil || m.store == nil) {
 		m.history.Add(Record[S, E]{From: st.From, To: st.To, Event: st.Event, EventID: in.EventID, At: st.At, Actor: in.Actor, Reason: in.Reason})
