@@ -312,15 +312,28 @@ func (m *Machine[S, E, R, C, X]) takeChart(ctx context.Context, st *Step[S, E, R
 			return m.fail(*st, err)
 		}
 	}
-	copy(m.memBefore, m.mem)
-	m.record(tr)
-	m.state = st.To
 	m.micro = m.micro[:0]
-	if len(tr.Raise) > 0 || d.Chart.Always >= 0 && d.pairIndex[int(m.state)*d.NumEvents+int(d.Chart.Always)] != 0 {
+	switch {
+	case tr.Settled:
+		m.record(tr)
+		m.state = st.To
+		for _, x := range tr.Then {
+			if err := m.microstep(ctx, x, st); err != nil {
+				return m.fail(*st, err)
+			}
+		}
+		st.To = m.state
+	case len(tr.Raise) > 0 || d.Chart.Always >= 0 && d.pairIndex[int(st.To)*d.NumEvents+int(d.Chart.Always)] != 0:
+		copy(m.memBefore, m.mem)
+		m.record(tr)
+		m.state = st.To
 		if err := m.settle(ctx, st, tr.Raise); err != nil {
 			return m.fail(*st, err)
 		}
 		st.To = m.state
+	default:
+		m.record(tr)
+		m.state = st.To
 	}
 	if d.Timing && st.To != st.From {
 		m.moveClock(st.From, st.At)

@@ -193,6 +193,11 @@ type Transition struct {
 	Mem, Record []Memory
 	Raise       []int32
 	Changes     bool
+	// Settled says the tables decide what follows the microstep: Then are the eventless
+	// transitions and done events the macrostep takes after it (none: nothing follows),
+	// each always taken, which the engine takes without selecting them.
+	Settled bool
+	Then    []int32
 }
 
 // ChoiceDef is one branch of a choice: entered when Conds hold (no Conds: otherwise).

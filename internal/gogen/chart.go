@@ -161,14 +161,70 @@ func (g *gen) settles() bool {
 	return g.m.Chart != nil && slices.ContainsFunc(g.m.Events, func(e *ir.Event) bool { return e.Internal })
 }
 
-// chartMove is move for a statechart: transitions on the events the machine raises itself
-// are refused to the program, and the table moves only where nothing follows the
-// microstep (no history, no done event, no eventless transition in the configuration
-// entered).
-func (g *gen) chartMove(t *ir.Transition) bool {
-	c := g.m.Chart
-	return len(t.Mem) == 0 && len(t.Record) == 0 && len(t.Raise) == 0 &&
-		(c.Always == nil || len(g.m.Lookup(t.Target.State, c.Always)) == 0)
+// chartMove is move for a statechart, for the single unguarded candidate t of a pair: the
+// configuration the table moves to when nothing happens but moving (no actions, no history
+// read or recorded, and what follows the microstep decided by the tables and as plain),
+// else nil.
+func (g *gen) chartMove(t *ir.Transition) *ir.State {
+	then, ok := g.fold(t)
+	if !ok || len(t.Mem) > 0 {
+		return nil
+	}
+	end := t.Target.State
+	for _, x := range append([]*ir.Transition{t}, then...) {
+		if len(x.Actions) > 0 || len(x.Record) > 0 {
+			return nil
+		}
+		end = x.Target.State
+	}
+	return end
+}
+
+// foldLimit bounds the microsteps fold follows after a transition.
+const foldLimit = 64
+
+// fold returns the microsteps that follow t, when the tables alone decide them: the
+// eventless transitions and done events the engine's macrostep would take after t (the
+// same order: eventless first, selected again only after a microstep that changed
+// something, then the next raised event), each the first candidate of its pair and one
+// without guards or history conditions, so always taken. ok is false when some step of
+// the macrostep depends on guards or history, or it goes on past foldLimit: the engine
+// then runs it.
+func (g *gen) fold(t *ir.Transition) (then []*ir.Transition, ok bool) {
+	m, c := g.m, g.m.Chart
+	state := t.Target.State
+	queue := append([]*ir.Event(nil), t.Raise...)
+	decided := func(ts []*ir.Transition) bool { return len(ts[0].Conds) == 0 && len(ts[0].Mem) == 0 }
+	again := true
+	for !state.Terminal {
+		if len(then) >= foldLimit {
+			return nil, false
+		}
+		if again && c.Always != nil {
+			if ts := m.Lookup(state, c.Always); len(ts) > 0 {
+				if !decided(ts) {
+					return nil, false
+				}
+				x := ts[0]
+				then, queue, again, state = append(then, x), append(queue, x.Raise...), x.Changes, x.Target.State
+				continue
+			}
+		}
+		if len(queue) == 0 {
+			break
+		}
+		e := queue[0]
+		queue = queue[1:]
+		if ts := m.Lookup(state, e); len(ts) > 0 {
+			if !decided(ts) {
+				return nil, false
+			}
+			x := ts[0]
+			then, queue, state = append(then, x), append(queue, x.Raise...), x.Target.State
+		}
+		again = true
+	}
+	return then, true
 }
 
 // eventIdx lists the events' indexes.

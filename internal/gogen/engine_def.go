@@ -356,5 +356,17 @@ func (g *gen) transitionDef(t *ir.Transition, guardIdx func([]ir.Cond) []int, ac
 	if t.Changes {
 		v.add("Changes", True())
 	}
+	if m.Chart != nil {
+		if then, ok := g.fold(t); ok {
+			v.add("Settled", True())
+			if len(then) > 0 {
+				var idx []int
+				for _, x := range then {
+					idx = append(idx, x.Index)
+				}
+				v.add("Then", int32s(idx))
+			}
+		}
+	}
 	return v
 }

@@ -46,7 +46,13 @@ func (g *gen) move(s *ir.State, e *ir.Event) int {
 	switch {
 	case len(ts) == 0, e.Internal:
 		return moveRefused
-	case m.Chart != nil && (len(ts) > 1 || !g.chartMove(ts[0])):
+	case m.Chart != nil:
+		if len(ts) > 1 || ts[0].Guarded() || len(e.Payload) > 0 || g.timing || m.RecordHistory {
+			return moveStep
+		}
+		if end := g.chartMove(ts[0]); end != nil {
+			return end.Index
+		}
 		return moveStep
 	case len(ts) > 1, len(e.Payload) > 0, g.timing, m.RecordHistory, g.everyCheckpoint:
 		return moveStep
