@@ -93,6 +93,9 @@ bench-smoke:
 	cd bench/hand && $(GO) run ../cmd/bighand -o - | cmp - big_switch.go
 	cd bench/big && $(GO) tool fsmgen generate --check --outputs go -o . big.fsm.yaml
 	cd bench/persist && $(GO) tool fsmgen generate --check --outputs go -o . persist.fsm.yaml
+	@for m in chart chartact chartflat; do \
+		(cd bench/$$m && $(GO) run ../cmd/chartspec -machine $$m -o - | cmp - $$m.fsm.yaml && \
+		$(GO) tool fsmgen generate --check --outputs go -o . $$m.fsm.yaml) || exit 1; done
 
 clean:
 	rm -rf bin
