@@ -2,7 +2,6 @@ package chartdiff
 
 import (
 	"context"
-	"fmt"
 	"math/rand/v2"
 	"os"
 	"strconv"
@@ -41,7 +40,7 @@ func TestAgainstXState(t *testing.T) {
 	refused, loops := 0, 0
 	for len(cases) < machines {
 		c := Generate(r, SpecOptions())
-		jumps := addJumps(r, c)
+		jumps := AddJumps(r, c)
 		spec := c.SpecYAML()
 		m, ds := lower.Load("diff.fsm.yaml", spec)
 		if ds.HasErrors() {
@@ -81,31 +80,6 @@ func TestAgainstXState(t *testing.T) {
 	disagree := len(diffs)
 	t.Logf("%d machines (%d random charts refused by the checker), %d sequences of %d events, %d observations compared, %d disagreements; %d sequences cut at an eventless loop",
 		len(cases), refused, len(cases)*sequences, length, compared, disagree, loops)
-}
-
-// addJumps makes every state of c reachable, so that the checker accepts it (a random
-// chart leaves some unreachable, which the checker refuses): the initial top-level state
-// gets a transition on an event of its own to each state. No state within it handles those
-// events, so each is taken whenever the machine is in it, as it is at the start. It returns
-// the events it added.
-func addJumps(r *rand.Rand, c *Chart) []string {
-	var top *Node
-	for _, n := range c.Root.Children {
-		if n.Name == c.Root.Initial {
-			top = n
-		}
-	}
-	if top == nil || top.Kind == Final {
-		return nil
-	}
-	var jumps []string
-	for _, n := range c.Nodes()[1:] {
-		e := fmt.Sprintf("j%d", len(jumps))
-		jumps = append(jumps, e)
-		c.Events = append(c.Events, e)
-		top.On = append(top.On, &Trans{Event: e, Target: n.Path(), Reenter: r.IntN(2) == 0})
-	}
-	return jumps
 }
 
 // sequencesWith draws n sequences of length events: mostly the chart's own events, a jump

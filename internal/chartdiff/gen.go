@@ -502,3 +502,28 @@ func RandomSequences(r *rand.Rand, c *Chart, n, length int) [][]string {
 	}
 	return out
 }
+
+// AddJumps makes every state of c reachable, so that the checker accepts it (a random
+// chart leaves some unreachable, which the checker refuses): the initial top-level state
+// gets a transition on an event of its own to each state. No state within it handles those
+// events, so each is taken whenever the machine is in it, as it is at the start. It returns
+// the events it added.
+func AddJumps(r *rand.Rand, c *Chart) []string {
+	var top *Node
+	for _, n := range c.Root.Children {
+		if n.Name == c.Root.Initial {
+			top = n
+		}
+	}
+	if top == nil || top.Kind == Final {
+		return nil
+	}
+	var jumps []string
+	for _, n := range c.Nodes()[1:] {
+		e := fmt.Sprintf("j%d", len(jumps))
+		jumps = append(jumps, e)
+		c.Events = append(c.Events, e)
+		top.On = append(top.On, &Trans{Event: e, Target: n.Path(), Reenter: r.IntN(2) == 0})
+	}
+	return jumps
+}

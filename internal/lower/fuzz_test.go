@@ -2,11 +2,14 @@ package lower_test
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/fsmgen/fsmgen/internal/chartdiff"
 	"github.com/fsmgen/fsmgen/internal/fixture"
 	"github.com/fsmgen/fsmgen/internal/gogen/gocheck"
 	"github.com/fsmgen/fsmgen/internal/lower"
@@ -60,8 +63,8 @@ func FuzzLoad(f *testing.F) {
 // mark or bidirectional controls, names with pipes, backslashes and backticks, hooks named
 // like standard methods), the generator's specs of names that start with a digit or a
 // letter without case, every checker case that the checker accepts, the inputs the fuzzer
-// saved (here and in the generator's testdata/fuzz/FuzzGenerate) that it accepts, and
-// two examples.
+// saved (here and in the generator's testdata/fuzz/FuzzGenerate) that it accepts, two
+// examples, and random statecharts (6; FSMGEN_CHARTDIFF_CODE sets how many).
 func TestAcceptedSpecsBuild(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a module")
@@ -118,6 +121,35 @@ func TestAcceptedSpecsBuild(t *testing.T) {
 		"../../examples/review/review.fsm.yaml", "../../examples/approval/approval.fsm.yaml",
 	} {
 		add(path, read(path), true)
+	}
+	// Random statecharts (the charts chartdiff runs against XState, with jump events so that
+	// every state is reachable): their generated tests check every configuration and event
+	// against the interpreter, and walk them from the start through history, eventless
+	// transitions and done events, replayed from a store. FSMGEN_CHARTDIFF_CODE sets how many
+	// (make fuzz runs 200).
+	charts := 6
+	if s := os.Getenv("FSMGEN_CHARTDIFF_CODE"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 0 {
+			t.Fatalf("FSMGEN_CHARTDIFF_CODE=%q: want a number", s)
+		}
+		charts = n
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	for added, tries := 0, 0; added < charts; tries++ {
+		if tries > 50*charts {
+			t.Fatal("the checker refuses nearly every random chart")
+		}
+		c := chartdiff.Generate(r, chartdiff.SpecOptions())
+		chartdiff.AddJumps(r, c)
+		spec := c.SpecYAML()
+		ok, err := mod.Add(fmt.Sprintf("random chart %d:\n%s", tries, spec), spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok {
+			added++
+		}
 	}
 	mod.Check(t)
 	t.Logf("%d specs built and tested", mod.Len())
