@@ -119,15 +119,18 @@ func (l *lowerer) flatten() {
 	}
 	// The states, in the order found; then the transitions, in a last pass.
 	goNames := map[string]bool{}
+	short := shortPaths(c.Nodes[1:])
 	for i, cf := range f.configs {
 		atomic := f.atomic(cf)
 		st := &ir.State{Index: i, Name: ir.ConfigName(atomic), Pos: atomic[0].Pos, Initial: i == 0, Terminal: f.isDone(cf), Config: atomic}
 		if len(atomic) == 1 {
 			st.Doc = atomic[0].Doc
 		}
+		// The Go name joins the active states' shortest unambiguous names:
+		// StateTalkingCameraOffGood for on.call.audio.live.talking,on.call.video.camera_off,...
 		var words []string
 		for _, n := range atomic {
-			words = append(words, strings.ReplaceAll(n.Path, ".", "_"))
+			words = append(words, strings.ReplaceAll(short[n], ".", "_"))
 		}
 		id := names.GoName(strings.Join(words, "_"))
 		if id == "" || !names.StartsWithLetter(id) {
@@ -146,6 +149,30 @@ func (l *lowerer) flatten() {
 	f.emit = true
 	f.explore()
 	f.check()
+}
+
+// shortPaths maps each node to the shortest end of its path (its name, or its parent's
+// name and its own, ...) that no other node's path ends with.
+func shortPaths(nodes []*ir.Node) map[*ir.Node]string {
+	ends := map[string]int{} // how many nodes' paths end with it
+	for _, n := range nodes {
+		parts := strings.Split(n.Path, ".")
+		for k := range parts {
+			ends[strings.Join(parts[k:], ".")]++
+		}
+	}
+	out := make(map[*ir.Node]string, len(nodes))
+	for _, n := range nodes {
+		parts := strings.Split(n.Path, ".")
+		out[n] = n.Path
+		for k := len(parts) - 1; k >= 0; k-- {
+			if end := strings.Join(parts[k:], "."); ends[end] == 1 {
+				out[n] = end
+				break
+			}
+		}
+	}
+	return out
 }
 
 func parallelCanFinish(p *ir.Node) bool {
