@@ -67,11 +67,15 @@ type EventlessLoopError[S StateType, E EnumType] struct {
 
 // Error describes the refusal.
 func (e *EventlessLoopError[S, E]) Error() string {
-	on := "on " + e.Event.String()
-	if e.Starting {
-		on = "on starting"
+	return fmt.Sprintf("%s%s %s: eventless transitions and done events went on for more than %d microsteps", e.spec.prefix(), e.State, on(e.Starting, e.Event), MaxMicrosteps)
+}
+
+// on says what a refusal happened on: the event, or starting a statechart.
+func on[E EnumType](starting bool, e E) string {
+	if starting {
+		return "on starting"
 	}
-	return fmt.Sprintf("%s%s %s: eventless transitions and done events went on for more than %d microsteps", e.spec.prefix(), e.State, on, MaxMicrosteps)
+	return "on " + e.String()
 }
 
 // Is matches ErrEventlessLoop and ErrRefused.
@@ -126,6 +130,7 @@ func (m *Machine[S, E, R, C, X]) StartWith(ctx context.Context, in Input[R]) err
 	}
 	err := m.acts(ctx, c.Start, &st)
 	if err == nil {
+		copy(m.memBefore, m.mem) // what a loop puts back
 		err = m.settle(ctx, &st, c.StartRaise)
 	}
 	if err != nil {
@@ -389,7 +394,7 @@ func (m *Machine[S, E, R, C, X]) record(t *Transition) {
 // setSlow says whether Fire must leave the moves table to the engine: with a store or a
 // logger, and before a statechart that does something on starting has started.
 func (m *Machine[S, E, R, C, X]) setSlow() {
-	m.watched = m.store != nil || m.logger != nil || m.unstarted
+	m.slow = m.store != nil || m.logger != nil || m.unstarted
 }
 
 // historyValues returns the history memory as a snapshot keeps it: by history state, what
@@ -449,7 +454,9 @@ func (m *Machine[S, E, R, C, X]) applyChart(e *LogEntry[S, E, R]) error {
 		return errors.New("started twice")
 	case int(e.From) >= len(d.States) || int(e.To) >= len(d.States):
 		return fmt.Errorf("%d -> %d are not states", e.From, e.To)
-	case e.From != m.state && !(m.unstarted && m.seq == 0):
+	case e.From != m.state && (started || !m.unstarted || m.seq != 0):
+		// Only the first transition of a machine started before it had a store may start
+		// elsewhere: where its start's eventless transitions left it.
 		return fmt.Errorf("from %s in %s", e.From, m.state)
 	case !started && int(e.Trigger) >= c.External:
 		return fmt.Errorf("%d is not an event the program fires", e.Trigger)

@@ -381,3 +381,47 @@ func TestChartActionFailure(t *testing.T) {
 		t.Errorf("the machine changed:\n%s\n%s", before, after)
 	}
 }
+
+// TestChartEncodings: a statechart's log entries (with their microsteps and history) and
+// snapshots (with history, or unstarted) as the engine writes them without reflection are
+// byte for byte what encoding/json writes.
+func TestChartEncodings(t *testing.T) {
+	ctx := context.Background()
+	store := NewMemoryStore()
+	m, _ := newChart()
+	m.ID = "enc"
+	m.SetStore(store)
+	ctxJSON, _ := json.Marshal(&m.Context)
+	if b, ok := m.appendSnapshot(nil, ctxJSON); !ok || string(b) != chartJSON(t, m) || !strings.Contains(string(b), `"unstarted":true`) {
+		t.Errorf("unstarted snapshot:\n%s\n%s", b, chartJSON(t, m))
+	}
+	for _, e := range []chEvent{chNext, chOut} {
+		if _, err := m.Fire(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctxJSON, _ = json.Marshal(&m.Context)
+	if b, ok := m.appendSnapshot(nil, ctxJSON); !ok || string(b) != chartJSON(t, m) || !strings.Contains(string(b), `"history":{"a.h":"a.y"}`) {
+		t.Errorf("snapshot:\n%s\n%s", b, chartJSON(t, m))
+	}
+	log, err := store.Log(ctx, chDef.Spec.Name(), "enc", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, se := range log {
+		var e LogEntry[chState, chEvent, NoRole]
+		if err := json.Unmarshal(se.Data, &e); err != nil {
+			t.Fatal(err)
+		}
+		if want, _ := json.Marshal(e); string(se.Data) != string(want) {
+			t.Errorf("entry %d:\n%s\n%s", se.Seq, se.Data, want)
+		}
+	}
+	// An entry with microsteps: one whose eventless transitions hand the machine on.
+	e := LogEntry[chState, chEvent, NoRole]{Seq: 9, Timestamp: t0, Kind: KindTransition, Trigger: chNext, To: chB, Transition: 0, Micro: []int{6, 7, 6}, History: map[string]string{"a.h": "a.y"}}
+	if b, ok := m.appendEntry(nil, &e); !ok || !strings.Contains(string(b), `"microsteps":[6,7,6]`) {
+		t.Errorf("entry %s", b)
+	} else if want, _ := json.Marshal(e); string(b) != string(want) {
+		t.Errorf("entry:\n%s\n%s", b, want)
+	}
+}

@@ -345,11 +345,7 @@ type ActionError[S StateType, E EnumType] struct {
 
 // Error describes the refusal and the action's error.
 func (e *ActionError[S, E]) Error() string {
-	on := "on " + e.Event.String()
-	if e.Starting {
-		on = "on starting"
-	}
-	return fmt.Sprintf("%s%s %s: action %s failed: %v", e.spec.prefix(), e.State, on, e.Action, e.Err)
+	return fmt.Sprintf("%s%s %s: action %s failed: %v", e.spec.prefix(), e.State, on(e.Starting, e.Event), e.Action, e.Err)
 }
 
 // Is matches ErrActionFailed and ErrRefused.

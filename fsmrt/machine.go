@@ -56,10 +56,10 @@ type Machine[S StateType, E, R EnumType, C, X any] struct {
 	remembered []bool
 
 	store     Store
-	undo      *undo[S, E, C, X] // what a transition changes, put back when its commit fails
+	undo      *undo[S, E, C, X] // what a transition changes, put back when its commit or an action fails
 	updatedAt time.Time         // when the last persisted (or, with a clock, any) transition happened
 	logger    *slog.Logger
-	watched   bool // store != nil || logger != nil: Fire cannot answer from the moves table alone
+	slow      bool // Fire cannot answer from the moves table alone: a store, a logger, or a start to run (setSlow)
 
 	history     Window[Record[S, E]] // the last records; the store's log has them all
 	keys        KeyWindow[keyRecord[S, E]]
@@ -273,7 +273,7 @@ func (m *Machine[S, E, R, C, X]) SetLogger(l *slog.Logger) {
 // limit changed at run time (one allocation each). The errors returned without allocating are
 // shared by every machine of the Def: do not change them.
 func (m *Machine[S, E, R, C, X]) Fire(ctx context.Context, e E) (S, error) {
-	if from := m.state; !m.watched && uint32(from) < m.ns && uint32(e) < m.ne {
+	if from := m.state; !m.slow && uint32(from) < m.ns && uint32(e) < m.ne {
 		i := uint32(from)*m.ne + uint32(e)
 		if i < uint32(len(m.moves)) {
 			switch to := m.moves[i]; {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"reflect"
 	"slices"
 	"strings"
@@ -16,17 +15,8 @@ import (
 // xstateDir is where the runner and its node_modules live.
 const xstateDir = "testdata/xstate"
 
-// needXState skips the test when node or the xstate package is missing, and fails instead
-// under CI=true (.ci/run installs both).
-func needXState(t *testing.T) {
-	t.Helper()
-	if err := NodeReady(xstateDir); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("CI=true but the XState runner is not ready: %v", err)
-		}
-		t.Skipf("skipping the XState runs: %v (run npm ci in internal/chartdiff/%s)", err, xstateDir)
-	}
-}
+// needXState is NeedXState for this package's runner.
+func needXState(t *testing.T) { t.Helper(); NeedXState(t, xstateDir) }
 
 // hand completes a hand-written tree: it links parents and gives every state except the
 // root and history nodes the actions "en_<name>" and "ex_<name>". The events are those the

@@ -18,13 +18,8 @@ import (
 // the actions run, after starting and after every event. FSMGEN_CHARTDIFF_MACHINES raises
 // the number of machines (make fuzz does).
 func TestAgainstXState(t *testing.T) {
-	const dir = "testdata/xstate"
-	if err := NodeReady(dir); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("XState is not installed (%v): .ci/run runs npm ci in %s", err, dir)
-		}
-		t.Skipf("XState is not installed (%v): run npm ci in internal/chartdiff/%s", err, dir)
-	}
+	needXState(t)
+	const dir = xstateDir
 	machines, sequences, length := 300, 30, 10
 	if s := os.Getenv("FSMGEN_CHARTDIFF_MACHINES"); s != "" {
 		n, err := strconv.Atoi(s)

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"testing"
 )
 
 // XStateConfig renders c as the config argument of XState v5's createMachine, as JSON.
@@ -143,9 +144,21 @@ func (c *Chart) ref(path string) string {
 	return "#" + c.Lookup(path).Name
 }
 
-// NodeReady reports whether node and dir/node_modules/xstate are present; the caller decides
-// whether to skip (the caller fails instead under CI=true).
-func NodeReady(dir string) error {
+// NeedXState skips t when node or the xstate package in dir (testdata/xstate of this
+// package, which holds the runner and the lockfile) is missing, and fails it instead under
+// CI=true: .ci/run installs both.
+func NeedXState(t testing.TB, dir string) {
+	t.Helper()
+	if err := nodeReady(dir); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI=true but the XState runner is not ready: %v (.ci/run runs npm ci in internal/chartdiff/testdata/xstate)", err)
+		}
+		t.Skipf("XState is not installed: %v (run npm ci in internal/chartdiff/testdata/xstate)", err)
+	}
+}
+
+// nodeReady reports whether node and dir/node_modules/xstate are present.
+func nodeReady(dir string) error {
 	if _, err := exec.LookPath("node"); err != nil {
 		return fmt.Errorf("node is not on PATH: %w", err)
 	}

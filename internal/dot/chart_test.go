@@ -104,14 +104,7 @@ func TestChartLines(t *testing.T) {
 // TestChartGraphvizText renders the studio with the real dot and checks that its hostile
 // names come out as text (skipped without dot, as TestGraphviz is).
 func TestChartGraphvizText(t *testing.T) {
-	dot, err := exec.LookPath("dot")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("CI=true but dot is not on PATH: .ci/run installs graphviz")
-		}
-		t.Skip("dot (Graphviz) is not on PATH: skipping validation with the real dot (apt-get install -y graphviz)")
-	}
-	cmd := exec.Command(dot, "-Tsvg")
+	cmd := exec.Command(needDot(t), "-Tsvg")
 	cmd.Stdin = strings.NewReader(Graph(load(t, chartSpecs[0])))
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -119,13 +119,7 @@ func TestHostileStrings(t *testing.T) {
 // TestGraphviz renders every graph with the real dot (skipped when it is not installed:
 // apt-get install -y graphviz).
 func TestGraphviz(t *testing.T) {
-	dot, err := exec.LookPath("dot")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("CI=true but dot is not on PATH: .ci/run installs graphviz")
-		}
-		t.Skip("dot (Graphviz) is not on PATH: skipping validation with the real dot (apt-get install -y graphviz)")
-	}
+	dot := needDot(t)
 	for _, path := range specs(t) {
 		t.Run(name(path), func(t *testing.T) {
 			cmd := exec.Command(dot, "-Tsvg")
@@ -153,4 +147,18 @@ func TestGraphviz(t *testing.T) {
 			}
 		})
 	}
+}
+
+// needDot returns the path of Graphviz's dot, skipping t when it is not installed and
+// failing it instead under CI=true (.ci/run installs graphviz).
+func needDot(t *testing.T) string {
+	t.Helper()
+	dot, err := exec.LookPath("dot")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("CI=true but dot is not on PATH: .ci/run installs graphviz")
+		}
+		t.Skip("dot (Graphviz) is not on PATH: skipping validation with the real dot (apt-get install -y graphviz)")
+	}
+	return dot
 }

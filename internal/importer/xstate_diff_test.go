@@ -3,7 +3,6 @@ package importer
 import (
 	"context"
 	"math/rand/v2"
-	"os"
 	"testing"
 	"time"
 
@@ -20,12 +19,7 @@ import (
 // every event.
 func TestAgainstXState(t *testing.T) {
 	const dir = "../chartdiff/testdata/xstate"
-	if err := chartdiff.NodeReady(dir); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("XState is not installed (%v): .ci/run runs npm ci in internal/chartdiff/testdata/xstate", err)
-		}
-		t.Skipf("XState is not installed (%v): run npm ci in internal/chartdiff/testdata/xstate", err)
-	}
+	chartdiff.NeedXState(t, dir)
 	r := rand.New(rand.NewPCG(9, 10))
 	var cases []chartdiff.Case
 	var ours [][][]chartdiff.Observation

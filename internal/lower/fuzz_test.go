@@ -64,7 +64,7 @@ func FuzzLoad(f *testing.F) {
 // like standard methods), the generator's specs of names that start with a digit or a
 // letter without case, every checker case that the checker accepts, the inputs the fuzzer
 // saved (here and in the generator's testdata/fuzz/FuzzGenerate) that it accepts, two
-// examples, and random statecharts (6; FSMGEN_CHARTDIFF_CODE sets how many).
+// examples, and random statecharts (3; FSMGEN_CHARTDIFF_CODE sets how many).
 func TestAcceptedSpecsBuild(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a module")
@@ -127,7 +127,7 @@ func TestAcceptedSpecsBuild(t *testing.T) {
 	// against the interpreter, and walk them from the start through history, eventless
 	// transitions and done events, replayed from a store. FSMGEN_CHARTDIFF_CODE sets how many
 	// (make fuzz runs 200).
-	charts := 6
+	charts := 3
 	if s := os.Getenv("FSMGEN_CHARTDIFF_CODE"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 0 {

@@ -47,7 +47,7 @@ func PackageDecls() []Reserved {
 		"loggedTransitions", "resetOnSuccess", "fsmSpec", "fsmrt", "plainSteps", "def", "ops", "ErrEventlessLoop", "ErrActionFailed", "nodeNames")...)
 	out = append(out, reserved("constant", "NumStates", "NumEvents", "NumNodes", "RoleNone", "LevelNone", "noCheckpoint")...)
 	out = append(out, reserved("function", "States", "Events", "ParseState", "ParseEvent", "ParseRole",
-		"ParseCheckpoint", "ParseTimeoutLevel", "ParseNode", "Nodes", "accepted", "accepts", "moveRefused", "moveStep", "init")...)
+		"ParseCheckpoint", "ParseTimeoutLevel", "ParseNode", "accepted", "accepts", "moveRefused", "moveStep", "init")...)
 	return out
 }
 

@@ -62,7 +62,7 @@ func headerPath(source string) string {
 }
 
 // stdImports are the packages the template may use, in import order.
-var stdImports = [...]string{"context", "encoding/json", "errors", "fmt", "log/slog", "reflect", "strings", "testing", "time", "github.com/fsmgen/fsmgen/fsmrt"}
+var stdImports = [...]string{"context", "encoding/json", "errors", "fmt", "log/slog", "reflect", "slices", "strings", "testing", "time", "github.com/fsmgen/fsmgen/fsmrt"}
 
 // usedImports lists the packages of stdImports that the body refers to, found in its
 // syntax tree (a selector on a name the file does not declare), never in its text: spec

@@ -31,8 +31,8 @@ type WalkStep struct {
 	Calls  []string
 }
 
-// walks, walkLen: how many walks a statechart gets, and how many events each fires.
-const walks, walkLen = 6, 40
+// numWalks, walkLen: how many walks a statechart gets, and how many events each fires.
+const numWalks, walkLen = 6, 40
 
 // walks runs a statechart's walks in the interpreter: from its start, events drawn at random
 // (mostly among those accepted), seeded by the machine's fingerprint so that the tests are
@@ -44,7 +44,7 @@ func (o *oracle) walks() {
 	rng := rand.New(rand.NewPCG(h.Sum64(), 1))
 	events := fireable(m)
 	hooks := hookGuards(m)
-	for i := range walks {
+	for i := range numWalks {
 		off := map[*ir.Guard]bool{}
 		var w Walk
 		for _, g := range hooks {
@@ -80,6 +80,22 @@ func (o *oracle) walks() {
 		}
 		o.model.Walks = append(o.model.Walks, w)
 	}
+}
+
+// Active lists, by state of a statechart, the paths of the chart states active in it: its
+// atomic states and their ancestors (the root and history states aside).
+func (v view) Active() [][]string {
+	out := make([][]string, len(v.M.States))
+	for _, s := range v.M.States {
+		seen := map[*ir.Node]bool{}
+		for _, a := range s.Config {
+			for n := a; n != nil && n.Parent != nil && !seen[n]; n = n.Parent {
+				seen[n] = true
+				out[s.Index] = append(out[s.Index], n.Path)
+			}
+		}
+	}
+	return out
 }
 
 // actionNames lists the actions of a step as the hooks see them run: the effects after
