@@ -30,6 +30,11 @@ type Chart struct {
 	// value v restores, the paths of the nodes joined by ",".
 	History []string
 	Values  [][]string
+	// Remember gives, by state, the history slot of the remembering state active in it
+	// (-1: none; nil: the chart has no remembering state), and Recall[slot][v-1] the state
+	// value v of a remembering state's slot goes back to.
+	Remember []int32
+	Recall   [][]int32
 	// Start and StartRaise are what starting the machine does in its initial
 	// configuration: the entry actions, then the done events raised; Starts says starting
 	// does something (Start, or an eventless transition the initial configuration may take).
@@ -294,9 +299,10 @@ func (d *Def[S, E, R]) buildByMem() {
 }
 
 // takeChart takes transition t of a statechart, the event's microstep (st: its step), then
-// the macrostep after it, and commits. A statechart has no roles, counters, required fields,
-// checkpoints or timeouts, and its configurations no entry or exit actions of their own (the
-// transition's actions are the microstep's): take's work less all that.
+// the macrostep after it, and commits, at the first checkpoint of its microsteps. A
+// statechart has no roles, counters, required fields or timeouts, and its configurations
+// no entry or exit actions of their own (the transition's actions are the microstep's):
+// take's work less all that.
 func (m *Machine[S, E, R, C, X]) takeChart(ctx context.Context, st *Step[S, E, R], in *Input[R], dry bool, t int32) (S, error) {
 	d := m.def
 	tr := &d.Transitions[t]
@@ -308,7 +314,6 @@ func (m *Machine[S, E, R, C, X]) takeChart(ctx context.Context, st *Step[S, E, R
 		m.keep()
 	}
 	m.pending = m.pending[:0]
-	m.entered = true
 	if d.Timing {
 		st.At = m.now(in)
 	}
@@ -340,10 +345,20 @@ func (m *Machine[S, E, R, C, X]) takeChart(ctx context.Context, st *Step[S, E, R
 		m.record(tr)
 		m.state = st.To
 	}
-	if d.Timing && st.To != st.From {
+	// The macrostep's checkpoint is its first microstep's that has one; it enters states
+	// unless none of its microsteps has a target.
+	cp, moved := tr.Checkpoint, tr.Kind != TargetInternal || st.To != st.From
+	for _, x := range m.micro {
+		if cp < 0 {
+			cp = d.Transitions[x].Checkpoint
+		}
+		moved = moved || d.Transitions[x].Kind != TargetInternal
+	}
+	m.entered = moved
+	if d.Timing && moved {
 		m.moveClock(st.From, st.At)
 	}
-	if err := m.commit(ctx, st, in, int(t), -1); err != nil {
+	if err := m.commit(ctx, st, in, int(t), cp); err != nil {
 		if m.store != nil {
 			m.rollback()
 			return st.From, err
@@ -429,7 +444,7 @@ func (d *Def[S, E, R]) memoryOf(h map[string]string) ([]int32, error) {
 	for k, v := range h {
 		slot := slices.Index(c.History, k)
 		if slot < 0 {
-			return nil, fmt.Errorf("%q is not a history state", k)
+			return nil, fmt.Errorf("%q is neither a history state nor a remembering state", k)
 		}
 		i := slices.Index(c.Values[slot], v)
 		if i < 0 {
@@ -465,7 +480,7 @@ func (m *Machine[S, E, R, C, X]) applyChart(e *LogEntry[S, E, R]) error {
 	if err != nil {
 		return fmt.Errorf("history: %w", err)
 	}
-	state := e.From
+	state, moved := e.From, false
 	step := func(ti int, on int32, raised []int32) ([]int32, error) {
 		if ti < 0 || ti >= len(d.Transitions) {
 			return nil, fmt.Errorf("%d is not a transition", ti)
@@ -475,6 +490,7 @@ func (m *Machine[S, E, R, C, X]) applyChart(e *LogEntry[S, E, R]) error {
 			return nil, fmt.Errorf("transition %d is not taken from %s on %s", ti, state, E(on))
 		}
 		state = S(t.Target)
+		moved = moved || t.Kind != TargetInternal
 		return append(raised, t.Raise...), nil
 	}
 	var raised []int32
@@ -506,12 +522,19 @@ func (m *Machine[S, E, R, C, X]) applyChart(e *LogEntry[S, E, R]) error {
 	if state != e.To {
 		return fmt.Errorf("the microsteps end in %s, not %s", state, e.To)
 	}
+	from := m.state
 	m.state = state
 	copy(m.mem, mem)
 	m.unstarted = false
 	m.setSlow()
+	if d.Timing && (state != from || moved) {
+		m.moveClock(from, e.Timestamp)
+	}
 	m.recallEntry(e)
 	m.seq, m.updatedAt = e.Seq, e.Timestamp
+	if !started {
+		m.passed(e.From, e.Trigger)
+	}
 	return nil
 }
 

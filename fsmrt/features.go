@@ -18,8 +18,20 @@ func Count[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, C, X], c in
 	return *m.counter(int32(c), s)
 }
 
-// Remembered returns the state that remembering state s was last entered from.
+// Remembered returns the state that remembering state s was last entered from; in a
+// statechart, the configuration that the remembering state active in configuration s
+// was last entered from.
 func Remembered[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, C, X], s S) (S, bool) {
+	if c := m.def.Chart; c != nil {
+		if int(s) >= len(c.Remember) || c.Remember[s] < 0 {
+			return 0, false
+		}
+		slot := c.Remember[s]
+		if v := m.mem[slot]; v > 0 {
+			return S(c.Recall[slot][v-1]), true
+		}
+		return 0, false
+	}
 	if int(s) >= len(m.remembered) || !m.remembered[s] {
 		return 0, false
 	}

@@ -602,6 +602,16 @@ func (m *Machine[S, E, R, C, X]) apply(e *LogEntry[S, E, R]) error {
 			return fmt.Errorf("policies: %w", err)
 		}
 	}
+	if p := d.Payloads; p != nil && e.Kind == KindTransition && int(e.Trigger) < len(p) && p[e.Trigger] {
+		pl := m.payloads.Payload(&m.extra, int(e.Trigger), true)
+		if err := json.Unmarshal(e.Payload, pl); err != nil {
+			return fmt.Errorf("payload: %w", err)
+		}
+		// A payload the event was refused with cannot have been recorded.
+		if errs := pl.Validate(); errs != nil {
+			return fmt.Errorf("invalid payload: %s: %s", errs[0].Field, errs[0].Message)
+		}
+	}
 	switch {
 	case d.Chart != nil && (e.Kind == KindTransition || e.Kind == KindStarted):
 		return m.applyChart(e)
@@ -612,16 +622,6 @@ func (m *Machine[S, E, R, C, X]) apply(e *LogEntry[S, E, R]) error {
 	case e.Kind == KindTransition:
 	default:
 		return fmt.Errorf("%q is not a kind of entry", e.Kind)
-	}
-	if p := d.Payloads; p != nil && int(e.Trigger) < len(p) && p[e.Trigger] {
-		pl := m.payloads.Payload(&m.extra, int(e.Trigger), true)
-		if err := json.Unmarshal(e.Payload, pl); err != nil {
-			return fmt.Errorf("payload: %w", err)
-		}
-		// A payload the event was refused with cannot have been recorded.
-		if errs := pl.Validate(); errs != nil {
-			return fmt.Errorf("invalid payload: %s: %s", errs[0].Field, errs[0].Message)
-		}
 	}
 	ok := e.From == m.state && e.Transition >= 0 && e.Transition < len(d.Transitions)
 	if ok {

@@ -112,11 +112,58 @@ func (v *Event) UnmarshalText(b []byte) error { return fsmrt.Unmarshal(&eventNam
 func States() []State { return fsmrt.All[State](NumStates) }
 func Events() []Event { return fsmrt.All[Event](NumEvents) }
 
+// Node is a state of the Task statechart, named by its path. A State is a configuration:
+// the set of chart states active at once (State.In).
+type Node uint8
+
+const (
+	// NodeIdle is the chart state "idle". Atomic. Just created.
+	NodeIdle Node = 0
+	// NodeActive is the chart state "active". Compound, entered at reasoning. The cognitive
+	// loop: Reason -> Act, until the task completes, is suspended or fails.
+	NodeActive Node = 1
+	// NodeActiveReasoning is the chart state "active.reasoning". Atomic. Reason: understand +
+	// think + plan.
+	NodeActiveReasoning Node = 2
+	// NodeActiveActing is the chart state "active.acting". Atomic. Act: execute the plan's
+	// steps (multi-step loop).
+	NodeActiveActing Node = 3
+	// NodeSuspended is the chart state "suspended". Atomic. Waiting for more information;
+	// remembers the pre-suspend state.
+	NodeSuspended Node = 4
+	// NodeCompleted is the chart state "completed". Final. The task is done.
+	NodeCompleted Node = 5
+	// NodeFailed is the chart state "failed". Final. The task failed (reachable from any
+	// non-terminal state).
+	NodeFailed Node = 6
+	NumNodes        = 7 // the number of chart states
+)
+
+var nodeNames = fsmrt.Names{Package: "cognitive", Type: "Node", What: "chart state", List: []string{
+	"idle",
+	"active",
+	"active.reasoning",
+	"active.acting",
+	"suspended",
+	"completed",
+	"failed",
+}}
+
+// ParseNode returns the chart state with the given spec name; String, MarshalText and UnmarshalText
+// use the same names.
+func ParseNode(name string) (Node, error)    { return fsmrt.Parse[Node](&nodeNames, name) }
+func (v Node) String() string                { return nodeNames.String(int(v)) }
+func (v Node) MarshalText() ([]byte, error)  { return nodeNames.Marshal(int(v)) }
+func (v *Node) UnmarshalText(b []byte) error { return fsmrt.Unmarshal(&nodeNames, b, v) }
+
+// In reports whether the chart state n is active in the configuration s.
+func (s State) In(n Node) bool { return fsmrt.In(&def, s, int(n)) }
+
+// IsActive reports whether the compound state "active" is active in s.
+func (s State) IsActive() bool { return s.In(NodeActive) }
+
 // IsTerminal reports whether no event is accepted in s.
 func (s State) IsTerminal() bool { return s == StateCompleted || s == StateFailed }
-
-// IsActive reports whether s is in the group "active".
-func (s State) IsActive() bool { return s == StateReasoning || s == StateActing }
 
 // Checkpoint names a persistence point of the spec.
 type Checkpoint uint8
@@ -179,8 +226,7 @@ type FieldError = fsmrt.FieldError
 var (
 	ErrRefused           = fsmrt.ErrRefused
 	ErrInvalidTransition = fsmrt.ErrInvalidTransition
-	ErrNoChoice          = fsmrt.ErrNoChoice
-	ErrNoHistory         = fsmrt.ErrNoHistory
+	ErrGuard             = fsmrt.ErrGuard
 	ErrValidation        = fsmrt.ErrValidation
 	ErrInvalidSnapshot   = fsmrt.ErrInvalidSnapshot
 	ErrInvalidLog        = fsmrt.ErrInvalidLog
@@ -191,8 +237,7 @@ var (
 // The errors Fire returns, the runtime's types (fsmrt), and what each says.
 type (
 	InvalidTransitionError = fsmrt.InvalidTransitionError[State, Event] // the state has no transition on the event
-	NoChoiceError          = fsmrt.NoChoiceError[State, Event]          // a choice found no branch whose guards hold
-	NoHistoryError         = fsmrt.NoHistoryError[State, Event]         // a history target remembers no state yet
+	GuardError             = fsmrt.GuardError[State, Event]             // transitions exist, but none of their guards hold
 	ValidationError        = fsmrt.ValidationError[State, Event]        // required fields or the payload are missing or invalid
 	StoreError             = fsmrt.StoreError                           // the store failed to persist an accepted transition
 )
@@ -495,34 +540,60 @@ func (e *CheckpointError) Unwrap() error {
 
 // def is the machine as data for the engine (fsmrt.Def), indexed in spec order.
 var def = fsmrt.Def[State, Event, fsmrt.NoRole]{
-	Spec:      &fsmrt.Spec{Machine: "Task", Package: "cognitive", Fingerprint: "sha256:9111faab9cceecb6c3f0dc1ba5466b3b"},
+	Spec:      &fsmrt.Spec{Machine: "Task", Package: "cognitive", Fingerprint: "sha256:0729123d9c54c17e112d864128533080"},
 	NumEvents: NumEvents,
 	Initial:   StateIdle,
 	Moves:     moves[:],
-	States: []fsmrt.StateDef{
-		{},
-		{},
-		{},
-		{Remembers: true, From: []int32{1, 2}},
-		{Terminal: true},
-		{Terminal: true},
-	},
+	States:    []fsmrt.StateDef{{}, {}, {}, {}, {Terminal: true}, {Terminal: true}},
 	Transitions: []fsmrt.Transition{
-		{From: []int32{0}, On: []int32{0}, To: []int32{1}, Target: 1, Checkpoint: 0, Plain: true},
-		{From: []int32{1}, On: []int32{1}, To: []int32{2}, Target: 2, Checkpoint: 1, Plain: true},
-		{From: []int32{1}, On: []int32{2}, To: []int32{3}, Target: 3, Checkpoint: 4, Plain: true},
-		{From: []int32{3}, On: []int32{3}, To: []int32{1}, Target: 1, Checkpoint: -1, Plain: true},
-		{From: []int32{2}, On: []int32{4}, To: []int32{1, 2, 4}, Kind: fsmrt.TargetChoice, Choices: []fsmrt.ChoiceDef{{Conds: []int32{0}, Target: 2}, {Conds: []int32{1}, Target: 1}, {Target: 4}}, Checkpoint: 2},
-		{From: []int32{2}, On: []int32{5}, To: []int32{1, 2, 4}, Kind: fsmrt.TargetChoice, Choices: []fsmrt.ChoiceDef{{Conds: []int32{0}, Target: 2}, {Conds: []int32{1}, Target: 1}, {Target: 4}}, Checkpoint: 3},
-		{From: []int32{2}, On: []int32{6}, To: []int32{1, 2, 4}, Kind: fsmrt.TargetChoice, Choices: []fsmrt.ChoiceDef{{Conds: []int32{0}, Target: 2}, {Conds: []int32{1}, Target: 1}, {Target: 4}}, Checkpoint: 6},
-		{From: []int32{3}, On: []int32{8}, To: []int32{1, 2}, Kind: fsmrt.TargetHistory, Target: 3, Checkpoint: -1},
-		{From: []int32{1, 2}, On: []int32{7}, To: []int32{3}, Target: 3, Checkpoint: 5, Plain: true},
-		{From: []int32{0, 1, 2, 3}, On: []int32{9}, To: []int32{5}, Target: 5, Checkpoint: 7, Plain: true},
+		{From: []int32{0}, On: []int32{0}, To: []int32{1}, Target: 1, Checkpoint: 0, Plain: true, Changes: true, Settled: true},
+		{From: []int32{0}, On: []int32{9}, To: []int32{5}, Target: 5, Checkpoint: 7, Plain: true, Changes: true, Settled: true},
+		{From: []int32{1}, On: []int32{1}, To: []int32{2}, Target: 2, Checkpoint: 1, Plain: true, Changes: true, Settled: true},
+		{From: []int32{1}, On: []int32{2}, To: []int32{3}, Target: 3, Checkpoint: 4, Plain: true, Record: []fsmrt.Memory{{Slot: 0, Value: 1}}, Changes: true, Settled: true},
+		{From: []int32{1}, On: []int32{7}, To: []int32{3}, Target: 3, Checkpoint: 5, Plain: true, Record: []fsmrt.Memory{{Slot: 0, Value: 1}}, Changes: true, Settled: true},
+		{From: []int32{1}, On: []int32{9}, To: []int32{5}, Target: 5, Checkpoint: 7, Plain: true, Changes: true, Settled: true},
+		{From: []int32{2}, On: []int32{4}, To: []int32{2}, Conds: []int32{0}, Target: 2, Checkpoint: 2, Plain: true, Settled: true},
+		{From: []int32{2}, On: []int32{4}, To: []int32{1}, Conds: []int32{1}, Target: 1, Checkpoint: 2, Plain: true, Changes: true, Settled: true},
+		{From: []int32{2}, On: []int32{4}, To: []int32{4}, Target: 4, Checkpoint: 2, Plain: true, Changes: true, Settled: true},
+		{From: []int32{2}, On: []int32{5}, To: []int32{2}, Conds: []int32{0}, Target: 2, Checkpoint: 3, Plain: true, Settled: true},
+		{From: []int32{2}, On: []int32{5}, To: []int32{1}, Conds: []int32{1}, Target: 1, Checkpoint: 3, Plain: true, Changes: true, Settled: true},
+		{From: []int32{2}, On: []int32{5}, To: []int32{4}, Target: 4, Checkpoint: 3, Plain: true, Changes: true, Settled: true},
+		{From: []int32{2}, On: []int32{6}, To: []int32{2}, Conds: []int32{0}, Target: 2, Checkpoint: 6, Plain: true, Settled: true},
+		{From: []int32{2}, On: []int32{6}, To: []int32{1}, Conds: []int32{1}, Target: 1, Checkpoint: 6, Plain: true, Changes: true, Settled: true},
+		{From: []int32{2}, On: []int32{6}, To: []int32{4}, Target: 4, Checkpoint: 6, Plain: true, Changes: true, Settled: true},
+		{From: []int32{2}, On: []int32{7}, To: []int32{3}, Target: 3, Checkpoint: 5, Plain: true, Record: []fsmrt.Memory{{Slot: 0, Value: 2}}, Changes: true, Settled: true},
+		{From: []int32{2}, On: []int32{9}, To: []int32{5}, Target: 5, Checkpoint: 7, Plain: true, Changes: true, Settled: true},
+		{From: []int32{3}, On: []int32{3}, To: []int32{1}, Target: 1, Checkpoint: -1, Plain: true, Changes: true, Settled: true},
+		{From: []int32{3}, On: []int32{8}, To: []int32{1}, Target: 1, Checkpoint: -1, Plain: true, Mem: []fsmrt.Memory{{Slot: 0, Value: 1}}, Changes: true, Settled: true},
+		{From: []int32{3}, On: []int32{8}, To: []int32{2}, Target: 2, Checkpoint: -1, Plain: true, Mem: []fsmrt.Memory{{Slot: 0, Value: 2}}, Changes: true, Settled: true},
+		{From: []int32{3}, On: []int32{9}, To: []int32{5}, Target: 5, Checkpoint: 7, Plain: true, Changes: true, Settled: true},
 	},
 	EveryCheckpoint: -1,
 	Payloads:        []bool{true, false, false, false, false, false, false, false, false, true},
 	History:         true,
 	Timing:          true,
+	Chart: &fsmrt.Chart{
+		External: 10,
+		Always:   -1,
+		Nodes:    nodeNames.List,
+		Words:    1,
+		Active: []uint64{
+			uint64(0x1),
+			uint64(0x6),
+			uint64(0xa),
+			uint64(0x10),
+			uint64(0x20),
+			uint64(0x40),
+		},
+		History: []string{"suspended"},
+		Values: [][]string{
+			{"active.reasoning", "active.acting"},
+		},
+		Remember: []int32{-1, -1, -1, 0, -1, -1},
+		Recall: [][]int32{
+			{1, 2},
+		},
+	},
 }
 
 // moves is the dispatch table (fsmrt.Def.Moves), a row per state and a column per event.

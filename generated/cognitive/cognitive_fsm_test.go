@@ -11,6 +11,7 @@ import (
 	"github.com/fsmgen/fsmgen/fsmrt"
 	"log/slog"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -35,6 +36,7 @@ type fsmHooks struct {
 // fsmSet edits the machine through its snapshot: what a store could hand back.
 func fsmSet(m *Task, edit func(*TaskSnapshot)) {
 	s := m.Snapshot()
+	s.Unstarted = false // the rows start from a started configuration
 	edit(&s)
 	if err := fsmrt.Restore(&m.Machine, s, nil); err != nil {
 		panic(err)
@@ -115,12 +117,6 @@ func fsmFixture(from State, off []string, empty, noPolicies, noMemory bool) (*Ta
 	m := NewTask(h)
 	fsmSet(m, func(s *TaskSnapshot) {
 		s.State = from
-		if !noMemory {
-			if s.Remembered == nil {
-				s.Remembered = map[State]State{}
-			}
-			s.Remembered[StateSuspended] = StateReasoning
-		}
 	})
 	if !empty {
 		m.Context = fsmGoodContext()
@@ -172,8 +168,6 @@ type fsmRow struct {
 	calls      []string
 	counts     []int
 	errors     []fsmrt.FieldError
-	remembers  bool // want remembers a state: back, or fsmNothing
-	back       State
 }
 
 // fsmRows has, for each state, a row for every event, then rows for every outcome of the
@@ -189,166 +183,164 @@ var fsmRows = [][]fsmRow{
 }
 
 var fsmRows0 = []fsmRow{
-	{name: "idle/task_created", line: 117, from: StateIdle, event: EventTaskCreated,
+	{name: "idle/task_created", line: 124, from: StateIdle, event: EventTaskCreated,
 		want: StateReasoning, calls: []string{"checkpoint:task_created"}},
-	{name: "idle/reason_done", line: 88, from: StateIdle, event: EventReasonDone,
+	{name: "idle/reason_done", line: 92, from: StateIdle, event: EventReasonDone,
 		want: StateIdle, reason: "invalid_transition"},
-	{name: "idle/need_more_info", line: 88, from: StateIdle, event: EventNeedMoreInfo,
+	{name: "idle/need_more_info", line: 92, from: StateIdle, event: EventNeedMoreInfo,
 		want: StateIdle, reason: "invalid_transition"},
-	{name: "idle/message_received", line: 88, from: StateIdle, event: EventMessageReceived,
+	{name: "idle/message_received", line: 92, from: StateIdle, event: EventMessageReceived,
 		want: StateIdle, reason: "invalid_transition"},
-	{name: "idle/tool_call_completed", line: 88, from: StateIdle, event: EventToolCallCompleted,
+	{name: "idle/tool_call_completed", line: 92, from: StateIdle, event: EventToolCallCompleted,
 		want: StateIdle, reason: "invalid_transition"},
-	{name: "idle/tool_call_failed", line: 88, from: StateIdle, event: EventToolCallFailed,
+	{name: "idle/tool_call_failed", line: 92, from: StateIdle, event: EventToolCallFailed,
 		want: StateIdle, reason: "invalid_transition"},
-	{name: "idle/step_completed", line: 88, from: StateIdle, event: EventStepCompleted,
+	{name: "idle/step_completed", line: 92, from: StateIdle, event: EventStepCompleted,
 		want: StateIdle, reason: "invalid_transition"},
-	{name: "idle/task_suspended", line: 88, from: StateIdle, event: EventTaskSuspended,
+	{name: "idle/task_suspended", line: 92, from: StateIdle, event: EventTaskSuspended,
 		want: StateIdle, reason: "invalid_transition"},
-	{name: "idle/task_resumed", line: 88, from: StateIdle, event: EventTaskResumed,
+	{name: "idle/task_resumed", line: 92, from: StateIdle, event: EventTaskResumed,
 		want: StateIdle, reason: "invalid_transition"},
-	{name: "idle/task_failed", line: 162, from: StateIdle, event: EventTaskFailed,
+	{name: "idle/task_failed", line: 169, from: StateIdle, event: EventTaskFailed,
 		want: StateFailed, calls: []string{"checkpoint:task_failed"}},
 }
 
 var fsmRows1 = []fsmRow{
-	{name: "reasoning/task_created", line: 89, from: StateReasoning, event: EventTaskCreated,
+	{name: "reasoning/task_created", line: 96, from: StateReasoning, event: EventTaskCreated,
 		want: StateReasoning, reason: "invalid_transition"},
-	{name: "reasoning/reason_done", line: 118, from: StateReasoning, event: EventReasonDone,
+	{name: "reasoning/reason_done", line: 125, from: StateReasoning, event: EventReasonDone,
 		want: StateActing, calls: []string{"checkpoint:reason_done"}},
-	{name: "reasoning/need_more_info", line: 119, from: StateReasoning, event: EventNeedMoreInfo,
-		want: StateSuspended, calls: []string{"checkpoint:need_more_info"}, remembers: true, back: StateReasoning},
-	{name: "reasoning/message_received", line: 89, from: StateReasoning, event: EventMessageReceived,
+	{name: "reasoning/need_more_info", line: 126, from: StateReasoning, event: EventNeedMoreInfo,
+		want: StateSuspended, calls: []string{"checkpoint:need_more_info"}},
+	{name: "reasoning/message_received", line: 96, from: StateReasoning, event: EventMessageReceived,
 		want: StateReasoning, reason: "invalid_transition"},
-	{name: "reasoning/tool_call_completed", line: 89, from: StateReasoning, event: EventToolCallCompleted,
+	{name: "reasoning/tool_call_completed", line: 96, from: StateReasoning, event: EventToolCallCompleted,
 		want: StateReasoning, reason: "invalid_transition"},
-	{name: "reasoning/tool_call_failed", line: 89, from: StateReasoning, event: EventToolCallFailed,
+	{name: "reasoning/tool_call_failed", line: 96, from: StateReasoning, event: EventToolCallFailed,
 		want: StateReasoning, reason: "invalid_transition"},
-	{name: "reasoning/step_completed", line: 89, from: StateReasoning, event: EventStepCompleted,
+	{name: "reasoning/step_completed", line: 96, from: StateReasoning, event: EventStepCompleted,
 		want: StateReasoning, reason: "invalid_transition"},
-	{name: "reasoning/task_suspended", line: 161, from: StateReasoning, event: EventTaskSuspended,
-		want: StateSuspended, calls: []string{"checkpoint:task_suspended"}, remembers: true, back: StateReasoning},
-	{name: "reasoning/task_resumed", line: 89, from: StateReasoning, event: EventTaskResumed,
+	{name: "reasoning/task_suspended", line: 168, from: StateReasoning, event: EventTaskSuspended,
+		want: StateSuspended, calls: []string{"checkpoint:task_suspended"}},
+	{name: "reasoning/task_resumed", line: 96, from: StateReasoning, event: EventTaskResumed,
 		want: StateReasoning, reason: "invalid_transition"},
-	{name: "reasoning/task_failed", line: 162, from: StateReasoning, event: EventTaskFailed,
+	{name: "reasoning/task_failed", line: 169, from: StateReasoning, event: EventTaskFailed,
 		want: StateFailed, calls: []string{"checkpoint:task_failed"}},
 }
 
 var fsmRows2 = []fsmRow{
-	{name: "acting/task_created", line: 90, from: StateActing, event: EventTaskCreated,
+	{name: "acting/task_created", line: 97, from: StateActing, event: EventTaskCreated,
 		want: StateActing, reason: "invalid_transition"},
-	{name: "acting/reason_done", line: 90, from: StateActing, event: EventReasonDone,
+	{name: "acting/reason_done", line: 97, from: StateActing, event: EventReasonDone,
 		want: StateActing, reason: "invalid_transition"},
-	{name: "acting/need_more_info", line: 90, from: StateActing, event: EventNeedMoreInfo,
+	{name: "acting/need_more_info", line: 97, from: StateActing, event: EventNeedMoreInfo,
 		want: StateActing, reason: "invalid_transition"},
-	{name: "acting/message_received", line: 90, from: StateActing, event: EventMessageReceived,
+	{name: "acting/message_received", line: 97, from: StateActing, event: EventMessageReceived,
 		want: StateActing, reason: "invalid_transition"},
-	{name: "acting/tool_call_completed", line: 135, from: StateActing, event: EventToolCallCompleted,
+	{name: "acting/tool_call_completed", line: 148, from: StateActing, event: EventToolCallCompleted,
 		want: StateCompleted, calls: []string{"checkpoint:tool_call_completed"}},
-	{name: "acting/tool_call_completed/plan_has_more_steps=false,plan_has_tool_calls=false", line: 135, from: StateActing, event: EventToolCallCompleted, setup: func(m *Task) { m.Context.PlanCompleted = 1; m.Context.PlanSteps = []string{"tool_call-not"} },
+	{name: "acting/tool_call_completed/plan_has_more_steps=false,plan_has_tool_calls=false", line: 148, from: StateActing, event: EventToolCallCompleted, setup: func(m *Task) { m.Context.PlanCompleted = 1; m.Context.PlanSteps = []string{"tool_call-not"} },
 		want: StateCompleted, calls: []string{"checkpoint:tool_call_completed"}},
-	{name: "acting/tool_call_completed/plan_has_more_steps=true,plan_has_tool_calls=false", line: 135, from: StateActing, event: EventToolCallCompleted, setup: func(m *Task) { m.Context.PlanCompleted = 0; m.Context.PlanSteps = []string{"tool_call-not"} },
+	{name: "acting/tool_call_completed/plan_has_more_steps=true,plan_has_tool_calls=false", line: 146, from: StateActing, event: EventToolCallCompleted, setup: func(m *Task) { m.Context.PlanCompleted = 0; m.Context.PlanSteps = []string{"tool_call-not"} },
 		want: StateActing, calls: []string{"checkpoint:tool_call_completed"}},
-	{name: "acting/tool_call_completed/plan_has_more_steps=false,plan_has_tool_calls=true", line: 135, from: StateActing, event: EventToolCallCompleted, setup: func(m *Task) { m.Context.PlanCompleted = 1; m.Context.PlanSteps = []string{"tool_call"} },
+	{name: "acting/tool_call_completed/plan_has_more_steps=false,plan_has_tool_calls=true", line: 147, from: StateActing, event: EventToolCallCompleted, setup: func(m *Task) { m.Context.PlanCompleted = 1; m.Context.PlanSteps = []string{"tool_call"} },
 		want: StateReasoning, calls: []string{"checkpoint:tool_call_completed"}},
-	{name: "acting/tool_call_completed/plan_has_more_steps=true,plan_has_tool_calls=true", line: 135, from: StateActing, event: EventToolCallCompleted, setup: func(m *Task) { m.Context.PlanCompleted = 0; m.Context.PlanSteps = []string{"tool_call"} },
+	{name: "acting/tool_call_completed/plan_has_more_steps=true,plan_has_tool_calls=true", line: 146, from: StateActing, event: EventToolCallCompleted, setup: func(m *Task) { m.Context.PlanCompleted = 0; m.Context.PlanSteps = []string{"tool_call"} },
 		want: StateActing, calls: []string{"checkpoint:tool_call_completed"}},
-	{name: "acting/tool_call_failed", line: 142, from: StateActing, event: EventToolCallFailed,
+	{name: "acting/tool_call_failed", line: 155, from: StateActing, event: EventToolCallFailed,
 		want: StateCompleted, calls: []string{"checkpoint:tool_call_failed"}},
-	{name: "acting/tool_call_failed/plan_has_more_steps=false,plan_has_tool_calls=false", line: 142, from: StateActing, event: EventToolCallFailed, setup: func(m *Task) { m.Context.PlanCompleted = 1; m.Context.PlanSteps = []string{"tool_call-not"} },
+	{name: "acting/tool_call_failed/plan_has_more_steps=false,plan_has_tool_calls=false", line: 155, from: StateActing, event: EventToolCallFailed, setup: func(m *Task) { m.Context.PlanCompleted = 1; m.Context.PlanSteps = []string{"tool_call-not"} },
 		want: StateCompleted, calls: []string{"checkpoint:tool_call_failed"}},
-	{name: "acting/tool_call_failed/plan_has_more_steps=true,plan_has_tool_calls=false", line: 142, from: StateActing, event: EventToolCallFailed, setup: func(m *Task) { m.Context.PlanCompleted = 0; m.Context.PlanSteps = []string{"tool_call-not"} },
+	{name: "acting/tool_call_failed/plan_has_more_steps=true,plan_has_tool_calls=false", line: 153, from: StateActing, event: EventToolCallFailed, setup: func(m *Task) { m.Context.PlanCompleted = 0; m.Context.PlanSteps = []string{"tool_call-not"} },
 		want: StateActing, calls: []string{"checkpoint:tool_call_failed"}},
-	{name: "acting/tool_call_failed/plan_has_more_steps=false,plan_has_tool_calls=true", line: 142, from: StateActing, event: EventToolCallFailed, setup: func(m *Task) { m.Context.PlanCompleted = 1; m.Context.PlanSteps = []string{"tool_call"} },
+	{name: "acting/tool_call_failed/plan_has_more_steps=false,plan_has_tool_calls=true", line: 154, from: StateActing, event: EventToolCallFailed, setup: func(m *Task) { m.Context.PlanCompleted = 1; m.Context.PlanSteps = []string{"tool_call"} },
 		want: StateReasoning, calls: []string{"checkpoint:tool_call_failed"}},
-	{name: "acting/tool_call_failed/plan_has_more_steps=true,plan_has_tool_calls=true", line: 142, from: StateActing, event: EventToolCallFailed, setup: func(m *Task) { m.Context.PlanCompleted = 0; m.Context.PlanSteps = []string{"tool_call"} },
+	{name: "acting/tool_call_failed/plan_has_more_steps=true,plan_has_tool_calls=true", line: 153, from: StateActing, event: EventToolCallFailed, setup: func(m *Task) { m.Context.PlanCompleted = 0; m.Context.PlanSteps = []string{"tool_call"} },
 		want: StateActing, calls: []string{"checkpoint:tool_call_failed"}},
-	{name: "acting/step_completed", line: 149, from: StateActing, event: EventStepCompleted,
+	{name: "acting/step_completed", line: 162, from: StateActing, event: EventStepCompleted,
 		want: StateCompleted, calls: []string{"checkpoint:task_completed"}},
-	{name: "acting/step_completed/plan_has_more_steps=false,plan_has_tool_calls=false", line: 149, from: StateActing, event: EventStepCompleted, setup: func(m *Task) { m.Context.PlanCompleted = 1; m.Context.PlanSteps = []string{"tool_call-not"} },
+	{name: "acting/step_completed/plan_has_more_steps=false,plan_has_tool_calls=false", line: 162, from: StateActing, event: EventStepCompleted, setup: func(m *Task) { m.Context.PlanCompleted = 1; m.Context.PlanSteps = []string{"tool_call-not"} },
 		want: StateCompleted, calls: []string{"checkpoint:task_completed"}},
-	{name: "acting/step_completed/plan_has_more_steps=true,plan_has_tool_calls=false", line: 149, from: StateActing, event: EventStepCompleted, setup: func(m *Task) { m.Context.PlanCompleted = 0; m.Context.PlanSteps = []string{"tool_call-not"} },
+	{name: "acting/step_completed/plan_has_more_steps=true,plan_has_tool_calls=false", line: 160, from: StateActing, event: EventStepCompleted, setup: func(m *Task) { m.Context.PlanCompleted = 0; m.Context.PlanSteps = []string{"tool_call-not"} },
 		want: StateActing, calls: []string{"checkpoint:task_completed"}},
-	{name: "acting/step_completed/plan_has_more_steps=false,plan_has_tool_calls=true", line: 149, from: StateActing, event: EventStepCompleted, setup: func(m *Task) { m.Context.PlanCompleted = 1; m.Context.PlanSteps = []string{"tool_call"} },
+	{name: "acting/step_completed/plan_has_more_steps=false,plan_has_tool_calls=true", line: 161, from: StateActing, event: EventStepCompleted, setup: func(m *Task) { m.Context.PlanCompleted = 1; m.Context.PlanSteps = []string{"tool_call"} },
 		want: StateReasoning, calls: []string{"checkpoint:task_completed"}},
-	{name: "acting/step_completed/plan_has_more_steps=true,plan_has_tool_calls=true", line: 149, from: StateActing, event: EventStepCompleted, setup: func(m *Task) { m.Context.PlanCompleted = 0; m.Context.PlanSteps = []string{"tool_call"} },
+	{name: "acting/step_completed/plan_has_more_steps=true,plan_has_tool_calls=true", line: 160, from: StateActing, event: EventStepCompleted, setup: func(m *Task) { m.Context.PlanCompleted = 0; m.Context.PlanSteps = []string{"tool_call"} },
 		want: StateActing, calls: []string{"checkpoint:task_completed"}},
-	{name: "acting/task_suspended", line: 161, from: StateActing, event: EventTaskSuspended,
-		want: StateSuspended, calls: []string{"checkpoint:task_suspended"}, remembers: true, back: StateActing},
-	{name: "acting/task_resumed", line: 90, from: StateActing, event: EventTaskResumed,
+	{name: "acting/task_suspended", line: 168, from: StateActing, event: EventTaskSuspended,
+		want: StateSuspended, calls: []string{"checkpoint:task_suspended"}},
+	{name: "acting/task_resumed", line: 97, from: StateActing, event: EventTaskResumed,
 		want: StateActing, reason: "invalid_transition"},
-	{name: "acting/task_failed", line: 162, from: StateActing, event: EventTaskFailed,
+	{name: "acting/task_failed", line: 169, from: StateActing, event: EventTaskFailed,
 		want: StateFailed, calls: []string{"checkpoint:task_failed"}},
 }
 
 var fsmRows3 = []fsmRow{
-	{name: "suspended/task_created", line: 91, from: StateSuspended, event: EventTaskCreated,
+	{name: "suspended/task_created", line: 98, from: StateSuspended, event: EventTaskCreated,
 		want: StateSuspended, reason: "invalid_transition"},
-	{name: "suspended/reason_done", line: 91, from: StateSuspended, event: EventReasonDone,
+	{name: "suspended/reason_done", line: 98, from: StateSuspended, event: EventReasonDone,
 		want: StateSuspended, reason: "invalid_transition"},
-	{name: "suspended/need_more_info", line: 91, from: StateSuspended, event: EventNeedMoreInfo,
+	{name: "suspended/need_more_info", line: 98, from: StateSuspended, event: EventNeedMoreInfo,
 		want: StateSuspended, reason: "invalid_transition"},
-	{name: "suspended/message_received", line: 120, from: StateSuspended, event: EventMessageReceived,
+	{name: "suspended/message_received", line: 127, from: StateSuspended, event: EventMessageReceived,
 		want: StateReasoning},
-	{name: "suspended/tool_call_completed", line: 91, from: StateSuspended, event: EventToolCallCompleted,
+	{name: "suspended/tool_call_completed", line: 98, from: StateSuspended, event: EventToolCallCompleted,
 		want: StateSuspended, reason: "invalid_transition"},
-	{name: "suspended/tool_call_failed", line: 91, from: StateSuspended, event: EventToolCallFailed,
+	{name: "suspended/tool_call_failed", line: 98, from: StateSuspended, event: EventToolCallFailed,
 		want: StateSuspended, reason: "invalid_transition"},
-	{name: "suspended/step_completed", line: 91, from: StateSuspended, event: EventStepCompleted,
+	{name: "suspended/step_completed", line: 98, from: StateSuspended, event: EventStepCompleted,
 		want: StateSuspended, reason: "invalid_transition"},
-	{name: "suspended/task_suspended", line: 91, from: StateSuspended, event: EventTaskSuspended,
+	{name: "suspended/task_suspended", line: 98, from: StateSuspended, event: EventTaskSuspended,
 		want: StateSuspended, reason: "invalid_transition"},
-	{name: "suspended/task_resumed", line: 158, from: StateSuspended, event: EventTaskResumed,
-		want: StateReasoning},
-	{name: "suspended/task_resumed/nothing remembered", line: 158, from: StateSuspended, event: EventTaskResumed, noMemory: true,
-		want: StateSuspended, reason: "no_history"},
-	{name: "suspended/task_failed", line: 162, from: StateSuspended, event: EventTaskFailed,
+	{name: "suspended/task_resumed", line: 165, from: StateSuspended, event: EventTaskResumed,
+		want: StateSuspended, reason: "guard"},
+	{name: "suspended/task_failed", line: 169, from: StateSuspended, event: EventTaskFailed,
 		want: StateFailed, calls: []string{"checkpoint:task_failed"}},
 }
 
 var fsmRows4 = []fsmRow{
-	{name: "completed/task_created", line: 92, from: StateCompleted, event: EventTaskCreated,
+	{name: "completed/task_created", line: 99, from: StateCompleted, event: EventTaskCreated,
 		want: StateCompleted, reason: "invalid_transition"},
-	{name: "completed/reason_done", line: 92, from: StateCompleted, event: EventReasonDone,
+	{name: "completed/reason_done", line: 99, from: StateCompleted, event: EventReasonDone,
 		want: StateCompleted, reason: "invalid_transition"},
-	{name: "completed/need_more_info", line: 92, from: StateCompleted, event: EventNeedMoreInfo,
+	{name: "completed/need_more_info", line: 99, from: StateCompleted, event: EventNeedMoreInfo,
 		want: StateCompleted, reason: "invalid_transition"},
-	{name: "completed/message_received", line: 92, from: StateCompleted, event: EventMessageReceived,
+	{name: "completed/message_received", line: 99, from: StateCompleted, event: EventMessageReceived,
 		want: StateCompleted, reason: "invalid_transition"},
-	{name: "completed/tool_call_completed", line: 92, from: StateCompleted, event: EventToolCallCompleted,
+	{name: "completed/tool_call_completed", line: 99, from: StateCompleted, event: EventToolCallCompleted,
 		want: StateCompleted, reason: "invalid_transition"},
-	{name: "completed/tool_call_failed", line: 92, from: StateCompleted, event: EventToolCallFailed,
+	{name: "completed/tool_call_failed", line: 99, from: StateCompleted, event: EventToolCallFailed,
 		want: StateCompleted, reason: "invalid_transition"},
-	{name: "completed/step_completed", line: 92, from: StateCompleted, event: EventStepCompleted,
+	{name: "completed/step_completed", line: 99, from: StateCompleted, event: EventStepCompleted,
 		want: StateCompleted, reason: "invalid_transition"},
-	{name: "completed/task_suspended", line: 92, from: StateCompleted, event: EventTaskSuspended,
+	{name: "completed/task_suspended", line: 99, from: StateCompleted, event: EventTaskSuspended,
 		want: StateCompleted, reason: "invalid_transition"},
-	{name: "completed/task_resumed", line: 92, from: StateCompleted, event: EventTaskResumed,
+	{name: "completed/task_resumed", line: 99, from: StateCompleted, event: EventTaskResumed,
 		want: StateCompleted, reason: "invalid_transition"},
-	{name: "completed/task_failed", line: 92, from: StateCompleted, event: EventTaskFailed,
+	{name: "completed/task_failed", line: 99, from: StateCompleted, event: EventTaskFailed,
 		want: StateCompleted, reason: "invalid_transition"},
 }
 
 var fsmRows5 = []fsmRow{
-	{name: "failed/task_created", line: 93, from: StateFailed, event: EventTaskCreated,
+	{name: "failed/task_created", line: 100, from: StateFailed, event: EventTaskCreated,
 		want: StateFailed, reason: "invalid_transition"},
-	{name: "failed/reason_done", line: 93, from: StateFailed, event: EventReasonDone,
+	{name: "failed/reason_done", line: 100, from: StateFailed, event: EventReasonDone,
 		want: StateFailed, reason: "invalid_transition"},
-	{name: "failed/need_more_info", line: 93, from: StateFailed, event: EventNeedMoreInfo,
+	{name: "failed/need_more_info", line: 100, from: StateFailed, event: EventNeedMoreInfo,
 		want: StateFailed, reason: "invalid_transition"},
-	{name: "failed/message_received", line: 93, from: StateFailed, event: EventMessageReceived,
+	{name: "failed/message_received", line: 100, from: StateFailed, event: EventMessageReceived,
 		want: StateFailed, reason: "invalid_transition"},
-	{name: "failed/tool_call_completed", line: 93, from: StateFailed, event: EventToolCallCompleted,
+	{name: "failed/tool_call_completed", line: 100, from: StateFailed, event: EventToolCallCompleted,
 		want: StateFailed, reason: "invalid_transition"},
-	{name: "failed/tool_call_failed", line: 93, from: StateFailed, event: EventToolCallFailed,
+	{name: "failed/tool_call_failed", line: 100, from: StateFailed, event: EventToolCallFailed,
 		want: StateFailed, reason: "invalid_transition"},
-	{name: "failed/step_completed", line: 93, from: StateFailed, event: EventStepCompleted,
+	{name: "failed/step_completed", line: 100, from: StateFailed, event: EventStepCompleted,
 		want: StateFailed, reason: "invalid_transition"},
-	{name: "failed/task_suspended", line: 93, from: StateFailed, event: EventTaskSuspended,
+	{name: "failed/task_suspended", line: 100, from: StateFailed, event: EventTaskSuspended,
 		want: StateFailed, reason: "invalid_transition"},
-	{name: "failed/task_resumed", line: 93, from: StateFailed, event: EventTaskResumed,
+	{name: "failed/task_resumed", line: 100, from: StateFailed, event: EventTaskResumed,
 		want: StateFailed, reason: "invalid_transition"},
-	{name: "failed/task_failed", line: 93, from: StateFailed, event: EventTaskFailed,
+	{name: "failed/task_failed", line: 100, from: StateFailed, event: EventTaskFailed,
 		want: StateFailed, reason: "invalid_transition"},
 }
 
@@ -395,24 +387,7 @@ func fsmRun(t *testing.T, r fsmRow) {
 				t.Errorf("%s: hooks ran %v, want %v", where, h.calls, r.calls)
 			}
 		}
-		if r.remembers {
-			if err := fsmRemembers(m, r.want, r.back); err != nil {
-				t.Errorf("%s: %v", where, err)
-			}
-		}
 	})
-}
-
-// fsmNothing stands for "remembers nothing".
-const fsmNothing = State(NumStates)
-
-// fsmRemembers checks what s remembers: back, or nothing.
-func fsmRemembers(m *Task, s, back State) error {
-	got, ok := m.Remembered(s)
-	if ok != (back != fsmNothing) || ok && got != back {
-		return fmt.Errorf("%s remembers %s (%v), want %s", s, got, ok, back)
-	}
-	return nil
 }
 
 // fsmPermitted is what PermittedWith returns in each state, for each role.
@@ -424,7 +399,7 @@ var fsmPermitted = []struct {
 	{from: StateIdle, want: []Event{EventTaskCreated, EventTaskFailed}},
 	{from: StateReasoning, want: []Event{EventReasonDone, EventNeedMoreInfo, EventTaskSuspended, EventTaskFailed}},
 	{from: StateActing, want: []Event{EventToolCallCompleted, EventToolCallFailed, EventStepCompleted, EventTaskSuspended, EventTaskFailed}},
-	{from: StateSuspended, want: []Event{EventMessageReceived, EventTaskResumed, EventTaskFailed}},
+	{from: StateSuspended, want: []Event{EventMessageReceived, EventTaskFailed}},
 	{from: StateCompleted, want: nil},
 	{from: StateFailed, want: nil},
 }
@@ -488,7 +463,6 @@ var fsmAccepted = [NumStates][]Event{
 type fsmStep struct {
 	event Event
 	on    bool
-	back  State // what the state the step leads to remembers, or fsmNothing
 }
 
 // fsmFireStep fires a step of a path.
@@ -502,11 +476,11 @@ var fsmPathTree = []struct {
 	parent int
 	step   fsmStep
 }{
-	{-1, fsmStep{EventTaskCreated, true, fsmNothing}},
-	{-1, fsmStep{EventTaskFailed, true, fsmNothing}},
-	{0, fsmStep{EventReasonDone, true, fsmNothing}},
-	{0, fsmStep{EventNeedMoreInfo, true, StateReasoning}},
-	{2, fsmStep{EventToolCallCompleted, true, fsmNothing}},
+	{-1, fsmStep{EventTaskCreated, true}},
+	{-1, fsmStep{EventTaskFailed, true}},
+	{0, fsmStep{EventReasonDone, true}},
+	{0, fsmStep{EventNeedMoreInfo, true}},
+	{2, fsmStep{EventToolCallCompleted, true}},
 }
 
 // fsmPathEnds is, for every state the fixture's inputs reach, the node of fsmPathTree its
@@ -562,11 +536,6 @@ func TestFsmReachability(t *testing.T) {
 			for i, s := range p.steps {
 				if _, err := fsmFireStep(m, s, TaskInput{}); err != nil {
 					t.Fatalf("step %d (%s in %s): %v", i, s.event, m.State(), err)
-				}
-				// What a remembering state remembers comes from real firings here, not from
-				// the fixture.
-				if err := fsmRemembers(m, m.State(), s.back); err != nil {
-					t.Fatalf("step %d (%s): %v", i, s.event, err)
 				}
 			}
 			if m.State() != p.to {
@@ -676,15 +645,6 @@ func TestFsmEnumerations(t *testing.T) {
 		t.Errorf("States() %d, Events() %d", len(States()), len(Events()))
 	}
 	fsmEnum(t, "checkpoint", 0, 8, ParseCheckpoint, (*Checkpoint).UnmarshalText)
-	for s := State(0); s < NumStates; s++ {
-		want := false
-		for _, x := range []State{StateReasoning, StateActing} {
-			want = want || x == s
-		}
-		if s.IsActive() != want {
-			t.Errorf("%s.IsActive() = %v", s, !want)
-		}
-	}
 }
 
 func TestFsmErrors(t *testing.T) {
@@ -695,8 +655,7 @@ func TestFsmErrors(t *testing.T) {
 		reason   string
 	}{
 		{&InvalidTransitionError{State: s, Event: e}, ErrInvalidTransition, "invalid_transition"},
-		{&NoChoiceError{State: s, Event: e}, ErrNoChoice, "no_choice"},
-		{&NoHistoryError{State: s, Event: e, Remembering: s}, ErrNoHistory, "no_history"},
+		{&GuardError{State: s, Event: e}, ErrGuard, "guard"},
 		{&fsmrt.ValidationError[State, Event]{State: s, Event: e, Target: s, Errors: []fsmrt.FieldError{{Field: "f", Message: "m"}, {Field: "g", Message: "n"}}}, fsmrt.ErrValidation, "artifacts"},
 		{&fsmrt.ValidationError[State, Event]{State: s, Event: e, Target: s, Payload: true}, fsmrt.ErrValidation, "payload"},
 	} {
@@ -831,12 +790,9 @@ func TestFsmCheckpointFailure(t *testing.T) {
 func TestFsmRestoreRefusesBadSnapshots(t *testing.T) {
 	good := NewTask(&fsmHooks{}).Snapshot()
 	for name, mutate := range map[string]func(s *TaskSnapshot){
-		"version":                    func(s *TaskSnapshot) { s.Version = 99 },
-		"state":                      func(s *TaskSnapshot) { s.State = State(NumStates) },
-		"seq":                        func(s *TaskSnapshot) { s.Seq = -1 },
-		"suspended remembering idle": func(s *TaskSnapshot) { s.Remembered = map[State]State{StateSuspended: StateIdle} },
-		"remembered state":           func(s *TaskSnapshot) { s.Remembered = map[State]State{StateSuspended: State(NumStates)} },
-		"not remembering":            func(s *TaskSnapshot) { s.Remembered = map[State]State{StateIdle: StateIdle} },
+		"version": func(s *TaskSnapshot) { s.Version = 99 },
+		"state":   func(s *TaskSnapshot) { s.State = State(NumStates) },
+		"seq":     func(s *TaskSnapshot) { s.Seq = -1 },
 	} {
 		s := good
 		mutate(&s)
@@ -848,15 +804,6 @@ func TestFsmRestoreRefusesBadSnapshots(t *testing.T) {
 	var s TaskSnapshot
 	if err := json.Unmarshal([]byte(`{"version": 1, "state": null}`), &s); !errors.Is(err, ErrInvalidSnapshot) {
 		t.Errorf("a null state was decoded: %v", err)
-	}
-	f, _ := fsmFixture(StateIdle, nil, false, false, false)
-	for s := State(0); s < NumStates; s++ {
-		got, ok := f.Remembered(s)
-		want := false
-		want = want || s == StateSuspended
-		if ok != want || (ok && got >= NumStates) {
-			t.Errorf("Remembered(%s) = %s, %v", s, got, ok)
-		}
 	}
 }
 
@@ -1120,7 +1067,7 @@ var fsmAnon = [NumStates][NumEvents]struct {
 	{{StateReasoning, ""}, {StateIdle, "invalid_transition"}, {StateIdle, "invalid_transition"}, {StateIdle, "invalid_transition"}, {StateIdle, "invalid_transition"}, {StateIdle, "invalid_transition"}, {StateIdle, "invalid_transition"}, {StateIdle, "invalid_transition"}, {StateIdle, "invalid_transition"}, {StateFailed, ""}},
 	{{StateReasoning, "invalid_transition"}, {StateActing, ""}, {StateSuspended, ""}, {StateReasoning, "invalid_transition"}, {StateReasoning, "invalid_transition"}, {StateReasoning, "invalid_transition"}, {StateReasoning, "invalid_transition"}, {StateSuspended, ""}, {StateReasoning, "invalid_transition"}, {StateFailed, ""}},
 	{{StateActing, "invalid_transition"}, {StateActing, "invalid_transition"}, {StateActing, "invalid_transition"}, {StateActing, "invalid_transition"}, {StateCompleted, ""}, {StateCompleted, ""}, {StateCompleted, ""}, {StateSuspended, ""}, {StateActing, "invalid_transition"}, {StateFailed, ""}},
-	{{StateSuspended, "invalid_transition"}, {StateSuspended, "invalid_transition"}, {StateSuspended, "invalid_transition"}, {StateReasoning, ""}, {StateSuspended, "invalid_transition"}, {StateSuspended, "invalid_transition"}, {StateSuspended, "invalid_transition"}, {StateSuspended, "invalid_transition"}, {StateReasoning, ""}, {StateFailed, ""}},
+	{{StateSuspended, "invalid_transition"}, {StateSuspended, "invalid_transition"}, {StateSuspended, "invalid_transition"}, {StateReasoning, ""}, {StateSuspended, "invalid_transition"}, {StateSuspended, "invalid_transition"}, {StateSuspended, "invalid_transition"}, {StateSuspended, "invalid_transition"}, {StateSuspended, "guard"}, {StateFailed, ""}},
 	{{StateCompleted, "invalid_transition"}, {StateCompleted, "invalid_transition"}, {StateCompleted, "invalid_transition"}, {StateCompleted, "invalid_transition"}, {StateCompleted, "invalid_transition"}, {StateCompleted, "invalid_transition"}, {StateCompleted, "invalid_transition"}, {StateCompleted, "invalid_transition"}, {StateCompleted, "invalid_transition"}, {StateCompleted, "invalid_transition"}},
 	{{StateFailed, "invalid_transition"}, {StateFailed, "invalid_transition"}, {StateFailed, "invalid_transition"}, {StateFailed, "invalid_transition"}, {StateFailed, "invalid_transition"}, {StateFailed, "invalid_transition"}, {StateFailed, "invalid_transition"}, {StateFailed, "invalid_transition"}, {StateFailed, "invalid_transition"}, {StateFailed, "invalid_transition"}},
 }
@@ -1198,6 +1145,123 @@ func TestFsmTimeByState(t *testing.T) {
 		r, err := RestoreTask(m.Snapshot(), h)
 		if err != nil || r.TimeByState(now) != m.TimeByState(now) {
 			t.Errorf("to %s: time by state after restore: %v", p.to, err)
+		}
+	}
+}
+
+// fsmWalkStep is one event of a walk: the configuration after it, the refusal ("" when
+// accepted) and the hooks run.
+type fsmWalkStep struct {
+	event  Event
+	want   State
+	reason string
+	calls  []string
+}
+
+// fsmWalks are runs of the statechart from its start, with the guards in off failing.
+var fsmWalks = []struct {
+	off        []string
+	start      State
+	startCalls []string
+	steps      []fsmWalkStep
+}{
+	{off: nil, start: StateIdle, startCalls: nil, steps: []fsmWalkStep{
+		{EventTaskFailed, StateFailed, "", []string{"checkpoint:task_failed"}},
+	}},
+	{off: nil, start: StateIdle, startCalls: nil, steps: []fsmWalkStep{
+		{EventTaskFailed, StateFailed, "", []string{"checkpoint:task_failed"}},
+	}},
+	{off: nil, start: StateIdle, startCalls: nil, steps: []fsmWalkStep{
+		{EventToolCallFailed, StateIdle, "invalid_transition", nil},
+		{EventTaskFailed, StateFailed, "", []string{"checkpoint:task_failed"}},
+	}},
+	{off: nil, start: StateIdle, startCalls: nil, steps: []fsmWalkStep{
+		{EventTaskCreated, StateReasoning, "", []string{"checkpoint:task_created"}},
+		{EventToolCallFailed, StateReasoning, "invalid_transition", nil},
+		{EventNeedMoreInfo, StateSuspended, "", []string{"checkpoint:need_more_info"}},
+		{EventTaskResumed, StateReasoning, "", nil},
+		{EventNeedMoreInfo, StateSuspended, "", []string{"checkpoint:need_more_info"}},
+		{EventTaskFailed, StateFailed, "", []string{"checkpoint:task_failed"}},
+	}},
+	{off: nil, start: StateIdle, startCalls: nil, steps: []fsmWalkStep{
+		{EventTaskFailed, StateFailed, "", []string{"checkpoint:task_failed"}},
+	}},
+	{off: nil, start: StateIdle, startCalls: nil, steps: []fsmWalkStep{
+		{EventTaskFailed, StateFailed, "", []string{"checkpoint:task_failed"}},
+	}},
+}
+
+// fsmActive lists, by configuration, the chart states active in it.
+var fsmActive = [NumStates][]string{
+	[]string{"idle"},
+	[]string{"active.reasoning", "active"},
+	[]string{"active.acting", "active"},
+	[]string{"suspended"},
+	[]string{"completed"},
+	[]string{"failed"},
+}
+
+// TestFsmChartNodes: State.In says which chart states each configuration has active, and
+// Node's names are the chart states' paths.
+func TestFsmChartNodes(t *testing.T) {
+	for s := State(0); s < NumStates; s++ {
+		for n := Node(0); n < NumNodes; n++ {
+			if want := slices.Contains(fsmActive[s], n.String()); s.In(n) != want {
+				t.Errorf("%s.In(%s) = %v, want %v", s, n, s.In(n), want)
+			}
+			if p, err := ParseNode(n.String()); err != nil || p != n {
+				t.Errorf("ParseNode(%q) = %v, %v", n.String(), p, err)
+			}
+		}
+	}
+}
+
+// TestFsmChartWalks runs each walk on a machine with a store: its start, then event after
+// event, so that what history states recorded is read back and eventless transitions and
+// done events follow one another. The machine replayed from the store, and the one
+// restored from its snapshot, are the machine the walk left.
+func TestFsmChartWalks(t *testing.T) {
+	ctx := context.Background()
+	store := fsmrt.NewMemoryStore()
+	same := func(got, want []string) bool { return len(got)+len(want) == 0 || reflect.DeepEqual(got, want) }
+	for i, w := range fsmWalks {
+		h := &fsmHooks{off: map[string]bool{}}
+		for _, g := range w.off {
+			h.off[g] = true
+		}
+		m := NewTask(h)
+		m.ID = fmt.Sprint("walk-", i)
+		m.SetStore(store)
+		if err := m.Start(ctx); err != nil || !m.Started() {
+			t.Fatalf("walk %d: start: %v", i, err)
+		}
+		if m.State() != w.start || !same(h.calls, w.startCalls) {
+			t.Fatalf("walk %d: started in %s running %v, want %s running %v", i, m.State(), h.calls, w.start, w.startCalls)
+		}
+		for j, s := range w.steps {
+			from := m.State()
+			h.calls = nil
+			to, err := fsmFire(m, s.event, TaskInput{})
+			if fsmReason(err) != s.reason || to != s.want || m.State() != s.want || !same(h.calls, s.calls) {
+				t.Fatalf("walk %d step %d: %s in %s: %s (%q) running %v, want %s (%q) running %v",
+					i, j, s.event, from, m.State(), fsmReason(err), h.calls, s.want, s.reason, s.calls)
+			}
+		}
+		want, _ := json.Marshal(m.Snapshot())
+		h.calls = nil
+		r, err := ReplayTask(ctx, store, m.ID, h)
+		if err != nil {
+			t.Fatalf("walk %d: replay: %v", i, err)
+		}
+		if got, _ := json.Marshal(r.Snapshot()); string(got) != string(want) || len(h.calls) > 0 {
+			t.Errorf("walk %d: replayed (running %v)\n%s\nwant\n%s", i, h.calls, got, want)
+		}
+		r, err = RestoreTask(m.Snapshot(), h)
+		if err != nil {
+			t.Fatalf("walk %d: restore: %v", i, err)
+		}
+		if got, _ := json.Marshal(r.Snapshot()); string(got) != string(want) {
+			t.Errorf("walk %d: restored\n%s\nwant\n%s", i, got, want)
 		}
 	}
 }

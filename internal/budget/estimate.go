@@ -484,9 +484,19 @@ func estimate(m *ir.Machine) (sizes, *counts) {
 	out.tests += c.pairs * c.testCase()
 	if m.Chart != nil {
 		out.mermaid, out.markdown, out.dot = chartDiagrams(m.Chart)
+		out.markdown += declarations(m)
 		// The tests' walks from the start: at most 6 × 40 steps, each an event, the
 		// configuration after it and the hooks run.
 		out.tests += 2500 + 240*(30+c.eventGo+c.stateGo)
+		// The history values, each the paths of the states it restores; the node names.
+		for _, vals := range m.Chart.Values {
+			for _, v := range vals {
+				out.code += float64(len(ir.ConfigName(v))) + 4
+			}
+		}
+		for _, n := range m.Chart.Nodes[1:] {
+			out.code += 3*float64(len(n.Path)) + 80
+		}
 	}
 	return out, c
 }
@@ -518,4 +528,33 @@ func chartDiagrams(ch *ir.Chart) (mermaid, markdown, dot float64) {
 		dot += 20 + 1.5*label
 	}
 	return mermaid, markdown, dot
+}
+
+// declarations sizes the tables of a statechart's document that a flat machine's has too:
+// context fields, events and their payloads, guards, actions, checkpoints.
+func declarations(m *ir.Machine) float64 {
+	var out float64
+	field := func(f *ir.Field) { out += 50 + 1.1*float64(len(f.Name)+len(f.Doc)) }
+	for _, f := range m.Fields {
+		field(f)
+	}
+	for _, e := range m.Events {
+		out += 20 + 1.1*float64(len(e.Name)+len(e.Doc))
+		for _, f := range e.Payload {
+			field(f)
+		}
+	}
+	for _, g := range m.Guards {
+		out += 60 + 1.1*float64(len(g.Name)+len(g.Doc))
+	}
+	for _, a := range m.Actions {
+		out += 30 + 1.1*float64(len(a.Name)+len(a.Doc))
+	}
+	for _, c := range m.Checkpoints {
+		out += 40 + 1.1*float64(len(c.Name)+len(c.Doc))
+		for _, x := range c.Save {
+			out += float64(len(x)) + 4
+		}
+	}
+	return out
 }

@@ -142,7 +142,7 @@ func TestImportWrites(t *testing.T) {
 	if code, out, _ := run(t, "check", dest); code != ExitOK || out != "" {
 		t.Errorf("check: code %d, %q", code, out)
 	}
-	if code, out, _ := run(t, "sim", dest, "--events", "TIMER,TIMER,RESTART_HARD"); code != ExitOK || !strings.Contains(out, "final: red.walk") {
+	if code, out, _ := run(t, "sim", dest, "--events", "TIMER,TIMER,RESTART_HARD"); code != ExitOK || !strings.Contains(out, "final: walk") {
 		t.Errorf("sim: code %d\n%s", code, out)
 	}
 

@@ -63,6 +63,14 @@ func (g *gen) nodes(f *File) {
 	f.Func().Params(Id("s").Id("State")).Id("In").Params(Id("n").Id("Node")).Bool().Add(inline(
 		Return(Qual(rt, "In").Call(Op("&").Id("def"), Id("s"), Int().Parens(Id("n"))))))
 	f.Line()
+	for i, n := range ns {
+		if n.GoName == "" {
+			continue
+		}
+		f.Comment(comment(fmt.Sprintf("Is%s reports whether the %s state %s is active in s.", n.GoName, n.Kind, quoted(n.Path))))
+		f.Func().Params(Id("s").Id("State")).Id("Is" + n.GoName).Params().Bool().Add(inline(Return(Id("s").Dot("In").Call(Id("Node" + en.GoNames[i])))))
+		f.Line()
+	}
 }
 
 // kindDoc says what kind of chart state n is, for its constant's doc.
@@ -130,6 +138,38 @@ func (g *gen) chartDef(actionIdx func([]*ir.Action) []int) *Statement {
 			rows.Line()
 		}))
 	}
+	if g.remembers {
+		// By configuration, the slot of the remembering state active in it; by slot, the
+		// configuration each value goes back to.
+		byName := map[string]int{} // by the paths of its active states
+		for _, s := range m.States {
+			byName[ir.ConfigName(s.Config)] = s.Index
+		}
+		remember := make([]int, len(m.States))
+		for _, s := range m.States {
+			remember[s.Index] = -1
+			for _, h := range c.History {
+				if h.Remembers && slices.ContainsFunc(s.Config, func(n *ir.Node) bool { return n == h || n.IsDescendant(h) }) {
+					remember[s.Index] = h.Slot
+					break
+				}
+			}
+		}
+		v.add("Remember", int32s(remember))
+		v.add("Recall", Index().Index().Int32().ValuesFunc(func(rows *Group) {
+			for _, h := range c.History {
+				rows.Line().ValuesFunc(func(l *Group) {
+					if !h.Remembers {
+						return
+					}
+					for _, nodes := range c.Values[h.Slot] {
+						l.Lit(byName[ir.ConfigName(nodes)])
+					}
+				})
+			}
+			rows.Line()
+		}))
+	}
 	if len(c.StartActions) > 0 {
 		v.add("Start", int32s(actionIdx(c.StartActions)))
 	}
@@ -172,7 +212,7 @@ func (g *gen) chartMove(t *ir.Transition) *ir.State {
 	}
 	end := t.Target.State
 	for _, x := range append([]*ir.Transition{t}, then...) {
-		if len(x.Actions) > 0 || len(x.Record) > 0 {
+		if len(x.Actions) > 0 || len(x.Record) > 0 || x.Checkpoint != nil {
 			return nil
 		}
 		end = x.Target.State

@@ -291,6 +291,9 @@ func (g *gen) transitionDef(t *ir.Transition, guardIdx func([]ir.Cond) []int, ac
 	}
 	switch t.Target.Kind {
 	case ir.Fixed:
+		if t.Stays() {
+			v.add("Kind", Qual(rt, "TargetInternal")) // a statechart's microstep that exits and enters nothing
+		}
 		v.add("Target", Lit(t.Target.State.Index))
 	case ir.Internal:
 		v.add("Kind", Qual(rt, "TargetInternal"))

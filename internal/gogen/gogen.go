@@ -84,6 +84,11 @@ func newGen(m *ir.Machine) *gen {
 		g.remembers = g.remembers || s.Remembers
 		g.resumes = g.resumes || (g.everyCheckpoint && s.Terminal)
 	}
+	if c := m.Chart; c != nil {
+		for _, h := range c.History {
+			g.remembers = g.remembers || h.Remembers
+		}
+	}
 	for _, c := range m.Counters {
 		g.resetsOnSuccess = g.resetsOnSuccess || c.ResetOnSuccess
 	}

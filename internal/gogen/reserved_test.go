@@ -109,6 +109,14 @@ func specDerived(m *ir.Machine) func(string) bool {
 			}
 		}
 	}
+	if m.Chart != nil {
+		for _, n := range m.Chart.Nodes[1:] {
+			add("Node" + names.GoName(strings.ReplaceAll(n.Path, ".", "_")))
+			if n.GoName != "" {
+				add("Is" + n.GoName)
+			}
+		}
+	}
 	for _, e := range m.Events {
 		add("Event" + e.GoName)
 		if len(e.Payload) > 0 {

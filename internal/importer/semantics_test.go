@@ -37,7 +37,7 @@ func runMachine(t *testing.T, m *ir.Machine, guard func(*ir.Guard) bool, events 
 	in := interp.Inputs{Guard: guard}
 	x := interp.New(m)
 	show := func(s *ir.State, as []*ir.Action) string {
-		out := s.Name
+		out := ir.ConfigName(s.Config) // the paths, not the short names
 		if s.Terminal {
 			out += " done"
 		}
@@ -62,12 +62,12 @@ func runMachine(t *testing.T, m *ir.Machine, guard func(*ir.Guard) bool, events 
 			}
 		}
 		if e == nil { // an event no transition names: no state takes it
-			out = append(out, name+": invalid_transition in "+x.State.Name)
+			out = append(out, name+": invalid_transition in "+ir.ConfigName(x.State.Config))
 			continue
 		}
 		st, rej := x.Fire(e, in)
 		if rej != nil {
-			out = append(out, name+": "+string(rej.Reason)+" in "+x.State.Name)
+			out = append(out, name+": "+string(rej.Reason)+" in "+ir.ConfigName(x.State.Config))
 			continue
 		}
 		out = append(out, show(st.To, st.Actions))

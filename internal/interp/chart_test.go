@@ -23,7 +23,7 @@ func chart(t *testing.T, body string, guards []string, events ...string) []strin
 	in := interp.Inputs{Guard: func(g *ir.Guard) bool { return slices.Contains(guards, g.Name) }}
 	x := interp.New(m)
 	show := func(s *ir.State, as []*ir.Action) string {
-		out := s.Name
+		out := ir.ConfigName(s.Config) // the paths, not the short names
 		if s.Terminal {
 			out += " done"
 		}
@@ -49,7 +49,7 @@ func chart(t *testing.T, body string, guards []string, events ...string) []strin
 		}
 		st, rej := x.Fire(e, in)
 		if rej != nil {
-			out = append(out, name+": "+string(rej.Reason)+" in "+x.State.Name)
+			out = append(out, name+": "+string(rej.Reason)+" in "+ir.ConfigName(x.State.Config))
 			continue
 		}
 		out = append(out, show(st.To, st.Actions))

@@ -323,6 +323,23 @@ func (x *Machine) Fire(e *ir.Event, in Inputs) (*Step, *Rejection) {
 			x.State, x.Mem = state, mem
 			return nil, x.actionFailed(e, ran)
 		}
+		// A macrostep takes the first checkpoint of its microsteps, then the every-transition
+		// ones.
+		var first *ir.Checkpoint
+		for _, t := range p.step.Micro {
+			if first = t.Checkpoint; first != nil {
+				break
+			}
+		}
+		p.step.Checkpoint = p.step.Checkpoint[:0]
+		if first != nil {
+			p.step.Checkpoint = append(p.step.Checkpoint, first)
+		}
+		for _, c := range x.IR.EveryCheckpoints() {
+			if c != first {
+				p.step.Checkpoint = append(p.step.Checkpoint, c)
+			}
+		}
 		return &p.step, nil
 	}
 	if ran := in.failed(p.step.Actions); ran != nil {

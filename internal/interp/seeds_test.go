@@ -216,10 +216,20 @@ func TestSeed000CognitiveLoop(t *testing.T) {
 			{"done, only respond steps", onlyRespond, "completed"},
 		}
 		for _, ev := range []string{"tool_call_completed", "tool_call_failed", "step_completed"} {
+			// The choice is the compound state's: one chart transition per choice.
+			var choices []string
+			for _, t := range m.Chart.Transitions {
+				if t.Event.Name == ev && t.Source.Path == "active.acting" {
+					choices = append(choices, t.Target.Path)
+				}
+			}
+			if want := []string{"active.acting", "active.reasoning", "completed"}; !reflect.DeepEqual(choices, want) {
+				t.Errorf("%s: choices %v, want %v", ev, choices, want)
+			}
 			for _, r := range routes {
 				x := reach(t, m, none, acting...)
-				if st := mustAccept(t, x, r.env, ev, r.want); st.Transition.Target.Kind != ir.Choice {
-					t.Errorf("%s (%s): not a dynamic transition", ev, r.plan)
+				if st := mustAccept(t, x, r.env, ev, r.want); len(st.Transition.Taken) != 1 || st.Transition.Taken[0].Source.Path != "active.acting" {
+					t.Errorf("%s (%s): not a choice of acting", ev, r.plan)
 				}
 			}
 		}
@@ -246,12 +256,10 @@ func TestSeed000CognitiveLoop(t *testing.T) {
 		mustRefuse(t, x, none, "task_suspended", interp.InvalidTransition) // SUSPENDED
 		x = reach(t, m, none, acting...)
 		mustAccept(t, x, none, "task_suspended", "suspended")
-		var active []string
+		var active []string // the configurations within the compound state active
 		for _, s := range m.States {
-			for _, g := range s.Groups {
-				if g.Name == "active" {
-					active = append(active, s.Name)
-				}
+			if s.Config[0].Parent.Path == "active" {
+				active = append(active, s.Name)
 			}
 		}
 		if want := []string{"reasoning", "acting"}; !reflect.DeepEqual(active, want) {

@@ -1,6 +1,9 @@
 package ir
 
-import "strings"
+import (
+	"sort"
+	"strings"
+)
 
 // Chart is the state tree of a machine whose spec nests states (a statechart). Lowering
 // compiles it into the flat machine every tool runs: each reachable configuration (set of
@@ -15,11 +18,13 @@ type Chart struct {
 	Nodes []*Node
 	// Transitions are the spec's transitions as written, one per source node and event.
 	Transitions []*ChartTransition
-	// History lists the history nodes; each owns a memory slot (Node.Slot).
+	// History lists the history nodes, then the remembering states (Node.Remembers); each
+	// owns a memory slot (Node.Slot).
 	History []*Node
 	// Values lists, by slot, what each history node can hold: Values[slot][v-1] is value
 	// v, the nodes it restores (the active atomic descendants of its parent for deep
-	// history, the active child for shallow). Value 0 is "nothing recorded yet".
+	// history, the active child for shallow; for a remembering state, the active atomic
+	// states of the configuration it was entered from). Value 0 is "nothing recorded yet".
 	Values [][][]*Node
 	// Always is the internal event eventless transitions are keyed on (nil without any).
 	Always *Event
@@ -60,9 +65,20 @@ type Node struct {
 	Default  *Node   // NodeHistory: where a history that recorded nothing leads (nil: the parent's initial)
 	Entry    []*Action
 	Exit     []*Action
-	Slot     int    // NodeHistory: its memory slot
+	Slot     int    // NodeHistory, and a remembering state: its memory slot
 	Done     *Event // the internal done event of a compound or parallel node, when used
+	// Remembers says the state remembers the configuration it was entered from, which a
+	// transition to {history: state} goes back to (as a flat machine's remembering state).
+	Remembers bool
+	Groups    []*Group
+	// GoName names a compound or parallel state in the generated State.Is<GoName>, which
+	// reports whether it is active: its shortest unambiguous path ("" for other nodes).
+	GoName string
 }
+
+// IsHistory reports whether n keeps a history memory slot: a history node, or a
+// remembering state.
+func (n *Node) IsHistory() bool { return n.Kind == NodeHistory || n.Remembers }
 
 // Atomic reports whether the node has no active children (atomic and final nodes).
 func (n *Node) Atomic() bool { return n.Kind == NodeAtomic || n.Kind == NodeFinal }
@@ -82,17 +98,38 @@ func (n *Node) IsDescendant(a *Node) bool {
 
 // ChartTransition is a transition as the spec writes it on a chart node.
 type ChartTransition struct {
-	Index   int
-	Pos     Pos
-	Doc     string
-	Source  *Node
-	Event   *Event // the triggering event: a declared one, Chart.Always, or a node's Done
-	Always  bool
-	Done    bool
-	Conds   []Cond
-	Target  *Node // nil: targetless (nothing is exited or entered)
-	Reenter bool
-	Actions []*Action
+	Index  int
+	Pos    Pos
+	Doc    string
+	Source *Node
+	Event  *Event // the triggering event: a declared one, Chart.Always, or a node's Done
+	Always bool
+	Done   bool
+	Conds  []Cond
+	Target *Node // nil: targetless (nothing is exited or entered)
+	// Recall says the target is the configuration Target, a remembering state, was last
+	// entered from (to: {history: state}); nothing remembered, the transition is not taken.
+	Recall     bool
+	Reenter    bool
+	Actions    []*Action
+	Checkpoint *Checkpoint
+}
+
+// Recalled lists the states a transition to {history: n} (n a remembering state) can go
+// back to: the active atomic states of the configurations n can remember, in document order.
+func (c *Chart) Recalled(n *Node) []*Node {
+	var out []*Node
+	seen := map[*Node]bool{}
+	for _, v := range c.Values[n.Slot] {
+		for _, x := range v {
+			if !seen[x] {
+				seen[x] = true
+				out = append(out, x)
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Index < out[j].Index })
+	return out
 }
 
 // ConfigName names a configuration by its active atomic states: their paths joined by

@@ -489,6 +489,17 @@ type Transition struct {
 	Changes bool
 }
 
+// Stays reports whether a statechart's microstep exits and enters nothing: every chart
+// transition it takes is targetless.
+func (t *Transition) Stays() bool {
+	for _, x := range t.Taken {
+		if x.Target != nil {
+			return false
+		}
+	}
+	return len(t.Taken) > 0
+}
+
 // Guarded reports whether the transition has conditions.
 func (t *Transition) Guarded() bool { return len(t.Conds) > 0 }
 

@@ -23,6 +23,7 @@ type chartState struct {
 	bad      bool // a node or transition had errors: the graph checks are skipped
 	done     map[*ir.Node]*ir.Event
 	eventGo  *goNames
+	groupGo  *goNames
 	doneUsed map[*ir.Node]bool
 }
 
@@ -49,6 +50,7 @@ const unsupportedInChart = "is not supported in a statechart (nested states) yet
 func (l *lowerer) declareNodes() {
 	cs := &chartState{c: &ir.Chart{}, refs: map[string]*ir.Node{}, twice: map[string][]*ir.Node{},
 		decl: map[*ir.Node]*spec.State{}, done: map[*ir.Node]*ir.Event{}, doneUsed: map[*ir.Node]bool{}}
+	cs.groupGo = l.newGoNames("group", false)
 	l.cs = cs
 	root := &ir.Node{Kind: ir.NodeCompound}
 	cs.c.Nodes = append(cs.c.Nodes, root)
@@ -150,9 +152,13 @@ func (l *lowerer) resolveNodes() {
 			l.ds.Errorf(p, "%s %s", what, unsupportedInChart)
 			cs.bad = true
 		}
-		if s.Remembers.Set {
-			l.ds.Errorf(s.Remembers.Pos, "remembers is the history of a flat machine; in a statechart add a history state (history: shallow or deep) to the compound state and target it")
-			cs.bad = true
+		if s.Remembers.Value {
+			if n.Kind == ir.NodeHistory {
+				l.ds.Errorf(s.Remembers.Pos, "history state %q cannot remember: it is never entered itself", n.Path)
+				cs.bad = true
+			} else {
+				n.Remembers = true
+			}
 		}
 		if len(s.Requires) > 0 {
 			refuse(s.Requires[0].Pos, "requires")
@@ -160,8 +166,25 @@ func (l *lowerer) resolveNodes() {
 		if s.Timeout != nil {
 			refuse(s.Timeout.Pos, "timeout")
 		}
-		if len(s.Groups) > 0 {
-			refuse(s.Groups[0].Pos, "groups")
+		for _, g := range s.Groups {
+			if g.Bad {
+				continue
+			}
+			if n.Kind == ir.NodeHistory {
+				l.ds.Errorf(g.Pos, "history state %q cannot be in a group: it is never active itself", n.Path)
+				cs.bad = true
+				break
+			}
+			gr := l.gr[g.Value]
+			if gr == nil {
+				gr = &ir.Group{Index: len(l.m.Groups), Name: g.Value, GoName: cs.groupGo.add(g)}
+				l.m.Groups = append(l.m.Groups, gr)
+				l.gr[g.Value] = gr
+				l.groupPos[gr] = g.Pos
+			}
+			if !slices.Contains(n.Groups, gr) {
+				n.Groups = append(n.Groups, gr)
+			}
 		}
 		for _, a := range s.Entry {
 			if ac, ok := ref(l, "action", l.ac, a); ok {
@@ -227,6 +250,13 @@ func (l *lowerer) resolveNodes() {
 		}
 		if s.Default.Set {
 			l.ds.Errorf(s.Default.Pos, "default belongs to history states; %q is not one", n.Path)
+		}
+	}
+	// Remembering states own the memory slots after the history states'.
+	for _, n := range cs.c.Nodes[1:] {
+		if n.Remembers {
+			n.Slot = len(cs.c.History)
+			cs.c.History = append(cs.c.History, n)
 		}
 	}
 	// Initial states: one per compound state (the top level included), none among regions.
@@ -319,7 +349,9 @@ func (l *lowerer) doneEvent(n *ir.Node) *ir.Event {
 }
 
 // resolveChartTransitions resolves the transitions of a statechart: one chart transition
-// per source state and event.
+// per source state, event and choice (a choose becomes one transition per choice, in
+// order, each with the transition's guards and its own: the first whose guards hold is
+// taken, as of transitions written one after the other).
 func (l *lowerer) resolveChartTransitions() {
 	cs := l.cs
 	for _, t := range l.f.Transitions {
@@ -335,14 +367,21 @@ func (l *lowerer) resolveChartTransitions() {
 		refuse(len(t.By) > 0, byPos(t), "by (roles)")
 		refuse(len(t.Increment) > 0, firstPos(t.Increment), "increment")
 		refuse(len(t.Reset) > 0, firstPos(t.Reset), "reset")
-		refuse(t.Checkpoint.Set, t.Checkpoint.Pos, "checkpoint")
 		// What is refused is not reported unused either.
-		for kind, set := range map[string]bool{"role": len(t.By) > 0, "counter": len(t.Increment)+len(t.Reset) > 0, "checkpoint": t.Checkpoint.Set} {
+		for kind, set := range map[string]bool{"role": len(t.By) > 0, "counter": len(t.Increment)+len(t.Reset) > 0} {
 			l.failed[kind] = l.failed[kind] || set
 		}
-		refuse(len(t.Choose) > 0 || t.ChooseBad, t.ChoosePos, "choose")
-		if t.To.History.Set {
-			l.ds.Errorf(t.To.Pos, "to: {history: ...} is the history of a flat machine; in a statechart target a history state (history: shallow or deep) of the compound state")
+		if t.ChooseBad {
+			cs.bad = true
+			continue
+		}
+		chooseSet := len(t.Choose) > 0
+		if chooseSet && (t.To.Set || t.Internal.Value) {
+			p, what := t.To.Pos, "to"
+			if !t.To.Set {
+				p, what = t.Internal.Pos, "internal: true"
+			}
+			l.ds.Errorf(p, "transition has both choose and %s; keep one", what)
 			cs.bad = true
 			continue
 		}
@@ -352,9 +391,7 @@ func (l *lowerer) resolveChartTransitions() {
 		switch {
 		case t.From.Bad:
 			cs.bad = true
-		case t.From.Group.Set:
-			refuse(true, t.From.Group.Pos, "from: {group: ...}")
-		case t.From.Any:
+		case t.From.Any || t.From.Group.Set:
 			except := map[*ir.Node]bool{}
 			for _, e := range t.From.Except {
 				if n, ok := l.nodeRef(e); ok {
@@ -363,10 +400,29 @@ func (l *lowerer) resolveChartTransitions() {
 					cs.bad = true
 				}
 			}
-			for _, n := range cs.c.Nodes[1:] {
-				if n.Kind == ir.NodeAtomic && !except[n] {
-					sources = append(sources, n)
+			if t.From.Any {
+				for _, n := range cs.c.Nodes[1:] {
+					if n.Kind == ir.NodeAtomic && !except[n] {
+						sources = append(sources, n)
+					}
 				}
+				break
+			}
+			g, ok := ref(l, "group", l.gr, t.From.Group)
+			if !ok {
+				cs.bad = true
+				continue
+			}
+			for _, n := range cs.c.Nodes[1:] {
+				if !slices.Contains(n.Groups, g) || except[n] {
+					continue
+				}
+				if n.Kind == ir.NodeFinal {
+					l.ds.Errorf(t.From.Group.Pos, "transition leaves terminal state %q (a member of group %q; add except: [%s])", n.Path, g.Name, n.Path)
+					cs.bad = true
+					continue
+				}
+				sources = append(sources, n)
 			}
 		default:
 			for _, s := range t.From.States {
@@ -387,35 +443,6 @@ func (l *lowerer) resolveChartTransitions() {
 				}
 				sources = append(sources, n)
 			}
-		}
-
-		// Target.
-		var target *ir.Node
-		switch {
-		case t.To.Bad:
-			cs.bad = true
-		case t.To.State.Set:
-			if t.Internal.Value {
-				l.ds.Errorf(t.Internal.Pos, "a transition has either to or internal: true, not both")
-				cs.bad = true
-			}
-			n, ok := l.nodeRef(t.To.State)
-			if !ok {
-				cs.bad = true
-				continue
-			}
-			target = n
-		case t.Internal.Value:
-		case len(t.Choose) == 0 && !t.ChooseBad:
-			l.ds.Errorf(t.Pos, "transition has no target: give to, or internal: true to stay")
-			cs.bad = true
-		}
-		if t.From.Any && target != nil {
-			// As in a flat machine, "any" does not include the target itself.
-			sources = slices.DeleteFunc(sources, func(n *ir.Node) bool { return n == target })
-		}
-		if t.Reenter.Set && target == nil {
-			l.ds.Errorf(t.Reenter.Pos, "reenter needs a target: a transition without one (internal) exits and enters nothing")
 		}
 
 		// Triggers.
@@ -450,10 +477,19 @@ func (l *lowerer) resolveChartTransitions() {
 					cs.bad = true
 				}
 			}
-		case target != nil:
-			if e := l.ev[target.Name]; e != nil {
-				l.used[any(e)] = true
-				events = []*ir.Event{e}
+		case chooseSet || t.To.History.Set:
+			p, what := t.To.Pos, "a history target"
+			if chooseSet {
+				p, what = t.ChoosePos, "choose"
+			}
+			l.ds.Errorf(p, "a transition without on takes its event from its target state, so %s needs on: EVENT", what)
+			cs.bad = true
+		case t.To.State.Set:
+			if n := cs.refs[t.To.State.Value]; n != nil {
+				if e := l.ev[n.Name]; e != nil {
+					l.used[any(e)] = true
+					events = []*ir.Event{e}
+				}
 			}
 		}
 		conds, known := l.conds(t.If, t.Unless)
@@ -466,29 +502,121 @@ func (l *lowerer) resolveChartTransitions() {
 				actions = append(actions, ac)
 			}
 		}
-		for _, src := range sources {
-			evs := events
-			if done {
-				if src.Kind != ir.NodeCompound && src.Kind != ir.NodeParallel {
-					l.ds.Errorf(t.Done.Pos, "done: %q is not a compound or parallel state, so it is never done", src.Path)
+		var cp *ir.Checkpoint
+		if t.Checkpoint.Set {
+			if c, ok := ref(l, "checkpoint", l.cp, t.Checkpoint); ok {
+				cp = c
+			} else {
+				cs.bad = true
+			}
+		}
+
+		// Targets: the transition's, or one per choice.
+		type branch struct {
+			pos      spec.Pos
+			doc      string
+			conds    []ir.Cond
+			to       spec.Target
+			internal bool
+		}
+		var branches []branch
+		if chooseSet {
+			for _, ch := range t.Choose {
+				bc, known := l.conds(ch.If, ch.Unless)
+				if !known {
+					cs.bad = true
+				}
+				all, ok := andConds(conds, bc)
+				if !ok {
+					l.ds.Errorf(ch.Pos, "choice can never be taken: it asks a guard to hold and to fail at once")
 					cs.bad = true
 					continue
 				}
-				evs = []*ir.Event{l.doneEvent(src)}
+				doc := ch.Doc.Value
+				if doc == "" {
+					doc = t.Doc.Value
+				}
+				branches = append(branches, branch{pos: ch.Pos, doc: doc, conds: all, to: ch.To})
 			}
-			reenter := target == src
-			if t.Reenter.Set {
-				reenter = t.Reenter.Value
-			} else if target != nil && target != src && target.IsDescendant(src) && (len(src.Entry) > 0 || len(src.Exit) > 0 || hasHistory(src)) {
-				l.ds.Warnf(t.To.Pos, "transition from %q to %q, a state within it, does not exit and re-enter %q, so its exit and entry actions do not run and its history is not recorded (as in XState; SCXML would re-enter it): add reenter: true to re-enter it, or reenter: false to say so", src.Path, target.Path, src.Path)
+		} else {
+			if t.To.Set && t.Internal.Value {
+				l.ds.Errorf(t.Internal.Pos, "a transition has either to or internal: true, not both")
+				cs.bad = true
 			}
-			for _, e := range evs {
-				ct := &ir.ChartTransition{Index: len(cs.c.Transitions), Pos: t.Pos, Doc: t.Doc.Value, Source: src, Event: e,
-					Always: always, Done: done, Conds: conds, Target: target, Reenter: reenter, Actions: actions}
-				cs.c.Transitions = append(cs.c.Transitions, ct)
+			if !t.To.Set && !t.Internal.Value {
+				l.ds.Errorf(t.Pos, "transition has no target: give to, or internal: true to stay")
+				cs.bad = true
+				continue
+			}
+			branches = []branch{{pos: t.Pos, doc: t.Doc.Value, conds: conds, to: t.To, internal: t.Internal.Value && !t.To.Set}}
+		}
+		for _, b := range branches {
+			target, recall, ok := l.chartTarget(b.to, b.internal)
+			if !ok {
+				cs.bad = true
+				continue
+			}
+			srcs := sources
+			if t.From.Any && target != nil && !recall {
+				// As in a flat machine, "any" does not include the target itself.
+				srcs = slices.DeleteFunc(slices.Clone(sources), func(n *ir.Node) bool { return n == target })
+			}
+			if t.Reenter.Set && target == nil {
+				l.ds.Errorf(t.Reenter.Pos, "reenter needs a target: a transition without one (internal) exits and enters nothing")
+			}
+			for _, src := range srcs {
+				evs := events
+				if done {
+					if src.Kind != ir.NodeCompound && src.Kind != ir.NodeParallel {
+						l.ds.Errorf(t.Done.Pos, "done: %q is not a compound or parallel state, so it is never done", src.Path)
+						cs.bad = true
+						continue
+					}
+					evs = []*ir.Event{l.doneEvent(src)}
+				}
+				reenter := target == src && !recall
+				if t.Reenter.Set {
+					reenter = t.Reenter.Value
+				} else if target != nil && !recall && target != src && target.IsDescendant(src) && (len(src.Entry) > 0 || len(src.Exit) > 0 || hasHistory(src)) {
+					l.ds.Warnf(b.to.Pos, "transition from %q to %q, a state within it, does not exit and re-enter %q, so its exit and entry actions do not run and its history is not recorded (as in XState; SCXML would re-enter it): add reenter: true to re-enter it, or reenter: false to say so", src.Path, target.Path, src.Path)
+				}
+				for _, e := range evs {
+					ct := &ir.ChartTransition{Index: len(cs.c.Transitions), Pos: b.pos, Doc: b.doc, Source: src, Event: e,
+						Always: always, Done: done, Conds: b.conds, Target: target, Recall: recall, Reenter: reenter, Actions: actions, Checkpoint: cp}
+					cs.c.Transitions = append(cs.c.Transitions, ct)
+				}
 			}
 		}
 	}
+}
+
+// chartTarget resolves a chart transition's target: a state (nil when internal), or the
+// configuration a remembering state was entered from (recall).
+func (l *lowerer) chartTarget(to spec.Target, internal bool) (target *ir.Node, recall, ok bool) {
+	switch {
+	case to.Bad:
+		return nil, false, false
+	case internal:
+		return nil, false, true
+	case to.History.Set:
+		n, ok := l.nodeRef(to.History)
+		if !ok {
+			return nil, false, false
+		}
+		if !n.Remembers {
+			if n.Kind == ir.NodeHistory {
+				l.ds.Errorf(to.History.Pos, "%q is a history state: target it as a state (to: %s); to: {history: ...} names a state with remembers: true", n.Path, n.Path)
+			} else {
+				l.ds.Errorf(to.History.Pos, "history target %q does not remember: add remembers: true to the state, or target a history state (history: shallow or deep) of a compound state", n.Path)
+			}
+			return nil, false, false
+		}
+		return n, true, true
+	case to.State.Set:
+		n, ok := l.nodeRef(to.State)
+		return n, false, ok
+	}
+	return nil, false, false
 }
 
 func hasHistory(n *ir.Node) bool {
@@ -517,9 +645,7 @@ func (l *lowerer) refuseInChart() {
 		}
 	}
 	refuse(len(f.Counters) > 0, counterPos(f), "counters")
-	refuse(len(f.Checkpoints) > 0, checkpointPos(f), "checkpoints")
 	l.failed["counter"] = l.failed["counter"] || len(f.Counters) > 0
-	l.failed["checkpoint"] = l.failed["checkpoint"] || len(f.Checkpoints) > 0
 	refuse(f.Idempotent.Value, f.Idempotent.Pos, "idempotent")
 	refuse(len(f.TimeoutLevels) > 0, f.LevelsPos, "timeout_levels")
 }
@@ -527,13 +653,6 @@ func (l *lowerer) refuseInChart() {
 func counterPos(f *spec.File) spec.Pos {
 	if len(f.Counters) > 0 {
 		return f.Counters[0].Name.Pos
-	}
-	return spec.Pos{}
-}
-
-func checkpointPos(f *spec.File) spec.Pos {
-	if len(f.Checkpoints) > 0 {
-		return f.Checkpoints[0].Name.Pos
 	}
 	return spec.Pos{}
 }

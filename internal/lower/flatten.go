@@ -122,7 +122,7 @@ func (l *lowerer) flatten() {
 	short := shortPaths(c.Nodes[1:])
 	for i, cf := range f.configs {
 		atomic := f.atomic(cf)
-		st := &ir.State{Index: i, Name: ir.ConfigName(atomic), Pos: atomic[0].Pos, Initial: i == 0, Terminal: f.isDone(cf), Config: atomic}
+		st := &ir.State{Index: i, Name: configName(atomic, short), Pos: atomic[0].Pos, Initial: i == 0, Terminal: f.isDone(cf), Config: atomic}
 		if len(atomic) == 1 {
 			st.Doc = atomic[0].Doc
 		}
@@ -141,14 +141,71 @@ func (l *lowerer) flatten() {
 		}
 		goNames[id] = true
 		st.GoName = id
+		// A configuration is in the groups of its active states.
+		for j, on := range cf {
+			if !on {
+				continue
+			}
+			for _, g := range c.Nodes[j].Groups {
+				if !st.InGroup(g) {
+					st.Groups = append(st.Groups, g)
+				}
+			}
+		}
+		sort.Slice(st.Groups, func(a, b int) bool { return st.Groups[a].Index < st.Groups[b].Index })
+		for _, g := range st.Groups {
+			g.States = append(g.States, st)
+		}
 		f.states = append(f.states, st)
 	}
 	l.m.States = f.states
 	l.m.Initial = f.states[0]
+	for _, n := range c.Nodes[1:] {
+		if n.Kind == ir.NodeCompound || n.Kind == ir.NodeParallel {
+			if id := names.GoName(strings.ReplaceAll(short[n], ".", "_")); id != "" && names.StartsWithLetter(id) {
+				n.GoName = id
+			}
+		}
+	}
 	c.StartActions, c.StartRaise = r.actions, r.raise
 	f.emit = true
 	f.explore()
 	f.check()
+	f.order()
+}
+
+// configName names a configuration by its active atomic states' shortest unambiguous paths
+// (short), joined by ",": "reasoning" for active.reasoning when no other state is named
+// reasoning. A name never holds a comma, so a configuration's name is never a state's.
+func configName(atomic []*ir.Node, short map[*ir.Node]string) string {
+	parts := make([]string, len(atomic))
+	for i, n := range atomic {
+		parts[i] = short[n]
+	}
+	return strings.Join(parts, ",")
+}
+
+// order puts the configurations in document order (by their active atomic states, first
+// to last) and the transitions in the order of their configurations, each configuration's
+// in the order found, which is their priority.
+func (f *flattener) order() {
+	m := f.l.m
+	before := func(a, b *ir.State) bool {
+		for i := 0; i < len(a.Config) && i < len(b.Config); i++ {
+			if a.Config[i] != b.Config[i] {
+				return a.Config[i].Index < b.Config[i].Index
+			}
+		}
+		return len(a.Config) < len(b.Config)
+	}
+	sort.SliceStable(m.States, func(i, j int) bool { return before(m.States[i], m.States[j]) })
+	for i, s := range m.States {
+		s.Index = i
+	}
+	sort.SliceStable(m.Transitions, func(i, j int) bool { return m.Transitions[i].From[0].Index < m.Transitions[j].From[0].Index })
+	for i, t := range m.Transitions {
+		t.Index = i
+	}
 }
 
 // shortPaths maps each node to the shortest end of its path (its name, or its parent's
@@ -270,7 +327,7 @@ func (f *flattener) explore() {
 func (f *flattener) variants(from int, cf config, e *ir.Event, o outcome) {
 	var slots []int
 	for _, t := range o.sel {
-		if t.Target != nil && t.Target.Kind == ir.NodeHistory && !slices.Contains(slots, t.Target.Slot) {
+		if t.Target != nil && (t.Target.Kind == ir.NodeHistory || t.Recall) && !slices.Contains(slots, t.Target.Slot) {
 			slots = append(slots, t.Target.Slot)
 		}
 	}
@@ -283,7 +340,11 @@ func (f *flattener) variants(from int, cf config, e *ir.Event, o outcome) {
 			return
 		}
 		s := slots[k]
-		for v := 0; v <= len(f.c.Values[s]); v++ {
+		v0 := 0
+		if f.c.History[s].Remembers {
+			v0 = 1 // a remembering state that remembers nothing is not gone back to
+		}
+		for v := v0; v <= len(f.c.Values[s]); v++ {
 			mem[s] = v
 			rec(k+1, append(conds[:len(conds):len(conds)], ir.MemCond{Slot: s, Value: v}))
 		}
@@ -435,6 +496,12 @@ func (f *flattener) eventless(c config) []outcome {
 func (f *flattener) effectiveTargets(t *ir.ChartTransition, mem memory) []*ir.Node {
 	n := t.Target
 	if n == nil {
+		return nil
+	}
+	if t.Recall {
+		if v := mem[n.Slot]; v > 0 {
+			return f.c.Values[n.Slot][v-1]
+		}
 		return nil
 	}
 	if n.Kind != ir.NodeHistory {
@@ -771,7 +838,12 @@ func (f *flattener) microstep(from int, cf config, mem memory, e *ir.Event, o ou
 	set := &entrySet{f: f, mem: newMem, on: make([]bool, len(c))}
 	for _, t := range ts {
 		d := f.domain(t, newMem)
-		if t.Target != nil {
+		switch {
+		case t.Recall:
+			for _, x := range f.effectiveTargets(t, newMem) {
+				set.add(x)
+			}
+		case t.Target != nil:
 			s := t.Target
 			if s.Kind != ir.NodeHistory && (t.Source != s || t.Source != d || t.Reenter) {
 				set.add(s)
@@ -791,6 +863,15 @@ func (f *flattener) microstep(from int, cf config, mem memory, e *ir.Event, o ou
 	if f.invalid(ts, r.cfg) {
 		return
 	}
+	// A remembering state entered remembers the configuration it was entered from.
+	for _, h := range f.c.History {
+		if h.Remembers && !cf[h.Index] && r.cfg[h.Index] {
+			changedHistory = true
+			v := f.value(h.Slot, f.atomic(cf))
+			newMem[h.Slot] = v
+			record = append(record, ir.MemCond{Slot: h.Slot, Value: v})
+		}
+	}
 	to := f.add(r.cfg)
 	if !f.emit {
 		return
@@ -806,6 +887,12 @@ func (f *flattener) microstep(from int, cf config, mem memory, e *ir.Event, o ou
 	ft := &ir.Transition{Index: len(f.l.m.Transitions), Pos: pos, From: []*ir.State{f.states[from]}, Events: []*ir.Event{e},
 		Conds: o.conds, Target: ir.Target{Kind: ir.Fixed, State: f.states[to]}, Actions: append(actions, r.actions...),
 		Taken: ts, Mem: memConds, Record: record, Raise: r.raise, Changes: changed}
+	for _, t := range ts {
+		if t.Checkpoint != nil {
+			ft.Checkpoint = t.Checkpoint // the first of the microstep's
+			break
+		}
+	}
 	f.l.m.Transitions = append(f.l.m.Transitions, ft)
 }
 

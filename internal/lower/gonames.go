@@ -306,6 +306,13 @@ func (l *lowerer) checkGoDecls() {
 			stateMethods.add("Is"+g.GoName, "method", "group "+g.GoName, fmt.Sprintf("group %q", g.Name), l.groupPos[g])
 		}
 	}
+	if m.Chart != nil {
+		for _, n := range m.Chart.Nodes[1:] {
+			if n.GoName != "" {
+				stateMethods.add("Is"+n.GoName, "method", "state "+n.GoName, fmt.Sprintf("%s state %q", n.Kind, n.Path), n.Pos)
+			}
+		}
+	}
 	for _, g := range m.Guards {
 		if g.Kind == ir.Hook && g.GoName != "" {
 			owner := fmt.Sprintf("guard %q", g.Name)

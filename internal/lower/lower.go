@@ -98,6 +98,7 @@ func (l *lowerer) run() {
 	if l.cs != nil {
 		l.resolveNodes()
 		l.resolveGuards()
+		l.resolveCheckpoints()
 		l.resolveChartTransitions()
 		l.refuseInChart()
 		l.flatten()

@@ -72,11 +72,19 @@ func chartStates(m *ir.Machine) *Table {
 		if n.Parent.Initial == n {
 			initial = "yes"
 		}
+		kind := chartKind(n)
+		if n.Remembers {
+			kind += ", remembers"
+		}
+		var groups []string
+		for _, g := range n.Groups {
+			groups = append(groups, CodeCell(g.Name))
+		}
 		rows = append(rows, []string{
-			CodeCell(n.Path), chartKind(n), initial, actionList(n.Entry), actionList(n.Exit), Text(n.Doc),
+			CodeCell(n.Path), kind, initial, strings.Join(groups, ", "), actionList(n.Entry), actionList(n.Exit), Text(n.Doc),
 		})
 	}
-	return table(2, []string{"State", "Kind", "Initial", "Entry", "Exit", "Description"}, rows)
+	return table(2, []string{"State", "Kind", "Initial", "Groups", "Entry", "Exit", "Description"}, rows)
 }
 
 // chartTrigger is what fires a chart transition: its event, "always" (eventless) or
@@ -96,25 +104,46 @@ func chartTransitions(m *ir.Machine) *Table {
 	var rows [][]string
 	for _, t := range m.Chart.Transitions {
 		to := "stays"
-		if t.Target != nil {
+		switch {
+		case t.Recall:
+			to = recallCell(m.Chart, t.Target)
+		case t.Target != nil:
 			to = CodeCell(t.Target.Path)
 			if t.Target.Kind == ir.NodeHistory {
 				to += " (" + chartKind(t.Target) + ")"
 			}
 		}
+		cp := ""
+		if t.Checkpoint != nil {
+			cp = CodeCell(t.Checkpoint.Name)
+		}
 		rows = append(rows, []string{
 			CodeCell(t.Source.Path), chartTrigger(t), condText(t.Conds), to, reenterCell(t),
-			actionList(t.Actions), Text(t.Doc), strconv.Itoa(t.Pos.Line),
+			actionList(t.Actions), cp, Text(t.Doc), strconv.Itoa(t.Pos.Line),
 		})
 	}
-	return table(2, []string{"From", "Trigger", "Guard", "To", "Reenter", "Actions", "Description", "Line"}, rows)
+	return table(2, []string{"From", "Trigger", "Guard", "To", "Reenter", "Actions", "Checkpoint", "Description", "Line"}, rows)
+}
+
+// recallCell describes a transition back to where remembering state n was entered from:
+// "history of `suspended`: `a.b` or `a.c`".
+func recallCell(c *ir.Chart, n *ir.Node) string {
+	var to []string
+	for _, x := range c.Recalled(n) {
+		to = append(to, CodeCell(x.Path))
+	}
+	x := "history of " + CodeCell(n.Path)
+	if len(to) > 0 {
+		x += ": " + strings.Join(to, " or ")
+	}
+	return x
 }
 
 // reenterCell says whether a transition to its source, or to a state within it, exits
 // and re-enters the source; it is empty where that cannot matter.
 func reenterCell(t *ir.ChartTransition) string {
 	switch {
-	case t.Target == nil || t.Target != t.Source && !t.Target.IsDescendant(t.Source):
+	case t.Target == nil || t.Recall || t.Target != t.Source && !t.Target.IsDescendant(t.Source):
 		return ""
 	case t.Reenter:
 		return "yes"
@@ -126,7 +155,9 @@ func reenterCell(t *ir.ChartTransition) string {
 // "always" or "when done" for the internal triggers; code is Code, or CodeCell in a table.
 func chartMove(t *ir.ChartTransition, code func(string) string) string {
 	x := code(t.Source.Path)
-	if t.Target != nil {
+	if t.Recall {
+		x += " → history of " + code(t.Target.Path)
+	} else if t.Target != nil {
 		x += " → " + code(t.Target.Path)
 	} else {
 		x += " (stays)"
@@ -168,6 +199,10 @@ func chartActions(m *ir.Machine) *Table {
 func chartHistory(m *ir.Machine) []string {
 	var out []string
 	for _, h := range m.Chart.History {
+		if h.Remembers {
+			out = append(out, chartRemembers(m, h))
+			continue
+		}
 		p := h.Parent
 		x := "History state " + Code(h.Path) + " (" + chartKind(h) + " of " + Code(p.Path) + "): entering it restores "
 		if h.Deep {
@@ -194,4 +229,28 @@ func chartHistory(m *ir.Machine) []string {
 		out = append(out, x)
 	}
 	return out
+}
+
+// chartRemembers describes a remembering state: what it remembers, and the transitions
+// that go back there.
+func chartRemembers(m *ir.Machine, h *ir.Node) string {
+	x := "State " + Code(h.Path) + " remembers the states active when it was entered"
+	var to []string
+	for _, n := range m.Chart.Recalled(h) {
+		to = append(to, Code(n.Path))
+	}
+	if len(to) > 0 {
+		x += " (" + strings.Join(to, " or ") + ")"
+	}
+	x += "; a transition to its history goes back to them, and is not taken while it remembers nothing."
+	var by []string
+	for _, t := range m.Chart.Transitions {
+		if t.Recall && t.Target == h {
+			by = append(by, chartMove(t, Code)+" (line "+strconv.Itoa(t.Pos.Line)+")")
+		}
+	}
+	if len(by) > 0 {
+		x += " Taken by " + strings.Join(by, ", ") + "."
+	}
+	return x
 }

@@ -139,7 +139,9 @@ func TestExamples(t *testing.T) {
 			"- Transition log: every transition is recorded with its source and target states, event, event id, time, actor and reason.",
 		},
 		"cognitive": {
-			"| `acting` | `step_completed` | `acting` if `plan_has_more_steps`<br>`reasoning` if `plan_has_tool_calls`<br>`completed` otherwise | `task_completed` | 149 |",
+			"| `active.acting` | `step_completed` | `plan_has_more_steps` | `active.acting` | yes | `task_completed` | 160 |",
+			"| `suspended` | `task_resumed` |  | history of `suspended`: `active.reasoning` or `active.acting` |  |  | 165 |",
+			"- State `suspended` remembers the states active when it was entered (`active.reasoning` or `active.acting`); a transition to its history goes back to them, and is not taken while it remembers nothing. Taken by `suspended` → history of `suspended` on `task_resumed` (line 165).",
 			"| `plan_has_more_steps` | field `plan_completed` below the length of `plan_steps` | Plan.hasMoreSteps: the plan still has uncompleted steps. |",
 			"| `plan_has_tool_calls` | field `plan_steps` contains `\"tool_call\"` | The plan contains tool_call steps (once all steps are done: continue the cognitive loop). |",
 			"| `task_created` | An external input event created the task. | `input_text` `string` (required, non-empty)<br>`source` `string`<br>`input_metadata` `map[string]string` |",

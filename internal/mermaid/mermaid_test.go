@@ -112,11 +112,11 @@ func TestExamples(t *testing.T) {
 			`    note right of s4 : timeout 4h (configurable), warn 80#37;, alert 100#37;, escalate 150#37;`,
 		},
 		"cognitive": {
-			`    state "reasoning<br>«active»" as s1`,
-			`    state c2 <<choice>>`,
-			`    s3 --> s1 : message_received<br>task_resumed (history)`,
-			`    c0 --> s4 : else`,
-			`    s3 --> s5 : task_failed`,
+			`    state "active" as s_active {`,
+			`        s_active_acting --> s_active_reasoning : tool_call_completed [plan_has_tool_calls]<br>tool_call_failed [plan_has_tool_calls]<br>step_completed [plan_has_tool_calls]`,
+			`    s_suspended --> s_active_reasoning : message_received<br>task_resumed (history)`,
+			`    s_suspended --> s_active_acting : task_resumed (history)`,
+			`    s_active --> s_suspended : task_suspended`,
 		},
 		"pipeline": {
 			`    s4 --> s4 : phase_succeeded [has_more_phases] (internal) / record_phase_output, advance_phase reset attempts reset consecutive_failures`,

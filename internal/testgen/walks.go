@@ -69,11 +69,16 @@ func (o *oracle) walks() {
 				e = ok[rng.IntN(len(ok))]
 			}
 			s := WalkStep{Event: e}
-			st, rej := x.Fire(e, in)
+			ein := in
+			ein.Payload = goodPayload(e) // as the tests fire it
+			st, rej := x.Fire(e, ein)
 			if rej != nil {
 				s.Reason = string(rej.Reason)
 			} else {
 				s.Calls = actionNames(st.Actions)
+				for _, c := range st.Checkpoint {
+					s.Calls = append(s.Calls, "checkpoint:"+c.Name)
+				}
 			}
 			s.Want = x.State
 			w.Steps = append(w.Steps, s)

@@ -63,6 +63,11 @@ func BuildChart(c *ir.Chart) *Chart {
 		switch {
 		case t.Target == nil:
 			add(t.Source, t.Source, ChartLabel(ts), Internal)
+		case t.Recall:
+			// To the states the remembering target may go back to.
+			for _, to := range c.Recalled(t.Target) {
+				add(t.Source, to, ChartLabel(ts), History)
+			}
 		case t.Target.Kind == ir.NodeHistory:
 			add(t.Source, t.Target, ChartLabel(ts), History)
 		default:
@@ -70,6 +75,9 @@ func BuildChart(c *ir.Chart) *Chart {
 		}
 	}
 	for _, h := range c.History {
+		if h.Kind != ir.NodeHistory {
+			continue // a remembering state has no default
+		}
 		if to, label := HistoryDefault(h); to != nil {
 			add(h, to, label, Default)
 		}
@@ -142,7 +150,8 @@ func ChartTrigger(ts []*ir.ChartTransition) string {
 
 // ChartLabel is the label of a group of chart transitions: the trigger, a note on what it
 // exits and enters when that is not what its edge shows ("(internal)" for a targetless
-// transition, "(reenter)" for one into a state within its source that re-enters the
+// transition, "(history)" for one back to where a remembering state was entered from,
+// "(reenter)" for one into a state within its source that re-enters the
 // source, "(no reenter)" for one to its own source that does not), then "/ actions".
 func ChartLabel(ts []*ir.ChartTransition) string {
 	t := ts[0]
@@ -150,6 +159,8 @@ func ChartLabel(ts []*ir.ChartTransition) string {
 	switch {
 	case t.Target == nil:
 		parts = append(parts, "(internal)")
+	case t.Recall:
+		parts = append(parts, "(history)")
 	case t.Reenter && t.Target != t.Source && t.Target.IsDescendant(t.Source):
 		parts = append(parts, "(reenter)")
 	case !t.Reenter && t.Target == t.Source:
