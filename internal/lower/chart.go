@@ -646,7 +646,6 @@ func (l *lowerer) refuseInChart() {
 	}
 	refuse(len(f.Counters) > 0, counterPos(f), "counters")
 	l.failed["counter"] = l.failed["counter"] || len(f.Counters) > 0
-	refuse(f.Idempotent.Value, f.Idempotent.Pos, "idempotent")
 	refuse(len(f.TimeoutLevels) > 0, f.LevelsPos, "timeout_levels")
 }
 
