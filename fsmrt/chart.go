@@ -298,15 +298,28 @@ func (d *Def[S, E, R]) buildByMem() {
 	}
 }
 
-// takeChart takes transition t of a statechart, the event's microstep (st: its step), then
-// the macrostep after it, and commits, at the first checkpoint of its microsteps. A
-// statechart has no roles, counters, required fields or timeouts, and its configurations
-// no entry or exit actions of their own (the transition's actions are the microstep's):
-// take's work less all that.
-func (m *Machine[S, E, R, C, X]) takeChart(ctx context.Context, st *Step[S, E, R], in *Input[R], dry bool, t int32) (S, error) {
+// takeChart takes transition t of a statechart, the event's microstep (st: its step; ref:
+// the refusals of its pair), then the macrostep after it, and commits, at the first
+// checkpoint of its microsteps. Each microstep counts as it is taken; a limit is checked on
+// the event's microstep only (the checker allows no limited counter elsewhere), and the
+// counters that reset on success reset once, when the macrostep entered states. A
+// statechart has no roles, required fields or timeouts, and its configurations no entry
+// or exit actions of their own (the transition's actions are the microstep's): take's
+// work less all that.
+func (m *Machine[S, E, R, C, X]) takeChart(ctx context.Context, st *Step[S, E, R], in *Input[R], dry bool, t int32, ref *refusals[S, E, R]) (S, error) {
 	d := m.def
 	tr := &d.Transitions[t]
 	st.To = S(tr.Target)
+	if !tr.Plain {
+		for _, c := range tr.Inc {
+			if cd := &d.Counters[c]; cd.Limit != 0 && *m.counter(c, st.From)+1 >= m.limits[c] {
+				if m.limits[c] == cd.Limit {
+					return st.From, &ref.limit[c]
+				}
+				return st.From, Limit(d.Spec, st.From, st.Event, cd.Name, m.limits[c])
+			}
+		}
+	}
 	if dry {
 		return st.To, nil
 	}
@@ -323,6 +336,7 @@ func (m *Machine[S, E, R, C, X]) takeChart(ctx context.Context, st *Step[S, E, R
 		}
 	}
 	m.micro = m.micro[:0]
+	m.countChart(tr)
 	switch {
 	case tr.Settled:
 		m.record(tr)
@@ -355,6 +369,9 @@ func (m *Machine[S, E, R, C, X]) takeChart(ctx context.Context, st *Step[S, E, R
 		moved = moved || d.Transitions[x].Kind != TargetInternal
 	}
 	m.entered = moved
+	if moved && len(d.resetOnSuccess) > 0 {
+		m.resetChart(tr)
+	}
 	if d.Timing && moved {
 		m.moveClock(st.From, st.At)
 	}
@@ -393,10 +410,37 @@ func (m *Machine[S, E, R, C, X]) microstep(ctx context.Context, t int32, st *Ste
 			return err
 		}
 	}
+	m.countChart(tr)
 	m.record(tr)
 	m.state = S(tr.Target)
 	m.micro = append(m.micro, t)
 	return nil
+}
+
+// countChart applies the counter effects of a statechart's microstep t: its increments,
+// then its resets.
+func (m *Machine[S, E, R, C, X]) countChart(t *Transition) {
+	for _, c := range t.Inc {
+		*m.counter(c, 0)++
+	}
+	for _, c := range t.Reset {
+		*m.counter(c, 0) = 0
+	}
+}
+
+// resetChart resets the counters that reset on success, after a macrostep (t: the event's
+// microstep, m.micro the others) that entered states, but those it incremented.
+func (m *Machine[S, E, R, C, X]) resetChart(t *Transition) {
+	d := m.def
+	for _, c := range d.resetOnSuccess {
+		inc := slices.Contains(t.Inc, c)
+		for _, x := range m.micro {
+			inc = inc || slices.Contains(d.Transitions[x].Inc, c)
+		}
+		if !inc {
+			*m.counter(c, 0) = 0
+		}
+	}
 }
 
 // record writes the history t records.
@@ -491,6 +535,7 @@ func (m *Machine[S, E, R, C, X]) applyChart(e *LogEntry[S, E, R]) error {
 		}
 		state = S(t.Target)
 		moved = moved || t.Kind != TargetInternal
+		m.countChart(t)
 		return append(raised, t.Raise...), nil
 	}
 	var raised []int32
@@ -521,6 +566,13 @@ func (m *Machine[S, E, R, C, X]) applyChart(e *LogEntry[S, E, R]) error {
 	}
 	if state != e.To {
 		return fmt.Errorf("the microsteps end in %s, not %s", state, e.To)
+	}
+	if moved && !started && len(d.resetOnSuccess) > 0 {
+		m.micro = m.micro[:0]
+		for _, x := range e.Micro {
+			m.micro = append(m.micro, int32(x))
+		}
+		m.resetChart(&d.Transitions[e.Transition])
 	}
 	from := m.state
 	m.state = state

@@ -129,7 +129,9 @@ func Init[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, C, X], d *De
 			m.timeouts[i] = s.Timeout
 		}
 	}
-	if d.MayFail != nil {
+	if d.MayFail != nil || d.Chart != nil && len(d.Counters) > 0 {
+		// A statechart's macrostep refused after its first microstep puts the counters
+		// back too.
 		m.newUndo()
 	}
 }
@@ -476,7 +478,7 @@ func (m *Machine[S, E, R, C, X]) step(ctx context.Context, e E, in *Input[R], dr
 	st := Step[S, E, R]{From: from, To: from, Event: e, Role: in.Role}
 	if d.Chart != nil {
 		if t := m.pick(ctx, p-1, &st, from); t >= 0 {
-			return m.takeChart(ctx, &st, in, dry, t)
+			return m.takeChart(ctx, &st, in, dry, t, &d.refusals[p-1])
 		}
 		return from, &d.guards[i]
 	}

@@ -157,12 +157,13 @@ func (x *Machine) Start(in Inputs) (*Step, *Rejection) {
 		return &Step{From: x.State, To: x.State}, nil
 	}
 	step := &Step{From: x.State, Actions: append([]*ir.Action(nil), c.StartActions...)}
-	state, mem := x.State, append([]int(nil), x.Mem...)
+	before := x.save()
 	if rej := x.settle(step, c.StartRaise, in); rej != nil {
+		x.restore(before)
 		return nil, rej
 	}
 	if ran := in.failed(step.Actions); ran != nil {
-		x.State, x.Mem = state, mem
+		x.restore(before)
 		return nil, x.actionFailed(nil, ran)
 	}
 	step.To = x.State
@@ -228,14 +229,62 @@ func (x *Machine) memHolds(t *ir.Transition) bool {
 	return true
 }
 
-// take applies one microstep of a statechart.
+// take applies one microstep of a statechart: its actions, counters, history and
+// configuration.
 func (x *Machine) take(step *Step, t *ir.Transition) {
 	step.Micro = append(step.Micro, t)
 	step.Actions = append(step.Actions, t.Actions...)
+	for _, c := range t.Increment {
+		x.Counters[c.Index][0]++
+	}
+	for _, c := range t.Reset {
+		x.Counters[c.Index][0] = 0
+	}
 	for _, r := range t.Record {
 		x.Mem[r.Slot] = r.Value
 	}
 	x.State = t.Target.State
+}
+
+// settled finishes a statechart's macrostep: the counters that reset on success reset when
+// it entered states, but those it incremented.
+func (x *Machine) settled(step *Step) {
+	moved := false
+	for _, t := range step.Micro {
+		moved = moved || !t.Stays()
+	}
+	if !moved {
+		return
+	}
+	for _, c := range x.IR.Counters {
+		inc := false
+		for _, t := range step.Micro {
+			inc = inc || slices.Contains(t.Increment, c)
+		}
+		if c.ResetOnSuccess && !inc {
+			x.Counters[c.Index][0] = 0
+		}
+	}
+}
+
+// saved is what a refused macrostep puts back: the configuration, the history and the
+// counters.
+type saved struct {
+	state    *ir.State
+	mem      []int
+	counters [][]int
+}
+
+func (x *Machine) save() saved {
+	s := saved{state: x.State, mem: slices.Clone(x.Mem)}
+	for _, c := range x.Counters {
+		s.counters = append(s.counters, slices.Clone(c))
+	}
+	return s
+}
+
+func (x *Machine) restore(s saved) {
+	x.State, x.Mem, x.Counters = s.state, s.mem, s.counters
 }
 
 // SetLimit changes a configurable counter's limit to n as the spec writes it (the max, for a
@@ -312,17 +361,18 @@ func (x *Machine) Fire(e *ir.Event, in Inputs) (*Step, *Rejection) {
 		return nil, rej
 	}
 	if x.IR.Chart != nil {
-		state, mem := x.State, append([]int(nil), x.Mem...)
+		before := x.save()
 		p.step.Actions = nil
 		x.take(&p.step, p.step.Transition)
 		if rej := x.settle(&p.step, p.step.Transition.Raise, in); rej != nil {
-			x.State, x.Mem = state, mem
+			x.restore(before)
 			return nil, rej
 		}
 		if ran := in.failed(p.step.Actions); ran != nil {
-			x.State, x.Mem = state, mem
+			x.restore(before)
 			return nil, x.actionFailed(e, ran)
 		}
+		x.settled(&p.step)
 		// A macrostep takes the first checkpoint of its microsteps, then the every-transition
 		// ones.
 		var first *ir.Checkpoint

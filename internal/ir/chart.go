@@ -113,6 +113,8 @@ type ChartTransition struct {
 	Reenter    bool
 	Actions    []*Action
 	Checkpoint *Checkpoint
+	Increment  []*Counter
+	Reset      []*Counter
 }
 
 // Recalled lists the states a transition to {history: n} (n a remembering state) can go

@@ -365,11 +365,27 @@ func (l *lowerer) resolveChartTransitions() {
 			}
 		}
 		refuse(len(t.By) > 0, byPos(t), "by (roles)")
-		refuse(len(t.Increment) > 0, firstPos(t.Increment), "increment")
-		refuse(len(t.Reset) > 0, firstPos(t.Reset), "reset")
 		// What is refused is not reported unused either.
-		for kind, set := range map[string]bool{"role": len(t.By) > 0, "counter": len(t.Increment)+len(t.Reset) > 0} {
-			l.failed[kind] = l.failed[kind] || set
+		l.failed["role"] = l.failed["role"] || len(t.By) > 0
+		var inc, reset []*ir.Counter
+		for _, n := range t.Increment {
+			co, ok := ref(l, "counter", l.co, n)
+			if !ok {
+				cs.bad = true
+				continue
+			}
+			if co.Limit > 0 && (t.Always.Value || t.Done.Value) {
+				l.ds.Errorf(n.Pos, "counter %q has a limit, which refuses the event whose macrostep reaches it: in a statechart only a transition on an event may increment it yet, not an eventless or done transition", co.Name)
+				cs.bad = true
+			}
+			inc = append(inc, co)
+		}
+		for _, n := range t.Reset {
+			if co, ok := ref(l, "counter", l.co, n); ok {
+				reset = append(reset, co)
+			} else {
+				cs.bad = true
+			}
 		}
 		if t.ChooseBad {
 			cs.bad = true
@@ -582,7 +598,8 @@ func (l *lowerer) resolveChartTransitions() {
 				}
 				for _, e := range evs {
 					ct := &ir.ChartTransition{Index: len(cs.c.Transitions), Pos: b.pos, Doc: b.doc, Source: src, Event: e,
-						Always: always, Done: done, Conds: b.conds, Target: target, Recall: recall, Reenter: reenter, Actions: actions, Checkpoint: cp}
+						Always: always, Done: done, Conds: b.conds, Target: target, Recall: recall, Reenter: reenter, Actions: actions, Checkpoint: cp,
+						Increment: inc, Reset: reset}
 					cs.c.Transitions = append(cs.c.Transitions, ct)
 				}
 			}
@@ -644,16 +661,10 @@ func (l *lowerer) refuseInChart() {
 			l.cs.bad = true
 		}
 	}
-	refuse(len(f.Counters) > 0, counterPos(f), "counters")
-	l.failed["counter"] = l.failed["counter"] || len(f.Counters) > 0
-	refuse(len(f.TimeoutLevels) > 0, f.LevelsPos, "timeout_levels")
-}
-
-func counterPos(f *spec.File) spec.Pos {
-	if len(f.Counters) > 0 {
-		return f.Counters[0].Name.Pos
+	for _, c := range f.Counters {
+		refuse(c.PerState.Value, c.PerState.Pos, "per_state (a count per configuration)")
 	}
-	return spec.Pos{}
+	refuse(len(f.TimeoutLevels) > 0, f.LevelsPos, "timeout_levels")
 }
 
 // sortNodes sorts nodes into document order.

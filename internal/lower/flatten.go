@@ -888,10 +888,17 @@ func (f *flattener) microstep(from int, cf config, mem memory, e *ir.Event, o ou
 		Conds: o.conds, Target: ir.Target{Kind: ir.Fixed, State: f.states[to]}, Actions: append(actions, r.actions...),
 		Taken: ts, Mem: memConds, Record: record, Raise: r.raise, Changes: changed}
 	for _, t := range ts {
-		if t.Checkpoint != nil {
+		if t.Checkpoint != nil && ft.Checkpoint == nil {
 			ft.Checkpoint = t.Checkpoint // the first of the microstep's
-			break
 		}
+		for _, c := range t.Increment {
+			if c.Limit > 0 && slices.Contains(ft.Increment, c) {
+				f.l.ds.Errorf(t.Pos, "counter %q would be incremented twice in one microstep, by this transition and another taken with it, which its limit cannot check yet; increment it in one of them", c.Name)
+				f.stop = true
+			}
+			ft.Increment = append(ft.Increment, c)
+		}
+		ft.Reset = append(ft.Reset, t.Reset...)
 	}
 	f.l.m.Transitions = append(f.l.m.Transitions, ft)
 }

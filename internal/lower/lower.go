@@ -98,6 +98,7 @@ func (l *lowerer) run() {
 	if l.cs != nil {
 		l.resolveNodes()
 		l.resolveGuards()
+		l.resolveCounters()
 		l.resolveCheckpoints()
 		l.resolveChartTransitions()
 		l.refuseInChart()
@@ -996,7 +997,10 @@ func (l *lowerer) resolveCounters() {
 			if !limited && !c.Broken {
 				l.ds.Errorf(c.Then.Pos, "counter %q has then but no limit", co.Name)
 			}
-			if st, ok := ref(l, "state", l.st, c.Then); ok {
+			if l.cs != nil {
+				l.ds.Errorf(c.Then.Pos, "then (a limit that redirects) %s", unsupportedInChart)
+				l.cs.bad = true
+			} else if st, ok := ref(l, "state", l.st, c.Then); ok {
 				co.Then = st
 			}
 		}
@@ -1745,6 +1749,13 @@ func (l *lowerer) checkUnused() {
 	for _, c := range l.checks {
 		for _, co := range c.tr.Increment {
 			incremented[co] = true
+		}
+	}
+	if l.cs != nil {
+		for _, t := range l.cs.c.Transitions {
+			for _, co := range t.Increment {
+				incremented[co] = true
+			}
 		}
 	}
 	for _, c := range f.Counters {
