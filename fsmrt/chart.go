@@ -302,14 +302,20 @@ func (d *Def[S, E, R]) buildByMem() {
 // the refusals of its pair), then the macrostep after it, and commits, at the first
 // checkpoint of its microsteps. Each microstep counts as it is taken; a limit is checked on
 // the event's microstep only (the checker allows no limited counter elsewhere), and the
-// counters that reset on success reset once, when the macrostep entered states. A
-// statechart has no roles, required fields or timeouts, and its configurations no entry
-// or exit actions of their own (the transition's actions are the microstep's): take's
+// counters that reset on success reset once, when the macrostep entered states; the roles
+// that may fire it are the event's microstep's. A statechart has no required fields or
+// timeouts, and its configurations no entry or exit actions of their own (the transition's actions are the microstep's): take's
 // work less all that.
 func (m *Machine[S, E, R, C, X]) takeChart(ctx context.Context, st *Step[S, E, R], in *Input[R], dry bool, t int32, ref *refusals[S, E, R]) (S, error) {
 	d := m.def
 	tr := &d.Transitions[t]
 	st.To = S(tr.Target)
+	if len(tr.Roles) > 0 && !m.permits(tr, in.Role) {
+		if int(in.Role) < len(ref.permission) {
+			return st.From, &ref.permission[in.Role]
+		}
+		return st.From, Permission(d.Spec, st.From, st.Event, in.Role)
+	}
 	if !tr.Plain {
 		for _, c := range tr.Inc {
 			if cd := &d.Counters[c]; cd.Limit != 0 && *m.counter(c, st.From)+1 >= m.limits[c] {

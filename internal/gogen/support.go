@@ -47,7 +47,7 @@ func (g *gen) move(s *ir.State, e *ir.Event) int {
 	case len(ts) == 0, e.Internal:
 		return moveRefused
 	case m.Chart != nil:
-		if len(ts) > 1 || ts[0].Guarded() || len(e.Payload) > 0 || g.timing || m.RecordHistory || g.everyCheckpoint || g.resetsOnSuccess {
+		if len(ts) > 1 || ts[0].Guarded() || len(ts[0].Roles) > 0 || len(e.Payload) > 0 || g.timing || m.RecordHistory || g.everyCheckpoint || g.resetsOnSuccess {
 			return moveStep
 		}
 		if end := g.chartMove(ts[0]); end != nil {

@@ -115,6 +115,7 @@ type ChartTransition struct {
 	Checkpoint *Checkpoint
 	Increment  []*Counter
 	Reset      []*Counter
+	Roles      []RoleRule // who may fire it (none: anyone); only on an event's transition
 }
 
 // Recalled lists the states a transition to {history: n} (n a remembering state) can go

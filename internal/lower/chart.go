@@ -358,15 +358,27 @@ func (l *lowerer) resolveChartTransitions() {
 		if t.Broken {
 			cs.bad = true
 		}
-		refuse := func(set bool, p spec.Pos, what string) {
-			if set {
-				l.ds.Errorf(p, "%s %s", what, unsupportedInChart)
+		var roles []ir.RoleRule
+		if len(t.By) > 0 && (t.Always.Value || t.Done.Value) {
+			l.ds.Errorf(byPos(t), "an eventless or done transition is taken by the machine itself, which no role fires: remove by")
+			cs.bad = true
+		}
+		for _, r := range t.By {
+			rule := ir.RoleRule{}
+			if ro, ok := ref(l, "role", l.ro, r.Role); ok {
+				rule.Role = ro
+			} else {
 				cs.bad = true
 			}
+			if r.Policy.Set {
+				if po, ok := ref(l, "policy", l.po, r.Policy); ok {
+					rule.Policy = po
+				} else {
+					cs.bad = true
+				}
+			}
+			roles = append(roles, rule)
 		}
-		refuse(len(t.By) > 0, byPos(t), "by (roles)")
-		// What is refused is not reported unused either.
-		l.failed["role"] = l.failed["role"] || len(t.By) > 0
 		var inc, reset []*ir.Counter
 		for _, n := range t.Increment {
 			co, ok := ref(l, "counter", l.co, n)
@@ -599,7 +611,7 @@ func (l *lowerer) resolveChartTransitions() {
 				for _, e := range evs {
 					ct := &ir.ChartTransition{Index: len(cs.c.Transitions), Pos: b.pos, Doc: b.doc, Source: src, Event: e,
 						Always: always, Done: done, Conds: b.conds, Target: target, Recall: recall, Reenter: reenter, Actions: actions, Checkpoint: cp,
-						Increment: inc, Reset: reset}
+						Increment: inc, Reset: reset, Roles: roles}
 					cs.c.Transitions = append(cs.c.Transitions, ct)
 				}
 			}

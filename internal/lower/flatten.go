@@ -899,6 +899,14 @@ func (f *flattener) microstep(from int, cf config, mem memory, e *ir.Event, o ou
 			ft.Increment = append(ft.Increment, c)
 		}
 		ft.Reset = append(ft.Reset, t.Reset...)
+		if len(t.Roles) == 0 {
+			continue
+		}
+		if len(ft.Roles) > 0 && !slices.Equal(ft.Roles, t.Roles) {
+			f.l.ds.Errorf(t.Pos, "this transition and the one at %d:%d are taken together but name different roles (by); give them the same roles, or take them on different events", ts[0].Pos.Line, ts[0].Pos.Col)
+			f.stop = true
+		}
+		ft.Roles = t.Roles
 	}
 	f.l.m.Transitions = append(f.l.m.Transitions, ft)
 }
