@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -74,13 +75,22 @@ func mutations(t *testing.T, paths []string, perSpec int) []mutation {
 // TestGeneratedCompiles uses, changed in one place (a line left out, a number or a boolean
 // changed), a few variants each. Every variant's Go code must vet and its generated tests,
 // which hold the interpreter's outcomes, must pass: the combinations the written specs do
-// not happen to contain are where generator and interpreter could disagree.
+// not happen to contain are where generator and interpreter could disagree. make test
+// takes 2 variants of each spec; FSMGEN_MUTATIONS sets how many (make fuzz, 8).
 func TestMutatedSpecs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a module")
 	}
 	paths := specs(t)
-	all := mutations(t, paths, 3)
+	perSpec := 2
+	if s := os.Getenv("FSMGEN_MUTATIONS"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			t.Fatalf("FSMGEN_MUTATIONS=%q: want a number above 0", s)
+		}
+		perSpec = n
+	}
+	all := mutations(t, paths, perSpec)
 	defer func() {
 		if t.Failed() {
 			for i, m := range all {
