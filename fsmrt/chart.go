@@ -316,7 +316,7 @@ func (m *Machine[S, E, R, C, X]) takeChart(ctx context.Context, st *Step[S, E, R
 		}
 		return st.From, Permission(d.Spec, st.From, st.Event, in.Role)
 	}
-	if !tr.Plain {
+	if d.counts && !tr.Plain {
 		for _, c := range tr.Inc {
 			if cd := &d.Counters[c]; cd.Limit != 0 && *m.counter(c, st.From)+1 >= m.limits[c] {
 				if m.limits[c] == cd.Limit {
@@ -342,7 +342,9 @@ func (m *Machine[S, E, R, C, X]) takeChart(ctx context.Context, st *Step[S, E, R
 		}
 	}
 	m.micro = m.micro[:0]
-	m.countChart(tr)
+	if d.counts {
+		m.countChart(tr)
+	}
 	switch {
 	case tr.Settled:
 		m.record(tr)
@@ -416,7 +418,9 @@ func (m *Machine[S, E, R, C, X]) microstep(ctx context.Context, t int32, st *Ste
 			return err
 		}
 	}
-	m.countChart(tr)
+	if m.def.counts {
+		m.countChart(tr)
+	}
 	m.record(tr)
 	m.state = S(tr.Target)
 	m.micro = append(m.micro, t)

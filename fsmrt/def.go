@@ -98,6 +98,7 @@ type Def[S StateType, E, R EnumType] struct {
 	refusals       []refusals[S, E, R]
 	plainPermitted [][]E // per state: the events accepted whatever the input, nil if Step decides some
 	resetOnSuccess []int32
+	counts         bool  // the machine has counters
 	counterBase    []int // by counter: its first slot in Machine.counters
 	counterSlots   int
 	storeName      string  // Spec.Name()
@@ -413,6 +414,7 @@ func (d *Def[S, E, R]) build() {
 	if d.Chart != nil {
 		d.buildByMem()
 	}
+	d.counts = len(d.Counters) > 0
 	for i, c := range d.Counters {
 		d.counterBase = append(d.counterBase, d.counterSlots)
 		if c.PerState {
