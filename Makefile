@@ -77,7 +77,9 @@ fuzz:
 		echo "chartdiff: the Go code of 200 random statecharts against the interpreter"; \
 		FSMGEN_CHARTDIFF_CODE=200 $(GO) test -count=1 -run '^TestAcceptedSpecsBuild$$' ./internal/lower; \
 		echo "mutated specs: 8 variants of each spec, generated and tested"; \
-		FSMGEN_MUTATIONS=8 $(GO) test -count=1 -run '^TestMutatedSpecs$$' ./internal/gogen; fi
+		FSMGEN_MUTATIONS=8 $(GO) test -count=1 -run '^TestMutatedSpecs$$' ./internal/gogen; \
+		echo "generated code against the interpreter: 1,000 event sequences per spec"; \
+		FSMGEN_SEQUENCES=1000 $(GO) test -count=1 -run '^TestDifferential$$' ./internal/gogen; fi
 	$(GO) test ./internal/gogen -run '^$$' -fuzz FuzzGenerate -fuzztime $(FUZZTIME) -fuzzminimizetime 3s
 
 # The full benchmark run (about 20 minutes on 2 CPUs): generated code against looplab/fsm,

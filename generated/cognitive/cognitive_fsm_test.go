@@ -1231,6 +1231,7 @@ func TestFsmChartWalks(t *testing.T) {
 		}
 		m := NewTask(h)
 		m.ID = fmt.Sprint("walk-", i)
+		m.SetClock(&fsmClock{now: fsmEpoch}) // the times the log keeps are the machine's
 		m.SetStore(store)
 		if err := m.Start(ctx); err != nil || !m.Started() {
 			t.Fatalf("walk %d: start: %v", i, err)

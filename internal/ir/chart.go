@@ -71,6 +71,9 @@ type Node struct {
 	// transition to {history: state} goes back to (as a flat machine's remembering state).
 	Remembers bool
 	Groups    []*Group
+	// Timeout is an atomic state's timeout (nil: none); the configuration it is active in
+	// has it.
+	Timeout *Timeout
 	// GoName names a compound or parallel state in the generated State.Is<GoName>, which
 	// reports whether it is active: its shortest unambiguous path ("" for other nodes).
 	GoName string

@@ -25,6 +25,8 @@ type chartState struct {
 	eventGo  *goNames
 	groupGo  *goNames
 	doneUsed map[*ir.Node]bool
+	// expiryPos is where each state's timeout names its on_expiry event.
+	expiryPos map[*ir.Node]spec.Pos
 }
 
 // isChart reports whether the spec is a statechart: it nests states, or uses what only
@@ -51,6 +53,7 @@ func (l *lowerer) declareNodes() {
 	cs := &chartState{c: &ir.Chart{}, refs: map[string]*ir.Node{}, twice: map[string][]*ir.Node{},
 		decl: map[*ir.Node]*spec.State{}, done: map[*ir.Node]*ir.Event{}, doneUsed: map[*ir.Node]bool{}}
 	cs.groupGo = l.newGoNames("group", false)
+	cs.expiryPos = map[*ir.Node]spec.Pos{}
 	l.cs = cs
 	root := &ir.Node{Kind: ir.NodeCompound}
 	cs.c.Nodes = append(cs.c.Nodes, root)
@@ -164,7 +167,14 @@ func (l *lowerer) resolveNodes() {
 			refuse(s.Requires[0].Pos, "requires")
 		}
 		if s.Timeout != nil {
-			refuse(s.Timeout.Pos, "timeout")
+			if n.Kind != ir.NodeAtomic || withinParallel(n) {
+				refuse(s.Timeout.Pos, "a timeout on a compound, parallel, final or history state, or on a state within a parallel state (time in state is kept per configuration),")
+			} else {
+				n.Timeout = l.timeout(&ir.State{Name: n.Path}, s.Timeout)
+				if n.Timeout.OnExpiry != nil {
+					cs.expiryPos[n] = s.Timeout.OnExpiry.Pos
+				}
+			}
 		}
 		for _, g := range s.Groups {
 			if g.Bad {
@@ -676,7 +686,16 @@ func (l *lowerer) refuseInChart() {
 	for _, c := range f.Counters {
 		refuse(c.PerState.Value, c.PerState.Pos, "per_state (a count per configuration)")
 	}
-	refuse(len(f.TimeoutLevels) > 0, f.LevelsPos, "timeout_levels")
+}
+
+// withinParallel reports whether n lies within a parallel state.
+func withinParallel(n *ir.Node) bool {
+	for p := n.Parent; p != nil; p = p.Parent {
+		if p.Kind == ir.NodeParallel {
+			return true
+		}
+	}
+	return false
 }
 
 // sortNodes sorts nodes into document order.

@@ -125,6 +125,7 @@ func (l *lowerer) flatten() {
 		st := &ir.State{Index: i, Name: configName(atomic, short), Pos: atomic[0].Pos, Initial: i == 0, Terminal: f.isDone(cf), Config: atomic}
 		if len(atomic) == 1 {
 			st.Doc = atomic[0].Doc
+			st.Timeout = atomic[0].Timeout // an atomic state with a timeout is active alone
 		}
 		// The Go name joins the active states' shortest unambiguous names:
 		// StateTalkingCameraOffGood for on.call.audio.live.talking,on.call.video.camera_off,...
@@ -1015,6 +1016,20 @@ func (f *flattener) check() {
 	for _, n := range f.c.Nodes[1:] {
 		if n.Kind != ir.NodeHistory && !active[n.Index] {
 			f.l.ds.Errorf(n.Pos, "state %q is unreachable from the initial configuration %q", n.Path, ir.ConfigName(init))
+		}
+	}
+	// A timeout's expiry event must take the state somewhere.
+	for _, st := range f.states {
+		if st.Timeout == nil || st.Timeout.OnExpiry == nil {
+			continue
+		}
+		ev, takes := st.Timeout.OnExpiry, false
+		for _, t := range f.l.m.Transitions {
+			takes = takes || t.From[0] == st && t.Events[0] == ev
+		}
+		if !takes {
+			n := st.Config[0]
+			f.l.ds.Errorf(f.l.cs.expiryPos[n], "timeout of state %q fires %q, which %q and the states around it do not take", n.Path, ev.Name, n.Path)
 		}
 	}
 	for _, t := range f.c.Transitions {
