@@ -232,14 +232,7 @@ func TestDifferential(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a module")
 	}
-	sequences := 150
-	if s := os.Getenv("FSMGEN_SEQUENCES"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 {
-			t.Fatalf("FSMGEN_SEQUENCES=%q: want a number above 0", s)
-		}
-		sequences = n
-	}
+	sequences := fixture.Count(t, "FSMGEN_SEQUENCES", 150)
 	mod := newModule(t)
 	type work struct {
 		m       *ir.Machine

@@ -5,10 +5,10 @@ import (
 	"math/rand/v2"
 	"os"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/fsmgen/fsmgen/internal/fixture"
 	"github.com/fsmgen/fsmgen/internal/gogen"
 	"github.com/fsmgen/fsmgen/internal/lower"
 	"github.com/fsmgen/fsmgen/internal/testgen"
@@ -82,14 +82,7 @@ func TestMutatedSpecs(t *testing.T) {
 		t.Skip("builds a module")
 	}
 	paths := specs(t)
-	perSpec := 2
-	if s := os.Getenv("FSMGEN_MUTATIONS"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 {
-			t.Fatalf("FSMGEN_MUTATIONS=%q: want a number above 0", s)
-		}
-		perSpec = n
-	}
+	perSpec := fixture.Count(t, "FSMGEN_MUTATIONS", 2)
 	all := mutations(t, paths, perSpec)
 	defer func() {
 		if t.Failed() {

@@ -5,7 +5,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -127,14 +126,7 @@ func TestAcceptedSpecsBuild(t *testing.T) {
 	// against the interpreter, and walk them from the start through history, eventless
 	// transitions and done events, replayed from a store. FSMGEN_CHARTDIFF_CODE sets how many
 	// (make fuzz runs 200).
-	charts := 3
-	if s := os.Getenv("FSMGEN_CHARTDIFF_CODE"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 0 {
-			t.Fatalf("FSMGEN_CHARTDIFF_CODE=%q: want a number", s)
-		}
-		charts = n
-	}
+	charts := fixture.Count(t, "FSMGEN_CHARTDIFF_CODE", 3)
 	r := rand.New(rand.NewPCG(3, 4))
 	for added, tries := 0, 0; added < charts; tries++ {
 		if tries > 50*charts {
