@@ -310,11 +310,8 @@ func (m *Machine[S, E, R, C, X]) takeChart(ctx context.Context, st *Step[S, E, R
 	d := m.def
 	tr := &d.Transitions[t]
 	st.To = S(tr.Target)
-	if len(tr.Roles) > 0 && !m.permits(tr, in.Role) {
-		if int(in.Role) < len(ref.permission) {
-			return st.From, &ref.permission[in.Role]
-		}
-		return st.From, Permission(d.Spec, st.From, st.Event, in.Role)
+	if err := m.denied(tr, *st, in.Role, ref); err != nil {
+		return st.From, err
 	}
 	if d.counts && !tr.Plain {
 		for _, c := range tr.Inc {

@@ -79,10 +79,6 @@ type Node struct {
 	GoName string
 }
 
-// IsHistory reports whether n keeps a history memory slot: a history node, or a
-// remembering state.
-func (n *Node) IsHistory() bool { return n.Kind == NodeHistory || n.Remembers }
-
 // Atomic reports whether the node has no active children (atomic and final nodes).
 func (n *Node) Atomic() bool { return n.Kind == NodeAtomic || n.Kind == NodeFinal }
 

@@ -368,26 +368,13 @@ func (l *lowerer) resolveChartTransitions() {
 		if t.Broken {
 			cs.bad = true
 		}
-		var roles []ir.RoleRule
 		if len(t.By) > 0 && (t.Always.Value || t.Done.Value) {
 			l.ds.Errorf(byPos(t), "an eventless or done transition is taken by the machine itself, which no role fires: remove by")
 			cs.bad = true
 		}
-		for _, r := range t.By {
-			rule := ir.RoleRule{}
-			if ro, ok := ref(l, "role", l.ro, r.Role); ok {
-				rule.Role = ro
-			} else {
-				cs.bad = true
-			}
-			if r.Policy.Set {
-				if po, ok := ref(l, "policy", l.po, r.Policy); ok {
-					rule.Policy = po
-				} else {
-					cs.bad = true
-				}
-			}
-			roles = append(roles, rule)
+		roles, ok := l.roleRules(t.By)
+		if !ok {
+			cs.bad = true
 		}
 		var inc, reset []*ir.Counter
 		for _, n := range t.Increment {

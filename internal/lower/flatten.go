@@ -129,11 +129,7 @@ func (l *lowerer) flatten() {
 		}
 		// The Go name joins the active states' shortest unambiguous names:
 		// StateTalkingCameraOffGood for on.call.audio.live.talking,on.call.video.camera_off,...
-		var words []string
-		for _, n := range atomic {
-			words = append(words, strings.ReplaceAll(short[n], ".", "_"))
-		}
-		id := names.GoName(strings.Join(words, "_"))
+		id := names.GoName(strings.NewReplacer(".", "_", ",", "_").Replace(st.Name))
 		if id == "" || !names.StartsWithLetter(id) {
 			id = "S" + id
 		}

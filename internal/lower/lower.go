@@ -1229,18 +1229,7 @@ func (l *lowerer) resolveTransitions() {
 		conds, known := l.conds(t.If, t.Unless)
 		tr.Conds = conds
 		c.condsKnown = known && !t.Broken
-		for _, r := range t.By {
-			rule := ir.RoleRule{}
-			if ro, good := ref(l, "role", l.ro, r.Role); good {
-				rule.Role = ro
-			}
-			if r.Policy.Set {
-				if po, good := ref(l, "policy", l.po, r.Policy); good {
-					rule.Policy = po
-				}
-			}
-			tr.Roles = append(tr.Roles, rule)
-		}
+		tr.Roles, _ = l.roleRules(t.By)
 		for _, a := range t.Do {
 			if ac, good := ref(l, "action", l.ac, a); good {
 				tr.Actions = append(tr.Actions, ac)
@@ -1272,6 +1261,29 @@ func (l *lowerer) resolveTransitions() {
 		}
 		l.checks = append(l.checks, c)
 	}
+}
+
+// roleRules resolves who may fire a transition (by); ok is false when a role or policy did
+// not resolve (its rule is kept, without it).
+func (l *lowerer) roleRules(by []spec.RoleRule) (rules []ir.RoleRule, ok bool) {
+	ok = true
+	for _, r := range by {
+		rule := ir.RoleRule{}
+		if ro, good := ref(l, "role", l.ro, r.Role); good {
+			rule.Role = ro
+		} else {
+			ok = false
+		}
+		if r.Policy.Set {
+			if po, good := ref(l, "policy", l.po, r.Policy); good {
+				rule.Policy = po
+			} else {
+				ok = false
+			}
+		}
+		rules = append(rules, rule)
+	}
+	return rules, ok
 }
 
 // choose resolves the candidates of a dynamic transition into tr.Choices, and when report

@@ -128,10 +128,7 @@ func chartTransitions(m *ir.Machine) *Table {
 // recallCell describes a transition back to where remembering state n was entered from:
 // "history of `suspended`: `a.b` or `a.c`".
 func recallCell(c *ir.Chart, n *ir.Node) string {
-	var to []string
-	for _, x := range c.Recalled(n) {
-		to = append(to, CodeCell(x.Path))
-	}
+	to := recalled(c, n, CodeCell)
 	x := "history of " + CodeCell(n.Path)
 	if len(to) > 0 {
 		x += ": " + strings.Join(to, " or ")
@@ -235,11 +232,7 @@ func chartHistory(m *ir.Machine) []string {
 // that go back there.
 func chartRemembers(m *ir.Machine, h *ir.Node) string {
 	x := "State " + Code(h.Path) + " remembers the states active when it was entered"
-	var to []string
-	for _, n := range m.Chart.Recalled(h) {
-		to = append(to, Code(n.Path))
-	}
-	if len(to) > 0 {
+	if to := recalled(m.Chart, h, Code); len(to) > 0 {
 		x += " (" + strings.Join(to, " or ") + ")"
 	}
 	x += "; a transition to its history goes back to them, and is not taken while it remembers nothing."
@@ -253,4 +246,14 @@ func chartRemembers(m *ir.Machine, h *ir.Node) string {
 		x += " Taken by " + strings.Join(by, ", ") + "."
 	}
 	return x
+}
+
+// recalled lists the paths of the states a transition to remembering state n's history
+// can go back to, each through code (Code, or CodeCell in a table).
+func recalled(c *ir.Chart, n *ir.Node, code func(string) string) []string {
+	var out []string
+	for _, x := range c.Recalled(n) {
+		out = append(out, code(x.Path))
+	}
+	return out
 }
