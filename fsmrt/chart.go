@@ -303,9 +303,10 @@ func (d *Def[S, E, R]) buildByMem() {
 // checkpoint of its microsteps. Each microstep counts as it is taken; a limit is checked on
 // the event's microstep only (the checker allows no limited counter elsewhere), and the
 // counters that reset on success reset once, when the macrostep entered states; the roles
-// that may fire it are the event's microstep's. A statechart has no required fields or
-// timeouts, and its configurations no entry or exit actions of their own (the transition's actions are the microstep's): take's
-// work less all that.
+// that may fire it are the event's microstep's, and so are the fields it requires (those of
+// the states it enters: the checker allows no eventless or done transition to enter a
+// state that requires fields). A statechart's configurations have no entry or exit actions
+// of their own (the transition's actions are the microstep's): take's work less that.
 func (m *Machine[S, E, R, C, X]) takeChart(ctx context.Context, st *Step[S, E, R], in *Input[R], dry bool, t int32, ref *refusals[S, E, R]) (S, error) {
 	d := m.def
 	tr := &d.Transitions[t]
@@ -321,6 +322,14 @@ func (m *Machine[S, E, R, C, X]) takeChart(ctx context.Context, st *Step[S, E, R
 				}
 				return st.From, Limit(d.Spec, st.From, st.Event, cd.Name, m.limits[c])
 			}
+		}
+	}
+	if tr.Require {
+		if errs := m.onEnter.RequireOn(t, &m.Context); errs != nil {
+			if dry {
+				return st.From, ErrValidation
+			}
+			return st.From, Validation(d.Spec, st.From, st.Event, st.To, false, errs, m.PermittedWith(ctx, *in, nil))
 		}
 	}
 	if dry {

@@ -61,44 +61,49 @@ func (o *cfOps) Checkpoint(_ context.Context, cp int, st Step[cfState, cfEvent, 
 	return nil
 }
 
-var cfDef = Def[cfState, cfEvent, cfRole]{
-	Spec:      &Spec{Machine: "F", Package: "chart", Fingerprint: "sha256:features"},
-	NumEvents: 4,
-	Initial:   cfX,
-	Moves: []uint32{
-		// go, pause, resume, always
-		5, 5, 4, 4, // x
-		4, 4, 4, 5, // y
-		5, 5, 4, 4, // z
-		4, 4, 5, 4, // p
-	},
-	States: []StateDef{{}, {}, {}, {}},
-	Transitions: []Transition{
-		{From: []int32{0}, On: []int32{0}, To: []int32{1}, Target: 1, Inc: []int32{0}, Roles: []RoleRule{{Role: 1, Policy: -1}}, Checkpoint: -1, Changes: true},
-		{From: []int32{1}, On: []int32{3}, To: []int32{2}, Target: 2, Inc: []int32{1}, Checkpoint: 0, Changes: true},
-		{From: []int32{2}, On: []int32{0}, To: []int32{0}, Target: 0, Reset: []int32{0}, Checkpoint: -1, Changes: true},
-		{From: []int32{0}, On: []int32{1}, To: []int32{3}, Target: 3, Record: []Memory{{0, 1}}, Checkpoint: -1, Changes: true},
-		{From: []int32{2}, On: []int32{1}, To: []int32{3}, Target: 3, Record: []Memory{{0, 2}}, Checkpoint: -1, Changes: true},
-		{From: []int32{3}, On: []int32{2}, To: []int32{0}, Target: 0, Mem: []Memory{{0, 1}}, Checkpoint: -1, Changes: true},
-		{From: []int32{3}, On: []int32{2}, To: []int32{2}, Target: 2, Mem: []Memory{{0, 2}}, Checkpoint: -1, Changes: true},
-	},
-	Counters: []Counter{
-		{Name: "tries", Limit: 3, Then: -1, Summary: -1},
-		{Name: "streak", Then: -1, Summary: -1, ResetOnSuccess: true},
-	},
-	NumRoles:        2,
-	Roles:           true,
-	EveryCheckpoint: -1,
-	Chart: &Chart{
-		External: 3, Always: 3,
-		Nodes:    []string{"q", "q.x", "q.y", "q.z", "p"},
-		Words:    1,
-		Active:   []uint64{0b00011, 0b00101, 0b01001, 0b10000},
-		History:  []string{"p"},
-		Values:   [][]string{{"q.x", "q.z"}},
-		Remember: []int32{-1, -1, -1, 0},
-		Recall:   [][]int32{{0, 2}},
-	},
+var cfDef = *newCfDef()
+
+// newCfDef returns the chart's Def, for a test that changes it.
+func newCfDef() *Def[cfState, cfEvent, cfRole] {
+	return &Def[cfState, cfEvent, cfRole]{
+		Spec:      &Spec{Machine: "F", Package: "chart", Fingerprint: "sha256:features"},
+		NumEvents: 4,
+		Initial:   cfX,
+		Moves: []uint32{
+			// go, pause, resume, always
+			5, 5, 4, 4, // x
+			4, 4, 4, 5, // y
+			5, 5, 4, 4, // z
+			4, 4, 5, 4, // p
+		},
+		States: []StateDef{{}, {}, {}, {}},
+		Transitions: []Transition{
+			{From: []int32{0}, On: []int32{0}, To: []int32{1}, Target: 1, Inc: []int32{0}, Roles: []RoleRule{{Role: 1, Policy: -1}}, Checkpoint: -1, Changes: true},
+			{From: []int32{1}, On: []int32{3}, To: []int32{2}, Target: 2, Inc: []int32{1}, Checkpoint: 0, Changes: true},
+			{From: []int32{2}, On: []int32{0}, To: []int32{0}, Target: 0, Reset: []int32{0}, Checkpoint: -1, Changes: true},
+			{From: []int32{0}, On: []int32{1}, To: []int32{3}, Target: 3, Record: []Memory{{0, 1}}, Checkpoint: -1, Changes: true},
+			{From: []int32{2}, On: []int32{1}, To: []int32{3}, Target: 3, Record: []Memory{{0, 2}}, Checkpoint: -1, Changes: true},
+			{From: []int32{3}, On: []int32{2}, To: []int32{0}, Target: 0, Mem: []Memory{{0, 1}}, Checkpoint: -1, Changes: true},
+			{From: []int32{3}, On: []int32{2}, To: []int32{2}, Target: 2, Mem: []Memory{{0, 2}}, Checkpoint: -1, Changes: true},
+		},
+		Counters: []Counter{
+			{Name: "tries", Limit: 3, Then: -1, Summary: -1},
+			{Name: "streak", Then: -1, Summary: -1, ResetOnSuccess: true},
+		},
+		NumRoles:        2,
+		Roles:           true,
+		EveryCheckpoint: -1,
+		Chart: &Chart{
+			External: 3, Always: 3,
+			Nodes:    []string{"q", "q.x", "q.y", "q.z", "p"},
+			Words:    1,
+			Active:   []uint64{0b00011, 0b00101, 0b01001, 0b10000},
+			History:  []string{"p"},
+			Values:   [][]string{{"q.x", "q.z"}},
+			Remember: []int32{-1, -1, -1, 0},
+			Recall:   [][]int32{{0, 2}},
+		},
+	}
 }
 
 func TestChartCountersRolesCheckpoints(t *testing.T) {
@@ -211,5 +216,58 @@ func TestChartReplayCounts(t *testing.T) {
 	}
 	if r.State() != m.State() || Count(r, 0, cfZ) != Count(m, 0, cfZ) || Count(r, 1, cfZ) != Count(m, 1, cfZ) || Count(r, 1, cfZ) != 1 {
 		t.Fatalf("replayed %s tries %d streak %d, want %s tries %d streak %d", r.State(), Count(r, 0, cfZ), Count(r, 1, cfZ), m.State(), Count(m, 0, cfZ), Count(m, 1, cfZ))
+	}
+}
+
+// cfNeeds is cfOps for a chart whose pause microstep enters a state that requires a
+// context field, which the machine has when ready.
+type cfNeeds struct {
+	cfOps
+	ready bool
+	asked []int32
+}
+
+func (o *cfNeeds) RequireOn(t int32, _ *struct{}) []FieldError {
+	o.asked = append(o.asked, t)
+	if o.ready {
+		return nil
+	}
+	return []FieldError{{Field: "reason", Message: "reason is required"}}
+}
+
+// TestChartRequires refuses an event whose microstep enters a state that requires a field
+// the context lacks, changing nothing, and asks for the fields of that microstep only.
+func TestChartRequires(t *testing.T) {
+	ctx := context.Background()
+	d := newCfDef()
+	d.Transitions[3].Require = true // x -pause-> p
+	o := &cfNeeds{}
+	m := &cfMachine{}
+	Init(m, d, o)
+	if m.Can(ctx, cfPause) {
+		t.Fatal("Can(pause) without the field")
+	}
+	var ve *ValidationError[cfState, cfEvent]
+	to, err := m.Fire(ctx, cfPause)
+	if !errors.As(err, &ve) || !errors.Is(err, ErrValidation) || to != cfX || m.State() != cfX || ve.Target != cfP {
+		t.Fatalf("pause without the field: %s, %v", to, err)
+	}
+	if want := "chart: cannot enter p: reason: reason is required"; err.Error() != want {
+		t.Fatalf("error %q, want %q", err, want)
+	}
+	if _, ok := Remembered(m, cfP); ok || len(ve.Allowed) != 0 {
+		t.Fatalf("the refused pause remembered where it was, or allows %v", ve.Allowed)
+	}
+	o.ready = true
+	if to, err := m.Fire(ctx, cfPause); err != nil || to != cfP {
+		t.Fatalf("pause with the field: %s, %v", to, err)
+	}
+	if to, err := m.Fire(ctx, cfResume); err != nil || to != cfX {
+		t.Fatalf("resume: %s, %v", to, err)
+	}
+	for _, x := range o.asked {
+		if x != 3 {
+			t.Fatalf("asked for the fields of microsteps %v, want only 3", o.asked)
+		}
 	}
 }

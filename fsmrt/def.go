@@ -182,7 +182,8 @@ type Transition struct {
 	Inc, Reset []int32
 	// Checkpoint is the checkpoint it takes (-1: none).
 	Checkpoint int32
-	// Require says a state it may enter requires context fields.
+	// Require says a state it may enter requires context fields (in a statechart, a state
+	// its microstep enters).
 	Require bool
 	// Plain says it does nothing but move (or stay, internal) and count without limits.
 	Plain bool
@@ -256,6 +257,12 @@ type Actions[S StateType, E, R EnumType] interface {
 type Requirer[S StateType, C any] interface {
 	Require(s S, c *C) []FieldError
 	SetField(c *C, f int, text string)
+}
+
+// ChartRequirer returns what c lacks of the fields the states microstep t of a statechart
+// (a transition's index) enters require (nil when nothing).
+type ChartRequirer[C any] interface {
+	RequireOn(t int32, c *C) []FieldError
 }
 
 // Policies reports whether policy p holds.

@@ -37,6 +37,7 @@ type Machine[S StateType, E, R EnumType, C, X any] struct {
 	guards     Guards[S, E, R]
 	actions    Actions[S, E, R]
 	requirer   Requirer[S, C]
+	onEnter    ChartRequirer[C]
 	policies   Policies
 	checkpoint Checkpointer[S, E, R]
 	payloads   Payloads[X]
@@ -87,7 +88,7 @@ type keyRecord[S, E any] struct {
 }
 
 // Init makes m a machine of d in its initial state, calling back ops for what d says is
-// code: ops implements those of Guards, Actions, Requirer, Policies and Checkpointer the
+// code: ops implements those of Guards, Actions, Requirer (ChartRequirer), Policies and Checkpointer the
 // spec needs (nil when it needs none). Generated constructors call it before setting the
 // context's defaults.
 func Init[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, C, X], d *Def[S, E, R], ops any) {
@@ -97,6 +98,7 @@ func Init[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, C, X], d *De
 	m.guards, _ = ops.(Guards[S, E, R])
 	m.actions, _ = ops.(Actions[S, E, R])
 	m.requirer, _ = ops.(Requirer[S, C])
+	m.onEnter, _ = ops.(ChartRequirer[C])
 	m.policies, _ = ops.(Policies)
 	m.checkpoint, _ = ops.(Checkpointer[S, E, R])
 	m.payloads, _ = ops.(Payloads[X])

@@ -277,10 +277,8 @@ func simInputs(m *ir.Machine, guards, policies, sets []string, as string) (inter
 // max_items), or returns "". A field some state requires is left alone: entering that state
 // checks it, and the refusal that reports it is what the run should show.
 func constraintProblem(m *ir.Machine, f *ir.Field, v any) string {
-	for _, s := range m.States {
-		if slices.Contains(s.Requires, f) {
-			return ""
-		}
+	if m.RequiredBy(f) != nil {
+		return ""
 	}
 	return interp.BoundsProblem(f, v)
 }

@@ -212,7 +212,7 @@ func (g *gen) chartMove(t *ir.Transition) *ir.State {
 	}
 	end := t.Target.State
 	for _, x := range append([]*ir.Transition{t}, then...) {
-		if len(x.Actions) > 0 || len(x.Record) > 0 || x.Checkpoint != nil || len(x.Increment)+len(x.Reset) > 0 {
+		if len(x.Actions) > 0 || len(x.Record) > 0 || x.Checkpoint != nil || len(x.Increment)+len(x.Reset) > 0 || len(x.Requires) > 0 {
 			return nil
 		}
 		end = x.Target.State

@@ -2,6 +2,7 @@ package gogen
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	. "github.com/dave/jennifer/jen"
@@ -103,11 +104,7 @@ func (g *gen) context(f *File) {
 			g.fieldCheck(f, "check"+g.name("Context")+fd.GoName, fd, false)
 		}
 	}
-	requires := false
-	for _, s := range m.States {
-		requires = requires || len(s.Requires) > 0
-	}
-	if requires {
+	if g.requires() {
 		g.requirements(f)
 	}
 
@@ -137,10 +134,13 @@ func (g *gen) context(f *File) {
 // required reports whether some state requires the context field.
 func (g *gen) required(fd *ir.Field) bool {
 	for _, s := range g.m.States {
-		for _, r := range s.Requires {
-			if r == fd {
-				return true
-			}
+		if slices.Contains(s.Requires, fd) {
+			return true
+		}
+	}
+	for _, t := range g.m.Transitions {
+		if slices.Contains(t.Requires, fd) {
+			return true
 		}
 	}
 	return false
@@ -252,6 +252,10 @@ func (g *gen) bound(fd *ir.Field, lit ir.Literal) *Statement {
 // requirements emits the check of the fields each state requires on entry.
 func (g *gen) requirements(f *File) {
 	m := g.m
+	if m.Chart != nil {
+		g.chartRequirements(f)
+		return
+	}
 	f.Comment(comment("requirements checks the fields state s requires on entry and appends what fails to errs."))
 	f.Func().Params(Id("c").Op("*").Id(g.name("Context"))).Id("requirements").Params(Id("s").Id("State"), Id("errs").Index().Id("FieldError")).Index().Id("FieldError").BlockFunc(func(b *Group) {
 		var cases []Code
@@ -268,6 +272,47 @@ func (g *gen) requirements(f *File) {
 		if len(cases) > 0 {
 			b.Switch(Id("s")).Block(cases...)
 		}
+		b.Return(Id("errs"))
+	})
+	f.Line()
+}
+
+// chartRequirements emits the check of the fields a statechart's microstep requires, by
+// transition index: those the states it enters require. Microsteps that check the same
+// fields share a case.
+func (g *gen) chartRequirements(f *File) {
+	var keys []string
+	byKey := map[string][]*ir.Transition{}
+	for _, t := range g.m.Transitions {
+		if len(t.Requires) == 0 {
+			continue
+		}
+		var names []string
+		for _, fd := range t.Requires {
+			names = append(names, fd.Name)
+		}
+		k := strings.Join(names, ",")
+		if byKey[k] == nil {
+			keys = append(keys, k)
+		}
+		byKey[k] = append(byKey[k], t)
+	}
+	f.Comment(comment("requirements checks the fields the states microstep t (a transition's index) enters require, and appends what fails to errs."))
+	f.Func().Params(Id("c").Op("*").Id(g.name("Context"))).Id("requirements").Params(Id("t").Int32(), Id("errs").Index().Id("FieldError")).Index().Id("FieldError").BlockFunc(func(b *Group) {
+		var cases []Code
+		for _, k := range keys {
+			ts := byKey[k]
+			var idx []Code
+			for _, t := range ts {
+				idx = append(idx, Lit(t.Index))
+			}
+			var body []Code
+			for _, fd := range ts[0].Requires {
+				body = append(body, Id("errs").Op("=").Id("check"+g.name("Context")+fd.GoName).Call(Id("c").Dot(fd.GoName), Id("errs")))
+			}
+			cases = append(cases, Case(idx...).Block(body...))
+		}
+		b.Switch(Id("t")).Block(cases...)
 		b.Return(Id("errs"))
 	})
 	f.Line()

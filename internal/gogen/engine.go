@@ -280,10 +280,16 @@ func (g *gen) needsOps() bool {
 	return len(g.m.Guards) > 0 || len(g.m.Actions) > 0 || g.requires() || len(g.m.Checkpoints) > 0 || g.hasExtra()
 }
 
-// requires reports whether some state requires context fields.
+// requires reports whether some state requires context fields (in a statechart, whether
+// some microstep enters one that does).
 func (g *gen) requires() bool {
 	for _, s := range g.m.States {
 		if len(s.Requires) > 0 {
+			return true
+		}
+	}
+	for _, t := range g.m.Transitions {
+		if len(t.Requires) > 0 {
 			return true
 		}
 	}
@@ -356,7 +362,11 @@ func (g *gen) engineOps(f *File) {
 		})
 		f.Line()
 	}
-	if g.requires() {
+	if g.requires() && m.Chart != nil {
+		f.Add(recv()).Id("RequireOn").Params(Id("t").Int32(), Id("c").Op("*").Id(g.name("Context"))).Index().Id("FieldError").Block(
+			Return(Id("c").Dot("requirements").Call(Id("t"), Nil())))
+		f.Line()
+	} else if g.requires() {
 		f.Add(recv()).Id("Require").Params(Id("s").Id("State"), Id("c").Op("*").Id(g.name("Context"))).Index().Id("FieldError").Block(
 			Return(Id("c").Dot("requirements").Call(Id("s"), Nil())))
 		f.Line()

@@ -69,7 +69,7 @@ func (g *gen) move(s *ir.State, e *ir.Event) int {
 		return moveStep
 	}
 	to := t.Target.State
-	if len(s.Exit) > 0 || len(to.Entry) > 0 || len(to.Requires) > 0 || (to.Remembers && to != s) || g.resetsOnSuccess {
+	if len(s.Exit) > 0 || len(to.Entry) > 0 || len(t.Required(to)) > 0 || (to.Remembers && to != s) || g.resetsOnSuccess {
 		return moveStep
 	}
 	return to.Index
@@ -151,6 +151,9 @@ func (g *gen) thresholds(f *File) {
 
 // targetsRequire reports whether any state t can enter requires context fields.
 func (g *gen) targetsRequire(t *ir.Transition) bool {
+	if len(t.Taken) > 0 {
+		return len(t.Requires) > 0
+	}
 	for _, s := range t.From {
 		for _, d := range t.Targets(s) {
 			if len(d.Requires) > 0 {

@@ -531,7 +531,7 @@ func (x *Machine) decide(e *ir.Event, in Inputs) (*plan, *Rejection) {
 		}
 	}
 	if !p.internal {
-		if errs := x.requirements(p.step.To, in); len(errs) > 0 {
+		if errs := x.requirements(t.Required(p.step.To), in); len(errs) > 0 {
 			r := x.reject(MissingArtifacts, e, "cannot enter %s: %d required field%s missing or invalid", p.step.To.Name, len(errs), plural(len(errs), " is", "s are"))
 			r.Errors = errs
 			return nil, r

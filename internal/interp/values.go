@@ -171,10 +171,10 @@ func checkScalar(f *ir.Field, v any) error {
 	return nil
 }
 
-// requirements checks the fields a state requires on entry.
-func (x *Machine) requirements(s *ir.State, in Inputs) []FieldError {
+// requirements checks fields a transition requires of the context (ir.Transition.Required).
+func (x *Machine) requirements(fields []*ir.Field, in Inputs) []FieldError {
 	var out []FieldError
-	for _, f := range s.Requires {
+	for _, f := range fields {
 		if msg := fieldProblem(f, fieldValue(f, in), false); msg != "" {
 			if f.Message != "" {
 				msg = f.Message

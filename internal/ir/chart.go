@@ -74,6 +74,8 @@ type Node struct {
 	// Timeout is an atomic state's timeout (nil: none); the configuration it is active in
 	// has it.
 	Timeout *Timeout
+	// Requires are the context fields entering the state requires.
+	Requires []*Field
 	// GoName names a compound or parallel state in the generated State.Is<GoName>, which
 	// reports whether it is active: its shortest unambiguous path ("" for other nodes).
 	GoName string

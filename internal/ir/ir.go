@@ -5,6 +5,7 @@
 package ir
 
 import (
+	"slices"
 	"strconv"
 	"time"
 
@@ -481,12 +482,43 @@ type Transition struct {
 	// transitions it takes (after conflicts are resolved); Mem are conditions on history
 	// memory besides the guards; Record are the history values its exits record; Raise are
 	// the done events its entries raise, in order; Changes says the microstep changes the
-	// configuration or the history (XState selects eventless transitions again only then).
-	Taken   []*ChartTransition
-	Mem     []MemCond
-	Record  []MemCond
-	Raise   []*Event
-	Changes bool
+	// configuration or the history (XState selects eventless transitions again only then);
+	// Requires are the context fields the states it enters require, in document order.
+	Taken    []*ChartTransition
+	Mem      []MemCond
+	Record   []MemCond
+	Raise    []*Event
+	Changes  bool
+	Requires []*Field
+}
+
+// RequiredBy names the states that require context field f: in a statechart the chart's
+// states, by path, in document order.
+func (m *Machine) RequiredBy(f *Field) []string {
+	var out []string
+	if m.Chart != nil {
+		for _, n := range m.Chart.Nodes {
+			if slices.Contains(n.Requires, f) {
+				out = append(out, n.Path)
+			}
+		}
+		return out
+	}
+	for _, s := range m.States {
+		if slices.Contains(s.Requires, f) {
+			out = append(out, s.Name)
+		}
+	}
+	return out
+}
+
+// Required lists the context fields taking t into state to checks: in a statechart, those
+// the states its microstep enters require; in a flat machine, those to requires.
+func (t *Transition) Required(to *State) []*Field {
+	if len(t.Taken) > 0 {
+		return t.Requires
+	}
+	return to.Requires
 }
 
 // Stays reports whether a statechart's microstep exits and enters nothing: every chart

@@ -163,8 +163,15 @@ func (l *lowerer) resolveNodes() {
 				n.Remembers = true
 			}
 		}
-		if len(s.Requires) > 0 {
-			refuse(s.Requires[0].Pos, "requires")
+		for _, r := range s.Requires {
+			if n.Kind == ir.NodeHistory {
+				l.ds.Errorf(r.Pos, "history state %q cannot require fields: it is never entered itself", n.Path)
+				cs.bad = true
+				break
+			}
+			if fd, ok := ref(l, "context field", l.fi, r); ok && !slices.Contains(n.Requires, fd) {
+				n.Requires = append(n.Requires, fd)
+			}
 		}
 		if s.Timeout != nil {
 			if n.Kind != ir.NodeAtomic || withinParallel(n) {

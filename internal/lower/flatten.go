@@ -633,11 +633,13 @@ func eventName(t *ir.ChartTransition) string {
 
 // entry is the result of entering states.
 type entry struct {
-	cfg     config
-	mem     memory
-	actions []*ir.Action
-	raise   []*ir.Event
-	done    bool
+	cfg      config
+	mem      memory
+	actions  []*ir.Action
+	raise    []*ir.Event
+	requires []*ir.Field // what the states entered require, in document order
+	requirer *ir.Node    // the first state entered that requires fields
+	done     bool
 }
 
 type entrySet struct {
@@ -732,6 +734,14 @@ func (f *flattener) enter(set *entrySet, c config, mem memory) entry {
 	for _, n := range order {
 		c[n.Index] = true
 		r.actions = append(r.actions, n.Entry...)
+		if len(n.Requires) > 0 && r.requirer == nil {
+			r.requirer = n
+		}
+		for _, fd := range n.Requires {
+			if !slices.Contains(r.requires, fd) {
+				r.requires = append(r.requires, fd)
+			}
+		}
 		if n.Kind != ir.NodeFinal {
 			continue
 		}
@@ -876,6 +886,14 @@ func (f *flattener) microstep(from int, cf config, mem memory, e *ir.Event, o ou
 	for _, t := range ts {
 		f.taken[t] = true
 	}
+	if e.Internal && r.requirer != nil {
+		kind := "eventless"
+		if ts[0].Done {
+			kind = "done"
+		}
+		f.l.ds.Errorf(ts[0].Pos, "this %s transition enters %q, which requires context fields, but the machine takes it by itself and cannot refuse it for a missing field; enter %q on an event instead", kind, r.requirer.Path, r.requirer.Path)
+		f.stop = true
+	}
 	changed := changedHistory || cf.key() != r.cfg.key()
 	pos := o.sel[0].Pos
 	if len(ts) > 0 {
@@ -883,7 +901,7 @@ func (f *flattener) microstep(from int, cf config, mem memory, e *ir.Event, o ou
 	}
 	ft := &ir.Transition{Index: len(f.l.m.Transitions), Pos: pos, From: []*ir.State{f.states[from]}, Events: []*ir.Event{e},
 		Conds: o.conds, Target: ir.Target{Kind: ir.Fixed, State: f.states[to]}, Actions: append(actions, r.actions...),
-		Taken: ts, Mem: memConds, Record: record, Raise: r.raise, Changes: changed}
+		Taken: ts, Mem: memConds, Record: record, Raise: r.raise, Changes: changed, Requires: r.requires}
 	for _, t := range ts {
 		if t.Checkpoint != nil && ft.Checkpoint == nil {
 			ft.Checkpoint = t.Checkpoint // the first of the microstep's
@@ -1028,8 +1046,9 @@ func (f *flattener) check() {
 			f.l.ds.Errorf(f.l.cs.expiryPos[n], "timeout of state %q fires %q, which %q and the states around it do not take", n.Path, ev.Name, n.Path)
 		}
 	}
+	// An error that stopped the last pass left the transitions after it unvisited.
 	for _, t := range f.c.Transitions {
-		if !f.taken[t] && !f.lost[t] && active[t.Source.Index] {
+		if !f.taken[t] && !f.lost[t] && active[t.Source.Index] && !f.stop {
 			f.l.ds.Warnf(t.Pos, "transition from %q on %s is never taken: %s", t.Source.Path, eventName(t), f.whyNotTaken(t))
 		}
 	}

@@ -81,10 +81,10 @@ func chartStates(m *ir.Machine) *Table {
 			groups = append(groups, CodeCell(g.Name))
 		}
 		rows = append(rows, []string{
-			CodeCell(n.Path), kind, initial, strings.Join(groups, ", "), actionList(n.Entry), actionList(n.Exit), Text(n.Doc),
+			CodeCell(n.Path), kind, initial, strings.Join(groups, ", "), fieldList(n.Requires), actionList(n.Entry), actionList(n.Exit), Text(n.Doc),
 		})
 	}
-	return table(2, []string{"State", "Kind", "Initial", "Groups", "Entry", "Exit", "Description"}, rows)
+	return table(2, []string{"State", "Kind", "Initial", "Groups", "Requires", "Entry", "Exit", "Description"}, rows)
 }
 
 // chartTrigger is what fires a chart transition: its event, "always" (eventless) or

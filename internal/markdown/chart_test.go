@@ -72,9 +72,10 @@ func TestChartCells(t *testing.T) {
 		code bool
 		want string
 	}{
-		{"standby atomic", 5, false, "Powered down; \"quiet\" | <b>off</b>\nsecond line: note right of x"},
-		{"shut: down <now> {x} final", 5, false, "*/ terminal %%{init}%%"},
-		{"active.edit.draft atomic", 3, true, "log -> out"},
+		{"standby atomic", 6, false, "Powered down; \"quiet\" | <b>off</b>\nsecond line: note right of x"},
+		{"shut: down <now> {x} final", 6, false, "*/ terminal %%{init}%%"},
+		{"active.edit.draft atomic", 4, true, "log -> out"},
+		{"active.mix.left.off atomic", 3, true, "take | <no>"},
 		{"active.mix.left compound region", 2, false, ""},
 		{"active `save \"it\" --> [*]`", 5, false, "`count`, `log -> out`"},
 		{"active.mix done", 6, false, "both channels set: | back to <edit>"},

@@ -112,8 +112,8 @@ func build(m *ir.Machine, diagram string) *data {
 	d.Events = events(m)
 	d.Roles, d.Policies, d.RoleNotes = roles(m)
 	d.Fields = fields(m)
-	for _, s := range m.States {
-		d.Requires = d.Requires || len(s.Requires) > 0
+	for _, f := range m.Fields {
+		d.Requires = d.Requires || m.RequiredBy(f) != nil
 	}
 	d.Guards = guards(m)
 	if m.Chart != nil {
@@ -449,13 +449,9 @@ func move(t *ir.Transition, s *ir.State) string {
 func fields(m *ir.Machine) *Table {
 	var rows [][]string
 	for _, f := range m.Fields {
-		var by []*ir.State
-		for _, s := range m.States {
-			for _, r := range s.Requires {
-				if r == f {
-					by = append(by, s)
-				}
-			}
+		var by []string
+		for _, s := range m.RequiredBy(f) {
+			by = append(by, CodeCell(s))
 		}
 		def := ""
 		if f.Default.Set {
@@ -463,7 +459,7 @@ func fields(m *ir.Machine) *Table {
 		}
 		rows = append(rows, []string{
 			CodeCell(f.Name), CodeCell(f.Type.String()), constraints(f), def, Text(f.Message),
-			stateList(by, ", "), Text(f.Doc),
+			strings.Join(by, ", "), Text(f.Doc),
 		})
 	}
 	return table(2, []string{"Field", "Type", "Constraints", "Default", "Message", "Required by", "Description"}, rows)

@@ -516,7 +516,7 @@ func combos(k int) [][]bool {
 
 func (o *oracle) exhaustive() {
 	m := o.m
-	requiresDone := map[*ir.State]bool{}
+	requiresDone := map[any]bool{}
 	countersDone := map[*ir.Transition]bool{}
 	resetDone := map[*ir.Counter]bool{}
 	for _, s := range m.States {
@@ -591,17 +591,23 @@ func (o *oracle) exhaustive() {
 				r.Name += "/nothing remembered"
 				o.add(r)
 			}
-			// Required fields of the target, missing and invalid.
-			to := b.Want
-			if len(to.Requires) > 0 && to != s {
+			// Required fields of the target (in a statechart, of the states the event's
+			// microstep enters), missing and invalid: each set of fields once.
+			var key any = b.Want
+			req, enters := b.Want.Requires, b.Want != s
+			if m.Chart != nil {
+				req, enters = t.Requires, true
+				key = fieldNames(req)
+			}
+			if len(req) > 0 && enters {
 				r := o.base(s, e)
 				r.Empty = true
 				r.Name += "/empty context"
 				o.add(r)
 			}
-			if len(to.Requires) > 0 && to != s && !requiresDone[to] {
-				requiresDone[to] = true
-				for _, f := range to.Requires {
+			if len(req) > 0 && enters && !requiresDone[key] {
+				requiresDone[key] = true
+				for _, f := range req {
 					for _, v := range violations(f, true) {
 						r := o.base(s, e)
 						r.presets = append(r.presets, preset{field: f, v: v.v})
@@ -1000,12 +1006,24 @@ func (o *oracle) anon() {
 	}
 }
 
+// fieldNames joins the names of fields with commas.
+func fieldNames(fields []*ir.Field) string {
+	names := make([]string, len(fields))
+	for i, f := range fields {
+		names[i] = f.Name
+	}
+	return strings.Join(names, ",")
+}
+
 func (o *oracle) permitted() {
 	m := o.m
 	roles := append([]*ir.Role{nil}, m.Roles...)
 	anyRequires := false
 	for _, s := range m.States {
 		anyRequires = anyRequires || len(s.Requires) > 0
+	}
+	for _, t := range m.Transitions {
+		anyRequires = anyRequires || len(t.Requires) > 0
 	}
 	for _, s := range m.States {
 		for _, r := range roles {
