@@ -296,4 +296,7 @@ type Transition struct {
 	Always  Bool
 	Done    Bool
 	Reenter Bool
+	// After makes the transition a delayed one: taken when its source has been active for
+	// that long (sugar over the source's timeout).
+	After Str
 }

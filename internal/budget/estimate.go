@@ -144,6 +144,21 @@ func count(m *ir.Machine) (*counts, sizes) {
 			out.dot += float64(len(t.Doc))
 		}
 	}
+	// A statechart's states require fields; its microsteps check them, by index.
+	if m.Chart != nil {
+		for _, n := range m.Chart.Nodes {
+			if len(n.Requires) > 0 {
+				use("requires", requiresCost)
+				out.code += float64(len(n.Requires)) * 120
+				out.markdown += float64(len(n.Requires)) * 12
+			}
+		}
+		for _, t := range m.Transitions {
+			if len(t.Requires) > 0 {
+				out.code += 30 + float64(len(t.Requires))*60
+			}
+		}
+	}
 	for _, e := range m.Events {
 		c.eventName += float64(len(e.Name))
 		c.eventGo += float64(len(e.GoName))

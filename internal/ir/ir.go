@@ -120,11 +120,23 @@ type Event struct {
 	GoName   string
 	Doc      string
 	Pos      Pos
-	Implicit bool // declared by a transition named by its target
+	Implicit bool // declared by a transition named by its target, or by a delayed one
+	// After is, for the event of delayed transitions (after), how long they wait as written
+	// ("30s"): the timeout of their source, whose expiry raises it.
+	After string
 	// Internal says the machine raises the event itself (a statechart's eventless and
 	// done events): a program cannot fire it.
 	Internal bool
 	Payload  []*Field
+}
+
+// Label is how diagrams and documents show what fires a transition on the event: its
+// name, or "after 30s" for the event of delayed transitions.
+func (e *Event) Label() string {
+	if e.After != "" {
+		return "after " + e.After
+	}
+	return e.Name
 }
 
 // Role is a declared role.

@@ -20,7 +20,8 @@ type chartState struct {
 	refs     map[string]*ir.Node // paths, and names that only one state has
 	twice    map[string][]*ir.Node
 	decl     map[*ir.Node]*spec.State
-	bad      bool // a node or transition had errors: the graph checks are skipped
+	short    map[*ir.Node]string // shortPaths of the nodes, once needed
+	bad      bool                // a node or transition had errors: the graph checks are skipped
 	done     map[*ir.Node]*ir.Event
 	eventGo  *goNames
 	groupGo  *goNames
@@ -173,7 +174,10 @@ func (l *lowerer) resolveNodes() {
 				n.Requires = append(n.Requires, fd)
 			}
 		}
-		if s.Timeout != nil {
+		if a := l.afters[n.Path]; a != nil && s.Timeout == nil {
+			n.Timeout = l.timeout(&ir.State{Name: n.Path}, a.timeout())
+			cs.expiryPos[n] = a.after.Pos
+		} else if s.Timeout != nil {
 			if n.Kind != ir.NodeAtomic || withinParallel(n) {
 				refuse(s.Timeout.Pos, "a timeout on a compound, parallel, final or history state, or on a state within a parallel state (time in state is kept per configuration),")
 			} else {
@@ -499,6 +503,12 @@ func (l *lowerer) resolveChartTransitions() {
 			}
 			events = []*ir.Event{cs.c.Always}
 		case done:
+		case t.After.Set:
+			if e := l.afterEv[t]; e != nil {
+				events = []*ir.Event{e}
+			} else {
+				cs.bad = true
+			}
 		case t.OnBad:
 			cs.bad = true
 		case t.OnSet:

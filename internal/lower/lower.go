@@ -41,6 +41,7 @@ func lower(f *spec.File, table bool) (*ir.Machine, diag.List) {
 		unsure: map[string]bool{}, failed: map[string]bool{}, keys: suggesters{},
 		broken: map[*ir.State]bool{}, typeUnknown: map[*ir.Field]bool{}, brokenDecl: map[any]bool{},
 		groupPos: map[*ir.Group]spec.Pos{},
+		afters:   map[string]*afterTimeout{}, afterEv: map[*spec.Transition]*ir.Event{},
 	}
 	l.run()
 	if table && !l.ds.HasErrors() {
@@ -86,6 +87,9 @@ type lowerer struct {
 	brokenTrans bool                   // some transition was declared with errors
 	unprintable map[spec.Pos]bool      // names refused for an unprintable character, by position
 	cs          *chartState            // the tree of a statechart (nil for a flat machine)
+
+	afters  map[string]*afterTimeout       // the timeouts delayed transitions give states, by name (path)
+	afterEv map[*spec.Transition]*ir.Event // the event each delayed transition is taken on
 }
 
 func (l *lowerer) run() {
@@ -281,9 +285,10 @@ func (l *lowerer) declare() {
 		l.m.Events = append(l.m.Events, ev)
 		l.ev[ev.Name] = ev
 	}
+	l.declareAfter(eventGo)
 	// Events implied by transitions named by their target, in order of first use.
 	for _, t := range f.Transitions {
-		if t.OnSet || !t.To.State.Set {
+		if t.OnSet || !t.To.State.Set || t.After.Set {
 			continue
 		}
 		name := t.To.State
@@ -727,6 +732,8 @@ func (l *lowerer) resolveStates() {
 		}
 		if s.Timeout != nil {
 			st.Timeout = l.timeout(st, s.Timeout)
+		} else if a := l.afters[st.Name]; a != nil {
+			st.Timeout = l.timeout(st, a.timeout())
 		}
 	}
 	l.initials = initials
@@ -1119,7 +1126,7 @@ func (c *trCheck) shadowee() bool { return c.cellsReal && c.srcComplete && c.evK
 
 func (l *lowerer) resolveTransitions() {
 	for i, t := range l.f.Transitions {
-		tr := &ir.Transition{Index: i, Pos: t.Pos, Doc: t.Doc.Value, Named: !t.OnSet, Target: ir.Target{Kind: ir.Internal}}
+		tr := &ir.Transition{Index: i, Pos: t.Pos, Doc: t.Doc.Value, Named: !t.OnSet && !t.After.Set, Target: ir.Target{Kind: ir.Internal}}
 		c := &trCheck{tr: tr, evKnown: true, condsKnown: true, dstKnown: true}
 		if t.Broken {
 			// What it says is as written; what it does not say may be misspelt: its
@@ -1180,6 +1187,12 @@ func (l *lowerer) resolveTransitions() {
 
 		// Trigger.
 		switch {
+		case t.After.Set:
+			if ev := l.afterEv[t]; ev != nil {
+				tr.Events = []*ir.Event{ev}
+			} else {
+				ok, c.evKnown = false, false
+			}
 		case !t.OnSet && len(dests) == 1:
 			switch {
 			case t.To.History.Set, chooseSet, t.Internal.Value:
@@ -1209,6 +1222,9 @@ func (l *lowerer) resolveTransitions() {
 			ok, c.evKnown = false, false
 		}
 		for _, n := range t.On {
+			if t.After.Set {
+				break // refused with after, where on is written
+			}
 			ev, good := ref(l, "event", l.ev, n)
 			switch {
 			case !good:

@@ -96,7 +96,7 @@ func chartTrigger(t *ir.ChartTransition) string {
 	case t.Done:
 		return "done"
 	}
-	return CodeCell(t.Event.Name)
+	return eventCell(t.Event)
 }
 
 // chartTransitions lists the transitions as written, one row per source and trigger.

@@ -229,7 +229,7 @@ func transitions(m *ir.Machine) *Table {
 		for _, s := range t.From {
 			for _, e := range t.Events {
 				rows = append(rows, []string{
-					CodeCell(s.Name), CodeCell(e.Name), to(t, s), condText(t.Conds), roleCell(m, t),
+					CodeCell(s.Name), eventCell(e), to(t, s), condText(t.Conds), roleCell(m, t),
 					actionList(t.Actions), counterCell(t), requiresCell(t, s), checkpointCell(t),
 					Text(t.Doc), strconv.Itoa(t.Pos.Line),
 				})
@@ -735,6 +735,14 @@ func notes(m *ir.Machine) []string {
 		out = append(out, x)
 	}
 	return out
+}
+
+// eventCell names the event a transition is taken on: "after `30s`" for a delayed one.
+func eventCell(e *ir.Event) string {
+	if e.After != "" {
+		return "after " + CodeCell(e.After)
+	}
+	return CodeCell(e.Name)
 }
 
 func stateList(ss []*ir.State, sep string) string {

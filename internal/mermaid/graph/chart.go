@@ -130,7 +130,7 @@ func ChartTrigger(ts []*ir.ChartTransition) string {
 	default:
 		var names []string
 		for _, x := range ts {
-			names = append(names, x.Event.Name)
+			names = append(names, x.Event.Label())
 		}
 		trig = strings.Join(names, ", ")
 	}

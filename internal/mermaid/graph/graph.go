@@ -192,7 +192,7 @@ func HistoryNote(from Node, s *ir.State) string {
 func Trigger(t *ir.Transition) string {
 	var names []string
 	for _, e := range t.Events {
-		names = append(names, e.Name)
+		names = append(names, e.Label())
 	}
 	return join(strings.Join(names, ", "), Conds(t.Conds), by(t.Roles))
 }
