@@ -28,9 +28,11 @@ at the input that made them: then nothing is written and the exit status is 1.
 
 XState: id (the machine's name), initial, states, type (parallel, final, history),
 history and a history state's target (its default), on, always, onDone, entry, exit,
-description (doc); targets "#id", "#id.child", "sibling", ".child", or an array of one;
+description (doc); after with delays in milliseconds ({"30000": ...} is after: 30s),
+one delay per state, from an atomic state outside parallel states (the states whose
+time fsmgen keeps); targets "#id", "#id.child", "sibling", ".child", or an array of one;
 guards and actions by name or {"type": name}; {"type": "not", "guards": [name]} is
-unless. meta (and the machine's version) is left out. Refused: after, invoke, context,
+unless. meta (and the machine's version) is left out. Refused: named delays, invoke, context,
 output, tags, params, and(...) and or(...) guards, wildcard events, several targets,
 reenter: true without a target. reenter is written for a transition to its source or
 a state within it, so that it means what it means in XState. A machine with

@@ -84,8 +84,8 @@ func TestImportUsageErrors(t *testing.T) {
 func TestImportRefusals(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "m.json")
-	os.WriteFile(in, []byte("{\"initial\": \"a\", \"states\": {\n  \"a\": {\"after\": {\"1000\": \"a\"}}\n}}\n"), 0o644)
-	want := in + ":2:9: error: after (delayed transitions) cannot be imported: fsmgen statecharts have no delayed transitions yet\nfsmgen: nothing written\n"
+	os.WriteFile(in, []byte("{\"initial\": \"a\", \"states\": {\n  \"a\": {\"invoke\": {\"src\": \"fetch\"}}\n}}\n"), 0o644)
+	want := in + ":2:9: error: invoke (invoked actors) cannot be imported: an fsmgen machine invokes no actors\nfsmgen: nothing written\n"
 	code, out, errs := run(t, "import", in)
 	if code != ExitFindings || out != "" || errs != want {
 		t.Errorf("code %d, stdout %q, stderr %q; want %q", code, out, errs, want)

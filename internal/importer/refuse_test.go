@@ -35,7 +35,11 @@ func s(states string) string {
 func refusalCases() []refusal {
 	return []refusal{
 		// XState.
-		{"after", XState, x(`"a": {"after": {"1000": "a"}}`), "m.json:2:9: error: after (delayed transitions) cannot be imported: fsmgen statecharts have no delayed transitions yet\n"},
+		{"after named delay", XState, x(`"a": {"after": {"slow": "a"}}`), "m.json:2:19: error: delay \"slow\" is not a number of milliseconds: a named delay, which the machine's options define, cannot be imported\n"},
+		{"after zero", XState, x(`"a": {"after": {"0": "a"}}`), "m.json:2:19: error: delay \"0\" must be a positive number of milliseconds, at most 9223372036854\n"},
+		{"after not an object", XState, x(`"a": {"after": ["a"]}`), "m.json:2:18: error: after must be an object of delays in milliseconds, not an array\n"},
+		{"after from a compound state", XState, x(`"a": {"initial": "b", "states": {"b": {}}, "after": {"1000": "c"}}, "c": {}`), "m.json:2:64: error: after on \"a\", a compound state, is not supported in a statechart (nested states) yet: only an atomic state that no parallel state holds keeps a time of its own (time in state is kept per configuration, and moving within a compound state changes the configuration)\n"},
+		{"after of two delays", XState, x(`"a": {"after": {"1000": {"actions": "x"}, "2000": "b"}}, "b": {"type": "final"}`), "m.json:2:45: error: delay 2000 and delay 1000 (2:19) of one state cannot be imported: the delayed transitions of an fsmgen state share its one timeout\n"},
 		{"invoke", XState, x(`"a": {"invoke": {"src": "fetch"}}`), "m.json:2:9: error: invoke (invoked actors) cannot be imported: an fsmgen machine invokes no actors\n"},
 		{"context", XState, `{"context": {"n": 1}, "initial": "a", "states": {"a": {}}}`, "m.json:1:2: error: context (extended state) cannot be imported: declare the context the machine needs in the spec\n"},
 		{"output", XState, x(`"a": {"type": "final", "output": {"n": 1}}`), "m.json:2:26: error: output cannot be imported: an fsmgen machine and its final states have no output\n"},
@@ -165,9 +169,9 @@ func TestHostileInput(t *testing.T) {
 // TestPositions: columns count characters, not bytes; a byte-order mark is skipped; escapes
 // in JSON strings are decoded.
 func TestPositions(t *testing.T) {
-	in := "\ufeff{\"initial\": \"caf\\u00e9\", \"states\": {\"café\": {}, \"日本\": {\"after\": {}}}}"
+	in := "\ufeff{\"initial\": \"caf\\u00e9\", \"states\": {\"café\": {}, \"日本\": {\"invoke\": {}}}}"
 	_, ds := Import(XState, "m.json", []byte(in), Options{})
-	want := "m.json:1:56: error: after (delayed transitions) cannot be imported: fsmgen statecharts have no delayed transitions yet\n"
+	want := "m.json:1:56: error: invoke (invoked actors) cannot be imported: an fsmgen machine invokes no actors\n"
 	if text(ds) != want {
 		t.Errorf("findings\n%s\nwant\n%s", text(ds), want)
 	}

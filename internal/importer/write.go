@@ -229,6 +229,8 @@ func writeTrans(w *writer, src *node, t *trans) {
 		parts = append(parts, "always: true")
 	case t.done:
 		parts = append(parts, "done: true")
+	case t.after != "":
+		parts = append(parts, "after: "+t.after)
 	case len(t.events) == 1:
 		parts = append(parts, "on: "+quote(t.events[0].name))
 	default:

@@ -1,8 +1,11 @@
 package importer
 
 import (
+	"math"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/fsmgen/fsmgen/internal/diag"
 	"github.com/fsmgen/fsmgen/internal/names"
@@ -12,7 +15,7 @@ import (
 // left out.
 func xstateStateKeys() []string {
 	return []string{"id", "description", "type", "history", "target", "initial", "states",
-		"on", "always", "onDone", "entry", "exit", "meta"}
+		"on", "always", "after", "onDone", "entry", "exit", "meta"}
 }
 
 func xstateTransKeys() []string {
@@ -22,8 +25,6 @@ func xstateTransKeys() []string {
 // xstateStateRefusal says why the subset refuses a key of an XState state node, or "".
 func xstateStateRefusal(key string) string {
 	switch key {
-	case "after":
-		return "after (delayed transitions) cannot be imported: fsmgen statecharts have no delayed transitions yet"
 	case "invoke":
 		return "invoke (invoked actors) cannot be imported: an fsmgen machine invokes no actors"
 	case "context":
@@ -340,12 +341,51 @@ func (r *xreader) state(n *node, v *jvalue) {
 			}
 		case "always":
 			r.transitions(n, mb.value, nil, true, false)
+		case "after":
+			r.after(n, mb.value)
 		case "onDone":
 			if isRoot {
 				r.ds.Errorf(mb.keyPos, "onDone of the machine itself cannot be imported: nothing above the machine takes it")
 				continue
 			}
 			r.transitions(n, mb.value, nil, false, true)
+		}
+	}
+}
+
+// after reads a state's delayed transitions: an object whose keys are delays in
+// milliseconds. A delay written as a name (one the machine's options define) cannot be
+// imported.
+func (r *xreader) after(n *node, v *jvalue) {
+	if v.kind != jObject {
+		r.ds.Errorf(v.pos, "after must be an object of delays in milliseconds, not %s", v.kind)
+		return
+	}
+	var first *jmember // the first delay, which the others must equal
+	for j := range v.members {
+		em := &v.members[j]
+		ms, err := strconv.ParseInt(em.key, 10, 64)
+		switch {
+		case err != nil && strings.Trim(em.key, "0123456789") == "":
+			r.ds.Errorf(em.keyPos, "delay %q is too long: a delay is at most %d milliseconds", em.key, int64(math.MaxInt64/time.Millisecond))
+			continue
+		case err != nil:
+			r.ds.Errorf(em.keyPos, "delay %q is not a number of milliseconds: a named delay, which the machine's options define, cannot be imported", em.key)
+			continue
+		case ms <= 0 || ms > int64(math.MaxInt64/time.Millisecond):
+			r.ds.Errorf(em.keyPos, "delay %q must be a positive number of milliseconds, at most %d", em.key, int64(math.MaxInt64/time.Millisecond))
+			continue
+		}
+		if first == nil {
+			first = em
+		} else if em.key != first.key {
+			r.ds.Errorf(em.keyPos, "delay %s and delay %s (%d:%d) of one state cannot be imported: the delayed transitions of an fsmgen state share its one timeout", em.key, first.key, first.keyPos.Line, first.keyPos.Col)
+			continue
+		}
+		k := len(n.trans)
+		r.transitions(n, em.value, nil, false, false)
+		for _, t := range n.trans[k:] {
+			t.after = (time.Duration(ms) * time.Millisecond).String()
 		}
 	}
 }
