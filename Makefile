@@ -5,7 +5,7 @@ FUZZTIME ?= 60s
 CHARTDIFF ?= 3000
 SPECS    := $(wildcard examples/*/*.fsm.yaml)
 
-.PHONY: all build generate check-generated test test-modules coverage vet fmt-check check-examples fuzz bench bench-smoke clean test-long
+.PHONY: all build generate check-generated test race test-modules coverage vet fmt-check check-examples fuzz bench bench-smoke clean test-long
 
 # The modules beside the main one: the store adapters (each its own module, so that a
 # program that uses neither never downloads a database driver), and the programs and
@@ -26,17 +26,27 @@ generate:
 check-generated:
 	$(GO) run ./cmd/fsmgen generate --check --root generated $(SPECS)
 
-# The whole test suite: formatting, vet, every test with the race detector, the exact
+# The whole test suite: formatting, vet, every test (with the race detector but for NORACE), the exact
 # allocation counts of the seed machines (without it: it allocates), the seed specs checked
 # clean, and short fuzz runs of the loader and checker and of the whole generator.
 test: fmt-check vet check-examples check-generated bin/testprogress
-	$(TESTGO) -race -count=1 ./...
+	$(TESTGO) -race -count=1 $$($(GO) list ./... | grep -v -x $(NORACE:./%=-e github.com/fsmgen/fsmgen/%))
+	$(TESTGO) -count=1 $(NORACE)
 	$(GO) test -count=1 -run '^(TestManyUnknownKeys|TestEstimateIsClose)$$' ./spec/ ./internal/budget/
 	$(GO) test -count=1 -run '^TestAllocs$$' ./examples/...
 	$(MAKE) --no-print-directory coverage
 	$(MAKE) --no-print-directory fuzz FUZZTIME=10s CHARTDIFF=
 	$(MAKE) --no-print-directory bench-smoke
 	$(MAKE) --no-print-directory test-modules
+
+# The loader and checker, and the Go emitter, start no goroutine, nor do their tests: the
+# race detector has nothing to find in them and would add half to their time (they
+# generate, build and test hundreds of packages), so make test runs them without it
+# (make race runs every package with it).
+NORACE := ./internal/lower ./internal/gogen
+
+race: bin/testprogress
+	$(TESTGO) -race -count=1 ./...
 
 # go test with progress: packages as they finish, slow tests, failures in full, and every
 # half minute what is still running.
