@@ -311,7 +311,7 @@ func (m *Machine[S, E, R, C, X]) takeChart(ctx context.Context, st *Step[S, E, R
 	d := m.def
 	tr := &d.Transitions[t]
 	st.To = S(tr.Target)
-	if err := m.denied(tr, *st, in.Role, ref); err != nil {
+	if err := m.denied(tr, st.From, st.Event, in.Role, ref); err != nil {
 		return st.From, err
 	}
 	if d.counts && !tr.Plain {

@@ -521,14 +521,14 @@ func (m *Machine[S, E, R, C, X]) permits(t *Transition, r R) bool {
 
 // denied returns the refusal of transition t (of step st; ref: the refusals of its pair)
 // to role r, or nil when r may fire it.
-func (m *Machine[S, E, R, C, X]) denied(t *Transition, st Step[S, E, R], r R, ref *refusals[S, E, R]) error {
+func (m *Machine[S, E, R, C, X]) denied(t *Transition, from S, e E, r R, ref *refusals[S, E, R]) error {
 	if len(t.Roles) == 0 || m.permits(t, r) {
 		return nil
 	}
 	if int(r) < len(ref.permission) {
 		return &ref.permission[r]
 	}
-	return Permission(m.def.Spec, st.From, st.Event, r)
+	return Permission(m.def.Spec, from, e, r)
 }
 
 // recall returns the state h remembers (ref: the refusals of the pair).
@@ -545,7 +545,7 @@ func (m *Machine[S, E, R, C, X]) recall(st Step[S, E, R], h S, ref *refusals[S, 
 func (m *Machine[S, E, R, C, X]) take(ctx context.Context, st Step[S, E, R], in *Input[R], dry bool, ti int, ref *refusals[S, E, R]) (S, error) {
 	d := m.def
 	t := &d.Transitions[ti]
-	if err := m.denied(t, st, in.Role, ref); err != nil {
+	if err := m.denied(t, st.From, st.Event, in.Role, ref); err != nil {
 		return st.From, err
 	}
 	to, internal := st.From, false
