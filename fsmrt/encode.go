@@ -114,7 +114,8 @@ func (m *Machine[S, E, R, C, X]) appendEntry(b []byte, e *LogEntry[S, E, R]) ([]
 // encodeEntry returns the JSON of log entry e: appendEntry's, or encoding/json's when it
 // cannot.
 func (m *Machine[S, E, R, C, X]) encodeEntry(e *LogEntry[S, E, R]) ([]byte, error) {
-	if b, ok := m.appendEntry(make([]byte, 0, 256+len(e.Context)+len(e.Payload)+len(e.Policies)), e); ok {
+	if b, ok := m.appendEntry(m.entryBuf[:0], e); ok {
+		m.entryBuf = b
 		return b, nil
 	}
 	return json.Marshal(e.wire())
@@ -357,7 +358,8 @@ func countTrue(bs []bool) int {
 // encoding: appendSnapshot's, or encoding/json's when it cannot.
 func (m *Machine[S, E, R, C, X]) encodeSnapshot(ctx []byte) ([]byte, error) {
 	if len(ctx) > 0 {
-		if b, ok := m.appendSnapshot(make([]byte, 0, 256+len(ctx)), ctx); ok {
+		if b, ok := m.appendSnapshot(m.snapBuf[:0], ctx); ok {
+			m.snapBuf = b
 			return b, nil
 		}
 	}

@@ -78,8 +78,19 @@ type Machine[S StateType, E, R EnumType, C, X any] struct {
 	queue, micro   []int32
 	unstarted      bool
 
+	// What a commit to the store is built in, reused: the store keeps none of it after
+	// Commit returns (Store.Commit), so one transition's buffers serve the next.
+	commitBuf         Commit
+	entryBuf, snapBuf []byte
+	ctxBuf            bytes.Buffer
+	ctxEnc            *json.Encoder // writes into ctxBuf
+
 	_ [64]byte // keeps machines used by different goroutines off one cache line
 }
+
+// noMetadata is the metadata of a log entry that has none: an empty object, which nothing
+// writes into (a note makes a map of its own).
+var noMetadata = map[string]string{}
 
 // keyRecord is what an idempotency key led to.
 type keyRecord[S, E any] struct {
@@ -801,7 +812,8 @@ func (m *Machine[S, E, R, C, X]) commitTo(ctx context.Context, store Store, st S
 func (m *Machine[S, E, R, C, X]) commitKind(ctx context.Context, store Store, kind string, st Step[S, E, R], in *Input[R], t int, snap bool) error {
 	d := m.def
 	e, err := m.logEntry(kind, st, in, t)
-	c := m.newCommit(in)
+	c := &m.commitBuf
+	*c = m.newCommit(in)
 	if m.entered && d.Timing {
 		// A state entered rearms the instance's deadlines, unless it has none and the state
 		// left had none either: there is nothing to disarm.
@@ -824,8 +836,9 @@ func (m *Machine[S, E, R, C, X]) commitKind(ctx context.Context, store Store, ki
 		c.LeaseUntil = m.clockNow().Add(lease)
 	}
 	if err == nil {
-		err = store.Commit(ctx, &c)
+		err = store.Commit(ctx, c)
 	}
+	*c = Commit{} // nothing of it is kept: the store copies what it keeps
 	if err != nil {
 		return StoreFailed(d.Spec, "commit", m.seq, err)
 	}
@@ -874,7 +887,7 @@ func (m *Machine[S, E, R, C, X]) logEntry(kind string, st Step[S, E, R], in *Inp
 	e := LogEntry[S, E, R]{
 		Spec: d.Spec.Fingerprint, Seq: m.seq, Timestamp: m.updatedAt, TaskID: m.ID, Kind: kind, Trigger: st.Event,
 		From: st.From, To: st.To, Transition: t, Actor: in.Actor, Reason: in.Reason, EventID: in.EventID,
-		Metadata: map[string]string{},
+		Metadata: noMetadata,
 	}
 	if d.Roles {
 		e.Role = in.Role
@@ -906,7 +919,21 @@ func (m *Machine[S, E, R, C, X]) logEntry(kind string, st Step[S, E, R], in *Inp
 		e.Policies, err = json.Marshal(m.policySets.PolicySet(&m.extra, false))
 	}
 	if err == nil {
-		e.Context, err = json.Marshal(&m.Context)
+		e.Context, err = m.encodeContext()
 	}
 	return e, err
+}
+
+// encodeContext returns the JSON of the machine's context as json.Marshal writes it, in a
+// buffer that the next call reuses.
+func (m *Machine[S, E, R, C, X]) encodeContext() ([]byte, error) {
+	if m.ctxEnc == nil {
+		m.ctxEnc = json.NewEncoder(&m.ctxBuf)
+	}
+	m.ctxBuf.Reset()
+	if err := m.ctxEnc.Encode(&m.Context); err != nil {
+		return nil, err
+	}
+	b := m.ctxBuf.Bytes()
+	return b[:len(b)-1], nil // Encode ends with a newline
 }

@@ -33,6 +33,8 @@ type Store interface {
 	//     written under another spec (c.Spec, the spec's fingerprint);
 	//   - with an error wrapping ErrInvalidCommit when c.Entry.Seq is not c.Version+1 or a
 	//     name is empty.
+	// It keeps nothing of c after it returns (it copies the bytes it stores): the machine
+	// reuses c and its buffers for its next commit.
 	Commit(ctx context.Context, c *Commit) error
 	// Load returns instance (machine, id): its version, state and spec, the last snapshot
 	// and the log entries after it, read at one point in time. An instance never committed
@@ -433,11 +435,15 @@ func (s *MemoryStore) Commit(ctx context.Context, c *Commit) error {
 		}
 	}
 	e := c.Entry
+	// The snapshot is written over the last one: readers get copies.
 	e.At, e.Data = e.At.Truncate(time.Microsecond), bytes.Clone(e.Data)
 	in.spec, in.state = c.Spec, c.State
 	in.log = append(in.log, e)
 	if c.Snapshot != nil {
-		in.snapshot, in.snapSeq = bytes.Clone(c.Snapshot), c.Entry.Seq
+		in.snapshot, in.snapSeq = append(in.snapshot[:0], c.Snapshot...), c.Entry.Seq
+		if in.snapshot == nil {
+			in.snapshot = []byte{} // an empty snapshot is one
+		}
 	}
 	return nil
 }

@@ -106,6 +106,7 @@ func (m *Machine[S, E, R, C, X]) note(ctx context.Context, kind string, in *Inpu
 	e, err := m.logEntry(kind, st, in, -1)
 	c := m.newCommit(in)
 	if err == nil {
+		e.Metadata = make(map[string]string, len(meta))
 		for k, v := range meta {
 			e.Metadata[k] = v
 		}
