@@ -37,7 +37,7 @@ func (m *Machine[S, E, R, C, X]) appendEntry(b []byte, e *LogEntry[S, E, R]) ([]
 	b = appendKey(b, "seq", e.Spec == "")
 	b = strconv.AppendInt(b, e.Seq, 10)
 	b = appendKey(b, "timestamp", false)
-	b = appendTime(b, e.Timestamp)
+	b = m.times.append(b, e.Timestamp)
 	b = appendKey(b, "taskId", false)
 	b = appendString(b, e.TaskID)
 	b = appendKey(b, "event", false)
@@ -70,7 +70,7 @@ func (m *Machine[S, E, R, C, X]) appendEntry(b []byte, e *LogEntry[S, E, R]) ([]
 	}
 	if !e.Created.IsZero() {
 		b = appendKey(b, "created", false)
-		b = appendTime(b, e.Created)
+		b = m.times.append(b, e.Created)
 	}
 	for _, raw := range [...]struct {
 		key string
@@ -144,6 +144,28 @@ func appendTime(b []byte, t time.Time) []byte {
 	return append(b, '"')
 }
 
+// timeCache keeps the encodings of the last two times appended: a commit writes the same
+// few instants several times (the entry's time is the snapshot's update and often its
+// entry into the state; the creation never changes).
+type timeCache struct {
+	t    [2]time.Time
+	b    [2][]byte
+	next int
+}
+
+// append appends t as appendTime does.
+func (c *timeCache) append(b []byte, t time.Time) []byte {
+	for i := range c.t {
+		if c.b[i] != nil && c.t[i] == t {
+			return append(b, c.b[i]...)
+		}
+	}
+	i := c.next
+	c.next = 1 - i
+	c.t[i], c.b[i] = t, appendTime(c.b[i][:0], t)
+	return append(b, c.b[i]...)
+}
+
 // appendMap appends a JSON object of m, its keys (by name) in order, as encoding/json does.
 func appendMap[K comparable, V any](b []byte, m map[K]V, name func(K) string, value func([]byte, V) []byte) []byte {
 	type kv struct {
@@ -177,6 +199,15 @@ func appendMap[K comparable, V any](b []byte, m map[K]V, name func(K) string, va
 
 const hexDigits = "0123456789abcdef"
 
+// jsonSafe says which ASCII bytes encoding/json writes as they are in a string (it escapes
+// control characters, quotes, backslashes and <, >, & for HTML).
+var jsonSafe = func() (safe [utf8.RuneSelf]bool) {
+	for c := range safe {
+		safe[c] = c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return safe
+}()
+
 // appendString appends s as a JSON string the way encoding/json writes it: HTML-safe (<,
 // > and & escaped), invalid UTF-8 as U+FFFD, U+2028 and U+2029 escaped.
 func appendString(b []byte, s string) []byte {
@@ -184,7 +215,7 @@ func appendString(b []byte, s string) []byte {
 	start := 0
 	for i := 0; i < len(s); {
 		if c := s[i]; c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+			if jsonSafe[c] {
 				i++
 				continue
 			}
@@ -251,7 +282,7 @@ func (m *Machine[S, E, R, C, X]) appendSnapshot(b []byte, ctx []byte) ([]byte, b
 	b = appendKey(b, "state", false)
 	b = appendString(b, m.state.String())
 	b = appendKey(b, "updatedAt", false)
-	b = appendTime(b, m.updatedAt)
+	b = m.times.append(b, m.updatedAt)
 	b = appendKey(b, "context", false)
 	b = append(b, ctx...)
 	if counters := m.counterValues(); len(counters) > 0 {
@@ -289,11 +320,11 @@ func (m *Machine[S, E, R, C, X]) appendSnapshot(b []byte, ctx []byte) ([]byte, b
 	if d.Timing {
 		if !m.createdAt.IsZero() {
 			b = appendKey(b, "createdAt", false)
-			b = appendTime(b, m.createdAt)
+			b = m.times.append(b, m.createdAt)
 		}
 		if !m.enteredAt.IsZero() {
 			b = appendKey(b, "enteredAt", false)
-			b = appendTime(b, m.enteredAt)
+			b = m.times.append(b, m.enteredAt)
 		}
 		if slices.ContainsFunc(m.timeByState, func(t time.Duration) bool { return t != 0 }) {
 			b = appendKey(b, "timeByState", false)

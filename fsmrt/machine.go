@@ -84,6 +84,7 @@ type Machine[S StateType, E, R EnumType, C, X any] struct {
 	entryBuf, snapBuf []byte
 	ctxBuf            bytes.Buffer
 	ctxEnc            *json.Encoder // writes into ctxBuf
+	times             timeCache
 
 	_ [64]byte // keeps machines used by different goroutines off one cache line
 }
