@@ -107,6 +107,7 @@ spec error.`,
 			run: (*command).sim,
 		},
 		importVerb(),
+		diffVerb(),
 		{
 			name:    "schema",
 			summary: "print the JSON Schema of the spec language",

@@ -144,7 +144,7 @@ func Write(w io.Writer, l List, f Format) error {
 	case FormatGitHubActions:
 		var b strings.Builder
 		for _, d := range l {
-			fmt.Fprintf(&b, "::%s file=%s,line=%d,col=%d::%s\n", d.Severity, ghEscapeProp(d.Pos.File), d.Pos.Line, d.Pos.Col, ghEscapeData(d.Message))
+			b.WriteString(GitHubAnnotation(d.Severity.String(), d.Pos, d.Message))
 		}
 		_, err := io.WriteString(w, b.String())
 		return err
@@ -156,6 +156,12 @@ func Write(w io.Writer, l List, f Format) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// GitHubAnnotation is the GitHub Actions workflow command that annotates p with msg, of
+// level kind (error, warning or notice), with its newline.
+func GitHubAnnotation(kind string, p Pos, msg string) string {
+	return fmt.Sprintf("::%s file=%s,line=%d,col=%d::%s\n", kind, ghEscapeProp(p.File), p.Line, p.Col, ghEscapeData(msg))
 }
 
 func ghEscapeData(s string) string {

@@ -1,0 +1,713 @@
+// Package specdiff compares two versions of a spec, as lowered, and classifies every change
+// by what it does to the machines already running and stored under the old one:
+// compatible (added states, events, transitions, fields; docs), a behaviour change (a
+// target, guards and their order, a limit, a timeout) or breaking for stored instances (a
+// state, event, counter, role or context field removed, a field's type or a payload changed
+// incompatibly). Each change carries its position in the file it is found in, and in the
+// other where it is in both.
+package specdiff
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/fsmgen/fsmgen/internal/diag"
+	"github.com/fsmgen/fsmgen/internal/ir"
+)
+
+// Class is how far a change reaches.
+type Class int
+
+const (
+	Compatible Class = iota // nothing stored or running changes meaning
+	Behaviour               // machines behave differently from now on
+	Breaking                // instances stored under the old spec cannot be carried on as they are
+)
+
+// String names the class as the output does.
+func (c Class) String() string {
+	return [...]string{"compatible", "behaviour", "breaking"}[c]
+}
+
+// ParseClass reads a class name.
+func ParseClass(s string) (Class, error) {
+	for c := Compatible; c <= Breaking; c++ {
+		if c.String() == s {
+			return c, nil
+		}
+	}
+	return 0, fmt.Errorf("unknown class %q (want breaking, behaviour or compatible)", s)
+}
+
+// Change is one difference between the specs.
+type Change struct {
+	Class   Class
+	Message string
+	// Pos is where the change is: in the new spec, or in the old one for what it removes.
+	Pos diag.Pos
+	// Was is where the same thing is in the old spec, when it is in both (zero otherwise).
+	Was diag.Pos
+}
+
+// Verdict is the highest class of the changes (Compatible when there are none).
+func Verdict(cs []Change) Class {
+	v := Compatible
+	for _, c := range cs {
+		v = max(v, c.Class)
+	}
+	return v
+}
+
+// Compare lists every change from old to new, ordered by position (the new spec's first).
+func Compare(old, new *ir.Machine) []Change {
+	d := &differ{old: old, new: new}
+	d.machine()
+	d.states()
+	d.events()
+	d.roles()
+	d.fields()
+	d.counters()
+	d.declarations()
+	if old.Chart != nil || new.Chart != nil {
+		d.chartTransitions()
+	} else {
+		d.transitions()
+	}
+	sort.SliceStable(d.out, func(i, j int) bool {
+		a, b := d.out[i].Pos, d.out[j].Pos
+		if (a.File == new.Source) != (b.File == new.Source) {
+			return a.File == new.Source
+		}
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		return a.Col < b.Col
+	})
+	return d.out
+}
+
+type differ struct {
+	old, new *ir.Machine
+	out      []Change
+}
+
+func (d *differ) add(c Class, pos, was diag.Pos, format string, args ...any) {
+	d.out = append(d.out, Change{Class: c, Message: fmt.Sprintf(format, args...), Pos: pos, Was: was})
+}
+
+// top is the position of the spec as a whole (its first line).
+func top(m *ir.Machine) diag.Pos { return diag.Pos{File: m.Source, Line: 1, Col: 1} }
+
+func (d *differ) machine() {
+	o, n := d.old, d.new
+	if o.Name != n.Name || o.Package != n.Package {
+		d.add(Breaking, top(n), top(o), "the machine %s.%s is now %s.%s: a store names its instances by package and machine, so those stored under the old name are not found", o.Package, o.Name, n.Package, n.Name)
+	}
+	if o.RecordHistory != n.RecordHistory {
+		d.add(Behaviour, top(n), top(o), "record_history is now %v", n.RecordHistory)
+	}
+	if o.Idempotent != n.Idempotent {
+		d.add(Behaviour, top(n), top(o), "idempotent is now %v", n.Idempotent)
+	}
+	if o.Doc != n.Doc {
+		d.add(Compatible, top(n), top(o), "the machine's doc changed")
+	}
+}
+
+// kindOf says what a machine's states are: states, or a statechart's configurations (the
+// states its instances are stored in).
+func kindOf(m *ir.Machine) string {
+	if m.Chart != nil {
+		return "configuration"
+	}
+	return "state"
+}
+
+func (d *differ) states() {
+	o, n := d.old, d.new
+	what := kindOf(n)
+	for _, s := range o.States {
+		x := stateNamed(n, s.Name)
+		if x == nil {
+			d.add(Breaking, s.Pos, diag.Pos{}, "%s %q removed: instances stored in it cannot be loaded (map it to a new %s)", kindOf(o), s.Name, what)
+			continue
+		}
+		if s.Initial != x.Initial && x.Initial {
+			d.add(Behaviour, x.Pos, s.Pos, "%s %q is now the initial %s (it was %q): new machines start there", what, x.Name, what, o.Initial.Name)
+		}
+		if s.Terminal != x.Terminal {
+			if x.Terminal {
+				d.add(Behaviour, x.Pos, s.Pos, "%s %q is now terminal: instances in it accept no event", what, x.Name)
+			} else {
+				d.add(Behaviour, x.Pos, s.Pos, "%s %q is no longer terminal", what, x.Name)
+			}
+		}
+		if s.Remembers && !x.Remembers {
+			d.add(Breaking, x.Pos, s.Pos, "%s %q no longer remembers: snapshots that hold what it remembered are refused", what, x.Name)
+		} else if !s.Remembers && x.Remembers {
+			d.add(Compatible, x.Pos, s.Pos, "%s %q now remembers where it was entered from", what, x.Name)
+		}
+		if a, b := fieldNames(s.Requires), fieldNames(x.Requires); a != b {
+			d.add(Behaviour, x.Pos, s.Pos, "%s %q requires [%s] (was [%s])", what, x.Name, b, a)
+		}
+		if a, b := actionNames(s.Entry), actionNames(x.Entry); a != b {
+			d.add(Behaviour, x.Pos, s.Pos, "%s %q runs entry actions [%s] (was [%s])", what, x.Name, b, a)
+		}
+		if a, b := actionNames(s.Exit), actionNames(x.Exit); a != b {
+			d.add(Behaviour, x.Pos, s.Pos, "%s %q runs exit actions [%s] (was [%s])", what, x.Name, b, a)
+		}
+		if a, b := timeoutText(s.Timeout), timeoutText(x.Timeout); a != b {
+			d.add(Behaviour, x.Pos, s.Pos, "the timeout of %s %q is %s (was %s)", what, x.Name, b, a)
+		}
+		if s.Doc != x.Doc {
+			d.add(Compatible, x.Pos, s.Pos, "the doc of %s %q changed", what, x.Name)
+		}
+	}
+	for _, x := range n.States {
+		if stateNamed(o, x.Name) == nil {
+			d.add(Compatible, x.Pos, diag.Pos{}, "%s %q added", what, x.Name)
+		}
+	}
+	if o.Initial != nil && n.Initial != nil && stateNamed(n, o.Initial.Name) == nil {
+		d.add(Behaviour, n.Initial.Pos, o.Initial.Pos, "new machines start in %q (was %q)", n.Initial.Name, o.Initial.Name)
+	}
+}
+
+func stateNamed(m *ir.Machine, name string) *ir.State {
+	for _, s := range m.States {
+		if s.Name == name {
+			return s
+		}
+	}
+	return nil
+}
+
+func (d *differ) events() {
+	o, n := d.old, d.new
+	for _, e := range o.Events {
+		if e.Internal {
+			continue
+		}
+		x := eventNamed(n, e.Name)
+		if x == nil {
+			d.add(Breaking, e.Pos, diag.Pos{}, "event %q removed: logs that record it cannot be replayed", e.Name)
+			continue
+		}
+		d.payload(e, x)
+		if e.Doc != x.Doc && !e.Implicit && !x.Implicit {
+			d.add(Compatible, x.Pos, e.Pos, "the doc of event %q changed", x.Name)
+		}
+	}
+	for _, x := range n.Events {
+		if !x.Internal && eventNamed(o, x.Name) == nil {
+			d.add(Compatible, x.Pos, diag.Pos{}, "event %q added", x.Name)
+		}
+	}
+}
+
+func eventNamed(m *ir.Machine, name string) *ir.Event {
+	for _, e := range m.Events {
+		if e.Name == name && !e.Internal {
+			return e
+		}
+	}
+	return nil
+}
+
+// payload compares the payloads of an event in both specs: logs keep the payloads they
+// were fired with, which replaying checks again.
+func (d *differ) payload(e, x *ir.Event) {
+	for _, f := range e.Payload {
+		g := fieldIn(x.Payload, f.Name)
+		switch {
+		case g == nil:
+			d.add(Breaking, x.Pos, f.Pos, "payload field %q of event %q removed: logged payloads that hold it are refused", f.Name, x.Name)
+		case f.Type.String() != g.Type.String():
+			d.add(Breaking, g.Pos, f.Pos, "payload field %q of event %q is a %s (was %s): logged payloads do not decode", g.Name, x.Name, g.Type, f.Type)
+		case !f.Required && g.Required:
+			d.add(Breaking, g.Pos, f.Pos, "payload field %q of event %q is now required: logged payloads without it are refused", g.Name, x.Name)
+		case constraints(f) != constraints(g):
+			d.add(Behaviour, g.Pos, f.Pos, "payload field %q of event %q: %s (was %s)", g.Name, x.Name, constraints(g), constraints(f))
+		}
+	}
+	for _, g := range x.Payload {
+		if fieldIn(e.Payload, g.Name) != nil {
+			continue
+		}
+		if g.Required {
+			d.add(Breaking, g.Pos, diag.Pos{}, "required payload field %q added to event %q: logged payloads without it are refused", g.Name, x.Name)
+		} else {
+			d.add(Compatible, g.Pos, diag.Pos{}, "payload field %q added to event %q", g.Name, x.Name)
+		}
+	}
+}
+
+func fieldIn(fs []*ir.Field, name string) *ir.Field {
+	for _, f := range fs {
+		if f.Name == name {
+			return f
+		}
+	}
+	return nil
+}
+
+func (d *differ) roles() {
+	o, n := d.old, d.new
+	for _, r := range o.Roles {
+		if !slices.ContainsFunc(n.Roles, func(x *ir.Role) bool { return x.Name == r.Name }) {
+			d.add(Breaking, top(o), diag.Pos{}, "role %q removed: logs that record it cannot be replayed", r.Name)
+		}
+	}
+	for _, r := range n.Roles {
+		if !slices.ContainsFunc(o.Roles, func(x *ir.Role) bool { return x.Name == r.Name }) {
+			d.add(Compatible, top(n), diag.Pos{}, "role %q added", r.Name)
+		}
+	}
+}
+
+func (d *differ) fields() {
+	o, n := d.old, d.new
+	for _, f := range o.Fields {
+		g := fieldIn(n.Fields, f.Name)
+		switch {
+		case g == nil:
+			d.add(Breaking, f.Pos, diag.Pos{}, "context field %q removed: stored contexts that hold it are refused (map it to a new field)", f.Name)
+		case f.Type.String() != g.Type.String():
+			d.add(Breaking, g.Pos, f.Pos, "context field %q is a %s (was %s): stored contexts do not decode", g.Name, g.Type, f.Type)
+		default:
+			if constraints(f) != constraints(g) {
+				d.add(Behaviour, g.Pos, f.Pos, "context field %q: %s (was %s)", g.Name, constraints(g), constraints(f))
+			}
+			if f.Doc != g.Doc {
+				d.add(Compatible, g.Pos, f.Pos, "the doc of context field %q changed", g.Name)
+			}
+		}
+	}
+	for _, g := range n.Fields {
+		if fieldIn(o.Fields, g.Name) == nil {
+			d.add(Compatible, g.Pos, diag.Pos{}, "context field %q added: stored contexts load with its zero value or default", g.Name)
+		}
+	}
+}
+
+func (d *differ) counters() {
+	o, n := d.old, d.new
+	for _, c := range o.Counters {
+		x := counterNamed(n, c.Name)
+		switch {
+		case x == nil:
+			d.add(Breaking, c.Pos, diag.Pos{}, "counter %q removed: stored counts of it are refused (map it to a new counter)", c.Name)
+		case c.PerState != x.PerState:
+			d.add(Breaking, x.Pos, c.Pos, "counter %q is now counted %s: stored counts do not fit", x.Name, map[bool]string{true: "per state", false: "once for the machine"}[x.PerState])
+		default:
+			if a, b := limitText(c), limitText(x); a != b {
+				d.add(Behaviour, x.Pos, c.Pos, "counter %q: %s (was %s)", x.Name, b, a)
+			}
+			if c.ResetOnSuccess != x.ResetOnSuccess {
+				d.add(Behaviour, x.Pos, c.Pos, "counter %q resets on success: %v (was %v)", x.Name, x.ResetOnSuccess, c.ResetOnSuccess)
+			}
+		}
+	}
+	for _, x := range n.Counters {
+		if counterNamed(o, x.Name) == nil {
+			d.add(Compatible, x.Pos, diag.Pos{}, "counter %q added: stored instances start it at 0", x.Name)
+		}
+	}
+}
+
+func counterNamed(m *ir.Machine, name string) *ir.Counter {
+	for _, c := range m.Counters {
+		if c.Name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// declarations compares guards, actions and checkpoints: what a guard tests and an action
+// does when the transitions that name them run.
+func (d *differ) declarations() {
+	o, n := d.old, d.new
+	for _, g := range o.Guards {
+		x := guardNamed(n, g.Name)
+		if x == nil {
+			d.add(Compatible, g.Pos, diag.Pos{}, "guard %q removed", g.Name)
+			continue
+		}
+		if guardText(g) != guardText(x) {
+			d.add(Behaviour, x.Pos, g.Pos, "guard %q tests %s (was %s)", x.Name, guardText(x), guardText(g))
+		}
+	}
+	for _, x := range n.Guards {
+		if guardNamed(o, x.Name) == nil {
+			d.add(Compatible, x.Pos, diag.Pos{}, "guard %q added", x.Name)
+		}
+	}
+	for _, a := range o.Actions {
+		i := slices.IndexFunc(n.Actions, func(x *ir.Action) bool { return x.Name == a.Name })
+		if i < 0 {
+			continue // the transitions and states that ran it say so
+		}
+		x := n.Actions[i]
+		if a.Effect != x.Effect || a.MayFail != x.MayFail {
+			d.add(Behaviour, top(n), top(o), "action %q: effect %v, may_fail %v (was %v, %v)", x.Name, x.Effect, x.MayFail, a.Effect, a.MayFail)
+		}
+	}
+	for _, c := range o.Checkpoints {
+		i := slices.IndexFunc(n.Checkpoints, func(x *ir.Checkpoint) bool { return x.Name == c.Name })
+		switch {
+		case i < 0:
+			d.add(Behaviour, top(o), diag.Pos{}, "checkpoint %q removed", c.Name)
+		case strings.Join(c.Save, ",") != strings.Join(n.Checkpoints[i].Save, ",") || c.EveryTransition != n.Checkpoints[i].EveryTransition:
+			d.add(Behaviour, top(n), top(o), "checkpoint %q saves [%s]%s (was [%s]%s)", c.Name, strings.Join(n.Checkpoints[i].Save, ", "), every(n.Checkpoints[i]), strings.Join(c.Save, ", "), every(c))
+		}
+	}
+}
+
+func every(c *ir.Checkpoint) string {
+	if c.EveryTransition {
+		return " on every transition"
+	}
+	return ""
+}
+
+func guardNamed(m *ir.Machine, name string) *ir.Guard {
+	for _, g := range m.Guards {
+		if g.Name == name {
+			return g
+		}
+	}
+	return nil
+}
+
+// transitions pairs the transitions of a flat machine by their sources and events, in the
+// order written (the order in which they are tried), and compares each pair.
+func (d *differ) transitions() {
+	o, n := d.old, d.new
+	oldBy, keys := byKey(o.Transitions)
+	newBy, newKeys := byKey(n.Transitions)
+	for _, k := range newKeys {
+		if oldBy[k] == nil {
+			keys = append(keys, k)
+		}
+	}
+	for _, k := range keys {
+		ot, nt := oldBy[k], newBy[k]
+		for i := range max(len(ot), len(nt)) {
+			switch {
+			case i >= len(nt):
+				t := ot[i]
+				d.add(Behaviour, t.Pos, diag.Pos{}, "transition %s removed: the event is no longer taken there%s", k, guarded(t))
+			case i >= len(ot):
+				t := nt[i]
+				d.add(Compatible, t.Pos, diag.Pos{}, "transition %s added%s", k, guarded(t))
+			default:
+				d.transition(k, ot[i], nt[i])
+			}
+		}
+	}
+}
+
+// byKey groups transitions by "from A, B on e" in the order written, and lists the keys in
+// order of first use.
+func byKey(ts []*ir.Transition) (map[string][]*ir.Transition, []string) {
+	by := map[string][]*ir.Transition{}
+	var keys []string
+	for _, t := range ts {
+		var from, on []string
+		for _, s := range t.From {
+			from = append(from, s.Name)
+		}
+		for _, e := range t.Events {
+			on = append(on, e.Name)
+		}
+		k := fmt.Sprintf("from %s on %s", strings.Join(from, ", "), strings.Join(on, ", "))
+		if by[k] == nil {
+			keys = append(keys, k)
+		}
+		by[k] = append(by[k], t)
+	}
+	return by, keys
+}
+
+func guarded(t *ir.Transition) string {
+	if len(t.Conds) == 0 {
+		return ""
+	}
+	return " (if " + condText(t.Conds) + ")"
+}
+
+func (d *differ) transition(k string, a, b *ir.Transition) {
+	for _, c := range []struct{ what, was, is string }{
+		{"goes to", targetText(a), targetText(b)},
+		{"is guarded by", condText(a.Conds), condText(b.Conds)},
+		{"may be fired by", roleText(a.Roles), roleText(b.Roles)},
+		{"runs", actionNames(a.Actions), actionNames(b.Actions)},
+		{"counts", countText(a), countText(b)},
+		{"checkpoints", checkpointName(a.Checkpoint), checkpointName(b.Checkpoint)},
+	} {
+		if c.was != c.is {
+			d.add(Behaviour, b.Pos, a.Pos, "transition %s %s %s (was %s)", k, c.what, orNone(c.is), orNone(c.was))
+		}
+	}
+	if a.Doc != b.Doc {
+		d.add(Compatible, b.Pos, a.Pos, "the doc of transition %s changed", k)
+	}
+}
+
+// chartTransitions pairs a statechart's transitions as written by source and trigger.
+func (d *differ) chartTransitions() {
+	o, n := d.old, d.new
+	if o.Chart == nil || n.Chart == nil {
+		d.add(Behaviour, top(n), top(o), "the machine is now %s", map[bool]string{true: "a statechart (its states nest)", false: "flat"}[n.Chart != nil])
+		return
+	}
+	key := func(t *ir.ChartTransition) string {
+		trig := "on " + t.Event.Name
+		switch {
+		case t.Always:
+			trig = "always"
+		case t.Done:
+			trig = "when done"
+		case t.Event.After != "":
+			trig = "after " + t.Event.After
+		}
+		return "from " + t.Source.Path + " " + trig
+	}
+	group := func(ts []*ir.ChartTransition) (map[string][]*ir.ChartTransition, []string) {
+		by := map[string][]*ir.ChartTransition{}
+		var keys []string
+		for _, t := range ts {
+			k := key(t)
+			if by[k] == nil {
+				keys = append(keys, k)
+			}
+			by[k] = append(by[k], t)
+		}
+		return by, keys
+	}
+	oldBy, keys := group(o.Chart.Transitions)
+	newBy, newKeys := group(n.Chart.Transitions)
+	for _, k := range newKeys {
+		if oldBy[k] == nil {
+			keys = append(keys, k)
+		}
+	}
+	target := func(t *ir.ChartTransition) string {
+		switch {
+		case t.Target == nil:
+			return "stays"
+		case t.Recall:
+			return "{history: " + t.Target.Path + "}"
+		}
+		return t.Target.Path
+	}
+	for _, k := range keys {
+		ot, nt := oldBy[k], newBy[k]
+		for i := range max(len(ot), len(nt)) {
+			switch {
+			case i >= len(nt):
+				d.add(Behaviour, ot[i].Pos, diag.Pos{}, "transition %s removed", k)
+			case i >= len(ot):
+				d.add(Compatible, nt[i].Pos, diag.Pos{}, "transition %s added", k)
+			default:
+				a, b := ot[i], nt[i]
+				for _, c := range []struct{ what, was, is string }{
+					{"goes to", target(a), target(b)},
+					{"is guarded by", condText(a.Conds), condText(b.Conds)},
+					{"may be fired by", roleText(a.Roles), roleText(b.Roles)},
+					{"runs", actionNames(a.Actions), actionNames(b.Actions)},
+					{"checkpoints", checkpointName(a.Checkpoint), checkpointName(b.Checkpoint)},
+				} {
+					if c.was != c.is {
+						d.add(Behaviour, b.Pos, a.Pos, "transition %s %s %s (was %s)", k, c.what, orNone(c.is), orNone(c.was))
+					}
+				}
+			}
+		}
+	}
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "nothing"
+	}
+	return s
+}
+
+func fieldNames(fs []*ir.Field) string {
+	var out []string
+	for _, f := range fs {
+		out = append(out, f.Name)
+	}
+	return strings.Join(out, ", ")
+}
+
+func actionNames(as []*ir.Action) string {
+	var out []string
+	for _, a := range as {
+		out = append(out, a.Name)
+	}
+	return strings.Join(out, ", ")
+}
+
+func condText(cs []ir.Cond) string {
+	var out []string
+	for _, c := range cs {
+		if c.Negate {
+			out = append(out, "not "+c.Guard.Name)
+		} else {
+			out = append(out, c.Guard.Name)
+		}
+	}
+	return strings.Join(out, " and ")
+}
+
+func roleText(rs []ir.RoleRule) string {
+	var out []string
+	for _, r := range rs {
+		s := r.Role.Name
+		if r.Policy != nil {
+			s += " (while " + r.Policy.Name + ")"
+		}
+		out = append(out, s)
+	}
+	return strings.Join(out, ", ")
+}
+
+func countText(t *ir.Transition) string {
+	var out []string
+	for _, c := range t.Increment {
+		out = append(out, "+"+c.Name)
+	}
+	for _, c := range t.Reset {
+		out = append(out, "reset "+c.Name)
+	}
+	return strings.Join(out, ", ")
+}
+
+func checkpointName(c *ir.Checkpoint) string {
+	if c == nil {
+		return ""
+	}
+	return c.Name
+}
+
+func targetText(t *ir.Transition) string {
+	switch t.Target.Kind {
+	case ir.Internal:
+		return "itself (internal)"
+	case ir.History:
+		return "where " + t.Target.State.Name + " was entered from"
+	case ir.Choice:
+		var out []string
+		for _, c := range t.Choices {
+			x := "?"
+			if c.Target.State != nil {
+				x = c.Target.State.Name
+			}
+			if len(c.Conds) > 0 {
+				x += " if " + condText(c.Conds)
+			}
+			out = append(out, x)
+		}
+		return "the first of [" + strings.Join(out, "; ") + "]"
+	}
+	return t.Target.State.Name
+}
+
+func timeoutText(t *ir.Timeout) string {
+	if t == nil {
+		return "none"
+	}
+	s := t.After.String()
+	if t.OnExpiry != nil {
+		s += ", firing " + t.OnExpiry.Name
+	}
+	var lv []string
+	for _, l := range t.Levels {
+		lv = append(lv, fmt.Sprintf("%s %d%%", l.Name, l.Percent))
+	}
+	s += ", levels " + strings.Join(lv, ", ")
+	if t.Configurable {
+		s += ", configurable"
+	}
+	return s
+}
+
+func limitText(c *ir.Counter) string {
+	switch {
+	case c.Limit == 0:
+		return "no limit"
+	case c.Then != nil:
+		return fmt.Sprintf("limit %d, then %s", c.Bound(), c.Then.Name)
+	}
+	return fmt.Sprintf("limit %d", c.Bound())
+}
+
+// constraints describes what a field accepts, for comparison.
+func constraints(f *ir.Field) string {
+	var parts []string
+	if f.Required {
+		parts = append(parts, "required")
+	}
+	if f.NonEmpty {
+		parts = append(parts, "non-empty")
+	}
+	if f.MinItems >= 0 {
+		parts = append(parts, fmt.Sprintf("at least %d items", f.MinItems))
+	}
+	if f.MaxItems >= 0 {
+		parts = append(parts, fmt.Sprintf("at most %d items", f.MaxItems))
+	}
+	if f.Min.Set {
+		parts = append(parts, "min "+f.Min.Str)
+	}
+	if f.Max.Set {
+		parts = append(parts, "max "+f.Max.Str)
+	}
+	if len(f.Values) > 0 {
+		parts = append(parts, "one of "+strings.Join(f.Values, ", "))
+	}
+	if f.Default.Set {
+		parts = append(parts, "default "+f.Default.Str)
+	}
+	if len(parts) == 0 {
+		return "no constraint"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func guardText(g *ir.Guard) string {
+	switch g.Kind {
+	case ir.Hook:
+		return "a hook"
+	case ir.CounterGuard:
+		return fmt.Sprintf("counter %s %s", g.Counter.Name, opText(g))
+	}
+	return fmt.Sprintf("field %s %s", g.Field.Name, opText(g))
+}
+
+func opText(g *ir.Guard) string {
+	switch g.Op {
+	case ir.AtLeast:
+		return fmt.Sprintf("at least %s", threshold(g.Threshold))
+	case ir.Below:
+		return fmt.Sprintf("below %s", threshold(g.Threshold))
+	case ir.Contains:
+		return "contains " + g.Equals.Str
+	}
+	return "equals " + g.Equals.Str
+}
+
+func threshold(t ir.Threshold) string {
+	switch {
+	case t.Len != nil:
+		return "the length of " + t.Len.Name
+	case t.By != nil:
+		return fmt.Sprintf("%v by %s", t.Values, t.By.Name)
+	}
+	return fmt.Sprint(t.Num)
+}

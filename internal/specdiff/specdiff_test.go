@@ -1,0 +1,131 @@
+package specdiff
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/fsmgen/fsmgen/internal/diag"
+	"github.com/fsmgen/fsmgen/internal/ir"
+	"github.com/fsmgen/fsmgen/internal/lower"
+)
+
+// edit is one change to a seed spec: every replacement is made (each must match), and the
+// diff from the seed to the result has the verdict and a change whose text holds want.
+type edit struct {
+	name    string
+	seed    string
+	replace [][2]string
+	verdict Class
+	want    string // a change's "class: message", in part
+}
+
+// seedEdits is the corpus: edits of the five seed specs, of every class.
+var seedEdits = []edit{
+	// Compatible.
+	{"docs only", "review", [][2]string{{"Worker starts task.", "The worker starts the task."}}, Compatible, "compatible: the doc of transition from not_started on in_progress changed"},
+	{"a state and its transitions added", "review", [][2]string{{"  pending_review: { doc:", "  on_hold: {}\n  pending_review: { doc:"}, {"  - { from: not_started, to: blocked", "  - { from: in_progress, to: on_hold }\n  - { from: on_hold, to: in_progress }\n  - { from: not_started, to: blocked"}}, Compatible, `compatible: state "on_hold" added`},
+	{"an optional payload field added", "cognitive", [][2]string{{"      error: { type: string, doc: \"What went wrong.\" }", "      error: { type: string, doc: \"What went wrong.\" }\n      code: { type: int }"}}, Compatible, `compatible: payload field "code" added to event "task_failed"`},
+	{"a context field added", "pipeline", [][2]string{{"  task_id:        { type: string", "  region: { type: string }\n  task_id:        { type: string"}}, Compatible, `compatible: context field "region" added`},
+	// Behaviour.
+	{"a target changed", "review", [][2]string{{"  - { from: blocked, to: not_started, doc:", "  - { from: blocked, on: not_started, to: in_progress, doc:"}}, Behaviour, "behaviour: transition from blocked on not_started goes to in_progress (was not_started)"},
+	{"a limit changed", "build", [][2]string{{"    limit: 3\n    then: cto_intervention", "    limit: 5\n    then: cto_intervention"}}, Behaviour, `behaviour: counter "failures": limit 5, then cto_intervention (was limit 3, then cto_intervention)`},
+	{"a timeout changed", "build", [][2]string{{"    timeout: 1h          # alert if not picked up", "    timeout: 2h          # alert if not picked up"}}, Behaviour, "behaviour: the timeout of state"},
+	{"a guard's threshold changed", "review", [][2]string{{"values: { standard: 1, complex: 2, security-sensitive: 2 } }", "values: { standard: 1, complex: 3, security-sensitive: 2 } }"}}, Behaviour, `behaviour: guard "reviews_complete" tests`},
+	{"a max changed", "approval", [][2]string{{"  review_cycles:\n    max: 3", "  review_cycles:\n    max: 4"}}, Behaviour, `behaviour: counter "review_cycles": limit 4, then BLOCKED (was limit 3, then BLOCKED)`},
+	// Breaking.
+	{"a state renamed", "review", [][2]string{{"pending_review", "awaiting_review"}}, Breaking, `breaking: state "pending_review" removed`},
+	{"a context field's type changed", "pipeline", [][2]string{{"  confidence:     { type: float, min: 0, max: 1,", "  confidence:     { type: int, min: 0, max: 1,"}}, Breaking, `breaking: context field "confidence" is a int (was float)`},
+	{"a required payload field added", "cognitive", [][2]string{{"      error: { type: string, doc: \"What went wrong.\" }", "      error: { type: string, doc: \"What went wrong.\" }\n      code: { type: int, required: true }"}}, Breaking, `breaking: required payload field "code" added to event "task_failed"`},
+	{"a counter renamed", "review", [][2]string{{"security_reviews", "sec_reviews"}}, Breaking, `breaking: counter "security_reviews" removed`},
+	{"a role renamed", "approval", [][2]string{{"intern", "junior"}}, Breaking, `breaking: role "intern" removed`},
+	{"the machine renamed", "build", [][2]string{{"machine: Task", "machine: BuildTask"}}, Breaking, "breaking: the machine build.Task is now build.BuildTask"},
+	{"a statechart's state renamed", "cognitive", [][2]string{{"acting", "doing"}}, Breaking, `breaking: configuration "acting" removed`},
+}
+
+type lowered struct{ m *ir.Machine }
+
+func load(t *testing.T, name string, data []byte) *lowered {
+	t.Helper()
+	m, ds := lower.Load(name, data)
+	if ds.HasErrors() {
+		t.Fatalf("%s:\n%v", name, ds)
+	}
+	return &lowered{m}
+}
+
+func TestSeedEdits(t *testing.T) {
+	for _, e := range seedEdits {
+		t.Run(e.name, func(t *testing.T) {
+			path := "../../examples/" + e.seed + "/" + e.seed + ".fsm.yaml"
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			edited := string(data)
+			for _, r := range e.replace {
+				if !strings.Contains(edited, r[0]) {
+					t.Fatalf("the seed holds no %q", r[0])
+				}
+				edited = strings.ReplaceAll(edited, r[0], r[1])
+			}
+			old, neu := load(t, path, data), load(t, "new.fsm.yaml", []byte(edited))
+			cs := Compare(old.m, neu.m)
+			var text bytes.Buffer
+			if err := Write(&text, cs, diag.FormatText); err != nil {
+				t.Fatal(err)
+			}
+			if v := Verdict(cs); v != e.verdict || !strings.Contains(text.String(), e.want) {
+				t.Errorf("verdict %s, want %s, and a change with %q:\n%s", v, e.verdict, e.want, text.String())
+			}
+			// Nothing changed: nothing reported.
+			if same := Compare(old.m, load(t, path, data).m); len(same) != 0 {
+				t.Errorf("a spec against itself: %v", same)
+			}
+		})
+	}
+}
+
+func TestFormats(t *testing.T) {
+	data, err := os.ReadFile("../../examples/review/review.fsm.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := load(t, "old.fsm.yaml", data)
+	neu := load(t, "new.fsm.yaml", []byte(strings.ReplaceAll(string(data), "pending_review", "awaiting_review")))
+	cs := Compare(old.m, neu.m)
+	var js bytes.Buffer
+	if err := Write(&js, cs, diag.FormatJSON); err != nil {
+		t.Fatal(err)
+	}
+	var out struct {
+		Verdict string
+		Counts  map[string]int
+		Changes []struct {
+			Class   string
+			Message string
+			Pos     diag.Pos
+		}
+	}
+	if err := json.Unmarshal(js.Bytes(), &out); err != nil {
+		t.Fatal(err)
+	}
+	if out.Verdict != "breaking" || out.Counts["breaking"] != 2 || len(out.Changes) != len(cs) || out.Changes[0].Pos.File != "new.fsm.yaml" {
+		t.Errorf("json: %s", js.String())
+	}
+	var gh bytes.Buffer
+	if err := Write(&gh, cs, diag.FormatGitHubActions); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(gh.String(), "::error file=old.fsm.yaml,line=43,col=3::breaking: state \"pending_review\" removed") ||
+		!strings.Contains(gh.String(), "::notice file=new.fsm.yaml,line=43,col=3::compatible: state \"awaiting_review\" added") {
+		t.Errorf("github-actions:\n%s", gh.String())
+	}
+	var empty bytes.Buffer
+	Write(&empty, nil, diag.FormatJSON)
+	if !strings.Contains(empty.String(), `"changes": []`) || !strings.Contains(empty.String(), `"verdict": "compatible"`) {
+		t.Errorf("no change, as JSON: %s", empty.String())
+	}
+}
