@@ -39,11 +39,12 @@ test: fmt-check vet check-examples check-generated bin/testprogress
 	$(MAKE) --no-print-directory bench-smoke
 	$(MAKE) --no-print-directory test-modules
 
-# The loader and checker, and the Go emitter, start no goroutine, nor do their tests: the
-# race detector has nothing to find in them and would add half to their time (they
-# generate, build and test hundreds of packages), so make test runs them without it
-# (make race runs every package with it).
-NORACE := ./internal/lower ./internal/gogen
+# The loader and checker, the Go emitter and the comparisons with XState start no
+# goroutine, nor do their tests: the race detector has nothing to find in them and would
+# add half to their time (they generate, build and test hundreds of packages, and run
+# hundreds of charts), so make test runs them without it (make race runs every package
+# with it).
+NORACE := ./internal/lower ./internal/gogen ./internal/chartdiff ./internal/importer
 
 race: bin/testprogress
 	$(TESTGO) -race -count=1 ./...
