@@ -15,6 +15,7 @@ import (
 
 	"github.com/fsmgen/fsmgen/internal/diag"
 	"github.com/fsmgen/fsmgen/internal/ir"
+	"github.com/fsmgen/fsmgen/internal/mermaid/graph"
 )
 
 // Class is how far a change reaches.
@@ -443,7 +444,7 @@ func (d *differ) transition(k string, a, b *ir.Transition) {
 	for _, c := range []struct{ what, was, is string }{
 		{"goes to", targetText(a), targetText(b)},
 		{"is guarded by", condText(a.Conds), condText(b.Conds)},
-		{"may be fired by", roleText(a.Roles), roleText(b.Roles)},
+		{"may be fired by", graph.Roles(a.Roles), graph.Roles(b.Roles)},
 		{"runs", actionNames(a.Actions), actionNames(b.Actions)},
 		{"counts", countText(a), countText(b)},
 		{"checkpoints", checkpointName(a.Checkpoint), checkpointName(b.Checkpoint)},
@@ -517,7 +518,7 @@ func (d *differ) chartTransitions() {
 				for _, c := range []struct{ what, was, is string }{
 					{"goes to", target(a), target(b)},
 					{"is guarded by", condText(a.Conds), condText(b.Conds)},
-					{"may be fired by", roleText(a.Roles), roleText(b.Roles)},
+					{"may be fired by", graph.Roles(a.Roles), graph.Roles(b.Roles)},
 					{"runs", actionNames(a.Actions), actionNames(b.Actions)},
 					{"checkpoints", checkpointName(a.Checkpoint), checkpointName(b.Checkpoint)},
 				} {
@@ -563,18 +564,6 @@ func condText(cs []ir.Cond) string {
 		}
 	}
 	return strings.Join(out, " and ")
-}
-
-func roleText(rs []ir.RoleRule) string {
-	var out []string
-	for _, r := range rs {
-		s := r.Role.Name
-		if r.Policy != nil {
-			s += " (while " + r.Policy.Name + ")"
-		}
-		out = append(out, s)
-	}
-	return strings.Join(out, ", ")
 }
 
 func countText(t *ir.Transition) string {
