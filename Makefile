@@ -57,9 +57,13 @@ TESTGO = $(CURDIR)/bin/testprogress
 bin/testprogress:
 	@$(GO) build -o $@ ./internal/cmd/testprogress
 
-# Vet and test each module of MODULES (the PostgreSQL tests start a server of their own).
+# Vet and test each module of MODULES, all at once (they mostly wait on databases and
+# processes; each PostgreSQL test starts a server of its own), every line prefixed by its
+# module.
 test-modules: bin/testprogress
-	@for m in $(MODULES); do echo "== $$m"; (cd $$m && $(GO) vet ./... && $(TESTGO) -race -count=1 ./...) || exit 1; done
+	@bash -c 'set -o pipefail; pids=(); for m in $(MODULES); do \
+		( (cd $$m && $(GO) vet ./... && $(TESTGO) -race -count=1 ./...) 2>&1 | sed -u "s|^|[$$m] |" ) & pids+=($$!); done; \
+		rc=0; for p in "$${pids[@]}"; do wait $$p || rc=1; done; exit $$rc'
 
 # The scale-out proof at the size of its acceptance bar: 1, 4 and 8 worker processes, 1,000
 # orders, 50,000 events, on SQLite and PostgreSQL (a few minutes on 2 CPUs; make test runs a

@@ -61,7 +61,7 @@ func (o *cfOps) Checkpoint(_ context.Context, cp int, st Step[cfState, cfEvent, 
 	return nil
 }
 
-var cfDef = *newCfDef()
+var cfDef = newCfDef()
 
 // newCfDef returns the chart's Def, for a test that changes it.
 func newCfDef() *Def[cfState, cfEvent, cfRole] {
@@ -110,7 +110,7 @@ func TestChartCountersRolesCheckpoints(t *testing.T) {
 	ctx := context.Background()
 	o := &cfOps{}
 	m := &cfMachine{}
-	Init(m, &cfDef, o)
+	Init(m, cfDef, o)
 	writer := Input[cfRole]{Role: 1}
 
 	// The role is checked on the event's microstep: refused, nothing changes.
@@ -155,7 +155,7 @@ func TestChartCountersRolesCheckpoints(t *testing.T) {
 func TestChartRemembers(t *testing.T) {
 	ctx := context.Background()
 	m := &cfMachine{}
-	Init(m, &cfDef, &cfOps{})
+	Init(m, cfDef, &cfOps{})
 	if _, ok := Remembered(m, cfP); ok {
 		t.Fatal("p remembers before it was entered")
 	}
@@ -191,7 +191,7 @@ func TestChartReplayCounts(t *testing.T) {
 	ctx := context.Background()
 	store := NewMemoryStore()
 	m := &cfMachine{}
-	Init(m, &cfDef, &cfOps{})
+	Init(m, cfDef, &cfOps{})
 	m.ID = "f"
 	m.SetStore(store)
 	for _, e := range []cfEvent{cfGo, cfGo, cfGo} {
@@ -204,7 +204,7 @@ func TestChartReplayCounts(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := &cfMachine{}
-	Init(r, &cfDef, &cfOps{})
+	Init(r, cfDef, &cfOps{})
 	for _, e := range log {
 		var le LogEntry[cfState, cfEvent, cfRole]
 		if err := json.Unmarshal(e.Data, &le); err != nil {

@@ -111,8 +111,8 @@ func (m *Machine[S, E, R, C, X]) appendEntry(b []byte, e *LogEntry[S, E, R]) ([]
 	return append(b, '}'), true
 }
 
-// encodeEntry returns the JSON of log entry e: appendEntry's, or encoding/json's when it
-// cannot.
+// encodeEntry returns the JSON of log entry e: appendEntry's, in the machine's entry
+// buffer (valid until the next call), or encoding/json's when it cannot.
 func (m *Machine[S, E, R, C, X]) encodeEntry(e *LogEntry[S, E, R]) ([]byte, error) {
 	if b, ok := m.appendEntry(m.entryBuf[:0], e); ok {
 		m.entryBuf = b
@@ -386,7 +386,8 @@ func countTrue(bs []bool) int {
 }
 
 // encodeSnapshot returns the JSON of the machine's snapshot, with ctx its context's
-// encoding: appendSnapshot's, or encoding/json's when it cannot.
+// encoding: appendSnapshot's, in the machine's snapshot buffer (valid until the next
+// call), or encoding/json's when it cannot.
 func (m *Machine[S, E, R, C, X]) encodeSnapshot(ctx []byte) ([]byte, error) {
 	if len(ctx) > 0 {
 		if b, ok := m.appendSnapshot(m.snapBuf[:0], ctx); ok {

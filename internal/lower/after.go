@@ -111,8 +111,5 @@ func (l *lowerer) afterSource(t *spec.Transition) (key, short string, own *spec.
 		l.ds.Errorf(t.After.Pos, "after on %q, a %s, %s: only an atomic state that no parallel state holds keeps a time of its own (time in state is kept per configuration, and moving within a compound state changes the configuration)", n.Path, what, unsupportedInChart)
 		return "", "", nil, false
 	}
-	if l.cs.short == nil {
-		l.cs.short = shortPaths(l.cs.c.Nodes[1:])
-	}
-	return n.Path, l.cs.short[n], l.cs.decl[n].Timeout, true
+	return n.Path, l.cs.shortNames()[n], l.cs.decl[n].Timeout, true
 }

@@ -20,7 +20,7 @@ type chartState struct {
 	refs     map[string]*ir.Node // paths, and names that only one state has
 	twice    map[string][]*ir.Node
 	decl     map[*ir.Node]*spec.State
-	short    map[*ir.Node]string // shortPaths of the nodes, once needed
+	short    map[*ir.Node]string // shortPaths of the nodes, once needed (shortNames)
 	bad      bool                // a node or transition had errors: the graph checks are skipped
 	done     map[*ir.Node]*ir.Event
 	eventGo  *goNames

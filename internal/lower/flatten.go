@@ -119,7 +119,7 @@ func (l *lowerer) flatten() {
 	}
 	// The states, in the order found; then the transitions, in a last pass.
 	goNames := map[string]bool{}
-	short := shortPaths(c.Nodes[1:])
+	short := l.cs.shortNames()
 	for i, cf := range f.configs {
 		atomic := f.atomic(cf)
 		st := &ir.State{Index: i, Name: configName(atomic, short), Pos: atomic[0].Pos, Initial: i == 0, Terminal: f.isDone(cf), Config: atomic}
@@ -203,6 +203,14 @@ func (f *flattener) order() {
 	for i, t := range m.Transitions {
 		t.Index = i
 	}
+}
+
+// shortNames returns shortPaths of the chart's states, computed once.
+func (cs *chartState) shortNames() map[*ir.Node]string {
+	if cs.short == nil {
+		cs.short = shortPaths(cs.c.Nodes[1:])
+	}
+	return cs.short
 }
 
 // shortPaths maps each node to the shortest end of its path (its name, or its parent's

@@ -1221,10 +1221,11 @@ func (l *lowerer) resolveTransitions() {
 			l.ds.Errorf(t.OnPos, "on lists no event, so the transition can never be taken")
 			ok, c.evKnown = false, false
 		}
-		for _, n := range t.On {
-			if t.After.Set {
-				break // refused with after, where on is written
-			}
+		on := t.On
+		if t.After.Set {
+			on = nil // on beside after is refused where it is written
+		}
+		for _, n := range on {
 			ev, good := ref(l, "event", l.ev, n)
 			switch {
 			case !good:

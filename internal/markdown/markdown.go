@@ -465,59 +465,11 @@ func fields(m *ir.Machine) *Table {
 	return table(2, []string{"Field", "Type", "Constraints", "Default", "Message", "Required by", "Description"}, rows)
 }
 
-// constraints renders a field's constraints: "required, non-empty, 3 to 6 items, min 0".
-func constraints(f *ir.Field) string {
-	var parts []string
-	if f.Required {
-		parts = append(parts, "required")
-	}
-	if f.NonEmpty {
-		parts = append(parts, "non-empty")
-	}
-	switch {
-	case f.MinItems >= 0 && f.MaxItems >= 0:
-		parts = append(parts, strconv.Itoa(f.MinItems)+" to "+strconv.Itoa(f.MaxItems)+" items")
-	case f.MinItems >= 0:
-		parts = append(parts, "at least "+strconv.Itoa(f.MinItems)+" items")
-	case f.MaxItems >= 0:
-		parts = append(parts, "at most "+strconv.Itoa(f.MaxItems)+" items")
-	}
-	if f.Min.Set {
-		word := "min "
-		if f.MinExclusive {
-			word = "above "
-		}
-		parts = append(parts, word+CodeCell(literal(f, f.Min)))
-	}
-	if f.Max.Set {
-		word := "max "
-		if f.MaxExclusive {
-			word = "below "
-		}
-		parts = append(parts, word+CodeCell(literal(f, f.Max)))
-	}
-	if len(f.Values) > 0 {
-		var vs []string
-		for _, v := range f.Values {
-			vs = append(vs, CodeCell(v))
-		}
-		parts = append(parts, "one of "+strings.Join(vs, ", "))
-	}
-	return strings.Join(parts, ", ")
-}
+// constraints renders a field's constraints: "required, non-empty, 3 to 6 items, min `0`".
+func constraints(f *ir.Field) string { return graph.Constraints(f, CodeCell) }
 
 // literal renders a constant of field f's type the way a spec writes it (unescaped).
-func literal(f *ir.Field, l ir.Literal) string {
-	switch f.Type.Kind {
-	case ir.String, ir.Enum, ir.Time:
-		return l.Str
-	case ir.Bool:
-		return strconv.FormatBool(l.Bool)
-	case ir.Duration:
-		return graph.Duration(time.Duration(l.Num))
-	}
-	return number(l.Num)
-}
+func literal(f *ir.Field, l ir.Literal) string { return graph.Literal(f, l) }
 
 func number(n float64) string { return strconv.FormatFloat(n, 'g', -1, 64) }
 

@@ -71,11 +71,7 @@ func Compare(old, new *ir.Machine) []Change {
 	d.fields()
 	d.counters()
 	d.declarations()
-	if old.Chart != nil || new.Chart != nil {
-		d.chartTransitions()
-	} else {
-		d.transitions()
-	}
+	d.transitions()
 	sort.SliceStable(d.out, func(i, j int) bool {
 		a, b := d.out[i].Pos, d.out[j].Pos
 		if (a.File == new.Source) != (b.File == new.Source) {
@@ -135,9 +131,6 @@ func (d *differ) states() {
 			d.add(Breaking, s.Pos, diag.Pos{}, "%s %q removed: instances stored in it cannot be loaded (map it to a new %s)", kindOf(o), s.Name, what)
 			continue
 		}
-		if s.Initial != x.Initial && x.Initial {
-			d.add(Behaviour, x.Pos, s.Pos, "%s %q is now the initial %s (it was %q): new machines start there", what, x.Name, what, o.Initial.Name)
-		}
 		if s.Terminal != x.Terminal {
 			if x.Terminal {
 				d.add(Behaviour, x.Pos, s.Pos, "%s %q is now terminal: instances in it accept no event", what, x.Name)
@@ -171,7 +164,7 @@ func (d *differ) states() {
 			d.add(Compatible, x.Pos, diag.Pos{}, "%s %q added", what, x.Name)
 		}
 	}
-	if o.Initial != nil && n.Initial != nil && stateNamed(n, o.Initial.Name) == nil {
+	if o.Initial != nil && n.Initial != nil && o.Initial.Name != n.Initial.Name {
 		d.add(Behaviour, n.Initial.Pos, o.Initial.Pos, "new machines start in %q (was %q)", n.Initial.Name, o.Initial.Name)
 	}
 }
@@ -383,12 +376,17 @@ func guardNamed(m *ir.Machine, name string) *ir.Guard {
 	return nil
 }
 
-// transitions pairs the transitions of a flat machine by their sources and events, in the
-// order written (the order in which they are tried), and compares each pair.
+// transitions pairs the transitions of both specs by their sources and triggers, in the
+// order written (the order in which they are tried), and compares each pair. A
+// statechart's are compared as written, not as compiled.
 func (d *differ) transitions() {
 	o, n := d.old, d.new
-	oldBy, keys := byKey(o.Transitions)
-	newBy, newKeys := byKey(n.Transitions)
+	if (o.Chart == nil) != (n.Chart == nil) {
+		d.add(Behaviour, top(n), top(o), "the machine is now %s", map[bool]string{true: "a statechart (its states nest)", false: "flat"}[n.Chart != nil])
+		return
+	}
+	oldBy, keys := byKey(views(o))
+	newBy, newKeys := byKey(views(n))
 	for _, k := range newKeys {
 		if oldBy[k] == nil {
 			keys = append(keys, k)
@@ -399,136 +397,94 @@ func (d *differ) transitions() {
 		for i := range max(len(ot), len(nt)) {
 			switch {
 			case i >= len(nt):
-				t := ot[i]
-				d.add(Behaviour, t.Pos, diag.Pos{}, "transition %s removed: the event is no longer taken there%s", k, guarded(t))
+				d.add(Behaviour, ot[i].pos, diag.Pos{}, "transition %s removed: the event is no longer taken there%s", k, guarded(ot[i]))
 			case i >= len(ot):
-				t := nt[i]
-				d.add(Compatible, t.Pos, diag.Pos{}, "transition %s added%s", k, guarded(t))
+				d.add(Compatible, nt[i].pos, diag.Pos{}, "transition %s added%s", k, guarded(nt[i]))
 			default:
-				d.transition(k, ot[i], nt[i])
+				a, b := ot[i], nt[i]
+				for j, what := range aspects {
+					if a.aspects[j] != b.aspects[j] {
+						d.add(Behaviour, b.pos, a.pos, "transition %s %s %s (was %s)", k, what, orNone(b.aspects[j]), orNone(a.aspects[j]))
+					}
+				}
+				if a.doc != b.doc {
+					d.add(Compatible, b.pos, a.pos, "the doc of transition %s changed", k)
+				}
 			}
 		}
 	}
 }
 
-// byKey groups transitions by "from A, B on e" in the order written, and lists the keys in
-// order of first use.
-func byKey(ts []*ir.Transition) (map[string][]*ir.Transition, []string) {
-	by := map[string][]*ir.Transition{}
-	var keys []string
-	for _, t := range ts {
-		var from, on []string
-		for _, s := range t.From {
-			from = append(from, s.Name)
-		}
-		for _, e := range t.Events {
-			on = append(on, e.Name)
-		}
-		k := fmt.Sprintf("from %s on %s", strings.Join(from, ", "), strings.Join(on, ", "))
-		if by[k] == nil {
-			keys = append(keys, k)
-		}
-		by[k] = append(by[k], t)
-	}
-	return by, keys
+// aspects names what a transition's view compares, in the order of view.aspects.
+var aspects = [...]string{"goes to", "is guarded by", "may be fired by", "runs", "counts", "checkpoints"}
+
+// view is a transition as the diff compares it: its key ("from A, B on e"), where it is,
+// its doc, and the text of each of its aspects.
+type view struct {
+	key     string
+	pos     diag.Pos
+	doc     string
+	aspects [len(aspects)]string
 }
 
-func guarded(t *ir.Transition) string {
-	if len(t.Conds) == 0 {
-		return ""
-	}
-	return " (if " + condText(t.Conds) + ")"
-}
-
-func (d *differ) transition(k string, a, b *ir.Transition) {
-	for _, c := range []struct{ what, was, is string }{
-		{"goes to", targetText(a), targetText(b)},
-		{"is guarded by", condText(a.Conds), condText(b.Conds)},
-		{"may be fired by", graph.Roles(a.Roles), graph.Roles(b.Roles)},
-		{"runs", actionNames(a.Actions), actionNames(b.Actions)},
-		{"counts", countText(a), countText(b)},
-		{"checkpoints", checkpointName(a.Checkpoint), checkpointName(b.Checkpoint)},
-	} {
-		if c.was != c.is {
-			d.add(Behaviour, b.Pos, a.Pos, "transition %s %s %s (was %s)", k, c.what, orNone(c.is), orNone(c.was))
+// views lists the transitions of m as written: a flat machine's, or a statechart's
+// before they are compiled.
+func views(m *ir.Machine) []view {
+	var out []view
+	if m.Chart == nil {
+		for _, t := range m.Transitions {
+			var from, on []string
+			for _, s := range t.From {
+				from = append(from, s.Name)
+			}
+			for _, e := range t.Events {
+				on = append(on, e.Label())
+			}
+			out = append(out, view{key: "from " + strings.Join(from, ", ") + " on " + strings.Join(on, ", "), pos: t.Pos, doc: t.Doc,
+				aspects: [...]string{targetText(t), condText(t.Conds), graph.Roles(t.Roles), actionNames(t.Actions), countText(t.Increment, t.Reset), checkpointName(t.Checkpoint)}})
 		}
+		return out
 	}
-	if a.Doc != b.Doc {
-		d.add(Compatible, b.Pos, a.Pos, "the doc of transition %s changed", k)
-	}
-}
-
-// chartTransitions pairs a statechart's transitions as written by source and trigger.
-func (d *differ) chartTransitions() {
-	o, n := d.old, d.new
-	if o.Chart == nil || n.Chart == nil {
-		d.add(Behaviour, top(n), top(o), "the machine is now %s", map[bool]string{true: "a statechart (its states nest)", false: "flat"}[n.Chart != nil])
-		return
-	}
-	key := func(t *ir.ChartTransition) string {
-		trig := "on " + t.Event.Name
+	for _, t := range m.Chart.Transitions {
+		trig := "on " + t.Event.Label()
 		switch {
 		case t.Always:
 			trig = "always"
 		case t.Done:
 			trig = "when done"
-		case t.Event.After != "":
-			trig = "after " + t.Event.After
 		}
-		return "from " + t.Source.Path + " " + trig
-	}
-	group := func(ts []*ir.ChartTransition) (map[string][]*ir.ChartTransition, []string) {
-		by := map[string][]*ir.ChartTransition{}
-		var keys []string
-		for _, t := range ts {
-			k := key(t)
-			if by[k] == nil {
-				keys = append(keys, k)
-			}
-			by[k] = append(by[k], t)
-		}
-		return by, keys
-	}
-	oldBy, keys := group(o.Chart.Transitions)
-	newBy, newKeys := group(n.Chart.Transitions)
-	for _, k := range newKeys {
-		if oldBy[k] == nil {
-			keys = append(keys, k)
-		}
-	}
-	target := func(t *ir.ChartTransition) string {
+		target := "stays"
 		switch {
-		case t.Target == nil:
-			return "stays"
 		case t.Recall:
-			return "{history: " + t.Target.Path + "}"
+			target = "{history: " + t.Target.Path + "}"
+		case t.Target != nil:
+			target = t.Target.Path
 		}
-		return t.Target.Path
+		out = append(out, view{key: "from " + t.Source.Path + " " + trig, pos: t.Pos, doc: t.Doc,
+			aspects: [...]string{target, condText(t.Conds), graph.Roles(t.Roles), actionNames(t.Actions), countText(t.Increment, t.Reset), checkpointName(t.Checkpoint)}})
 	}
-	for _, k := range keys {
-		ot, nt := oldBy[k], newBy[k]
-		for i := range max(len(ot), len(nt)) {
-			switch {
-			case i >= len(nt):
-				d.add(Behaviour, ot[i].Pos, diag.Pos{}, "transition %s removed", k)
-			case i >= len(ot):
-				d.add(Compatible, nt[i].Pos, diag.Pos{}, "transition %s added", k)
-			default:
-				a, b := ot[i], nt[i]
-				for _, c := range []struct{ what, was, is string }{
-					{"goes to", target(a), target(b)},
-					{"is guarded by", condText(a.Conds), condText(b.Conds)},
-					{"may be fired by", graph.Roles(a.Roles), graph.Roles(b.Roles)},
-					{"runs", actionNames(a.Actions), actionNames(b.Actions)},
-					{"checkpoints", checkpointName(a.Checkpoint), checkpointName(b.Checkpoint)},
-				} {
-					if c.was != c.is {
-						d.add(Behaviour, b.Pos, a.Pos, "transition %s %s %s (was %s)", k, c.what, orNone(c.is), orNone(c.was))
-					}
-				}
-			}
+	return out
+}
+
+// byKey groups views by key in the order written, and lists the keys in order of first
+// use.
+func byKey(vs []view) (map[string][]view, []string) {
+	by := map[string][]view{}
+	var keys []string
+	for _, v := range vs {
+		if by[v.key] == nil {
+			keys = append(keys, v.key)
 		}
+		by[v.key] = append(by[v.key], v)
 	}
+	return by, keys
+}
+
+func guarded(v view) string {
+	if v.aspects[1] == "" {
+		return ""
+	}
+	return " (if " + v.aspects[1] + ")"
 }
 
 func orNone(s string) string {
@@ -566,12 +522,12 @@ func condText(cs []ir.Cond) string {
 	return strings.Join(out, " and ")
 }
 
-func countText(t *ir.Transition) string {
+func countText(inc, reset []*ir.Counter) string {
 	var out []string
-	for _, c := range t.Increment {
+	for _, c := range inc {
 		out = append(out, "+"+c.Name)
 	}
-	for _, c := range t.Reset {
+	for _, c := range reset {
 		out = append(out, "reset "+c.Name)
 	}
 	return strings.Join(out, ", ")
@@ -636,37 +592,17 @@ func limitText(c *ir.Counter) string {
 	return fmt.Sprintf("limit %d", c.Bound())
 }
 
-// constraints describes what a field accepts, for comparison.
+// constraints describes what a field accepts, for comparison: as the documents write it,
+// and its default.
 func constraints(f *ir.Field) string {
-	var parts []string
-	if f.Required {
-		parts = append(parts, "required")
-	}
-	if f.NonEmpty {
-		parts = append(parts, "non-empty")
-	}
-	if f.MinItems >= 0 {
-		parts = append(parts, fmt.Sprintf("at least %d items", f.MinItems))
-	}
-	if f.MaxItems >= 0 {
-		parts = append(parts, fmt.Sprintf("at most %d items", f.MaxItems))
-	}
-	if f.Min.Set {
-		parts = append(parts, "min "+f.Min.Str)
-	}
-	if f.Max.Set {
-		parts = append(parts, "max "+f.Max.Str)
-	}
-	if len(f.Values) > 0 {
-		parts = append(parts, "one of "+strings.Join(f.Values, ", "))
-	}
+	c := graph.Constraints(f, func(v string) string { return v })
 	if f.Default.Set {
-		parts = append(parts, "default "+f.Default.Str)
+		c = strings.TrimPrefix(c+", default "+graph.Literal(f, f.Default), ", ")
 	}
-	if len(parts) == 0 {
+	if c == "" {
 		return "no constraint"
 	}
-	return strings.Join(parts, ", ")
+	return c
 }
 
 func guardText(g *ir.Guard) string {

@@ -328,3 +328,58 @@ func limitText(c *ir.Counter) string {
 	}
 	return "when " + c.Name + " reaches " + strconv.Itoa(c.Limit)
 }
+
+// Constraints renders what field f accepts, as the documents write it: "required,
+// non-empty, 3 to 6 items, min 0, one of a, b", each bound and value through quote.
+func Constraints(f *ir.Field, quote func(string) string) string {
+	var parts []string
+	if f.Required {
+		parts = append(parts, "required")
+	}
+	if f.NonEmpty {
+		parts = append(parts, "non-empty")
+	}
+	switch {
+	case f.MinItems >= 0 && f.MaxItems >= 0:
+		parts = append(parts, strconv.Itoa(f.MinItems)+" to "+strconv.Itoa(f.MaxItems)+" items")
+	case f.MinItems >= 0:
+		parts = append(parts, "at least "+strconv.Itoa(f.MinItems)+" items")
+	case f.MaxItems >= 0:
+		parts = append(parts, "at most "+strconv.Itoa(f.MaxItems)+" items")
+	}
+	if f.Min.Set {
+		word := "min "
+		if f.MinExclusive {
+			word = "above "
+		}
+		parts = append(parts, word+quote(Literal(f, f.Min)))
+	}
+	if f.Max.Set {
+		word := "max "
+		if f.MaxExclusive {
+			word = "below "
+		}
+		parts = append(parts, word+quote(Literal(f, f.Max)))
+	}
+	if len(f.Values) > 0 {
+		var vs []string
+		for _, v := range f.Values {
+			vs = append(vs, quote(v))
+		}
+		parts = append(parts, "one of "+strings.Join(vs, ", "))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Literal renders a constant of field f's type the way a spec writes it (unescaped).
+func Literal(f *ir.Field, l ir.Literal) string {
+	switch f.Type.Kind {
+	case ir.String, ir.Enum, ir.Time:
+		return l.Str
+	case ir.Bool:
+		return strconv.FormatBool(l.Bool)
+	case ir.Duration:
+		return Duration(time.Duration(l.Num))
+	}
+	return strconv.FormatFloat(l.Num, 'g', -1, 64)
+}

@@ -1,0 +1,38 @@
+package mermaid
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/fsmgen/fsmgen/internal/dot"
+	"github.com/fsmgen/fsmgen/internal/fixture"
+	"github.com/fsmgen/fsmgen/internal/markdown"
+)
+
+// TestAfterLabels: the diagrams and the document show a delayed transition as "after D",
+// not by the event its timeout raises, in a flat machine and in a statechart.
+func TestAfterLabels(t *testing.T) {
+	for _, c := range []struct {
+		spec            string
+		mermaid, dotted string
+		row             string
+	}{
+		{"../lower/testdata/build/after.fsm.yaml", "s1 --> s2 : after 1m30s / beep", `[label="after 1m30s / beep"]`, "| `opened` | after `1m30s` |"},
+		{"../lower/testdata/build/chart_after.fsm.yaml", "s_active_ringing --> s_idle : after 30s [busy]", `[label="after 30s [busy]"]`, "| `active.ringing` | after `30s` | `busy` |"},
+	} {
+		m := fixture.Load(t, c.spec)
+		diagram := StateDiagram(m)
+		doc, err := markdown.Document(m, diagram)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(diagram, c.mermaid) || !strings.Contains(dot.Graph(m), c.dotted) || !strings.Contains(string(doc), c.row) {
+			t.Errorf("%s: no %q in\n%s\nor no %q in the DOT graph, or no row %q in the document", c.spec, c.mermaid, diagram, c.dotted, c.row)
+		}
+		for _, line := range strings.Split(diagram, "\n") {
+			if strings.Contains(line, "-->") && strings.Contains(line, ".after") {
+				t.Errorf("%s: a transition is labelled by the timeout's event: %s", c.spec, line)
+			}
+		}
+	}
+}
