@@ -338,22 +338,29 @@ func TestChartAllocs(t *testing.T) {
 	} {
 		if n := testing.AllocsPerRun(100, c.round); n != 0 {
 			t.Errorf("%s: %v allocations per round of %d events, want 0", c.name, n, len(chartCycle))
+			if c.name == "nested" {
+				chartAllocSteps(t, m)
+			}
 		}
 	}
-	// Each event of the nested cycle on its own, the macrosteps in particular, counted as
-	// AllocsPerRun counts.
+}
+
+// chartAllocSteps names the events of the nested cycle that allocate, macrosteps in
+// particular. It is a diagnosis for a failed count, not a count: the process's malloc
+// counter also sees what other goroutines allocate at the same instant.
+func chartAllocSteps(t *testing.T, m *chart.Chart) {
+	t.Helper()
+	ctx := context.Background()
 	var before, after runtime.MemStats
-	for range 10 {
-		for i, e := range chartEvents {
-			runtime.ReadMemStats(&before)
-			_, err := m.Fire(ctx, e)
-			runtime.ReadMemStats(&after)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if n := after.Mallocs - before.Mallocs; n != 0 {
-				t.Fatalf("nested step %d (%s): %d allocations", i, chartCycle[i].event, n)
-			}
+	for i, e := range chartEvents {
+		runtime.ReadMemStats(&before)
+		_, err := m.Fire(ctx, e)
+		runtime.ReadMemStats(&after)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := after.Mallocs - before.Mallocs; n != 0 {
+			t.Logf("nested step %d (%s): %d allocations", i, chartCycle[i].event, n)
 		}
 	}
 }
