@@ -10,7 +10,7 @@ SPECS    := $(wildcard examples/*/*.fsm.yaml)
 # The modules beside the main one: the store adapters (each its own module, so that a
 # program that uses neither never downloads a database driver), and the programs and
 # cross-process tests that run the seeds on them.
-MODULES := store/sqlite store/postgres examples/durable examples/build/worker examples/scaleout
+MODULES := store/sqlite store/postgres examples/durable examples/build/worker examples/scaleout examples/evolve
 
 all: build
 
@@ -25,6 +25,8 @@ generate:
 # and stale files.
 check-generated:
 	$(GO) run ./cmd/fsmgen generate --check --root generated $(SPECS)
+	$(GO) run ./cmd/fsmgen generate --check -o examples/evolve/v1 examples/evolve/v1/ticket.fsm.yaml
+	$(GO) run ./cmd/fsmgen generate --check -o examples/evolve/v2 examples/evolve/v2/ticket.fsm.yaml
 
 # The whole test suite: formatting, vet, every test (with the race detector but for NORACE), the exact
 # allocation counts of the seed machines (without it: it allocates), the seed specs checked

@@ -90,6 +90,9 @@ type Def[S StateType, E, R EnumType] struct {
 	// nil when none is. Their errors refuse the transition, and the machine keeps what a
 	// transition changes to put it back (as a machine with a store does).
 	MayFail []string
+	// Migrations are the older specs whose stored instances the machine loads, migrated
+	// (Replay, Snapshot's UnmarshalJSON), and commits under this spec.
+	Migrations []Migration
 
 	// Built by Init.
 	pairIndex      []int32 // by state*NumEvents+event: index+1 into Pairs, 0 for none

@@ -64,7 +64,8 @@ type Machine[S StateType, E, R EnumType, C, X any] struct {
 
 	history     Window[Record[S, E]] // the last records; the store's log has them all
 	keys        KeyWindow[keyRecord[S, E]]
-	keysMissed  bool // the log has entries before the machine's past that it never read the keys of
+	keysMissed  bool   // the log has entries before the machine's past that it never read the keys of
+	migrated    string // the older spec Replay migrated the instance from, until a commit stores it under this one
 	clock       Clock
 	createdAt   time.Time
 	enteredAt   time.Time
@@ -837,12 +838,16 @@ func (m *Machine[S, E, R, C, X]) commitKind(ctx context.Context, store Store, ki
 		c.LeaseUntil = m.clockNow().Add(lease)
 	}
 	if err == nil {
+		err = m.migrating(c, e.Context)
+	}
+	if err == nil {
 		err = store.Commit(ctx, c)
 	}
 	*c = Commit{} // nothing of it is kept: the store copies what it keeps
 	if err != nil {
 		return StoreFailed(d.Spec, "commit", m.seq, err)
 	}
+	m.migrated = ""
 	if len(calls) > 0 {
 		m.deliver(ctx, calls, m.pending)
 	}

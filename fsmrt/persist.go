@@ -57,8 +57,13 @@ type snapshotFields[S StateType, C, X any] Snapshot[S, C, X]
 
 // UnmarshalJSON decodes a snapshot. It refuses with a SnapshotError a snapshot that does
 // not decode, or whose version or state is missing or null (decoding would leave the
-// initial state).
+// initial state). A snapshot written under an older spec the generated package declares a
+// migration from (RegisterMigrations) is migrated first.
 func (s *Snapshot[S, C, X]) UnmarshalJSON(b []byte) error {
+	b, err := migrateSnapshotJSON[S](b)
+	if err != nil {
+		return err
+	}
 	return DecodeSnapshot(nil, b, (*snapshotFields[S, C, X])(s))
 }
 
@@ -113,6 +118,10 @@ type LogEntry[S StateType, E, R EnumType] struct {
 	// History is, for a statechart, what its history states hold after the transition
 	// (Snapshot.History).
 	History map[string]string `json:"history,omitempty"`
+	// Moved is, for an entry of an older spec whose transition none of this spec replays
+	// (Migration.Moves), what the transition did: it replays as recorded. Decoding sets
+	// it; the machine never writes it.
+	Moved *Move `json:"moved,omitempty"`
 }
 
 // Sequence returns the entry's sequence number, for the store.
@@ -470,13 +479,21 @@ func Replay[S StateType, E, R EnumType, C, X any](ctx context.Context, m *Machin
 	if err != nil {
 		return err
 	}
+	migrated := ""
 	if l.Version > 0 && l.Spec != d.Spec.Fingerprint {
-		return &SpecMismatchError{Machine: d.Spec.Name(), ID: id, Stored: l.Spec, Spec: d.Spec.Fingerprint}
+		if d.migration(l.Spec) == nil {
+			return &SpecMismatchError{Machine: d.Spec.Name(), ID: id, Stored: l.Spec, Spec: d.Spec.Fingerprint}
+		}
+		migrated = l.Spec
 	}
 	m.ID = id
 	if l.Snapshot != nil {
+		b, err := d.migrateSnapshot(l.Snapshot)
+		if err != nil {
+			return err
+		}
 		var s Snapshot[S, C, X]
-		if err := json.Unmarshal(l.Snapshot, &s); err != nil {
+		if err := json.Unmarshal(b, &s); err != nil {
 			return err
 		}
 		switch {
@@ -527,6 +544,7 @@ func Replay[S StateType, E, R EnumType, C, X any](ctx context.Context, m *Machin
 	if m.seq != l.Version {
 		return InvalidLog(d.Spec, id, l.Version, fmt.Errorf("the instance is at version %d, its log at %d", l.Version, m.seq))
 	}
+	m.migrated = migrated
 	return nil
 }
 
@@ -534,7 +552,14 @@ func Replay[S StateType, E, R EnumType, C, X any](ctx context.Context, m *Machin
 // with the store's copy of its fields.
 func (m *Machine[S, E, R, C, X]) decodeEntry(se *Entry) (LogEntry[S, E, R], error) {
 	var e LogEntry[S, E, R]
-	if err := json.Unmarshal(se.Data, &e); err != nil {
+	data := se.Data
+	if len(m.def.Migrations) > 0 {
+		var err error
+		if data, err = m.def.migrateEntry(data); err != nil {
+			return e, err
+		}
+	}
+	if err := json.Unmarshal(data, &e); err != nil {
 		return e, err
 	}
 	switch {
@@ -602,7 +627,7 @@ func (m *Machine[S, E, R, C, X]) apply(e *LogEntry[S, E, R]) error {
 			return fmt.Errorf("policies: %w", err)
 		}
 	}
-	if p := d.Payloads; p != nil && e.Kind == KindTransition && int(e.Trigger) < len(p) && p[e.Trigger] {
+	if p := d.Payloads; p != nil && e.Kind == KindTransition && e.Moved == nil && int(e.Trigger) < len(p) && p[e.Trigger] {
 		pl := m.payloads.Payload(&m.extra, int(e.Trigger), true)
 		if err := json.Unmarshal(e.Payload, pl); err != nil {
 			return fmt.Errorf("payload: %w", err)
@@ -615,6 +640,8 @@ func (m *Machine[S, E, R, C, X]) apply(e *LogEntry[S, E, R]) error {
 	switch {
 	case d.Chart != nil && (e.Kind == KindTransition || e.Kind == KindStarted):
 		return m.applyChart(e)
+	case e.Moved != nil && e.Kind == KindTransition:
+		return m.applyMoved(e)
 	case e.Kind == KindResumed:
 		return m.applyResumed(e)
 	case isNote(e.Kind):
@@ -831,6 +858,7 @@ type logEntryJSON[S StateType, E, R EnumType] struct {
 	Metadata   map[string]string   `json:"metadata"`
 	Micro      []int               `json:"microsteps,omitempty"`
 	History    map[string]string   `json:"history,omitempty"`
+	Moved      *Move               `json:"moved,omitempty"`
 }
 
 // MarshalJSON encodes the entry in the seed documents' format plus what replaying it needs;
@@ -844,6 +872,7 @@ func (e *LogEntry[S, E, R]) wire() *logEntryJSON[S, E, R] {
 		Transition: e.Transition, Actor: e.Actor, Reason: e.Reason, EventID: e.EventID, Role: e.Role, Key: e.Key,
 		Created: e.Created, Context: e.Context, Payload: e.Payload, Policies: e.Policies, Limits: e.Limits,
 		Timeouts: e.Timeouts, Metadata: e.Metadata, Micro: e.Micro, History: e.History,
+		Moved: e.Moved,
 	}
 	if !isNote(e.Kind) {
 		j.Trigger = &e.Trigger

@@ -30,7 +30,7 @@ type Store interface {
 	//   - with a ConflictError (errors.Is ErrStoreConflict) when the stored version is not
 	//     c.Version, or an entry of the instance already used c.Entry.Key;
 	//   - with a SpecMismatchError (errors.Is ErrSpecMismatch) when the instance was
-	//     written under another spec (c.Spec, the spec's fingerprint);
+	//     written under another spec than c.Spec (the spec's fingerprint) or c.Migrated;
 	//   - with an error wrapping ErrInvalidCommit when c.Entry.Seq is not c.Version+1 or a
 	//     name is empty.
 	// It keeps nothing of c after it returns (it copies the bytes it stores): the machine
@@ -117,6 +117,12 @@ type Commit struct {
 	Machine, ID string
 	// Spec is the fingerprint of the spec the machine was generated from.
 	Spec string
+	// Migrated, when not empty, is the fingerprint of the spec the instance is stored
+	// under, from which the machine migrated it to Spec (a migration its spec declares):
+	// the store accepts the commit when the stored spec is Spec or Migrated, and the
+	// instance is stored under Spec from then on. Such a commit carries a snapshot and
+	// rearms the deadlines.
+	Migrated string
 	// Version is the instance's version before the transition: the sequence number of the
 	// last entry the machine loaded or committed, 0 for a new instance.
 	Version int64
@@ -286,6 +292,8 @@ func CheckCommit(c *Commit) error {
 		return fmt.Errorf("%w: %s %s: deadlines without rearming", ErrInvalidCommit, c.Machine, c.ID)
 	case c.Owner != "" && c.LeaseUntil.IsZero():
 		return fmt.Errorf("%w: %s %s: effects leased to %s without an end", ErrInvalidCommit, c.Machine, c.ID, c.Owner)
+	case c.Migrated != "" && (c.Migrated == c.Spec || c.Snapshot == nil || !c.Rearm || c.CountersKept):
+		return fmt.Errorf("%w: %s %s: a migration from %s without its own spec, a snapshot, rearming or counters", ErrInvalidCommit, c.Machine, c.ID, c.Migrated)
 	}
 	for i, x := range c.Counters {
 		if x.Name == "" || slices.ContainsFunc(c.Counters[:i], func(y CounterValue) bool { return y.Name == x.Name && y.State == x.State }) {
@@ -384,7 +392,7 @@ func (s *MemoryStore) Commit(ctx context.Context, c *Commit) error {
 	var version int64
 	if in != nil {
 		version = int64(len(in.log))
-		if in.spec != c.Spec {
+		if in.spec != c.Spec && (c.Migrated == "" || in.spec != c.Migrated) {
 			return &SpecMismatchError{Machine: c.Machine, ID: c.ID, Stored: in.spec, Spec: c.Spec}
 		}
 	}

@@ -30,6 +30,9 @@ const (
 	KindTimeoutChanged = "TIMEOUT_CHANGED"
 	// KindCreated records a machine stored before its first transition (Create).
 	KindCreated = "MACHINE_CREATED"
+	// KindMigrated records an instance stored under an older spec, migrated to this one
+	// (Migrate); its metadata "from" is the older spec's fingerprint.
+	KindMigrated = "SPEC_MIGRATED"
 )
 
 // deadlineExpiry is the name of an expiry deadline; a level's is its name prefixed.
@@ -120,12 +123,16 @@ func (m *Machine[S, E, R, C, X]) note(ctx context.Context, kind string, in *Inpu
 		c.Snapshot, err = m.encodeSnapshot(e.Context)
 	}
 	if err == nil {
+		err = m.migrating(&c, e.Context)
+	}
+	if err == nil {
 		err = m.store.Commit(ctx, &c)
 	}
 	if err != nil {
 		m.rollback()
 		return StoreFailed(d.Spec, "commit", m.seq+1, err)
 	}
+	m.migrated = ""
 	return nil
 }
 
@@ -140,7 +147,7 @@ func (m *Machine[S, E, R, C, X]) applyNote(e *LogEntry[S, E, R]) error {
 
 // isNote reports whether kind is the kind of an entry that is not a transition.
 func isNote(kind string) bool {
-	return kind == KindCreated || kind == KindStarted || strings.HasPrefix(kind, KindTimeoutPrefix) && len(kind) > len(KindTimeoutPrefix)
+	return kind == KindCreated || kind == KindStarted || kind == KindMigrated || strings.HasPrefix(kind, KindTimeoutPrefix) && len(kind) > len(KindTimeoutPrefix)
 }
 
 // Create stores the machine as it is, before its first transition, so that the timeout

@@ -85,6 +85,33 @@ type File struct {
 	States        []*State
 	Events        []*Event
 	Transitions   []*Transition
+	Migrations    []*Migration
+}
+
+// Migration says how instances stored under an older version of the spec become
+// instances of this one.
+type Migration struct {
+	// Pos is where the migration is written; From names the older spec's file, relative
+	// to this one.
+	Pos  Pos
+	From Str
+	// States, Events, Counters and Context rename the older spec's names: Old is the
+	// older name, New the name here ("" in Context: the field is dropped).
+	States, Events, Counters, Context []*Rename
+	// Defaults give the context fields the older spec did not have a value for the
+	// instances it stored.
+	Defaults []*Default
+}
+
+// Rename maps a name of an older spec to a name of this one.
+type Rename struct {
+	Old, New Str
+}
+
+// Default is a value for a context field.
+type Default struct {
+	Field Str
+	Value Scalar
 }
 
 // Level is a timeout report level: a name and a percentage.

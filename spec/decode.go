@@ -169,9 +169,55 @@ func (l *loader) decode(root *yaml.Node) *File {
 				}
 				f.Transitions = append(f.Transitions, tr)
 			}
+		case "migrations":
+			v = resolve(v)
+			if v.Kind != yaml.SequenceNode {
+				l.shape(v, "expected a list")
+				return
+			}
+			for _, n := range v.Content {
+				f.Migrations = append(f.Migrations, l.migration(resolve(n)))
+			}
 		}
 	})
 	return f
+}
+
+// migration reads one migration.
+func (l *loader) migration(n *yaml.Node) *Migration {
+	mg := &Migration{Pos: l.pos(n)}
+	renames := func(v *yaml.Node) []*Rename {
+		var out []*Rename
+		l.entries(v, func(name Str, b *yaml.Node) {
+			r := &Rename{Old: name}
+			if b = resolve(b); b.Kind == yaml.ScalarNode && b.Tag == "!!null" {
+				r.New = Str{Pos: l.pos(b), Set: true}
+			} else {
+				r.New = l.str(b)
+			}
+			out = append(out, r)
+		})
+		return out
+	}
+	l.fields(n, func(key string, _, v *yaml.Node) {
+		switch key {
+		case "from":
+			mg.From = l.str(v)
+		case "states":
+			mg.States = renames(v)
+		case "events":
+			mg.Events = renames(v)
+		case "counters":
+			mg.Counters = renames(v)
+		case "context":
+			mg.Context = renames(v)
+		case "defaults":
+			l.entries(v, func(name Str, b *yaml.Node) {
+				mg.Defaults = append(mg.Defaults, &Default{Field: name, Value: l.scalar(b)})
+			})
+		}
+	})
+	return mg
 }
 
 // shape reports that n does not have the shape decoding relies on, unless an error has

@@ -59,6 +59,7 @@ var cases = []struct {
 	{"Race", testRace},
 	{"IdempotencyKeys", testIdempotencyKeys},
 	{"SpecMismatch", testSpecMismatch},
+	{"MigratedCommit", testMigratedCommit},
 	{"InvalidCommit", testInvalidCommit},
 	{"Isolation", testIsolation},
 	{"Bytes", testBytes},
@@ -355,6 +356,107 @@ func testSpecMismatch(t *testing.T, s *suite) {
 		t.Errorf("a commit under another spec: %v (%+v)", err, se)
 	}
 	s.unchanged(t, id, before, log)
+}
+
+func testMigratedCommit(t *testing.T, s *suite) {
+	ctx := context.Background()
+	const f2, f3 = "sha256:fedcba9876543210", "sha256:00112233445566ff"
+	// Find and the claims see every instance of a machine: a machine of this run's own
+	// keeps earlier runs on the same store out of the results.
+	s = &suite{Store: s.Store, machine: s.machine + "." + s.run, run: s.run}
+	id := s.id("m")
+	c := s.commit(id, 1, "", false)
+	c.Rearm, c.Deadlines = true, []fsmrt.Deadline{dl("warn", at(80), "", 1), dl("expiry", at(100), "expire", 0)}
+	c.Counters = []fsmrt.CounterValue{{Name: "failures", State: "b", Value: 1}}
+	if err := s.Commit(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	// The machine migrates the instance from spec to f2: the commit is accepted, and the
+	// instance is stored under f2 with its snapshot, deadlines and counters.
+	c = s.commit(id, 2, "", true)
+	c.Spec, c.Migrated = f2, spec
+	c.Rearm, c.Deadlines = true, []fsmrt.Deadline{dl("escalate", at(150), "", 3)}
+	c.Counters = []fsmrt.CounterValue{{Name: "attempts", Value: 2}}
+	if err := s.Commit(ctx, c); err != nil {
+		t.Fatalf("a commit that migrates the instance from its stored spec: %v", err)
+	}
+	l := s.load(t, id)
+	if l.Version != 2 || l.Spec != f2 || l.State != "a" || l.SnapshotSeq != 2 || string(l.Snapshot) != `{"seq":2,"state":"a"}` || len(l.Entries) != 0 {
+		t.Errorf("after the migration: %+v (snapshot %s)", l, l.Snapshot)
+	}
+	for name, c := range map[string]struct {
+		q    fsmrt.Query
+		want []string
+	}{
+		"the old warning":    {fsmrt.Query{Deadline: "warn", Due: at(1000)}, []string{}},
+		"the old expiry":     {fsmrt.Query{Deadline: "expiry", Due: at(1000)}, []string{}},
+		"the new deadline":   {fsmrt.Query{Deadline: "escalate", Due: at(150)}, []string{"m"}},
+		"the old counter":    {fsmrt.Query{Counter: "failures", AtLeast: 1}, []string{}},
+		"the new counter":    {fsmrt.Query{Counter: "attempts", AtLeast: 2}, []string{"m"}},
+		"the state migrated": {fsmrt.Query{States: []string{"a"}}, []string{"m"}},
+	} {
+		if got := s.find(t, c.q); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("after the migration, %s: %v, want %v", name, got, c.want)
+		}
+	}
+	if got, want := s.claimDue(t, "s1", at(1000)), []string{id + "/escalate@150::3"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("deadlines due after the migration: %v, want %v", got, want)
+	}
+	// The instance is under f2 from then on: a commit under f2 is accepted, one under the
+	// old spec refused.
+	c = s.commit(id, 3, "", false)
+	c.Spec = f2
+	if err := s.Commit(ctx, c); err != nil {
+		t.Fatalf("a commit under the spec migrated to: %v", err)
+	}
+	before, log := s.load(t, id), entries(1, 3)
+	err := s.Commit(ctx, s.commit(id, 4, "", true))
+	var se *fsmrt.SpecMismatchError
+	if !errors.Is(err, fsmrt.ErrSpecMismatch) || !errors.As(err, &se) || se.Stored != f2 || se.Spec != spec || se.ID != id || se.Machine != s.machine {
+		t.Errorf("a commit under the spec migrated from: %v (%+v)", err, se)
+	}
+	s.unchanged(t, id, before, log)
+	// A migration from a spec the instance is not stored under is refused, as is one from
+	// the stored spec at another version.
+	for name, specs := range map[string][2]string{
+		"back to the old spec from a third": {spec, f3},
+		"from the old spec, stored no more": {f3, spec},
+	} {
+		c = s.commit(id, 4, "", true)
+		c.Spec, c.Migrated, c.Rearm = specs[0], specs[1], true
+		err := s.Commit(ctx, c)
+		se = nil
+		if !errors.Is(err, fsmrt.ErrSpecMismatch) || !errors.As(err, &se) || se.Stored != f2 || se.Spec != c.Spec {
+			t.Errorf("a migration %s: %v (%+v)", name, err, se)
+		}
+		s.unchanged(t, id, before, log)
+	}
+	for _, version := range []int64{0, 2, 4} {
+		c = s.commit(id, version+1, "", true)
+		c.Spec, c.Migrated, c.Rearm = f3, f2, true
+		err := s.Commit(ctx, c)
+		var ce *fsmrt.ConflictError
+		if !errors.Is(err, fsmrt.ErrStoreConflict) || !errors.As(err, &ce) || ce.Version != version || ce.Stored != 3 {
+			t.Errorf("a migration at version %d over version 3: %v (%+v)", version, err, ce)
+		}
+		s.unchanged(t, id, before, log)
+	}
+	// A migration without a snapshot is invalid.
+	c = s.commit(id, 4, "", false)
+	c.Spec, c.Migrated, c.Rearm = f3, f2, true
+	if err := s.Commit(ctx, c); !errors.Is(err, fsmrt.ErrInvalidCommit) {
+		t.Errorf("a migration without a snapshot: %v, want ErrInvalidCommit", err)
+	}
+	s.unchanged(t, id, before, log)
+	// A new instance is stored under no other spec: its first commit may migrate.
+	c = s.commit(s.id("new"), 1, "", true)
+	c.Spec, c.Migrated, c.Rearm = f2, spec, true
+	if err := s.Commit(ctx, c); err != nil {
+		t.Errorf("a migration of a new instance: %v", err)
+	}
+	if l := s.load(t, s.id("new")); l.Version != 1 || l.Spec != f2 {
+		t.Errorf("a new instance migrated: %+v", l)
+	}
 }
 
 func testInvalidCommit(t *testing.T, s *suite) {

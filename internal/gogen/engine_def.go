@@ -234,6 +234,14 @@ func (g *gen) engineDef(f *File) {
 	if m.Chart != nil {
 		d.add("Chart", g.chartDef(actionIdx))
 	}
+	if len(m.Migrations) > 0 {
+		d.add("Migrations", Index().Qual(rt, "Migration").ValuesFunc(func(v *Group) {
+			for _, mg := range m.Migrations {
+				v.Line().Comment(comment("From " + mg.Source + ".")).Line().Values(migrationDef(mg)...)
+			}
+			v.Line()
+		}))
+	}
 	f.Comment(comment("def is the machine as data for the engine (fsmrt.Def), indexed in spec order."))
 	f.Var().Id("def").Op("=").Qual(rt, "Def").Types(Id("State"), Id("Event"), g.role()).ValuesFunc(func(v *Group) {
 		for _, x := range d {
@@ -242,6 +250,11 @@ func (g *gen) engineDef(f *File) {
 		v.Line()
 	})
 	f.Line()
+	if len(m.Migrations) > 0 {
+		f.Comment(comment("Snapshots written under the specs def migrates from decode migrated (fsmrt.RegisterMigrations)."))
+		f.Var().Id("_").Op("=").Qual(rt, "RegisterMigrations").Call(Op("&").Id("def"))
+		f.Line()
+	}
 
 	f.Comment(comment("moves is the dispatch table (fsmrt.Def.Moves), a row per state and a column per event."))
 	f.Var().Id("moves").Op("=").Index(Op("...")).Uint32().ValuesFunc(func(rows *Group) {
@@ -372,4 +385,49 @@ func (g *gen) transitionDef(t *ir.Transition, guardIdx func([]ir.Cond) []int, ac
 		}
 	}
 	return v
+}
+
+// migrationDef is the engine's description of a migration (fsmrt.Migration): its maps in
+// key order, so that the output is the same every time.
+func migrationDef(mg *ir.Migration) []Code {
+	out := []Code{Id("From").Op(":").Lit(mg.From)}
+	for _, x := range []struct {
+		key string
+		m   map[string]string
+	}{{"States", mg.States}, {"Events", mg.Events}, {"Counters", mg.Counters}, {"Fields", mg.Fields}, {"Defaults", mg.Defaults}} {
+		if len(x.m) == 0 {
+			continue
+		}
+		out = append(out, Line().Id(x.key).Op(":").Map(String()).String().Values(DictFunc(func(d Dict) {
+			for k, v := range x.m {
+				d[Lit(k)] = Lit(v)
+			}
+		})))
+	}
+	out = append(out, Line().Id("Transitions").Op(":").Add(int32s(mg.Transitions)))
+	if len(mg.Moves) > 0 {
+		counters := func(cs []*ir.Counter) []int {
+			var out []int
+			for _, c := range cs {
+				out = append(out, c.Index)
+			}
+			return out
+		}
+		out = append(out, Line().Id("Moves").Op(":").Index().Qual(rt, "Move").Values(DictFunc(func(d Dict) {
+			for i, mv := range mg.Moves {
+				var fs []Code
+				if len(mv.Increment) > 0 {
+					fs = append(fs, Id("Inc").Op(":").Add(int32s(counters(mv.Increment))))
+				}
+				if len(mv.Reset) > 0 {
+					fs = append(fs, Id("Reset").Op(":").Add(int32s(counters(mv.Reset))))
+				}
+				if mv.Internal {
+					fs = append(fs, Id("Internal").Op(":").True())
+				}
+				d[Lit(i)] = Values(fs...)
+			}
+		})))
+	}
+	return append(out, Line())
 }

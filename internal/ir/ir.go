@@ -43,7 +43,38 @@ type Machine struct {
 	// its configurations and Transitions its compiled microsteps.
 	Chart *Chart
 
+	// Migrations say how instances stored under older versions of the spec become
+	// instances of this one: those the spec declares, each composed with the older spec's
+	// own, so that each covers one older version all the way.
+	Migrations []*Migration
+
 	table [][]*Transition // [state*len(Events)+event], each in priority order
+}
+
+// Migration takes instances stored under an older spec (fingerprint From) to this one. A
+// map holds the older names that change: to the name here, or to "" for the events,
+// counters and context fields whose values are dropped.
+type Migration struct {
+	From string
+	// Source is the older spec's file as the spec names it (for a composed migration, the
+	// chain of files, the oldest last).
+	Source                           string
+	Pos                              Pos
+	States, Events, Counters, Fields map[string]string
+	// Defaults are the JSON values of the context fields the older spec did not have.
+	Defaults map[string]string
+	// Transitions gives, by the older spec's index, the transition here that replays its
+	// log entries (-1: none does).
+	Transitions []int
+	// Moves says, by the older spec's index, what each transition without a counterpart
+	// did to the counters here: its entries replay as recorded.
+	Moves map[int]*Move
+}
+
+// Move is what an older transition did to the counters, by this spec's counters.
+type Move struct {
+	Increment, Reset []*Counter
+	Internal         bool
 }
 
 // Lookup returns the transitions for (s, e) in priority order: the first whose guards hold

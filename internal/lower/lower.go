@@ -30,8 +30,14 @@ import (
 // conservative (a transition from an unknown state could be the way out of any state, so
 // no state is reported as a dead end).
 func lower(f *spec.File, table bool) (*ir.Machine, diag.List) {
+	return lowerIn(f, table, nil)
+}
+
+// lowerIn is lower for a spec read through the migration of a newer one, chain holding the
+// newer specs' paths.
+func lowerIn(f *spec.File, table bool, chain map[string]bool) (*ir.Machine, diag.List) {
 	l := &lowerer{
-		f:  f,
+		f: f, chain: chain,
 		m:  &ir.Machine{Source: f.Path, Name: f.Machine.Value, Package: f.Package.Value, Doc: f.Doc.Value, RecordHistory: f.RecordHistory.Value, Idempotent: f.Idempotent.Value},
 		st: map[string]*ir.State{}, ev: map[string]*ir.Event{}, gr: map[string]*ir.Group{},
 		ro: map[string]*ir.Role{}, po: map[string]*ir.Policy{}, fi: map[string]*ir.Field{},
@@ -90,6 +96,7 @@ type lowerer struct {
 
 	afters  map[string]*afterTimeout       // the timeouts delayed transitions give states, by name (path)
 	afterEv map[*spec.Transition]*ir.Event // the event each delayed transition is taken on
+	chain   map[string]bool                // the newer specs whose migrations read this one, by path
 }
 
 func (l *lowerer) run() {
@@ -109,6 +116,7 @@ func (l *lowerer) run() {
 		l.flatten()
 		l.checkGoDecls()
 		l.checkUnused()
+		l.migrations()
 		return
 	}
 	l.resolveStates()
@@ -121,6 +129,7 @@ func (l *lowerer) run() {
 	l.computeHistory()
 	l.checkGraph()
 	l.checkUnused()
+	l.migrations()
 }
 
 // unsureSections marks the kinds of declaration whose section has errors as a whole: a
@@ -1811,11 +1820,17 @@ func Check(path string, data []byte) diag.List {
 }
 
 func load(path string, data []byte, table bool) (*ir.Machine, diag.List) {
+	return loadIn(path, data, table, nil)
+}
+
+// loadIn is load for a spec an older version of which chain holds (by path): the specs a
+// migration reads, down to the oldest.
+func loadIn(path string, data []byte, table bool, chain map[string]bool) (*ir.Machine, diag.List) {
 	f, ds := spec.LoadPartial(path, data)
 	if f == nil {
 		return nil, ds
 	}
-	m, more := lower(f, table)
+	m, more := lowerIn(f, table, chain)
 	if ds.HasErrors() {
 		m = nil
 	}

@@ -32,13 +32,14 @@ var ErrCommitUnknown = errors.New("postgres store: commit outcome unknown")
 // Commit writes c if the instance is at c.Version (fsmrt.Store.Commit), in one
 // transaction of two round trips: the begin and the writes go together, then the commit.
 // The first write is one statement that moves the instance from c.Version to the entry's
-// sequence number (or creates it at version 1) and appends the entry only if it did; the
-// effects, the deadline handled (recorded handled, not removed), the rearm and the
-// counters (replaced, cleared when c has none) follow in the same batch, each writing only
-// when the instance was written. A batch that changes nothing, fails, or does not find
-// the deadline c.Fired not handled yet is rolled back, and Commit says why: a
-// *fsmrt.SpecMismatchError or a *fsmrt.ConflictError (of the version, then the key, then
-// the deadline), read from the database only after a refusal of the version. Serialization failures and deadlocks are
+// sequence number, under c.Spec or c.Migrated (stored under c.Spec from then on), or
+// creates it at version 1, and appends the entry only if it did; the effects, the
+// deadline handled (recorded handled, not removed), the rearm and the counters (replaced,
+// cleared when c has none) follow in the same batch, each writing only when the instance
+// was written. A batch that changes nothing, fails, or does not find the deadline c.Fired
+// not handled yet is rolled back, and Commit says why: a *fsmrt.SpecMismatchError or a
+// *fsmrt.ConflictError (of the version, then the key, then the deadline), read from the
+// database only after a refusal of the version. Serialization failures and deadlocks are
 // conflicts too: a database whose transactions run at REPEATABLE READ or SERIALIZABLE
 // reports lost races that way. Names PostgreSQL cannot keep in text (invalid UTF-8, NUL
 // bytes) make the commit invalid (fsmrt.ErrInvalidCommit). A commit whose outcome is
@@ -84,11 +85,11 @@ func (s *Store) write(ctx context.Context, c *fsmrt.Commit) (pgx.Tx, written, er
 // queueWrite queues the statements that write the instance, its entry and its effects,
 // recording in w whether the instance was written.
 func (s *Store) queueWrite(b *pgx.Batch, c *fsmrt.Commit, w *written) {
-	sql := s.sql.commitNext
-	if c.Version == 0 {
-		sql = s.sql.commitFirst
+	sql, args := s.sql.commitFirst, commitArgs(c)
+	if c.Version > 0 {
+		sql, args = s.sql.commitNext, append(args, orNull(c.Migrated))
 	}
-	b.Queue(sql, commitArgs(c)...).Exec(func(tag pgconn.CommandTag) error {
+	b.Queue(sql, args...).Exec(func(tag pgconn.CommandTag) error {
 		w.instance = tag.RowsAffected() == 1
 		return nil
 	})
@@ -128,7 +129,7 @@ func (s *Store) queueCounters(b *pgx.Batch, c *fsmrt.Commit) {
 	}
 }
 
-// commitArgs returns the arguments of the commit statements (see sqlCommitNext).
+// commitArgs returns the arguments the commit statements share (see sqlCommitNext).
 func commitArgs(c *fsmrt.Commit) []any {
 	e := &c.Entry
 	return []any{c.Machine, c.ID, c.Spec, e.Seq, c.State, e.Kind, e.Event, e.From, e.To, micro(e.At), orNull(e.Key), e.Data, c.Snapshot}
@@ -229,8 +230,8 @@ func (s *Store) refused(ctx context.Context, c *fsmrt.Commit, w written, err err
 }
 
 // whyRefused reads the instance of a refused commit and returns the refusal: a
-// *fsmrt.SpecMismatchError when it is stored under another spec, else a
-// *fsmrt.ConflictError with its version.
+// *fsmrt.SpecMismatchError when it is stored under another spec than c's and the one c
+// migrates it from, else a *fsmrt.ConflictError with its version.
 func (s *Store) whyRefused(ctx context.Context, c *fsmrt.Commit) error {
 	var stored int64
 	var spec string
@@ -240,7 +241,7 @@ func (s *Store) whyRefused(ctx context.Context, c *fsmrt.Commit) error {
 		stored = 0
 	case err != nil:
 		return failed("commit (refused, reading why)", c.Machine, c.ID, err)
-	case spec != c.Spec:
+	case spec != c.Spec && (c.Migrated == "" || spec != c.Migrated):
 		return &fsmrt.SpecMismatchError{Machine: c.Machine, ID: c.ID, Stored: spec, Spec: c.Spec}
 	}
 	return &fsmrt.ConflictError{Machine: c.Machine, ID: c.ID, Version: c.Version, Stored: stored}

@@ -90,7 +90,9 @@
 // entry, or writes nothing. Of several workers committing one version of an instance,
 // exactly one wins; the others get a *fsmrt.ConflictError (errors.Is
 // fsmrt.ErrStoreConflict), as does a commit reusing an idempotency key of the instance,
-// and a commit under another spec than the stored one a *fsmrt.SpecMismatchError.
+// and a commit under another spec than the stored one a *fsmrt.SpecMismatchError, unless
+// it migrates the instance from the stored spec (Commit.Migrated): the same statement
+// then stores the instance under the commit's spec.
 // Refusals change nothing: load the machine again and fire again (fsmrt's Retry does).
 // Databases configured for REPEATABLE READ or SERIALIZABLE transactions report some lost
 // races as serialization failures; Commit returns those as conflicts too, among them a
@@ -98,8 +100,8 @@
 //
 // A commit is two round trips, whatever it writes: the begin and the writes, sent
 // together in one batch, then the commit, held back until the writes are known to have
-// succeeded. The first write is one statement that moves the instance (its version,
-// state, last_at and snapshot) and appends the entry; the effects (one multi-row
+// succeeded. The first write is one statement that moves the instance (its spec,
+// version, state, last_at and snapshot) and appends the entry; the effects (one multi-row
 // INSERT), the deadline the commit handles (an UPDATE of its handled_at), the rearm (a
 // DELETE and a multi-row INSERT) and the counters (a DELETE and, when there are any, a
 // multi-row INSERT) follow in the same batch, each writing only when the first wrote the

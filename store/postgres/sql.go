@@ -23,12 +23,15 @@ const (
 )
 
 // Commit: one statement writes the instance (its last_at the entry's time) and appends the
-// entry, the entry only when the instance was written. Both take the same arguments (see
-// commitArgs):
+// entry, the entry only when the instance was written. Both take the arguments of
+// commitArgs:
 //
 //	$1 machine, $2 id, $3 spec, $4 seq (the new version), $5 state,
 //	$6 kind, $7 event, $8 from, $9 to, $10 at, $11 idempotency key (NULL for none),
-//	$12 entry data, $13 snapshot (NULL for none).
+//	$12 entry data, $13 snapshot (NULL for none);
+//
+// sqlCommitNext one more, $14: the spec the commit migrates the instance from (NULL for
+// none).
 const (
 	// sqlCommitFirst creates an instance at version 1; it writes nothing when the
 	// instance exists.
@@ -46,14 +49,15 @@ SELECT $1::text, $2::text, $4::bigint, $6::text, $7::text, $8::text, $9::text,
 	$10::timestamptz, $11::text, $12::bytea
 FROM created`
 
-	// sqlCommitNext moves an instance from version $4-1 to $4 under spec $3; it writes
-	// nothing when the instance is at another version or spec, or missing.
+	// sqlCommitNext moves an instance from version $4-1 to $4 under spec $3, or $14, which
+	// $3 then replaces; it writes nothing when the instance is at another version or spec,
+	// or missing.
 	sqlCommitNext = `WITH moved AS (
 	UPDATE {schema}.fsmgen_instances
-	SET version = $4::bigint, state = $5::text, updated_at = now(), last_at = $10::timestamptz,
+	SET spec = $3::text, version = $4::bigint, state = $5::text, updated_at = now(), last_at = $10::timestamptz,
 		snapshot = COALESCE($13::bytea, snapshot),
 		snapshot_seq = CASE WHEN $13::bytea IS NULL THEN snapshot_seq ELSE $4::bigint END
-	WHERE machine = $1::text AND id = $2::text AND spec = $3::text AND version = $4::bigint - 1
+	WHERE machine = $1::text AND id = $2::text AND spec IN ($3::text, $14::text) AND version = $4::bigint - 1
 	RETURNING 1
 )
 INSERT INTO {schema}.fsmgen_entries

@@ -27,12 +27,13 @@ const (
 		ON CONFLICT (machine, id) DO NOTHING`
 
 	// updateInstanceRow moves an instance on; updateInstanceSnapshot does so with a new
-	// snapshot. Both match the version the commit expects and its spec.
-	updateInstanceRow = `UPDATE fsmgen_instances SET version = ?, state = ?, updated_at = ?, last_at = ?
-		WHERE machine = ? AND id = ? AND version = ? AND spec = ?`
-	updateInstanceSnapshot = `UPDATE fsmgen_instances SET version = ?, state = ?, updated_at = ?, last_at = ?,
+	// snapshot. Both match the version the commit expects and its spec or the spec it
+	// migrates the instance from (NULL for none), and store its spec.
+	updateInstanceRow = `UPDATE fsmgen_instances SET spec = ?, version = ?, state = ?, updated_at = ?, last_at = ?
+		WHERE machine = ? AND id = ? AND version = ? AND spec IN (?, ?)`
+	updateInstanceSnapshot = `UPDATE fsmgen_instances SET spec = ?, version = ?, state = ?, updated_at = ?, last_at = ?,
 		snapshot = ?, snapshot_seq = ?
-		WHERE machine = ? AND id = ? AND version = ? AND spec = ?`
+		WHERE machine = ? AND id = ? AND version = ? AND spec IN (?, ?)`
 
 	insertEntryRow = `INSERT INTO fsmgen_entries
 		(machine, id, seq, kind, event, from_state, to_state, at, idem_key, data)
@@ -92,7 +93,8 @@ func commitTx(ctx context.Context, t *tx, c *fsmrt.Commit) error {
 }
 
 // writeInstance inserts the instance of a first commit (c.Version 0), or moves a stored
-// one on from c.Version under c's spec, and reports whether it did.
+// one on from c.Version under c's spec (or c.Migrated, which c's spec then replaces), and
+// reports whether it did.
 func writeInstance(ctx context.Context, t *tx, c *fsmrt.Commit) (bool, error) {
 	now, last := time.Now().UnixMicro(), c.Entry.At.UnixMicro()
 	var query string
@@ -105,9 +107,11 @@ func writeInstance(ctx context.Context, t *tx, c *fsmrt.Commit) (bool, error) {
 		}
 		query, args = insertInstanceRow, []any{c.Machine, c.ID, c.Spec, c.Entry.Seq, c.State, c.Snapshot, snapSeq, now, last}
 	case c.Snapshot != nil:
-		query, args = updateInstanceSnapshot, []any{c.Entry.Seq, c.State, now, last, c.Snapshot, c.Entry.Seq, c.Machine, c.ID, c.Version, c.Spec}
+		query, args = updateInstanceSnapshot, []any{c.Spec, c.Entry.Seq, c.State, now, last, c.Snapshot, c.Entry.Seq,
+			c.Machine, c.ID, c.Version, c.Spec, nullString(c.Migrated)}
 	default:
-		query, args = updateInstanceRow, []any{c.Entry.Seq, c.State, now, last, c.Machine, c.ID, c.Version, c.Spec}
+		query, args = updateInstanceRow, []any{c.Spec, c.Entry.Seq, c.State, now, last,
+			c.Machine, c.ID, c.Version, c.Spec, nullString(c.Migrated)}
 	}
 	res, err := t.ExecContext(ctx, query, args...)
 	if err != nil {
@@ -118,17 +122,17 @@ func writeInstance(ctx context.Context, t *tx, c *fsmrt.Commit) (bool, error) {
 }
 
 // whyRefused returns the refusal of a commit whose instance write changed nothing: a
-// SpecMismatchError when the instance is stored under another spec, else a ConflictError
-// with the version stored (0 for none).
+// SpecMismatchError when the instance is stored under another spec than c's and the one
+// c migrates it from, else a ConflictError with the version stored (0 for none).
 func whyRefused(ctx context.Context, q querier, c *fsmrt.Commit) error {
 	stored, exists, err := storedHead(ctx, q, c.Machine, c.ID)
 	switch {
 	case err != nil:
 		return err
-	case exists && stored.spec != c.Spec:
+	case exists && stored.spec != c.Spec && (c.Migrated == "" || stored.spec != c.Migrated):
 		return &fsmrt.SpecMismatchError{Machine: c.Machine, ID: c.ID, Stored: stored.spec, Spec: c.Spec}
 	case stored.version == c.Version:
-		return fmt.Errorf("the instance is at version %d under the commit's spec, yet was not written", stored.version)
+		return fmt.Errorf("the instance is at version %d under a spec the commit accepts, yet was not written", stored.version)
 	}
 	return &fsmrt.ConflictError{Machine: c.Machine, ID: c.ID, Version: c.Version, Stored: stored.version}
 }

@@ -78,14 +78,15 @@
 // write that changes nothing). The writers of one Store also queue in the process, so
 // they do not spin on the lock. The statements of the writes and of the reads by key are prepared once, when the
 // Store opens, and kept on each connection that ran them. A Commit's first statement
-// moves the instance from the version it expects under its spec (or inserts a new one);
-// the entry's unique index refuses a used idempotency key, and the deadline it handles
-// must be found not handled. The first of these that finds nothing says why the commit
-// is refused (the instance's spec and version are read only then), and the transaction
-// is rolled back: a refused commit writes nothing. The counters are upserted, each
-// written only when its value changed, and not touched at all by a commit whose
-// transition changed none (Commit.CountersKept). Load reads the instance and its log in
-// one read transaction, a consistent snapshot that never waits for the writer.
+// inserts a new instance, or moves a stored one from the version it expects under its
+// spec, or under the spec it migrates the instance from (Commit.Migrated), which its spec
+// then replaces; the entry's unique index refuses a used idempotency key, and the
+// deadline it handles must be found not handled. The first of these that finds nothing
+// says why the commit is refused (the instance's spec and version are read only then),
+// and the transaction is rolled back: a refused commit writes nothing. The counters are
+// upserted, each written only when its value changed, and not touched at all by a commit
+// whose transition changed none (Commit.CountersKept). Load reads the instance and its
+// log in one read transaction, a consistent snapshot that never waits for the writer.
 //
 // # Claims
 //

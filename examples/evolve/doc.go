@@ -1,0 +1,16 @@
+// Package evolve is the spec-evolution example: a ticket machine whose spec changed while
+// its instances were stored. Version 1 (v1/ticket.fsm.yaml) has a triage state, an
+// approved state, a priority and a reopens counter; version 2 (v2/ticket.fsm.yaml) folds
+// triage into open, calls approved accepted, priority urgency and reopens reopen_count,
+// drops the review event, and adds a blocked state and a team that work requires. Its
+// migrations section says so, and the checker proves that every state of version 1 has a
+// place in version 2 and that the instances it stored get a team.
+//
+// Both versions are generated here, so that the tests can store instances with the code
+// of version 1 and carry them on with the code of version 2: on an in-memory store, an
+// SQLite file and a PostgreSQL server, where workers running version 2 take over
+// instances stored under version 1 at once.
+package evolve
+
+//go:generate go run github.com/fsmgen/fsmgen/cmd/fsmgen generate -o v1 v1/ticket.fsm.yaml
+//go:generate go run github.com/fsmgen/fsmgen/cmd/fsmgen generate -o v2 v2/ticket.fsm.yaml
