@@ -27,9 +27,17 @@ func diffSpecs(t *testing.T, breaking bool) (dir, v1, v2 string) {
 
 func TestDiffExitCodes(t *testing.T) {
 	_, v1, v2 := diffSpecs(t, false)
+	// Without a migration, the instances stored under v1 would be refused.
 	code, out, _ := run(t, "diff", v1, v2)
+	if code != ExitFindings || !strings.Contains(out, v2+":1:1: breaking: the fingerprint changes (") {
+		t.Errorf("no migration: code %d:\n%s", code, out)
+	}
+	data, _ := os.ReadFile(v2)
+	os.WriteFile(v2, append(data, "migrations:\n  - from: v1.fsm.yaml\n"...), 0o644)
+	code, out, _ = run(t, "diff", v1, v2)
 	if code != ExitOK || !strings.Contains(out, v2+":14:5: behaviour: transition from locked on unlock goes to open (was closed) (was at "+v1+":13:5)") ||
-		!strings.HasSuffix(out, "verdict: behaviour (0 breaking, 1 behaviour, 2 compatible)\n") {
+		!strings.Contains(out, v2+":17:5: compatible: instances stored under the old spec (") ||
+		!strings.HasSuffix(out, "verdict: behaviour (0 breaking, 1 behaviour, 3 compatible)\n") {
 		t.Errorf("behaviour change: code %d:\n%s", code, out)
 	}
 	if code, _, _ := run(t, "diff", "--fail-on", "behaviour", v1, v2); code != ExitFindings {

@@ -83,7 +83,7 @@ func (l *lowerer) migration(sm *spec.Migration) *migrationOf {
 	from := ir.Fingerprint(old)
 	switch {
 	case from == ir.Fingerprint(l.m):
-		l.ds.Errorf(sm.From.Pos, "%s means what this spec means (the same fingerprint, %s): stored instances load as they are, with nothing to migrate", sm.From.Value, from)
+		l.ds.Warnf(sm.From.Pos, "%s means what this spec means (the same fingerprint, %s): stored instances load as they are, with nothing to migrate", sm.From.Value, from)
 		return nil
 	case old.Name != l.m.Name || old.Package != l.m.Package:
 		l.ds.Errorf(sm.From.Pos, "%s is machine %s.%s, this spec %s.%s: a store finds instances by package and machine, so both must stay", sm.From.Value, old.Package, old.Name, l.m.Package, l.m.Name)

@@ -62,8 +62,18 @@ func Verdict(cs []Change) Class {
 }
 
 // Compare lists every change from old to new, ordered by position (the new spec's first).
+//
+// A change of the fingerprint (what stored instances mean) is a change of its own: breaking
+// unless the new spec declares a migration from the old one, which then also says what
+// became of the states, events, counters and context fields it renamed or dropped.
 func Compare(old, new *ir.Machine) []Change {
 	d := &differ{old: old, new: new}
+	from, to := ir.Fingerprint(old), ir.Fingerprint(new)
+	for _, mg := range new.Migrations {
+		if mg.From == from {
+			d.mg = mg
+		}
+	}
 	d.machine()
 	d.states()
 	d.events()
@@ -72,6 +82,13 @@ func Compare(old, new *ir.Machine) []Change {
 	d.counters()
 	d.declarations()
 	d.transitions()
+	switch {
+	case from == to:
+	case d.mg != nil:
+		d.add(Compatible, d.mg.Pos, diag.Pos{}, "instances stored under the old spec (%s) migrate to this one (%s): the migration from %s", from, to, d.mg.Source)
+	default:
+		d.add(Breaking, top(new), top(old), "the fingerprint changes (%s -> %s): code generated from the new spec refuses instances stored under the old one; keep the old spec as a file and declare a migration from it (migrations: [{from: FILE}])", from, to)
+	}
 	sort.SliceStable(d.out, func(i, j int) bool {
 		a, b := d.out[i].Pos, d.out[j].Pos
 		if (a.File == new.Source) != (b.File == new.Source) {
@@ -87,7 +104,32 @@ func Compare(old, new *ir.Machine) []Change {
 
 type differ struct {
 	old, new *ir.Machine
+	mg       *ir.Migration // the new spec's migration from the old one, if any
 	out      []Change
+}
+
+// renamedTo reports whether the migration from the old spec renames something to name
+// (kind's map): the name is then no addition.
+func (d *differ) renamedTo(names func(*ir.Migration) map[string]string, name string) bool {
+	if d.mg == nil {
+		return false
+	}
+	for _, to := range names(d.mg) {
+		if to == name {
+			return true
+		}
+	}
+	return false
+}
+
+// migrated returns what the migration from the old spec makes of a name of it (kind's
+// map), and whether the migration has a word for it.
+func (d *differ) migrated(names func(*ir.Migration) map[string]string, name string) (string, bool) {
+	if d.mg == nil {
+		return "", false
+	}
+	to, ok := names(d.mg)[name]
+	return to, ok
 }
 
 func (d *differ) add(c Class, pos, was diag.Pos, format string, args ...any) {
@@ -127,6 +169,14 @@ func (d *differ) states() {
 	what := kindOf(n)
 	for _, s := range o.States {
 		x := stateNamed(n, s.Name)
+		if to, ok := d.migrated(func(m *ir.Migration) map[string]string { return m.States }, s.Name); x == nil && ok {
+			if stateNamed(o, to) != nil {
+				d.add(Behaviour, s.Pos, diag.Pos{}, "%s %q removed: the migration moves its instances to %q", kindOf(o), s.Name, to)
+			} else {
+				d.add(Compatible, s.Pos, diag.Pos{}, "%s %q is now %q: the migration renames it", kindOf(o), s.Name, to)
+			}
+			continue
+		}
 		if x == nil {
 			d.add(Breaking, s.Pos, diag.Pos{}, "%s %q removed: instances stored in it cannot be loaded (map it to a new %s)", kindOf(o), s.Name, what)
 			continue
@@ -160,7 +210,7 @@ func (d *differ) states() {
 		}
 	}
 	for _, x := range n.States {
-		if stateNamed(o, x.Name) == nil {
+		if stateNamed(o, x.Name) == nil && !d.renamedTo(func(m *ir.Migration) map[string]string { return m.States }, x.Name) {
 			d.add(Compatible, x.Pos, diag.Pos{}, "%s %q added", what, x.Name)
 		}
 	}
@@ -185,6 +235,14 @@ func (d *differ) events() {
 			continue
 		}
 		x := eventNamed(n, e.Name)
+		if to, ok := d.migrated(func(m *ir.Migration) map[string]string { return m.Events }, e.Name); x == nil && ok {
+			if to == "" {
+				d.add(Behaviour, e.Pos, diag.Pos{}, "event %q removed: the migration replays the log entries that record it as recorded", e.Name)
+			} else {
+				d.add(Compatible, e.Pos, diag.Pos{}, "event %q is now %q: the migration renames it", e.Name, to)
+			}
+			continue
+		}
 		if x == nil {
 			d.add(Breaking, e.Pos, diag.Pos{}, "event %q removed: logs that record it cannot be replayed", e.Name)
 			continue
@@ -195,7 +253,7 @@ func (d *differ) events() {
 		}
 	}
 	for _, x := range n.Events {
-		if !x.Internal && eventNamed(o, x.Name) == nil {
+		if !x.Internal && eventNamed(o, x.Name) == nil && !d.renamedTo(func(m *ir.Migration) map[string]string { return m.Events }, x.Name) {
 			d.add(Compatible, x.Pos, diag.Pos{}, "event %q added", x.Name)
 		}
 	}
@@ -265,9 +323,17 @@ func (d *differ) fields() {
 	o, n := d.old, d.new
 	for _, f := range o.Fields {
 		g := fieldIn(n.Fields, f.Name)
+		to, migrated := d.migrated(func(m *ir.Migration) map[string]string { return m.Fields }, f.Name)
 		switch {
+		case g == nil && migrated && to == "":
+			d.add(Behaviour, f.Pos, diag.Pos{}, "context field %q removed: the migration drops its stored values", f.Name)
+		case g == nil && migrated:
+			d.add(Compatible, f.Pos, diag.Pos{}, "context field %q is now %q: the migration renames it", f.Name, to)
 		case g == nil:
 			d.add(Breaking, f.Pos, diag.Pos{}, "context field %q removed: stored contexts that hold it are refused (map it to a new field)", f.Name)
+		case f.Type.String() != g.Type.String() && d.mg != nil:
+			// The checker proved the stored values decode.
+			d.add(Behaviour, g.Pos, f.Pos, "context field %q is a %s (was %s)", g.Name, g.Type, f.Type)
 		case f.Type.String() != g.Type.String():
 			d.add(Breaking, g.Pos, f.Pos, "context field %q is a %s (was %s): stored contexts do not decode", g.Name, g.Type, f.Type)
 		default:
@@ -280,7 +346,7 @@ func (d *differ) fields() {
 		}
 	}
 	for _, g := range n.Fields {
-		if fieldIn(o.Fields, g.Name) == nil {
+		if fieldIn(o.Fields, g.Name) == nil && !d.renamedTo(func(m *ir.Migration) map[string]string { return m.Fields }, g.Name) {
 			d.add(Compatible, g.Pos, diag.Pos{}, "context field %q added: stored contexts load with its zero value or default", g.Name)
 		}
 	}
@@ -290,7 +356,12 @@ func (d *differ) counters() {
 	o, n := d.old, d.new
 	for _, c := range o.Counters {
 		x := counterNamed(n, c.Name)
+		to, migrated := d.migrated(func(m *ir.Migration) map[string]string { return m.Counters }, c.Name)
 		switch {
+		case x == nil && migrated && to == "":
+			d.add(Behaviour, c.Pos, diag.Pos{}, "counter %q removed: the migration drops its stored counts", c.Name)
+		case x == nil && migrated:
+			d.add(Compatible, c.Pos, diag.Pos{}, "counter %q is now %q: the migration renames it", c.Name, to)
 		case x == nil:
 			d.add(Breaking, c.Pos, diag.Pos{}, "counter %q removed: stored counts of it are refused (map it to a new counter)", c.Name)
 		case c.PerState != x.PerState:
@@ -305,7 +376,7 @@ func (d *differ) counters() {
 		}
 	}
 	for _, x := range n.Counters {
-		if counterNamed(o, x.Name) == nil {
+		if counterNamed(o, x.Name) == nil && !d.renamedTo(func(m *ir.Migration) map[string]string { return m.Counters }, x.Name) {
 			d.add(Compatible, x.Pos, diag.Pos{}, "counter %q added: stored instances start it at 0", x.Name)
 		}
 	}

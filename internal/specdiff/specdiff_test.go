@@ -49,6 +49,41 @@ var seedEdits = []edit{
 	{"a statechart's state renamed", "cognitive", [][2]string{{"acting", "doing"}}, Breaking, `breaking: configuration "acting" removed`},
 }
 
+// migratedEdits are edits with the migration the new spec declares from the seed (YAML
+// appended to it, from: filled in), and edits that need one and declare none. The edits of
+// seedEdits that change the fingerprint without breaking anything declare an empty one.
+var migratedEdits = []struct {
+	edit
+	migration string
+}{
+	{edit{"a state added, without a migration", "review", [][2]string{{"  pending_review: { doc:", "  on_hold: {}\n  pending_review: { doc:"}, {"  - { from: not_started, to: blocked", "  - { from: in_progress, to: on_hold }\n  - { from: on_hold, to: in_progress }\n  - { from: not_started, to: blocked"}}, Breaking, "breaking: the fingerprint changes"}, ""},
+	{edit{"a state renamed, with its migration", "review", [][2]string{{"pending_review", "awaiting_review"}}, Behaviour, `compatible: state "pending_review" is now "awaiting_review": the migration renames it`},
+		"    states: { pending_review: awaiting_review }\n    events: { pending_review: awaiting_review }\n"},
+	{edit{"a state merged into another", "review", [][2]string{{"  blocked:        { doc: Task cannot proceed due to blocker. }\n", ""}, {"  - { from: not_started, to: blocked, doc: Dependency not satisfied. }\n", ""}, {"  - { from: in_progress, to: blocked, doc: Worker encounters blocker. }\n", ""}, {"  - { from: blocked, to: not_started, doc: \"Blocker resolved (reset).\" }\n", ""}, {"  - { from: blocked, to: in_progress, doc: \"Blocker resolved (resume).\" }\n", ""}, {"  blocked:        { doc: \"Dependency not satisfied; worker encounters blocker.\" }\n", ""}, {"  not_started:    { doc: \"Blocker resolved (reset).\" }\n", ""}},
+		Behaviour, `behaviour: state "blocked" removed: the migration moves its instances to "not_started"`}, "    states: { blocked: not_started }\n"},
+	{edit{"a counter renamed, with its migration", "review", [][2]string{{"security_reviews", "sec_reviews"}}, Behaviour, `compatible: counter "security_reviews" is now "sec_reviews": the migration renames it`}, "    counters: { security_reviews: sec_reviews }\n"},
+	{edit{"a compatible edit, with its migration", "pipeline", [][2]string{{"  task_id:        { type: string", "  region: { type: string }\n  task_id:        { type: string"}}, Compatible, "compatible: instances stored under the old spec"}, ""},
+}
+
+// fingerprintChanges reports whether edit e changes its seed's fingerprint.
+func fingerprintChanges(t *testing.T, e edit) bool {
+	path := "../../examples/" + e.seed + "/" + e.seed + ".fsm.yaml"
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := string(data)
+	for _, r := range e.replace {
+		edited = strings.ReplaceAll(edited, r[0], r[1])
+	}
+	return ir.Fingerprint(load(t, path, data).m) != ir.Fingerprint(load(t, "new.fsm.yaml", []byte(edited)).m)
+}
+
+// withMigration returns spec with a migration from the seed at path, body its maps.
+func withMigration(spec, path, body string) string {
+	return spec + "\nmigrations:\n  - from: " + path + "\n" + body
+}
+
 type lowered struct{ m *ir.Machine }
 
 func load(t *testing.T, name string, data []byte) *lowered {
@@ -61,7 +96,24 @@ func load(t *testing.T, name string, data []byte) *lowered {
 }
 
 func TestSeedEdits(t *testing.T) {
+	all := make([]struct {
+		edit
+		migration string
+	}, 0, len(seedEdits)+len(migratedEdits))
 	for _, e := range seedEdits {
+		// An edit that changes the fingerprint and breaks nothing by itself needs a
+		// migration all the same, if only to say the older spec's instances load.
+		m := ""
+		if e.verdict != Breaking && fingerprintChanges(t, e) {
+			m = "    states: {}\n"
+		}
+		all = append(all, struct {
+			edit
+			migration string
+		}{e, m})
+	}
+	all = append(all, migratedEdits...)
+	for _, e := range all {
 		t.Run(e.name, func(t *testing.T) {
 			path := "../../examples/" + e.seed + "/" + e.seed + ".fsm.yaml"
 			data, err := os.ReadFile(path)
@@ -74,6 +126,9 @@ func TestSeedEdits(t *testing.T) {
 					t.Fatalf("the seed holds no %q", r[0])
 				}
 				edited = strings.ReplaceAll(edited, r[0], r[1])
+			}
+			if e.migration != "" || strings.HasSuffix(e.name, ", with its migration") {
+				edited = withMigration(edited, path, e.migration)
 			}
 			old, neu := load(t, path, data), load(t, "new.fsm.yaml", []byte(edited))
 			cs := Compare(old.m, neu.m)
@@ -116,7 +171,7 @@ func TestFormats(t *testing.T) {
 	if err := json.Unmarshal(js.Bytes(), &out); err != nil {
 		t.Fatal(err)
 	}
-	if out.Verdict != "breaking" || out.Counts["breaking"] != 2 || len(out.Changes) != len(cs) || out.Changes[0].Pos.File != "new.fsm.yaml" {
+	if out.Verdict != "breaking" || out.Counts["breaking"] != 3 || len(out.Changes) != len(cs) || out.Changes[0].Pos.File != "new.fsm.yaml" {
 		t.Errorf("json: %s", js.String())
 	}
 	var gh bytes.Buffer
@@ -124,7 +179,8 @@ func TestFormats(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !strings.Contains(gh.String(), "::error file=old.fsm.yaml,line=43,col=3::breaking: state \"pending_review\" removed") ||
-		!strings.Contains(gh.String(), "::notice file=new.fsm.yaml,line=43,col=3::compatible: state \"awaiting_review\" added") {
+		!strings.Contains(gh.String(), "::notice file=new.fsm.yaml,line=43,col=3::compatible: state \"awaiting_review\" added") ||
+		!strings.Contains(gh.String(), "::error file=new.fsm.yaml,line=1,col=1::breaking: the fingerprint changes") {
 		t.Errorf("github-actions:\n%s", gh.String())
 	}
 	var empty bytes.Buffer
