@@ -17,7 +17,7 @@ import (
 func diffVerb() verb {
 	return verb{
 		name:    "diff",
-		args:    "[--format text|json|github-actions] [--fail-on breaking|behaviour|none]\n(OLD NEW | --base REV FILE)",
+		args:    "[--format text|json|github-actions] [--fail-on breaking|behaviour|none] [--store DSN]\n(OLD NEW | --base REV FILE)",
 		summary: "classify every change between two versions of a spec",
 		about: `Diff compares two versions of a spec, OLD and NEW, or FILE with itself at the git
 revision REV (--base), and prints every change with its position (in NEW, or in OLD for
@@ -27,13 +27,19 @@ behaviour (a target, guards and their order, roles, actions, a limit, a timeout,
 initial state changed) or breaking (a state, event, role, counter or context field
 removed or renamed, a field's type changed, a payload changed incompatibly, the machine
 renamed), then the verdict, the highest class. A statechart's states are compared as its
-configurations, the states its instances are stored in. It exits 1 when a change reaches
+configurations, the states its instances are stored in. The fingerprint changing is
+breaking unless NEW declares a migration from OLD, which then says what becomes of the
+states, events, counters and fields it renames or drops. With --store, each change to a
+state or a counter says how many instances stored in DSN it concerns (the fsmgen of a
+store's module opens it: store/postgres/cmd/fsmgen for postgres:// DSNs,
+store/sqlite/cmd/fsmgen for SQLite files). It exits 1 when a change reaches
 --fail-on (breaking by default; none never fails), 2 on a usage error, an unreadable
 file or a spec with errors.`,
 		examples: []string{
 			"fsmgen diff v1/task.fsm.yaml task.fsm.yaml",
 			"fsmgen diff --base origin/main --fail-on breaking task.fsm.yaml   # CI gate",
 			"fsmgen diff --format github-actions --base HEAD~1 task.fsm.yaml",
+			"fsmgen diff --store postgres://app@db/app v1/task.fsm.yaml task.fsm.yaml",
 		},
 		run: (*command).diff,
 	}
@@ -44,6 +50,7 @@ func (c *command) diff(args []string) int {
 	format := fs.String("format", "text", "output `format`: text, json or github-actions")
 	failOn := fs.String("fail-on", "breaking", "exit 1 when a change is at least this `class`: breaking, behaviour or none")
 	base := fs.String("base", "", "compare FILE with itself at git revision `REV`")
+	storeDSN := fs.String("store", "", "count the instances each change concerns in the store `DSN`")
 	files, err := parse(fs, args)
 	if err != nil {
 		return ExitUsage
@@ -87,6 +94,11 @@ func (c *command) diff(args []string) int {
 		return ExitUsage
 	}
 	changes := specdiff.Compare(old, neu)
+	if *storeDSN != "" {
+		if err := c.countStored(*storeDSN, old, changes); err != nil {
+			return c.usageErr("--store: %v", err)
+		}
+	}
 	if *base != "" && f == diag.FormatGitHubActions {
 		// GitHub annotates files of the checkout: what the revision alone holds (what the
 		// change removes) is annotated on the spec's first line, with where it was.
@@ -104,6 +116,20 @@ func (c *command) diff(args []string) int {
 		return ExitFindings
 	}
 	return ExitOK
+}
+
+// countStored counts, in the store dsn names, the instances each change concerns.
+func (c *command) countStored(dsn string, old *ir.Machine, changes []specdiff.Change) error {
+	o, ok := storeFor(dsn)
+	if !ok {
+		return fmt.Errorf("this fsmgen opens no store; the fsmgen of a store's module does: go run github.com/fsmgen/fsmgen/store/postgres/cmd/fsmgen (postgres:// DSNs) or github.com/fsmgen/fsmgen/store/sqlite/cmd/fsmgen (SQLite files)")
+	}
+	store, closeStore, err := o.Open(c.ctx, dsn)
+	if err != nil {
+		return fmt.Errorf("%s: %w", o.Name, err)
+	}
+	defer closeStore()
+	return specdiff.Count(c.ctx, old, changes, store.Find)
 }
 
 // loadForDiff lowers one version of the spec; a version with errors cannot be compared,

@@ -19,6 +19,7 @@ func verbFlags() []verbWithFlags {
 		{"generate", []string{"-o", "--root", "--check", "--format", "--outputs", "--no-tests", "--warnings-as-errors"}},
 		{"diagram", []string{"--format"}},
 		{"check", []string{"--format", "--warnings-as-errors"}},
+		{"diff", []string{"--format", "--fail-on", "--base", "--store"}},
 		{"sim", []string{"--events", "--event", "--guard", "--as", "--policy", "--set", "--fail", "--json"}},
 		{"import", []string{"--from", "-o", "--force", "--machine", "--package"}},
 		{"schema", nil},

@@ -8,11 +8,13 @@
 package specdiff
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"sort"
 	"strings"
 
+	"github.com/fsmgen/fsmgen/fsmrt"
 	"github.com/fsmgen/fsmgen/internal/diag"
 	"github.com/fsmgen/fsmgen/internal/ir"
 	"github.com/fsmgen/fsmgen/internal/mermaid/graph"
@@ -50,6 +52,11 @@ type Change struct {
 	Pos diag.Pos
 	// Was is where the same thing is in the old spec, when it is in both (zero otherwise).
 	Was diag.Pos
+	// State and Counter name what of the old spec the change concerns, when it concerns
+	// the instances stored in a state or counting a counter: a store can count them.
+	State, Counter string
+	// Stored is how many stored instances it concerns, when a store was asked (Count).
+	Stored *int
 }
 
 // Verdict is the highest class of the changes (Compatible when there are none).
@@ -136,6 +143,17 @@ func (d *differ) add(c Class, pos, was diag.Pos, format string, args ...any) {
 	d.out = append(d.out, Change{Class: c, Message: fmt.Sprintf(format, args...), Pos: pos, Was: was})
 }
 
+// inState and ofCounter say what the change just added concerns.
+// concern marks the changes from the from-th on that are not compatible, or rename
+// something, as concerning what set marks them with.
+func (d *differ) concern(from int, set func(*Change)) {
+	for i := from; i < len(d.out); i++ {
+		if d.out[i].Class != Compatible || strings.Contains(d.out[i].Message, "the migration renames") {
+			set(&d.out[i])
+		}
+	}
+}
+
 // top is the position of the spec as a whole (its first line).
 func top(m *ir.Machine) diag.Pos { return diag.Pos{File: m.Source, Line: 1, Col: 1} }
 
@@ -168,46 +186,9 @@ func (d *differ) states() {
 	o, n := d.old, d.new
 	what := kindOf(n)
 	for _, s := range o.States {
-		x := stateNamed(n, s.Name)
-		if to, ok := d.migrated(func(m *ir.Migration) map[string]string { return m.States }, s.Name); x == nil && ok {
-			if stateNamed(o, to) != nil {
-				d.add(Behaviour, s.Pos, diag.Pos{}, "%s %q removed: the migration moves its instances to %q", kindOf(o), s.Name, to)
-			} else {
-				d.add(Compatible, s.Pos, diag.Pos{}, "%s %q is now %q: the migration renames it", kindOf(o), s.Name, to)
-			}
-			continue
-		}
-		if x == nil {
-			d.add(Breaking, s.Pos, diag.Pos{}, "%s %q removed: instances stored in it cannot be loaded (map it to a new %s)", kindOf(o), s.Name, what)
-			continue
-		}
-		if s.Terminal != x.Terminal {
-			if x.Terminal {
-				d.add(Behaviour, x.Pos, s.Pos, "%s %q is now terminal: instances in it accept no event", what, x.Name)
-			} else {
-				d.add(Behaviour, x.Pos, s.Pos, "%s %q is no longer terminal", what, x.Name)
-			}
-		}
-		if s.Remembers && !x.Remembers {
-			d.add(Breaking, x.Pos, s.Pos, "%s %q no longer remembers: snapshots that hold what it remembered are refused", what, x.Name)
-		} else if !s.Remembers && x.Remembers {
-			d.add(Compatible, x.Pos, s.Pos, "%s %q now remembers where it was entered from", what, x.Name)
-		}
-		if a, b := fieldNames(s.Requires), fieldNames(x.Requires); a != b {
-			d.add(Behaviour, x.Pos, s.Pos, "%s %q requires [%s] (was [%s])", what, x.Name, b, a)
-		}
-		if a, b := actionNames(s.Entry), actionNames(x.Entry); a != b {
-			d.add(Behaviour, x.Pos, s.Pos, "%s %q runs entry actions [%s] (was [%s])", what, x.Name, b, a)
-		}
-		if a, b := actionNames(s.Exit), actionNames(x.Exit); a != b {
-			d.add(Behaviour, x.Pos, s.Pos, "%s %q runs exit actions [%s] (was [%s])", what, x.Name, b, a)
-		}
-		if a, b := timeoutText(s.Timeout), timeoutText(x.Timeout); a != b {
-			d.add(Behaviour, x.Pos, s.Pos, "the timeout of %s %q is %s (was %s)", what, x.Name, b, a)
-		}
-		if s.Doc != x.Doc {
-			d.add(Compatible, x.Pos, s.Pos, "the doc of %s %q changed", what, x.Name)
-		}
+		from := len(d.out)
+		d.stateChanges(s, what)
+		d.concern(from, func(c *Change) { c.State = s.Name })
 	}
 	for _, x := range n.States {
 		if stateNamed(o, x.Name) == nil && !d.renamedTo(func(m *ir.Migration) map[string]string { return m.States }, x.Name) {
@@ -216,6 +197,51 @@ func (d *differ) states() {
 	}
 	if o.Initial != nil && n.Initial != nil && o.Initial.Name != n.Initial.Name {
 		d.add(Behaviour, n.Initial.Pos, o.Initial.Pos, "new machines start in %q (was %q)", n.Initial.Name, o.Initial.Name)
+	}
+}
+
+// stateChanges compares state s of the old spec with its namesake in the new one.
+func (d *differ) stateChanges(s *ir.State, what string) {
+	o, n := d.old, d.new
+	x := stateNamed(n, s.Name)
+	if to, ok := d.migrated(func(m *ir.Migration) map[string]string { return m.States }, s.Name); x == nil && ok {
+		if stateNamed(o, to) != nil {
+			d.add(Behaviour, s.Pos, diag.Pos{}, "%s %q removed: the migration moves its instances to %q", kindOf(o), s.Name, to)
+		} else {
+			d.add(Compatible, s.Pos, diag.Pos{}, "%s %q is now %q: the migration renames it", kindOf(o), s.Name, to)
+		}
+		return
+	}
+	if x == nil {
+		d.add(Breaking, s.Pos, diag.Pos{}, "%s %q removed: instances stored in it cannot be loaded (map it to a new %s)", kindOf(o), s.Name, what)
+		return
+	}
+	if s.Terminal != x.Terminal {
+		if x.Terminal {
+			d.add(Behaviour, x.Pos, s.Pos, "%s %q is now terminal: instances in it accept no event", what, x.Name)
+		} else {
+			d.add(Behaviour, x.Pos, s.Pos, "%s %q is no longer terminal", what, x.Name)
+		}
+	}
+	if s.Remembers && !x.Remembers {
+		d.add(Breaking, x.Pos, s.Pos, "%s %q no longer remembers: snapshots that hold what it remembered are refused", what, x.Name)
+	} else if !s.Remembers && x.Remembers {
+		d.add(Compatible, x.Pos, s.Pos, "%s %q now remembers where it was entered from", what, x.Name)
+	}
+	if a, b := fieldNames(s.Requires), fieldNames(x.Requires); a != b {
+		d.add(Behaviour, x.Pos, s.Pos, "%s %q requires [%s] (was [%s])", what, x.Name, b, a)
+	}
+	if a, b := actionNames(s.Entry), actionNames(x.Entry); a != b {
+		d.add(Behaviour, x.Pos, s.Pos, "%s %q runs entry actions [%s] (was [%s])", what, x.Name, b, a)
+	}
+	if a, b := actionNames(s.Exit), actionNames(x.Exit); a != b {
+		d.add(Behaviour, x.Pos, s.Pos, "%s %q runs exit actions [%s] (was [%s])", what, x.Name, b, a)
+	}
+	if a, b := timeoutText(s.Timeout), timeoutText(x.Timeout); a != b {
+		d.add(Behaviour, x.Pos, s.Pos, "the timeout of %s %q is %s (was %s)", what, x.Name, b, a)
+	}
+	if s.Doc != x.Doc {
+		d.add(Compatible, x.Pos, s.Pos, "the doc of %s %q changed", what, x.Name)
 	}
 }
 
@@ -355,31 +381,39 @@ func (d *differ) fields() {
 func (d *differ) counters() {
 	o, n := d.old, d.new
 	for _, c := range o.Counters {
-		x := counterNamed(n, c.Name)
-		to, migrated := d.migrated(func(m *ir.Migration) map[string]string { return m.Counters }, c.Name)
-		switch {
-		case x == nil && migrated && to == "":
-			d.add(Behaviour, c.Pos, diag.Pos{}, "counter %q removed: the migration drops its stored counts", c.Name)
-		case x == nil && migrated:
-			d.add(Compatible, c.Pos, diag.Pos{}, "counter %q is now %q: the migration renames it", c.Name, to)
-		case x == nil:
-			d.add(Breaking, c.Pos, diag.Pos{}, "counter %q removed: stored counts of it are refused (map it to a new counter)", c.Name)
-		case c.PerState != x.PerState:
-			d.add(Breaking, x.Pos, c.Pos, "counter %q is now counted %s: stored counts do not fit", x.Name, map[bool]string{true: "per state", false: "once for the machine"}[x.PerState])
-		default:
-			if a, b := limitText(c), limitText(x); a != b {
-				d.add(Behaviour, x.Pos, c.Pos, "counter %q: %s (was %s)", x.Name, b, a)
-			}
-			if c.ResetOnSuccess != x.ResetOnSuccess {
-				d.add(Behaviour, x.Pos, c.Pos, "counter %q resets on success: %v (was %v)", x.Name, x.ResetOnSuccess, c.ResetOnSuccess)
-			}
-		}
+		from := len(d.out)
+		d.counterChanges(c)
+		d.concern(from, func(ch *Change) { ch.Counter = c.Name })
 	}
 	for _, x := range n.Counters {
 		if counterNamed(o, x.Name) == nil && !d.renamedTo(func(m *ir.Migration) map[string]string { return m.Counters }, x.Name) {
 			d.add(Compatible, x.Pos, diag.Pos{}, "counter %q added: stored instances start it at 0", x.Name)
 		}
 	}
+}
+
+// counterChanges compares counter c of the old spec with its namesake in the new one.
+func (d *differ) counterChanges(c *ir.Counter) {
+	x := counterNamed(d.new, c.Name)
+	to, migrated := d.migrated(func(m *ir.Migration) map[string]string { return m.Counters }, c.Name)
+	switch {
+	case x == nil && migrated && to == "":
+		d.add(Behaviour, c.Pos, diag.Pos{}, "counter %q removed: the migration drops its stored counts", c.Name)
+	case x == nil && migrated:
+		d.add(Compatible, c.Pos, diag.Pos{}, "counter %q is now %q: the migration renames it", c.Name, to)
+	case x == nil:
+		d.add(Breaking, c.Pos, diag.Pos{}, "counter %q removed: stored counts of it are refused (map it to a new counter)", c.Name)
+	case c.PerState != x.PerState:
+		d.add(Breaking, x.Pos, c.Pos, "counter %q is now counted %s: stored counts do not fit", x.Name, map[bool]string{true: "per state", false: "once for the machine"}[x.PerState])
+	default:
+		if a, b := limitText(c), limitText(x); a != b {
+			d.add(Behaviour, x.Pos, c.Pos, "counter %q: %s (was %s)", x.Name, b, a)
+		}
+		if c.ResetOnSuccess != x.ResetOnSuccess {
+			d.add(Behaviour, x.Pos, c.Pos, "counter %q resets on success: %v (was %v)", x.Name, x.ResetOnSuccess, c.ResetOnSuccess)
+		}
+	}
+
 }
 
 func counterNamed(m *ir.Machine, name string) *ir.Counter {
@@ -706,4 +740,53 @@ func threshold(t ir.Threshold) string {
 		return fmt.Sprintf("%v by %s", t.Values, t.By.Name)
 	}
 	return fmt.Sprint(t.Num)
+}
+
+// Count asks a store, through find (a Store's Find), how many instances of the old spec's
+// machine each change concerns: those stored in its state, those whose counter is not
+// zero. It sets the changes' Stored.
+func Count(ctx context.Context, old *ir.Machine, cs []Change, find func(context.Context, fsmrt.Query) ([]fsmrt.Instance, error)) error {
+	machine := old.Package + "." + old.Name
+	type subject struct{ state, counter string }
+	counts := map[subject]int{}
+	for i, c := range cs {
+		if c.State == "" && c.Counter == "" {
+			continue
+		}
+		key := subject{c.State, c.Counter}
+		n, ok := counts[key]
+		if !ok {
+			q := fsmrt.Query{Machine: machine, Counter: c.Counter}
+			if c.State != "" {
+				q = fsmrt.Query{Machine: machine, States: []string{c.State}}
+			} else {
+				q.AtLeast = 1
+			}
+			var err error
+			if n, err = countAll(ctx, q, find); err != nil {
+				return err
+			}
+			counts[key] = n
+		}
+		cs[i].Stored = &n
+	}
+	return nil
+}
+
+// countAll counts the instances q selects, a page at a time.
+func countAll(ctx context.Context, q fsmrt.Query, find func(context.Context, fsmrt.Query) ([]fsmrt.Instance, error)) (int, error) {
+	const page = 1000
+	q.Limit = page
+	n := 0
+	for {
+		got, err := find(ctx, q)
+		if err != nil {
+			return 0, err
+		}
+		n += len(got)
+		if len(got) < page {
+			return n, nil
+		}
+		q.After = got[len(got)-1].ID
+	}
 }

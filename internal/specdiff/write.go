@@ -22,6 +22,7 @@ func Write(w io.Writer, cs []Change, f diag.Format) error {
 			Message string    `json:"message"`
 			Pos     diag.Pos  `json:"pos"`
 			Was     *diag.Pos `json:"was,omitempty"`
+			Stored  *int      `json:"stored,omitempty"`
 		}
 		out := struct {
 			Verdict string         `json:"verdict"`
@@ -29,7 +30,7 @@ func Write(w io.Writer, cs []Change, f diag.Format) error {
 			Changes []change       `json:"changes"`
 		}{Verdict: Verdict(cs).String(), Counts: counts(cs), Changes: []change{}}
 		for _, c := range cs {
-			x := change{Class: c.Class.String(), Message: c.Message, Pos: c.Pos}
+			x := change{Class: c.Class.String(), Message: c.Message + storedText(c), Pos: c.Pos, Stored: c.Stored}
 			if c.Was != (diag.Pos{}) {
 				was := c.Was
 				x.Was = &was
@@ -41,11 +42,11 @@ func Write(w io.Writer, cs []Change, f diag.Format) error {
 		return enc.Encode(out)
 	case diag.FormatGitHubActions:
 		for _, c := range cs {
-			b.WriteString(diag.GitHubAnnotation([...]string{"notice", "warning", "error"}[c.Class], c.Pos, c.Class.String()+": "+c.Message))
+			b.WriteString(diag.GitHubAnnotation([...]string{"notice", "warning", "error"}[c.Class], c.Pos, c.Class.String()+": "+c.Message+storedText(c)))
 		}
 	default:
 		for _, c := range cs {
-			fmt.Fprintf(&b, "%s: %s: %s", c.Pos, c.Class, c.Message)
+			fmt.Fprintf(&b, "%s: %s: %s%s", c.Pos, c.Class, c.Message, storedText(c))
 			if c.Was != (diag.Pos{}) && c.Was != c.Pos {
 				fmt.Fprintf(&b, " (was at %s)", c.Was)
 			}
@@ -64,4 +65,19 @@ func counts(cs []Change) map[string]int {
 		n[c.Class.String()]++
 	}
 	return n
+}
+
+// storedText says how many stored instances a change concerns, when a store was asked.
+func storedText(c Change) string {
+	if c.Stored == nil {
+		return ""
+	}
+	n, s := *c.Stored, "s"
+	if n == 1 {
+		s = ""
+	}
+	if c.State != "" {
+		return fmt.Sprintf("; %d stored instance%s in %q", n, s, c.State)
+	}
+	return fmt.Sprintf("; %d stored instance%s count %q", n, s, c.Counter)
 }

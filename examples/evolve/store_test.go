@@ -1,0 +1,123 @@
+package evolve_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	v1 "github.com/fsmgen/fsmgen/examples/evolve/v1"
+	"github.com/fsmgen/fsmgen/fsmrt"
+	"github.com/fsmgen/fsmgen/store/postgres"
+	"github.com/fsmgen/fsmgen/store/postgres/pgtest"
+	"github.com/fsmgen/fsmgen/store/sqlite"
+)
+
+// fsmgenWith builds the fsmgen of a store's module (store/sqlite or store/postgres).
+func fsmgenWith(t *testing.T, module string) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "fsmgen")
+	cmd := exec.Command("go", "build", "-C", filepath.Join("..", "..", module), "-o", bin, "./cmd/fsmgen")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build %s: %v\n%s", module, err, out)
+	}
+	return bin
+}
+
+// storeStories stores every story under version 1, and extra more tickets left in triage.
+func storeStories(t *testing.T, store fsmrt.Store, extra int) {
+	t.Helper()
+	ctx := context.Background()
+	for _, s := range stories() {
+		if _, err := writeV1(ctx, store, s.id, s.events); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range extra {
+		if _, err := writeV1(ctx, store, fmt.Sprintf("triage-%02d", i), []v1.Event{v1.EventReview}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// diffStore runs bin's fsmgen diff --store dsn from version 1 to version 2, and to a
+// version 2 that declares no migration, and checks what it counts.
+func diffStore(t *testing.T, bin, dsn string, triage int) {
+	t.Helper()
+	run := func(newSpec string) (string, int) {
+		cmd := exec.Command(bin, "diff", "--store", dsn, "v1/ticket.fsm.yaml", newSpec)
+		out, err := cmd.Output()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return string(out), code
+	}
+	out, code := run("v2/ticket.fsm.yaml")
+	for _, want := range []string{
+		`behaviour: state "triage" removed: the migration moves its instances to "open"; ` + count(triage, "triage"),
+		`compatible: state "approved" is now "accepted": the migration renames it; 2 stored instances in "approved"`,
+		`compatible: counter "reopens" is now "reopen_count": the migration renames it; 1 stored instance count "reopens"`,
+		"verdict: behaviour",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("diff --store with the migration: no %q in:\n%s", want, out)
+		}
+	}
+	if code != 0 {
+		t.Errorf("diff --store with the migration: exit %d", code)
+	}
+	// Without the migration, the same change strands them.
+	data, err := os.ReadFile("v2/ticket.fsm.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bare := filepath.Join(t.TempDir(), "ticket.fsm.yaml")
+	os.WriteFile(bare, data[:strings.Index(string(data), "\nmigrations:")+1], 0o644)
+	out, code = run(bare)
+	if want := `breaking: state "triage" removed: instances stored in it cannot be loaded (map it to a new state); ` + count(triage, "triage"); code != 1 || !strings.Contains(out, want) {
+		t.Errorf("diff --store without the migration: exit %d, no %q in:\n%s", code, want, out)
+	}
+}
+
+// count is how fsmgen diff says n instances are stored in state.
+func count(n int, state string) string {
+	if n == 1 {
+		return fmt.Sprintf("1 stored instance in %q", state)
+	}
+	return fmt.Sprintf("%d stored instances in %q", n, state)
+}
+
+// TestDiffStoreSQLite: fsmgen diff --store counts the instances of an SQLite file.
+func TestDiffStoreSQLite(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "tickets.db")
+	store, err := sqlite.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	storeStories(t, store, 4)
+	store.Close()
+	diffStore(t, fsmgenWith(t, "store/sqlite"), db, 5)
+}
+
+// TestDiffStorePostgres: fsmgen diff --store counts the instances of a PostgreSQL database.
+func TestDiffStorePostgres(t *testing.T) {
+	ctx := context.Background()
+	srv := pgtest.New(t, pgtest.Options{})
+	dsn, err := srv.CreateDatabase(ctx, "counted")
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := postgres.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	storeStories(t, store, 36)
+	store.Close()
+	diffStore(t, fsmgenWith(t, "store/postgres"), dsn, 37)
+}
