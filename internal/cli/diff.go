@@ -88,8 +88,8 @@ func (c *command) diff(args []string) int {
 	default:
 		return c.usageErr("diff needs OLD and NEW, or --base REV and one FILE")
 	}
-	old, ok := c.loadForDiff(oldPath, oldData)
-	neu, ok2 := c.loadForDiff(newPath, newData)
+	old, ok := c.loadForDiff(oldPath, oldData, lower.LoadOlder)
+	neu, ok2 := c.loadForDiff(newPath, newData, lower.Load)
 	if !ok || !ok2 {
 		return ExitUsage
 	}
@@ -134,8 +134,8 @@ func (c *command) countStored(dsn string, old *ir.Machine, changes []specdiff.Ch
 
 // loadForDiff lowers one version of the spec; a version with errors cannot be compared,
 // and its findings go to stderr.
-func (c *command) loadForDiff(path string, data []byte) (*ir.Machine, bool) {
-	m, ds := lower.Load(path, data)
+func (c *command) loadForDiff(path string, data []byte, load func(string, []byte) (*ir.Machine, diag.List)) (*ir.Machine, bool) {
+	m, ds := load(path, data)
 	if ds.HasErrors() {
 		diag.Write(c.stderr, ds.Sorted(), diag.FormatText)
 		fmt.Fprintf(c.stderr, "fsmgen: %s has errors: fix them to compare it\n", escapeUnsafe(path))

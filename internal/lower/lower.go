@@ -1823,6 +1823,17 @@ func load(path string, data []byte, table bool) (*ir.Machine, diag.List) {
 	return loadIn(path, data, table, nil)
 }
 
+// LoadOlder is Load for the older version of a spec that a newer one is compared with: the
+// migrations it declares are left out (Machine.Migrations is nil), unread, as they say
+// nothing about it (and a version read from a git revision has no directory to read their
+// files from).
+func LoadOlder(path string, data []byte) (*ir.Machine, diag.List) {
+	return loadIn(path, data, true, map[string]bool{noMigrations: true})
+}
+
+// noMigrations, in a chain, says not to resolve migrations at all.
+const noMigrations = "\x00"
+
 // loadIn is load for a spec an older version of which chain holds (by path): the specs a
 // migration reads, down to the oldest.
 func loadIn(path string, data []byte, table bool, chain map[string]bool) (*ir.Machine, diag.List) {

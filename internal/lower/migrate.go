@@ -21,7 +21,7 @@ import (
 // old instances lack and states require get a value; it pairs every older transition with
 // the one here that replays its log entries.
 func (l *lowerer) migrations() {
-	if len(l.f.Migrations) == 0 || l.f.Broken["migrations"] || l.ds.HasErrors() {
+	if len(l.f.Migrations) == 0 || l.f.Broken["migrations"] || l.ds.HasErrors() || l.chain[noMigrations] {
 		return
 	}
 	for _, sm := range l.f.Migrations {
