@@ -7,7 +7,6 @@ import (
 	"maps"
 	"reflect"
 	"slices"
-	"strconv"
 	"sync"
 )
 
@@ -91,8 +90,8 @@ func specOf(b []byte) string {
 }
 
 // migrateSnapshot returns the snapshot b as this spec writes it, when it was written under
-// a spec d migrates from; else b. It fails with a SnapshotError when b is not a JSON
-// object, or holds a value the migration has no place for.
+// a spec d migrates from; else b (b that is not JSON too: decoding it refuses it). It fails
+// with a SnapshotError when b holds a value the migration has no place for.
 func (d *Def[S, E, R]) migrateSnapshot(b []byte) ([]byte, error) {
 	from := specOf(b)
 	mg := d.migration(from)
@@ -145,6 +144,7 @@ func (d *Def[S, E, R]) migrateSnapshot(b []byte) ([]byte, error) {
 		}
 	}
 	r.keys(o, "timeouts", mg.States)
+	d.clampCounts(&r, o)
 	r.context(o, "context")
 	if x := r.object(o, "extra"); x != nil {
 		r.keys(x, "payloads", mg.Events)
@@ -157,16 +157,19 @@ func (d *Def[S, E, R]) migrateSnapshot(b []byte) ([]byte, error) {
 }
 
 // migrateEntry returns the log entry b as this spec writes it, when it was written under
-// a spec d migrates from; else b. A transition without a counterpart here fails.
-func (d *Def[S, E, R]) migrateEntry(b []byte) ([]byte, error) {
+// a spec d migrates from; else b. An entry of a transition without a counterpart here,
+// nor a Move, decodes (what the machine recalls of its past needs no more) as an entry of
+// no transition, which replaying it refuses. dropped says its event is one this spec no
+// longer has: the entry names none.
+func (d *Def[S, E, R]) migrateEntry(b []byte) (out []byte, dropped bool, err error) {
 	from := specOf(b)
 	mg := d.migration(from)
 	if mg == nil || from == d.Spec.Fingerprint {
-		return b, nil
+		return b, false, nil
 	}
 	var o map[string]json.RawMessage
 	if err := json.Unmarshal(b, &o); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	r := rewriter{mg: mg}
 	o["spec"] = r.quote(d.Spec.Fingerprint)
@@ -174,24 +177,25 @@ func (d *Def[S, E, R]) migrateEntry(b []byte) ([]byte, error) {
 	r.name(o, "to", mg.States)
 	var ti int
 	if t, ok := o["transition"]; ok && r.decode(t, &ti) {
-		if ti >= 0 && ti < len(mg.Transitions) && mg.Transitions[ti] < 0 && ti < len(mg.Moves) {
+		switch {
+		case ti >= 0 && ti < len(mg.Transitions) && mg.Transitions[ti] < 0 && ti < len(mg.Moves):
 			// No transition here replays it: it replays as recorded.
 			o["transition"], o["moved"] = r.encode(-1), r.encode(mg.Moves[ti])
-		} else {
+		case ti >= 0 && ti < len(mg.Transitions) && mg.Transitions[ti] < 0:
+			o["transition"] = r.encode(-1)
+		default:
 			o["transition"] = r.encode(r.transition(ti))
 		}
 	}
 	if t, ok := o["trigger"]; ok {
 		var name string
 		if r.decode(t, &name) {
-			switch to := r.to(name, mg.Events); {
-			case to != "":
+			if to := r.to(name, mg.Events); to != "" {
 				o["trigger"] = r.quote(to)
-			case o["moved"] != nil:
+			} else {
 				delete(o, "trigger") // an event this spec no longer has
 				delete(o, "payload")
-			default:
-				r.fail("event %q has no counterpart in this spec", name)
+				dropped = true
 			}
 		}
 	}
@@ -208,9 +212,10 @@ func (d *Def[S, E, R]) migrateEntry(b []byte) ([]byte, error) {
 	r.keys(o, "timeouts", mg.States)
 	r.context(o, "context")
 	if r.err != nil {
-		return nil, fmt.Errorf("migrating from %s: %w", from, r.err)
+		return nil, false, fmt.Errorf("migrating from %s: %w", from, r.err)
 	}
-	return json.Marshal(o)
+	out, err = json.Marshal(o)
+	return out, dropped, err
 }
 
 // rewriter rewrites the members of JSON objects by a migration, keeping the first error.
@@ -241,7 +246,7 @@ func (r *rewriter) encode(v any) json.RawMessage {
 	return b
 }
 
-func (r *rewriter) quote(s string) json.RawMessage { return json.RawMessage(strconv.Quote(s)) }
+func (r *rewriter) quote(s string) json.RawMessage { return r.encode(s) }
 
 // to returns the name old becomes under names.
 func (r *rewriter) to(old string, names map[string]string) string {
@@ -392,6 +397,13 @@ func (m *Machine[S, E, R, C, X]) applyMoved(e *LogEntry[S, E, R]) error {
 		}
 	}
 	m.count(&Transition{Inc: mv.Inc, Reset: mv.Reset}, e.From, 0, !mv.Internal)
+	for _, c := range mv.Inc {
+		// A count the older spec allowed past a limit of this one stops below it: the
+		// next increment trips the limit.
+		if p := m.counter(c, e.From); d.Counters[c].Limit > 0 && *p >= m.limits[c] {
+			*p = m.limits[c] - 1
+		}
+	}
 	if e.To != e.From && d.remembers && d.States[e.To].Remembers {
 		m.memory[e.To], m.remembered[e.To] = e.From, true
 	}
@@ -403,4 +415,51 @@ func (m *Machine[S, E, R, C, X]) applyMoved(e *LogEntry[S, E, R]) error {
 	m.seq, m.updatedAt = e.Seq, e.Timestamp
 	m.passed(e.From, e.Trigger)
 	return nil
+}
+
+// clampCounts keeps the counts of snapshot o (migrated) below the limits in force here: a
+// count the older spec allowed past a limit of this one stops below it, and the next
+// increment trips the limit.
+func (d *Def[S, E, R]) clampCounts(r *rewriter, o map[string]json.RawMessage) {
+	var changed map[string]int
+	if b, ok := o["limits"]; ok && !r.decode(b, &changed) {
+		return
+	}
+	limit := func(name string) int {
+		i := slices.IndexFunc(d.Counters, func(c Counter) bool { return c.Name == name })
+		if i < 0 || d.Counters[i].Limit == 0 {
+			return 0
+		}
+		c := &d.Counters[i]
+		if n, ok := changed[name]; ok && c.Configurable {
+			if l, err := limitOf(d.Spec, c, n); err == nil {
+				return l
+			}
+		}
+		return c.Limit
+	}
+	if b, ok := o["counters"]; ok {
+		var counts map[string]int
+		if r.decode(b, &counts) {
+			for name, n := range counts {
+				if l := limit(name); l > 0 && n >= l {
+					counts[name] = l - 1
+				}
+			}
+			o["counters"] = r.encode(counts)
+		}
+	}
+	if b, ok := o["stateCounters"]; ok {
+		var counts map[string]map[string]int
+		if r.decode(b, &counts) {
+			for name, byState := range counts {
+				for st, n := range byState {
+					if l := limit(name); l > 0 && n >= l {
+						byState[st] = l - 1
+					}
+				}
+			}
+			o["stateCounters"] = r.encode(counts)
+		}
+	}
 }

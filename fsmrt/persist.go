@@ -552,15 +552,20 @@ func Replay[S StateType, E, R EnumType, C, X any](ctx context.Context, m *Machin
 // with the store's copy of its fields.
 func (m *Machine[S, E, R, C, X]) decodeEntry(se *Entry) (LogEntry[S, E, R], error) {
 	var e LogEntry[S, E, R]
-	data := se.Data
+	data, dropped := se.Data, false
 	if len(m.def.Migrations) > 0 {
 		var err error
-		if data, err = m.def.migrateEntry(data); err != nil {
+		if data, dropped, err = m.def.migrateEntry(data); err != nil {
 			return e, err
 		}
 	}
 	if err := json.Unmarshal(data, &e); err != nil {
 		return e, err
+	}
+	if dropped {
+		// An event this spec no longer has is none of its events: no key or history
+		// record of it matches a firing.
+		e.Trigger = E(m.def.NumEvents)
 	}
 	switch {
 	case e.Spec != m.def.Spec.Fingerprint:
@@ -627,7 +632,7 @@ func (m *Machine[S, E, R, C, X]) apply(e *LogEntry[S, E, R]) error {
 			return fmt.Errorf("policies: %w", err)
 		}
 	}
-	if p := d.Payloads; p != nil && e.Kind == KindTransition && e.Moved == nil && int(e.Trigger) < len(p) && p[e.Trigger] {
+	if p := d.Payloads; p != nil && e.Kind == KindTransition && int(e.Trigger) < len(p) && p[e.Trigger] {
 		pl := m.payloads.Payload(&m.extra, int(e.Trigger), true)
 		if err := json.Unmarshal(e.Payload, pl); err != nil {
 			return fmt.Errorf("payload: %w", err)
