@@ -34,9 +34,9 @@ func (l *lowerer) migrations() {
 		}
 	}
 	seen := map[string]spec.Pos{}
-	for i, mg := range l.m.Migrations {
+	for _, mg := range l.m.Migrations {
 		if pos, dup := seen[mg.From]; dup {
-			l.ds.Errorf(l.f.Migrations[min(i, len(l.f.Migrations)-1)].Pos, "a second migration from %s (the first is at %s): keep one", mg.Source, pos)
+			l.ds.Errorf(mg.Pos, "a second migration from %s (the first is at %s): keep one", mg.Source, pos)
 		}
 		seen[mg.From] = mg.Pos
 	}
@@ -82,11 +82,11 @@ func (l *lowerer) migration(sm *spec.Migration) *migrationOf {
 	}
 	from := ir.Fingerprint(old)
 	switch {
-	case from == ir.Fingerprint(l.m):
-		l.ds.Warnf(sm.From.Pos, "%s means what this spec means (the same fingerprint, %s): stored instances load as they are, with nothing to migrate", sm.From.Value, from)
-		return nil
 	case old.Name != l.m.Name || old.Package != l.m.Package:
 		l.ds.Errorf(sm.From.Pos, "%s is machine %s.%s, this spec %s.%s: a store finds instances by package and machine, so both must stay", sm.From.Value, old.Package, old.Name, l.m.Package, l.m.Name)
+		return nil
+	case from == ir.Fingerprint(l.m):
+		l.ds.Warnf(sm.From.Pos, "%s means what this spec means (the same fingerprint, %s): stored instances load as they are, with nothing to migrate", sm.From.Value, from)
 		return nil
 	}
 	mg := &ir.Migration{From: from, Source: sm.From.Value, Pos: sm.Pos,
@@ -102,8 +102,7 @@ func (l *lowerer) migration(sm *spec.Migration) *migrationOf {
 				l.ds.Errorf(r.Old.Pos, "%s has no %s %q%s", sm.From.Value, kind, r.Old.Value, l.didYouMean("older "+kind+" "+sm.From.Value, r.Old.Value, func() []string { return olds }))
 				ok = false
 			case r.New.Value == "" && !drop:
-				l.ds.Errorf(r.New.Pos, "%s %q needs a %s of this spec to go to", kind, r.Old.Value, kind)
-				ok = false
+				ok = false // null, which the schema refuses here
 			case r.New.Value != "" && !slices.Contains(news, r.New.Value):
 				l.ds.Errorf(r.New.Pos, "unknown %s %q%s", kind, r.New.Value, l.didYouMean("migration "+kind, r.New.Value, func() []string { return news }))
 				ok = false
@@ -124,6 +123,32 @@ func (l *lowerer) migration(sm *spec.Migration) *migrationOf {
 	renames("context field", sm.Context, fieldNames(old), fieldNames(l.m), true, mg.Fields)
 	if !ok {
 		return nil
+	}
+	// Two older events, counters or fields never become one: their values would collide.
+	for _, x := range []struct {
+		kind       string
+		olds       []string
+		into       map[string]string
+		renamesPos []*spec.Rename
+	}{{"event", eventNames(old), mg.Events, sm.Events}, {"counter", counterNames(old), mg.Counters, sm.Counters}, {"context field", fieldNames(old), mg.Fields, sm.Context}} {
+		by := map[string]string{}
+		for _, n := range x.olds {
+			to := mapped(n, x.into)
+			if to == "" {
+				continue
+			}
+			if other, dup := by[to]; dup {
+				pos := sm.From.Pos
+				for _, r := range x.renamesPos {
+					if r.Old.Value == n || r.Old.Value == other {
+						pos = r.Old.Pos
+					}
+				}
+				l.ds.Errorf(pos, "%ss %q and %q of %s both become %q here: their values would collide; rename or drop one", x.kind, other, n, sm.From.Value, to)
+				ok = false
+			}
+			by[to] = n
+		}
 	}
 	// Every older state has a place: its own name here, or the state it is mapped to.
 	newStates := stateNames(l.m)
@@ -288,8 +313,8 @@ func decodesAs(old, nf *ir.Field) bool {
 			}
 		}
 		return true
-	case old.Type.Kind == ir.Int && nf.Type.Kind == ir.Float:
-		return true
+	case old.Type.Kind == ir.Int && nf.Type.Kind == ir.Float, old.Type.Kind == ir.Enum && nf.Type.Kind == ir.String:
+		return true // an int reads as a float, an enum's value (its name) as a string
 	}
 	return old.Type.Kind == nf.Type.Kind
 }
@@ -362,11 +387,16 @@ func shapeOf(t *ir.Transition, mg *ir.Migration) transShape {
 	for _, c := range t.Choices {
 		s.targets = append(s.targets, target(c.Target))
 	}
+	// Counters the migration drops count nothing any more.
 	for _, c := range t.Increment {
-		s.inc = append(s.inc, co(c.Name))
+		if n := co(c.Name); n != "" {
+			s.inc = append(s.inc, n)
+		}
 	}
 	for _, c := range t.Reset {
-		s.reset = append(s.reset, co(c.Name))
+		if n := co(c.Name); n != "" {
+			s.reset = append(s.reset, n)
+		}
 	}
 	for _, r := range t.Raise {
 		s.micros = append(s.micros, ev(r.Name))
