@@ -3,6 +3,7 @@ package lower
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -61,7 +62,7 @@ func (l *lowerer) migration(sm *spec.Migration) *migrationOf {
 		l.ds.Errorf(sm.From.Pos, "%s migrates from this spec, which migrates from it: a migration names an older version", sm.From.Value)
 		return nil
 	}
-	data, err := os.ReadFile(path)
+	data, err := readSpec(path)
 	if err != nil {
 		l.ds.Errorf(sm.From.Pos, "cannot read the older spec: %v", err)
 		return nil
@@ -497,4 +498,24 @@ func composeNames(a, b map[string]string) map[string]string {
 		}
 	}
 	return out
+}
+
+// readSpec reads the older spec at path: a regular file no larger than a spec may be (a
+// migration names a spec, never a device or a directory to read forever).
+func readSpec(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	switch {
+	case err != nil:
+		return nil, err
+	case !fi.Mode().IsRegular():
+		return nil, fmt.Errorf("%s is not a file", path)
+	case fi.Size() > spec.MaxBytes:
+		return nil, fmt.Errorf("%s is larger than a spec may be (%d bytes)", path, spec.MaxBytes)
+	}
+	return io.ReadAll(io.LimitReader(f, spec.MaxBytes+1))
 }
