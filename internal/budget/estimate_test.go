@@ -74,6 +74,15 @@ func repositorySpecs(t *testing.T) map[string][]byte {
 	return specs
 }
 
+// specPath is where the spec repositorySpecs names name is, from here: a spec's
+// migrations name older specs relative to it.
+func specPath(name string) string {
+	if strings.HasPrefix(name, "../") {
+		return name
+	}
+	return "../../" + name
+}
+
 func load(t *testing.T, name string, src []byte) *ir.Machine {
 	t.Helper()
 	m, ds := lower.Load(name, src)
@@ -111,7 +120,7 @@ func TestEstimateIsClose(t *testing.T) {
 	specs[fmt.Sprintf("history %d×20", 100/scale)] = historySpec(100/scale, 20)
 	const factor = 1.5
 	for _, name := range sortedNames(specs) {
-		m := load(t, name, specs[name])
+		m := load(t, specPath(name), specs[name])
 		est := Of(m, kinds)
 		var total int64
 		for _, p := range est.Parts {
@@ -135,7 +144,7 @@ func TestEstimateIsClose(t *testing.T) {
 func TestDefaultFitsRepositorySpecs(t *testing.T) {
 	specs := repositorySpecs(t)
 	for _, name := range sortedNames(specs) {
-		est := Of(load(t, name, specs[name]), kinds)
+		est := Of(load(t, specPath(name), specs[name]), kinds)
 		if err := Check(est, Default); err != nil || est.Total() > int64(Default)/100 {
 			t.Errorf("%s: estimate %s, budget %s: %v", name, Size(est.Total()), Default, err)
 		}
