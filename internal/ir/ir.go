@@ -58,8 +58,11 @@ type Migration struct {
 	From string
 	// Source is the older spec's file as the spec names it (for a composed migration, the
 	// chain of files, the oldest last).
-	Source                           string
-	Pos                              Pos
+	Source string
+	Pos    Pos
+	// OldStates are the older spec's states, in its order (the generated tests load a
+	// snapshot of each).
+	OldStates                        []string
 	States, Events, Counters, Fields map[string]string
 	// Defaults are the JSON values of the context fields the older spec did not have.
 	Defaults map[string]string

@@ -235,6 +235,7 @@ func (l *lowerer) migration(sm *spec.Migration) *migrationOf {
 	if !ok {
 		return nil
 	}
+	mg.OldStates = stateNames(old)
 	mg.Transitions = pairTransitions(old, l.m, mg)
 	if l.m.Chart == nil && old.Chart == nil {
 		mg.Moves = map[int]*ir.Move{}
@@ -432,7 +433,7 @@ func compose(older, mg *ir.Migration, counters map[string]*ir.Counter) *ir.Migra
 	out := &ir.Migration{From: older.From, Source: mg.Source + " < " + older.Source, Pos: mg.Pos,
 		States: composeNames(older.States, mg.States), Events: composeNames(older.Events, mg.Events),
 		Counters: composeNames(older.Counters, mg.Counters), Fields: composeNames(older.Fields, mg.Fields),
-		Defaults: maps.Clone(mg.Defaults)}
+		Defaults: maps.Clone(mg.Defaults), OldStates: older.OldStates}
 	for f, v := range older.Defaults {
 		if to := mapped(f, mg.Fields); to != "" {
 			if _, set := out.Defaults[to]; !set {

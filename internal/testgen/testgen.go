@@ -404,6 +404,20 @@ func funcs(m *ir.Machine) template.FuncMap {
 			return map[string]bool{"guard": guard, "no_choice": noChoice, "no_history": noHistory, "limit": limit}[reason]
 		},
 		"st": func(s *ir.State) string { return "State" + s.GoName },
+		// migrated is the state of m an instance stored in state old of mg's older spec
+		// restores in.
+		"migrated": func(mg *ir.Migration, old string) string {
+			name := old
+			if to, ok := mg.States[old]; ok {
+				name = to
+			}
+			for _, s := range m.States {
+				if s.Name == name {
+					return "State" + s.GoName
+				}
+			}
+			return "State(NumStates)"
+		},
 		"ev": func(e *ir.Event) string { return "Event" + e.GoName },
 		"role": func(r *ir.Role) string {
 			if r == nil {

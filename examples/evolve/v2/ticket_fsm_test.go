@@ -688,6 +688,40 @@ func TestFsmRestoreRefusesBadSnapshots(t *testing.T) {
 	}
 }
 
+// Snapshots written under the specs this one migrates from decode migrated: an instance
+// stored in any state of an older spec restores in the state the migration gives it.
+// A snapshot of a spec none migrates from is refused, naming both fingerprints.
+func TestFsmMigrations(t *testing.T) {
+	for _, c := range []struct {
+		from, state string
+		want        State
+	}{
+		{"sha256:d3f503e591958048c1cfa731bf195e60", "open", StateOpen},
+		{"sha256:d3f503e591958048c1cfa731bf195e60", "triage", StateOpen},
+		{"sha256:d3f503e591958048c1cfa731bf195e60", "approved", StateAccepted},
+		{"sha256:d3f503e591958048c1cfa731bf195e60", "in_progress", StateInProgress},
+		{"sha256:d3f503e591958048c1cfa731bf195e60", "done", StateDone},
+		{"sha256:d3f503e591958048c1cfa731bf195e60", "rejected", StateRejected},
+	} {
+		b, _ := json.Marshal(map[string]any{"version": 1, "spec": c.from, "id": "m", "seq": 1, "state": c.state})
+		var s TicketSnapshot
+		if err := json.Unmarshal(b, &s); err != nil {
+			t.Errorf("%s in %s: %v", c.from, c.state, err)
+			continue
+		}
+		r, err := RestoreTicket(s, &fsmHooks{})
+		if err != nil || r.State() != c.want {
+			t.Errorf("%s in %s: restored %v, %v; want %s", c.from, c.state, r, err, c.want)
+		}
+	}
+	other := NewTicket(&fsmHooks{}).Snapshot()
+	other.Spec = "sha256:00000000000000000000000000000000"
+	var se *fsmrt.SpecMismatchError
+	if _, err := RestoreTicket(other, &fsmHooks{}); !errors.As(err, &se) || se.Stored != other.Spec || !strings.Contains(err.Error(), other.Spec) {
+		t.Errorf("a snapshot of another spec: %v", err)
+	}
+}
+
 // Every path again, with a store: the event log and the checkpoints' snapshots must give
 // back the same machine through ReplayTicket.
 func TestFsmStoreReplaysTheSameMachine(t *testing.T) {

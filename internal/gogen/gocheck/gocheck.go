@@ -80,7 +80,7 @@ func (m *Module) Len() int { return len(m.names) }
 // Go code and tests as the module's next package. It reports whether the checker accepted
 // the spec, and an error when an output fails or the Go is not gofmt-clean.
 func (m *Module) Add(name string, data []byte) (bool, error) {
-	mach, ds := lower.Load(specPath, data)
+	mach, ds := lower.Load(name, data) // name: where a spec's migrations find older specs
 	if ds.HasErrors() {
 		return false, nil
 	}
