@@ -76,23 +76,12 @@ func TestDiffExitCodes(t *testing.T) {
 
 // TestDiffBase compares a spec with itself at a git revision, as a CI gate does.
 func TestDiffBase(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("CI=true but git is not installed: .ci/run installs it")
-		}
-		t.Skip("git is not installed")
-	}
+	needGit(t)
 	dir, v1, v2 := diffSpecs(t, true)
 	spec := filepath.Join(dir, "door.fsm.yaml")
 	data, _ := os.ReadFile(v1)
 	os.WriteFile(spec, data, 0o644)
-	git := func(args ...string) {
-		t.Helper()
-		cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
+	git := gitIn(t, dir)
 	git("init", "-q")
 	git("add", "door.fsm.yaml")
 	git("commit", "-q", "-m", "v1")
@@ -112,24 +101,13 @@ func TestDiffBase(t *testing.T) {
 // for: it is not read); the spec in the tree keeps the revision's version as a file and
 // migrates from it, so the gate passes.
 func TestDiffBaseMigrated(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("CI=true but git is not installed: .ci/run installs it")
-		}
-		t.Skip("git is not installed")
-	}
+	needGit(t)
 	dir, _, v2 := diffSpecs(t, false)
 	data, _ := os.ReadFile(v2)
 	two := string(data) + "migrations:\n  - from: v1.fsm.yaml\n"
 	spec := filepath.Join(dir, "door.fsm.yaml")
 	os.WriteFile(spec, []byte(two), 0o644)
-	git := func(args ...string) {
-		t.Helper()
-		cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
+	git := gitIn(t, dir)
 	git("init", "-q")
 	git("add", "door.fsm.yaml", "v1.fsm.yaml")
 	git("commit", "-q", "-m", "v2")
@@ -148,5 +126,27 @@ func TestDiffBaseMigrated(t *testing.T) {
 	os.WriteFile(spec, []byte(strings.Replace(three, "migrations:\n  - from: door.v2.fsm.yaml\n", "", 1)), 0o644)
 	if code, out, _ := run(t, "diff", "--base", "HEAD", spec); code != ExitFindings || !strings.Contains(out, "breaking: the fingerprint changes") {
 		t.Errorf("--base HEAD, not migrated: code %d:\n%s", code, out)
+	}
+}
+
+// needGit skips a test without git, but under CI=true, where .ci/run installs it.
+func needGit(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("CI=true but git is not installed: .ci/run installs it")
+		}
+		t.Skip("git is not installed")
+	}
+}
+
+// gitIn returns a function that runs git in dir, failing the test when it fails.
+func gitIn(t *testing.T, dir string) func(args ...string) {
+	return func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
 	}
 }

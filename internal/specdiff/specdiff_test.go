@@ -65,18 +65,28 @@ var migratedEdits = []struct {
 	{edit{"a compatible edit, with its migration", "pipeline", [][2]string{{"  task_id:        { type: string", "  region: { type: string }\n  task_id:        { type: string"}}, Compatible, "compatible: instances stored under the old spec"}, ""},
 }
 
-// fingerprintChanges reports whether edit e changes its seed's fingerprint.
-func fingerprintChanges(t *testing.T, e edit) bool {
-	path := "../../examples/" + e.seed + "/" + e.seed + ".fsm.yaml"
-	data, err := os.ReadFile(path)
+// apply returns the path of e's seed, its content, and the content e makes of it.
+func (e edit) apply(t *testing.T) (path string, seed []byte, edited string) {
+	t.Helper()
+	path = "../../examples/" + e.seed + "/" + e.seed + ".fsm.yaml"
+	seed, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	edited := string(data)
+	edited = string(seed)
 	for _, r := range e.replace {
+		if !strings.Contains(edited, r[0]) {
+			t.Fatalf("the seed holds no %q", r[0])
+		}
 		edited = strings.ReplaceAll(edited, r[0], r[1])
 	}
-	return ir.Fingerprint(load(t, path, data).m) != ir.Fingerprint(load(t, "new.fsm.yaml", []byte(edited)).m)
+	return path, seed, edited
+}
+
+// fingerprintChanges reports whether edit e changes its seed's fingerprint.
+func fingerprintChanges(t *testing.T, e edit) bool {
+	path, seed, edited := e.apply(t)
+	return ir.Fingerprint(load(t, path, seed).m) != ir.Fingerprint(load(t, "new.fsm.yaml", []byte(edited)).m)
 }
 
 // withMigration returns spec with a migration from the seed at path, body its maps.
@@ -115,18 +125,7 @@ func TestSeedEdits(t *testing.T) {
 	all = append(all, migratedEdits...)
 	for _, e := range all {
 		t.Run(e.name, func(t *testing.T) {
-			path := "../../examples/" + e.seed + "/" + e.seed + ".fsm.yaml"
-			data, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			edited := string(data)
-			for _, r := range e.replace {
-				if !strings.Contains(edited, r[0]) {
-					t.Fatalf("the seed holds no %q", r[0])
-				}
-				edited = strings.ReplaceAll(edited, r[0], r[1])
-			}
+			path, data, edited := e.apply(t)
 			if e.migration != "" || strings.HasSuffix(e.name, ", with its migration") {
 				edited = withMigration(edited, path, e.migration)
 			}
