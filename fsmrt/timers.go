@@ -169,7 +169,10 @@ func (m *Machine[S, E, R, C, X]) Create(ctx context.Context, in Input[R]) error 
 // state's on_expiry event (actor "scheduler", at the deadline), or, when the machine
 // refuses it, is recorded as a TIMEOUT_EXPIRED entry; a level is recorded as a
 // TIMEOUT_<LEVEL> entry. Each commit removes the deadline it handles: a deadline already
-// handled, or whose state the machine has left, is a conflict and is skipped. It returns how
+// handled, or whose state the machine has left, is a conflict and is skipped. load may
+// return a machine the caller keeps in memory: when that machine turns out out of date (its
+// commit conflicts, or it has left the deadline's state), FireDue asks load again with a
+// context for which FreshLoad reports true, and load must then read the store. It returns how
 // many deadlines it handled and the first error other than a conflict. Any number of
 // schedulers may run at once, in any number of processes.
 func FireDue[S StateType, E, R EnumType, C, X any](ctx context.Context, store Store, machine, owner string, now time.Time, lease time.Duration, limit int,
@@ -199,8 +202,29 @@ func FireDue[S StateType, E, R EnumType, C, X any](ctx context.Context, store St
 	return n, first
 }
 
-// handleDue handles one due deadline (FireDue).
+// freshKey marks the context of a load that must read the store (FreshLoad).
+type freshKey struct{}
+
+// FreshLoad reports whether FireDue asks its load function for a machine read from the
+// store now, not one kept in memory: the one it got before was out of date.
+func FreshLoad(ctx context.Context) bool {
+	fresh, _ := ctx.Value(freshKey{}).(bool)
+	return fresh
+}
+
+// handleDue handles one due deadline (FireDue), once more with a machine loaded fresh when
+// the one load gave was out of date.
 func handleDue[S StateType, E, R EnumType, C, X any](ctx context.Context, dl DueDeadline, now time.Time,
+	load func(ctx context.Context, id string) (*Machine[S, E, R, C, X], error)) error {
+	err := handleDueOnce(ctx, dl, now, load)
+	if errors.Is(err, ErrStoreConflict) && !FreshLoad(ctx) {
+		err = handleDueOnce(context.WithValue(ctx, freshKey{}, true), dl, now, load)
+	}
+	return err
+}
+
+// handleDueOnce handles one due deadline with the machine load gives.
+func handleDueOnce[S StateType, E, R EnumType, C, X any](ctx context.Context, dl DueDeadline, now time.Time,
 	load func(ctx context.Context, id string) (*Machine[S, E, R, C, X], error)) error {
 	m, err := load(ctx, dl.ID)
 	if err != nil {

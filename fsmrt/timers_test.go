@@ -365,3 +365,51 @@ func TestFireDueStaleClaim(t *testing.T) {
 		}
 	}
 }
+
+// TestFireDueFreshLoad: a loader may give the machine it keeps in memory; when that one is
+// out of date (another process moved the instance on), FireDue asks again for one read from
+// the store, once.
+func TestFireDueFreshLoad(t *testing.T) {
+	st := newStore()
+	r, load := timerRig(st)
+	r.walk(t, eSubmit) // review at t0: its deadlines armed
+	kept, err := load(bg, "doc-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Another process comments on it: the one kept is a version behind.
+	other, err := load(bg, "doc-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.Fire(bg, eComment); err != nil {
+		t.Fatal(err)
+	}
+	var asked []bool
+	cached := func(ctx context.Context, id string) (*tMachine, error) {
+		asked = append(asked, FreshLoad(ctx))
+		if FreshLoad(ctx) {
+			return load(ctx, id)
+		}
+		return kept, nil
+	}
+	if n, err := FireDue(bg, st, tStoreName, "s1", t0.Add(9*time.Minute), time.Minute, 10, cached); n != 1 || err != nil {
+		t.Fatalf("FireDue = %d, %v", n, err)
+	}
+	if !reflect.DeepEqual(asked, []bool{false, true}) {
+		t.Errorf("loads asked fresh: %v, want the kept one, then one fresh", asked)
+	}
+	if log := logOf(t, st); log[len(log)-1].Kind != "TIMEOUT_WARNING" {
+		t.Errorf("last entry %+v", log[len(log)-1])
+	}
+	// A loader that only ever gives an out-of-date machine is asked twice, and the
+	// deadline is left to a later claim.
+	asked = nil
+	stale := func(ctx context.Context, id string) (*tMachine, error) {
+		asked = append(asked, FreshLoad(ctx))
+		return kept, nil
+	}
+	if n, err := FireDue(bg, st, tStoreName, "s2", t0.Add(11*time.Minute), time.Minute, 10, stale); n != 0 || err != nil || len(asked) != 4 {
+		t.Errorf("FireDue with a stale loader = %d, %v, asked %v", n, err, asked)
+	}
+}

@@ -301,9 +301,12 @@ func (w *Worker) serve(ctx context.Context) bool {
 	return full || d >= w.EffectBatch
 }
 
-// timerLoad loads the order a deadline belongs to for FireDue; it replaces the one in
-// memory, which the deadline's commit makes out of date.
+// timerLoad gives FireDue the order a deadline belongs to: the one in memory, unless
+// FireDue found it out of date (another worker moved it on) and asks for it fresh.
 func (w *Worker) timerLoad(ctx context.Context, id string) (*fsmrt.Machine[order.State, order.Event, fsmrt.NoRole, order.OrderContext, fsmrt.None], error) {
+	if m, ok := w.cache[id]; ok && !fsmrt.FreshLoad(ctx) {
+		return &m.Machine, nil
+	}
 	delete(w.cache, id)
 	m, err := w.load(ctx, id)
 	if err != nil {

@@ -32,6 +32,10 @@ const (
 		ORDER BY at, id, name
 		LIMIT ?`
 
+	anyDueDeadline = `SELECT 1 FROM fsmgen_deadlines
+		WHERE machine = ? AND handled_at IS NULL AND at <= ? AND (owner IS NULL OR leased_until < ?)
+		LIMIT 1`
+
 	leaseDeadline = `UPDATE fsmgen_deadlines SET owner = ?, leased_until = ?
 		WHERE machine = ? AND id = ? AND name = ?`
 )
@@ -81,11 +85,15 @@ func (s *Store) ClaimDeadlines(ctx context.Context, machine, owner string, now t
 		return nil, err
 	}
 	var out []fsmrt.DueDeadline
-	err := s.writeTx(ctx, false, func(t *tx) error {
-		var err error
-		out, err = claimDeadlines(ctx, t, machine, owner, now, now.Add(lease), limit)
-		return err
-	})
+	micros := now.UnixMicro()
+	due, err := s.anyRow(ctx, anyDueDeadline, machine, micros, micros)
+	if err == nil && due {
+		err = s.writeTx(ctx, false, func(t *tx) error {
+			var err error
+			out, err = claimDeadlines(ctx, t, machine, owner, now, now.Add(lease), limit)
+			return err
+		})
+	}
 	if err != nil {
 		return nil, fmt.Errorf("sqlite store: claim deadlines of %s: %w", machine, err)
 	}

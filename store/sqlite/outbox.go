@@ -25,6 +25,10 @@ const (
 		ORDER BY committed_at, id, seq, idx
 		LIMIT ?`
 
+	anyClaimableEffect = `SELECT 1 FROM fsmgen_effects
+		WHERE machine = ? AND delivered_at IS NULL AND (owner IS NULL OR leased_until < ?)
+		LIMIT 1`
+
 	leaseEffect = `UPDATE fsmgen_effects SET owner = ?, leased_until = ?, attempts = attempts + 1
 		WHERE machine = ? AND id = ? AND seq = ? AND idx = ?`
 
@@ -64,11 +68,14 @@ func (s *Store) ClaimEffects(ctx context.Context, machine, owner string, now tim
 		return nil, err
 	}
 	var out []fsmrt.PendingEffect
-	err := s.writeTx(ctx, false, func(t *tx) error {
-		var err error
-		out, err = claimEffects(ctx, t, machine, owner, now, now.Add(lease), limit)
-		return err
-	})
+	pending, err := s.anyRow(ctx, anyClaimableEffect, machine, now.UnixMicro())
+	if err == nil && pending {
+		err = s.writeTx(ctx, false, func(t *tx) error {
+			var err error
+			out, err = claimEffects(ctx, t, machine, owner, now, now.Add(lease), limit)
+			return err
+		})
+	}
 	if err != nil {
 		return nil, fmt.Errorf("sqlite store: claim effects of %s: %w", machine, err)
 	}

@@ -165,6 +165,20 @@ func scanEntry(rows *sql.Rows) (fsmrt.Entry, error) {
 }
 
 // eachRow runs query and calls row for each row of its result.
+// anyRow reports whether query selects a row, read without the write lock: a claim first
+// asks whether there is anything to claim, so that the polls that find nothing (most of
+// them) take no write transaction from the one writer SQLite has at a time.
+func (s *Store) anyRow(ctx context.Context, query string, args ...any) (bool, error) {
+	found := false
+	err := s.read(ctx, func(t *tx) error {
+		return eachRow(ctx, t, query, args, func(*sql.Rows) error {
+			found = true
+			return nil
+		})
+	})
+	return found, err
+}
+
 func eachRow(ctx context.Context, q querier, query string, args []any, row func(*sql.Rows) error) error {
 	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
