@@ -14,6 +14,7 @@ package markdown
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -60,6 +61,7 @@ type data struct {
 	RoleNotes                       []string
 	Fields, Guards, Actions         *Table
 	Counters, Timeouts, Checkpoints *Table
+	Migrations                      *Table
 	Levels                          string // the spec-wide timeout levels
 	Requires                        bool   // some state requires context fields
 	Limits                          bool   // some counter has a limit
@@ -127,6 +129,7 @@ func build(m *ir.Machine, diagram string) *data {
 	}
 	d.Timeouts, d.Levels = timeouts(m)
 	d.Checkpoints = checkpoints(m)
+	d.Migrations = migrations(m)
 	d.Notes = notes(m)
 	if m.Chart != nil {
 		d.Notes = append(d.Notes, chartHistory(m)...)
@@ -616,6 +619,32 @@ func levels(ls []ir.Level, after time.Duration) string {
 		parts = append(parts, Text(l.Name+" "+strconv.Itoa(l.Percent)+"% ("+graph.Duration(at)+")"))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// migrations lists the older specs the machine migrates from: what each renames, drops
+// and gives the instances it stored.
+func migrations(m *ir.Machine) *Table {
+	renames := func(names map[string]string, dropped string) string {
+		var out []string
+		for _, k := range slices.Sorted(maps.Keys(names)) {
+			if to := names[k]; to != "" {
+				out = append(out, CodeCell(k)+" → "+CodeCell(to))
+			} else {
+				out = append(out, CodeCell(k)+" "+dropped)
+			}
+		}
+		return strings.Join(out, ", ")
+	}
+	var rows [][]string
+	for _, mg := range m.Migrations {
+		var defaults []string
+		for _, f := range slices.Sorted(maps.Keys(mg.Defaults)) {
+			defaults = append(defaults, CodeCell(f)+" = "+CodeCell(mg.Defaults[f]))
+		}
+		rows = append(rows, []string{CodeCell(mg.Source), CodeCell(mg.From), renames(mg.States, ""),
+			renames(mg.Events, "dropped"), renames(mg.Counters, "dropped"), renames(mg.Fields, "dropped"), strings.Join(defaults, ", ")})
+	}
+	return table(2, []string{"From", "Fingerprint", "States", "Events", "Counters", "Context fields", "Defaults"}, rows)
 }
 
 func checkpoints(m *ir.Machine) *Table {
