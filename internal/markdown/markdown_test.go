@@ -423,3 +423,22 @@ func TestMermaidCheck(t *testing.T) {
 		t.Fatalf("check.mjs: %v\n%s", err, out)
 	}
 }
+
+// TestMigrations: the document of a spec that migrates says from what, and what becomes of
+// each name; one that does not has no such section.
+func TestMigrations(t *testing.T) {
+	doc := document(t, "../../examples/evolve/v2/ticket.fsm.yaml")
+	for _, want := range []string{
+		"## Migrations",
+		"| From | Fingerprint | States | Events | Counters | Context fields | Defaults |",
+		"| `../v1/ticket.fsm.yaml` | `sha256:",
+		"| `approved` → `accepted`, `triage` → `open` | `approve` → `accept`, `review` dropped | `reopens` → `reopen_count` | `priority` → `urgency` | `team` = `\"support\"` |",
+	} {
+		if !strings.Contains(doc, want) {
+			t.Errorf("no %q in:\n%s", want, doc)
+		}
+	}
+	if doc := document(t, "../../examples/evolve/v1/ticket.fsm.yaml"); strings.Contains(doc, "## Migrations") {
+		t.Error("a spec without migrations has a Migrations section")
+	}
+}
