@@ -2,6 +2,7 @@ package fsmrt
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -118,6 +119,27 @@ func SetTimeout[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, C, X],
 		}
 	}
 	return nil
+}
+
+// Expire fires e, the on_expiry event of the state the machine is in, when the state's
+// timeout has passed at now (the input's At), and reports whether it fired. A stay expires
+// once: when the expiry leaves the machine in the state (an internal transition, a guard
+// that refuses it), the state does not expire again until it is entered again, as a
+// durable deadline is handled once (FireDue). What it fires with is the machine's own
+// Fire, with its store: the entry says "timeout expired".
+func Expire[S StateType, E, R EnumType, C, X any](ctx context.Context, m *Machine[S, E, R, C, X], e E, now time.Time) (bool, S, error) {
+	if int(m.state) >= len(m.timeouts) || m.timeouts[m.state] <= 0 || now.Sub(m.enteredAt) < m.timeouts[m.state] ||
+		m.expired && m.expiredIn == m.state && m.expiredAt.Equal(m.enteredAt) {
+		return false, m.state, nil
+	}
+	from, entered := m.state, m.enteredAt
+	to, err := m.FireWith(ctx, e, Input[R]{At: now, Reason: "timeout expired"})
+	if err == nil || errors.Is(err, ErrRefused) {
+		// This stay has expired, whatever the event did (it may have re-entered the state,
+		// a new stay, which may expire in turn).
+		m.expired, m.expiredIn, m.expiredAt = true, from, entered
+	}
+	return err == nil, to, err
 }
 
 // TimeoutLevel returns the value (StateDef.LevelValues) of the highest timeout level the

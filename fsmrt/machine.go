@@ -62,10 +62,14 @@ type Machine[S StateType, E, R EnumType, C, X any] struct {
 	logger    *slog.Logger
 	slow      bool // Fire cannot answer from the moves table alone: a store, a logger, or a start to run (setSlow)
 
-	history     Window[Record[S, E]] // the last records; the store's log has them all
-	keys        KeyWindow[keyRecord[S, E]]
-	keysMissed  bool   // the log has entries before the machine's past that it never read the keys of
-	migrated    string // the older spec Replay migrated the instance from, until a commit stores it under this one
+	history    Window[Record[S, E]] // the last records; the store's log has them all
+	keys       KeyWindow[keyRecord[S, E]]
+	keysMissed bool   // the log has entries before the machine's past that it never read the keys of
+	migrated   string // the older spec Replay migrated the instance from, until a commit stores it under this one
+	// expired says the stay in state expiredIn entered at expiredAt has expired (Expire).
+	expired     bool
+	expiredIn   S
+	expiredAt   time.Time
 	clock       Clock
 	createdAt   time.Time
 	enteredAt   time.Time

@@ -413,3 +413,39 @@ func TestFireDueFreshLoad(t *testing.T) {
 		t.Errorf("FireDue with a stale loader = %d, %v, asked %v", n, err, asked)
 	}
 }
+
+// TestExpireOnceAStay: an expiry that leaves the machine in its state (here an internal
+// comment) fires once; the state expires again only once entered again, as a durable
+// deadline is handled once.
+func TestExpireOnceAStay(t *testing.T) {
+	st := newStore()
+	r, _ := timerRig(st, func(d *tDef) { d.States[sReview].Expiry = int32(eComment) })
+	r.walk(t, eSubmit) // review at t0, a 10-minute timeout
+	expire := func(at time.Duration) bool {
+		t.Helper()
+		fired, to, err := Expire(bg, r.m, eComment, t0.Add(at))
+		if err != nil || to != sReview {
+			t.Fatalf("Expire at %v: %v, %s, %v", at, fired, to, err)
+		}
+		return fired
+	}
+	if expire(9 * time.Minute) {
+		t.Error("expired before its timeout")
+	}
+	seq := r.m.Seq()
+	if !expire(10*time.Minute) || r.m.Seq() != seq+1 {
+		t.Errorf("not expired at its timeout (seq %d)", r.m.Seq())
+	}
+	if e := logOf(t, st)[seq]; e.Trigger != eComment || e.Reason != "timeout expired" {
+		t.Errorf("the expiry's entry %+v", e)
+	}
+	if expire(11*time.Minute) || expire(time.Hour) || r.m.Seq() != seq+1 {
+		t.Errorf("expired again in the same stay (seq %d)", r.m.Seq())
+	}
+	// Entered again, it expires again.
+	r.fire(t, ePause, tIn{At: t0.Add(2 * time.Hour)})
+	r.fire(t, eResume, tIn{At: t0.Add(3 * time.Hour)})
+	if expire(3*time.Hour+9*time.Minute) || !expire(3*time.Hour+10*time.Minute) || expire(4*time.Hour) {
+		t.Error("a new stay does not expire once")
+	}
+}

@@ -12,5 +12,6 @@
 // instances stored under version 1 at once.
 package evolve
 
-//go:generate go run github.com/fsmgen/fsmgen/cmd/fsmgen generate -o v1 v1/ticket.fsm.yaml
-//go:generate go run github.com/fsmgen/fsmgen/cmd/fsmgen generate -o v2 v2/ticket.fsm.yaml
+// The generator runs in the repository's main module, which has what it imports.
+//go:generate go run -C ../.. ./cmd/fsmgen generate -o examples/evolve/v1 examples/evolve/v1/ticket.fsm.yaml
+//go:generate go run -C ../.. ./cmd/fsmgen generate -o examples/evolve/v2 examples/evolve/v2/ticket.fsm.yaml

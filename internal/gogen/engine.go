@@ -263,13 +263,11 @@ func (g *gen) engineMachine(f *File) {
 		}
 	}
 	if len(expiring) > 0 {
-		f.Comment("// Expire fires the state's on_expiry event when its timeout has passed at now, and\n// reports whether it did. Only states with on_expiry expire; other timeouts are reports.")
+		f.Comment("// Expire fires the state's on_expiry event when its timeout has passed at now, once a\n// stay (fsmrt.Expire), and reports whether it did. Only states with on_expiry expire;\n// other timeouts are reports.")
 		f.Add(recv()).Id("Expire").Params(ctxParam(), now).Params(Bool(), Id("State"), Error()).BlockFunc(func(b *Group) {
 			b.Var().Id("e").Id("Event")
 			b.Switch(Id("m").Dot("State").Call()).Block(append(expiring, Default().Block(Return(False(), Id("m").Dot("State").Call(), Nil())))...)
-			b.If(Id("m").Dot("TimeInState").Call(Id("now")).Op("<").Id("m").Dot("Timeout").Call(Id("m").Dot("State").Call())).Block(Return(False(), Id("m").Dot("State").Call(), Nil()))
-			b.List(Id("to"), Err()).Op(":=").Id("m").Dot("FireWith").Call(Id("ctx"), Id("e"), Id(g.name("Input")).Values(Dict{Id("At"): Id("now")}))
-			b.Return(Err().Op("==").Nil(), Id("to"), Err())
+			b.Return(Qual(rt, "Expire").Call(Id("ctx"), self(), Id("e"), Id("now")))
 		})
 		f.Line()
 	}

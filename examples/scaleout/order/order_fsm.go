@@ -274,8 +274,9 @@ func (m *Order) TimeoutLevel(now time.Time) TimeoutLevel {
 	return TimeoutLevel(fsmrt.TimeoutLevel(&m.Machine, now))
 }
 
-// Expire fires the state's on_expiry event when its timeout has passed at now, and
-// reports whether it did. Only states with on_expiry expire; other timeouts are reports.
+// Expire fires the state's on_expiry event when its timeout has passed at now, once a
+// stay (fsmrt.Expire), and reports whether it did. Only states with on_expiry expire;
+// other timeouts are reports.
 func (m *Order) Expire(ctx context.Context, now time.Time) (bool, State, error) {
 	var e Event
 	switch m.State() {
@@ -284,11 +285,7 @@ func (m *Order) Expire(ctx context.Context, now time.Time) (bool, State, error) 
 	default:
 		return false, m.State(), nil
 	}
-	if m.TimeInState(now) < m.Timeout(m.State()) {
-		return false, m.State(), nil
-	}
-	to, err := m.FireWith(ctx, e, OrderInput{At: now})
-	return err == nil, to, err
+	return fsmrt.Expire(ctx, &m.Machine, e, now)
 }
 
 // ops is Order as the engine calls it back (fsmrt.Guards, fsmrt.Actions, ...): each method
