@@ -2,6 +2,7 @@ package evolve_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -71,6 +72,29 @@ func diffStore(t *testing.T, bin, dsn string, triage int) {
 	}
 	if code != 0 {
 		t.Errorf("diff --store with the migration: exit %d", code)
+	}
+	// As JSON, each count is a field of its change.
+	js, err := exec.Command(bin, "diff", "--format", "json", "--store", dsn, "v1/ticket.fsm.yaml", "v2/ticket.fsm.yaml").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var report struct {
+		Changes []struct {
+			Message string
+			Stored  *int
+		}
+	}
+	if err := json.Unmarshal(js, &report); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, c := range report.Changes {
+		if strings.HasPrefix(c.Message, `state "triage" removed`) {
+			found = c.Stored != nil && *c.Stored == triage
+		}
+	}
+	if !found {
+		t.Errorf("no change of triage with stored %d in:\n%s", triage, js)
 	}
 	// Without the migration, the same change strands them.
 	data, err := os.ReadFile("v2/ticket.fsm.yaml")
