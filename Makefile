@@ -33,13 +33,13 @@ check-generated:
 # clean, and short fuzz runs of the loader and checker and of the whole generator.
 test: fmt-check vet check-examples check-generated bin/testprogress
 	$(TESTGO) -race -count=1 $$($(GO) list ./... | grep -v -x $(NORACE:./%=-e github.com/fsmgen/fsmgen/%))
-	$(TESTGO) -count=1 $(NORACE)
+	@# The modules' tests mostly wait on databases and processes: they run meanwhile.
+	@bash -c 'set -o pipefail; $(MAKE) --no-print-directory test-modules & mods=$$!; 		$(TESTGO) -count=1 $(NORACE); rc=$$?; wait $$mods || rc=1; exit $$rc'
 	$(GO) test -count=1 -run '^(TestManyUnknownKeys|TestEstimateIsClose)$$' ./spec/ ./internal/budget/
 	$(GO) test -count=1 -run '^TestAllocs$$' ./examples/...
 	$(MAKE) --no-print-directory coverage
 	$(MAKE) --no-print-directory fuzz FUZZTIME=10s CHARTDIFF=
 	$(MAKE) --no-print-directory bench-smoke
-	$(MAKE) --no-print-directory test-modules
 
 # The loader and checker, the Go emitter and the comparisons with XState start no
 # goroutine, nor do their tests: the race detector has nothing to find in them and would
