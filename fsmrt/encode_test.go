@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -119,5 +120,37 @@ func TestAppendSnapshot(t *testing.T) {
 	}
 	if _, err := r.m.encodeSnapshot([]byte("{}")); err == nil {
 		t.Error("a year past 9999 encoded")
+	}
+}
+
+// TestPlainValues: the contexts whose encoding a commit may reuse when they compare equal.
+func TestPlainValues(t *testing.T) {
+	type level uint8
+	type inner struct {
+		A [2]int
+		B level
+	}
+	for _, c := range []struct {
+		t    reflect.Type
+		want bool
+	}{
+		{reflect.TypeFor[struct {
+			S string
+			N int64
+			B bool
+			D time.Duration
+			I inner
+		}](), true},
+		{reflect.TypeFor[struct{ F float64 }](), false},  // 0 == -0
+		{reflect.TypeFor[struct{ L []string }](), false}, // changed in place
+		{reflect.TypeFor[struct{ M map[string]int }](), false},
+		{reflect.TypeFor[struct{ P *int }](), false},
+		{reflect.TypeFor[struct{ X any }](), false},
+		{reflect.TypeFor[struct{ T time.Time }](), false}, // its own MarshalJSON
+		{reflect.TypeFor[tCtx](), false},
+	} {
+		if got := plainValues(c.t); got != c.want {
+			t.Errorf("%v: %v, want %v", c.t, got, c.want)
+		}
 	}
 }

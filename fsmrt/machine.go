@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -89,7 +90,13 @@ type Machine[S StateType, E, R EnumType, C, X any] struct {
 	entryBuf, snapBuf []byte
 	ctxBuf            bytes.Buffer
 	ctxEnc            *json.Encoder // writes into ctxBuf
-	times             timeCache
+	// ctxLast is the context ctxBuf holds the JSON of, for a context of plain values
+	// (ctxPlain 1: unknown 0, not plain 2), whose encoding a commit that did not change
+	// it reuses.
+	ctxLast  C
+	ctxPlain uint8
+	ctxValid bool
+	times    timeCache
 
 	_ [64]byte // keeps machines used by different goroutines off one cache line
 }
@@ -935,15 +942,69 @@ func (m *Machine[S, E, R, C, X]) logEntry(kind string, st Step[S, E, R], in *Inp
 }
 
 // encodeContext returns the JSON of the machine's context as json.Marshal writes it, in a
-// buffer that the next call reuses.
+// buffer that the next call reuses. A context of plain values (plainValues) equal to the
+// one encoded last is not encoded again: most transitions leave the context as it was.
 func (m *Machine[S, E, R, C, X]) encodeContext() ([]byte, error) {
+	if m.ctxPlain == 0 {
+		m.ctxPlain = 2
+		if plainValues(reflect.TypeFor[C]()) {
+			m.ctxPlain = 1
+		}
+	}
+	if m.ctxValid && m.ctxPlain == 1 && any(m.Context) == any(m.ctxLast) {
+		b := m.ctxBuf.Bytes()
+		return b[:len(b)-1], nil
+	}
 	if m.ctxEnc == nil {
 		m.ctxEnc = json.NewEncoder(&m.ctxBuf)
 	}
 	m.ctxBuf.Reset()
+	m.ctxValid = false
 	if err := m.ctxEnc.Encode(&m.Context); err != nil {
 		return nil, err
 	}
+	if m.ctxPlain == 1 {
+		m.ctxLast, m.ctxValid = m.Context, true
+	}
 	b := m.ctxBuf.Bytes()
 	return b[:len(b)-1], nil // Encode ends with a newline
+}
+
+// plainTypes caches plainValues by type.
+var plainTypes sync.Map
+
+// plainValues reports whether values of t are made of strings, integers and booleans only
+// (in structs and arrays): no pointer, slice, map, interface or method of its own to
+// encode them, and no float (0 == -0, which encode apart), so that two equal values (==,
+// which cannot panic on them) encode alike.
+func plainValues(t reflect.Type) bool {
+	if v, ok := plainTypes.Load(t); ok {
+		return v.(bool)
+	}
+	plain := plainKind(t)
+	plainTypes.Store(t, plain)
+	return plain
+}
+
+func plainKind(t reflect.Type) bool {
+	marshaler := reflect.TypeFor[json.Marshaler]()
+	if t.Implements(marshaler) || reflect.PointerTo(t).Implements(marshaler) {
+		return false // its own encoding may read anything
+	}
+	switch t.Kind() {
+	case reflect.Bool, reflect.String,
+		reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return true
+	case reflect.Array:
+		return plainKind(t.Elem())
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if !plainKind(t.Field(i).Type) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }

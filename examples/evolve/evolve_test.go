@@ -365,3 +365,47 @@ func TestSnapshotJSON(t *testing.T) {
 		check(t, m2, s)
 	}
 }
+
+// TestContextInEachEntry: every entry records the context as the transition left it, even
+// when a commit reuses the encoding of a context it did not change.
+func TestContextInEachEntry(t *testing.T) {
+	ctx := context.Background()
+	store := fsmrt.NewMemoryStore()
+	m := v2.NewTicket(v2.TicketNopHooks{})
+	m.ID = "t"
+	m.SetStore(store)
+	want := []string{}
+	fire := func(e v2.Event) {
+		t.Helper()
+		if _, err := m.Fire(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(m.Context)
+		want = append(want, string(b))
+	}
+	fire(v2.EventComment)
+	fire(v2.EventComment) // unchanged
+	m.Context.Urgency = 2
+	fire(v2.EventComment)
+	m.Context.Assignee, m.Context.Team = "ana", "ops"
+	fire(v2.EventAccept)
+	fire(v2.EventStart)
+	m.Context.Assignee = "bo"
+	fire(v2.EventBlock)
+	m.Context.Assignee = "ana" // back to an earlier value
+	fire(v2.EventUnblock)
+	log, err := store.Log(ctx, m.StoreName(), "t", 0)
+	if err != nil || len(log) != len(want) {
+		t.Fatalf("%d entries, %v", len(log), err)
+	}
+	for i, e := range log {
+		var entry struct{ Context json.RawMessage }
+		if err := json.Unmarshal(e.Data, &entry); err != nil || string(entry.Context) != want[i] {
+			t.Errorf("entry %d: context %s, want %s (%v)", i+1, entry.Context, want[i], err)
+		}
+	}
+	r, err := v2.ReplayTicket(ctx, store, "t", v2.TicketNopHooks{})
+	if err != nil || r.Context != m.Context {
+		t.Errorf("replayed %+v, %v; want %+v", r.Context, err, m.Context)
+	}
+}
