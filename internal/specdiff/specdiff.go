@@ -94,7 +94,7 @@ func Compare(old, new *ir.Machine) []Change {
 	case d.mg != nil:
 		d.add(Compatible, d.mg.Pos, diag.Pos{}, "instances stored under the old spec (%s) migrate to this one (%s): the migration from %s", from, to, d.mg.Source)
 	default:
-		d.add(Breaking, top(new), top(old), "the fingerprint changes (%s -> %s): code generated from the new spec refuses instances stored under the old one; keep the old spec as a file and declare a migration from it (migrations: [{from: FILE}])", from, to)
+		d.add(Breaking, top(new), top(old), "the fingerprint changes (%s -> %s): code generated from the new spec refuses instances stored under the old one; keep the old spec as a file and declare a migration from it (migrations: [{from: FILE%s}])", from, to, d.placesNeeded())
 	}
 	sort.SliceStable(d.out, func(i, j int) bool {
 		a, b := d.out[i].Pos, d.out[j].Pos
@@ -127,6 +127,21 @@ func (d *differ) renamedTo(names func(*ir.Migration) map[string]string, name str
 		}
 	}
 	return false
+}
+
+// placesNeeded is what a migration from the old spec must say at least: where the
+// instances of its removed states go (", states: {a: ?, b: ?}"), "" when nothing.
+func (d *differ) placesNeeded() string {
+	var removed []string
+	for _, s := range d.old.States {
+		if stateNamed(d.new, s.Name) == nil {
+			removed = append(removed, fmt.Sprintf("%q: ?", s.Name))
+		}
+	}
+	if len(removed) == 0 {
+		return ""
+	}
+	return ", states: {" + strings.Join(removed, ", ") + "}"
 }
 
 // migrated returns what the migration from the old spec makes of a name of it (kind's

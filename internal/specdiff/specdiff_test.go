@@ -57,6 +57,7 @@ var migratedEdits = []struct {
 	migration string
 }{
 	{edit{"a state added, without a migration", "review", [][2]string{{"  pending_review: { doc:", "  on_hold: {}\n  pending_review: { doc:"}, {"  - { from: not_started, to: blocked", "  - { from: in_progress, to: on_hold }\n  - { from: on_hold, to: in_progress }\n  - { from: not_started, to: blocked"}}, Breaking, "breaking: the fingerprint changes"}, ""},
+	{edit{"a state renamed, without a migration", "review", [][2]string{{"pending_review", "awaiting_review"}}, Breaking, `declare a migration from it (migrations: [{from: FILE, states: {"pending_review": ?}}])`}, ""},
 	{edit{"a state renamed, with its migration", "review", [][2]string{{"pending_review", "awaiting_review"}}, Behaviour, `compatible: state "pending_review" is now "awaiting_review": the migration renames it`},
 		"    states: { pending_review: awaiting_review }\n    events: { pending_review: awaiting_review }\n"},
 	{edit{"a state merged into another", "review", [][2]string{{"  blocked:        { doc: Task cannot proceed due to blocker. }\n", ""}, {"  - { from: not_started, to: blocked, doc: Dependency not satisfied. }\n", ""}, {"  - { from: in_progress, to: blocked, doc: Worker encounters blocker. }\n", ""}, {"  - { from: blocked, to: not_started, doc: \"Blocker resolved (reset).\" }\n", ""}, {"  - { from: blocked, to: in_progress, doc: \"Blocker resolved (resume).\" }\n", ""}, {"  blocked:        { doc: \"Dependency not satisfied; worker encounters blocker.\" }\n", ""}, {"  not_started:    { doc: \"Blocker resolved (reset).\" }\n", ""}},
