@@ -468,7 +468,10 @@ func Built[M any](m M, err error) (M, error) {
 // check), then every later log entry applied as it was recorded: the transition's
 // counters, memory, history and idempotency key, and the state and context after it. No
 // hook runs: guards are not asked again, and actions and checkpoints, done when the
-// transitions happened, are not repeated. It fails with a SpecMismatchError if the
+// transitions happened, are not repeated. An instance stored under an older spec that
+// the Def migrates from (Def.Migrations) is loaded migrated: its snapshot and entries as
+// this spec writes them, and m.Migrated() names the older spec until a commit stores it
+// under this one. It fails with a SpecMismatchError (naming both fingerprints) if the
 // instance was stored under another spec, with a LogError (errors.Is ErrInvalidLog) if the
 // log has a gap or an entry does not decode or is not a transition of this machine from
 // the state the log has reached, and with a SnapshotError if the snapshot is not one the

@@ -270,7 +270,7 @@ type SpecMismatchError struct {
 
 // Error describes the mismatch.
 func (e *SpecMismatchError) Error() string {
-	return fmt.Sprintf("fsm: %s %s was stored under spec %s, not %s: migrate it first", e.Machine, e.ID, e.Stored, e.Spec)
+	return fmt.Sprintf("fsm: %s %s was stored under spec %s, not %s: a spec loads only its own instances and those of the older specs it declares migrations from", e.Machine, e.ID, e.Stored, e.Spec)
 }
 
 // Is makes SpecMismatchError match ErrSpecMismatch.

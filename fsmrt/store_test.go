@@ -31,7 +31,7 @@ func TestStoreErrors(t *testing.T) {
 		t.Errorf("Error() = %q, want %q", got, want)
 	}
 	m := &fsmrt.SpecMismatchError{Machine: "review.Task", ID: "t1", Stored: "a", Spec: "b"}
-	if got, want := m.Error(), "fsm: review.Task t1 was stored under spec a, not b: migrate it first"; got != want || !errors.Is(m, fsmrt.ErrSpecMismatch) || errors.Is(m, fsmrt.ErrStoreConflict) {
+	if got, want := m.Error(), "fsm: review.Task t1 was stored under spec a, not b: a spec loads only its own instances and those of the older specs it declares migrations from"; got != want || !errors.Is(m, fsmrt.ErrSpecMismatch) || errors.Is(m, fsmrt.ErrStoreConflict) {
 		t.Errorf("Error() = %q, want %q", got, want)
 	}
 }
