@@ -1,6 +1,7 @@
 package fsmrt
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -78,6 +79,20 @@ func migrateSnapshotJSON[S StateType](b []byte) ([]byte, error) {
 	return f.(func([]byte) ([]byte, error))(b)
 }
 
+// writtenUnder reports, without decoding b, whether it is JSON this package wrote under
+// spec fp: "spec" is among its first members (first in an entry, after "version" in a
+// snapshot). Decoding checks the spec again; this only spares migrations the decoding of
+// what is of this spec already, which is almost everything they see.
+func writtenUnder(b []byte, fp string) bool {
+	const key = `"spec":"`
+	i := bytes.Index(b[:min(len(b), 32)], []byte(key))
+	if i < 0 {
+		return false
+	}
+	rest := b[i+len(key):]
+	return len(rest) > len(fp) && string(rest[:len(fp)]) == fp && rest[len(fp)] == '"'
+}
+
 // specOf returns the "spec" member of the JSON object b, "" when it has none.
 func specOf(b []byte) string {
 	var v struct {
@@ -93,6 +108,9 @@ func specOf(b []byte) string {
 // a spec d migrates from; else b (b that is not JSON too: decoding it refuses it). It fails
 // with a SnapshotError when b holds a value the migration has no place for.
 func (d *Def[S, E, R]) migrateSnapshot(b []byte) ([]byte, error) {
+	if writtenUnder(b, d.Spec.Fingerprint) {
+		return b, nil
+	}
 	from := specOf(b)
 	mg := d.migration(from)
 	if mg == nil || from == d.Spec.Fingerprint {
@@ -110,15 +128,7 @@ func (d *Def[S, E, R]) migrateSnapshot(b []byte) ([]byte, error) {
 	if sc := r.object(o, "stateCounters"); sc != nil {
 		sc = r.rename(sc, mg.Counters)
 		for k, v := range sc {
-			// States merged into one add up their counts.
-			var byState map[string]int
-			if r.decode(v, &byState) {
-				merged := make(map[string]int, len(byState))
-				for st, n := range byState {
-					merged[r.to(st, mg.States)] += n
-				}
-				sc[k] = r.encode(merged)
-			}
+			sc[k] = sumByState[int](&r, v, mg.States)
 		}
 		o["stateCounters"] = r.encode(sc)
 	}
@@ -133,15 +143,7 @@ func (d *Def[S, E, R]) migrateSnapshot(b []byte) ([]byte, error) {
 		o["remembered"] = r.encode(rem)
 	}
 	if b, ok := o["timeByState"]; ok {
-		// States merged into one add up their times.
-		var byState map[string]int64
-		if r.decode(b, &byState) {
-			merged := make(map[string]int64, len(byState))
-			for st, t := range byState {
-				merged[r.to(st, mg.States)] += t
-			}
-			o["timeByState"] = r.encode(merged)
-		}
+		o["timeByState"] = sumByState[int64](&r, b, mg.States)
 	}
 	r.keys(o, "timeouts", mg.States)
 	d.clampCounts(&r, o)
@@ -162,6 +164,9 @@ func (d *Def[S, E, R]) migrateSnapshot(b []byte) ([]byte, error) {
 // no transition, which replaying it refuses. dropped says its event is one this spec no
 // longer has: the entry names none.
 func (d *Def[S, E, R]) migrateEntry(b []byte) (out []byte, dropped bool, err error) {
+	if writtenUnder(b, d.Spec.Fingerprint) {
+		return b, false, nil
+	}
 	from := specOf(b)
 	mg := d.migration(from)
 	if mg == nil || from == d.Spec.Fingerprint {
@@ -216,6 +221,20 @@ func (d *Def[S, E, R]) migrateEntry(b []byte) (out []byte, dropped bool, err err
 	}
 	out, err = json.Marshal(o)
 	return out, dropped, err
+}
+
+// sumByState returns b, numbers by state, by the names states gives them: states merged
+// into one add up their counts or times.
+func sumByState[N int | int64](r *rewriter, b json.RawMessage, states map[string]string) json.RawMessage {
+	var byState map[string]N
+	if !r.decode(b, &byState) {
+		return b
+	}
+	merged := make(map[string]N, len(byState))
+	for st, n := range byState {
+		merged[r.to(st, states)] += n
+	}
+	return r.encode(merged)
 }
 
 // rewriter rewrites the members of JSON objects by a migration, keeping the first error.

@@ -895,7 +895,8 @@ func TestMigrateDecodeEntryAllocs(t *testing.T) {
 	if a != plain {
 		t.Errorf("decodeEntry without migrations: %v allocations, json.Unmarshal %v", a, plain)
 	}
-	if b < a || c < b {
+	// An entry of this spec is recognised without decoding it twice.
+	if b != a || c <= b {
 		t.Errorf("allocations without migrations %v, with %v, migrating %v", a, b, c)
 	}
 }

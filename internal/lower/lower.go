@@ -19,9 +19,17 @@ import (
 	"github.com/fsmgen/fsmgen/spec"
 )
 
-// lower resolves f. It returns the machine, or nil when there are errors, and every
-// finding (warnings do not stop lowering). Without table it leaves out the machine's
-// (state, event) table (Check needs none).
+// reading says how a spec is lowered: with its (state, event) table or not, and with the
+// migrations it declares resolved or not; chain holds, for an older spec read through the
+// migration of a newer one, the newer specs' paths.
+type reading struct {
+	table, migrations bool
+	chain             map[string]bool
+}
+
+// lowerAs resolves f, read as r says. It returns the machine, or nil when there are
+// errors, and every finding (warnings do not stop lowering). Without r.table it leaves out
+// the machine's (state, event) table (Check needs none).
 //
 // f may be partial (spec.LoadPartial): lowering then checks everything that does not
 // depend on the parts with errors, and reports nothing that could be a consequence of them.
@@ -29,15 +37,9 @@ import (
 // once, and the checks that would need to know what it names are skipped or made
 // conservative (a transition from an unknown state could be the way out of any state, so
 // no state is reported as a dead end).
-func lower(f *spec.File, table bool) (*ir.Machine, diag.List) {
-	return lowerIn(f, table, nil)
-}
-
-// lowerIn is lower for a spec read through the migration of a newer one, chain holding the
-// newer specs' paths.
-func lowerIn(f *spec.File, table bool, chain map[string]bool) (*ir.Machine, diag.List) {
+func lowerAs(f *spec.File, r reading) (*ir.Machine, diag.List) {
 	l := &lowerer{
-		f: f, chain: chain,
+		f: f, reading: r,
 		m:  &ir.Machine{Source: f.Path, Name: f.Machine.Value, Package: f.Package.Value, Doc: f.Doc.Value, RecordHistory: f.RecordHistory.Value, Idempotent: f.Idempotent.Value},
 		st: map[string]*ir.State{}, ev: map[string]*ir.Event{}, gr: map[string]*ir.Group{},
 		ro: map[string]*ir.Role{}, po: map[string]*ir.Policy{}, fi: map[string]*ir.Field{},
@@ -50,7 +52,7 @@ func lowerIn(f *spec.File, table bool, chain map[string]bool) (*ir.Machine, diag
 		afters:   map[string]*afterTimeout{}, afterEv: map[*spec.Transition]*ir.Event{},
 	}
 	l.run()
-	if table && !l.ds.HasErrors() {
+	if r.table && !l.ds.HasErrors() {
 		l.m.SetTable(l.table())
 	}
 	ds := l.ds.Sorted()
@@ -96,7 +98,7 @@ type lowerer struct {
 
 	afters  map[string]*afterTimeout       // the timeouts delayed transitions give states, by name (path)
 	afterEv map[*spec.Transition]*ir.Event // the event each delayed transition is taken on
-	chain   map[string]bool                // the newer specs whose migrations read this one, by path
+	reading reading                        // how the spec is read
 }
 
 func (l *lowerer) run() {
@@ -1820,7 +1822,7 @@ func Check(path string, data []byte) diag.List {
 }
 
 func load(path string, data []byte, table bool) (*ir.Machine, diag.List) {
-	return loadIn(path, data, table, nil)
+	return loadAs(path, data, reading{table: table, migrations: true})
 }
 
 // LoadOlder is Load for the older version of a spec that a newer one is compared with: the
@@ -1828,20 +1830,16 @@ func load(path string, data []byte, table bool) (*ir.Machine, diag.List) {
 // nothing about it (and a version read from a git revision has no directory to read their
 // files from).
 func LoadOlder(path string, data []byte) (*ir.Machine, diag.List) {
-	return loadIn(path, data, true, map[string]bool{noMigrations: true})
+	return loadAs(path, data, reading{table: true})
 }
 
-// noMigrations, in a chain, says not to resolve migrations at all.
-const noMigrations = "\x00"
-
-// loadIn is load for a spec an older version of which chain holds (by path): the specs a
-// migration reads, down to the oldest.
-func loadIn(path string, data []byte, table bool, chain map[string]bool) (*ir.Machine, diag.List) {
+// loadAs is load, read as r says.
+func loadAs(path string, data []byte, r reading) (*ir.Machine, diag.List) {
 	f, ds := spec.LoadPartial(path, data)
 	if f == nil {
 		return nil, ds
 	}
-	m, more := lowerIn(f, table, chain)
+	m, more := lowerAs(f, r)
 	if ds.HasErrors() {
 		m = nil
 	}

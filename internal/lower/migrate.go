@@ -22,7 +22,7 @@ import (
 // old instances lack and states require get a value; it pairs every older transition with
 // the one here that replays its log entries.
 func (l *lowerer) migrations() {
-	if len(l.f.Migrations) == 0 || l.f.Broken["migrations"] || l.ds.HasErrors() || l.chain[noMigrations] {
+	if len(l.f.Migrations) == 0 || l.f.Broken["migrations"] || l.ds.HasErrors() || !l.reading.migrations {
 		return
 	}
 	for _, sm := range l.f.Migrations {
@@ -58,7 +58,7 @@ func (l *lowerer) migration(sm *spec.Migration) *migrationOf {
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(filepath.Dir(l.f.Path), path)
 	}
-	if l.chain[filepath.Clean(path)] {
+	if l.reading.chain[filepath.Clean(path)] {
 		l.ds.Errorf(sm.From.Pos, "%s migrates from this spec, which migrates from it: a migration names an older version", sm.From.Value)
 		return nil
 	}
@@ -68,8 +68,8 @@ func (l *lowerer) migration(sm *spec.Migration) *migrationOf {
 		return nil
 	}
 	chain := map[string]bool{filepath.Clean(l.f.Path): true}
-	maps.Copy(chain, l.chain)
-	old, ds := loadIn(path, data, true, chain)
+	maps.Copy(chain, l.reading.chain)
+	old, ds := loadAs(path, data, reading{migrations: true, chain: chain}) // its (state, event) table is not needed
 	if old == nil {
 		first := ""
 		for _, d := range ds {
@@ -112,16 +112,11 @@ func (l *lowerer) migration(sm *spec.Migration) *migrationOf {
 			}
 		}
 	}
-	stateNames := func(m *ir.Machine) []string { return nameList(m.States, func(s *ir.State) string { return s.Name }) }
-	eventNames := func(m *ir.Machine) []string { return nameList(m.Events, func(e *ir.Event) string { return e.Name }) }
-	counterNames := func(m *ir.Machine) []string {
-		return nameList(m.Counters, func(c *ir.Counter) string { return c.Name })
-	}
-	fieldNames := func(m *ir.Machine) []string { return nameList(m.Fields, func(f *ir.Field) string { return f.Name }) }
-	renames("state", sm.States, stateNames(old), stateNames(l.m), false, mg.States)
-	renames("event", sm.Events, eventNames(old), eventNames(l.m), false, mg.Events)
-	renames("counter", sm.Counters, counterNames(old), counterNames(l.m), false, mg.Counters)
-	renames("context field", sm.Context, fieldNames(old), fieldNames(l.m), true, mg.Fields)
+	oldN, newN := namesOf(old), namesOf(l.m)
+	renames("state", sm.States, oldN.states, newN.states, false, mg.States)
+	renames("event", sm.Events, oldN.events, newN.events, false, mg.Events)
+	renames("counter", sm.Counters, oldN.counters, newN.counters, false, mg.Counters)
+	renames("context field", sm.Context, oldN.fields, newN.fields, true, mg.Fields)
 	if !ok {
 		return nil
 	}
@@ -131,7 +126,7 @@ func (l *lowerer) migration(sm *spec.Migration) *migrationOf {
 		olds       []string
 		into       map[string]string
 		renamesPos []*spec.Rename
-	}{{"event", eventNames(old), mg.Events, sm.Events}, {"counter", counterNames(old), mg.Counters, sm.Counters}, {"context field", fieldNames(old), mg.Fields, sm.Context}} {
+	}{{"event", oldN.events, mg.Events, sm.Events}, {"counter", oldN.counters, mg.Counters, sm.Counters}, {"context field", oldN.fields, mg.Fields, sm.Context}} {
 		by := map[string]string{}
 		for _, n := range x.olds {
 			to := mapped(n, x.into)
@@ -152,9 +147,8 @@ func (l *lowerer) migration(sm *spec.Migration) *migrationOf {
 		}
 	}
 	// Every older state has a place: its own name here, or the state it is mapped to.
-	newStates := stateNames(l.m)
 	for _, s := range old.States {
-		if _, mapped := mg.States[s.Name]; !mapped && !slices.Contains(newStates, s.Name) {
+		if _, mapped := mg.States[s.Name]; !mapped && !slices.Contains(newN.states, s.Name) {
 			l.ds.Errorf(sm.From.Pos, "state %q of %s (%s) has no place in this spec: instances stored in it would be stranded; map it to a state under states", s.Name, sm.From.Value, s.Pos)
 			ok = false
 		}
@@ -167,9 +161,9 @@ func (l *lowerer) migration(sm *spec.Migration) *migrationOf {
 			}
 		}
 	}
-	drop(eventNames(old), eventNames(l.m), mg.Events)
-	drop(counterNames(old), counterNames(l.m), mg.Counters)
-	drop(fieldNames(old), fieldNames(l.m), mg.Fields)
+	drop(oldN.events, newN.events, mg.Events)
+	drop(oldN.counters, newN.counters, mg.Counters)
+	drop(oldN.fields, newN.fields, mg.Fields)
 	for _, c := range old.Counters {
 		if to := mapped(c.Name, mg.Counters); to != "" {
 			if nc := l.co[to]; nc != nil && nc.PerState != c.PerState {
@@ -200,7 +194,7 @@ func (l *lowerer) migration(sm *spec.Migration) *migrationOf {
 			ok = false
 			continue
 		case fd == nil:
-			l.ds.Errorf(d.Field.Pos, "unknown context field %q%s", d.Field.Value, l.didYouMean("migration context field", d.Field.Value, func() []string { return fieldNames(l.m) }))
+			l.ds.Errorf(d.Field.Pos, "unknown context field %q%s", d.Field.Value, l.didYouMean("migration context field", d.Field.Value, func() []string { return newN.fields }))
 			ok = false
 			continue
 		case had[fd.Name]:
@@ -235,48 +229,47 @@ func (l *lowerer) migration(sm *spec.Migration) *migrationOf {
 	if !ok {
 		return nil
 	}
-	mg.OldStates = stateNames(old)
+	mg.OldStates = oldN.states
 	mg.Transitions = pairTransitions(old, l.m, mg)
 	if l.m.Chart == nil && old.Chart == nil {
 		mg.Moves = map[int]*ir.Move{}
-		counters := func(cs []*ir.Counter) []*ir.Counter {
-			var out []*ir.Counter
-			for _, c := range cs {
-				if nc := l.co[mapped(c.Name, mg.Counters)]; nc != nil {
-					out = append(out, nc)
-				}
-			}
-			return out
-		}
 		for i, t := range mg.Transitions {
 			if t < 0 {
 				ot := old.Transitions[i]
-				mg.Moves[i] = &ir.Move{Increment: counters(ot.Increment), Reset: counters(ot.Reset), Internal: ot.Target.Kind == ir.Internal}
+				mg.Moves[i] = &ir.Move{Increment: renamed(ot.Increment, mg, l.co), Reset: renamed(ot.Reset, mg, l.co), Internal: ot.Target.Kind == ir.Internal}
 			}
 		}
 	}
-	for k, v := range mg.States {
-		if k == v {
-			delete(mg.States, k)
-		}
-	}
-	for _, m := range []map[string]string{mg.Events, mg.Counters, mg.Fields} {
-		for k, v := range m {
-			if k == v {
-				delete(m, k)
-			}
-		}
-	}
+	dropIdentities(mg.States, mg.Events, mg.Counters, mg.Fields)
 	return &migrationOf{Migration: mg, older: old.Migrations}
 }
 
-// names returns the names of xs.
+// specNames are the names of a machine's states, events, counters and context fields.
+type specNames struct{ states, events, counters, fields []string }
+
+func namesOf(m *ir.Machine) specNames {
+	return specNames{
+		states:   nameList(m.States, func(s *ir.State) string { return s.Name }),
+		events:   nameList(m.Events, func(e *ir.Event) string { return e.Name }),
+		counters: nameList(m.Counters, func(c *ir.Counter) string { return c.Name }),
+		fields:   nameList(m.Fields, func(f *ir.Field) string { return f.Name }),
+	}
+}
+
+// nameList returns the names of xs.
 func nameList[T any](xs []T, name func(T) string) []string {
 	out := make([]string, len(xs))
 	for i, x := range xs {
 		out[i] = name(x)
 	}
 	return out
+}
+
+// dropIdentities removes from renamings the names that stay as they are.
+func dropIdentities(ms ...map[string]string) {
+	for _, m := range ms {
+		maps.DeleteFunc(m, func(k, v string) bool { return k == v })
+	}
 }
 
 // mapped returns what name becomes under a migration's map.
@@ -342,12 +335,16 @@ func literalJSON(f *ir.Field, lit ir.Literal) string {
 // log entries: from the states it leaves from, on its events, to its targets, of the same
 // kind, with the same counters incremented and reset (by their names here).
 func pairTransitions(old, m *ir.Machine, mg *ir.Migration) []int {
+	shapes := make([]transShape, len(m.Transitions))
+	for i, t := range m.Transitions {
+		shapes[i] = shapeOf(t, nil)
+	}
 	out := make([]int, len(old.Transitions))
 	for i, ot := range old.Transitions {
 		out[i] = -1
 		want := shapeOf(ot, mg)
-		for _, t := range m.Transitions {
-			if replays(shapeOf(t, nil), want) {
+		for j, t := range m.Transitions {
+			if replays(shapes[j], want) {
 				out[i] = t.Index
 				break
 			}
@@ -493,11 +490,7 @@ func composeNames(a, b map[string]string) map[string]string {
 			out[k] = v
 		}
 	}
-	for k, v := range out {
-		if k == v {
-			delete(out, k)
-		}
-	}
+	dropIdentities(out)
 	return out
 }
 

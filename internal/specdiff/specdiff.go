@@ -78,7 +78,7 @@ func Compare(old, new *ir.Machine) []Change {
 	from, to := ir.Fingerprint(old), ir.Fingerprint(new)
 	for _, mg := range new.Migrations {
 		if mg.From == from {
-			d.mg = mg
+			d.mg, d.rn = mg, *mg
 		}
 	}
 	d.machine()
@@ -112,16 +112,15 @@ func Compare(old, new *ir.Machine) []Change {
 type differ struct {
 	old, new *ir.Machine
 	mg       *ir.Migration // the new spec's migration from the old one, if any
-	out      []Change
+	// rn holds the maps of mg, empty (nil maps, which read as empty) without one.
+	rn  ir.Migration
+	out []Change
 }
 
-// renamedTo reports whether the migration from the old spec renames something to name
-// (kind's map): the name is then no addition.
-func (d *differ) renamedTo(names func(*ir.Migration) map[string]string, name string) bool {
-	if d.mg == nil {
-		return false
-	}
-	for _, to := range names(d.mg) {
+// renamedTo reports whether the migration from the old spec renames something to name in
+// names (one of rn's maps): the name is then no addition.
+func renamedTo(names map[string]string, name string) bool {
+	for _, to := range names {
 		if to == name {
 			return true
 		}
@@ -144,30 +143,22 @@ func (d *differ) placesNeeded() string {
 	return ", states: {" + strings.Join(removed, ", ") + "}"
 }
 
-// migrated returns what the migration from the old spec makes of a name of it (kind's
-// map), and whether the migration has a word for it.
-func (d *differ) migrated(names func(*ir.Migration) map[string]string, name string) (string, bool) {
-	if d.mg == nil {
-		return "", false
-	}
-	to, ok := names(d.mg)[name]
-	return to, ok
-}
-
 func (d *differ) add(c Class, pos, was diag.Pos, format string, args ...any) {
 	d.out = append(d.out, Change{Class: c, Message: fmt.Sprintf(format, args...), Pos: pos, Was: was})
 }
 
-// inState and ofCounter say what the change just added concerns.
-// concern marks the changes from the from-th on that are not compatible, or rename
-// something, as concerning what set marks them with.
+// concern marks the changes from the from-th on that are not compatible as concerning
+// what set marks them with (a rename, compatible, is marked where it is added).
 func (d *differ) concern(from int, set func(*Change)) {
 	for i := from; i < len(d.out); i++ {
-		if d.out[i].Class != Compatible || strings.Contains(d.out[i].Message, "the migration renames") {
+		if d.out[i].Class != Compatible {
 			set(&d.out[i])
 		}
 	}
 }
+
+// last is the change added last.
+func (d *differ) last() *Change { return &d.out[len(d.out)-1] }
 
 // top is the position of the spec as a whole (its first line).
 func top(m *ir.Machine) diag.Pos { return diag.Pos{File: m.Source, Line: 1, Col: 1} }
@@ -206,7 +197,7 @@ func (d *differ) states() {
 		d.concern(from, func(c *Change) { c.State = s.Name })
 	}
 	for _, x := range n.States {
-		if stateNamed(o, x.Name) == nil && !d.renamedTo(func(m *ir.Migration) map[string]string { return m.States }, x.Name) {
+		if stateNamed(o, x.Name) == nil && !renamedTo(d.rn.States, x.Name) {
 			d.add(Compatible, x.Pos, diag.Pos{}, "%s %q added", what, x.Name)
 		}
 	}
@@ -219,11 +210,12 @@ func (d *differ) states() {
 func (d *differ) stateChanges(s *ir.State, what string) {
 	o, n := d.old, d.new
 	x := stateNamed(n, s.Name)
-	if to, ok := d.migrated(func(m *ir.Migration) map[string]string { return m.States }, s.Name); x == nil && ok {
+	if to, ok := d.rn.States[s.Name]; x == nil && ok {
 		if stateNamed(o, to) != nil {
 			d.add(Behaviour, s.Pos, diag.Pos{}, "%s %q removed: the migration moves its instances to %q", kindOf(o), s.Name, to)
 		} else {
 			d.add(Compatible, s.Pos, diag.Pos{}, "%s %q is now %q: the migration renames it", kindOf(o), s.Name, to)
+			d.last().State = s.Name
 		}
 		return
 	}
@@ -276,7 +268,7 @@ func (d *differ) events() {
 			continue
 		}
 		x := eventNamed(n, e.Name)
-		if to, ok := d.migrated(func(m *ir.Migration) map[string]string { return m.Events }, e.Name); x == nil && ok {
+		if to, ok := d.rn.Events[e.Name]; x == nil && ok {
 			if to == "" {
 				d.add(Behaviour, e.Pos, diag.Pos{}, "event %q removed: the migration replays the log entries that record it as recorded", e.Name)
 			} else {
@@ -294,7 +286,7 @@ func (d *differ) events() {
 		}
 	}
 	for _, x := range n.Events {
-		if !x.Internal && eventNamed(o, x.Name) == nil && !d.renamedTo(func(m *ir.Migration) map[string]string { return m.Events }, x.Name) {
+		if !x.Internal && eventNamed(o, x.Name) == nil && !renamedTo(d.rn.Events, x.Name) {
 			d.add(Compatible, x.Pos, diag.Pos{}, "event %q added", x.Name)
 		}
 	}
@@ -364,7 +356,7 @@ func (d *differ) fields() {
 	o, n := d.old, d.new
 	for _, f := range o.Fields {
 		g := fieldIn(n.Fields, f.Name)
-		to, migrated := d.migrated(func(m *ir.Migration) map[string]string { return m.Fields }, f.Name)
+		to, migrated := d.rn.Fields[f.Name]
 		switch {
 		case g == nil && migrated && to == "":
 			d.add(Behaviour, f.Pos, diag.Pos{}, "context field %q removed: the migration drops its stored values", f.Name)
@@ -387,7 +379,7 @@ func (d *differ) fields() {
 		}
 	}
 	for _, g := range n.Fields {
-		if fieldIn(o.Fields, g.Name) == nil && !d.renamedTo(func(m *ir.Migration) map[string]string { return m.Fields }, g.Name) {
+		if fieldIn(o.Fields, g.Name) == nil && !renamedTo(d.rn.Fields, g.Name) {
 			d.add(Compatible, g.Pos, diag.Pos{}, "context field %q added: stored contexts load with its zero value or default", g.Name)
 		}
 	}
@@ -401,7 +393,7 @@ func (d *differ) counters() {
 		d.concern(from, func(ch *Change) { ch.Counter = c.Name })
 	}
 	for _, x := range n.Counters {
-		if counterNamed(o, x.Name) == nil && !d.renamedTo(func(m *ir.Migration) map[string]string { return m.Counters }, x.Name) {
+		if counterNamed(o, x.Name) == nil && !renamedTo(d.rn.Counters, x.Name) {
 			d.add(Compatible, x.Pos, diag.Pos{}, "counter %q added: stored instances start it at 0", x.Name)
 		}
 	}
@@ -410,12 +402,13 @@ func (d *differ) counters() {
 // counterChanges compares counter c of the old spec with its namesake in the new one.
 func (d *differ) counterChanges(c *ir.Counter) {
 	x := counterNamed(d.new, c.Name)
-	to, migrated := d.migrated(func(m *ir.Migration) map[string]string { return m.Counters }, c.Name)
+	to, migrated := d.rn.Counters[c.Name]
 	switch {
 	case x == nil && migrated && to == "":
 		d.add(Behaviour, c.Pos, diag.Pos{}, "counter %q removed: the migration drops its stored counts", c.Name)
 	case x == nil && migrated:
 		d.add(Compatible, c.Pos, diag.Pos{}, "counter %q is now %q: the migration renames it", c.Name, to)
+		d.last().Counter = c.Name
 	case x == nil:
 		d.add(Breaking, c.Pos, diag.Pos{}, "counter %q removed: stored counts of it are refused (map it to a new counter)", c.Name)
 	case c.PerState != x.PerState:
