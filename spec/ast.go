@@ -264,6 +264,7 @@ type Event struct {
 // From is a transition's source.
 type From struct {
 	Pos    Pos
+	Set    bool  // from was written (it is required: the schema reports it missing)
 	Bad    bool  // from has errors: its states are not known
 	States []Str // one or several states
 	Group  Str   // {group: G}

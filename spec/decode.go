@@ -430,7 +430,7 @@ func (l *loader) transition(n *yaml.Node) *Transition {
 
 func (l *loader) from(v *yaml.Node) From {
 	v = resolve(v)
-	f := From{Pos: l.pos(v)}
+	f := From{Pos: l.pos(v), Set: true}
 	switch v.Kind {
 	case yaml.ScalarNode, yaml.SequenceNode:
 		f.States = l.strs(v)

@@ -44,7 +44,7 @@ func (l *lowerer) declareAfter(eventGo *goNames) {
 			continue
 		}
 		if len(t.From.States) != 1 || t.From.Any || t.From.Group.Set {
-			if !t.From.Bad {
+			if t.From.Set && !t.From.Bad { // a missing from is the schema's to report
 				l.ds.Errorf(t.From.Pos, "a transition with after counts the time spent in its source, so from names one state")
 			}
 			continue
