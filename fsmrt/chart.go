@@ -375,19 +375,22 @@ func (m *Machine[S, E, R, C, X]) takeChart(ctx context.Context, st *Step[S, E, R
 	}
 	// The macrostep's checkpoint is its first microstep's that has one; it enters states
 	// unless none of its microsteps has a target.
-	cp, moved := tr.Checkpoint, tr.Kind != TargetInternal || st.To != st.From
+	// The timeout counts on when no microstep entered its state again.
+	cp, moved, keep := tr.Checkpoint, tr.Kind != TargetInternal || st.To != st.From, tr.KeepsClock
 	for _, x := range m.micro {
+		xt := &d.Transitions[x]
 		if cp < 0 {
-			cp = d.Transitions[x].Checkpoint
+			cp = xt.Checkpoint
 		}
-		moved = moved || d.Transitions[x].Kind != TargetInternal
+		moved = moved || xt.Kind != TargetInternal
+		keep = keep && xt.KeepsClock
 	}
-	m.entered = moved
+	m.entered = moved && !keep // its deadlines stay armed when the timeout counts on
 	if moved && len(d.resetOnSuccess) > 0 {
 		m.resetChart(tr)
 	}
 	if d.Timing && moved {
-		m.moveClock(st.From, st.At)
+		m.moveClock(st.From, st.At, keep)
 	}
 	if err := m.commit(ctx, st, in, int(t), cp); err != nil {
 		if m.store != nil {
@@ -540,7 +543,7 @@ func (m *Machine[S, E, R, C, X]) applyChart(e *LogEntry[S, E, R]) error {
 	if err != nil {
 		return fmt.Errorf("history: %w", err)
 	}
-	state, moved := e.From, false
+	state, moved, keep := e.From, false, true
 	step := func(ti int, on int32, raised []int32) ([]int32, error) {
 		if ti < 0 || ti >= len(d.Transitions) {
 			return nil, fmt.Errorf("%d is not a transition", ti)
@@ -551,6 +554,7 @@ func (m *Machine[S, E, R, C, X]) applyChart(e *LogEntry[S, E, R]) error {
 		}
 		state = S(t.Target)
 		moved = moved || t.Kind != TargetInternal
+		keep = keep && t.KeepsClock
 		m.countChart(t)
 		return append(raised, t.Raise...), nil
 	}
@@ -596,7 +600,7 @@ func (m *Machine[S, E, R, C, X]) applyChart(e *LogEntry[S, E, R]) error {
 	m.unstarted = false
 	m.setSlow()
 	if d.Timing && (state != from || moved) {
-		m.moveClock(from, e.Timestamp)
+		m.moveClock(from, e.Timestamp, keep)
 	}
 	m.recallEntry(e)
 	m.seq, m.updatedAt = e.Seq, e.Timestamp

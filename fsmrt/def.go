@@ -133,6 +133,11 @@ type StateDef struct {
 	// Expires says the timeout fires event Expiry when it runs out (on_expiry).
 	Expires bool
 	Expiry  int32
+	// Clock identifies, in a statechart, the state whose timeout the configuration has: its
+	// place in the spec's document order, from 1 (0: none). The configurations with the
+	// same Clock share its timeout, which counts from when that state was entered
+	// (Transition.KeepsClock).
+	Clock int32
 }
 
 // Pair is a (state, event) pair whose transitions the engine decides.
@@ -203,6 +208,9 @@ type Transition struct {
 	// each always taken, which the engine takes without selecting them.
 	Settled bool
 	Then    []int32
+	// KeepsClock says the microstep enters a configuration whose timeout's state (its
+	// Clock) was active before it and is not entered again: the timeout counts on.
+	KeepsClock bool
 }
 
 // ChoiceDef is one branch of a choice: entered when Conds hold (no Conds: otherwise).
@@ -506,6 +514,12 @@ func (d *Def[S, E, R]) buildRefusals() {
 			}
 		}
 	}
+}
+
+// sameClock reports whether states a and b count one timeout: they are one state, or
+// configurations of a statechart that share their Clock.
+func (d *Def[S, E, R]) sameClock(a, b S) bool {
+	return a == b || int(a) < len(d.States) && int(b) < len(d.States) && d.States[a].Clock != 0 && d.States[a].Clock == d.States[b].Clock
 }
 
 // slot returns the index in Machine.counters of counter c for a transition leaving s.

@@ -267,7 +267,7 @@ func appendString(b []byte, s string) []byte {
 // (a time outside the years 0-9999).
 func (m *Machine[S, E, R, C, X]) appendSnapshot(b []byte, ctx []byte) ([]byte, bool) {
 	d := m.def
-	if !jsonTime(m.updatedAt) || d.Timing && (!jsonTime(m.createdAt) || !jsonTime(m.enteredAt)) || int(m.state) >= len(d.States) {
+	if !jsonTime(m.updatedAt) || d.Timing && (!jsonTime(m.createdAt) || !jsonTime(m.enteredAt) || !jsonTime(m.since)) || int(m.state) >= len(d.States) {
 		return b, false
 	}
 	b = append(b, `{"version":1`...)
@@ -333,6 +333,10 @@ func (m *Machine[S, E, R, C, X]) appendSnapshot(b []byte, ctx []byte) ([]byte, b
 		if timeouts := m.changedTimeouts(); len(timeouts) > 0 {
 			b = appendKey(b, "timeouts", false)
 			b = appendMap(b, timeouts, S.String, func(b []byte, v time.Duration) []byte { return strconv.AppendInt(b, int64(v), 10) })
+		}
+		if !m.since.Equal(m.enteredAt) {
+			b = appendKey(b, "timeoutSince", false)
+			b = m.times.append(b, m.since)
 		}
 	}
 	if !reflect.ValueOf(&m.extra).Elem().IsZero() {

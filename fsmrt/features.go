@@ -65,7 +65,7 @@ func SetClock[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, C, X], c
 	if m.seq == 0 {
 		// A new machine starts now; one restored or replayed keeps the times it has.
 		m.createdAt = c.Now()
-		m.enteredAt = m.createdAt
+		m.enteredAt, m.since = m.createdAt, m.createdAt
 	}
 }
 
@@ -77,6 +77,13 @@ func CreatedAt[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, C, X]) 
 // EnteredAt returns when the current state was entered.
 func EnteredAt[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, C, X]) time.Time {
 	return m.enteredAt
+}
+
+// TimeoutSince returns when the timeout of the current state started counting: when the
+// state was entered, or, in a statechart, when the state whose timeout the configuration
+// has was entered (moving within it does not restart it).
+func TimeoutSince[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, C, X]) time.Time {
+	return m.since
 }
 
 // TimeByState returns the time spent in each state at now, the current stay included.
@@ -96,10 +103,11 @@ func Timeout[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, C, X], s 
 	return m.timeouts[s]
 }
 
-// SetTimeout changes the timeout of a state the spec marks configurable. With a store it is
-// committed at once as a TIMEOUT_CHANGED entry of the event log, with the deadlines of the
-// current state armed again when it is s (nothing changes when the commit fails). It is kept in
-// snapshots and the event log.
+// SetTimeout changes the timeout of a state the spec marks configurable; in a statechart,
+// of the state whose timeout configuration s has, in every configuration that shares it.
+// With a store it is committed at once as a TIMEOUT_CHANGED entry of the event log, with
+// the deadlines of the current state armed again when it counts that timeout (nothing
+// changes when the commit fails). It is kept in snapshots and the event log.
 func SetTimeout[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, C, X], s S, d time.Duration) error {
 	switch {
 	case int(s) >= len(m.timeouts) || !m.def.States[s].Configurable:
@@ -108,17 +116,30 @@ func SetTimeout[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, C, X],
 		return fmt.Errorf("%stimeout of %s must be positive", m.def.Spec.prefix(), s)
 	}
 	prev := m.timeouts[s]
-	m.timeouts[s] = d
+	m.setTimeout(s, d)
 	if m.store != nil {
 		// Durable at once, in the event log; the current state's deadlines follow.
 		in := Input[R]{Reason: "timeout of " + s.String() + " set to " + d.String()}
 		meta := map[string]string{"state": s.String(), "timeout": d.String()}
-		if err := m.note(context.Background(), KindTimeoutChanged, &in, meta, s == m.state); err != nil {
-			m.timeouts[s] = prev
+		if err := m.note(context.Background(), KindTimeoutChanged, &in, meta, m.def.sameClock(s, m.state)); err != nil {
+			m.setTimeout(s, prev)
 			return err
 		}
 	}
 	return nil
+}
+
+// setTimeout sets the timeout of state s, and of the configurations that share it in a
+// statechart (StateDef.Clock).
+func (m *Machine[S, E, R, C, X]) setTimeout(s S, d time.Duration) {
+	m.timeouts[s] = d
+	if c := m.def.States[s].Clock; c != 0 {
+		for i := range m.timeouts {
+			if m.def.States[i].Clock == c {
+				m.timeouts[i] = d
+			}
+		}
+	}
 }
 
 // Expire fires e, the on_expiry event of the state the machine is in, when the state's
@@ -128,11 +149,11 @@ func SetTimeout[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, C, X],
 // durable deadline is handled once (FireDue). What it fires with is the machine's own
 // Fire, with its store: the entry says "timeout expired".
 func Expire[S StateType, E, R EnumType, C, X any](ctx context.Context, m *Machine[S, E, R, C, X], e E, now time.Time) (bool, S, error) {
-	if int(m.state) >= len(m.timeouts) || m.timeouts[m.state] <= 0 || now.Sub(m.enteredAt) < m.timeouts[m.state] ||
-		m.expired && m.expiredIn == m.state && m.expiredAt.Equal(m.enteredAt) {
+	if int(m.state) >= len(m.timeouts) || m.timeouts[m.state] <= 0 || now.Sub(m.since) < m.timeouts[m.state] ||
+		m.expired && m.def.sameClock(m.expiredIn, m.state) && m.expiredAt.Equal(m.since) {
 		return false, m.state, nil
 	}
-	from, entered := m.state, m.enteredAt
+	from, entered := m.state, m.since
 	to, err := m.FireWith(ctx, e, Input[R]{At: now, Reason: "timeout expired"})
 	if err == nil || errors.Is(err, ErrRefused) {
 		// This stay has expired, whatever the event did (it may have re-entered the state,
@@ -154,7 +175,7 @@ func TimeoutLevel[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, C, X
 		return 0
 	}
 	st := &m.def.States[m.state]
-	if i := Level(now.Sub(m.enteredAt), d, st.Levels); i >= 0 {
+	if i := Level(now.Sub(m.since), d, st.Levels); i >= 0 {
 		return st.LevelValues[i]
 	}
 	return 0

@@ -68,12 +68,15 @@ type Machine[S StateType, E, R EnumType, C, X any] struct {
 	keysMissed bool   // the log has entries before the machine's past that it never read the keys of
 	migrated   string // the older spec Replay migrated the instance from, until a commit stores it under this one
 	// expired says the stay in state expiredIn entered at expiredAt has expired (Expire).
-	expired     bool
-	expiredIn   S
-	expiredAt   time.Time
-	clock       Clock
-	createdAt   time.Time
-	enteredAt   time.Time
+	expired   bool
+	expiredIn S
+	expiredAt time.Time
+	clock     Clock
+	createdAt time.Time
+	enteredAt time.Time
+	// since is when the current state's timeout started counting: when the state was
+	// entered, or in a statechart the state whose timeout the configuration has (StateDef.Clock).
+	since       time.Time
 	timeByState []time.Duration // time spent in each state, the current stay excluded
 	timeouts    []time.Duration
 
@@ -148,7 +151,7 @@ func Init[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, C, X], d *De
 	if d.Timing {
 		m.clock = SystemClock{}
 		m.createdAt = m.clock.Now()
-		m.enteredAt = m.createdAt
+		m.enteredAt, m.since = m.createdAt, m.createdAt
 		m.timeByState = make([]time.Duration, len(d.States))
 		m.timeouts = make([]time.Duration, len(d.States))
 		for i, s := range d.States {
@@ -217,6 +220,7 @@ type undo[S StateType, E any, C, X any] struct {
 	context              C
 	extra                X
 	updatedAt, enteredAt time.Time
+	since                time.Time
 	counters             []int
 	memory               []S
 	remembered           []bool
@@ -253,7 +257,7 @@ func sharesMemory(t reflect.Type) bool {
 func (m *Machine[S, E, R, C, X]) keep() {
 	u := m.undo
 	u.state, u.last, u.lastEvent, u.lastKnown, u.seq = m.state, m.last, m.lastEvent, m.lastKnown, m.seq
-	u.context, u.extra, u.updatedAt, u.enteredAt = m.Context, m.extra, m.updatedAt, m.enteredAt
+	u.context, u.extra, u.updatedAt, u.enteredAt, u.since = m.Context, m.extra, m.updatedAt, m.enteredAt, m.since
 	if u.deep {
 		u.buf.Reset()
 		u.encoded = u.enc.Encode(&m.Context) == nil
@@ -270,7 +274,7 @@ func (m *Machine[S, E, R, C, X]) keep() {
 func (m *Machine[S, E, R, C, X]) rollback() {
 	u := m.undo
 	m.state, m.last, m.lastEvent, m.lastKnown, m.seq = u.state, u.last, u.lastEvent, u.lastKnown, u.seq
-	m.Context, m.extra, m.updatedAt, m.enteredAt = u.context, u.extra, u.updatedAt, u.enteredAt
+	m.Context, m.extra, m.updatedAt, m.enteredAt, m.since = u.context, u.extra, u.updatedAt, u.enteredAt, u.since
 	if u.encoded {
 		// Decoded into a new value: what actions changed in place stays with the old one.
 		var c C
@@ -674,7 +678,7 @@ func (m *Machine[S, E, R, C, X]) take(ctx context.Context, st Step[S, E, R], in 
 	}
 	m.state = to
 	if moved && d.Timing {
-		m.moveClock(st.From, st.At)
+		m.moveClock(st.From, st.At, false)
 	}
 	if moved && d.entries {
 		if err := m.acts(ctx, d.States[to].Entry, &st); err != nil {
@@ -756,14 +760,18 @@ func (m *Machine[S, E, R, C, X]) now(in *Input[R]) time.Time {
 	return time.Now() // a machine that keeps no time has no clock
 }
 
-// moveClock accounts for leaving from and entering the current state at at.
-// A stay never counts negative: a transition timed before the state was entered (an
-// input's At in the past, a clock set back) adds nothing.
-func (m *Machine[S, E, R, C, X]) moveClock(from S, at time.Time) {
+// moveClock accounts for leaving from and entering the current state at at, where the
+// current state's timeout starts counting unless keep (a statechart's state around both,
+// whose timeout it is, stays active). A stay never counts negative: a transition timed
+// before the state was entered (an input's At in the past, a clock set back) adds nothing.
+func (m *Machine[S, E, R, C, X]) moveClock(from S, at time.Time, keep bool) {
 	if int(from) < len(m.timeByState) {
 		m.timeByState[from] += max(at.Sub(m.enteredAt), 0)
 	}
 	m.enteredAt = at
+	if !keep {
+		m.since = at
+	}
 }
 
 // commit finishes an accepted transition (t is its index in the spec, cp its checkpoint):
@@ -830,7 +838,7 @@ func (m *Machine[S, E, R, C, X]) commitKind(ctx context.Context, store Store, ki
 	if m.entered && d.Timing {
 		// A state entered rearms the instance's deadlines, unless it has none and the state
 		// left had none either: there is nothing to disarm.
-		if dls := m.deadlines(m.state, m.enteredAt); len(dls) > 0 || m.timesOut(st.From) {
+		if dls := m.deadlines(m.state, m.since); len(dls) > 0 || m.timesOut(st.From) {
 			c.Rearm, c.Deadlines = true, dls
 		}
 	}

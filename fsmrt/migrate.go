@@ -389,7 +389,7 @@ func (m *Machine[S, E, R, C, X]) migrating(c *Commit, contextJSON []byte) error 
 	}
 	c.Migrated, c.CountersKept = m.migrated, false
 	if !c.Rearm {
-		c.Rearm, c.Deadlines = true, m.deadlines(m.state, m.enteredAt)
+		c.Rearm, c.Deadlines = true, m.deadlines(m.state, m.since)
 	}
 	if c.Snapshot == nil {
 		var err error
@@ -428,7 +428,7 @@ func (m *Machine[S, E, R, C, X]) applyMoved(e *LogEntry[S, E, R]) error {
 	}
 	m.state = e.To
 	if !mv.Internal && d.Timing {
-		m.moveClock(e.From, e.Timestamp)
+		m.moveClock(e.From, e.Timestamp, false)
 	}
 	m.recallEntry(e)
 	m.seq, m.updatedAt = e.Seq, e.Timestamp

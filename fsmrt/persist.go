@@ -43,6 +43,10 @@ type Snapshot[S StateType, C, X any] struct {
 	EnteredAt   time.Time           `json:"enteredAt,omitzero"`
 	TimeByState map[S]time.Duration `json:"timeByState,omitempty"`
 	Timeouts    map[S]time.Duration `json:"timeouts,omitempty"`
+	// TimeoutSince is, in a statechart, when the timeout of the state's configuration
+	// started counting, when that is before EnteredAt: the state whose timeout it is was
+	// entered before the configuration (StateDef.Clock). Omitted, it is EnteredAt.
+	TimeoutSince time.Time `json:"timeoutSince,omitzero"`
 	// Extra is what the generated package keeps besides (payloads, policies).
 	Extra X `json:"extra,omitzero"`
 	// History holds, for a statechart, what each history state has recorded: the paths
@@ -169,6 +173,9 @@ func (m *Machine[S, E, R, C, X]) Snapshot() Snapshot[S, C, X] {
 	}
 	if d.Timing {
 		s.CreatedAt, s.EnteredAt = m.createdAt, m.enteredAt
+		if !m.since.Equal(m.enteredAt) {
+			s.TimeoutSince = m.since
+		}
 		for st, t := range m.timeByState {
 			if t != 0 {
 				if s.TimeByState == nil {
@@ -212,6 +219,19 @@ func (m *Machine[S, E, R, C, X]) timeoutsWith(changed map[S]time.Duration) ([]ti
 			return nil, fmt.Errorf("%s: %v is not positive", st, t)
 		}
 		out[st] = t
+	}
+	// A statechart's configurations that share a timeout (StateDef.Clock) have what one of
+	// them changed, and two that disagree are refused.
+	for st, t := range changed {
+		for i := range out {
+			if S(i) == st || !d.sameClock(st, S(i)) {
+				continue
+			}
+			if o, ok := changed[S(i)]; ok && o != t {
+				return nil, fmt.Errorf("%s: %v, but %s, which shares its timeout, %v", st, t, S(i), o)
+			}
+			out[i] = t
+		}
 	}
 	return out, nil
 }
@@ -415,7 +435,17 @@ func Restore[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, C, X], s 
 		if timeouts, err = m.timeoutsWith(s.Timeouts); err != nil {
 			return bad("timeouts", "%v", err)
 		}
-	} else if !s.CreatedAt.IsZero() || !s.EnteredAt.IsZero() || len(s.TimeByState) > 0 || len(s.Timeouts) > 0 {
+		if !s.TimeoutSince.IsZero() {
+			switch {
+			case d.States[s.State].Clock == 0:
+				return bad("timeoutSince", "%s shares no timeout with the states around it: it counts from enteredAt", s.State)
+			case s.TimeoutSince.After(s.EnteredAt):
+				return bad("timeoutSince", "%v is after enteredAt %v: a state around the configuration was entered before it", s.TimeoutSince, s.EnteredAt)
+			case s.TimeoutSince.Before(s.CreatedAt):
+				return bad("timeoutSince", "%v is before createdAt %v", s.TimeoutSince, s.CreatedAt)
+			}
+		}
+	} else if !s.CreatedAt.IsZero() || !s.EnteredAt.IsZero() || !s.TimeoutSince.IsZero() || len(s.TimeByState) > 0 || len(s.Timeouts) > 0 {
 		return bad("timeouts", "the machine keeps no time")
 	}
 	for e, carries := range d.Payloads {
@@ -449,7 +479,10 @@ func Restore[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, C, X], s 
 	if d.Timing {
 		copy(m.timeByState, timeByState)
 		copy(m.timeouts, timeouts)
-		m.createdAt, m.enteredAt = s.CreatedAt, s.EnteredAt
+		m.createdAt, m.enteredAt, m.since = s.CreatedAt, s.EnteredAt, s.EnteredAt
+		if !s.TimeoutSince.IsZero() {
+			m.since = s.TimeoutSince
+		}
 	}
 	return nil
 }
@@ -536,7 +569,7 @@ func Replay[S StateType, E, R EnumType, C, X any](ctx context.Context, m *Machin
 		if err == nil {
 			if i == 0 && l.Snapshot == nil && d.Timing {
 				// Without a snapshot the creation time is in the first entry.
-				m.createdAt, m.enteredAt = e.Created, e.Created
+				m.createdAt, m.enteredAt, m.since = e.Created, e.Created, e.Created
 			}
 			err = m.apply(&e)
 		}
@@ -697,7 +730,7 @@ func (m *Machine[S, E, R, C, X]) apply(e *LogEntry[S, E, R]) error {
 	}
 	m.state = e.To
 	if moved && d.Timing {
-		m.moveClock(e.From, e.Timestamp)
+		m.moveClock(e.From, e.Timestamp, false)
 	}
 	m.recallEntry(e)
 	m.seq, m.updatedAt = e.Seq, e.Timestamp
@@ -723,7 +756,7 @@ func (m *Machine[S, E, R, C, X]) applyResumed(e *LogEntry[S, E, R]) error {
 	}
 	m.state = e.To
 	if d.Timing {
-		m.moveClock(e.From, e.Timestamp)
+		m.moveClock(e.From, e.Timestamp, false)
 	}
 	m.recallEntry(e)
 	m.seq, m.updatedAt = e.Seq, e.Timestamp
@@ -764,7 +797,7 @@ func Resume[S StateType, E, R EnumType, C, X any](ctx context.Context, m *Machin
 	m.updatedAt = st.At
 	m.pending, m.entered = m.pending[:0], true
 	if m.def.Timing {
-		m.moveClock(st.From, st.At)
+		m.moveClock(st.From, st.At, false)
 	}
 	return m.commitTo(ctx, store, st, &in, -1, true)
 }

@@ -192,7 +192,8 @@ type Deadline struct {
 	// Name is "expiry" or the level's name ("warn").
 	Name string
 	At   time.Time
-	// State is the state whose timeout it is.
+	// State is the state whose timeout it is: in a statechart, the configuration it was
+	// armed in, which the states within the timeout's state may have left since.
 	State string
 	// Event is the event an expiry fires ("" for a level, or a timeout that only reports).
 	Event string

@@ -117,7 +117,7 @@ func (m *Machine[S, E, R, C, X]) note(ctx context.Context, kind string, in *Inpu
 		c.Entry.Data, err = m.encodeEntry(&e)
 	}
 	if rearm {
-		c.Rearm, c.Deadlines = true, m.deadlines(m.state, m.enteredAt)
+		c.Rearm, c.Deadlines = true, m.deadlines(m.state, m.since)
 	}
 	if kind == KindCreated && err == nil {
 		c.Snapshot, err = m.encodeSnapshot(e.Context)
@@ -255,19 +255,30 @@ func handleDueOnce[S StateType, E, R EnumType, C, X any](ctx context.Context, dl
 	return m.note(ctx, KindTimeoutPrefix+strings.ToUpper(level), &in, meta, false)
 }
 
-// armed reports whether dl is one of the deadlines the machine has armed now: its state's,
+// armed reports whether dl is one of the deadlines the machine has armed now: its state's
+// (or, in a statechart, armed in a configuration that shares the current one's timeout),
 // of the same name, at the same time (to the microsecond, as stores keep it). A claim that
 // outlived its lease may be of an earlier stay in the state.
 func (m *Machine[S, E, R, C, X]) armed(dl DueDeadline) bool {
-	if m.state.String() != dl.State {
+	if m.state.String() != dl.State && !m.def.sameClock(m.state, m.def.stateNamed(dl.State)) {
 		return false
 	}
-	for _, d := range m.deadlines(m.state, m.enteredAt) {
+	for _, d := range m.deadlines(m.state, m.since) {
 		if d.Name == dl.Name {
 			return d.At.Truncate(time.Microsecond).Equal(dl.At.Truncate(time.Microsecond))
 		}
 	}
 	return false
+}
+
+// stateNamed returns the state named name (len(States) when none is).
+func (d *Def[S, E, R]) stateNamed(name string) S {
+	for s := range d.States {
+		if S(s).String() == name {
+			return S(s)
+		}
+	}
+	return S(len(d.States))
 }
 
 // eventNamed returns the event named name.

@@ -247,11 +247,19 @@ func (g *gen) engineMachine(f *File) {
 		return
 	}
 	wrap("Timeout", "Timeout returns the timeout of state s in force (0: none).", []Code{Id("s").Id("State")}, Qual("time", "Duration"), "Timeout", Id("s"))
+	shared := sharedClocks(m)
 	for _, s := range m.States {
 		if s.Timeout != nil && s.Timeout.Configurable {
-			wrap("SetTimeout", "SetTimeout changes the timeout of a state the spec marks configurable.", []Code{Id("s").Id("State"), Id("d").Qual("time", "Duration")}, Error(), "SetTimeout", Id("s"), Id("d"))
+			doc := "SetTimeout changes the timeout of a state the spec marks configurable."
+			if shared {
+				doc += "\nA state's timeout is set in every configuration it is active in."
+			}
+			wrap("SetTimeout", doc, []Code{Id("s").Id("State"), Id("d").Qual("time", "Duration")}, Error(), "SetTimeout", Id("s"), Id("d"))
 			break
 		}
+	}
+	if shared {
+		wrap("TimeoutSince", "TimeoutSince returns when the timeout of the current configuration started counting:\nwhen the state whose timeout it is was entered, before the configuration maybe.", nil, Qual("time", "Time"), "TimeoutSince")
 	}
 	f.Comment("// TimeoutLevel returns the highest timeout level the current state has reached at now,\n// or LevelNone. Levels are reported, never enforced.")
 	f.Add(recv()).Id("TimeoutLevel").Params(now).Id("TimeoutLevel").Block(Return(Id("TimeoutLevel").Call(Qual(rt, "TimeoutLevel").Call(self(), Id("now")))))
@@ -544,4 +552,16 @@ func (g *gen) engineStore(f *File) {
 		Return(Qual(rt, "Built").Call(Id("m"), Qual(rt, "Resume").Call(Id("ctx"), self(), Id("store"), Id("id"), Nil(), Id("in")))),
 	)
 	f.Line()
+}
+
+// sharedClocks reports whether a statechart has a timeout on a state that is not the only
+// active state of its configurations (a compound or parallel state, or a state within a
+// parallel state): its time counts from when it was entered, not the configuration.
+func sharedClocks(m *ir.Machine) bool {
+	for _, s := range m.States {
+		if s.Clock != nil && (len(s.Config) > 1 || s.Config[0] != s.Clock) {
+			return true
+		}
+	}
+	return false
 }

@@ -107,6 +107,9 @@ func (g *gen) engineDef(f *File) {
 				v.add("Expires", True())
 				v.add("Expiry", Lit(t.OnExpiry.Index))
 			}
+			if s.Clock != nil {
+				v.add("Clock", Lit(s.Clock.Index))
+			}
 		}
 		oneLine = oneLine && len(s.Entry)+len(s.Exit) == 0 && !s.Remembers && s.Timeout == nil
 		states = append(states, v)
@@ -371,6 +374,9 @@ func (g *gen) transitionDef(t *ir.Transition, guardIdx func([]ir.Cond) []int, ac
 	}
 	if t.Changes {
 		v.add("Changes", True())
+	}
+	if t.KeepsClock {
+		v.add("KeepsClock", True())
 	}
 	if m.Chart != nil {
 		if then, ok := g.fold(t); ok {

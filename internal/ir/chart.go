@@ -71,8 +71,8 @@ type Node struct {
 	// transition to {history: state} goes back to (as a flat machine's remembering state).
 	Remembers bool
 	Groups    []*Group
-	// Timeout is an atomic state's timeout (nil: none); the configuration it is active in
-	// has it.
+	// Timeout is the state's timeout (nil: none); every configuration it is active in has
+	// it (State.Clock), counted from when the state was entered.
 	Timeout *Timeout
 	// Requires are the context fields entering the state requires.
 	Requires []*Field

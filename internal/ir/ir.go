@@ -121,6 +121,10 @@ type State struct {
 	// Config lists, in a statechart, the configuration's active atomic states in document
 	// order (nil in a flat machine).
 	Config []*Node
+	// Clock is, in a statechart, the active state whose timeout the configuration has (nil:
+	// none): the configurations it is active in share its timeout, which counts from when
+	// it was entered, not the configuration.
+	Clock *Node
 }
 
 // MemoryFields are the generated machine's fields holding what a remembering state
@@ -530,12 +534,15 @@ type Transition struct {
 	// the done events its entries raise, in order; Changes says the microstep changes the
 	// configuration or the history (XState selects eventless transitions again only then);
 	// Requires are the context fields the states it enters require, in document order.
-	Taken    []*ChartTransition
-	Mem      []MemCond
-	Record   []MemCond
-	Raise    []*Event
-	Changes  bool
-	Requires []*Field
+	// KeepsClock says the state whose timeout the configuration entered has (its Clock) was
+	// active before the microstep and is not entered again: its time runs on.
+	Taken      []*ChartTransition
+	Mem        []MemCond
+	Record     []MemCond
+	Raise      []*Event
+	Changes    bool
+	Requires   []*Field
+	KeepsClock bool
 }
 
 // RequiredBy names the states that require context field f: in a statechart the chart's

@@ -25,8 +25,8 @@ func (a *afterTimeout) timeout() *spec.Timeout {
 // by the state's shortest unambiguous path in a statechart), which they are taken on. A delayed transition
 // leaves one state, which declares no timeout itself; the delayed transitions of one state
 // share their duration (they are tried in order, as transitions on one event are). In a
-// statechart the state is an atomic one outside parallel states, the states whose time
-// in state the machine keeps.
+// statechart the state may be any state but a final or history one; its time counts from
+// when it was entered, however its children move.
 func (l *lowerer) declareAfter(eventGo *goNames) {
 	for _, t := range l.f.Transitions {
 		if !t.After.Set || t.After.Bad {
@@ -103,12 +103,8 @@ func (l *lowerer) afterSource(t *spec.Transition) (key, short string, own *spec.
 	if n == nil {
 		return "", "", nil, false
 	}
-	if n.Kind != ir.NodeAtomic || withinParallel(n) {
-		what := n.Kind.String() + " state"
-		if n.Kind == ir.NodeAtomic {
-			what = "state within a parallel state"
-		}
-		l.ds.Errorf(t.After.Pos, "after on %q, a %s, %s: only an atomic state that no parallel state holds keeps a time of its own (time in state is kept per configuration, and moving within a compound state changes the configuration)", n.Path, what, unsupportedInChart)
+	if why := cannotTimeOut(n); why != "" {
+		l.ds.Errorf(t.After.Pos, "after on %s state %q, which cannot time out: %s", n.Kind, n.Path, why)
 		return "", "", nil, false
 	}
 	return n.Path, l.cs.shortNames()[n], l.cs.decl[n].Timeout, true

@@ -26,8 +26,9 @@ type chartState struct {
 	eventGo  *goNames
 	groupGo  *goNames
 	doneUsed map[*ir.Node]bool
-	// expiryPos is where each state's timeout names its on_expiry event.
-	expiryPos map[*ir.Node]spec.Pos
+	// expiryPos is where each state's timeout names its on_expiry event, timeoutPos where it
+	// is declared (its after, for a delayed transition's).
+	expiryPos, timeoutPos map[*ir.Node]spec.Pos
 }
 
 // isChart reports whether the spec is a statechart: it nests states, or uses what only
@@ -54,7 +55,7 @@ func (l *lowerer) declareNodes() {
 	cs := &chartState{c: &ir.Chart{}, refs: map[string]*ir.Node{}, twice: map[string][]*ir.Node{},
 		decl: map[*ir.Node]*spec.State{}, done: map[*ir.Node]*ir.Event{}, doneUsed: map[*ir.Node]bool{}}
 	cs.groupGo = l.newGoNames("group", false)
-	cs.expiryPos = map[*ir.Node]spec.Pos{}
+	cs.expiryPos, cs.timeoutPos = map[*ir.Node]spec.Pos{}, map[*ir.Node]spec.Pos{}
 	l.cs = cs
 	root := &ir.Node{Kind: ir.NodeCompound}
 	cs.c.Nodes = append(cs.c.Nodes, root)
@@ -152,10 +153,6 @@ func (l *lowerer) resolveNodes() {
 	cs := l.cs
 	for _, n := range cs.c.Nodes[1:] {
 		s := cs.decl[n]
-		refuse := func(p spec.Pos, what string) {
-			l.ds.Errorf(p, "%s %s", what, unsupportedInChart)
-			cs.bad = true
-		}
 		if s.Remembers.Value {
 			if n.Kind == ir.NodeHistory {
 				l.ds.Errorf(s.Remembers.Pos, "history state %q cannot remember: it is never entered itself", n.Path)
@@ -176,12 +173,14 @@ func (l *lowerer) resolveNodes() {
 		}
 		if a := l.afters[n.Path]; a != nil && s.Timeout == nil {
 			n.Timeout = l.timeout(&ir.State{Name: n.Path}, a.timeout())
-			cs.expiryPos[n] = a.after.Pos
+			cs.expiryPos[n], cs.timeoutPos[n] = a.after.Pos, a.after.Pos
 		} else if s.Timeout != nil {
-			if n.Kind != ir.NodeAtomic || withinParallel(n) {
-				refuse(s.Timeout.Pos, "a timeout on a compound, parallel, final or history state, or on a state within a parallel state (time in state is kept per configuration),")
+			if why := cannotTimeOut(n); why != "" {
+				l.ds.Errorf(s.Timeout.Pos, "%s state %q cannot time out: %s", n.Kind, n.Path, why)
+				cs.bad = true
 			} else {
 				n.Timeout = l.timeout(&ir.State{Name: n.Path}, s.Timeout)
+				cs.timeoutPos[n] = s.Timeout.Pos
 				if n.Timeout.OnExpiry != nil {
 					cs.expiryPos[n] = s.Timeout.OnExpiry.Pos
 				}
@@ -692,14 +691,16 @@ func (l *lowerer) refuseInChart() {
 	}
 }
 
-// withinParallel reports whether n lies within a parallel state.
-func withinParallel(n *ir.Node) bool {
-	for p := n.Parent; p != nil; p = p.Parent {
-		if p.Kind == ir.NodeParallel {
-			return true
-		}
+// cannotTimeOut says why state n cannot have a timeout ("" when it can): a history state is
+// never active, and a final state is where its parent is done.
+func cannotTimeOut(n *ir.Node) string {
+	switch n.Kind {
+	case ir.NodeHistory:
+		return "it is never active itself"
+	case ir.NodeFinal:
+		return "it is where its parent is done, and nothing leaves it"
 	}
-	return false
+	return ""
 }
 
 // sortNodes sorts nodes into document order.

@@ -68,6 +68,7 @@ type flattener struct {
 	lost    map[*ir.ChartTransition]bool // preempted somewhere (and reported)
 	broke   map[*ir.ChartTransition]bool // reported for leading to an invalid configuration
 	warned  map[[2]*ir.ChartTransition]bool
+	clocks  map[[2]*ir.Node]bool // pairs of states with timeouts found active together
 	stop    bool
 }
 
@@ -77,7 +78,7 @@ func (l *lowerer) flatten() {
 		return
 	}
 	c := l.cs.c
-	f := &flattener{l: l, c: c, index: map[string]int{}, taken: map[*ir.ChartTransition]bool{}, lost: map[*ir.ChartTransition]bool{}, broke: map[*ir.ChartTransition]bool{}, warned: map[[2]*ir.ChartTransition]bool{}}
+	f := &flattener{l: l, c: c, index: map[string]int{}, taken: map[*ir.ChartTransition]bool{}, lost: map[*ir.ChartTransition]bool{}, broke: map[*ir.ChartTransition]bool{}, warned: map[[2]*ir.ChartTransition]bool{}, clocks: map[[2]*ir.Node]bool{}}
 	// Done events: a compound state with a final state is done when it is entered; a
 	// parallel state whose regions all have one is done when they all are.
 	for _, n := range c.Nodes[1:] {
@@ -125,7 +126,10 @@ func (l *lowerer) flatten() {
 		st := &ir.State{Index: i, Name: configName(atomic, short), Pos: atomic[0].Pos, Initial: i == 0, Terminal: f.isDone(cf), Config: atomic}
 		if len(atomic) == 1 {
 			st.Doc = atomic[0].Doc
-			st.Timeout = atomic[0].Timeout // an atomic state with a timeout is active alone
+		}
+		st.Clock = f.clock(cf, st.Name)
+		if st.Clock != nil {
+			st.Timeout = st.Clock.Timeout
 		}
 		// The Go name joins the active states' shortest unambiguous names:
 		// StateTalkingCameraOffGood for on.call.audio.live.talking,on.call.video.camera_off,...
@@ -169,6 +173,28 @@ func (l *lowerer) flatten() {
 	f.explore()
 	f.check()
 	f.order()
+}
+
+// clock returns the active state of configuration cf (named name) that has a timeout (nil:
+// none). A configuration keeps one clock: two states with timeouts active together are
+// refused, once per pair.
+func (f *flattener) clock(cf config, name string) *ir.Node {
+	var clock *ir.Node
+	for i, on := range cf {
+		n := f.c.Nodes[i]
+		if !on || n.Timeout == nil {
+			continue
+		}
+		if clock == nil {
+			clock = n
+			continue
+		}
+		if pair := [2]*ir.Node{clock, n}; !f.clocks[pair] {
+			f.clocks[pair] = true
+			f.l.ds.Errorf(f.l.cs.timeoutPos[n], "states %q and %q both time out and are active together, in %q: a configuration keeps one timeout; time out one of them, or a state around both", clock.Path, n.Path, name)
+		}
+	}
+	return clock
 }
 
 // configName names a configuration by its active atomic states' shortest unambiguous paths
@@ -907,9 +933,11 @@ func (f *flattener) microstep(from int, cf config, mem memory, e *ir.Event, o ou
 	if len(ts) > 0 {
 		pos = ts[0].Pos
 	}
+	clock := f.states[to].Clock
 	ft := &ir.Transition{Index: len(f.l.m.Transitions), Pos: pos, From: []*ir.State{f.states[from]}, Events: []*ir.Event{e},
 		Conds: o.conds, Target: ir.Target{Kind: ir.Fixed, State: f.states[to]}, Actions: append(actions, r.actions...),
-		Taken: ts, Mem: memConds, Record: record, Raise: r.raise, Changes: changed, Requires: r.requires}
+		Taken: ts, Mem: memConds, Record: record, Raise: r.raise, Changes: changed, Requires: r.requires,
+		KeepsClock: clock != nil && cf[clock.Index] && !set.on[clock.Index]}
 	for _, t := range ts {
 		if t.Checkpoint != nil && ft.Checkpoint == nil {
 			ft.Checkpoint = t.Checkpoint // the first of the microstep's
@@ -1040,9 +1068,11 @@ func (f *flattener) check() {
 			f.l.ds.Errorf(n.Pos, "state %q is unreachable from the initial configuration %q", n.Path, ir.ConfigName(init))
 		}
 	}
-	// A timeout's expiry event must take the state somewhere.
+	// A timeout's expiry event must take the state somewhere, in every configuration the
+	// state is active in (reported once per state).
+	reported := map[*ir.Node]bool{}
 	for _, st := range f.states {
-		if st.Timeout == nil || st.Timeout.OnExpiry == nil {
+		if st.Timeout == nil || st.Timeout.OnExpiry == nil || reported[st.Clock] {
 			continue
 		}
 		ev, takes := st.Timeout.OnExpiry, false
@@ -1050,8 +1080,13 @@ func (f *flattener) check() {
 			takes = takes || t.From[0] == st && t.Events[0] == ev
 		}
 		if !takes {
-			n := st.Config[0]
-			f.l.ds.Errorf(f.l.cs.expiryPos[n], "timeout of state %q fires %q, which %q and the states around it do not take", n.Path, ev.Name, n.Path)
+			n := st.Clock
+			reported[n] = true
+			in := ""
+			if len(st.Config) > 1 || st.Config[0] != n {
+				in = fmt.Sprintf(" in %q", st.Name)
+			}
+			f.l.ds.Errorf(f.l.cs.expiryPos[n], "timeout of state %q fires %q, which %q and the states around it do not take%s", n.Path, ev.Name, n.Path, in)
 		}
 	}
 	// An error that stopped the last pass left the transitions after it unvisited.

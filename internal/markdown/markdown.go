@@ -586,13 +586,11 @@ func counters(m *ir.Machine) *Table {
 	return table(2, []string{"Counter", "Scope", "Limit", "Reset on success", "Incremented by", "Reset by", "Description"}, rows)
 }
 
+// timeouts lists the timeouts by state; a statechart's by the state that declares it (its
+// path), which counts from when it was entered however the states within it move.
 func timeouts(m *ir.Machine) (*Table, string) {
 	var rows [][]string
-	for _, s := range m.States {
-		t := s.Timeout
-		if t == nil {
-			continue
-		}
+	row := func(name string, t *ir.Timeout) {
 		conf := ""
 		if t.Configurable {
 			conf = "yes"
@@ -601,7 +599,20 @@ func timeouts(m *ir.Machine) (*Table, string) {
 		if t.OnExpiry != nil {
 			exp = "fires " + CodeCell(t.OnExpiry.Name)
 		}
-		rows = append(rows, []string{CodeCell(s.Name), graph.Duration(t.After), levels(t.Levels, t.After), conf, exp, Text(t.Doc)})
+		rows = append(rows, []string{CodeCell(name), graph.Duration(t.After), levels(t.Levels, t.After), conf, exp, Text(t.Doc)})
+	}
+	if m.Chart != nil {
+		for _, n := range m.Chart.Nodes[1:] {
+			if n.Timeout != nil {
+				row(n.Path, n.Timeout)
+			}
+		}
+	} else {
+		for _, s := range m.States {
+			if s.Timeout != nil {
+				row(s.Name, s.Timeout)
+			}
+		}
 	}
 	def := ""
 	if len(m.Levels) > 0 {

@@ -19,6 +19,7 @@ func TestAfterLabels(t *testing.T) {
 	}{
 		{"../lower/testdata/build/after.fsm.yaml", "s1 --> s2 : after 1m30s / beep", `[label="after 1m30s / beep"]`, "| `opened` | after `1m30s` |"},
 		{"../lower/testdata/build/chart_after.fsm.yaml", "s_active_ringing --> s_idle : after 30s [busy]", `[label="after 30s [busy]"]`, "| `active.ringing` | after `30s` | `busy` |"},
+		{"../lower/testdata/build/chart_clocks.fsm.yaml", "s_sending --> s_failed : after 5m", `label="after 5m"`, "| `sending` | after `5m` |"},
 	} {
 		m := fixture.Load(t, c.spec)
 		diagram := StateDiagram(m)

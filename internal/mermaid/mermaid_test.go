@@ -20,7 +20,8 @@ func specs(t *testing.T) []string {
 	if err != nil || len(files) != 5 {
 		t.Fatalf("examples: %v %v", files, err)
 	}
-	return append(append(files, "testdata/door.fsm.yaml", "testdata/hostile.fsm.yaml"), chartSpecs...)
+	// chart_clocks: timeouts and a delayed transition on compound and parallel states.
+	return append(append(files, "testdata/door.fsm.yaml", "testdata/hostile.fsm.yaml", "../lower/testdata/build/chart_clocks.fsm.yaml"), chartSpecs...)
 }
 
 func load(t *testing.T, path string) *ir.Machine { return fixture.Load(t, path) }

@@ -381,16 +381,84 @@ func (v view) Expiries() []ExpiryRow {
 		if s.Timeout.OnExpiry == nil {
 			continue
 		}
-		o := newOracle(v.M)
-		x := o.newMachine(s)
-		_, rej := x.Fire(s.Timeout.OnExpiry, o.fixedInputs(nil, true, s.Timeout.OnExpiry))
-		r := ExpiryRow{From: s, Want: x.State}
-		if rej != nil {
-			r.Reason = string(rej.Reason)
-		}
-		out = append(out, r)
+		out = append(out, v.expiry(s))
 	}
 	return out
+}
+
+// expiry is what the expiry of state s's timeout does.
+func (v view) expiry(s *ir.State) ExpiryRow {
+	o := newOracle(v.M)
+	x := o.newMachine(s)
+	_, rej := x.Fire(s.Timeout.OnExpiry, o.fixedInputs(nil, true, s.Timeout.OnExpiry))
+	r := ExpiryRow{From: s, Want: x.State}
+	if rej != nil {
+		r.Reason = string(rej.Reason)
+	}
+	return r
+}
+
+// ClockRow is an event fired halfway through the timeout of the configuration it enters
+// (To, which has one): the timeout counts on from the fixture's start (Keeps: its state
+// was active and is not entered again), or from the event. Expiry is what the expiry does
+// once the timeout has run out (Expires: To's timeout has an on_expiry event).
+type ClockRow struct {
+	From, To *ir.State
+	Event    *ir.Event
+	Keeps    bool
+	Expires  bool
+	Expiry   ExpiryRow
+}
+
+// ClockRows are, in a statechart whose timeouts belong to states that are not alone in
+// their configurations (SharedClocks), the events the fixture accepts that enter a
+// configuration with a timeout: every one from a configuration of the same timeout (which
+// keeps its state active, or enters it again), and for each such state the first that
+// enters it from elsewhere.
+func (v view) ClockRows() []ClockRow {
+	if !v.SharedClocks() {
+		return nil
+	}
+	var out []ClockRow
+	entered := map[*ir.Node]bool{}
+	o := newOracle(v.M)
+	for _, s := range v.M.States {
+		for _, e := range fireable(v.M) {
+			x := o.newMachine(s)
+			step, rej := x.Fire(e, o.fixedInputs(nil, true, e))
+			if rej != nil || step.To.Clock == nil {
+				continue
+			}
+			keeps := s.Clock == step.To.Clock
+			for _, t := range step.Micro {
+				keeps = keeps && t.KeepsClock
+			}
+			if !keeps && s.Clock != step.To.Clock {
+				if entered[step.To.Clock] {
+					continue
+				}
+				entered[step.To.Clock] = true
+			}
+			r := ClockRow{From: s, To: step.To, Event: e, Keeps: keeps, Expires: step.To.Timeout.OnExpiry != nil}
+			if r.Expires {
+				r.Expiry = v.expiry(step.To)
+			}
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// SharedClocks reports whether a statechart has a timeout on a state that is not the only
+// active state of its configurations: the timeout counts from when that state was
+// entered, however the states within it move.
+func (v view) SharedClocks() bool {
+	for _, s := range v.M.States {
+		if s.Clock != nil && (len(s.Config) > 1 || s.Config[0] != s.Clock) {
+			return true
+		}
+	}
+	return false
 }
 
 func funcs(m *ir.Machine) template.FuncMap {
