@@ -584,6 +584,39 @@ func Replay[S StateType, E, R EnumType, C, X any](ctx context.Context, m *Machin
 	return nil
 }
 
+// CatchUp brings m, a machine of instance m.ID that Replay (or Resume) built from store and
+// that has committed only through store since, up to the instance's latest version: it
+// applies, as Replay does, the log entries other processes committed after m's own, and
+// reads nothing else (no snapshot, no window before it). A worker that keeps machines in
+// memory calls it after a ConflictError, where it would otherwise replay the instance
+// whole. When it fails (the instance has been stored under another spec, an entry does not
+// apply), m is left part way: replay the instance into a new machine.
+func CatchUp[S StateType, E, R EnumType, C, X any](ctx context.Context, m *Machine[S, E, R, C, X], store Store) error {
+	d := m.def
+	if m.migrated != "" {
+		return fmt.Errorf("%smachine %s was loaded from spec %s: replay it", d.Spec.prefix(), m.ID, m.migrated)
+	}
+	entries, err := store.Log(ctx, d.Spec.Name(), m.ID, m.seq)
+	if err != nil {
+		return err
+	}
+	for i := range entries {
+		first := m.seq == 0
+		e, err := m.decodeEntry(&entries[i])
+		if err == nil {
+			if first && d.Timing {
+				// A machine without entries takes its creation time from the first one.
+				m.createdAt, m.enteredAt, m.since = e.Created, e.Created, e.Created
+			}
+			err = m.apply(&e)
+		}
+		if err != nil {
+			return InvalidLog(d.Spec, m.ID, entries[i].Seq, err)
+		}
+	}
+	return nil
+}
+
 // decodeEntry decodes the log entry a store keeps, which must be of this spec and agree
 // with the store's copy of its fields.
 func (m *Machine[S, E, R, C, X]) decodeEntry(se *Entry) (LogEntry[S, E, R], error) {

@@ -61,9 +61,11 @@ type Stats struct {
 	Answered int `json:"answered"`
 	Refused  int `json:"refused"`
 	// Conflicts: commits that lost a race and were retried after a reload; Loads:
-	// orders loaded (replayed) from the store.
+	// orders loaded (replayed) from the store; CatchUps: orders in memory brought up to
+	// date with the entries other workers committed (fsmrt.CatchUp), instead of a load.
 	Conflicts int `json:"conflicts"`
 	Loads     int `json:"loads"`
+	CatchUps  int `json:"catchUps"`
 	// Timers: deadlines handled; Delivered: effects delivered, at their commit or from
 	// the outbox; Errors: failures of the timers and the outbox, retried later.
 	Timers    int `json:"timers"`
@@ -212,7 +214,7 @@ func (w *Worker) apply(ctx context.Context, it Item) error {
 	err := fsmrt.Retry(ctx, retries, func(ctx context.Context) error {
 		if tries++; tries > 1 {
 			w.Stats.Conflicts++
-			delete(w.cache, id)
+			w.refresh(ctx, id)
 		}
 		m, err := w.machine(ctx, id)
 		if err != nil {
@@ -260,6 +262,19 @@ func (w *Worker) machine(ctx context.Context, id string) (*order.Order, error) {
 	return m, nil
 }
 
+// refresh brings order id, found out of date in memory, up to date: with the entries
+// other workers committed since its own (fsmrt.CatchUp), or else by loading it again.
+func (w *Worker) refresh(ctx context.Context, id string) {
+	m, ok := w.cache[id]
+	if !ok {
+		return
+	}
+	w.Stats.CatchUps++
+	if err := fsmrt.CatchUp(ctx, &m.Machine, w.DB.Store); err != nil {
+		delete(w.cache, id) // the next use loads it
+	}
+}
+
 // newOrder returns a new order with the worker's hooks and clock. The clock is set
 // before anything is loaded into it: setting a clock restarts the times it keeps.
 func (w *Worker) newOrder() *order.Order {
@@ -301,13 +316,16 @@ func (w *Worker) serve(ctx context.Context) bool {
 	return full || d >= w.EffectBatch
 }
 
-// timerLoad gives FireDue the order a deadline belongs to: the one in memory, unless
-// FireDue found it out of date (another worker moved it on) and asks for it fresh.
+// timerLoad gives FireDue the order a deadline belongs to: the one in memory, brought up
+// to date first when FireDue found it out of date (another worker moved it on) and asks
+// for it fresh.
 func (w *Worker) timerLoad(ctx context.Context, id string) (*fsmrt.Machine[order.State, order.Event, fsmrt.NoRole, order.OrderContext, fsmrt.None], error) {
-	if m, ok := w.cache[id]; ok && !fsmrt.FreshLoad(ctx) {
+	if fsmrt.FreshLoad(ctx) {
+		w.refresh(ctx, id)
+	}
+	if m, ok := w.cache[id]; ok {
 		return &m.Machine, nil
 	}
-	delete(w.cache, id)
 	m, err := w.load(ctx, id)
 	if err != nil {
 		return nil, err

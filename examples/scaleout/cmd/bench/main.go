@@ -311,15 +311,15 @@ func (c *config) table(w io.Writer, rows []row) {
 			r.workers, r.store, r.rate(), r.floorRate(), r.rate()/r.floorRate(), cs.Microseconds(), cf.Microseconds())
 	}
 	fmt.Fprintf(w, "\nWhat the workers did (entries: at the end of the events; the timers' last entries follow):\n\n")
-	fmt.Fprintf(w, "| N | store | entries | events phase | floor | conflicts retried | loads | timers | effects |\n")
-	fmt.Fprintf(w, "|---:|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	fmt.Fprintf(w, "| N | store | entries | events phase | floor | conflicts retried | loads | catch-ups | timers | effects |\n")
+	fmt.Fprintf(w, "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range rows {
 		var s scaleout.Stats
 		for _, x := range r.run.Stats {
-			s.Conflicts, s.Loads, s.Timers, s.Delivered = s.Conflicts+x.Conflicts, s.Loads+x.Loads, s.Timers+x.Timers, s.Delivered+x.Delivered
+			s.Conflicts, s.Loads, s.CatchUps, s.Timers, s.Delivered = s.Conflicts+x.Conflicts, s.Loads+x.Loads, s.CatchUps+x.CatchUps, s.Timers+x.Timers, s.Delivered+x.Delivered
 		}
-		fmt.Fprintf(w, "| %d | %s | %d | %v | %v | %d | %d | %d | %d |\n", r.workers, r.store, r.run.Entries,
-			r.run.Elapsed.Round(time.Millisecond), r.floor.Elapsed.Round(time.Millisecond), s.Conflicts, s.Loads, s.Timers, s.Delivered)
+		fmt.Fprintf(w, "| %d | %s | %d | %v | %v | %d | %d | %d | %d | %d |\n", r.workers, r.store, r.run.Entries,
+			r.run.Elapsed.Round(time.Millisecond), r.floor.Elapsed.Round(time.Millisecond), s.Conflicts, s.Loads, s.CatchUps, s.Timers, s.Delivered)
 	}
 }
 
