@@ -3,6 +3,8 @@ package fsmrt
 import (
 	"context"
 	"errors"
+	"reflect"
+	"slices"
 	"testing"
 	"time"
 )
@@ -101,4 +103,50 @@ type failingLog struct{ Store }
 
 func (failingLog) Log(_ context.Context, _, _ string, _ int64) ([]Entry, error) {
 	return nil, errors.New("the disk is gone")
+}
+
+// commitLog is a store that keeps a copy of what each commit says of its counters.
+type commitLog struct {
+	Store
+	kept    []bool
+	delta   []bool
+	changed [][]CounterValue
+}
+
+func (s *commitLog) Commit(ctx context.Context, c *Commit) error {
+	s.kept = append(s.kept, c.CountersKept)
+	s.delta = append(s.delta, c.CountersDelta)
+	s.changed = append(s.changed, slices.Clone(c.CountersChanged))
+	return s.Store.Commit(ctx, c)
+}
+
+// TestCommitCountersChanged: a commit lists the counters its transition changed, with
+// their new values (0 for one reset), and says so; one that changed none keeps them.
+func TestCommitCountersChanged(t *testing.T) {
+	st := &commitLog{Store: NewMemoryStore()}
+	r := newRig()
+	r.m.SetStore(st)
+	r.walk(t, eSubmit)                     // submits 1
+	r.fire(t, eComment, tIn{Role: rAdmin}) // comments in review 1
+	r.fire(t, ePause, tIn{Role: rAdmin})   // comments reset on success
+	want := []struct {
+		kept, delta bool
+		changed     []CounterValue
+	}{
+		{false, true, []CounterValue{{Name: "submits", Value: 1}}},
+		{false, true, []CounterValue{{Name: "comments", State: "review", Value: 1}}},
+		{false, true, []CounterValue{{Name: "comments", State: "review", Value: 0}}},
+	}
+	if len(st.kept) != len(want) {
+		t.Fatalf("%d commits", len(st.kept))
+	}
+	for i, w := range want {
+		if st.kept[i] != w.kept || st.delta[i] != w.delta || !reflect.DeepEqual(st.changed[i], w.changed) {
+			t.Errorf("commit %d: kept %v, delta %v, changed %v; want %v", i+1, st.kept[i], st.delta[i], st.changed[i], w)
+		}
+	}
+	r.fire(t, eResume, tIn{Role: rAdmin}) // nothing counted
+	if n := len(st.kept); !st.kept[n-1] || st.delta[n-1] || st.changed[n-1] != nil {
+		t.Errorf("a commit that changed no counter: kept %v, delta %v, changed %v", st.kept[n-1], st.delta[n-1], st.changed[n-1])
+	}
 }

@@ -51,10 +51,11 @@ type Machine[S StateType, E, R EnumType, C, X any] struct {
 	extra      X
 	last       S // the state the last transition left, and its event, for Resume
 	lastEvent  E
-	lastKnown  bool  // last and lastEvent are known (restored from a snapshot, they are not)
-	counters   []int // by counter: one slot, or one per state for a per-state counter
-	limits     []int // by counter: the limit in force (the count whose increment trips)
-	memory     []S   // by state: the state a remembering state was entered from
+	lastKnown  bool           // last and lastEvent are known (restored from a snapshot, they are not)
+	counters   []int          // by counter: one slot, or one per state for a per-state counter
+	limits     []int          // by counter: the limit in force (the count whose increment trips)
+	changed    []CounterValue // the counters a commit changed (changedCounters), reused
+	memory     []S            // by state: the state a remembering state was entered from
 	remembered []bool
 
 	store     Store
@@ -880,8 +881,35 @@ func (m *Machine[S, E, R, C, X]) newCommit(in *Input[R]) Commit {
 	d := m.def
 	c := Commit{Machine: d.storeName, ID: m.ID, Spec: d.Spec.Fingerprint, Version: m.seq - 1, State: m.state.String(), Fired: in.fired, Counters: m.counterValues()}
 	// keep recorded the counters before this transition when it recorded its version.
-	c.CountersKept = m.undo != nil && m.undo.seq == c.Version && slices.Equal(m.undo.counters, m.counters)
+	if m.undo != nil && m.undo.seq == c.Version {
+		c.CountersKept = slices.Equal(m.undo.counters, m.counters)
+		if !c.CountersKept {
+			c.CountersDelta, c.CountersChanged = true, m.changedCounters()
+		}
+	}
 	return c
+}
+
+// changedCounters lists the counters whose values differ from those keep recorded, with
+// their values now, in m.changed (which it reuses).
+func (m *Machine[S, E, R, C, X]) changedCounters() []CounterValue {
+	d := m.def
+	m.changed = m.changed[:0]
+	for i, c := range d.Counters {
+		base := d.counterBase[i]
+		if !c.PerState {
+			if v := m.counters[base]; v != m.undo.counters[base] {
+				m.changed = append(m.changed, CounterValue{Name: c.Name, Value: v})
+			}
+			continue
+		}
+		for st := range d.States {
+			if v := m.counters[base+st]; v != m.undo.counters[base+st] {
+				m.changed = append(m.changed, CounterValue{Name: c.Name, State: S(st).String(), Value: v})
+			}
+		}
+	}
+	return m.changed
 }
 
 // eventName is the name of the event of an entry of kind: none for a note.

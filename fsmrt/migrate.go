@@ -387,7 +387,7 @@ func (m *Machine[S, E, R, C, X]) migrating(c *Commit, contextJSON []byte) error 
 	if m.migrated == "" {
 		return nil
 	}
-	c.Migrated, c.CountersKept = m.migrated, false
+	c.Migrated, c.CountersKept, c.CountersDelta, c.CountersChanged = m.migrated, false, false, nil
 	if !c.Rearm {
 		c.Rearm, c.Deadlines = true, m.deadlines(m.state, m.since)
 	}

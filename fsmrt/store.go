@@ -155,6 +155,12 @@ type Commit struct {
 	// instance had at Version, and a store may leave its stored ones as they are. False
 	// says nothing: the store writes Counters.
 	CountersKept bool
+	// CountersDelta says CountersChanged lists every counter whose value the transition
+	// changed, with its new value (0: it went back to zero, and is not in Counters):
+	// applied to the counters the instance had at Version they give Counters, so that a
+	// store may write only those. False says nothing: the store writes Counters.
+	CountersDelta   bool
+	CountersChanged []CounterValue
 }
 
 // Effect is an action that must happen once per committed transition, delivered after
@@ -293,12 +299,23 @@ func CheckCommit(c *Commit) error {
 		return fmt.Errorf("%w: %s %s: deadlines without rearming", ErrInvalidCommit, c.Machine, c.ID)
 	case c.Owner != "" && c.LeaseUntil.IsZero():
 		return fmt.Errorf("%w: %s %s: effects leased to %s without an end", ErrInvalidCommit, c.Machine, c.ID, c.Owner)
-	case c.Migrated != "" && (c.Migrated == c.Spec || c.Snapshot == nil || !c.Rearm || c.CountersKept):
+	case c.Migrated != "" && (c.Migrated == c.Spec || c.Snapshot == nil || !c.Rearm || c.CountersKept || c.CountersDelta):
 		return fmt.Errorf("%w: %s %s: a migration from %s without its own spec, a snapshot, rearming or counters", ErrInvalidCommit, c.Machine, c.ID, c.Migrated)
 	}
 	for i, x := range c.Counters {
-		if x.Name == "" || slices.ContainsFunc(c.Counters[:i], func(y CounterValue) bool { return y.Name == x.Name && y.State == x.State }) {
+		if x.Name == "" || x.Value == 0 || slices.ContainsFunc(c.Counters[:i], func(y CounterValue) bool { return y.Name == x.Name && y.State == x.State }) {
 			return fmt.Errorf("%w: %s %s: counter %q in %q", ErrInvalidCommit, c.Machine, c.ID, x.Name, x.State)
+		}
+	}
+	if c.CountersKept && c.CountersDelta || !c.CountersDelta && len(c.CountersChanged) > 0 {
+		return fmt.Errorf("%w: %s %s: counters both kept and changed", ErrInvalidCommit, c.Machine, c.ID)
+	}
+	for i, x := range c.CountersChanged {
+		// A counter changed is in Counters with its value, or zero and not there.
+		in := slices.ContainsFunc(c.Counters, func(y CounterValue) bool { return y == x })
+		if x.Name == "" || x.Value == 0 && slices.ContainsFunc(c.Counters, func(y CounterValue) bool { return y.Name == x.Name && y.State == x.State }) ||
+			x.Value != 0 && !in || slices.ContainsFunc(c.CountersChanged[:i], func(y CounterValue) bool { return y.Name == x.Name && y.State == x.State }) {
+			return fmt.Errorf("%w: %s %s: changed counter %q in %q", ErrInvalidCommit, c.Machine, c.ID, x.Name, x.State)
 		}
 	}
 	for i, d := range c.Deadlines {

@@ -1021,6 +1021,39 @@ func testFind(t *testing.T, s *suite) {
 			t.Errorf("one counter gone, another down: %s at least %d: %v, want %v", c.counter, c.atLeast, got, c.want)
 		}
 	}
+	// Commits that say which counters they changed (CountersDelta): a store may write
+	// only those, and Find sees what Counters says all the same.
+	delta := func(seq int64, counters, changed []fsmrt.CounterValue) error {
+		c := s.commit(s.id("d"), seq, "", false)
+		c.Counters, c.CountersDelta, c.CountersChanged = counters, true, changed
+		return s.Commit(ctx, c)
+	}
+	if err := delta(6, []fsmrt.CounterValue{{Name: "cto_attempts", Value: 1}, {Name: "failures", State: "a", Value: 4}},
+		[]fsmrt.CounterValue{{Name: "cto_attempts", Value: 1}, {Name: "failures", State: "a", Value: 4}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := delta(7, []fsmrt.CounterValue{{Name: "cto_attempts", Value: 1}}, []fsmrt.CounterValue{{Name: "failures", State: "a", Value: 0}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		counter string
+		atLeast int
+		want    []string
+	}{
+		{"cto_attempts", 1, []string{"d"}},
+		{"failures", 1, []string{"b"}},
+	} {
+		if got := s.find(t, fsmrt.Query{Counter: c.counter, AtLeast: c.atLeast}); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("counters changed in part: %s at least %d: %v, want %v", c.counter, c.atLeast, got, c.want)
+		}
+	}
+	// A change Counters does not hold is refused, and changes nothing.
+	if err := delta(8, nil, []fsmrt.CounterValue{{Name: "failures", State: "a", Value: 2}}); !errors.Is(err, fsmrt.ErrInvalidCommit) {
+		t.Errorf("a changed counter missing from Counters: %v", err)
+	}
+	if got := s.find(t, fsmrt.Query{Counter: "cto_attempts", AtLeast: 1}); !reflect.DeepEqual(got, []string{"d"}) {
+		t.Errorf("after a refused commit: %v", got)
+	}
 	ctxDone, cancel := context.WithCancel(ctx)
 	cancel()
 	if _, err := s.Find(ctxDone, fsmrt.Query{Machine: s.machine}); err == nil {

@@ -118,14 +118,21 @@ func (s *Store) queueDeadlines(b *pgx.Batch, c *fsmrt.Commit, w *written) {
 }
 
 // queueCounters queues the statements that replace the counters of the instance by
-// those of c, unless c keeps them: they are cleared, and c's written.
+// those of c, unless c keeps them: the ones c changed when it says which (one statement),
+// else all of them cleared and c's written.
 func (s *Store) queueCounters(b *pgx.Batch, c *fsmrt.Commit) {
-	if c.CountersKept {
+	switch {
+	case c.CountersKept:
+		return
+	case c.CountersDelta:
+		if len(c.CountersChanged) > 0 {
+			b.Queue(s.sql.changeCounters, counterArgs(c.Machine, c.ID, c.CountersChanged)...)
+		}
 		return
 	}
 	b.Queue(s.sql.clearCounters, c.Machine, c.ID)
 	if len(c.Counters) > 0 {
-		b.Queue(s.sql.setCounters, counterArgs(c)...)
+		b.Queue(s.sql.setCounters, counterArgs(c.Machine, c.ID, c.Counters)...)
 	}
 }
 
@@ -162,14 +169,14 @@ func deadlineArgs(c *fsmrt.Commit) []any {
 	return []any{c.Machine, c.ID, names, ats, states, events, levels}
 }
 
-// counterArgs returns the arguments of sqlSetCounters.
-func counterArgs(c *fsmrt.Commit) []any {
-	n := len(c.Counters)
+// counterArgs returns the arguments of sqlSetCounters and sqlChangeCounters.
+func counterArgs(machine, id string, counters []fsmrt.CounterValue) []any {
+	n := len(counters)
 	names, states, values := make([]string, n), make([]string, n), make([]int64, n)
-	for i, v := range c.Counters {
+	for i, v := range counters {
 		names[i], states[i], values[i] = v.Name, v.State, int64(v.Value)
 	}
-	return []any{c.Machine, c.ID, names, states, values}
+	return []any{machine, id, names, states, values}
 }
 
 // micro returns t truncated to the microsecond, as the database keeps it: truncated here,

@@ -111,6 +111,19 @@ WHERE ` + sqlWritten
 	sqlClearCounters = `DELETE FROM {schema}.fsmgen_counters
 WHERE machine = $1::text AND id = $2::text AND ` + sqlWritten
 
+	// sqlChangeCounters writes the counters a commit changed (fsmrt.Commit.CountersDelta):
+	// $3 names, $4 states, $5 values, a zero value deleting its row.
+	sqlChangeCounters = `WITH c AS (
+	SELECT c.name, c.state, c.value FROM unnest($3::text[], $4::text[], $5::bigint[]) AS c(name, state, value)
+	WHERE ` + sqlWritten + `
+), gone AS (
+	DELETE FROM {schema}.fsmgen_counters t USING c
+	WHERE t.machine = $1::text AND t.id = $2::text AND t.name = c.name AND t.state = c.state AND c.value = 0
+)
+INSERT INTO {schema}.fsmgen_counters (machine, id, name, state, value)
+SELECT $1::text, $2::text, c.name, c.state, c.value FROM c WHERE c.value <> 0
+ON CONFLICT (machine, id, name, state) DO UPDATE SET value = excluded.value`
+
 	// sqlSetCounters writes the counters of the commit: $3 names, $4 states, $5 values.
 	sqlSetCounters = `INSERT INTO {schema}.fsmgen_counters (machine, id, name, state, value)
 SELECT $1::text, $2::text, c.name, c.state, c.value
@@ -240,6 +253,7 @@ type statements struct {
 	insertEffects, handleFired      string
 	disarm, arm                     string
 	clearCounters, setCounters      string
+	changeCounters                  string
 	instance, entriesAfterSnapshot  string
 	log, findKey                    string
 	claimEffects, completeEffects   string
@@ -261,6 +275,7 @@ func newStatements(schema string) statements {
 		arm:                  q(sqlArm),
 		clearCounters:        q(sqlClearCounters),
 		setCounters:          q(sqlSetCounters),
+		changeCounters:       q(sqlChangeCounters),
 		instance:             q(sqlInstance),
 		entriesAfterSnapshot: q(sqlEntriesAfterSnapshot),
 		log:                  q(sqlLog),

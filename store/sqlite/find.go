@@ -28,6 +28,12 @@ const (
 	insertCounterRow = `INSERT INTO fsmgen_counters (machine, id, name, state, value)
 		VALUES (?, ?, ?, ?, ?)`
 
+	// setCounter sets one counter of an instance, and clearCounter deletes one that went
+	// back to zero: a commit that says which counters it changed (CountersDelta).
+	setCounter = `INSERT INTO fsmgen_counters (machine, id, name, state, value) VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT (machine, id, name, state) DO UPDATE SET value = excluded.value`
+	clearCounter = `DELETE FROM fsmgen_counters WHERE machine = ? AND id = ? AND name = ? AND state = ?`
+
 	// clearCounters deletes the counters of an instance that are not among those set: they
 	// went back to zero.
 	clearCounters = `DELETE FROM fsmgen_counters WHERE machine = ? AND id = ?
@@ -35,11 +41,27 @@ const (
 )
 
 // writeCounters makes the counters of the instance those of c (none when c has none),
-// unless c keeps them, inside the caller's transaction: it sets c's, which writes only those whose value
+// unless c keeps them, inside the caller's transaction. A commit that says which it
+// changed writes those, a row each. Otherwise it sets c's, which writes only those whose value
 // changed, and deletes the others. Names that are not UTF-8, which JSON cannot carry,
 // are written a row at a time: all the instance's counters deleted, c's inserted.
 func writeCounters(ctx context.Context, t *tx, c *fsmrt.Commit) error {
 	if c.CountersKept {
+		return nil
+	}
+	if c.CountersDelta {
+		// Only those that changed, a row each.
+		for _, v := range c.CountersChanged {
+			var err error
+			if v.Value == 0 {
+				_, err = t.ExecContext(ctx, clearCounter, c.Machine, c.ID, v.Name, v.State)
+			} else {
+				_, err = t.ExecContext(ctx, setCounter, c.Machine, c.ID, v.Name, v.State, v.Value)
+			}
+			if err != nil {
+				return fmt.Errorf("counter %s in %q: %w", v.Name, v.State, err)
+			}
+		}
 		return nil
 	}
 	counters, ok := countersJSON(c.Counters)

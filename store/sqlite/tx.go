@@ -22,7 +22,7 @@ var preparedStatements = []string{
 	selectHead, insertInstanceRow, updateInstanceRow, updateInstanceSnapshot, insertEntryRow,
 	handleDeadline, deleteDeadlines, insertDeadlineRow, selectDueDeadlines, leaseDeadline,
 	insertEffectRow, selectClaimableEffects, leaseEffect, completeEffect,
-	setCounters, clearCounters,
+	setCounters, clearCounters, setCounter, clearCounter,
 	selectInstance, selectEntriesAfter, selectKeyEntry,
 }
 
