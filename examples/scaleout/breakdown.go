@@ -136,6 +136,7 @@ func (s *capturing) Commit(ctx context.Context, c *fsmrt.Commit) error {
 	cp := *c
 	cp.Entry.Data, cp.Snapshot = bytes.Clone(c.Entry.Data), bytes.Clone(c.Snapshot)
 	cp.Effects, cp.Deadlines, cp.Counters = slices.Clone(c.Effects), slices.Clone(c.Deadlines), slices.Clone(c.Counters)
+	cp.CountersChanged = slices.Clone(c.CountersChanged)
 	s.commits = append(s.commits, cp)
 	return s.MemoryStore.Commit(ctx, c)
 }
