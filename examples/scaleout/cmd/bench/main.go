@@ -89,6 +89,12 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
+	if c.profile != "" {
+		// The workers write their profiles there: make it, or the first worker fails.
+		if err := os.MkdirAll(c.profile, 0o755); err != nil {
+			return nil, fmt.Errorf("-profile: %w", err)
+		}
+	}
 	c.split.Seed = c.plan.Seed
 	for _, s := range strings.Split(*n, ",") {
 		v, err := strconv.Atoi(strings.TrimSpace(s))
