@@ -291,3 +291,35 @@ func TestClockDurableDeadlines(t *testing.T) {
 		t.Fatalf("replayed: %v, since %v", err, TimeoutSince(r))
 	}
 }
+
+// TestClockMigrated: a snapshot an older spec wrote in a configuration whose timeout
+// counted from a state around it (timeoutSince) keeps it where this spec's configuration
+// shares its timeout too, and drops it where it does not.
+func TestClockMigrated(t *testing.T) {
+	d := newCkDef()
+	d.States[ckY] = StateDef{} // y has no timeout here
+	d.Migrations = []Migration{{From: "sha256:older"}}
+	d.Spec = &Spec{Machine: "Clock", Package: "clock", Fingerprint: "sha256:clock2"}
+	old := func(state string) []byte {
+		return fmt.Appendf(nil, `{"version":1,"spec":"sha256:older","id":"c1","seq":3,"state":%q,"updatedAt":"2024-01-02T03:09:05Z",`+
+			`"context":{},"createdAt":"2024-01-02T03:04:05Z","enteredAt":"2024-01-02T03:08:05Z","timeoutSince":"2024-01-02T03:05:05Z"}`, state)
+	}
+	for _, c := range []struct {
+		state ckState
+		since time.Duration
+	}{{ckX, time.Minute}, {ckY, 4 * time.Minute}} {
+		b, err := d.migrateSnapshot(old(c.state.String()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var s Snapshot[ckState, struct{}, None]
+		if err := json.Unmarshal(b, &s); err != nil {
+			t.Fatal(err)
+		}
+		m := &ckMachine{}
+		Init(m, d, nil)
+		if err := Restore(m, s, nil); err != nil || !TimeoutSince(m).Equal(t0.Add(c.since)) {
+			t.Errorf("%s: %v, timeout since %v, want %v", c.state, err, TimeoutSince(m), t0.Add(c.since))
+		}
+	}
+}

@@ -146,6 +146,16 @@ func (d *Def[S, E, R]) migrateSnapshot(b []byte) ([]byte, error) {
 		o["timeByState"] = sumByState[int64](&r, b, mg.States)
 	}
 	r.keys(o, "timeouts", mg.States)
+	if _, ok := o["timeoutSince"]; ok {
+		// A timeout counted from a state around the configuration counts from the
+		// configuration's entry where this spec's configuration shares no timeout.
+		var st string
+		if r.decode(o["state"], &st) {
+			if s := d.stateNamed(st); int(s) >= len(d.States) || d.States[s].Clock == 0 {
+				delete(o, "timeoutSince")
+			}
+		}
+	}
 	d.clampCounts(&r, o)
 	r.context(o, "context")
 	if x := r.object(o, "extra"); x != nil {
