@@ -893,22 +893,12 @@ func (m *Machine[S, E, R, C, X]) newCommit(in *Input[R]) Commit {
 // changedCounters lists the counters whose values differ from those keep recorded, with
 // their values now, in m.changed (which it reuses).
 func (m *Machine[S, E, R, C, X]) changedCounters() []CounterValue {
-	d := m.def
 	m.changed = m.changed[:0]
-	for i, c := range d.Counters {
-		base := d.counterBase[i]
-		if !c.PerState {
-			if v := m.counters[base]; v != m.undo.counters[base] {
-				m.changed = append(m.changed, CounterValue{Name: c.Name, Value: v})
-			}
-			continue
+	m.eachCounter(func(c *Counter, st S, slot int) {
+		if n := m.counters[slot]; n != m.undo.counters[slot] {
+			m.changed = append(m.changed, counterValue(c, st, n))
 		}
-		for st := range d.States {
-			if v := m.counters[base+st]; v != m.undo.counters[base+st] {
-				m.changed = append(m.changed, CounterValue{Name: c.Name, State: S(st).String(), Value: v})
-			}
-		}
-	}
+	})
 	return m.changed
 }
 

@@ -151,7 +151,7 @@ func (d *Def[S, E, R]) migrateSnapshot(b []byte) ([]byte, error) {
 		// configuration's entry where this spec's configuration shares no timeout.
 		var st string
 		if r.decode(o["state"], &st) {
-			if s := d.stateNamed(st); int(s) >= len(d.States) || d.States[s].Clock == 0 {
+			if s, ok := named[S](len(d.States), st); !ok || d.States[s].Clock == 0 {
 				delete(o, "timeoutSince")
 			}
 		}

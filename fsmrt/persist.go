@@ -564,18 +564,8 @@ func Replay[S StateType, E, R EnumType, C, X any](ctx context.Context, m *Machin
 			m.keysMissed = s.Seq > int64(n)
 		}
 	}
-	for i := range l.Entries {
-		e, err := m.decodeEntry(&l.Entries[i])
-		if err == nil {
-			if i == 0 && l.Snapshot == nil && d.Timing {
-				// Without a snapshot the creation time is in the first entry.
-				m.createdAt, m.enteredAt, m.since = e.Created, e.Created, e.Created
-			}
-			err = m.apply(&e)
-		}
-		if err != nil {
-			return InvalidLog(d.Spec, id, l.Entries[i].Seq, err)
-		}
+	if err := m.applyLog(l.Entries); err != nil {
+		return err
 	}
 	if m.seq != l.Version {
 		return InvalidLog(d.Spec, id, l.Version, fmt.Errorf("the instance is at version %d, its log at %d", l.Version, m.seq))
@@ -600,12 +590,18 @@ func CatchUp[S StateType, E, R EnumType, C, X any](ctx context.Context, m *Machi
 	if err != nil {
 		return err
 	}
+	return m.applyLog(entries)
+}
+
+// applyLog replays the entries of the log after the machine's version (Replay, CatchUp).
+// A machine at version 0 (no snapshot, nothing applied) takes its creation time from the
+// first entry.
+func (m *Machine[S, E, R, C, X]) applyLog(entries []Entry) error {
+	d := m.def
 	for i := range entries {
-		first := m.seq == 0
 		e, err := m.decodeEntry(&entries[i])
 		if err == nil {
-			if first && d.Timing {
-				// A machine without entries takes its creation time from the first one.
+			if m.seq == 0 && d.Timing {
 				m.createdAt, m.enteredAt, m.since = e.Created, e.Created, e.Created
 			}
 			err = m.apply(&e)
@@ -888,22 +884,38 @@ func (m *Machine[S, E, R, C, X]) StoredSnapshot(ctx context.Context) (s Snapshot
 
 // counterValues returns the machine's counters that are not zero, for the store.
 func (m *Machine[S, E, R, C, X]) counterValues() []CounterValue {
-	d := m.def
 	var out []CounterValue
-	for i, c := range d.Counters {
+	m.eachCounter(func(c *Counter, st S, slot int) {
+		if n := m.counters[slot]; n != 0 {
+			out = append(out, counterValue(c, st, n))
+		}
+	})
+	return out
+}
+
+// eachCounter calls fn for every slot of m.counters, in spec order: its counter, and the
+// state of a per-state counter's slot.
+func (m *Machine[S, E, R, C, X]) eachCounter(fn func(c *Counter, st S, slot int)) {
+	d := m.def
+	for i := range d.Counters {
+		c, base := &d.Counters[i], d.counterBase[i]
 		if !c.PerState {
-			if n := *m.counter(int32(i), 0); n != 0 {
-				out = append(out, CounterValue{Name: c.Name, Value: n})
-			}
+			fn(c, 0, base)
 			continue
 		}
 		for st := range d.States {
-			if n := *m.counter(int32(i), S(st)); n != 0 {
-				out = append(out, CounterValue{Name: c.Name, State: S(st).String(), Value: n})
-			}
+			fn(c, S(st), base+st)
 		}
 	}
-	return out
+}
+
+// counterValue is counter c's value n, in state st for a per-state counter.
+func counterValue[S StateType](c *Counter, st S, n int) CounterValue {
+	v := CounterValue{Name: c.Name, Value: n}
+	if c.PerState {
+		v.State = st.String()
+	}
+	return v
 }
 
 // logEntryJSON is LogEntry as it encodes: the same fields, but the trigger left out of an

@@ -237,7 +237,7 @@ func handleDueOnce[S StateType, E, R EnumType, C, X any](ctx context.Context, dl
 	in := Input[R]{Actor: "scheduler", At: now, fired: dl.Name}
 	meta := map[string]string{"deadline": dl.At.UTC().Format(time.RFC3339Nano), "timeout": m.timeouts[m.state].String()}
 	if dl.Name == deadlineExpiry {
-		e, ok := m.def.eventNamed(dl.Event)
+		e, ok := named[E](m.def.NumEvents, dl.Event)
 		if ok {
 			in.Reason = "timeout expired"
 			if _, err = m.FireWith(ctx, e, in); err == nil || errors.Is(err, ErrStoreConflict) || !errors.Is(err, ErrRefused) {
@@ -260,8 +260,10 @@ func handleDueOnce[S StateType, E, R EnumType, C, X any](ctx context.Context, dl
 // of the same name, at the same time (to the microsecond, as stores keep it). A claim that
 // outlived its lease may be of an earlier stay in the state.
 func (m *Machine[S, E, R, C, X]) armed(dl DueDeadline) bool {
-	if m.state.String() != dl.State && !m.def.sameClock(m.state, m.def.stateNamed(dl.State)) {
-		return false
+	if m.state.String() != dl.State {
+		if s, ok := named[S](len(m.def.States), dl.State); !ok || !m.def.sameClock(m.state, s) {
+			return false
+		}
 	}
 	for _, d := range m.deadlines(m.state, m.since) {
 		if d.Name == dl.Name {
@@ -271,21 +273,11 @@ func (m *Machine[S, E, R, C, X]) armed(dl DueDeadline) bool {
 	return false
 }
 
-// stateNamed returns the state named name (len(States) when none is).
-func (d *Def[S, E, R]) stateNamed(name string) S {
-	for s := range d.States {
-		if S(s).String() == name {
-			return S(s)
-		}
-	}
-	return S(len(d.States))
-}
-
-// eventNamed returns the event named name.
-func (d *Def[S, E, R]) eventNamed(name string) (E, bool) {
-	for e := range d.NumEvents {
-		if E(e).String() == name {
-			return E(e), true
+// named returns the value of T among the first n (states, events) whose name is name.
+func named[T EnumType](n int, name string) (T, bool) {
+	for v := range n {
+		if T(v).String() == name {
+			return T(v), true
 		}
 	}
 	return 0, false

@@ -247,7 +247,7 @@ func (g *gen) engineMachine(f *File) {
 		return
 	}
 	wrap("Timeout", "Timeout returns the timeout of state s in force (0: none).", []Code{Id("s").Id("State")}, Qual("time", "Duration"), "Timeout", Id("s"))
-	shared := sharedClocks(m)
+	shared := m.SharesClocks()
 	for _, s := range m.States {
 		if s.Timeout != nil && s.Timeout.Configurable {
 			doc := "SetTimeout changes the timeout of a state the spec marks configurable."
@@ -552,16 +552,4 @@ func (g *gen) engineStore(f *File) {
 		Return(Qual(rt, "Built").Call(Id("m"), Qual(rt, "Resume").Call(Id("ctx"), self(), Id("store"), Id("id"), Nil(), Id("in")))),
 	)
 	f.Line()
-}
-
-// sharedClocks reports whether a statechart has a timeout on a state that is not the only
-// active state of its configurations (a compound or parallel state, or a state within a
-// parallel state): its time counts from when it was entered, not the configuration.
-func sharedClocks(m *ir.Machine) bool {
-	for _, s := range m.States {
-		if s.Clock != nil && (len(s.Config) > 1 || s.Config[0] != s.Clock) {
-			return true
-		}
-	}
-	return false
 }

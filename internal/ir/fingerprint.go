@@ -30,9 +30,9 @@ func Fingerprint(m *Machine) string {
 			if t.OnExpiry != nil {
 				p("  expiry %q", t.OnExpiry.Name)
 			}
-			if c := s.Clock; c != nil && (len(s.Config) > 1 || s.Config[0] != c) {
+			if s.SharesClock() {
 				// Counted from a state around the configuration (timeoutSince).
-				p("  since %q", c.Path)
+				p("  since %q", s.Clock.Path)
 			}
 		}
 	}

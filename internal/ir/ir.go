@@ -127,6 +127,18 @@ type State struct {
 	Clock *Node
 }
 
+// SharesClock reports whether the state's timeout belongs to a statechart state that is
+// not its only active state (a compound or parallel state, or a state beside others): the
+// timeout counts from when that state was entered, which may be before the configuration.
+func (s *State) SharesClock() bool {
+	return s.Clock != nil && (len(s.Config) > 1 || s.Config[0] != s.Clock)
+}
+
+// SharesClocks reports whether some state of m SharesClock.
+func (m *Machine) SharesClocks() bool {
+	return slices.ContainsFunc(m.States, (*State).SharesClock)
+}
+
 // MemoryFields are the generated machine's fields holding what a remembering state
 // remembers: the state, and whether one is remembered.
 func (s *State) MemoryFields() (state, set string) {

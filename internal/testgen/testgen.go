@@ -411,12 +411,12 @@ type ClockRow struct {
 }
 
 // ClockRows are, in a statechart whose timeouts belong to states that are not alone in
-// their configurations (SharedClocks), the events the fixture accepts that enter a
+// their configurations (ir.Machine.SharesClocks), the events the fixture accepts that enter a
 // configuration with a timeout: every one from a configuration of the same timeout (which
 // keeps its state active, or enters it again), and for each such state the first that
 // enters it from elsewhere.
 func (v view) ClockRows() []ClockRow {
-	if !v.SharedClocks() {
+	if !v.M.SharesClocks() {
 		return nil
 	}
 	var out []ClockRow
@@ -447,18 +447,6 @@ func (v view) ClockRows() []ClockRow {
 		}
 	}
 	return out
-}
-
-// SharedClocks reports whether a statechart has a timeout on a state that is not the only
-// active state of its configurations: the timeout counts from when that state was
-// entered, however the states within it move.
-func (v view) SharedClocks() bool {
-	for _, s := range v.M.States {
-		if s.Clock != nil && (len(s.Config) > 1 || s.Config[0] != s.Clock) {
-			return true
-		}
-	}
-	return false
 }
 
 func funcs(m *ir.Machine) template.FuncMap {
