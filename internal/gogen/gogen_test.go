@@ -240,6 +240,7 @@ func TestDifferential(t *testing.T) {
 		vectors []vector
 	}
 	var all []work
+	var drivers []string
 	for i, p := range specs(t) {
 		m := loadSpec(t, p)
 		code, err := gogen.Generate(m, p)
@@ -248,18 +249,22 @@ func TestDifferential(t *testing.T) {
 		}
 		pkg := fmt.Sprintf("p%d", i)
 		mod.write(pkg+"/"+gogen.Filename(p), code)
-		mod.write("drive"+pkg+"/main.go", driver(t, m, pkg))
+		mod.write("drive"+pkg+"/drive.go", driver(t, m, pkg))
+		drivers = append(drivers, pkg)
 		if len(m.Events) == 0 {
 			continue
 		}
 		rng := rand.New(rand.NewPCG(uint64(i)+1, 42))
 		all = append(all, work{m: m, pkg: pkg, vectors: vectors(m, rng, sequences, 40)})
 	}
+	mod.write("drive/main.go", driveMain(drivers))
+	drive := filepath.Join(t.TempDir(), "drive")
+	mod.run(t, nil, "build", "-o", drive, "./drive")
 	for _, w := range all {
 		t.Run(w.m.Package, func(t *testing.T) {
 			want := oracle(t, w.m, w.vectors) // fills in the events the generated side fires
 			in, _ := json.Marshal(driverVectors(w.m, w.vectors))
-			out := mod.run(t, in, "run", "./drive"+w.pkg)
+			out := runDriver(t, drive, w.pkg, in)
 			var got [][]result
 			if err := json.Unmarshal(out, &got); err != nil {
 				t.Fatalf("driver output: %v\n%s", err, out)
@@ -615,7 +620,9 @@ func roundTrip(t *testing.T, v any) any {
 
 var driverTmpl = template.Must(template.New("driver").Funcs(template.FuncMap{
 	"payload": func(e *ir.Event) string { return lower.PayloadName(e.GoName) },
-}).Parse(`package main
+}).Parse(`// Package drive{{.Pkg}} runs vectors through fsmtest/{{.Pkg}}: one command, drive, runs
+// every package's driver, so that the test links one binary.
+package drive{{.Pkg}}
 
 import (
 	"context"
@@ -661,7 +668,7 @@ func (h *hooks) Checkpoint(_ context.Context, _ *m.{{.T}}, cp m.Checkpoint, _ m.
 	return nil
 }
 {{end}}{{end}}
-func main() {
+func Main() {
 	var runs [][]step
 	if err := json.NewDecoder(os.Stdin).Decode(&runs); err != nil {
 		panic(err)
@@ -763,6 +770,34 @@ func driver(t *testing.T, mach *ir.Machine, pkg string) []byte {
 	})
 	must(t, err)
 	return b.Bytes()
+}
+
+// driveMain is the command that runs the driver of the package its argument names.
+func driveMain(pkgs []string) []byte {
+	var b bytes.Buffer
+	b.WriteString("package main\n\nimport (\n\t\"os\"\n\n")
+	for _, p := range pkgs {
+		fmt.Fprintf(&b, "\t%q\n", "fsmtest/drive"+p)
+	}
+	b.WriteString(")\n\nfunc main() {\n\tswitch os.Args[1] {\n")
+	for _, p := range pkgs {
+		fmt.Fprintf(&b, "\tcase %q:\n\t\tdrive%s.Main()\n", p, p)
+	}
+	b.WriteString("\tdefault:\n\t\tpanic(\"no driver \" + os.Args[1])\n\t}\n}\n")
+	return b.Bytes()
+}
+
+// runDriver runs the driver of pkg with the vectors in on its standard input.
+func runDriver(t *testing.T, drive, pkg string, in []byte) []byte {
+	t.Helper()
+	cmd := exec.Command(drive, pkg)
+	cmd.Stdin = bytes.NewReader(in)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("driver of %s: %v\n%s%s", pkg, err, errb.String(), out.String())
+	}
+	return out.Bytes()
 }
 
 func containsEvent(list []*ir.Event, e *ir.Event) bool {
