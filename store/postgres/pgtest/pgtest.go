@@ -17,12 +17,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/url"
 	"os"
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -57,6 +59,11 @@ type Options struct {
 	Fsync bool
 	// MaxConnections is the server's max_connections; 0 means 100.
 	MaxConnections int
+	// Settings are more lines of postgresql.conf, name to value, written after the
+	// others (so they win) in name order. A value is written as it is: quote a string,
+	// as in {"shared_preload_libraries": "'pg_stat_statements'"}. A name must be letters,
+	// digits, '_' and '.', and a value one line, or Start fails.
+	Settings map[string]string
 }
 
 // Server is a running throwaway PostgreSQL server.
@@ -231,6 +238,11 @@ func (s *Server) writeConfig(opts Options) error {
 	if !opts.Fsync {
 		conf += "fsync = off\nsynchronous_commit = off\nfull_page_writes = off\n"
 	}
+	settings, err := settingLines(opts.Settings)
+	if err != nil {
+		return err
+	}
+	conf += settings
 	f, err := os.OpenFile(filepath.Join(s.dataDir(), "postgresql.conf"), os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		return fmt.Errorf("pgtest: %w", err)
@@ -469,4 +481,22 @@ func versionLess(a, b []int) bool {
 func isExecutable(path string) bool {
 	fi, err := os.Stat(path)
 	return err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0
+}
+
+// settingLines returns the lines of postgresql.conf that set settings, in name order.
+func settingLines(settings map[string]string) (string, error) {
+	var b strings.Builder
+	for _, name := range slices.Sorted(maps.Keys(settings)) {
+		value := settings[name]
+		if name == "" || strings.TrimFunc(name, func(r rune) bool {
+			return r == '_' || r == '.' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'
+		}) != "" {
+			return "", fmt.Errorf("pgtest: setting name %q: only letters, digits, '_' and '.'", name)
+		}
+		if strings.ContainsAny(value, "\r\n") {
+			return "", fmt.Errorf("pgtest: setting %s: the value %q is more than one line", name, value)
+		}
+		fmt.Fprintf(&b, "%s = %s\n", name, value)
+	}
+	return b.String(), nil
 }

@@ -15,7 +15,7 @@ import (
 func TestServer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	srv := New(t, Options{})
+	srv := New(t, Options{Settings: map[string]string{"work_mem": "'8MB'", "application_name": "'pgtest'"}})
 	if srv.Port <= 0 || !strings.Contains(srv.DSN, "@127.0.0.1:") {
 		t.Fatalf("port %d, DSN %q", srv.Port, srv.DSN)
 	}
@@ -34,6 +34,12 @@ func TestServer(t *testing.T) {
 	var fsync string
 	if err := conn.QueryRow(ctx, "show fsync").Scan(&fsync); err != nil || fsync != "off" {
 		t.Errorf("fsync = %q, %v; want off", fsync, err)
+	}
+	for name, want := range map[string]string{"work_mem": "8MB", "application_name": "pgtest"} {
+		var got string
+		if err := conn.QueryRow(ctx, "select current_setting($1)", name).Scan(&got); err != nil || got != want {
+			t.Errorf("%s = %q, %v; want %q (Options.Settings)", name, got, err, want)
+		}
 	}
 	if _, err := conn.Exec(ctx, "create table t (id int primary key, name text not null)"); err != nil {
 		t.Fatal(err)
@@ -95,6 +101,25 @@ func TestStartFailure(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "max_connections") {
 		t.Errorf("error does not include the server log: %v", err)
+	}
+}
+
+// Settings that would write something else than one line of postgresql.conf are refused.
+func TestSettingsRefused(t *testing.T) {
+	for _, settings := range []map[string]string{
+		{"": "1"},
+		{"work_mem = '1MB'\nfsync": "on"},
+		{"work mem": "'1MB'"},
+		{"work_mem": "'1MB'\nfsync = on"},
+		{"work_mem": "'1MB'\r"},
+	} {
+		if lines, err := settingLines(settings); err == nil {
+			t.Errorf("settingLines(%q) = %q, want an error", settings, lines)
+		}
+	}
+	lines, err := settingLines(map[string]string{"b.x": "2", "a_1": "'one'"})
+	if want := "a_1 = 'one'\nb.x = 2\n"; err != nil || lines != want {
+		t.Errorf("settingLines = %q, %v; want %q", lines, err, want)
 	}
 }
 

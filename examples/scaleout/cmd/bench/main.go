@@ -20,6 +20,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -50,6 +51,10 @@ type config struct {
 	stderr    io.Writer
 	started   time.Time
 	pgVersion string
+	// statements: -statements; statsDSN: the server's database that holds the
+	// extension pg_stat_statements, once started with it.
+	statements bool
+	statsDSN   string
 }
 
 // run is the command; it returns the exit code.
@@ -86,6 +91,7 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&c.split.Instances, "breakdown-instances", 200, "orders of the breakdown of one process's transitions")
 	fs.IntVar(&c.split.Events, "breakdown-events", 10000, "events of the breakdown (its fresh events are fired)")
 	fs.BoolVar(&c.verbose, "v", false, "pass on what the processes write on their standard error")
+	fs.BoolVar(&c.statements, "statements", false, "with PostgreSQL, load pg_stat_statements and write the server's time by statement, the workers' against the floor's")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -119,6 +125,9 @@ type row struct {
 	run     scaleout.Result
 	floor   scaleout.FloorResult
 	report  *scaleout.Report
+	// server: the server's execution time by statement (-statements), the workers'
+	// database's and the floor's.
+	server, floorServer []statementTime
 }
 
 // rate returns the workers' transitions a second.
@@ -158,11 +167,21 @@ func (c *config) measure(ctx context.Context) ([]row, []breakdown, error) {
 		case scaleout.SQLite:
 			databases = func(name string) (string, error) { return filepath.Join(dir, name+".db"), nil }
 		case scaleout.Postgres:
-			srv, err := pgtest.Start(ctx, pgtest.Options{MaxConnections: 200})
+			opts := pgtest.Options{MaxConnections: 200}
+			if c.statements {
+				opts.Settings = map[string]string{"shared_preload_libraries": "'pg_stat_statements'"}
+			}
+			srv, err := pgtest.Start(ctx, opts)
 			if err != nil {
 				return nil, nil, err
 			}
 			defer srv.Stop()
+			if c.statements {
+				c.statsDSN = srv.DSN
+				if err := execOn(ctx, srv.DSN, "CREATE EXTENSION pg_stat_statements"); err != nil {
+					return nil, nil, err
+				}
+			}
 			c.pgVersion = serverVersion(ctx, srv.DSN)
 			databases = func(name string) (string, error) { return srv.CreateDatabase(ctx, name) }
 		}
@@ -184,7 +203,7 @@ func (c *config) measure(ctx context.Context) ([]row, []breakdown, error) {
 }
 
 // one measures store with n workers, on databases named by databases.
-func (c *config) one(ctx context.Context, store string, n int, databases func(name string) (string, error)) (row, error) {
+func (c *config) one(ctx context.Context, store string, n int, databases func(name string) (string, error)) (res row, err error) {
 	p := c.plan
 	p.Workers = n
 	source, err := databases(fmt.Sprintf("orders_%d", n))
@@ -204,7 +223,17 @@ func (c *config) one(ctx context.Context, store string, n int, databases func(na
 			return []string{"-cpuprofile", filepath.Join(c.profile, fmt.Sprintf("%s-%d.pprof", store, n))}
 		}
 	}
-	res := row{store: store, workers: n}
+	res = row{store: store, workers: n}
+	if c.statsDSN != "" && store == scaleout.Postgres {
+		if err := execOn(ctx, c.statsDSN, "SELECT pg_stat_statements_reset()"); err != nil {
+			return res, err
+		}
+		defer func() {
+			if err == nil {
+				res.server, res.floorServer, err = c.serverTimes(ctx, fmt.Sprintf("orders_%d", n), fmt.Sprintf("floor_%d", n))
+			}
+		}()
+	}
 	if res.run, res.report, err = c.runWorkers(ctx, r); err != nil {
 		return res, err
 	}
@@ -277,6 +306,7 @@ func (c *config) write(rows []row, splits []breakdown, stdout io.Writer) error {
 	var b bytes.Buffer
 	c.table(&b, rows)
 	c.breakdowns(&b, splits)
+	c.statementsTable(&b, rows)
 	if c.out == "-" {
 		_, err := stdout.Write(b.Bytes())
 		return err
@@ -364,4 +394,100 @@ func machineName() string {
 		}
 	}
 	return fmt.Sprintf("%s, %d CPUs, %s", model, runtime.NumCPU(), runtime.GOOS)
+}
+
+// execOn runs sql on the database dsn.
+func execOn(ctx context.Context, dsn, sql string) error {
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, sql)
+	return err
+}
+
+// statementTime is the server's execution time of one statement in one database.
+type statementTime struct {
+	query string
+	calls int64
+	ms    float64
+}
+
+// serverTimes returns the execution time of the statements run in the databases named
+// workers and floor since pg_stat_statements was last reset, longest first.
+func (c *config) serverTimes(ctx context.Context, workers, floor string) (w, f []statementTime, err error) {
+	conn, err := pgx.Connect(ctx, c.statsDSN)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer conn.Close(ctx)
+	rows, err := conn.Query(ctx, `SELECT d.datname, s.query, s.calls, s.total_exec_time
+		FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid
+		WHERE d.datname IN ($1, $2) ORDER BY s.total_exec_time DESC`, workers, floor)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rows.Close()
+	space := regexp.MustCompile(`\s+`)
+	for rows.Next() {
+		var db string
+		var st statementTime
+		if err := rows.Scan(&db, &st.query, &st.calls, &st.ms); err != nil {
+			return nil, nil, err
+		}
+		st.query = strings.ReplaceAll(space.ReplaceAllString(strings.TrimSpace(st.query), " "), `"public".`, "")
+		if db == workers {
+			w = append(w, st)
+		} else {
+			f = append(f, st)
+		}
+	}
+	return w, f, rows.Err()
+}
+
+// statementsTable writes, for each row measured with -statements, the server's execution
+// time a transition by statement, the workers' and the floor's: the statements that took
+// 1% of their database's time or more, and the rest together.
+func (c *config) statementsTable(w io.Writer, rows []row) {
+	first := true
+	for _, r := range rows {
+		if r.server == nil && r.floorServer == nil {
+			continue
+		}
+		if first {
+			fmt.Fprintf(w, "\nThe server's execution time a transition (pg_stat_statements, with -statements), by\n"+
+				"statement, the workers' database against the floor's: statements that took 1%% of their\n"+
+				"database's time or more, in full up to 100 characters.\n")
+			first = false
+		}
+		for _, side := range []struct {
+			who     string
+			times   []statementTime
+			entries int64
+		}{{"workers", r.server, r.run.Entries}, {"floor", r.floorServer, r.floor.Commits}} {
+			var total float64
+			for _, st := range side.times {
+				total += st.ms
+			}
+			per := func(ms float64) string {
+				return fmt.Sprintf("%.1f µs", ms*1000/float64(max(side.entries, 1)))
+			}
+			fmt.Fprintf(w, "\n%s, N=%d, %s: %s a transition in all (%d transitions)\n\n| calls | a transition | statement |\n|---:|---:|---|\n",
+				r.store, r.workers, side.who, per(total), side.entries)
+			var rest float64
+			for _, st := range side.times {
+				if st.ms < total/100 {
+					rest += st.ms
+					continue
+				}
+				q := st.query
+				if len(q) > 100 {
+					q = q[:100] + "…"
+				}
+				fmt.Fprintf(w, "| %d | %s | `%s` |\n", st.calls, per(st.ms), strings.ReplaceAll(q, "|", "\\|"))
+			}
+			fmt.Fprintf(w, "| | %s | the others |\n", per(rest))
+		}
+	}
 }
