@@ -337,7 +337,11 @@ func (c *config) table(w io.Writer, rows []row) {
 	fmt.Fprintf(w, "new order) and one INSERT of the entry. *CPU/transition* is the processor time of the\n")
 	fmt.Fprintf(w, "worker (floor) processes per transition: for SQLite it includes the database engine, for\n")
 	fmt.Fprintf(w, "PostgreSQL not the server. PostgreSQL %s runs with fsync, synchronous_commit and\n", c.pgVersion)
-	fmt.Fprintf(w, "full_page_writes off; SQLite in WAL mode with synchronous=NORMAL; the floor alike.\n\n")
+	loaded := ""
+	if c.statements {
+		loaded = " and pg_stat_statements loaded (-statements)"
+	}
+	fmt.Fprintf(w, "full_page_writes off%s; SQLite in WAL mode with synchronous=NORMAL; the floor alike.\n\n", loaded)
 	fmt.Fprintf(w, "| date | machine | Go | N | store | transitions/s | floor transitions/s | ratio | CPU/transition (floor) |\n")
 	fmt.Fprintf(w, "|---|---|---|---:|---|---:|---:|---:|---:|\n")
 	date, machine := c.started.UTC().Format("2006-01-02"), machineName()
