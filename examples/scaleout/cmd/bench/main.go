@@ -9,7 +9,7 @@
 //	go run ./cmd/bench                      # N = 1, 4, 8; 1,000 orders; 50,000 events
 //	go run ./cmd/bench -n 1 -events 5000 -o -
 //	go run ./cmd/bench -profile prof        # a CPU profile of each store's first worker
-//	go run ./cmd/bench -statements         # and the PostgreSQL server's time by statement
+//	go run ./cmd/bench -statements          # and the PostgreSQL server's time by statement
 package main
 
 import (
