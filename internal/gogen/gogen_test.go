@@ -169,11 +169,18 @@ func (m *module) run(t *testing.T, stdin []byte, args ...string) []byte {
 	cmd := exec.Command("go", args...)
 	cmd.Dir = m.dir
 	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
+	return output(t, cmd, stdin)
+}
+
+// output runs cmd with stdin on its standard input and returns its standard output; it
+// fails the test, with both outputs, when cmd fails.
+func output(t *testing.T, cmd *exec.Cmd, stdin []byte) []byte {
+	t.Helper()
 	cmd.Stdin = bytes.NewReader(stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
-		t.Fatalf("go %s: %v\n%s%s", strings.Join(args, " "), err, errb.String(), out.String())
+		t.Fatalf("%s: %v\n%s%s", strings.Join(cmd.Args, " "), err, errb.String(), out.String())
 	}
 	return out.Bytes()
 }
@@ -264,7 +271,7 @@ func TestDifferential(t *testing.T) {
 		t.Run(w.m.Package, func(t *testing.T) {
 			want := oracle(t, w.m, w.vectors) // fills in the events the generated side fires
 			in, _ := json.Marshal(driverVectors(w.m, w.vectors))
-			out := runDriver(t, drive, w.pkg, in)
+			out := output(t, exec.Command(drive, w.pkg), in) // the driver of w.pkg
 			var got [][]result
 			if err := json.Unmarshal(out, &got); err != nil {
 				t.Fatalf("driver output: %v\n%s", err, out)
@@ -785,19 +792,6 @@ func driveMain(pkgs []string) []byte {
 	}
 	b.WriteString("\tdefault:\n\t\tpanic(\"no driver \" + os.Args[1])\n\t}\n}\n")
 	return b.Bytes()
-}
-
-// runDriver runs the driver of pkg with the vectors in on its standard input.
-func runDriver(t *testing.T, drive, pkg string, in []byte) []byte {
-	t.Helper()
-	cmd := exec.Command(drive, pkg)
-	cmd.Stdin = bytes.NewReader(in)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("driver of %s: %v\n%s%s", pkg, err, errb.String(), out.String())
-	}
-	return out.Bytes()
 }
 
 func containsEvent(list []*ir.Event, e *ir.Event) bool {
