@@ -109,7 +109,7 @@ func checkAfterKill(t *testing.T, root, at string) {
 	if got := visible(tree(t, root)); !journaled && got != visible(oldSet) && got != visible(newSet) {
 		t.Fatalf("killed after %q without a journal:\n%s", at, got)
 	}
-	if err := Recover("pkg"); err != nil {
+	if err := Recover("pkg", "m.fsm.yaml"); err != nil {
 		t.Fatal(err)
 	}
 	got := tree(t, root)

@@ -4,7 +4,8 @@
 // Ownership: a file is fsmgen's when its first line is exactly the generated header in the
 // comment syntax of its kind, and its second line names the spec it was generated from
 // (`source: <path relative to the file's directory>`). fsmgen replaces or removes only such
-// files, and only those generated from a spec of the same run; it refuses, before writing
+// files, and only those generated from a spec of the same run (a file with the header but
+// no source line is no spec's, and is left alone); it refuses, before writing
 // anything, to overwrite a file someone else wrote or one generated from another spec, and to
 // put the Go code of two specs into one package.
 //
@@ -12,7 +13,9 @@
 // directory beside its target under a hidden name, then a journal that lists the renames and
 // removals, then applies the journal and deletes it. A run killed before the journal leaves
 // the old files (and hidden leftovers, which the next run deletes); a run killed after it is
-// finished by the next run, before anything else.
+// finished by the next run, before anything else. A journal is trusted no more than any
+// other file in the directory: the next run replays it only when every file it names is
+// one of that run's specs' own, and refuses it (a *JournalError, nothing touched) otherwise.
 //
 // In check mode nothing is written; Diff describes the differences instead.
 package output
@@ -167,8 +170,12 @@ type owner struct {
 	source    string // the second line's spec path, relative to the file; "" if none
 }
 
-func readOwner(path string) (owner, error) {
-	h := Header(path)
+func readOwner(path string) (owner, error) { return readOwnerAs(path, path) }
+
+// readOwnerAs reads the file at path as a generated file named name would be read (a new
+// file beside its target is read as the target).
+func readOwnerAs(path, name string) (owner, error) {
+	h := Header(name)
 	if h == "" {
 		return owner{}, nil
 	}
@@ -189,7 +196,7 @@ func readOwner(path string) (owner, error) {
 	if err != nil && err != io.EOF {
 		return owner{}, err
 	}
-	src, _ := parseSource(path, strings.TrimRight(second, "\n"))
+	src, _ := parseSource(name, strings.TrimRight(second, "\n"))
 	return owner{generated: true, source: src}, nil
 }
 
@@ -206,21 +213,69 @@ type specInfo struct {
 }
 
 func newSpecs(files []File) *specs {
+	paths := make([]string, len(files))
+	for i, f := range files {
+		paths[i] = f.Spec
+	}
+	return specsOf(paths)
+}
+
+func specsOf(paths []string) *specs {
 	s := &specs{abs: map[string]string{}}
-	for _, f := range files {
-		if f.Spec == "" {
+	for _, p := range paths {
+		if p == "" {
 			continue
 		}
-		a, err := filepath.Abs(f.Spec)
+		a, err := filepath.Abs(p)
 		if err != nil || s.abs[a] != "" {
 			continue
 		}
-		s.abs[a] = f.Spec
-		if fi, err := os.Stat(f.Spec); err == nil {
-			s.infos = append(s.infos, specInfo{f.Spec, fi})
+		s.abs[a] = p
+		if fi, err := os.Stat(p); err == nil {
+			s.infos = append(s.infos, specInfo{p, fi})
 		}
 	}
 	return s
+}
+
+// specPaths are the specs of a plan's files, each once.
+func (p Plan) specPaths() []string {
+	var out []string
+	for _, f := range p.Files {
+		if f.Spec != "" && !slices.Contains(out, f.Spec) {
+			out = append(out, f.Spec)
+		}
+	}
+	return out
+}
+
+// foreign says why the file at path, read as a generated file named name, is not one that
+// a spec of the run generated; it returns "" for one that is, and for no file at all.
+func (s *specs) foreign(path, name string) (string, error) {
+	if Header(name) == "" {
+		return "which is no kind of file fsmgen generates", nil
+	}
+	fi, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return "", nil
+	case err != nil:
+		return "", err
+	case !fi.Mode().IsRegular():
+		return "which is not a regular file", nil
+	}
+	o, err := readOwnerAs(path, name)
+	switch {
+	case err != nil:
+		return "", err
+	case !o.generated:
+		return "which fsmgen did not write", nil
+	case o.source == "":
+		return "which names no spec", nil
+	case s.lookup(resolve(path, o.source)) == "":
+		return fmt.Sprintf("generated from %s, not from a spec of this run", o.source), nil
+	}
+	return "", nil
 }
 
 // resolve is the spec path a header's source names, from the file at path.
@@ -293,7 +348,10 @@ func Diff(p Plan) ([]Change, error) {
 		case !o.generated:
 			problems = append(problems, fmt.Sprintf("%s exists and fsmgen did not write it (its first line is not %q); move it away or generate elsewhere", f.Path, Header(f.Path)))
 			continue
-		case o.source != "" && !sameSpec(resolve(f.Path, o.source), f.Spec):
+		case o.source == "":
+			problems = append(problems, fmt.Sprintf("%s has fsmgen's header but no source line naming its spec, so it may not be %s's to replace; delete it if it is a generated file", f.Path, f.Spec))
+			continue
+		case !sameSpec(resolve(f.Path, o.source), f.Spec):
 			advice := "give each spec its own output directory"
 			if !exists(resolve(f.Path, o.source)) {
 				advice = "that spec no longer exists: delete its files first"
@@ -409,8 +467,9 @@ func Write(p Plan) ([]Change, error) {
 	if err != nil {
 		return nil, err
 	}
+	specs := p.specPaths()
 	for _, d := range dirs {
-		if err := Recover(d); err != nil {
+		if err := Recover(d, specs...); err != nil {
 			return nil, err
 		}
 	}
@@ -540,9 +599,17 @@ func replay(dir string, ops []op) error {
 	return syncDir(dir)
 }
 
-// Recover finishes a change of dir that a killed run journaled, and deletes the new files
-// of one it did not: afterwards dir holds a complete set of files, old or new.
-func Recover(dir string) error {
+// Recover finishes a change of dir that a killed run of the given specs journaled, and
+// deletes the new files of one it did not: afterwards dir holds a complete set of files,
+// old or new.
+//
+// A journal is a file like any other, and may come with a checkout: every file it would
+// replace, rename or remove must be one that the given specs generated (its first line the
+// header of its kind, its second naming one of the specs). A journal that names any other
+// file is refused with a *JournalError before anything is changed. Leftover new files are
+// deleted only when they are the given specs' too.
+func Recover(dir string, specs ...string) error {
+	run := specsOf(specs)
 	jpath := filepath.Join(dir, journalName)
 	data, err := os.ReadFile(jpath)
 	switch {
@@ -552,6 +619,9 @@ func Recover(dir string) error {
 	default:
 		ops, err := parseJournal(jpath, data)
 		if err != nil {
+			return err
+		}
+		if err := run.checkJournal(jpath, dir, ops); err != nil {
 			return err
 		}
 		if err := replay(dir, ops); err != nil {
@@ -567,9 +637,48 @@ func Recover(dir string) error {
 	}
 	for _, e := range entries {
 		n := e.Name()
-		if !e.IsDir() && (n == journalNew || strings.HasPrefix(n, ".") && strings.HasSuffix(n, newSuffix)) {
-			if err := os.Remove(filepath.Join(dir, n)); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return err
+		if e.IsDir() {
+			continue
+		}
+		path := filepath.Join(dir, n)
+		switch {
+		case n == journalNew:
+			if b, err := os.ReadFile(path); err != nil || !strings.HasPrefix(string(b), journalHead) && !strings.HasPrefix(journalHead, string(b)) {
+				continue
+			}
+		case strings.HasPrefix(n, ".") && strings.HasSuffix(n, newSuffix) && len(n) > len("."+newSuffix):
+			target := strings.TrimSuffix(strings.TrimPrefix(n, "."), newSuffix)
+			if why, err := run.foreign(path, target); err != nil || why != "" {
+				continue
+			}
+		default:
+			continue
+		}
+		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkJournal refuses a journal with a step on a file that the run's specs did not
+// generate: the file it would replace or remove, or the new file it would rename into place.
+func (s *specs) checkJournal(jpath, dir string, ops []op) error {
+	for i, o := range ops {
+		verb, paths := "remove", []string{o.name}
+		if o.write {
+			verb, paths = "replace", []string{tempName(o.name), o.name}
+		}
+		for _, name := range paths {
+			why, err := s.foreign(filepath.Join(dir, name), o.name)
+			if err == nil && why != "" {
+				if name != o.name {
+					verb = "write " + o.name + " from"
+				}
+				err = fmt.Errorf("it would %s %s, %s; it is not this run's to finish (delete the journal if you trust the files as they are)", verb, name, why)
+			}
+			if err != nil {
+				return &JournalError{Path: jpath, Line: i + 2, Err: err}
 			}
 		}
 	}

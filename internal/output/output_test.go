@@ -9,7 +9,8 @@ import (
 	"testing"
 )
 
-const hdr = HeaderPrefix + "\n"
+// hdr starts a file generated from x.fsm.yaml beside it.
+const hdr = HeaderPrefix + "\n// source: x.fsm.yaml\n"
 
 func read(t *testing.T, p string) string {
 	t.Helper()
@@ -24,12 +25,12 @@ func TestDiffReportsUpdatesWithoutWriting(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "x_fsm.go")
 	os.WriteFile(p, []byte(hdr+"package x\n\nconst A = 1\nconst B = 2\n"), 0o644)
-	plan := Plan{Files: []File{{Path: p, Data: []byte(hdr + "package x\n\nconst A = 1\nconst B = 3\n")}}, Dirs: []string{dir}}
+	plan := Plan{Files: []File{{Path: p, Data: []byte(hdr + "package x\n\nconst A = 1\nconst B = 3\n"), Spec: filepath.Join(dir, "x.fsm.yaml")}}, Dirs: []string{dir}}
 	changes, err := Diff(plan)
 	if err != nil || len(changes) != 1 || changes[0].Kind != "update" {
 		t.Fatalf("changes %v, err %v", changes, err)
 	}
-	for _, want := range []string{"-const B = 2\n", "+const B = 3\n", " const A = 1\n", "@@ -2,4 +2,4 @@"} {
+	for _, want := range []string{"-const B = 2\n", "+const B = 3\n", " const A = 1\n", "@@ -3,4 +3,4 @@"} {
 		if !strings.Contains(changes[0].Diff, want) {
 			t.Errorf("diff lacks %q:\n%s", want, changes[0].Diff)
 		}
@@ -72,7 +73,7 @@ func TestWriteFailureLeavesOldFile(t *testing.T) {
 	os.WriteFile(p, []byte(hdr+"old\n"), 0o644)
 	os.Chmod(dir, 0o555) // no new files can be created: the atomic write must fail cleanly
 	defer os.Chmod(dir, 0o755)
-	if _, err := Write(Plan{Files: []File{{Path: p, Data: []byte(hdr + "new\n")}}}); err == nil {
+	if _, err := Write(Plan{Files: []File{{Path: p, Data: []byte(hdr + "new\n"), Spec: filepath.Join(dir, "x.fsm.yaml")}}}); err == nil {
 		t.Fatal("write into a read-only directory succeeded")
 	}
 	if read(t, p) != hdr+"old\n" {

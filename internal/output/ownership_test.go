@@ -200,16 +200,19 @@ func TestRefusals(t *testing.T) {
 	}
 }
 
-// A file generated before headers named their spec is overwritten in place, never removed.
-func TestLegacyHeaderIsOverwrittenNotRemoved(t *testing.T) {
+// A file generated before headers named their spec does not say which spec it is from: it
+// is neither overwritten nor removed.
+func TestLegacyHeaderIsNeitherOverwrittenNorRemoved(t *testing.T) {
 	root := build(t, layout{"a.fsm.yaml": "", "out/a.md": "<!-- " + headerText + " -->\nold\n", "out/z.md": "<!-- " + headerText + " -->\nold\n"})
 	t.Chdir(root)
+	before := tree(t, root)
 	data := Stamp("a.md", []byte("<!-- "+headerText+" -->\nnew\n"), "../a.fsm.yaml")
-	changes, err := Write(Plan{Files: []File{{Path: "out/a.md", Data: data, Spec: "a.fsm.yaml"}}, Dirs: []string{"out"}})
-	if err != nil || kinds(changes) != "update out/a.md" {
-		t.Fatalf("%s %v", kinds(changes), err)
+	_, err := Write(Plan{Files: []File{{Path: "out/a.md", Data: data, Spec: "a.fsm.yaml"}}, Dirs: []string{"out"}})
+	var ce *ConflictError
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "out/a.md has fsmgen's header but no source line") {
+		t.Fatalf("err = %v, want a conflict", err)
 	}
-	if read(t, "out/z.md") != "<!-- "+headerText+" -->\nold\n" {
-		t.Error("a file of unknown spec was touched")
+	if after := tree(t, root); fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Errorf("a refused plan changed the disk:\nbefore %v\nafter  %v", before, after)
 	}
 }
