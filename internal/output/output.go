@@ -61,8 +61,19 @@ func Header(name string) string {
 
 func sourceLine(name, src string) string {
 	s := syntaxes[filepath.Ext(name)]
+	if filepath.Ext(name) == ".md" {
+		src = commentEscaper.Replace(src)
+	}
 	return s[0] + "source: " + src + s[1]
 }
+
+// In a document the spec path is inside an HTML comment, which a ">" could end ("-->",
+// "--!>") and so put the rest of the file name into the document as HTML: "<" and ">" are
+// written %3C and %3E there, and "%" is written %25.
+var (
+	commentEscaper   = strings.NewReplacer("%", "%25", "<", "%3C", ">", "%3E")
+	commentUnescaper = strings.NewReplacer("%25", "%", "%3C", "<", "%3E", ">")
+)
 
 // Stamp returns data with the source line after its header line, when the generator did
 // not write one itself (the Go generators do).
@@ -95,6 +106,9 @@ func parseSource(name, line string) (string, bool) {
 		return "", false
 	}
 	src := strings.TrimSuffix(strings.TrimPrefix(line, s[0]+"source: "), s[1])
+	if filepath.Ext(name) == ".md" {
+		src = commentUnescaper.Replace(src)
+	}
 	return src, src != ""
 }
 
