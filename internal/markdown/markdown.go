@@ -795,12 +795,37 @@ func Code(s string) string {
 }
 
 // CodeCell is Code for a table cell: "|" is written "\|", which GitHub-flavoured Markdown
-// turns back into "|" inside a code span in a table (and only there). A backslash is left
-// as it is, also before a pipe: a table row is split at every "|" not right after a
-// backslash, and then "\|" alone turns into "|", so `a\\|b` is the one cell `a\|b` (a
-// backslash is literal in a code span, so escaping it would show it twice).
+// turns back into "|" inside a code span in a table (and only there). A backslash is literal
+// in a code span, so a name holding a backslash right before a pipe has no code span that
+// every renderer splits the same: GitHub reads "a\\|b" as one cell (a pipe right after a
+// backslash is escaped), others (marked, for one) as an escaped backslash and a delimiter.
+// Such a name is written as an HTML code element instead, with every ASCII punctuation
+// character a numeric character reference (codeElement): no pipe, no backslash, no markup.
 func CodeCell(s string) string {
-	return strings.ReplaceAll(Code(s), "|", `\|`)
+	c := Code(s)
+	if strings.Contains(c, `\|`) {
+		return codeElement(s)
+	}
+	return strings.ReplaceAll(c, "|", `\|`)
+}
+
+// codeElement renders a name as <code>...</code>, each ASCII punctuation character (and
+// space) written as a numeric character reference, so that nothing in it is Markdown or
+// HTML; the characters Code drops are dropped.
+func codeElement(s string) string {
+	var b strings.Builder
+	b.WriteString("<code>")
+	for _, r := range s {
+		switch {
+		case names.Unprintable(r):
+		case r < 0x80 && (unicode.IsPunct(r) || unicode.IsSymbol(r) || r == ' '):
+			fmt.Fprintf(&b, "&#%d;", r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteString("</code>")
+	return b.String()
 }
 
 // Text escapes spec text (a doc, a message) as one line of Markdown, for a paragraph or a
