@@ -28,14 +28,27 @@ const defaultOutputs = "go,tests,mermaid,markdown"
 // emit renders one output of a machine whose spec is at path, with the header's source
 // path src.
 func emit(kind string, m *ir.Machine, path, src string) (name string, data []byte, err error) {
+	name, data, _, err = emitWarn(kind, m, path, src)
+	return name, data, err
+}
+
+// emitWarn is emit, with the warnings of rendering the output (the tests' unreached states).
+func emitWarn(kind string, m *ir.Machine, path, src string) (name string, data []byte, warnings diag.List, err error) {
+	if kind == "tests" {
+		data, warnings, err = testgen.Tests(m, src)
+		return testgen.Filename(gogen.Base(path)), data, warnings, err
+	}
+	name, data, err = emitOne(kind, m, path, src)
+	return name, data, nil, err
+}
+
+// emitOne renders one output but the tests.
+func emitOne(kind string, m *ir.Machine, path, src string) (name string, data []byte, err error) {
 	base := gogen.Base(path)
 	switch kind {
 	case "go":
 		data, err = gogen.Generate(m, src)
 		return gogen.Filename(path), data, err
-	case "tests":
-		data, err = testgen.Generate(m, src)
-		return testgen.Filename(base), data, err
 	case "mermaid":
 		name = base + ".mmd"
 		return name, output.Stamp(name, mermaid.File(m), src), nil
@@ -136,7 +149,8 @@ func (c *command) generate(args []string) int {
 			return ExitUsage
 		}
 		for _, kind := range kinds {
-			name, data, err := emit(kind, m, path, src)
+			name, data, warnings, err := emitWarn(kind, m, path, src)
+			all = append(all, warnings...)
 			if err != nil {
 				fmt.Fprintf(c.stderr, "fsmgen: %v\n", err)
 				failed = true

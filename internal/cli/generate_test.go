@@ -93,3 +93,40 @@ func TestGenerateOutputsAndDiagram(t *testing.T) {
 		t.Errorf("unknown format: %d", code)
 	}
 }
+
+// TestGenerateWarnsOfUnreachedStates: a state the generated tests cannot reach is a warning
+// at its position; with --warnings-as-errors, nothing is written.
+func TestGenerateWarnsOfUnreachedStates(t *testing.T) {
+	dir := t.TempDir()
+	spec := filepath.Join(dir, "odd.fsm.yaml")
+	if err := os.WriteFile(spec, []byte(`version: 1
+machine: Odd
+package: odd
+context: { n: { type: int } }
+guards:
+  big: { field: n, at_least: 5 }
+  tiny: { field: n, below: 3 }
+states:
+  a: { initial: true }
+  b: {}
+  c: { terminal: true }
+events: { go: {}, on: {} }
+transitions:
+  - { from: a, on: go, to: b, if: [big, tiny] }
+  - { from: a, on: go, to: c }
+  - { from: b, on: on, to: c }
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "odd")
+	code, _, errs := run(t, "generate", "--warnings-as-errors", "-o", out, spec)
+	if code != ExitFindings || !strings.Contains(errs, spec+`:10:3: warning: the generated tests do not reach state "b"`) {
+		t.Errorf("exit %d:\n%s", code, errs)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("written with --warnings-as-errors: %v", err)
+	}
+	if code, _, errs := run(t, "generate", "-o", out, spec); code != ExitOK || !strings.Contains(errs, `do not reach state "b"`) {
+		t.Errorf("exit %d:\n%s", code, errs)
+	}
+}

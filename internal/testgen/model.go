@@ -83,10 +83,12 @@ func presetStmts(ps []preset) []string {
 
 // PathStep is one firing on a path from the initial state.
 type PathStep struct {
-	Event    *ir.Event
-	Role     *ir.Role
-	GuardsOn bool      // hook guards all hold (else all fail)
-	Back     *ir.State // what the state the step leads to remembers, if it remembers
+	Event *ir.Event
+	Role  *ir.Role
+	// Off lists the hook guards that fail at this step, in the order the machine asks
+	// them; every other hook guard holds.
+	Off  []*ir.Guard
+	Back *ir.State // what the state the step leads to remembers, if it remembers
 	// presets are the context fields set before the step fires, so that the field guards
 	// that decide it hold or fail; they stay set for the steps after it.
 	presets []preset
@@ -333,6 +335,33 @@ func (o *oracle) role(s *ir.State, e *ir.Event) *ir.Role {
 		}
 	}
 	return ts[0].Roles[0].Role
+}
+
+// roles lists who the path search fires e in s as: every role that the transitions on e
+// from s name (a role that may fire everything after them), in order of first mention,
+// then nobody when a transition names no role, so that a transition further down a chain
+// that only another role may fire is taken too.
+func (o *oracle) roles(s *ir.State, e *ir.Event) []*ir.Role {
+	var out, all []*ir.Role
+	open := false
+	for _, t := range o.m.Lookup(s, e) {
+		open = open || len(t.Roles) == 0
+		for _, r := range t.Roles {
+			switch {
+			case r.Role.All:
+				if !slices.Contains(all, r.Role) {
+					all = append(all, r.Role)
+				}
+			case !slices.Contains(out, r.Role):
+				out = append(out, r.Role)
+			}
+		}
+	}
+	out = append(out, all...)
+	if open || len(out) == 0 {
+		out = append(out, nil)
+	}
+	return out
 }
 
 func (o *oracle) hookGuards() []*ir.Guard { return hookGuards(o.m) }
@@ -785,6 +814,10 @@ func (o *oracle) paths() {
 				buf = strconv.AppendInt(append(buf, ' '), int64(v), 10)
 			}
 		}
+		// A statechart's history memory: what its history states would restore.
+		for _, v := range x.Mem {
+			buf = strconv.AppendInt(append(buf, ' ', 'h'), int64(v), 10)
+		}
 		for _, h := range o.remembering {
 			if r := x.Remembered(h); r != nil {
 				buf = strconv.AppendInt(append(buf, ' ', 'm'), int64(r.Index), 10)
@@ -807,45 +840,44 @@ func (o *oracle) paths() {
 			if len(ts) == 0 {
 				continue
 			}
-			r := o.role(n.x.State, e)
-			for _, ps := range o.fieldVariants(n.x.State, e) {
-				ctx := n.ctx
-				if len(ps) > 0 {
-					ctx = slices.Clone(n.ctx)
-					for _, p := range ps {
-						ctx[p.field.Index] = p.v.json
+			for _, r := range o.roles(n.x.State, e) {
+				for _, ps := range o.fieldVariants(n.x.State, e) {
+					ctx := n.ctx
+					if len(ps) > 0 {
+						ctx = slices.Clone(n.ctx)
+						for _, p := range ps {
+							ctx[p.field.Index] = p.v.json
+						}
 					}
-				}
-				for _, on := range []bool{true, false} {
-					if !on && !hookGuarded(ts) {
-						break // the same outcome as with the guards on
-					}
-					y := clone(n.x)
-					in := o.fixedInputs(r, on, e)
+					in := o.fixedInputs(r, true, e)
 					in.Context = ctx
-					st, rej := y.Fire(e, in)
-					if rej != nil {
-						continue
+					for _, off := range hookOutcomes(n.x, e, in) {
+						y := clone(n.x)
+						in.Guard = failing(off)
+						st, rej := y.Fire(e, in)
+						if rej != nil {
+							continue
+						}
+						yctx := ctx
+						if st.Summary != "" { // the machine writes the summary into its context
+							yctx = slices.Clone(ctx)
+							yctx[st.Tripped.Summary.Index] = st.Summary
+						}
+						cid := ctxID(yctx)
+						k := key(y, cid)
+						if seen[k] {
+							continue
+						}
+						seen[k] = true
+						if _, ok := found[y.State]; !ok {
+							found[y.State] = len(nodes)
+						}
+						step := PathStep{Event: e, Role: r, Off: off, presets: ps}
+						if y.State.Remembers {
+							step.Back = y.Remembered(y.State)
+						}
+						nodes = append(nodes, node{x: y, ctx: yctx, cid: cid, parent: head, step: step})
 					}
-					yctx := ctx
-					if st.Summary != "" { // the machine writes the summary into its context
-						yctx = slices.Clone(ctx)
-						yctx[st.Tripped.Summary.Index] = st.Summary
-					}
-					cid := ctxID(yctx)
-					k := key(y, cid)
-					if seen[k] {
-						continue
-					}
-					seen[k] = true
-					if _, ok := found[y.State]; !ok {
-						found[y.State] = len(nodes)
-					}
-					step := PathStep{Event: e, Role: r, GuardsOn: on, presets: ps}
-					if y.State.Remembers {
-						step.Back = y.Remembered(y.State)
-					}
-					nodes = append(nodes, node{x: y, ctx: yctx, cid: cid, parent: head, step: step})
 				}
 			}
 		}
@@ -884,30 +916,70 @@ func (o *oracle) paths() {
 	}
 }
 
+// maxFieldCombos bounds the combinations of field values fieldVariants lists.
+const maxFieldCombos = 256
+
 // fieldVariants lists the context changes to try when firing e in s: none (the good
-// context), then, for each field guard that decides the pair, a value that makes it hold
-// and one that makes it fail, and, with several, all of them holding and all failing.
+// context), then every combination of the values that make each field guard deciding the
+// pair hold or fail, a value (or none) for each field, fewest changes first, so that a
+// transition that needs one guard on a field to hold and a guard on another to fail is
+// taken too. Past maxFieldCombos combinations, it lists each value alone, and all the
+// guards holding and all failing.
 func (o *oracle) fieldVariants(s *ir.State, e *ir.Event) [][]preset {
 	out := [][]preset{nil}
 	var fgs []*ir.Guard
+	var fields []*ir.Field
+	values := map[*ir.Field][]preset{}
 	for _, g := range o.guardsAt(s, e) {
-		if g.Kind == ir.FieldGuard {
-			fgs = append(fgs, g)
+		if g.Kind != ir.FieldGuard {
+			continue
 		}
+		fgs = append(fgs, g)
+		for _, hold := range []bool{true, false} {
+			p := o.fieldPreset(g, hold)
+			if !slices.ContainsFunc(values[g.Field], func(q preset) bool { return q.v.goEx == p.v.goEx }) {
+				if len(values[g.Field]) == 0 {
+					fields = append(fields, g.Field)
+				}
+				values[g.Field] = append(values[g.Field], p)
+			}
+		}
+	}
+	total := 1
+	for _, f := range fields {
+		total *= len(values[f]) + 1
+		if total > maxFieldCombos {
+			break
+		}
+	}
+	if total <= maxFieldCombos {
+		// Mixed radix: digit i picks field i's value (0: left as it is).
+		var combos [][]preset
+		for c := 1; c < total; c++ {
+			var ps []preset
+			for i, rest := 0, c; i < len(fields); i++ {
+				n := len(values[fields[i]]) + 1
+				if d := rest % n; d > 0 {
+					ps = append(ps, values[fields[i]][d-1])
+				}
+				rest /= n
+			}
+			combos = append(combos, ps)
+		}
+		slices.SortStableFunc(combos, func(a, b []preset) int { return len(a) - len(b) })
+		return append(out, combos...)
 	}
 	for _, g := range fgs {
 		for _, hold := range []bool{true, false} {
 			out = append(out, []preset{o.fieldPreset(g, hold)})
 		}
 	}
-	if len(fgs) > 1 {
-		for _, hold := range []bool{true, false} {
-			var ps []preset
-			for _, g := range fgs {
-				ps = append(ps, o.fieldPreset(g, hold))
-			}
-			out = append(out, ps)
+	for _, hold := range []bool{true, false} {
+		var ps []preset
+		for _, g := range fgs {
+			ps = append(ps, o.fieldPreset(g, hold))
 		}
+		out = append(out, ps)
 	}
 	return out
 }
@@ -932,18 +1004,60 @@ func (o *oracle) fieldPreset(g *ir.Guard, hold bool) preset {
 	return p
 }
 
-// hookGuarded reports whether any of the transitions, or their choices, asks a hook guard:
-// only then can the guards' outcome change what firing does.
-func hookGuarded(ts []*ir.Transition) bool {
-	hook := func(cs []ir.Cond) bool {
-		return slices.ContainsFunc(cs, func(c ir.Cond) bool { return c.Guard.Kind == ir.Hook })
+// maxHookOutcomes bounds the hook-guard outcomes tried for one firing.
+const maxHookOutcomes = 64
+
+// hookOutcomes lists the distinct ways the hook guards can decide firing e from x with the
+// inputs in (whose Guard it replaces): for each, the guards that fail, in the order they
+// are asked (the others hold). It explores the interpreter's decisions as a tree, each
+// guard asked for the first time in a firing a branch point (holding first, then failing),
+// so that a chain of n guarded transitions gives its n+1 outcomes, where scripting one
+// outcome for all the guards of a step reaches only the first and the last.
+func hookOutcomes(x *interp.Machine, e *ir.Event, in interp.Inputs) [][]*ir.Guard {
+	type decision struct {
+		g    *ir.Guard
+		hold bool
 	}
-	for _, t := range ts {
-		if hook(t.Conds) || slices.ContainsFunc(t.Choices, func(c *ir.Candidate) bool { return hook(c.Conds) }) {
+	var out [][]*ir.Guard
+	var explore func(forced []decision)
+	explore = func(forced []decision) {
+		if len(out) >= maxHookOutcomes {
+			return
+		}
+		asked := slices.Clone(forced)
+		val := make(map[*ir.Guard]bool, len(forced))
+		for _, d := range forced {
+			val[d.g] = d.hold
+		}
+		in.Guard = func(g *ir.Guard) bool {
+			if v, ok := val[g]; ok {
+				return v
+			}
+			val[g] = true
+			asked = append(asked, decision{g, true})
 			return true
 		}
+		clone(x).Fire(e, in)
+		var off []*ir.Guard
+		for _, d := range asked {
+			if !d.hold {
+				off = append(off, d.g)
+			}
+		}
+		out = append(out, off)
+		// The guards first asked in this run held: each may fail instead, the ones before
+		// it deciding as they did.
+		for i := len(asked) - 1; i >= len(forced); i-- {
+			explore(append(slices.Clone(asked[:i]), decision{asked[i].g, false}))
+		}
 	}
-	return false
+	explore(nil)
+	return out
+}
+
+// failing is a hook-guard oracle under which the guards in off fail and every other holds.
+func failing(off []*ir.Guard) func(*ir.Guard) bool {
+	return func(g *ir.Guard) bool { return !slices.Contains(off, g) }
 }
 
 // limitName is a limit as the spec writes it: "3", or "max 3".

@@ -16,6 +16,7 @@ import (
 	"text/template"
 	"time"
 
+	"github.com/fsmgen/fsmgen/internal/diag"
 	"github.com/fsmgen/fsmgen/internal/interp"
 	"github.com/fsmgen/fsmgen/internal/ir"
 	"github.com/fsmgen/fsmgen/internal/lower"
@@ -29,7 +30,28 @@ func Filename(base string) string { return base + "_fsm_test.go" }
 
 // Generate renders the test file for a machine whose code gogen generated from source.
 func Generate(m *ir.Machine, source string) ([]byte, error) {
+	src, _, err := Tests(m, source)
+	return src, err
+}
+
+// Tests renders the test file for a machine whose code gogen generated from source, and
+// warns, at its position, of every state the tests cannot reach: a state the spec can
+// reach, but with inputs the fixture does not give (a field guard that no value meets
+// together with the others, say), so that its rows run but no path to it does.
+func Tests(m *ir.Machine, source string) ([]byte, diag.List, error) {
 	model := Build(m)
+	var warnings diag.List
+	for _, s := range model.Unreached {
+		warnings = append(warnings, diag.Diagnostic{Pos: s.Pos, Severity: diag.Warning, Message: fmt.Sprintf(
+			"the generated tests do not reach state %q: no path from the initial state gets there with the inputs they try (each outcome of the hook guards, each role, the field values that make field guards hold or fail), so they test what leaves it but no way into it", s.Name)})
+	}
+	src, err := render(model, source)
+	return src, warnings, err
+}
+
+// render executes the template on a model and formats the file.
+func render(model *Model, source string) ([]byte, error) {
+	m := model.M
 	t, err := template.New("tests").Funcs(funcs(m)).Parse(testsTemplate)
 	if err != nil {
 		return nil, err
@@ -526,6 +548,17 @@ func funcs(m *ir.Machine) template.FuncMap {
 			}
 			if len(parts) == 0 {
 				return ""
+			}
+			return "[]string{" + strings.Join(parts, ", ") + "}"
+		},
+		// guards writes the names of guards as a Go []string, or nil.
+		"guards": func(gs []*ir.Guard) string {
+			if len(gs) == 0 {
+				return "nil"
+			}
+			parts := make([]string, len(gs))
+			for i, g := range gs {
+				parts[i] = strconv.Quote(g.Name)
 			}
 			return "[]string{" + strings.Join(parts, ", ") + "}"
 		},
