@@ -443,7 +443,18 @@ func (c *command) check(args []string) int {
 			code = ExitUsage
 			continue
 		}
-		all = append(all, lower.Check(path, data)...)
+		ds := lower.Check(path, data)
+		// A path that generate refuses is refused here too, in generate's words, at the
+		// start of the file; a name a terminal must not print is printed escaped.
+		if err := checkSpecPath(path); err != nil {
+			ds.Errorf(diag.Pos{File: path, Line: 1, Col: 1}, "%v", err)
+		}
+		if shown := escapeUnsafe(path); shown != path {
+			for i := range ds {
+				ds[i].Pos.File = shown
+			}
+		}
+		all = append(all, ds...)
 	}
 	all = all.Sorted()
 	if err := diag.Write(c.stdout, all, f); err != nil {
