@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/fsmgen/fsmgen/internal/diag"
 	"github.com/fsmgen/fsmgen/internal/ir"
@@ -495,9 +496,15 @@ func composeNames(a, b map[string]string) map[string]string {
 }
 
 // readSpec reads the older spec at path: a regular file no larger than a spec may be (a
-// migration names a spec, never a device or a directory to read forever).
+// migration names a spec, never a device or a directory to read forever). The path is
+// tested before it is opened, and opened without blocking: opening a FIFO for reading
+// would wait for a writer.
 func readSpec(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	notFile := fmt.Errorf("%s is not a regular file", path)
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+		return nil, notFile
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -507,7 +514,7 @@ func readSpec(path string) ([]byte, error) {
 	case err != nil:
 		return nil, err
 	case !fi.Mode().IsRegular():
-		return nil, fmt.Errorf("%s is not a file", path)
+		return nil, notFile
 	case fi.Size() > spec.MaxBytes:
 		return nil, fmt.Errorf("%s is larger than a spec may be (%d bytes)", path, spec.MaxBytes)
 	}
