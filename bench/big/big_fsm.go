@@ -219,6 +219,33 @@ type BigContext struct{}
 // Big is one Big state machine (fsmrt.Machine), not safe for concurrent use.
 //
 // A synthetic machine of 50 states, 20 events and 294 transitions for benchmarks.
+//
+// Besides its own methods, a Big has those of the runtime's machine it embeds (go doc
+// fsmrt.Machine says what each does), with its own types:
+//
+//	func (m *Big) State() State
+//	func (m *Big) Fire(ctx context.Context, e Event) (State, error)
+//	func (m *Big) FireWith(ctx context.Context, e Event, in fsmrt.Input[fsmrt.NoRole]) (State, error)
+//	func (m *Big) Can(ctx context.Context, e Event) bool
+//	func (m *Big) CanWith(ctx context.Context, e Event, in fsmrt.Input[fsmrt.NoRole]) bool
+//	func (m *Big) Permitted(ctx context.Context, buf []Event) []Event
+//	func (m *Big) PermittedWith(ctx context.Context, in fsmrt.Input[fsmrt.NoRole], buf []Event) []Event
+//	func (m *Big) Start(ctx context.Context) error
+//	func (m *Big) StartWith(ctx context.Context, in fsmrt.Input[fsmrt.NoRole]) error
+//	func (m *Big) Started() bool
+//	func (m *Big) Seq() int64
+//	func (m *Big) Snapshot() fsmrt.Snapshot[State, BigContext, fsmrt.None]
+//	func (m *Big) SetLogger(l *slog.Logger)
+//
+//	func (m *Big) SetStore(s fsmrt.Store)
+//	func (m *Big) StoreName() string
+//	func (m *Big) Create(ctx context.Context, in fsmrt.Input[fsmrt.NoRole]) error
+//	func (m *Big) SetOwner(owner string, lease time.Duration)
+//	func (m *Big) EventLog(ctx context.Context, after int64) ([]fsmrt.LogEntry[State, Event, fsmrt.NoRole], error)
+//	func (m *Big) StoredSnapshot(ctx context.Context) (s fsmrt.Snapshot[State, BigContext, fsmrt.None], ok bool, err error)
+//	func (m *Big) DeliverEffects(ctx context.Context, limit int) (int, error)
+//	func (m *Big) Migrate(ctx context.Context) (bool, error)
+//	func (m *Big) Migrated() string
 type Big struct {
 	fsmrt.Machine[State, Event, fsmrt.NoRole, BigContext, fsmrt.None]
 }
@@ -658,6 +685,23 @@ func ReplayBig(ctx context.Context, store fsmrt.Store, id string) (*Big, error) 
 }
 
 // BigRegistry holds machines by ID and answers queries over them (fsmrt.Registry).
+//
+// Besides its own methods, a BigRegistry has those of the runtime's registry it embeds (go doc
+// fsmrt.Registry says what each does), with its own types:
+//
+//	func (r *BigRegistry) Register(m *Big) error
+//	func (r *BigRegistry) Get(id string) (*Big, error)
+//	func (r *BigRegistry) GetOrNil(id string) *Big
+//	func (r *BigRegistry) Remove(id string) bool
+//	func (r *BigRegistry) Do(id string, fn func(*Big) error) error
+//	func (r *BigRegistry) ListActive() []*Big
+//	func (r *BigRegistry) ListAll() []*Big
+//	func (r *BigRegistry) ByState(s State) []*Big
+//	func (r *BigRegistry) Where(keep func(*Big) bool) []*Big
+//	func (r *BigRegistry) ActiveCount() int
+//	func (r *BigRegistry) CleanupTerminal() int
+//	func (r *BigRegistry) Init(name string, id func(*Big) string, maxActive int, logger *slog.Logger)
+//	func (r *BigRegistry) Logger() *slog.Logger
 type BigRegistry struct{ fsmrt.Registry[*Big, State] }
 
 // NewBigRegistry returns an empty registry (fsmrt.Registry.Init).

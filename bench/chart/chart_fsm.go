@@ -330,6 +330,33 @@ type ChartContext struct{}
 //
 // A video-call client as a statechart for benchmarks, with nested, parallel and history
 // states and done and eventless transitions.
+//
+// Besides its own methods, a Chart has those of the runtime's machine it embeds (go doc
+// fsmrt.Machine says what each does), with its own types:
+//
+//	func (m *Chart) State() State
+//	func (m *Chart) Fire(ctx context.Context, e Event) (State, error)
+//	func (m *Chart) FireWith(ctx context.Context, e Event, in fsmrt.Input[fsmrt.NoRole]) (State, error)
+//	func (m *Chart) Can(ctx context.Context, e Event) bool
+//	func (m *Chart) CanWith(ctx context.Context, e Event, in fsmrt.Input[fsmrt.NoRole]) bool
+//	func (m *Chart) Permitted(ctx context.Context, buf []Event) []Event
+//	func (m *Chart) PermittedWith(ctx context.Context, in fsmrt.Input[fsmrt.NoRole], buf []Event) []Event
+//	func (m *Chart) Start(ctx context.Context) error
+//	func (m *Chart) StartWith(ctx context.Context, in fsmrt.Input[fsmrt.NoRole]) error
+//	func (m *Chart) Started() bool
+//	func (m *Chart) Seq() int64
+//	func (m *Chart) Snapshot() fsmrt.Snapshot[State, ChartContext, fsmrt.None]
+//	func (m *Chart) SetLogger(l *slog.Logger)
+//
+//	func (m *Chart) SetStore(s fsmrt.Store)
+//	func (m *Chart) StoreName() string
+//	func (m *Chart) Create(ctx context.Context, in fsmrt.Input[fsmrt.NoRole]) error
+//	func (m *Chart) SetOwner(owner string, lease time.Duration)
+//	func (m *Chart) EventLog(ctx context.Context, after int64) ([]fsmrt.LogEntry[State, Event, fsmrt.NoRole], error)
+//	func (m *Chart) StoredSnapshot(ctx context.Context) (s fsmrt.Snapshot[State, ChartContext, fsmrt.None], ok bool, err error)
+//	func (m *Chart) DeliverEffects(ctx context.Context, limit int) (int, error)
+//	func (m *Chart) Migrate(ctx context.Context) (bool, error)
+//	func (m *Chart) Migrated() string
 type Chart struct {
 	fsmrt.Machine[State, Event, fsmrt.NoRole, ChartContext, fsmrt.None]
 }
@@ -854,6 +881,23 @@ func ReplayChart(ctx context.Context, store fsmrt.Store, id string) (*Chart, err
 }
 
 // ChartRegistry holds machines by ID and answers queries over them (fsmrt.Registry).
+//
+// Besides its own methods, a ChartRegistry has those of the runtime's registry it embeds (go doc
+// fsmrt.Registry says what each does), with its own types:
+//
+//	func (r *ChartRegistry) Register(m *Chart) error
+//	func (r *ChartRegistry) Get(id string) (*Chart, error)
+//	func (r *ChartRegistry) GetOrNil(id string) *Chart
+//	func (r *ChartRegistry) Remove(id string) bool
+//	func (r *ChartRegistry) Do(id string, fn func(*Chart) error) error
+//	func (r *ChartRegistry) ListActive() []*Chart
+//	func (r *ChartRegistry) ListAll() []*Chart
+//	func (r *ChartRegistry) ByState(s State) []*Chart
+//	func (r *ChartRegistry) Where(keep func(*Chart) bool) []*Chart
+//	func (r *ChartRegistry) ActiveCount() int
+//	func (r *ChartRegistry) CleanupTerminal() int
+//	func (r *ChartRegistry) Init(name string, id func(*Chart) string, maxActive int, logger *slog.Logger)
+//	func (r *ChartRegistry) Logger() *slog.Logger
 type ChartRegistry struct{ fsmrt.Registry[*Chart, State] }
 
 // NewChartRegistry returns an empty registry (fsmrt.Registry.Init).

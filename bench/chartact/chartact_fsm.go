@@ -354,6 +354,33 @@ var _ ChartActionsHooks = ChartActionsNopHooks{}
 // use.
 //
 // The chart benchmark's statechart with an entry and an exit action on the call.
+//
+// Besides its own methods, a ChartActions has those of the runtime's machine it embeds (go doc
+// fsmrt.Machine says what each does), with its own types:
+//
+//	func (m *ChartActions) State() State
+//	func (m *ChartActions) Fire(ctx context.Context, e Event) (State, error)
+//	func (m *ChartActions) FireWith(ctx context.Context, e Event, in fsmrt.Input[fsmrt.NoRole]) (State, error)
+//	func (m *ChartActions) Can(ctx context.Context, e Event) bool
+//	func (m *ChartActions) CanWith(ctx context.Context, e Event, in fsmrt.Input[fsmrt.NoRole]) bool
+//	func (m *ChartActions) Permitted(ctx context.Context, buf []Event) []Event
+//	func (m *ChartActions) PermittedWith(ctx context.Context, in fsmrt.Input[fsmrt.NoRole], buf []Event) []Event
+//	func (m *ChartActions) Start(ctx context.Context) error
+//	func (m *ChartActions) StartWith(ctx context.Context, in fsmrt.Input[fsmrt.NoRole]) error
+//	func (m *ChartActions) Started() bool
+//	func (m *ChartActions) Seq() int64
+//	func (m *ChartActions) Snapshot() fsmrt.Snapshot[State, ChartActionsContext, fsmrt.None]
+//	func (m *ChartActions) SetLogger(l *slog.Logger)
+//
+//	func (m *ChartActions) SetStore(s fsmrt.Store)
+//	func (m *ChartActions) StoreName() string
+//	func (m *ChartActions) Create(ctx context.Context, in fsmrt.Input[fsmrt.NoRole]) error
+//	func (m *ChartActions) SetOwner(owner string, lease time.Duration)
+//	func (m *ChartActions) EventLog(ctx context.Context, after int64) ([]fsmrt.LogEntry[State, Event, fsmrt.NoRole], error)
+//	func (m *ChartActions) StoredSnapshot(ctx context.Context) (s fsmrt.Snapshot[State, ChartActionsContext, fsmrt.None], ok bool, err error)
+//	func (m *ChartActions) DeliverEffects(ctx context.Context, limit int) (int, error)
+//	func (m *ChartActions) Migrate(ctx context.Context) (bool, error)
+//	func (m *ChartActions) Migrated() string
 type ChartActions struct {
 	fsmrt.Machine[State, Event, fsmrt.NoRole, ChartActionsContext, fsmrt.None]
 	hooks ChartActionsHooks
@@ -898,6 +925,23 @@ func ReplayChartActions(ctx context.Context, store fsmrt.Store, id string, hooks
 
 // ChartActionsRegistry holds machines by ID and answers queries over them
 // (fsmrt.Registry).
+//
+// Besides its own methods, a ChartActionsRegistry has those of the runtime's registry it embeds (go doc
+// fsmrt.Registry says what each does), with its own types:
+//
+//	func (r *ChartActionsRegistry) Register(m *ChartActions) error
+//	func (r *ChartActionsRegistry) Get(id string) (*ChartActions, error)
+//	func (r *ChartActionsRegistry) GetOrNil(id string) *ChartActions
+//	func (r *ChartActionsRegistry) Remove(id string) bool
+//	func (r *ChartActionsRegistry) Do(id string, fn func(*ChartActions) error) error
+//	func (r *ChartActionsRegistry) ListActive() []*ChartActions
+//	func (r *ChartActionsRegistry) ListAll() []*ChartActions
+//	func (r *ChartActionsRegistry) ByState(s State) []*ChartActions
+//	func (r *ChartActionsRegistry) Where(keep func(*ChartActions) bool) []*ChartActions
+//	func (r *ChartActionsRegistry) ActiveCount() int
+//	func (r *ChartActionsRegistry) CleanupTerminal() int
+//	func (r *ChartActionsRegistry) Init(name string, id func(*ChartActions) string, maxActive int, logger *slog.Logger)
+//	func (r *ChartActionsRegistry) Logger() *slog.Logger
 type ChartActionsRegistry struct {
 	fsmrt.Registry[*ChartActions, State]
 }

@@ -203,6 +203,33 @@ type ChartFlatContext struct{}
 // ChartFlat is one ChartFlat state machine (fsmrt.Machine), not safe for concurrent use.
 //
 // A synthetic machine of 43 states, 19 events and 293 transitions for benchmarks.
+//
+// Besides its own methods, a ChartFlat has those of the runtime's machine it embeds (go doc
+// fsmrt.Machine says what each does), with its own types:
+//
+//	func (m *ChartFlat) State() State
+//	func (m *ChartFlat) Fire(ctx context.Context, e Event) (State, error)
+//	func (m *ChartFlat) FireWith(ctx context.Context, e Event, in fsmrt.Input[fsmrt.NoRole]) (State, error)
+//	func (m *ChartFlat) Can(ctx context.Context, e Event) bool
+//	func (m *ChartFlat) CanWith(ctx context.Context, e Event, in fsmrt.Input[fsmrt.NoRole]) bool
+//	func (m *ChartFlat) Permitted(ctx context.Context, buf []Event) []Event
+//	func (m *ChartFlat) PermittedWith(ctx context.Context, in fsmrt.Input[fsmrt.NoRole], buf []Event) []Event
+//	func (m *ChartFlat) Start(ctx context.Context) error
+//	func (m *ChartFlat) StartWith(ctx context.Context, in fsmrt.Input[fsmrt.NoRole]) error
+//	func (m *ChartFlat) Started() bool
+//	func (m *ChartFlat) Seq() int64
+//	func (m *ChartFlat) Snapshot() fsmrt.Snapshot[State, ChartFlatContext, fsmrt.None]
+//	func (m *ChartFlat) SetLogger(l *slog.Logger)
+//
+//	func (m *ChartFlat) SetStore(s fsmrt.Store)
+//	func (m *ChartFlat) StoreName() string
+//	func (m *ChartFlat) Create(ctx context.Context, in fsmrt.Input[fsmrt.NoRole]) error
+//	func (m *ChartFlat) SetOwner(owner string, lease time.Duration)
+//	func (m *ChartFlat) EventLog(ctx context.Context, after int64) ([]fsmrt.LogEntry[State, Event, fsmrt.NoRole], error)
+//	func (m *ChartFlat) StoredSnapshot(ctx context.Context) (s fsmrt.Snapshot[State, ChartFlatContext, fsmrt.None], ok bool, err error)
+//	func (m *ChartFlat) DeliverEffects(ctx context.Context, limit int) (int, error)
+//	func (m *ChartFlat) Migrate(ctx context.Context) (bool, error)
+//	func (m *ChartFlat) Migrated() string
 type ChartFlat struct {
 	fsmrt.Machine[State, Event, fsmrt.NoRole, ChartFlatContext, fsmrt.None]
 }
@@ -627,6 +654,23 @@ func ReplayChartFlat(ctx context.Context, store fsmrt.Store, id string) (*ChartF
 }
 
 // ChartFlatRegistry holds machines by ID and answers queries over them (fsmrt.Registry).
+//
+// Besides its own methods, a ChartFlatRegistry has those of the runtime's registry it embeds (go doc
+// fsmrt.Registry says what each does), with its own types:
+//
+//	func (r *ChartFlatRegistry) Register(m *ChartFlat) error
+//	func (r *ChartFlatRegistry) Get(id string) (*ChartFlat, error)
+//	func (r *ChartFlatRegistry) GetOrNil(id string) *ChartFlat
+//	func (r *ChartFlatRegistry) Remove(id string) bool
+//	func (r *ChartFlatRegistry) Do(id string, fn func(*ChartFlat) error) error
+//	func (r *ChartFlatRegistry) ListActive() []*ChartFlat
+//	func (r *ChartFlatRegistry) ListAll() []*ChartFlat
+//	func (r *ChartFlatRegistry) ByState(s State) []*ChartFlat
+//	func (r *ChartFlatRegistry) Where(keep func(*ChartFlat) bool) []*ChartFlat
+//	func (r *ChartFlatRegistry) ActiveCount() int
+//	func (r *ChartFlatRegistry) CleanupTerminal() int
+//	func (r *ChartFlatRegistry) Init(name string, id func(*ChartFlat) string, maxActive int, logger *slog.Logger)
+//	func (r *ChartFlatRegistry) Logger() *slog.Logger
 type ChartFlatRegistry struct {
 	fsmrt.Registry[*ChartFlat, State]
 }

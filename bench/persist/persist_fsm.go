@@ -144,6 +144,33 @@ var _ DocHooks = DocNopHooks{}
 type DocRecord = fsmrt.Record[State, Event]
 
 // Doc is one Doc state machine (fsmrt.Machine), not safe for concurrent use.
+//
+// Besides its own methods, a Doc has those of the runtime's machine it embeds (go doc
+// fsmrt.Machine says what each does), with its own types:
+//
+//	func (m *Doc) State() State
+//	func (m *Doc) Fire(ctx context.Context, e Event) (State, error)
+//	func (m *Doc) FireWith(ctx context.Context, e Event, in fsmrt.Input[fsmrt.NoRole]) (State, error)
+//	func (m *Doc) Can(ctx context.Context, e Event) bool
+//	func (m *Doc) CanWith(ctx context.Context, e Event, in fsmrt.Input[fsmrt.NoRole]) bool
+//	func (m *Doc) Permitted(ctx context.Context, buf []Event) []Event
+//	func (m *Doc) PermittedWith(ctx context.Context, in fsmrt.Input[fsmrt.NoRole], buf []Event) []Event
+//	func (m *Doc) Start(ctx context.Context) error
+//	func (m *Doc) StartWith(ctx context.Context, in fsmrt.Input[fsmrt.NoRole]) error
+//	func (m *Doc) Started() bool
+//	func (m *Doc) Seq() int64
+//	func (m *Doc) Snapshot() fsmrt.Snapshot[State, DocContext, fsmrt.None]
+//	func (m *Doc) SetLogger(l *slog.Logger)
+//
+//	func (m *Doc) SetStore(s fsmrt.Store)
+//	func (m *Doc) StoreName() string
+//	func (m *Doc) Create(ctx context.Context, in fsmrt.Input[fsmrt.NoRole]) error
+//	func (m *Doc) SetOwner(owner string, lease time.Duration)
+//	func (m *Doc) EventLog(ctx context.Context, after int64) ([]fsmrt.LogEntry[State, Event, fsmrt.NoRole], error)
+//	func (m *Doc) StoredSnapshot(ctx context.Context) (s fsmrt.Snapshot[State, DocContext, fsmrt.None], ok bool, err error)
+//	func (m *Doc) DeliverEffects(ctx context.Context, limit int) (int, error)
+//	func (m *Doc) Migrate(ctx context.Context) (bool, error)
+//	func (m *Doc) Migrated() string
 type Doc struct {
 	fsmrt.Machine[State, Event, fsmrt.NoRole, DocContext, fsmrt.None]
 	hooks DocHooks
@@ -285,6 +312,23 @@ func ReplayDoc(ctx context.Context, store fsmrt.Store, id string, hooks DocHooks
 }
 
 // DocRegistry holds machines by ID and answers queries over them (fsmrt.Registry).
+//
+// Besides its own methods, a DocRegistry has those of the runtime's registry it embeds (go doc
+// fsmrt.Registry says what each does), with its own types:
+//
+//	func (r *DocRegistry) Register(m *Doc) error
+//	func (r *DocRegistry) Get(id string) (*Doc, error)
+//	func (r *DocRegistry) GetOrNil(id string) *Doc
+//	func (r *DocRegistry) Remove(id string) bool
+//	func (r *DocRegistry) Do(id string, fn func(*Doc) error) error
+//	func (r *DocRegistry) ListActive() []*Doc
+//	func (r *DocRegistry) ListAll() []*Doc
+//	func (r *DocRegistry) ByState(s State) []*Doc
+//	func (r *DocRegistry) Where(keep func(*Doc) bool) []*Doc
+//	func (r *DocRegistry) ActiveCount() int
+//	func (r *DocRegistry) CleanupTerminal() int
+//	func (r *DocRegistry) Init(name string, id func(*Doc) string, maxActive int, logger *slog.Logger)
+//	func (r *DocRegistry) Logger() *slog.Logger
 type DocRegistry struct{ fsmrt.Registry[*Doc, State] }
 
 // NewDocRegistry returns an empty registry (fsmrt.Registry.Init).

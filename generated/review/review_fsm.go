@@ -177,6 +177,33 @@ type TaskStep = fsmrt.Step[State, Event, fsmrt.NoRole]
 // accepted: skipping phases, going backwards or any other transition is rejected, the
 // state stays unchanged and the caller receives an error. The task's criticality decides
 // how many reviews the review step needs.
+//
+// Besides its own methods, a Task has those of the runtime's machine it embeds (go doc
+// fsmrt.Machine says what each does), with its own types:
+//
+//	func (m *Task) State() State
+//	func (m *Task) Fire(ctx context.Context, e Event) (State, error)
+//	func (m *Task) FireWith(ctx context.Context, e Event, in fsmrt.Input[fsmrt.NoRole]) (State, error)
+//	func (m *Task) Can(ctx context.Context, e Event) bool
+//	func (m *Task) CanWith(ctx context.Context, e Event, in fsmrt.Input[fsmrt.NoRole]) bool
+//	func (m *Task) Permitted(ctx context.Context, buf []Event) []Event
+//	func (m *Task) PermittedWith(ctx context.Context, in fsmrt.Input[fsmrt.NoRole], buf []Event) []Event
+//	func (m *Task) Start(ctx context.Context) error
+//	func (m *Task) StartWith(ctx context.Context, in fsmrt.Input[fsmrt.NoRole]) error
+//	func (m *Task) Started() bool
+//	func (m *Task) Seq() int64
+//	func (m *Task) Snapshot() fsmrt.Snapshot[State, TaskContext, fsmrt.None]
+//	func (m *Task) SetLogger(l *slog.Logger)
+//
+//	func (m *Task) SetStore(s fsmrt.Store)
+//	func (m *Task) StoreName() string
+//	func (m *Task) Create(ctx context.Context, in fsmrt.Input[fsmrt.NoRole]) error
+//	func (m *Task) SetOwner(owner string, lease time.Duration)
+//	func (m *Task) EventLog(ctx context.Context, after int64) ([]fsmrt.LogEntry[State, Event, fsmrt.NoRole], error)
+//	func (m *Task) StoredSnapshot(ctx context.Context) (s fsmrt.Snapshot[State, TaskContext, fsmrt.None], ok bool, err error)
+//	func (m *Task) DeliverEffects(ctx context.Context, limit int) (int, error)
+//	func (m *Task) Migrate(ctx context.Context) (bool, error)
+//	func (m *Task) Migrated() string
 type Task struct {
 	fsmrt.Machine[State, Event, fsmrt.NoRole, TaskContext, fsmrt.None]
 }
@@ -304,6 +331,23 @@ func FindTasks(ctx context.Context, store fsmrt.Store, q fsmrt.Query) ([]fsmrt.I
 }
 
 // TaskRegistry holds machines by ID and answers queries over them (fsmrt.Registry).
+//
+// Besides its own methods, a TaskRegistry has those of the runtime's registry it embeds (go doc
+// fsmrt.Registry says what each does), with its own types:
+//
+//	func (r *TaskRegistry) Register(m *Task) error
+//	func (r *TaskRegistry) Get(id string) (*Task, error)
+//	func (r *TaskRegistry) GetOrNil(id string) *Task
+//	func (r *TaskRegistry) Remove(id string) bool
+//	func (r *TaskRegistry) Do(id string, fn func(*Task) error) error
+//	func (r *TaskRegistry) ListActive() []*Task
+//	func (r *TaskRegistry) ListAll() []*Task
+//	func (r *TaskRegistry) ByState(s State) []*Task
+//	func (r *TaskRegistry) Where(keep func(*Task) bool) []*Task
+//	func (r *TaskRegistry) ActiveCount() int
+//	func (r *TaskRegistry) CleanupTerminal() int
+//	func (r *TaskRegistry) Init(name string, id func(*Task) string, maxActive int, logger *slog.Logger)
+//	func (r *TaskRegistry) Logger() *slog.Logger
 type TaskRegistry struct{ fsmrt.Registry[*Task, State] }
 
 // NewTaskRegistry returns an empty registry (fsmrt.Registry.Init).

@@ -109,7 +109,7 @@ func (g *gen) engineMachine(f *File) {
 	if g.hooks {
 		fields = append(fields, Id("hooks").Id(g.name("Hooks")))
 	}
-	f.Comment(comment(fmt.Sprintf("%s is one %s state machine (fsmrt.Machine), not safe for concurrent use.%s", T, m.Name, docSuffix(m.Doc))))
+	f.Comment(comment(fmt.Sprintf("%s is one %s state machine (fsmrt.Machine), not safe for concurrent use.%s", T, m.Name, docSuffix(m.Doc))) + g.apiListing())
 	if len(fields) == 1 {
 		f.Type().Id(T).Add(structLine(fields...))
 	} else {

@@ -11,7 +11,7 @@ func (g *gen) registry(f *File) {
 	R := g.name("Registry")
 	recv := func() *Statement { return Func().Params(Id("r").Op("*").Id(R)) }
 
-	f.Comment(comment(R + " holds machines by ID and answers queries over them (fsmrt.Registry)."))
+	f.Comment(comment(R+" holds machines by ID and answers queries over them (fsmrt.Registry).") + g.registryListing(R))
 	f.Type().Id(R).Add(structLine(Qual(rt, "Registry").Types(Op("*").Id(T), Id("State"))))
 	f.Line()
 	f.Comment(comment("New" + R + " returns an empty registry (fsmrt.Registry.Init)."))

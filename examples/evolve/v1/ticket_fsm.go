@@ -200,6 +200,33 @@ var _ TicketHooks = TicketNopHooks{}
 //
 // A support ticket, version 1: opened, triaged, approved or rejected, worked on and done.
 // Comments are counted in each state; a ticket sent back from work counts a reopening.
+//
+// Besides its own methods, a Ticket has those of the runtime's machine it embeds (go doc
+// fsmrt.Machine says what each does), with its own types:
+//
+//	func (m *Ticket) State() State
+//	func (m *Ticket) Fire(ctx context.Context, e Event) (State, error)
+//	func (m *Ticket) FireWith(ctx context.Context, e Event, in fsmrt.Input[fsmrt.NoRole]) (State, error)
+//	func (m *Ticket) Can(ctx context.Context, e Event) bool
+//	func (m *Ticket) CanWith(ctx context.Context, e Event, in fsmrt.Input[fsmrt.NoRole]) bool
+//	func (m *Ticket) Permitted(ctx context.Context, buf []Event) []Event
+//	func (m *Ticket) PermittedWith(ctx context.Context, in fsmrt.Input[fsmrt.NoRole], buf []Event) []Event
+//	func (m *Ticket) Start(ctx context.Context) error
+//	func (m *Ticket) StartWith(ctx context.Context, in fsmrt.Input[fsmrt.NoRole]) error
+//	func (m *Ticket) Started() bool
+//	func (m *Ticket) Seq() int64
+//	func (m *Ticket) Snapshot() fsmrt.Snapshot[State, TicketContext, fsmrt.None]
+//	func (m *Ticket) SetLogger(l *slog.Logger)
+//
+//	func (m *Ticket) SetStore(s fsmrt.Store)
+//	func (m *Ticket) StoreName() string
+//	func (m *Ticket) Create(ctx context.Context, in fsmrt.Input[fsmrt.NoRole]) error
+//	func (m *Ticket) SetOwner(owner string, lease time.Duration)
+//	func (m *Ticket) EventLog(ctx context.Context, after int64) ([]fsmrt.LogEntry[State, Event, fsmrt.NoRole], error)
+//	func (m *Ticket) StoredSnapshot(ctx context.Context) (s fsmrt.Snapshot[State, TicketContext, fsmrt.None], ok bool, err error)
+//	func (m *Ticket) DeliverEffects(ctx context.Context, limit int) (int, error)
+//	func (m *Ticket) Migrate(ctx context.Context) (bool, error)
+//	func (m *Ticket) Migrated() string
 type Ticket struct {
 	fsmrt.Machine[State, Event, fsmrt.NoRole, TicketContext, fsmrt.None]
 	hooks TicketHooks
@@ -321,6 +348,23 @@ func FindTickets(ctx context.Context, store fsmrt.Store, q fsmrt.Query) ([]fsmrt
 }
 
 // TicketRegistry holds machines by ID and answers queries over them (fsmrt.Registry).
+//
+// Besides its own methods, a TicketRegistry has those of the runtime's registry it embeds (go doc
+// fsmrt.Registry says what each does), with its own types:
+//
+//	func (r *TicketRegistry) Register(m *Ticket) error
+//	func (r *TicketRegistry) Get(id string) (*Ticket, error)
+//	func (r *TicketRegistry) GetOrNil(id string) *Ticket
+//	func (r *TicketRegistry) Remove(id string) bool
+//	func (r *TicketRegistry) Do(id string, fn func(*Ticket) error) error
+//	func (r *TicketRegistry) ListActive() []*Ticket
+//	func (r *TicketRegistry) ListAll() []*Ticket
+//	func (r *TicketRegistry) ByState(s State) []*Ticket
+//	func (r *TicketRegistry) Where(keep func(*Ticket) bool) []*Ticket
+//	func (r *TicketRegistry) ActiveCount() int
+//	func (r *TicketRegistry) CleanupTerminal() int
+//	func (r *TicketRegistry) Init(name string, id func(*Ticket) string, maxActive int, logger *slog.Logger)
+//	func (r *TicketRegistry) Logger() *slog.Logger
 type TicketRegistry struct{ fsmrt.Registry[*Ticket, State] }
 
 // NewTicketRegistry returns an empty registry (fsmrt.Registry.Init).
