@@ -137,7 +137,7 @@ func TestEngineAllocsRefusals(t *testing.T) {
 		want string
 	}{
 		{inReview, eApprove, rViewer, `review: review on approve is not permitted to role "viewer"`},
-		{inReview, eApprove, rNone, `review: review on approve is not permitted to role ""`},
+		{inReview, eApprove, rNone, `review: review on approve is not permitted without a role`},
 		{inReview, eApprove, rOwner + 1, `review: review on approve is not permitted to role "Role(5)"`},
 		{inReview, eEscalate, rNone, "review: review on escalate: counter escalations reached its limit of 2"},
 		{lowered, eEscalate, rNone, "review: review on escalate: counter escalations reached its limit of 1"},

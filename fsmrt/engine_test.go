@@ -745,7 +745,11 @@ func TestEngineRoles(t *testing.T) {
 			if !errors.Is(err, ErrPermission) || !errors.Is(err, ErrRefused) {
 				t.Errorf("errors.Is does not match: %v", err)
 			}
-			if want := fmt.Sprintf("review: review on approve is not permitted to role %q", c.role.String()); err.Error() != want {
+			want := fmt.Sprintf("review: review on approve is not permitted to role %q", c.role.String())
+			if c.role.String() == "" {
+				want = "review: review on approve is not permitted without a role"
+			}
+			if err.Error() != want {
 				t.Errorf("error %q, want %q", err, want)
 			}
 			if got != sReview || r.m.Seq() != 1 || len(r.ops.acts) != 0 {

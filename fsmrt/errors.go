@@ -288,9 +288,13 @@ func Permission[S StateType, E, R EnumType](sp *Spec, s S, e E, r R) *Permission
 	return &PermissionError[S, E, R]{State: s, Event: e, Role: r, spec: sp}
 }
 
-// Error describes the refusal.
+// Error describes the refusal: "... is not permitted to role "viewer"", or "... is not
+// permitted without a role" when the input named none.
 func (e *PermissionError[S, E, R]) Error() string {
-	return fmt.Sprintf("%s%s on %s is not permitted to role %q", e.spec.prefix(), e.State, e.Event, e.Role.String())
+	if r := e.Role.String(); r != "" {
+		return fmt.Sprintf("%s%s on %s is not permitted to role %q", e.spec.prefix(), e.State, e.Event, r)
+	}
+	return fmt.Sprintf("%s%s on %s is not permitted without a role", e.spec.prefix(), e.State, e.Event)
 }
 
 // Is matches ErrPermission and ErrRefused.

@@ -96,7 +96,7 @@ func refusals(sp *fsmrt.Spec, prefix string) []struct {
 		{"permission", fsmrt.Permission(sp, sRunning, eFinish, rViewer), fsmrt.ErrPermission, "role",
 			prefix + `running on finish is not permitted to role "viewer"`},
 		{"permission no role", fsmrt.Permission(sp, sRunning, eFinish, rNone), fsmrt.ErrPermission, "role",
-			prefix + `running on finish is not permitted to role ""`},
+			prefix + `running on finish is not permitted without a role`},
 		{"idempotency conflict", fsmrt.IdempotencyConflict(sp, sRunning, eFinish, "k-1", eStart),
 			fsmrt.ErrIdempotencyConflict, "idempotency_conflict",
 			prefix + `idempotency key "k-1" was used for start, not finish`},
