@@ -92,13 +92,15 @@ given.`,
 		},
 		{
 			name:    "sim",
-			args:    "FILE [--events a,b,c] [--event NAME]... [--guard g=true] [--guard g@2=false]\n[--as ROLE] [--policy NAME]... [--set field=JSON]... [--json]",
+			args:    "FILE [--events a,b,c] [--event NAME]... [--guard g=true] [--guard g@2=false]\n[--as ROLE] [--policy NAME]... [--set field=JSON]... [--fail ACTION]... [--json]",
 			summary: "run events through a machine without writing Go",
 			about: `Sim runs the events in order through the reference interpreter, from the initial
 state, and prints the state after each, or the first refused event with its index
 (0-based) and the reason. Without events it prints the initial state. Hook guards not
-given are false. Exit status: 0 all events accepted, 1 an event was refused, 2 usage or
-spec error.`,
+given are false; --guard g@2=false sets one for the event of that index only. --fail
+makes an action marked may_fail fail whenever it runs. A step that a counter's limit
+redirected says so under it. Exit status: 0 all events accepted, 1 an event was refused,
+2 usage or spec error.`,
 			examples: []string{
 				"fsmgen sim examples/review/review.fsm.yaml --events in_progress,pending_review,completed",
 				"fsmgen sim examples/approval/approval.fsm.yaml --as human --events ASSIGNED \\\n    --set 'assignee_ids=[\"ana\"]'",

@@ -74,6 +74,7 @@ func TestSimText(t *testing.T) {
 3: burn: cooking -> cooking
 4: burn: cooking -> cooking
 5: burn: cooking -> inspection
+   burns reached its limit of 3: cooking -> cooking went to inspection instead
 6: inspected: inspection -> cooking
 7: pause: cooking -> paused
 8: resume: paused -> cooking

@@ -43,6 +43,9 @@ type SimStep struct {
 	Line  int    `json:"line"`
 	// Wrote holds the context fields the machine itself wrote: a tripped limit's summary.
 	Wrote map[string]string `json:"wrote,omitempty"`
+	// Limit says, when a counter's limit redirected the transition, which and from where:
+	// "retries reached its limit of 3: pending -> processing went to cancelled instead".
+	Limit string `json:"limit,omitempty"`
 	// In a statechart: the active atomic states after the step (their paths, sorted),
 	// whether the machine is done, and the actions the step ran, in order.
 	Configuration []string `json:"configuration,omitempty"`
@@ -358,6 +361,9 @@ func runSim(m *ir.Machine, order []string, in interp.Inputs, perStep []stepGuard
 			done.Configuration, done.Done = configuration(st.To), &st.To.Terminal
 			done.Actions = actionNames(st.Actions)
 		}
+		if c := st.Tripped; c != nil {
+			done.Limit = c.SummaryText(x.Bound(c), st.From.Name, st.Redirected.Name)
+		}
 		if st.Summary != "" {
 			// The machine wrote the limit's summary into the context: later steps see it.
 			f := st.Tripped.Summary
@@ -427,6 +433,9 @@ func writeSimText(w io.Writer, r *SimResult) {
 	line("start: %s", r.Initial)
 	for _, s := range r.Steps {
 		line("%d: %s: %s -> %s", s.Index, s.Event, s.From, s.To)
+		if s.Limit != "" && !slices.Contains(slices.Collect(maps.Values(s.Wrote)), s.Limit) {
+			line("   %s", s.Limit) // unless the summary written below says it
+		}
 		for _, f := range slices.Sorted(maps.Keys(s.Wrote)) {
 			line("   %s = %q", f, s.Wrote[f])
 		}

@@ -131,3 +131,36 @@ transitions:
 		}
 	}
 }
+
+// TestSimShowsLimitRedirect: a step that a counter's limit sent elsewhere says which limit
+// and where the transition would have gone, in text and in JSON.
+func TestSimShowsLimitRedirect(t *testing.T) {
+	spec := filepath.Join(t.TempDir(), "order.fsm.yaml")
+	if err := os.WriteFile(spec, []byte(`version: 1
+machine: Order
+package: order
+counters:
+  retries: { max: 1, then: cancelled }
+states:
+  pending: { initial: true }
+  processing: {}
+  cancelled: { terminal: true }
+events: { process: {}, retry: {} }
+transitions:
+  - { from: pending, on: process, to: processing, increment: retries }
+  - { from: processing, on: retry, to: pending }
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ := run(t, "sim", spec, "--events", "process,retry,process")
+	want := "2: process: pending -> cancelled\n   retries reached its maximum of 1: pending -> processing went to cancelled instead\n"
+	if code != ExitOK || !strings.Contains(out, want) {
+		t.Errorf("exit %d:\n%s\nwant\n%s", code, out, want)
+	}
+	_, out, _ = run(t, "sim", spec, "--json", "--events", "process,retry,process")
+	var res SimResult
+	if err := json.Unmarshal([]byte(out), &res); err != nil || len(res.Steps) != 3 ||
+		res.Steps[2].Limit != "retries reached its maximum of 1: pending -> processing went to cancelled instead" || res.Steps[0].Limit != "" {
+		t.Errorf("JSON (%v):\n%s", err, out)
+	}
+}

@@ -60,6 +60,9 @@ type Step struct {
 	From, To   *ir.State
 	Transition *ir.Transition
 	Tripped    *ir.Counter // the counter whose limit redirected the transition, if any
+	// Redirected is, when a limit redirected the transition, the state it would have gone
+	// to.
+	Redirected *ir.State
 	// Summary is what the tripped counter wrote into its summary field (Tripped.Summary),
 	// or "" when it has none. The caller's context must take it: the machine wrote it.
 	Summary    string
@@ -527,7 +530,7 @@ func (x *Machine) decide(e *ir.Event, in Inputs) (*plan, *Rejection) {
 				ctx[c.Summary.Index] = p.step.Summary
 				in.Context = ctx
 			}
-			p.step.Tripped, p.step.To, p.internal = c, c.Then, false
+			p.step.Tripped, p.step.Redirected, p.step.To, p.internal = c, p.step.To, c.Then, false
 		}
 	}
 	if !p.internal {
