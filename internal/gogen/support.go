@@ -184,9 +184,10 @@ func (g *gen) plain(t *ir.Transition) bool {
 // checkpointError emits CheckpointError, what Fire returns when a checkpoint hook fails.
 func (g *gen) checkpointError(f *File) {
 	m := g.m
-	f.Comment("// CheckpointError says a checkpoint hook failed. The transition has happened.")
+	f.Comment("// CheckpointError says a checkpoint hook failed. Without a store the transition has\n// happened but was not saved; with one it was taken back, and the machine is as it was\n// before Fire.")
 	f.Type().Id("CheckpointError").Struct(Id("Checkpoint").Id("Checkpoint"), Id("Err").Error())
 	f.Line()
+	f.Comment("// Error names the checkpoint and the hook's error.")
 	f.Func().Params(Id("e").Op("*").Id("CheckpointError")).Id("Error").Params().String().Block(
 		Return(Lit(m.Package + ": checkpoint ").Op("+").Id("e").Dot("Checkpoint").Dot("String").Call().Op("+").Lit(": ").Op("+").Id("e").Dot("Err").Dot("Error").Call()),
 	)

@@ -294,12 +294,15 @@ func (m *ops) Checkpoint(ctx context.Context, cp int, st TicketStep) error {
 	return nil
 }
 
-// CheckpointError says a checkpoint hook failed. The transition has happened.
+// CheckpointError says a checkpoint hook failed. Without a store the transition has
+// happened but was not saved; with one it was taken back, and the machine is as it was
+// before Fire.
 type CheckpointError struct {
 	Checkpoint Checkpoint
 	Err        error
 }
 
+// Error names the checkpoint and the hook's error.
 func (e *CheckpointError) Error() string {
 	return "ticket: checkpoint " + e.Checkpoint.String() + ": " + e.Err.Error()
 }
