@@ -10,13 +10,20 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fsmgen/fsmgen/internal/testtool"
 )
 
 // xstateDir is where the runner and its node_modules live.
 const xstateDir = "testdata/xstate"
 
-// needXState is NeedXState for this package's runner.
-func needXState(t *testing.T) { t.Helper(); NeedXState(t, xstateDir) }
+// needXState is NeedXState for this package's runner, installed first (npm ci from its
+// lockfile) when node and npm are there but its node_modules is not.
+func needXState(t *testing.T) {
+	t.Helper()
+	testtool.NodePackage(t, xstateDir, "xstate")
+	NeedXState(t, xstateDir)
+}
 
 // hand completes a hand-written tree: it links parents and gives every state except the
 // root and history nodes the actions "en_<name>" and "ex_<name>". The events are those the

@@ -9,6 +9,7 @@ import (
 	"github.com/fsmgen/fsmgen/internal/chartdiff"
 	"github.com/fsmgen/fsmgen/internal/ir"
 	"github.com/fsmgen/fsmgen/internal/lower"
+	"github.com/fsmgen/fsmgen/internal/testtool"
 )
 
 // TestAgainstXState runs imported random charts (chartdiff's default options: the machine
@@ -19,6 +20,7 @@ import (
 // every event.
 func TestAgainstXState(t *testing.T) {
 	const dir = "../chartdiff/testdata/xstate"
+	testtool.NodePackage(t, dir, "xstate") // installs it when npm is there
 	chartdiff.NeedXState(t, dir)
 	r := rand.New(rand.NewPCG(9, 10))
 	var cases []chartdiff.Case

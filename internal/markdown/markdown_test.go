@@ -10,6 +10,7 @@ import (
 	"github.com/fsmgen/fsmgen/internal/fixture"
 	"github.com/fsmgen/fsmgen/internal/ir"
 	"github.com/fsmgen/fsmgen/internal/mermaid"
+	"github.com/fsmgen/fsmgen/internal/testtool"
 )
 
 func specs(t *testing.T) []string {
@@ -401,13 +402,7 @@ func TestFence(t *testing.T) {
 // TestMermaidCheck validates the diagrams inside the documents with the real Mermaid
 // parser; see TestMermaidCheck in internal/mermaid.
 func TestMermaidCheck(t *testing.T) {
-	dir := os.Getenv("MERMAID_CHECK")
-	if dir == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("CI=true but MERMAID_CHECK is not set: .ci/run installs the Mermaid parser and sets it")
-		}
-		t.Skip("MERMAID_CHECK is not set: skipping validation with the real Mermaid parser (set it to an installed copy of tools/mermaid-check, see its README)")
-	}
+	check := testtool.MermaidCheck(t)
 	tmp := t.TempDir()
 	var files []string
 	for _, path := range specs(t) {
@@ -417,7 +412,7 @@ func TestMermaidCheck(t *testing.T) {
 		}
 		files = append(files, f)
 	}
-	args := append([]string{filepath.Join(dir, "check.mjs"), "--strict", "--quiet", "--expect", "stateDiagram"}, files...)
+	args := append([]string{check, "--strict", "--quiet", "--expect", "stateDiagram"}, files...)
 	out, err := exec.Command("node", args...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("check.mjs: %v\n%s", err, out)

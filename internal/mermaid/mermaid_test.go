@@ -10,6 +10,7 @@ import (
 
 	"github.com/fsmgen/fsmgen/internal/fixture"
 	"github.com/fsmgen/fsmgen/internal/ir"
+	"github.com/fsmgen/fsmgen/internal/testtool"
 )
 
 // specs are the machines every test renders: the five examples and the test specs, the
@@ -196,20 +197,12 @@ func TestHostileLines(t *testing.T) {
 	}
 }
 
-// TestMermaidCheck validates every diagram with the real Mermaid parser
-// (mermaid-check's check.mjs). Set MERMAID_CHECK to a directory holding an installed copy
-// of tools/mermaid-check:
-//
-//	cp -r ../shared/tools/mermaid-check /tmp/mmc && (cd /tmp/mmc && npm ci --omit=optional)
-//	MERMAID_CHECK=/tmp/mmc go test ./internal/mermaid/
+// TestMermaidCheck validates every diagram with the real Mermaid parser: the repository's
+// checker (internal/mermaid/testdata/mermaid-check), which the test installs with npm ci
+// when node and npm are there (or the installed copy MERMAID_CHECK names); it skips
+// without node, naming the command that installs it, and fails instead under CI=true.
 func TestMermaidCheck(t *testing.T) {
-	dir := os.Getenv("MERMAID_CHECK")
-	if dir == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("CI=true but MERMAID_CHECK is not set: .ci/run installs the Mermaid parser and sets it")
-		}
-		t.Skip("MERMAID_CHECK is not set: skipping validation with the real Mermaid parser (set it to an installed copy of tools/mermaid-check, see its README)")
-	}
+	check := testtool.MermaidCheck(t)
 	tmp := t.TempDir()
 	var files []string
 	for _, path := range specs(t) {
@@ -219,7 +212,7 @@ func TestMermaidCheck(t *testing.T) {
 		}
 		files = append(files, f)
 	}
-	args := append([]string{filepath.Join(dir, "check.mjs"), "--strict", "--quiet", "--expect", "stateDiagram"}, files...)
+	args := append([]string{check, "--strict", "--quiet", "--expect", "stateDiagram"}, files...)
 	out, err := exec.Command("node", args...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("check.mjs: %v\n%s", err, out)
