@@ -272,12 +272,14 @@ type From struct {
 	Except []Str
 }
 
-// Target is a transition's destination: a state, or the history of a remembering state.
+// Target is a transition's destination: a state, or the history of a remembering state,
+// or (a statechart) several states, one in each region of a parallel state.
 type Target struct {
 	Pos     Pos
 	Set     bool
 	Bad     bool // the target has errors: where it leads is not known
-	State   Str
+	State   Str  // the target, or the first of several
+	More    []Str
 	History Str
 }
 

@@ -456,6 +456,15 @@ func (l *loader) target(v *yaml.Node) Target {
 		t.State = l.str(v)
 		return t
 	}
+	if v.Kind == yaml.SequenceNode {
+		names := l.strs(v)
+		if len(names) == 0 {
+			t.Bad = true // the schema says why
+			return t
+		}
+		t.State, t.More = names[0], names[1:]
+		return t
+	}
 	l.fields(v, func(key string, _, v *yaml.Node) {
 		if key == "history" {
 			t.History = l.str(v)

@@ -73,6 +73,7 @@ type Trans struct {
 	Done    bool     // onDone of this (Compound or Parallel) node
 	Guard   string   // "" = unguarded; else a key of Chart.Guards
 	Target  string   // path of the target node from the root, names joined by "." ("" = targetless)
+	More    []string // further targets: with Target, one in each of several regions of parallel states
 	Reenter bool     // XState's reenter flag, always emitted explicitly
 	Actions []string // unique names, e.g. "t7"
 }
@@ -265,8 +266,10 @@ func (c *Chart) Check() error {
 					return fmt.Errorf("%s: guard %q is not declared", tw, t.Guard)
 				}
 			}
-			if t.Target != "" && c.Lookup(t.Target) == nil {
-				return fmt.Errorf("%s: target %q not found", tw, t.Target)
+			for _, target := range append([]string{t.Target}, t.More...) {
+				if target != "" && c.Lookup(target) == nil {
+					return fmt.Errorf("%s: target %q not found", tw, target)
+				}
 			}
 			for _, a := range t.Actions {
 				if err := addAction(tw, a); err != nil {
@@ -279,6 +282,24 @@ func (c *Chart) Check() error {
 }
 
 // isDescendant reports whether n is a proper descendant of anc.
+// count is the number of the chart's transitions for which keep holds.
+func (c *Chart) count(keep func(*Trans) bool) int {
+	n := 0
+	var walk func(*Node)
+	walk = func(x *Node) {
+		for _, t := range x.On {
+			if keep(t) {
+				n++
+			}
+		}
+		for _, ch := range x.Children {
+			walk(ch)
+		}
+	}
+	walk(c.Root)
+	return n
+}
+
 func isDescendant(n, anc *Node) bool {
 	for p := n.Parent; p != nil; p = p.Parent {
 		if p == anc {

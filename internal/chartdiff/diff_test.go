@@ -32,7 +32,7 @@ func TestAgainstXState(t *testing.T) {
 	var cases []Case
 	var ours [][][]Observation
 	var specs [][]byte
-	refused, loops := 0, 0
+	refused, loops, multi := 0, 0, 0
 	for len(cases) < machines {
 		c := Generate(r, SpecOptions())
 		jumps := AddJumps(r, c)
@@ -56,6 +56,7 @@ func TestAgainstXState(t *testing.T) {
 				loops++
 			}
 		}
+		multi += c.count(func(t *Trans) bool { return len(t.More) > 0 })
 		cases = append(cases, Case{Chart: c, Sequences: kept})
 		ours = append(ours, obs)
 		specs = append(specs, spec)
@@ -73,8 +74,11 @@ func TestAgainstXState(t *testing.T) {
 		t.Errorf("machine %d (guards %v), sequence %v, disagree after %s:\n%sspec:\n%s", d.Case, c.Chart.Guards, seq, stepName(seq, d.Step), d.Trace, specs[d.Case])
 	}
 	disagree := len(diffs)
-	t.Logf("%d machines (%d random charts refused by the checker), %d sequences of %d events, %d observations compared, %d disagreements; %d sequences cut at an eventless loop",
-		len(cases), refused, len(cases)*sequences, length, compared, disagree, loops)
+	t.Logf("%d machines (%d random charts refused by the checker), %d sequences of %d events, %d observations compared, %d disagreements; %d sequences cut at an eventless loop; %d transitions with several targets",
+		len(cases), refused, len(cases)*sequences, length, compared, disagree, loops, multi)
+	if multi == 0 {
+		t.Error("no chart has a transition with several targets")
+	}
 }
 
 // sequencesWith draws n sequences of length events: mostly the chart's own events, a jump

@@ -337,6 +337,11 @@ func (g *gen) finish(root *Node) *Chart {
 			}
 			if r.IntN(7) != 0 {
 				t.Target = g.eventTarget(n, targets).Path()
+				if r.IntN(5) == 0 {
+					if ts := g.regionTargets(nodes); len(ts) > 1 {
+						t.Target, t.More = ts[0], ts[1:]
+					}
+				}
 			}
 			t.Reenter = r.IntN(2) == 0
 			t.Actions = actions()
@@ -390,6 +395,40 @@ func (g *gen) finish(root *Node) *Chart {
 		}
 	}
 	return c
+}
+
+// regionTargets picks several targets of one transition: a state (or a region itself) in
+// each of two or more regions of a parallel state, in document order, or nil when the
+// chart has no parallel state.
+func (g *gen) regionTargets(nodes []*Node) []string {
+	r := g.r
+	var pars []*Node
+	for _, n := range nodes {
+		if n.Kind == Parallel && n.Parent != nil {
+			pars = append(pars, n)
+		}
+	}
+	if len(pars) == 0 {
+		return nil
+	}
+	p := pars[r.IntN(len(pars))]
+	var regions []*Node
+	for _, ch := range p.Children {
+		if !ch.Kind.IsHistory() && r.IntN(3) != 0 {
+			regions = append(regions, ch)
+		}
+	}
+	var out []string
+	for _, reg := range regions {
+		cands := []*Node{reg}
+		for _, m := range nodes {
+			if isDescendant(m, reg) && !m.Kind.IsHistory() {
+				cands = append(cands, m)
+			}
+		}
+		out = append(out, cands[r.IntN(len(cands))].Path())
+	}
+	return out
 }
 
 // eventTarget picks the target of an event transition on n: itself, an ancestor, a

@@ -123,7 +123,11 @@ func transitionYAML(n *Node, t *Trans) string {
 	if t.Target == "" {
 		parts = append(parts, "internal: true")
 	} else {
-		parts = append(parts, fmt.Sprintf("to: %q", t.Target), fmt.Sprintf("reenter: %t", t.Reenter))
+		to := fmt.Sprintf("%q", t.Target)
+		if len(t.More) > 0 {
+			to = "[" + quoted(append([]string{t.Target}, t.More...)) + "]"
+		}
+		parts = append(parts, "to: "+to, fmt.Sprintf("reenter: %t", t.Reenter))
 	}
 	if t.Guard != "" {
 		parts = append(parts, fmt.Sprintf("if: %q", t.Guard))

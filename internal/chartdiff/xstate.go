@@ -127,7 +127,14 @@ func (c *Chart) xstateNode(n *Node) object {
 
 func (c *Chart) xstateTrans(t *Trans) object {
 	var o object
-	if t.Target != "" {
+	switch {
+	case len(t.More) > 0:
+		refs := []string{c.ref(t.Target)}
+		for _, m := range t.More {
+			refs = append(refs, c.ref(m))
+		}
+		o = append(o, member{"target", refs})
+	case t.Target != "":
 		o = append(o, member{"target", c.ref(t.Target)})
 	}
 	if t.Guard != "" {

@@ -30,18 +30,20 @@ XState: id (the machine's name), initial, states, type (parallel, final, history
 history and a history state's target (its default), on, always, onDone, entry, exit,
 description (doc); after with delays in milliseconds ({"30000": ...} is after: 30s),
 one delay per state, from an atomic state outside parallel states (the states whose
-time fsmgen keeps); targets "#id", "#id.child", "sibling", ".child", or an array of one;
+time fsmgen keeps); targets "#id", "#id.child", "sibling", ".child", or an array of them
+(several targets, one in each region of a parallel state, are to: [a, b]);
 guards and actions by name or {"type": name}; {"type": "not", "guards": [name]} is
 unless. meta (and the machine's version) is left out. Refused: named delays, invoke, context,
-output, tags, params, and(...) and or(...) guards, wildcard events, several targets,
-reenter: true without a target. reenter is written for a transition to its source or
+output, tags, params, and(...) and or(...) guards, wildcard events, reenter: true
+without a target. reenter is written for a transition to its source or
 a state within it, so that it means what it means in XState. A machine with
 transitions, actions or history states of its own, or parallel, becomes one top-level
 state named by its id ("machine" without one), its final states beside it.
 
 SCXML: <state id initial>, <initial>, <parallel>, <final>, <history type> with its
 default <transition>, <transition event cond target type>, <onentry>, <onexit>. cond is
-a guard name, or !name or not name (unless); event="a b" is on: [a, b]; done.state.ID
+a guard name, or !name or not name (unless); event="a b" is on: [a, b]; target="a b"
+is to: [a, b] (not with a history state among them); done.state.ID
 on state ID is done: true; no event is always: true. Actions are <log label="NAME"/>
 and <script>NAME</script>. An external transition (the default) to its source or a
 state within it is reenter: true; with type="internal", one to a state within its

@@ -163,9 +163,10 @@ type trans struct {
 	events  []named // none for always and done transitions
 	always  bool
 	done    bool
-	after   string // a delayed transition's delay, as a duration ("1.5s")
-	target  *node  // nil: targetless, internal: true
-	reenter *bool  // written when set
+	after   string  // a delayed transition's delay, as a duration ("1.5s")
+	target  *node   // nil: targetless, internal: true
+	more    []*node // further targets: with target, one in each region of a parallel state
+	reenter *bool   // written when set
 	ifs     []named
 	unless  []named
 	do      []named

@@ -412,10 +412,12 @@ func (r *sreader) transition(src *node, e *xelem) {
 		switch len(fields) {
 		case 0:
 			r.ds.Errorf(a.pos, "target is empty: leave it out for a transition without one")
-		case 1:
-			r.refs = append(r.refs, sref{ref: fields[0], pos: a.pos, set: func(n *node) { t.target = n }})
 		default:
-			r.ds.Errorf(a.pos, "a transition with several targets cannot be imported: an fsmgen transition has one target")
+			// Several targets: one in each region of a parallel state.
+			r.refs = append(r.refs, sref{ref: fields[0], pos: a.pos, set: func(n *node) { t.target = n }})
+			for _, f := range fields[1:] {
+				r.refs = append(r.refs, sref{ref: f, pos: a.pos, set: func(n *node) { t.more = append(t.more, n) }})
+			}
 		}
 	}
 	if a, ok := at["type"]; ok {
@@ -497,6 +499,26 @@ func (r *sreader) reenter(x strans) {
 	}
 	yes, no := true, false
 	tg := t.target
+	if len(t.more) > 0 {
+		// Several targets: SCXML re-enters the source unless the transition is internal,
+		// the source compound, and every target strictly within it.
+		inside, self := true, false
+		for _, n := range append([]*node{tg}, t.more...) {
+			if n.kind == history {
+				r.ds.Errorf(t.pos, "a transition with several targets, one a history state (%q), cannot be imported: target states", n.name)
+				return
+			}
+			inside = inside && n.isDescendant(src)
+			self = self || n == src
+		}
+		switch {
+		case inside && x.internal && src.kind == compound:
+			t.reenter = &no
+		case inside || self:
+			t.reenter = &yes
+		}
+		return
+	}
 	if tg.kind == history {
 		h := tg.parent // the states a history target enters lie within h
 		switch {

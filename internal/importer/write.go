@@ -239,7 +239,15 @@ func writeTrans(w *writer, src *node, t *trans) {
 	if t.target == nil {
 		parts = append(parts, "internal: true")
 	} else {
-		parts = append(parts, "to: "+quote(t.target.path))
+		to := quote(t.target.path)
+		if len(t.more) > 0 {
+			paths := []string{to}
+			for _, n := range t.more {
+				paths = append(paths, quote(n.path))
+			}
+			to = "[" + strings.Join(paths, ", ") + "]"
+		}
+		parts = append(parts, "to: "+to)
 		if t.reenter != nil {
 			parts = append(parts, fmt.Sprintf("reenter: %t", *t.reenter))
 		}

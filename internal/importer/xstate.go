@@ -141,7 +141,10 @@ func readXState(src *source) (*chart, diag.List) {
 		if t.target == nil {
 			continue
 		}
-		within := t.target == x.src || t.target.isDescendant(x.src) && !c.outside(t.target)
+		within := true
+		for _, n := range append([]*node{t.target}, t.more...) {
+			within = within && (n == x.src || n.isDescendant(x.src) && !c.outside(n))
+		}
 		if within || x.reenter {
 			v := x.reenter
 			t.reenter = &v
@@ -474,8 +477,20 @@ func (r *xreader) transition(src *node, v *jvalue, events []named, always, done 
 	}
 	x := xtrans{t: t, src: src, reenter: reenter != nil && reenter.value.b}
 	if target != nil {
-		if ref, p, ok := r.target(target); ok {
-			r.refs = append(r.refs, xref{from: src, ref: ref, pos: p, set: func(n *node) { t.target = n }})
+		elems := []*jvalue{target}
+		if target.kind == jArray && len(target.elems) > 1 {
+			elems = target.elems // several targets, one in each region of a parallel state
+		}
+		for i, v := range elems {
+			ref, p, ok := r.target(v)
+			if !ok {
+				continue
+			}
+			set := func(n *node) { t.target = n }
+			if i > 0 {
+				set = func(n *node) { t.more = append(t.more, n) }
+			}
+			r.refs = append(r.refs, xref{from: src, ref: ref, pos: p, set: set})
 		}
 	} else if x.reenter {
 		r.ds.Errorf(reenter.keyPos, "reenter: true on a transition without a target: XState exits and enters nothing for it; remove reenter")
@@ -494,7 +509,7 @@ func (r *xreader) target(v *jvalue) (string, diag.Pos, bool) {
 		case 1:
 			v = v.elems[0]
 		default:
-			r.ds.Errorf(v.elems[1].pos, "a transition with several targets cannot be imported: an fsmgen transition has one target")
+			r.ds.Errorf(v.elems[1].pos, "several targets where one is expected")
 			return "", v.pos, false
 		}
 	}

@@ -108,6 +108,9 @@ type ChartTransition struct {
 	Done   bool
 	Conds  []Cond
 	Target *Node // nil: targetless (nothing is exited or entered)
+	// Targets are every target, Target first: more than one only for a transition into
+	// several regions of parallel states, one state in each.
+	Targets []*Node
 	// Recall says the target is the configuration Target, a remembering state, was last
 	// entered from (to: {history: state}); nothing remembered, the transition is not taken.
 	Recall     bool
@@ -117,6 +120,17 @@ type ChartTransition struct {
 	Increment  []*Counter
 	Reset      []*Counter
 	Roles      []RoleRule // who may fire it (none: anyone); only on an event's transition
+}
+
+// AllTargets lists the transition's targets, Target first (none: targetless).
+func (t *ChartTransition) AllTargets() []*Node {
+	if len(t.Targets) > 0 {
+		return t.Targets
+	}
+	if t.Target != nil {
+		return []*Node{t.Target}
+	}
+	return nil
 }
 
 // Recalled lists the states a transition to {history: n} (n a remembering state) can go

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/fsmgen/fsmgen/internal/ir"
@@ -518,10 +519,13 @@ func (l *lowerer) resolveChartTransitions() {
 					cs.bad = true
 				}
 			}
-		case chooseSet || t.To.History.Set:
+		case chooseSet || t.To.History.Set || len(t.To.More) > 0:
 			p, what := t.To.Pos, "a history target"
-			if chooseSet {
+			switch {
+			case chooseSet:
 				p, what = t.ChoosePos, "choose"
+			case len(t.To.More) > 0:
+				what = "a transition with several targets"
 			}
 			l.ds.Errorf(p, "a transition without on takes its event from its target state, so %s needs on: EVENT", what)
 			cs.bad = true
@@ -597,10 +601,17 @@ func (l *lowerer) resolveChartTransitions() {
 				cs.bad = true
 				continue
 			}
+			var targets []*ir.Node
+			if target != nil {
+				if targets, ok = l.moreTargets(b.to, target); !ok {
+					cs.bad = true
+					continue
+				}
+			}
 			srcs := sources
 			if t.From.Any && target != nil && !recall {
-				// As in a flat machine, "any" does not include the target itself.
-				srcs = slices.DeleteFunc(slices.Clone(sources), func(n *ir.Node) bool { return n == target })
+				// As in a flat machine, "any" does not include the targets themselves.
+				srcs = slices.DeleteFunc(slices.Clone(sources), func(n *ir.Node) bool { return slices.Contains(targets, n) })
 			}
 			if t.Reenter.Set && target == nil {
 				l.ds.Errorf(t.Reenter.Pos, "reenter needs a target: a transition without one (internal) exits and enters nothing")
@@ -623,7 +634,7 @@ func (l *lowerer) resolveChartTransitions() {
 				}
 				for _, e := range evs {
 					ct := &ir.ChartTransition{Index: len(cs.c.Transitions), Pos: b.pos, Doc: b.doc, Source: src, Event: e,
-						Always: always, Done: done, Conds: b.conds, Target: target, Recall: recall, Reenter: reenter, Actions: actions, Checkpoint: cp,
+						Always: always, Done: done, Conds: b.conds, Target: target, Targets: targets, Recall: recall, Reenter: reenter, Actions: actions, Checkpoint: cp,
 						Increment: inc, Reset: reset, Roles: roles}
 					cs.c.Transitions = append(cs.c.Transitions, ct)
 				}
@@ -659,6 +670,56 @@ func (l *lowerer) chartTarget(to spec.Target, internal bool) (target *ir.Node, r
 		return n, false, ok
 	}
 	return nil, false, false
+}
+
+// moreTargets resolves the targets after the first (a list to: [a, b]) and returns them
+// all, first first. Several targets must lie in different regions of parallel states: no
+// two in one compound state, none within another, so that together they are one
+// configuration (as XState and SCXML require).
+func (l *lowerer) moreTargets(to spec.Target, first *ir.Node) ([]*ir.Node, bool) {
+	targets := []*ir.Node{first}
+	ok := true
+	for _, name := range to.More {
+		n, found := l.nodeRef(name)
+		if !found {
+			ok = false
+			continue
+		}
+		for _, x := range targets {
+			switch {
+			case x == n:
+				l.ds.Errorf(name.Pos, "%q is a target twice", n.Path)
+				ok = false
+			case n.IsDescendant(x) || x.IsDescendant(n):
+				l.ds.Errorf(name.Pos, "targets %q and %q cannot both be entered: one lies within the other; target the inner one", x.Path, n.Path)
+				ok = false
+			default:
+				if a := commonAncestor(x, n); a == nil || a.Kind != ir.NodeParallel {
+					where := "the machine"
+					if a != nil && a.Parent != nil {
+						where = strconv.Quote(a.Path)
+					}
+					l.ds.Errorf(name.Pos, "targets %q and %q cannot both be entered: they are in the same region (%s, where one state is active at a time); several targets go one into each region of a parallel state", x.Path, n.Path, where)
+					ok = false
+				}
+			}
+		}
+		if found {
+			targets = append(targets, n)
+		}
+	}
+	return targets, ok
+}
+
+// commonAncestor is the nearest state that both a and b lie strictly within (the root when
+// none other).
+func commonAncestor(a, b *ir.Node) *ir.Node {
+	for p := a.Parent; p != nil; p = p.Parent {
+		if b.IsDescendant(p) {
+			return p
+		}
+	}
+	return nil
 }
 
 func hasHistory(n *ir.Node) bool {

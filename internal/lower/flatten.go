@@ -358,8 +358,10 @@ func (f *flattener) explore() {
 func (f *flattener) variants(from int, cf config, e *ir.Event, o outcome) {
 	var slots []int
 	for _, t := range o.sel {
-		if t.Target != nil && (t.Target.Kind == ir.NodeHistory || t.Recall) && !slices.Contains(slots, t.Target.Slot) {
-			slots = append(slots, t.Target.Slot)
+		for _, n := range t.AllTargets() {
+			if (n.Kind == ir.NodeHistory || t.Recall) && !slices.Contains(slots, n.Slot) {
+				slots = append(slots, n.Slot)
+			}
 		}
 	}
 	sort.Ints(slots)
@@ -535,13 +537,18 @@ func (f *flattener) effectiveTargets(t *ir.ChartTransition, mem memory) []*ir.No
 		}
 		return nil
 	}
-	if n.Kind != ir.NodeHistory {
-		return []*ir.Node{n}
+	var out []*ir.Node
+	for _, n := range t.AllTargets() {
+		switch {
+		case n.Kind != ir.NodeHistory:
+			out = append(out, n)
+		case mem[n.Slot] > 0:
+			out = append(out, f.c.Values[n.Slot][mem[n.Slot]-1]...)
+		default:
+			out = append(out, historyDefault(n))
+		}
 	}
-	if v := mem[n.Slot]; v > 0 {
-		return f.c.Values[n.Slot][v-1]
-	}
-	return []*ir.Node{historyDefault(n)}
+	return out
 }
 
 func historyDefault(h *ir.Node) *ir.Node {
@@ -885,11 +892,14 @@ func (f *flattener) microstep(from int, cf config, mem memory, e *ir.Event, o ou
 				set.add(x)
 			}
 		case t.Target != nil:
-			s := t.Target
-			if s.Kind != ir.NodeHistory && (t.Source != s || t.Source != d || t.Reenter) {
-				set.add(s)
+			for _, s := range t.AllTargets() {
+				if s.Kind != ir.NodeHistory && (t.Source != s || t.Source != d || t.Reenter) {
+					set.add(s)
+				}
 			}
-			set.descendants(s)
+			for _, s := range t.AllTargets() {
+				set.descendants(s)
+			}
 		}
 		for _, s := range f.effectiveTargets(t, newMem) {
 			ancs := properAncestors(s, d)

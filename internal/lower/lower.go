@@ -299,8 +299,8 @@ func (l *lowerer) declare() {
 	l.declareAfter(eventGo)
 	// Events implied by transitions named by their target, in order of first use.
 	for _, t := range f.Transitions {
-		if t.OnSet || !t.To.State.Set || t.After.Set {
-			continue
+		if t.OnSet || !t.To.State.Set || t.After.Set || len(t.To.More) > 0 {
+			continue // several targets: on is needed, and the checker says so
 		}
 		name := t.To.State
 		if l.cs != nil {
@@ -1093,6 +1093,10 @@ func (l *lowerer) target(t spec.Target) (ir.Target, bool) {
 	unresolved := ir.Target{Kind: ir.Internal}
 	if t.Bad {
 		return unresolved, false // the schema has said what is wrong
+	}
+	if len(t.More) > 0 {
+		l.ds.Errorf(t.More[0].Pos, "a transition of a flat machine has one target: several targets go one into each region of a parallel state, which this machine has none of")
+		return unresolved, false
 	}
 	if t.History.Set {
 		st, ok := ref(l, "state", l.st, t.History)

@@ -108,10 +108,15 @@ func chartTransitions(m *ir.Machine) *Table {
 		case t.Recall:
 			to = recallCell(m.Chart, t.Target)
 		case t.Target != nil:
-			to = CodeCell(t.Target.Path)
-			if t.Target.Kind == ir.NodeHistory {
-				to += " (" + chartKind(t.Target) + ")"
+			var cells []string
+			for _, n := range t.AllTargets() {
+				cell := CodeCell(n.Path)
+				if n.Kind == ir.NodeHistory {
+					cell += " (" + chartKind(n) + ")"
+				}
+				cells = append(cells, cell)
 			}
+			to = strings.Join(cells, " and ")
 		}
 		cp := ""
 		if t.Checkpoint != nil {
@@ -155,7 +160,11 @@ func chartMove(t *ir.ChartTransition, code func(string) string) string {
 	if t.Recall {
 		x += " → history of " + code(t.Target.Path)
 	} else if t.Target != nil {
-		x += " → " + code(t.Target.Path)
+		var to []string
+		for _, n := range t.AllTargets() {
+			to = append(to, code(n.Path))
+		}
+		x += " → " + strings.Join(to, " and ")
 	} else {
 		x += " (stays)"
 	}

@@ -571,7 +571,11 @@ func views(m *ir.Machine) []view {
 		case t.Recall:
 			target = "{history: " + t.Target.Path + "}"
 		case t.Target != nil:
-			target = t.Target.Path
+			var paths []string
+			for _, n := range t.AllTargets() {
+				paths = append(paths, n.Path)
+			}
+			target = strings.Join(paths, " and ")
 		}
 		out = append(out, view{key: "from " + t.Source.Path + " " + trig, pos: t.Pos, doc: t.Doc,
 			aspects: [...]string{target, condText(t.Conds), graph.Roles(t.Roles), actionNames(t.Actions), countText(t.Increment, t.Reset), checkpointName(t.Checkpoint)}})

@@ -1,6 +1,8 @@
 package graph
 
 import (
+	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -68,10 +70,15 @@ func BuildChart(c *ir.Chart) *Chart {
 			for _, to := range c.Recalled(t.Target) {
 				add(t.Source, to, ChartLabel(ts), History)
 			}
-		case t.Target.Kind == ir.NodeHistory:
-			add(t.Source, t.Target, ChartLabel(ts), History)
 		default:
-			add(t.Source, t.Target, ChartLabel(ts), Normal)
+			// An edge to each target (several: one in each region of a parallel state).
+			for _, to := range t.AllTargets() {
+				kind := Normal
+				if to.Kind == ir.NodeHistory {
+					kind = History
+				}
+				add(t.Source, to, ChartLabel(ts), kind)
+			}
 		}
 	}
 	for _, h := range c.History {
@@ -106,7 +113,7 @@ func ChartGroups(c *ir.Chart) [][]*ir.ChartTransition {
 	for _, t := range c.Transitions {
 		if n := len(out); n > 0 {
 			p := out[n-1][0]
-			if p.Pos == t.Pos && p.Source == t.Source && p.Target == t.Target {
+			if p.Pos == t.Pos && p.Source == t.Source && slices.Equal(p.AllTargets(), t.AllTargets()) {
 				out[n-1] = append(out[n-1], t)
 				continue
 			}
@@ -165,6 +172,9 @@ func ChartLabel(ts []*ir.ChartTransition) string {
 		parts = append(parts, "(reenter)")
 	case !t.Reenter && t.Target == t.Source:
 		parts = append(parts, "(no reenter)")
+	}
+	if n := len(t.AllTargets()); n > 1 {
+		parts = append(parts, fmt.Sprintf("(%d targets at once)", n))
 	}
 	if len(t.Actions) > 0 {
 		var names []string
