@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fsmgen/fsmgen/internal/testtool"
 )
 
 // diffSpecs writes two versions of a small spec: v2 adds a state (compatible), changes a
@@ -129,15 +131,11 @@ func TestDiffBaseMigrated(t *testing.T) {
 	}
 }
 
-// needGit skips a test without git, but under CI=true, where .ci/run installs it.
+// needGit skips a test without git, naming the command that installs it, but under
+// CI=true, where .ci/run installs it.
 func needGit(t *testing.T) {
 	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("CI=true but git is not installed: .ci/run installs it")
-		}
-		t.Skip("git is not installed")
-	}
+	testtool.Program(t, "git", testtool.InstallGit)
 }
 
 // gitIn returns a function that runs git in dir, failing the test when it fails.

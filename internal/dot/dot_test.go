@@ -2,7 +2,6 @@ package dot
 
 import (
 	"bytes"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/fsmgen/fsmgen/internal/fixture"
 	"github.com/fsmgen/fsmgen/internal/ir"
+	"github.com/fsmgen/fsmgen/internal/testtool"
 )
 
 func specs(t *testing.T) []string {
@@ -150,16 +150,10 @@ func TestGraphviz(t *testing.T) {
 	}
 }
 
-// needDot returns the path of Graphviz's dot, skipping t when it is not installed and
-// failing it instead under CI=true (.ci/run installs graphviz).
+// needDot returns the path of Graphviz's dot, skipping t when it is not installed (naming
+// the command that installs it) and failing it instead under CI=true (.ci/run installs
+// graphviz).
 func needDot(t *testing.T) string {
 	t.Helper()
-	dot, err := exec.LookPath("dot")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("CI=true but dot is not on PATH: .ci/run installs graphviz")
-		}
-		t.Skip("dot (Graphviz) is not on PATH: skipping validation with the real dot (apt-get install -y graphviz)")
-	}
-	return dot
+	return testtool.Program(t, "dot", testtool.InstallGraphviz)
 }
