@@ -4,6 +4,14 @@ FUZZTIME ?= 60s
 # Random statecharts make fuzz runs against the real XState (make test runs 300).
 CHARTDIFF ?= 3000
 SPECS    := $(wildcard examples/*/*.fsm.yaml)
+# Every go test has a timeout, with room for a busy 2-core machine on a cold build cache
+# (internal/gogen took 352 s there, of go's default 600): TIMEOUT for each package of the
+# race run and the modules, SLOWTIMEOUT for the slow generator packages (NORACE) and make
+# race, LONGTIMEOUT for make fuzz's long runs. A package that runs out of it fails with the
+# tests then running and the goroutines (testprogress shows go test's panic).
+TIMEOUT     ?= 15m
+SLOWTIMEOUT ?= 30m
+LONGTIMEOUT ?= 60m
 
 .PHONY: all build generate check-generated test race test-modules coverage vet fmt-check check-examples fuzz bench bench-smoke clean test-long
 
@@ -32,11 +40,11 @@ check-generated:
 # allocation counts of the seed machines (without it: it allocates), the seed specs checked
 # clean, and short fuzz runs of the loader and checker and of the whole generator.
 test: fmt-check vet check-examples check-generated bin/testprogress
-	$(TESTGO) -race -count=1 $$($(GO) list ./... | grep -v -x $(NORACE:./%=-e github.com/fsmgen/fsmgen/%))
+	$(TESTGO) -race -count=1 -timeout $(TIMEOUT) $$($(GO) list ./... | grep -v -x $(NORACE:./%=-e github.com/fsmgen/fsmgen/%))
 	@# The modules' tests mostly wait on databases and processes: they run meanwhile.
-	@bash -c 'set -o pipefail; $(MAKE) --no-print-directory test-modules & mods=$$!; 		$(TESTGO) -count=1 $(NORACE); rc=$$?; wait $$mods || rc=1; exit $$rc'
-	$(GO) test -count=1 -run '^(TestManyUnknownKeys|TestEstimateIsClose)$$' ./spec/ ./internal/budget/
-	$(GO) test -count=1 -run '^TestAllocs$$' ./examples/...
+	@bash -c 'set -o pipefail; $(MAKE) --no-print-directory test-modules & mods=$$!; 		$(TESTGO) -count=1 -timeout $(SLOWTIMEOUT) $(NORACE); rc=$$?; wait $$mods || rc=1; exit $$rc'
+	$(TESTGO) -count=1 -timeout $(TIMEOUT) -run '^(TestManyUnknownKeys|TestEstimateIsClose)$$' ./spec/ ./internal/budget/
+	$(TESTGO) -count=1 -timeout $(TIMEOUT) -run '^TestAllocs$$' ./examples/...
 	$(MAKE) --no-print-directory coverage
 	$(MAKE) --no-print-directory fuzz FUZZTIME=10s CHARTDIFF=
 	$(MAKE) --no-print-directory bench-smoke
@@ -49,10 +57,11 @@ test: fmt-check vet check-examples check-generated bin/testprogress
 NORACE := ./internal/lower ./internal/gogen ./internal/chartdiff ./internal/importer
 
 race: bin/testprogress
-	$(TESTGO) -race -count=1 ./...
+	$(TESTGO) -race -count=1 -timeout $(SLOWTIMEOUT) ./...
 
-# go test with progress: packages as they finish, slow tests, failures in full, and every
-# half minute what is still running.
+# go test with progress: packages as they finish, slow tests, failures in full (a timeout
+# with the tests it stopped and the goroutines), every skipped test with its reason on a
+# SKIP line and their count at the end, and every half minute what is still running.
 TESTGO = $(CURDIR)/bin/testprogress
 
 .PHONY: bin/testprogress
@@ -64,7 +73,7 @@ bin/testprogress:
 # module.
 test-modules: bin/testprogress
 	@bash -c 'set -o pipefail; pids=(); for m in $(MODULES); do \
-		( (cd $$m && $(GO) vet ./... && $(TESTGO) -race -count=1 ./...) 2>&1 | sed -u "s|^|[$$m] |" ) & pids+=($$!); done; \
+		( (cd $$m && $(GO) vet ./... && $(TESTGO) -race -count=1 -timeout $(TIMEOUT) ./...) 2>&1 | sed -u "s|^|[$$m] |" ) & pids+=($$!); done; \
 		rc=0; for p in "$${pids[@]}"; do wait $$p || rc=1; done; exit $$rc'
 
 # The scale-out proof at the size of its acceptance bar: 1, 4 and 8 worker processes, 1,000
@@ -75,7 +84,7 @@ test-long:
 
 # Statement coverage of each generated seed package by its generated tests alone.
 coverage:
-	$(GO) test -count=1 -cover -run '^TestFsm' ./generated/...
+	$(GO) test -count=1 -timeout $(TIMEOUT) -cover -run '^TestFsm' ./generated/...
 
 vet:
 	$(GO) vet ./...
@@ -88,16 +97,16 @@ check-examples:
 	$(GO) run ./cmd/fsmgen check $(SPECS)
 
 fuzz:
-	$(GO) test ./internal/lower -run '^$$' -fuzz FuzzLoad -fuzztime $(FUZZTIME) -fuzzminimizetime 3s
+	$(GO) test -timeout $(TIMEOUT) ./internal/lower -run '^$$' -fuzz FuzzLoad -fuzztime $(FUZZTIME) -fuzzminimizetime 3s
 	@if [ -n "$(CHARTDIFF)" ]; then echo "chartdiff: $(CHARTDIFF) random statecharts against XState"; \
-		FSMGEN_CHARTDIFF_MACHINES=$(CHARTDIFF) $(GO) test -count=1 -run '^TestAgainstXState$$' ./internal/chartdiff; \
+		FSMGEN_CHARTDIFF_MACHINES=$(CHARTDIFF) $(GO) test -count=1 -timeout $(LONGTIMEOUT) -run '^TestAgainstXState$$' ./internal/chartdiff; \
 		echo "chartdiff: the Go code of 200 random statecharts against the interpreter"; \
-		FSMGEN_CHARTDIFF_CODE=200 $(GO) test -count=1 -run '^TestAcceptedSpecsBuild$$' ./internal/lower; \
+		FSMGEN_CHARTDIFF_CODE=200 $(GO) test -count=1 -timeout $(LONGTIMEOUT) -run '^TestAcceptedSpecsBuild$$' ./internal/lower; \
 		echo "mutated specs: 8 variants of each spec, generated and tested"; \
-		FSMGEN_MUTATIONS=8 $(GO) test -count=1 -run '^TestMutatedSpecs$$' ./internal/gogen; \
+		FSMGEN_MUTATIONS=8 $(GO) test -count=1 -timeout $(LONGTIMEOUT) -run '^TestMutatedSpecs$$' ./internal/gogen; \
 		echo "generated code against the interpreter: 1,000 event sequences per spec"; \
-		FSMGEN_SEQUENCES=1000 $(GO) test -count=1 -run '^TestDifferential$$' ./internal/gogen; fi
-	$(GO) test ./internal/gogen -run '^$$' -fuzz FuzzGenerate -fuzztime $(FUZZTIME) -fuzzminimizetime 3s
+		FSMGEN_SEQUENCES=1000 $(GO) test -count=1 -timeout $(LONGTIMEOUT) -run '^TestDifferential$$' ./internal/gogen; fi
+	$(GO) test -timeout $(TIMEOUT) ./internal/gogen -run '^$$' -fuzz FuzzGenerate -fuzztime $(FUZZTIME) -fuzzminimizetime 3s
 
 # The full benchmark run (about 20 minutes on 2 CPUs): generated code against looplab/fsm,
 # qmuntal/stateless and a hand-written switch, and generation scaling; writes BENCHMARKS.md.
@@ -109,7 +118,7 @@ bench:
 # code, hand-written switch) up to date.
 bench-smoke:
 	cd bench && $(GO) vet ./...
-	cd bench && $(GO) test -count=1 -bench . -benchtime 1x ./...
+	cd bench && $(GO) test -count=1 -timeout $(TIMEOUT) -bench . -benchtime 1x ./...
 	cd bench/big && $(GO) run ../cmd/bigspec -o - | cmp - big.fsm.yaml
 	cd bench/hand && $(GO) run ../cmd/bighand -o - | cmp - big_switch.go
 	cd bench/big && $(GO) tool fsmgen generate --check --outputs go -o . big.fsm.yaml
