@@ -18,7 +18,7 @@ type Kind int
 const (
 	Atomic         Kind = iota // no children
 	Compound                   // has children, Initial names one
-	Parallel                   // children are regions (each Compound or Atomic), all active at once
+	Parallel                   // children are regions (each Compound or Atomic), all active at once, and history nodes
 	Final                      // a final state (atomic)
 	ShallowHistory             // history pseudo-state (a child of a Compound); no children
 	DeepHistory                // like ShallowHistory, but restores the atomic descendants
@@ -202,7 +202,7 @@ func (c *Chart) Check() error {
 				return fmt.Errorf("%s: parallel state without regions", where)
 			}
 			for _, ch := range n.Children {
-				if ch.Kind != Compound && ch.Kind != Atomic {
+				if ch.Kind != Compound && ch.Kind != Atomic && !ch.Kind.IsHistory() {
 					return fmt.Errorf("%s: region %q is %s", where, ch.Name, ch.Kind)
 				}
 			}
@@ -215,8 +215,8 @@ func (c *Chart) Check() error {
 			return fmt.Errorf("%s: initial on a %s state", where, n.Kind)
 		}
 		if n.Kind.IsHistory() {
-			if n.Parent == nil || n.Parent.Kind != Compound {
-				return fmt.Errorf("%s: history node outside a compound state", where)
+			if n.Parent == nil || n.Parent.Kind != Compound && n.Parent.Kind != Parallel {
+				return fmt.Errorf("%s: history node outside a compound or parallel state", where)
 			}
 			if len(n.Entry)+len(n.Exit)+len(n.On) > 0 {
 				return fmt.Errorf("%s: history node with actions or transitions", where)

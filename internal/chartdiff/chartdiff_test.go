@@ -482,8 +482,8 @@ func checkGenerated(c *Chart, opt Options) error {
 		if n.Parent != nil && n.Name != fmt.Sprintf("s%d", idx[n]-1) {
 			return fmt.Errorf("%q: not named in document order", n.Path())
 		}
-		if n.Kind == Parallel && (len(n.Children) < 2 || len(n.Children) > 3) {
-			return fmt.Errorf("%q: %d regions", n.Path(), len(n.Children))
+		if regions := len(slices.DeleteFunc(slices.Clone(n.Children), func(ch *Node) bool { return ch.Kind.IsHistory() })); n.Kind == Parallel && (regions < 2 || regions > 3) {
+			return fmt.Errorf("%q: %d regions", n.Path(), regions)
 		}
 		if n.Kind.IsHistory() && n.Parent.Initial == n.Name {
 			return fmt.Errorf("%q: initial history", n.Path())

@@ -32,7 +32,7 @@ func TestAgainstXState(t *testing.T) {
 	var cases []Case
 	var ours [][][]Observation
 	var specs [][]byte
-	refused, loops, multi := 0, 0, 0
+	refused, loops, multi, parHistory := 0, 0, 0, 0
 	for len(cases) < machines {
 		c := Generate(r, SpecOptions())
 		jumps := AddJumps(r, c)
@@ -57,6 +57,11 @@ func TestAgainstXState(t *testing.T) {
 			}
 		}
 		multi += c.count(func(t *Trans) bool { return len(t.More) > 0 })
+		for _, n := range c.Nodes() {
+			if n.Kind.IsHistory() && n.Parent.Kind == Parallel {
+				parHistory++
+			}
+		}
 		cases = append(cases, Case{Chart: c, Sequences: kept})
 		ours = append(ours, obs)
 		specs = append(specs, spec)
@@ -74,10 +79,10 @@ func TestAgainstXState(t *testing.T) {
 		t.Errorf("machine %d (guards %v), sequence %v, disagree after %s:\n%sspec:\n%s", d.Case, c.Chart.Guards, seq, stepName(seq, d.Step), d.Trace, specs[d.Case])
 	}
 	disagree := len(diffs)
-	t.Logf("%d machines (%d random charts refused by the checker), %d sequences of %d events, %d observations compared, %d disagreements; %d sequences cut at an eventless loop; %d transitions with several targets",
-		len(cases), refused, len(cases)*sequences, length, compared, disagree, loops, multi)
-	if multi == 0 {
-		t.Error("no chart has a transition with several targets")
+	t.Logf("%d machines (%d random charts refused by the checker), %d sequences of %d events, %d observations compared, %d disagreements; %d sequences cut at an eventless loop; %d transitions with several targets, %d history states of parallel states",
+		len(cases), refused, len(cases)*sequences, length, compared, disagree, loops, multi, parHistory)
+	if multi == 0 || parHistory == 0 {
+		t.Error("no chart has a transition with several targets, or a history state of a parallel state")
 	}
 }
 

@@ -154,6 +154,10 @@ func (g *gen) fill(n *Node, d int) {
 				g.fill(reg, d+1)
 			}
 		}
+		// History of the parallel state: it remembers every region.
+		if n.Parent != nil {
+			g.history(n, 3)
+		}
 		return
 	}
 
@@ -200,6 +204,13 @@ func (g *gen) fill(n *Node, d int) {
 			p = 0
 		}
 	}
+	g.history(n, p)
+}
+
+// history gives n a shallow and a deep history child, each with probability p in 10, at
+// random places among its children.
+func (g *gen) history(n *Node, p int) {
+	r := g.r
 	for _, k := range []Kind{ShallowHistory, DeepHistory} {
 		if r.IntN(10) < p {
 			h := &Node{Kind: k, Parent: n}
@@ -506,7 +517,7 @@ func canBeDone(n *Node) bool {
 		return hasFinalChild(n)
 	case Parallel:
 		for _, reg := range n.Children {
-			if reg.Kind != Compound || !hasFinalChild(reg) {
+			if !reg.Kind.IsHistory() && (reg.Kind != Compound || !hasFinalChild(reg)) {
 				return false
 			}
 		}

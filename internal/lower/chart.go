@@ -225,8 +225,8 @@ func (l *lowerer) resolveNodes() {
 			if len(s.Children) > 0 {
 				l.ds.Errorf(s.StatesPos, "history state %q cannot have states of its own", n.Path)
 			}
-			if n.Parent.Kind != ir.NodeCompound || n.Parent.Parent == nil {
-				l.ds.Errorf(s.History.Pos, "history state %q must be a state of a compound state, whose history it keeps, and %s", n.Path, where(n.Parent))
+			if n.Parent.Kind != ir.NodeCompound && n.Parent.Kind != ir.NodeParallel || n.Parent.Parent == nil {
+				l.ds.Errorf(s.History.Pos, "history state %q must be a state of a compound or parallel state, whose history it keeps, and %s", n.Path, where(n.Parent))
 			}
 			for _, what := range []struct {
 				set bool

@@ -551,9 +551,15 @@ func (f *flattener) effectiveTargets(t *ir.ChartTransition, mem memory) []*ir.No
 	return out
 }
 
+// historyDefault is where history state h leads while it has recorded nothing: its
+// default, else its parent's initial state, or for a parallel parent the parent itself
+// (every region at its initial state), as XState does.
 func historyDefault(h *ir.Node) *ir.Node {
-	if h.Default != nil {
+	switch {
+	case h.Default != nil:
 		return h.Default
+	case h.Parent.Kind == ir.NodeParallel:
+		return h.Parent
 	}
 	return h.Parent.Initial
 }

@@ -40,6 +40,7 @@ func TestBuildChart(t *testing.T) {
 		"active.mix.left.on -> active.mix.left.off toggle",
 		"active.edit.draft -> active.mix.left.on both_on (2 targets at once)",
 		"active.edit.draft -> active.mix.right.on both_on (2 targets at once)",
+		"active.edit.review -> active.mix.again remix",
 		"active.mix.right.on -> active.mix.right.off toggle",
 		"active.mix.left.off -> active.mix.left.set lock",
 		"active.mix.right.off -> active.mix.right.set lock",
