@@ -320,7 +320,7 @@ func (m *Machine[S, E, R, C, X]) takeChart(ctx context.Context, st *Step[S, E, R
 				if m.limits[c] == cd.Limit {
 					return st.From, &ref.limit[c]
 				}
-				return st.From, Limit(d.Spec, st.From, st.Event, cd.Name, m.limits[c])
+				return st.From, limitRefusal(d.Spec, st.From, st.Event, cd, m.limits[c])
 			}
 		}
 	}

@@ -510,7 +510,7 @@ func (d *Def[S, E, R]) buildRefusals() {
 				if r.limit == nil {
 					r.limit = make([]LimitError[S, E], len(d.Counters))
 				}
-				r.limit[ci] = LimitError[S, E]{State: s, Event: e, Counter: cd.Name, Limit: cd.Limit, spec: d.Spec}
+				r.limit[ci] = LimitError[S, E]{State: s, Event: e, Counter: cd.Name, Limit: cd.Limit, Max: cd.Max, spec: d.Spec}
 			}
 		}
 	}

@@ -1041,7 +1041,8 @@ func TestEngineLimitRefuses(t *testing.T) {
 	if !errors.Is(err, ErrLimit) || !errors.Is(err, ErrRefused) {
 		t.Errorf("errors.Is does not match: %v", err)
 	}
-	if want := "review: review on escalate: counter escalations reached its limit of 2"; err.Error() != want {
+	// escalations has max: 1: the message says the spec's maximum, not the count it trips at.
+	if want := "review: review on escalate: counter escalations reached its maximum of 1"; err.Error() != want || !le.Max {
 		t.Errorf("error %q, want %q", err, want)
 	}
 	if after := snapJSON(t, r.m.Snapshot()); after != before || len(r.ops.acts) != 0 {

@@ -187,11 +187,15 @@ func (e *NoHistoryError[S, E]) Is(target error) bool {
 func (e *NoHistoryError[S, E]) Reason() string { return "no_history" }
 
 // LimitError says the transition would trip a counter's limit that has no `then` state.
+// Limit is the count the refused increment would have reached; Max says the spec writes
+// the limit as `max: N` (N is Limit-1, the count the counter may reach), and the message
+// says so.
 type LimitError[S StateType, E EnumType] struct {
 	State   S
 	Event   E
 	Counter string
 	Limit   int
+	Max     bool
 	spec    *Spec
 }
 
@@ -200,9 +204,21 @@ func Limit[S StateType, E EnumType](sp *Spec, s S, e E, counter string, limit in
 	return &LimitError[S, E]{State: s, Event: e, Counter: counter, Limit: limit, spec: sp}
 }
 
-// Error describes the refusal.
+// limitRefusal returns the refusal of e in s because counter c would reach limit.
+func limitRefusal[S StateType, E EnumType](sp *Spec, s S, e E, c *Counter, limit int) *LimitError[S, E] {
+	r := Limit(sp, s, e, c.Name, limit)
+	r.Max = c.Max
+	return r
+}
+
+// Error describes the refusal in the spec's terms: "reached its limit of 3" for `limit:
+// 3`, "reached its maximum of 2" for `max: 2` (the same Limit).
 func (e *LimitError[S, E]) Error() string {
-	return fmt.Sprintf("%s%s on %s: counter %s reached its limit of %d", e.spec.prefix(), e.State, e.Event, e.Counter, e.Limit)
+	word, bound := "limit", e.Limit
+	if e.Max {
+		word, bound = "maximum", e.Limit-1
+	}
+	return fmt.Sprintf("%s%s on %s: counter %s reached its %s of %d", e.spec.prefix(), e.State, e.Event, e.Counter, word, bound)
 }
 
 // Is matches ErrLimit and ErrRefused.

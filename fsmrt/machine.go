@@ -627,7 +627,7 @@ func (m *Machine[S, E, R, C, X]) take(ctx context.Context, st Step[S, E, R], in 
 				if m.limits[c] == cd.Limit {
 					return st.From, &ref.limit[c]
 				}
-				return st.From, Limit(d.Spec, st.From, st.Event, cd.Name, m.limits[c])
+				return st.From, limitRefusal(d.Spec, st.From, st.Event, cd, m.limits[c])
 			}
 			if cd.Summary >= 0 {
 				summaryField, summary = cd.Summary, summaryText(cd, m.limits[c], st.From.String(), to.String(), S(cd.Then).String())
