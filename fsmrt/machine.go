@@ -25,6 +25,8 @@ import (
 type Machine[S StateType, E, R EnumType, C, X any] struct {
 	state S
 	seq   int64 // accepted transitions so far
+	// answered is seq+1 when the last firing was answered by its idempotency key (Answered).
+	answered int64
 
 	// ID names the machine in its store, its event log and a registry.
 	ID string
@@ -428,6 +430,7 @@ func (m *Machine[S, E, R, C, X]) used(e E, key string, r keyRecord[S, E]) (S, er
 	if r.event != e {
 		return m.state, IdempotencyConflict(m.def.Spec, m.state, e, key, r.event)
 	}
+	m.answered = m.seq + 1
 	return r.state, nil
 }
 
