@@ -70,6 +70,7 @@ var cases = []struct {
 	{"Deadlines", testDeadlines},
 	{"DeadlinesRace", testDeadlinesRace},
 	{"Find", testFind},
+	{"Pending", testPending},
 }
 
 const spec = "sha256:0123456789abcdef"
@@ -1058,5 +1059,161 @@ func testFind(t *testing.T, s *suite) {
 	cancel()
 	if _, err := s.Find(ctxDone, fsmrt.Query{Machine: s.machine}); err == nil {
 		t.Error("a find with a cancelled context succeeded")
+	}
+}
+
+// owedEffects lists what PendingEffects reads as id/seq/index#attempts@owner+lease, the
+// lease in seconds after at(0) ("-" for none).
+func owedEffects(es []fsmrt.OwedEffect) []string {
+	var out []string
+	for _, e := range es {
+		lease := "-"
+		if !e.LeaseUntil.IsZero() {
+			lease = fmt.Sprint(int64(e.LeaseUntil.Sub(at(0)).Round(time.Second) / time.Second))
+		}
+		out = append(out, fmt.Sprintf("%s/%d/%d#%d@%s+%s", e.ID, e.Seq, e.Index, e.Attempts, e.Owner, lease))
+	}
+	return out
+}
+
+// owedDeadlines lists what PendingDeadlines reads as id/name@at#owner+lease, times in
+// seconds after at(0).
+func owedDeadlines(ds []fsmrt.OwedDeadline) []string {
+	var out []string
+	for _, d := range ds {
+		lease := "-"
+		if !d.LeaseUntil.IsZero() {
+			lease = fmt.Sprint(int64(d.LeaseUntil.Sub(at(0)).Round(time.Second) / time.Second))
+		}
+		out = append(out, fmt.Sprintf("%s/%s@%d:%s:%d#%s+%s", d.ID, d.Name, d.At.Sub(at(0)).Round(time.Second)/time.Second, d.Event, d.Level, d.Owner, lease))
+	}
+	return out
+}
+
+// testPending: a store that implements fsmrt.PendingReader says what it still owes, the
+// effects not delivered and the deadlines not handled, with who holds each until when,
+// without claiming or changing anything.
+func testPending(t *testing.T, s *suite) {
+	ctx := context.Background()
+	pr, ok := s.Store.(fsmrt.PendingReader)
+	if !ok {
+		t.Skip("the store does not implement fsmrt.PendingReader")
+	}
+	a, b := s.id("a"), s.id("b")
+	effects := func(q fsmrt.PendingQuery) []string {
+		t.Helper()
+		q.Machine = s.machine
+		got, err := pr.PendingEffects(ctx, q)
+		if err != nil {
+			t.Fatalf("PendingEffects(%+v): %v", q, err)
+		}
+		for _, e := range got {
+			if e.Machine != s.machine || e.Name != fmt.Sprint("send", e.Index) || e.Key != fmt.Sprintf("%s/%d/%d", e.ID, e.Seq, e.Index) ||
+				string(e.Data) != fmt.Sprintf(`{"seq": %d, "i": %d}`, e.Seq, e.Index) {
+				t.Errorf("pending effect %+v (data %s)", e, e.Data)
+			}
+		}
+		return owedEffects(got)
+	}
+	deadlines := func(q fsmrt.PendingQuery) []string {
+		t.Helper()
+		q.Machine = s.machine
+		got, err := pr.PendingDeadlines(ctx, q)
+		if err != nil {
+			t.Fatalf("PendingDeadlines(%+v): %v", q, err)
+		}
+		for _, d := range got {
+			if d.Machine != s.machine || d.State != "b" {
+				t.Errorf("pending deadline %+v", d)
+			}
+		}
+		return owedDeadlines(got)
+	}
+	if got := effects(fsmrt.PendingQuery{}); len(got) != 0 {
+		t.Errorf("effects of an empty store: %v", got)
+	}
+	if got := deadlines(fsmrt.PendingQuery{}); len(got) != 0 {
+		t.Errorf("deadlines of an empty store: %v", got)
+	}
+
+	// Effects: a's first commit has two, free; b's first one, free; a's second one, leased
+	// to its committer until 160. Another machine's are its own.
+	s.commitEffects(t, a, 1, 2, "", time.Time{})
+	s.commitEffects(t, b, 1, 1, "", time.Time{})
+	s.commitEffects(t, a, 2, 1, "committer", at(160))
+	other := &suite{Store: s.Store, machine: s.machine + ".other", run: s.run}
+	other.commitEffects(t, a, 1, 1, "", time.Time{})
+	all := []string{a + "/1/0#0@+-", a + "/1/1#0@+-", b + "/1/0#0@+-", a + "/2/0#1@committer+160"}
+	if got := effects(fsmrt.PendingQuery{}); !reflect.DeepEqual(got, all) {
+		t.Fatalf("pending effects %v, want %v", got, all)
+	}
+	// Reading claims nothing: the same again, and a claim still gets the free ones.
+	if got := effects(fsmrt.PendingQuery{}); !reflect.DeepEqual(got, all) {
+		t.Errorf("read again: %v, want %v", got, all)
+	}
+	if got := effects(fsmrt.PendingQuery{ID: a}); !reflect.DeepEqual(got, []string{all[0], all[1], all[3]}) {
+		t.Errorf("pending effects of %s: %v", a, got)
+	}
+	if got := effects(fsmrt.PendingQuery{Limit: 2}); !reflect.DeepEqual(got, all[:2]) {
+		t.Errorf("two pending effects: %v", got)
+	}
+	if got := effects(fsmrt.PendingQuery{ID: s.id("none")}); len(got) != 0 {
+		t.Errorf("effects of an instance never committed: %v", got)
+	}
+	if got := s.claim(t, "w1", at(100), 1); !reflect.DeepEqual(ids(got), []string{a + "/1/0#1"}) {
+		t.Fatalf("claimed %v after reading", ids(got))
+	}
+	// A claim shows: its owner, the end of its lease (100 + a minute), the attempt.
+	if err := s.CompleteEffects(ctx, []fsmrt.EffectID{{Machine: s.machine, ID: b, Seq: 1, Index: 0}}, at(100)); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{a + "/1/0#1@w1+160", a + "/1/1#0@+-", a + "/2/0#1@committer+160"}
+	if got := effects(fsmrt.PendingQuery{}); !reflect.DeepEqual(got, want) {
+		t.Errorf("after a claim and a delivery: %v, want %v", got, want)
+	}
+
+	// Deadlines: a arms a warning at 80 and its expiry at 100, b a warning at 80.
+	c := s.commit(a, 3, "", false)
+	c.Rearm, c.Deadlines = true, []fsmrt.Deadline{dl("warn", at(80), "", 1), dl("expiry", at(100), "expire", 0)}
+	if err := s.Commit(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	c = s.commit(b, 2, "", false)
+	c.Rearm, c.Deadlines = true, []fsmrt.Deadline{dl("warn", at(80), "", 1)}
+	if err := s.Commit(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	alld := []string{a + "/warn@80::1#+-", b + "/warn@80::1#+-", a + "/expiry@100:expire:0#+-"}
+	if got := deadlines(fsmrt.PendingQuery{}); !reflect.DeepEqual(got, alld) {
+		t.Fatalf("pending deadlines %v, want %v", got, alld)
+	}
+	if got := deadlines(fsmrt.PendingQuery{ID: a, Limit: 1}); !reflect.DeepEqual(got, alld[:1]) {
+		t.Errorf("one pending deadline of %s: %v", a, got)
+	}
+	// Reading claims nothing; a claim shows, and a deadline handled is owed no more (it
+	// stays for Find until the next rearm).
+	if got := s.claimDue(t, "s1", at(90)); !reflect.DeepEqual(got, []string{a + "/warn@80::1", b + "/warn@80::1"}) {
+		t.Fatalf("claimed %v after reading", got)
+	}
+	c = s.commit(a, 4, "", false)
+	c.Fired = "warn"
+	if err := s.Commit(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	want = []string{b + "/warn@80::1#s1+150", a + "/expiry@100:expire:0#+-"}
+	if got := deadlines(fsmrt.PendingQuery{}); !reflect.DeepEqual(got, want) {
+		t.Errorf("after a claim and a warning handled: %v, want %v", got, want)
+	}
+	if got, err := pr.PendingDeadlines(ctx, fsmrt.PendingQuery{Machine: other.machine}); err != nil || len(got) != 0 {
+		t.Errorf("deadlines of the other machine: %v, %v", owedDeadlines(got), err)
+	}
+
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := pr.PendingEffects(cancelled, fsmrt.PendingQuery{Machine: s.machine}); err == nil {
+		t.Error("PendingEffects with a cancelled context: no error")
+	}
+	if _, err := pr.PendingDeadlines(cancelled, fsmrt.PendingQuery{Machine: s.machine}); err == nil {
+		t.Error("PendingDeadlines with a cancelled context: no error")
 	}
 }
