@@ -54,7 +54,7 @@ test: fmt-check vet check-examples check-generated bin/testprogress
 # add half to their time (they generate, build and test hundreds of packages, and run
 # hundreds of charts), so make test runs them without it (make race runs every package
 # with it).
-NORACE := ./internal/lower ./internal/gogen ./internal/chartdiff ./internal/importer
+NORACE := ./internal/lower ./internal/gogen ./internal/chartdiff ./internal/importer ./internal/testgen
 
 race: bin/testprogress
 	$(TESTGO) -race -count=1 -timeout $(SLOWTIMEOUT) ./...
@@ -78,9 +78,11 @@ test-modules: bin/testprogress
 
 # The scale-out proof at the size of its acceptance bar: 1, 4 and 8 worker processes, 1,000
 # orders, 50,000 events, on SQLite and PostgreSQL (a few minutes on 2 CPUs; make test runs a
-# short scenario of it).
+# short scenario of it); then the random-spec property tests at ten times make test's size.
 test-long:
 	cd examples/scaleout && SCALEOUT_FULL=1 $(GO) test -count=1 -timeout 60m ./...
+	@echo "random specs: 3,000 flat specs and 1,000 statecharts, every reachable state reached by the generated tests; 150 specs built and tested"
+	FSMGEN_RANDSPECS=3000 FSMGEN_RANDSPECS_BUILD=150 FSMGEN_RANDCHARTS=1000 $(GO) test -count=1 -timeout $(LONGTIMEOUT) -run '^TestRandom(Specs|Charts)Reach' ./internal/testgen
 
 # Statement coverage of each generated seed package by its generated tests alone.
 coverage:
