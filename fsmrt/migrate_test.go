@@ -664,7 +664,7 @@ func migratedRig(t *testing.T, n int) (*rig, *failStore) {
 func TestMigrateCommit(t *testing.T) {
 	r, fs := migratedRig(t, 2) // in review since mgAt(2)
 	dls := r.m.deadlines(sReview, mgAt(2))
-	if len(dls) != 4 {
+	if len(dls) != 3 {
 		t.Fatalf("review's deadlines: %v", dls)
 	}
 	check := func(c Commit, what string) {
@@ -781,7 +781,7 @@ func TestMigrateMigrate(t *testing.T) {
 			t.Fatalf("Migrate = %v, %v", ok, err)
 		}
 		for i, c := range fs.commits {
-			if c.Migrated != mgOld || c.Entry.Kind != KindMigrated || c.Entry.Event != "" || c.Snapshot == nil || !c.Rearm || len(c.Deadlines) != 4 || c.CountersKept || c.Entry.Seq != 3 {
+			if c.Migrated != mgOld || c.Entry.Kind != KindMigrated || c.Entry.Event != "" || c.Snapshot == nil || !c.Rearm || len(c.Deadlines) != 3 || c.CountersKept || c.Entry.Seq != 3 {
 				t.Errorf("commit %d: %+v", i, c)
 			}
 		}

@@ -50,8 +50,16 @@ func (m *Machine[S, E, R, C, X]) deadlines(s S, at time.Time) []Deadline {
 	sd, timeout := &d.States[s], m.timeouts[s]
 	var out []Deadline
 	for i, pct := range sd.Levels {
+		after := percentOf(timeout, pct)
+		if sd.Expires && after == timeout {
+			// The expiry falls due at the same instant and records that the timeout
+			// passed: a level there too would be recorded or not as schedulers happened to
+			// claim the two (the expiry leaves the state, or not), the same history giving
+			// different logs.
+			continue
+		}
 		name := d.levelName(sd.LevelValues[i])
-		out = append(out, Deadline{Name: deadlineLevel + name, At: at.Add(percentOf(timeout, pct)), State: s.String(), Level: sd.LevelValues[i]})
+		out = append(out, Deadline{Name: deadlineLevel + name, At: at.Add(after), State: s.String(), Level: sd.LevelValues[i]})
 	}
 	if sd.Expires {
 		out = append(out, Deadline{Name: deadlineExpiry, At: at.Add(timeout), State: s.String(), Event: E(sd.Expiry).String()})
