@@ -163,26 +163,46 @@ func isNote(kind string) bool {
 // it: a MACHINE_CREATED entry of the event log, with a snapshot, committed as the
 // instance's first. It fails with a ConflictError when the store already has the instance
 // (create it once), with ErrNoStore without a store, and when the machine has already
-// committed transitions. in says who creates it, when and why.
+// committed transitions. in says who creates it, when (in.At, else the machine's clock)
+// and why. A machine that keeps time is created then: its creation time and the time it
+// entered its first state are the entry's, and the first state's deadlines count from it,
+// whenever the machine was built.
 func (m *Machine[S, E, R, C, X]) Create(ctx context.Context, in Input[R]) error {
 	if m.store != nil && m.seq != 0 {
 		return fmt.Errorf("%smachine %s has made %d transitions: it exists", m.def.Spec.prefix(), m.ID, m.seq)
 	}
-	return m.note(ctx, KindCreated, &in, nil, true)
+	if m.store == nil || !m.def.Timing {
+		return m.note(ctx, KindCreated, &in, nil, true)
+	}
+	in.At = m.now(&in)
+	created, entered, since := m.createdAt, m.enteredAt, m.since
+	m.createdAt, m.enteredAt, m.since = in.At, in.At, in.At
+	if err := m.note(ctx, KindCreated, &in, nil, true); err != nil {
+		m.createdAt, m.enteredAt, m.since = created, entered, since
+		return err
+	}
+	return nil
 }
 
 // FireDue claims from store up to limit deadlines of machines named machine (a Spec.Name)
-// that are due at now, and handles each once: load builds the instance with the given ID
+// that are due at now, leased to owner (this process when "") until now+lease
+// (DefaultLease when 0), and handles each once: load builds the instance with the given ID
 // from the store (the generated Replay function), with store set; an expiry fires the
-// state's on_expiry event (actor "scheduler", at the deadline), or, when the machine
-// refuses it, is recorded as a TIMEOUT_EXPIRED entry; a level is recorded as a
-// TIMEOUT_<LEVEL> entry. Each commit removes the deadline it handles: a deadline already
-// handled, or whose state the machine has left, is a conflict and is skipped. load may
-// return a machine the caller keeps in memory: when that machine turns out out of date (its
-// commit conflicts, or it has left the deadline's state), FireDue asks load again with a
-// context for which FreshLoad reports true, and load must then read the store. It returns how
-// many deadlines it handled and the first error other than a conflict. Any number of
-// schedulers may run at once, in any number of processes.
+// state's on_expiry event (actor "scheduler"), or, when the machine refuses it, is
+// recorded as a TIMEOUT_EXPIRED entry; a level is recorded as a TIMEOUT_<LEVEL> entry.
+// Each is stamped at its deadline, however late the scheduler (or at the machine's last
+// entry, when that is later: time in the log never goes back), so that the state an expiry
+// enters counts its own timeout from the deadline. Each commit removes the deadline it
+// handles: a deadline already handled, or whose state the machine has left, is a conflict
+// and is skipped. load may return a machine the caller keeps in memory: when that machine
+// turns out out of date (its commit conflicts, or it has left the deadline's state), FireDue
+// asks load again with a context for which FreshLoad reports true, and load must then read
+// the store. It returns how many deadlines it handled and the first error other than a
+// conflict. Any number of schedulers may run at once, in any number of processes.
+//
+// The machines load gives claim the effects of the transitions they fire with their own
+// clock, owner and lease (SetClock, SetOwner): load sets them, as now is on the caller's
+// clock. FireDueWith sets them for it.
 func FireDue[S StateType, E, R EnumType, C, X any](ctx context.Context, store Store, machine, owner string, now time.Time, lease time.Duration, limit int,
 	load func(ctx context.Context, id string) (*Machine[S, E, R, C, X], error)) (int, error) {
 	if lease <= 0 {
