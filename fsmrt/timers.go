@@ -218,7 +218,7 @@ func FireDue[S StateType, E, R EnumType, C, X any](ctx context.Context, store St
 	n := 0
 	var first error
 	for _, dl := range due {
-		err := handleDue(ctx, dl, now, load)
+		err := handleDue(ctx, dl, load)
 		switch {
 		case err == nil:
 			n++
@@ -242,17 +242,17 @@ func FreshLoad(ctx context.Context) bool {
 
 // handleDue handles one due deadline (FireDue), once more with a machine loaded fresh when
 // the one load gave was out of date.
-func handleDue[S StateType, E, R EnumType, C, X any](ctx context.Context, dl DueDeadline, now time.Time,
+func handleDue[S StateType, E, R EnumType, C, X any](ctx context.Context, dl DueDeadline,
 	load func(ctx context.Context, id string) (*Machine[S, E, R, C, X], error)) error {
-	err := handleDueOnce(ctx, dl, now, load)
+	err := handleDueOnce(ctx, dl, load)
 	if errors.Is(err, ErrStoreConflict) && !FreshLoad(ctx) {
-		err = handleDueOnce(context.WithValue(ctx, freshKey{}, true), dl, now, load)
+		err = handleDueOnce(context.WithValue(ctx, freshKey{}, true), dl, load)
 	}
 	return err
 }
 
 // handleDueOnce handles one due deadline with the machine load gives.
-func handleDueOnce[S StateType, E, R EnumType, C, X any](ctx context.Context, dl DueDeadline, now time.Time,
+func handleDueOnce[S StateType, E, R EnumType, C, X any](ctx context.Context, dl DueDeadline,
 	load func(ctx context.Context, id string) (*Machine[S, E, R, C, X], error)) error {
 	m, err := load(ctx, dl.ID)
 	if err != nil {
@@ -262,7 +262,14 @@ func handleDueOnce[S StateType, E, R EnumType, C, X any](ctx context.Context, dl
 		// Left since (and maybe entered again, with new deadlines): this claim is stale.
 		return &ConflictError{Machine: dl.Machine, ID: dl.ID, Version: m.seq, Stored: m.seq, Deadline: dl.Name}
 	}
-	in := Input[R]{Actor: "scheduler", At: now, fired: dl.Name}
+	// At the deadline, not when the scheduler got to it: a chain of timeouts keeps to its
+	// schedule and the log does not depend on the scheduler's lag; never before the last
+	// entry (a transition of the state since, a changed timeout), so that time in the log
+	// does not go back.
+	in := Input[R]{Actor: "scheduler", At: dl.At, fired: dl.Name}
+	if in.At.Before(m.updatedAt) {
+		in.At = m.updatedAt
+	}
 	meta := map[string]string{"deadline": dl.At.UTC().Format(time.RFC3339Nano), "timeout": m.timeouts[m.state].String()}
 	if dl.Name == deadlineExpiry {
 		e, ok := named[E](m.def.NumEvents, dl.Event)

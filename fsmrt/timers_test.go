@@ -136,7 +136,8 @@ func TestFireDue(t *testing.T) {
 	if n, err := fire(7 * time.Minute); n != 0 || err != nil {
 		t.Fatalf("before any level: %d, %v", n, err)
 	}
-	// The warning, recorded once as an entry of the log.
+	// The warning, recorded once as an entry of the log, at its deadline (8 minutes), not
+	// when the scheduler got to it.
 	if n, err := fire(9 * time.Minute); n != 1 || err != nil {
 		t.Fatalf("at 9 minutes: %d, %v", n, err)
 	}
@@ -145,11 +146,10 @@ func TestFireDue(t *testing.T) {
 	}
 	log := logOf(t, st)
 	if e := log[len(log)-1]; e.Kind != "TIMEOUT_WARNING" || e.From != sReview || e.To != sReview || e.Actor != "scheduler" || e.Metadata["level"] != "warning" ||
-		e.Metadata["deadline"] != t0.Add(8*time.Minute).Format(time.RFC3339Nano) || e.Metadata["timeout"] != "10m0s" || !e.Timestamp.Equal(t0.Add(9*time.Minute)) {
+		e.Metadata["deadline"] != t0.Add(8*time.Minute).Format(time.RFC3339Nano) || e.Metadata["timeout"] != "10m0s" || !e.Timestamp.Equal(t0.Add(8*time.Minute)) {
 		t.Errorf("warning entry %+v", e)
 	}
-	// At 12 minutes the expiry (first: by time, then name) fires pause; the alert, of a
-	// state left, is skipped.
+	// At 12 minutes the expiry fires pause, at 10 minutes.
 	if n, err := fire(12 * time.Minute); n != 1 || err != nil {
 		t.Fatalf("at 12 minutes: %d, %v", n, err)
 	}
@@ -158,7 +158,7 @@ func TestFireDue(t *testing.T) {
 		t.Fatalf("after the expiry: %v, %v", m, err)
 	}
 	log = logOf(t, st)
-	if e := log[len(log)-1]; e.Kind != KindTransition || e.Trigger != ePause || e.Reason != "timeout expired" || e.Actor != "scheduler" {
+	if e := log[len(log)-1]; e.Kind != KindTransition || e.Trigger != ePause || e.Reason != "timeout expired" || e.Actor != "scheduler" || !e.Timestamp.Equal(t0.Add(10*time.Minute)) {
 		t.Errorf("expiry entry %+v", e)
 	}
 	if n, err := fire(time.Hour); n != 0 || err != nil {
@@ -359,7 +359,7 @@ func TestFireDueStaleClaim(t *testing.T) {
 	// The machine leaves review and enters it again at 20 minutes: a new warning at 28.
 	r.clk.t = t0.Add(20 * time.Minute)
 	r.walk(t, eReject, eSubmit)
-	if err := handleDue(bg, stale[0], t0.Add(21*time.Minute), load); !errors.Is(err, ErrStoreConflict) {
+	if err := handleDue(bg, stale[0], load); !errors.Is(err, ErrStoreConflict) {
 		t.Errorf("the stale claim: %v", err)
 	}
 	for _, e := range logOf(t, st) {
