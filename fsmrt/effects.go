@@ -222,10 +222,30 @@ func (m *Machine[S, E, R, C, X]) clockNow() time.Time {
 // DeliverEffects claims from the machine's store up to limit effects of machines of its
 // type that are due for delivery (never delivered, or whose lease ran out: a failed or
 // crashed delivery), delivers them through the machine's hooks and records those
-// delivered. It returns how many it delivered; an effect whose hook fails is left for a
-// later claim. Any number of processes may run it at once: each effect goes to one of them
-// at a time. m serves only as the carrier of the hooks and the store: its own state is not
-// read. It fails with ErrNoStore without a store.
+// delivered. Any number of processes may run it at once: each effect goes to one of them
+// at a time. m is the carrier of the hooks, the store, the clock and the claimer: it
+// claims at its clock's now (SetClock; the system clock for a machine that keeps no
+// time), as its owner, for its lease (SetOwner), and records the deliveries at its clock's
+// time; its state, context and ID are not read. A lease is measured on the clock it was
+// taken by: give every process that shares the store the same clock.
+//
+// It returns how many it delivered and, when a hook failed, an EffectError for the first
+// failure (errors.Is ErrEffect), the other effects of the batch delivered all the same: the
+// failed one stays in the outbox, leased, and is claimed again when its lease runs out. So
+// a pass over the outbox goes on past an EffectError and stops at a batch that delivers
+// nothing and fails nothing; any other error is the store's:
+//
+//	for {
+//		n, err := m.DeliverEffects(ctx, 100)
+//		if err != nil && !errors.Is(err, fsmrt.ErrEffect) {
+//			return err // the store failed
+//		}
+//		if n == 0 && err == nil {
+//			return nil // nothing left that is due
+//		}
+//	}
+//
+// It fails with ErrNoStore without a store.
 func (m *Machine[S, E, R, C, X]) DeliverEffects(ctx context.Context, limit int) (int, error) {
 	d := m.def
 	if m.store == nil {

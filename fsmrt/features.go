@@ -58,8 +58,12 @@ func SetKeyWindow[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, C, X
 	m.keys.SetSize(n)
 }
 
-// SetClock replaces the machine's clock, and restarts its creation time and its time in
-// the current state.
+// SetClock replaces the machine's clock. A machine that has made no transition yet (new,
+// not loaded) starts at the clock's time: its creation time and its time in the current
+// state restart. A machine restored or replayed keeps the times it has and reads the new
+// clock from then on: give it the clock after loading it, as a worker with a clock of its
+// own does. The clock also times the machine's claims (the leases of the effects its
+// transitions schedule, DeliverEffects), so that they run on the caller's clock.
 func SetClock[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, C, X], c Clock) {
 	m.clock = c
 	if m.seq == 0 {
