@@ -249,15 +249,16 @@ LIMIT $?::bigint`
 
 // statements are the SQL statements of a store, on the tables of its schema.
 type statements struct {
-	commitFirst, commitNext, stored string
-	insertEffects, handleFired      string
-	disarm, arm                     string
-	clearCounters, setCounters      string
-	changeCounters                  string
-	instance, entriesAfterSnapshot  string
-	log, findKey                    string
-	claimEffects, completeEffects   string
-	claimDeadlines                  string
+	commitFirst, commitNext, stored  string
+	insertEffects, handleFired       string
+	disarm, arm                      string
+	clearCounters, setCounters       string
+	changeCounters                   string
+	instance, entriesAfterSnapshot   string
+	log, findKey                     string
+	claimEffects, completeEffects    string
+	claimDeadlines                   string
+	pendingEffects, pendingDeadlines string
 	// find holds Find's statement for each set of conditions (see findConditions).
 	find [findVariants]string
 }
@@ -283,6 +284,8 @@ func newStatements(schema string) statements {
 		claimEffects:         q(sqlClaimEffects),
 		completeEffects:      q(sqlCompleteEffects),
 		claimDeadlines:       q(sqlClaimDeadlines),
+		pendingEffects:       q(sqlPendingEffects),
+		pendingDeadlines:     q(sqlPendingDeadlines),
 	}
 	for set := range findConditions(findVariants) {
 		st.find[set] = q(findStatement(set))
