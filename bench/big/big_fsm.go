@@ -234,6 +234,7 @@ type BigContext struct{}
 //	func (m *Big) StartWith(ctx context.Context, in fsmrt.Input[fsmrt.NoRole]) error
 //	func (m *Big) Started() bool
 //	func (m *Big) Seq() int64
+//	func (m *Big) Answered() bool
 //	func (m *Big) Snapshot() fsmrt.Snapshot[State, BigContext, fsmrt.None]
 //	func (m *Big) SetLogger(l *slog.Logger)
 //

@@ -345,6 +345,7 @@ type ChartContext struct{}
 //	func (m *Chart) StartWith(ctx context.Context, in fsmrt.Input[fsmrt.NoRole]) error
 //	func (m *Chart) Started() bool
 //	func (m *Chart) Seq() int64
+//	func (m *Chart) Answered() bool
 //	func (m *Chart) Snapshot() fsmrt.Snapshot[State, ChartContext, fsmrt.None]
 //	func (m *Chart) SetLogger(l *slog.Logger)
 //

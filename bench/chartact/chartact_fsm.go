@@ -369,6 +369,7 @@ var _ ChartActionsHooks = ChartActionsNopHooks{}
 //	func (m *ChartActions) StartWith(ctx context.Context, in fsmrt.Input[fsmrt.NoRole]) error
 //	func (m *ChartActions) Started() bool
 //	func (m *ChartActions) Seq() int64
+//	func (m *ChartActions) Answered() bool
 //	func (m *ChartActions) Snapshot() fsmrt.Snapshot[State, ChartActionsContext, fsmrt.None]
 //	func (m *ChartActions) SetLogger(l *slog.Logger)
 //

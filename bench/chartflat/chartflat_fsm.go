@@ -218,6 +218,7 @@ type ChartFlatContext struct{}
 //	func (m *ChartFlat) StartWith(ctx context.Context, in fsmrt.Input[fsmrt.NoRole]) error
 //	func (m *ChartFlat) Started() bool
 //	func (m *ChartFlat) Seq() int64
+//	func (m *ChartFlat) Answered() bool
 //	func (m *ChartFlat) Snapshot() fsmrt.Snapshot[State, ChartFlatContext, fsmrt.None]
 //	func (m *ChartFlat) SetLogger(l *slog.Logger)
 //

@@ -159,6 +159,7 @@ type DocRecord = fsmrt.Record[State, Event]
 //	func (m *Doc) StartWith(ctx context.Context, in fsmrt.Input[fsmrt.NoRole]) error
 //	func (m *Doc) Started() bool
 //	func (m *Doc) Seq() int64
+//	func (m *Doc) Answered() bool
 //	func (m *Doc) Snapshot() fsmrt.Snapshot[State, DocContext, fsmrt.None]
 //	func (m *Doc) SetLogger(l *slog.Logger)
 //
@@ -204,8 +205,8 @@ func (m *Doc) SetKeyWindow(n int) {
 // Clock tells the time; set a fake one with SetClock in tests, or pass Input.At.
 type Clock = fsmrt.Clock
 
-// SetClock replaces the machine's clock, and restarts its creation time and its time in
-// the current state: call it right after construction.
+// SetClock replaces the machine's clock: a new machine's times restart at its time, a
+// loaded one keeps them and reads it from then on (fsmrt.SetClock).
 func (m *Doc) SetClock(c Clock) {
 	fsmrt.SetClock(&m.Machine, c)
 }

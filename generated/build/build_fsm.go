@@ -300,6 +300,7 @@ type TaskRecord = fsmrt.Record[State, Event]
 //	func (m *Task) StartWith(ctx context.Context, in fsmrt.Input[Role]) error
 //	func (m *Task) Started() bool
 //	func (m *Task) Seq() int64
+//	func (m *Task) Answered() bool
 //	func (m *Task) Snapshot() fsmrt.Snapshot[State, TaskContext, fsmrt.None]
 //	func (m *Task) SetLogger(l *slog.Logger)
 //
@@ -354,8 +355,8 @@ func (m *Task) SetHistoryWindow(n int) {
 // Clock tells the time; set a fake one with SetClock in tests, or pass Input.At.
 type Clock = fsmrt.Clock
 
-// SetClock replaces the machine's clock, and restarts its creation time and its time in
-// the current state: call it right after construction.
+// SetClock replaces the machine's clock: a new machine's times restart at its time, a
+// loaded one keeps them and reads it from then on (fsmrt.SetClock).
 func (m *Task) SetClock(c Clock) {
 	fsmrt.SetClock(&m.Machine, c)
 }
@@ -514,11 +515,22 @@ func FindTasks(ctx context.Context, store fsmrt.Store, q fsmrt.Query) ([]fsmrt.I
 }
 
 // FireDueTaskTimers handles the timeouts of the machines stored in store that have fallen
-// due at now: it fires the on_expiry events and records the levels reached
-// (TIMEOUT_<LEVEL> entries of the event log), each once, whichever of any number of
-// schedulers claims it (fsmrt.FireDue). It returns how many it handled, at most limit.
+// due at now, as FireDueTaskTimersWith does on a clock stopped at now, with the default
+// owner and leases, claiming at most limit.
 func FireDueTaskTimers(ctx context.Context, store fsmrt.Store, hooks TaskHooks, now time.Time, limit int) (int, error) {
-	return fsmrt.FireDue(ctx, store, def.Spec.Name(), "", now, 0, limit, func(ctx context.Context, id string) (*fsmrt.Machine[State, Event, Role, TaskContext, fsmrt.None], error) {
+	return FireDueTaskTimersWith(ctx, store, hooks, fsmrt.TimerOptions{
+		Clock: fsmrt.StoppedClock(now),
+		Limit: limit,
+	})
+}
+
+// FireDueTaskTimersWith handles the timeouts of the machines stored in store that have
+// fallen due at o.Clock's now: it fires the on_expiry events and records the levels
+// reached, each once, whichever of any number of schedulers claims it; the effects of the
+// transitions it fires are leased on o.Clock (fsmrt.FireDueWith). It returns how many it
+// handled.
+func FireDueTaskTimersWith(ctx context.Context, store fsmrt.Store, hooks TaskHooks, o fsmrt.TimerOptions) (int, error) {
+	return fsmrt.FireDueWith(ctx, store, def.Spec.Name(), o, func(ctx context.Context, id string) (*fsmrt.Machine[State, Event, Role, TaskContext, fsmrt.None], error) {
 		m, err := ReplayTask(ctx, store, id, hooks)
 		if err != nil {
 			return nil, err

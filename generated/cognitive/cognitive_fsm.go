@@ -404,6 +404,7 @@ type TaskRecord = fsmrt.Record[State, Event]
 //	func (m *Task) StartWith(ctx context.Context, in fsmrt.Input[fsmrt.NoRole]) error
 //	func (m *Task) Started() bool
 //	func (m *Task) Seq() int64
+//	func (m *Task) Answered() bool
 //	func (m *Task) Snapshot() fsmrt.Snapshot[State, TaskContext, TaskExtra]
 //	func (m *Task) SetLogger(l *slog.Logger)
 //
@@ -480,8 +481,8 @@ func (m *Task) SetHistoryWindow(n int) {
 // Clock tells the time; set a fake one with SetClock in tests, or pass Input.At.
 type Clock = fsmrt.Clock
 
-// SetClock replaces the machine's clock, and restarts its creation time and its time in
-// the current state: call it right after construction.
+// SetClock replaces the machine's clock: a new machine's times restart at its time, a
+// loaded one keeps them and reads it from then on (fsmrt.SetClock).
 func (m *Task) SetClock(c Clock) {
 	fsmrt.SetClock(&m.Machine, c)
 }

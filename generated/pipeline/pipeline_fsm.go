@@ -427,6 +427,7 @@ var _ TaskHooks = TaskNopHooks{}
 //	func (m *Task) StartWith(ctx context.Context, in fsmrt.Input[fsmrt.NoRole]) error
 //	func (m *Task) Started() bool
 //	func (m *Task) Seq() int64
+//	func (m *Task) Answered() bool
 //	func (m *Task) Snapshot() fsmrt.Snapshot[State, TaskContext, fsmrt.None]
 //	func (m *Task) SetLogger(l *slog.Logger)
 //

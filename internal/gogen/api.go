@@ -25,6 +25,7 @@ var machineAPI = []string{
 	"StartWith(ctx context.Context, in Input[R]) error",
 	"Started() bool",
 	"Seq() int64",
+	"Answered() bool",
 	"Snapshot() Snapshot[S, C, X]",
 	"SetLogger(l *slog.Logger)",
 	"",

@@ -226,7 +226,7 @@ func (g *gen) engineMachine(f *File) {
 	f.Comment("// Clock tells the time; set a fake one with SetClock in tests, or pass Input.At.")
 	f.Type().Id("Clock").Op("=").Qual(rt, "Clock")
 	f.Line()
-	f.Comment("// SetClock replaces the machine's clock, and restarts its creation time and its time in\n// the current state: call it right after construction.")
+	f.Comment("// SetClock replaces the machine's clock: a new machine's times restart at its time, a\n// loaded one keeps them and reads it from then on (fsmrt.SetClock).")
 	f.Add(recv()).Id("SetClock").Params(Id("c").Id("Clock")).Block(Qual(rt, "SetClock").Call(self(), Id("c")))
 	f.Line()
 	wrap("CreatedAt", "CreatedAt returns when the machine was created.", nil, Qual("time", "Time"), "CreatedAt")
@@ -530,10 +530,16 @@ func (g *gen) engineStore(f *File) {
 	}
 	if g.durableTimers() {
 		T := g.T
-		f.Comment(comment(fmt.Sprintf("FireDue%sTimers handles the timeouts of the machines stored in store that have\nfallen due at now: it fires the on_expiry events and records the levels reached\n(TIMEOUT_<LEVEL> entries of the event log), each once, whichever of any number of\nschedulers claims it (fsmrt.FireDue). It returns how many it handled, at most limit.", T)))
+		f.Comment(comment(fmt.Sprintf("FireDue%sTimers handles the timeouts of the machines stored in store that have\nfallen due at now, as FireDue%sTimersWith does on a clock stopped at now, with the\ndefault owner and leases, claiming at most limit.", T, T)))
 		machine := Qual(rt, "Machine").Types(Id("State"), Id("Event"), g.role(), Id(g.name("Context")), g.extra())
 		f.Func().Id("FireDue"+T+"Timers").Params(append(append([]Code{ctxParam(), Id("store").Qual(rt, "Store")}, g.hookParams()...), Id("now").Qual("time", "Time"), Id("limit").Int())...).Params(Int(), Error()).Block(
-			Return(Qual(rt, "FireDue").Call(Id("ctx"), Id("store"), Id("def").Dot("Spec").Dot("Name").Call(), Lit(""), Id("now"), Lit(0), Id("limit"),
+			Return(Id("FireDue"+T+"TimersWith").Call(append(append([]Code{Id("ctx"), Id("store")}, g.hookArgs()...),
+				Qual(rt, "TimerOptions").Values(Dict{Id("Clock"): Qual(rt, "StoppedClock").Call(Id("now")), Id("Limit"): Id("limit")}))...)),
+		)
+		f.Line()
+		f.Comment(comment(fmt.Sprintf("FireDue%sTimersWith handles the timeouts of the machines stored in store that have\nfallen due at o.Clock's now: it fires the on_expiry events and records the levels\nreached, each once, whichever of any number of schedulers claims it; the effects of\nthe transitions it fires are leased on o.Clock (fsmrt.FireDueWith). It returns how many\nit handled.", T)))
+		f.Func().Id("FireDue"+T+"TimersWith").Params(append(append([]Code{ctxParam(), Id("store").Qual(rt, "Store")}, g.hookParams()...), Id("o").Qual(rt, "TimerOptions"))...).Params(Int(), Error()).Block(
+			Return(Qual(rt, "FireDueWith").Call(Id("ctx"), Id("store"), Id("def").Dot("Spec").Dot("Name").Call(), Id("o"),
 				Func().Params(ctxParam(), Id("id").String()).Params(Op("*").Add(machine), Error()).Block(
 					List(Id("m"), Err()).Op(":=").Id("Replay"+T).Call(append([]Code{Id("ctx"), Id("store"), Id("id")}, g.hookArgs()...)...),
 					If(Err().Op("!=").Nil()).Block(Return(Nil(), Err())),

@@ -238,6 +238,7 @@ var _ TicketHooks = TicketNopHooks{}
 //	func (m *Ticket) StartWith(ctx context.Context, in fsmrt.Input[fsmrt.NoRole]) error
 //	func (m *Ticket) Started() bool
 //	func (m *Ticket) Seq() int64
+//	func (m *Ticket) Answered() bool
 //	func (m *Ticket) Snapshot() fsmrt.Snapshot[State, TicketContext, fsmrt.None]
 //	func (m *Ticket) SetLogger(l *slog.Logger)
 //

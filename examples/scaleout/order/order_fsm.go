@@ -194,6 +194,34 @@ var _ OrderHooks = OrderNopHooks{}
 // cart, checkout and shipped; hold parks it in held, whose timeout reports two levels and
 // then releases it back to where it was. Shipping and releasing notify the customer, an
 // effect delivered from the outbox.
+//
+// Besides its own methods, a Order has those of the runtime's machine it embeds (go doc
+// fsmrt.Machine says what each does), with its own types:
+//
+//	func (m *Order) State() State
+//	func (m *Order) Fire(ctx context.Context, e Event) (State, error)
+//	func (m *Order) FireWith(ctx context.Context, e Event, in fsmrt.Input[fsmrt.NoRole]) (State, error)
+//	func (m *Order) Can(ctx context.Context, e Event) bool
+//	func (m *Order) CanWith(ctx context.Context, e Event, in fsmrt.Input[fsmrt.NoRole]) bool
+//	func (m *Order) Permitted(ctx context.Context, buf []Event) []Event
+//	func (m *Order) PermittedWith(ctx context.Context, in fsmrt.Input[fsmrt.NoRole], buf []Event) []Event
+//	func (m *Order) Start(ctx context.Context) error
+//	func (m *Order) StartWith(ctx context.Context, in fsmrt.Input[fsmrt.NoRole]) error
+//	func (m *Order) Started() bool
+//	func (m *Order) Seq() int64
+//	func (m *Order) Answered() bool
+//	func (m *Order) Snapshot() fsmrt.Snapshot[State, OrderContext, fsmrt.None]
+//	func (m *Order) SetLogger(l *slog.Logger)
+//
+//	func (m *Order) SetStore(s fsmrt.Store)
+//	func (m *Order) StoreName() string
+//	func (m *Order) Create(ctx context.Context, in fsmrt.Input[fsmrt.NoRole]) error
+//	func (m *Order) SetOwner(owner string, lease time.Duration)
+//	func (m *Order) EventLog(ctx context.Context, after int64) ([]fsmrt.LogEntry[State, Event, fsmrt.NoRole], error)
+//	func (m *Order) StoredSnapshot(ctx context.Context) (s fsmrt.Snapshot[State, OrderContext, fsmrt.None], ok bool, err error)
+//	func (m *Order) DeliverEffects(ctx context.Context, limit int) (int, error)
+//	func (m *Order) Migrate(ctx context.Context) (bool, error)
+//	func (m *Order) Migrated() string
 type Order struct {
 	fsmrt.Machine[State, Event, fsmrt.NoRole, OrderContext, fsmrt.None]
 	hooks OrderHooks
@@ -231,8 +259,8 @@ func (m *Order) SetKeyWindow(n int) {
 // Clock tells the time; set a fake one with SetClock in tests, or pass Input.At.
 type Clock = fsmrt.Clock
 
-// SetClock replaces the machine's clock, and restarts its creation time and its time in
-// the current state: call it right after construction.
+// SetClock replaces the machine's clock: a new machine's times restart at its time, a
+// loaded one keeps them and reads it from then on (fsmrt.SetClock).
 func (m *Order) SetClock(c Clock) {
 	fsmrt.SetClock(&m.Machine, c)
 }
@@ -317,12 +345,15 @@ func (m *ops) Checkpoint(ctx context.Context, cp int, st OrderStep) error {
 	return nil
 }
 
-// CheckpointError says a checkpoint hook failed. The transition has happened.
+// CheckpointError says a checkpoint hook failed. Without a store the transition has
+// happened but was not saved; with one it was taken back, and the machine is as it was
+// before Fire.
 type CheckpointError struct {
 	Checkpoint Checkpoint
 	Err        error
 }
 
+// Error names the checkpoint and the hook's error.
 func (e *CheckpointError) Error() string {
 	return "order: checkpoint " + e.Checkpoint.String() + ": " + e.Err.Error()
 }
@@ -405,11 +436,22 @@ func FindOrders(ctx context.Context, store fsmrt.Store, q fsmrt.Query) ([]fsmrt.
 }
 
 // FireDueOrderTimers handles the timeouts of the machines stored in store that have fallen
-// due at now: it fires the on_expiry events and records the levels reached
-// (TIMEOUT_<LEVEL> entries of the event log), each once, whichever of any number of
-// schedulers claims it (fsmrt.FireDue). It returns how many it handled, at most limit.
+// due at now, as FireDueOrderTimersWith does on a clock stopped at now, with the default
+// owner and leases, claiming at most limit.
 func FireDueOrderTimers(ctx context.Context, store fsmrt.Store, hooks OrderHooks, now time.Time, limit int) (int, error) {
-	return fsmrt.FireDue(ctx, store, def.Spec.Name(), "", now, 0, limit, func(ctx context.Context, id string) (*fsmrt.Machine[State, Event, fsmrt.NoRole, OrderContext, fsmrt.None], error) {
+	return FireDueOrderTimersWith(ctx, store, hooks, fsmrt.TimerOptions{
+		Clock: fsmrt.StoppedClock(now),
+		Limit: limit,
+	})
+}
+
+// FireDueOrderTimersWith handles the timeouts of the machines stored in store that have
+// fallen due at o.Clock's now: it fires the on_expiry events and records the levels
+// reached, each once, whichever of any number of schedulers claims it; the effects of the
+// transitions it fires are leased on o.Clock (fsmrt.FireDueWith). It returns how many it
+// handled.
+func FireDueOrderTimersWith(ctx context.Context, store fsmrt.Store, hooks OrderHooks, o fsmrt.TimerOptions) (int, error) {
+	return fsmrt.FireDueWith(ctx, store, def.Spec.Name(), o, func(ctx context.Context, id string) (*fsmrt.Machine[State, Event, fsmrt.NoRole, OrderContext, fsmrt.None], error) {
 		m, err := ReplayOrder(ctx, store, id, hooks)
 		if err != nil {
 			return nil, err
@@ -420,6 +462,23 @@ func FireDueOrderTimers(ctx context.Context, store fsmrt.Store, hooks OrderHooks
 }
 
 // OrderRegistry holds machines by ID and answers queries over them (fsmrt.Registry).
+//
+// Besides its own methods, a OrderRegistry has those of the runtime's registry it embeds (go doc
+// fsmrt.Registry says what each does), with its own types:
+//
+//	func (r *OrderRegistry) Register(m *Order) error
+//	func (r *OrderRegistry) Get(id string) (*Order, error)
+//	func (r *OrderRegistry) GetOrNil(id string) *Order
+//	func (r *OrderRegistry) Remove(id string) bool
+//	func (r *OrderRegistry) Do(id string, fn func(*Order) error) error
+//	func (r *OrderRegistry) ListActive() []*Order
+//	func (r *OrderRegistry) ListAll() []*Order
+//	func (r *OrderRegistry) ByState(s State) []*Order
+//	func (r *OrderRegistry) Where(keep func(*Order) bool) []*Order
+//	func (r *OrderRegistry) ActiveCount() int
+//	func (r *OrderRegistry) CleanupTerminal() int
+//	func (r *OrderRegistry) Init(name string, id func(*Order) string, maxActive int, logger *slog.Logger)
+//	func (r *OrderRegistry) Logger() *slog.Logger
 type OrderRegistry struct{ fsmrt.Registry[*Order, State] }
 
 // NewOrderRegistry returns an empty registry (fsmrt.Registry.Init).
