@@ -266,14 +266,17 @@ func (w *worker) watch(id string) {
 	}
 }
 
-// schedule handles the timeouts due, then prints what is new in the watched logs.
+// schedule handles the timeouts due, then prints what is new in the watched logs. The
+// scheduler runs on the worker's clock, the one its leases are measured on. A batch that
+// handled some deadlines may leave more: it goes on, past a deadline that failed (left
+// for a later pass), until a batch handles none.
 func (w *worker) schedule(ctx context.Context) {
 	for {
-		n, err := build.FireDueTaskTimers(ctx, w.store, build.TaskNopHooks{}, w.clock.Now(), 100)
+		n, err := build.FireDueTaskTimersWith(ctx, w.store, build.TaskNopHooks{}, fsmrt.TimerOptions{Clock: w.clock, Limit: 100})
 		if err != nil {
 			fmt.Fprintf(w.errs, "worker: timeouts: %v\n", err)
 		}
-		if n == 0 || err != nil {
+		if n == 0 {
 			break
 		}
 	}
