@@ -24,7 +24,9 @@ JSON (--from xstate) or a W3C SCXML document (--from scxml; without --from the e
 same names; -o writes it to FILE atomically, replacing a file only with --force. What
 the import cannot keep is refused at its position, as check reports (path:line:col:
 error: message, on stderr), as are the checker's errors about the spec, which it gives
-at the input that made them: then nothing is written and the exit status is 1.
+at the input that made them: then nothing is written and the exit status is 1. An input
+may be 8 MB (8,388,608 bytes), nest 100 levels deep and hold 10,000 states; larger is
+refused at the position past the limit.
 
 XState: id (the machine's name), initial, states, type (parallel, final, history),
 history and a history state's target (its default), on, always, onDone, entry, exit,

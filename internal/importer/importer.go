@@ -22,11 +22,18 @@ import (
 	"github.com/fsmgen/fsmgen/spec"
 )
 
-// Limits on input, those of a spec (spec.MaxBytes, spec.MaxDepth).
+// Limits on input, those of a spec (spec.MaxBytes, spec.MaxDepth), and MaxStates.
 const (
 	maxBytes = spec.MaxBytes
 	maxDepth = spec.MaxDepth
 )
+
+// MaxStates is the most states (of every kind, the machine itself left out) an imported
+// statechart may have: the checker computes every configuration of a statechart, and a
+// larger one takes longer to check and generate than anyone waits for (a chart of 10,000
+// states imports in about 10 s). A larger chart is refused at its first state past the
+// limit.
+const MaxStates = 10000
 
 // Format names an input format.
 type Format string
@@ -108,6 +115,15 @@ func convert(from Format, path string, data []byte, opt Options) ([]byte, []diag
 		ds.Errorf(src.start(), "unknown input format %q", from)
 	}
 	if ds.HasErrors() || c == nil {
+		return nil, nil, ds.Sorted()
+	}
+	count := 0
+	c.root.walk(func(n *node) {
+		if count++; count == MaxStates+2 { // the root is the machine, not a state
+			ds.Errorf(n.pos, "the statechart has more than %d states; the limit is %d (split it into machines of their own)", MaxStates, MaxStates)
+		}
+	})
+	if ds.HasErrors() {
 		return nil, nil, ds.Sorted()
 	}
 	c.name(opt)

@@ -14,6 +14,10 @@ type source struct {
 	path  string
 	data  []byte
 	lines []int // byte offset of the start of each line
+	// The last position computed (its offset, line index and column): readers ask for
+	// positions mostly in order, and on a long line (a minified config is one) counting
+	// each column from the line's start would be quadratic.
+	lastOff, lastLine, lastCol int
 }
 
 func newSource(path string, data []byte) *source {
@@ -31,7 +35,13 @@ func newSource(path string, data []byte) *source {
 func (s *source) pos(off int) diag.Pos {
 	off = min(max(off, 0), len(s.data))
 	line := sort.Search(len(s.lines), func(i int) bool { return s.lines[i] > off }) - 1
-	col := utf8.RuneCount(s.data[s.lines[line]:off]) + 1
+	var col int
+	if s.lastCol > 0 && line == s.lastLine && off >= s.lastOff {
+		col = s.lastCol + utf8.RuneCount(s.data[s.lastOff:off])
+	} else {
+		col = utf8.RuneCount(s.data[s.lines[line]:off]) + 1
+	}
+	s.lastOff, s.lastLine, s.lastCol = off, line, col
 	if line == 0 && off >= 3 && bytes.HasPrefix(s.data, []byte("\ufeff")) {
 		col-- // a byte-order mark is not a character of the text
 	}

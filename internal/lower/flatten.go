@@ -57,8 +57,9 @@ type outcome struct {
 type flattener struct {
 	l       *lowerer
 	c       *ir.Chart
-	byEvent [][][]*ir.ChartTransition // [node][event] in order
-	values  []map[string]int          // by slot: value key -> value
+	byEvent []map[int][]*ir.ChartTransition // [node][event index] in order; sparse: a node has few events
+	events  [][]int                         // [node]: the indexes of the events it has transitions on
+	values  []map[string]int                // by slot: value key -> value
 	configs []config
 	index   map[string]int
 	states  []*ir.State
@@ -91,12 +92,17 @@ func (l *lowerer) flatten() {
 			l.doneEvent(n)
 		}
 	}
-	f.byEvent = make([][][]*ir.ChartTransition, len(c.Nodes))
-	for i := range f.byEvent {
-		f.byEvent[i] = make([][]*ir.ChartTransition, len(l.m.Events))
-	}
+	f.byEvent = make([]map[int][]*ir.ChartTransition, len(c.Nodes))
+	f.events = make([][]int, len(c.Nodes))
 	for _, t := range c.Transitions {
-		f.byEvent[t.Source.Index][t.Event.Index] = append(f.byEvent[t.Source.Index][t.Event.Index], t)
+		n, e := t.Source.Index, t.Event.Index
+		if f.byEvent[n] == nil {
+			f.byEvent[n] = map[int][]*ir.ChartTransition{}
+		}
+		if len(f.byEvent[n][e]) == 0 {
+			f.events[n] = append(f.events[n], e)
+		}
+		f.byEvent[n][e] = append(f.byEvent[n][e], t)
 	}
 	f.values = make([]map[string]int, len(c.History))
 	for i := range f.values {
@@ -331,7 +337,10 @@ func (f *flattener) explore() {
 		if f.isDone(cf) {
 			continue
 		}
-		for _, e := range m.Events {
+		// Only the events some active state has a transition on can select anything (for
+		// the others every state's own candidates are "none"): in event order, as before.
+		for _, ei := range f.eventsOf(cf) {
+			e := m.Events[ei]
 			var outs []outcome
 			if e == f.c.Always {
 				outs = f.eventless(cf)
@@ -351,6 +360,22 @@ func (f *flattener) explore() {
 			}
 		}
 	}
+}
+
+// eventsOf lists, in event order, the indexes of the events that the states active in c have
+// transitions on, and the eventless event when the chart has one.
+func (f *flattener) eventsOf(c config) []int {
+	var out []int
+	for i, on := range c {
+		if on {
+			out = append(out, f.events[i]...)
+		}
+	}
+	if f.c.Always != nil {
+		out = append(out, f.c.Always.Index)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // variants computes the microstep of o for every value of the history memory its targets
@@ -996,23 +1021,30 @@ func (f *flattener) invalid(ts []*ir.ChartTransition, c config) bool {
 			problem = fmt.Sprintf("%q active without %q", n.Path, n.Parent.Path)
 			break
 		}
-		var active, missing []*ir.Node
+		// The first two active children and the first missing one (no list: a state may
+		// have thousands of children, and this runs for every microstep).
+		var active [2]*ir.Node
+		var missing *ir.Node
+		nActive := 0
 		for _, ch := range n.Children {
 			switch {
 			case ch.Kind == ir.NodeHistory:
 			case c[ch.Index]:
-				active = append(active, ch)
-			default:
-				missing = append(missing, ch)
+				if nActive < 2 {
+					active[nActive] = ch
+				}
+				nActive++
+			case missing == nil:
+				missing = ch
 			}
 		}
 		switch {
-		case n.Kind == ir.NodeCompound && len(active) > 1:
+		case n.Kind == ir.NodeCompound && nActive > 1:
 			problem = fmt.Sprintf("%q in both %q and %q at once", n.Path, active[0].Path, active[1].Path)
-		case n.Kind == ir.NodeCompound && len(active) == 0:
+		case n.Kind == ir.NodeCompound && nActive == 0:
 			problem = fmt.Sprintf("%q active in none of its states", n.Path)
-		case n.Kind == ir.NodeParallel && len(missing) > 0:
-			problem = fmt.Sprintf("parallel state %q without its region %q", n.Path, missing[0].Path)
+		case n.Kind == ir.NodeParallel && missing != nil:
+			problem = fmt.Sprintf("parallel state %q without its region %q", n.Path, missing.Path)
 		}
 		if problem != "" {
 			break
