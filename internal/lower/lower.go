@@ -116,6 +116,7 @@ func (l *lowerer) run() {
 		l.resolveChartTransitions()
 		l.refuseInChart()
 		l.flatten()
+		l.checkLivelock()
 		l.checkGoDecls()
 		l.checkUnused()
 		l.migrations()
