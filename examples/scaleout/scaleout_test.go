@@ -13,8 +13,11 @@ import (
 )
 
 // A copy of the test binary started with the role variable set is a worker or a floor
-// process of a run (see Child).
+// process of a run (see Child), or a scheduler of the timer-clock proof (timersMain).
 func TestMain(m *testing.M) {
+	if os.Getenv(roleEnv) == roleTimers {
+		os.Exit(timersMain(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
 	if code, ok := Child(); ok {
 		os.Exit(code)
 	}
