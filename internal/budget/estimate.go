@@ -123,8 +123,7 @@ func count(m *ir.Machine) (*counts, sizes) {
 		}
 		if len(s.Requires) > 0 {
 			use("requires", requiresCost)
-			out.code += float64(len(s.Requires)) * 120
-			out.markdown += float64(len(s.Requires)) * 12
+			out.add(requiredCost(s.Requires))
 		}
 		for _, g := range s.Groups {
 			out.mermaid += float64(len(g.Name)) + 6
@@ -138,8 +137,14 @@ func count(m *ir.Machine) (*counts, sizes) {
 			if t.OnExpiry != nil {
 				use("expiry", expiryCost)
 			}
+			// Each level: a line of the diagrams' note and of the document's cell, a
+			// constant of the code, and the tests' cases just before and at it.
 			levels := float64(len(t.Levels))
-			out.add(sizes{code: 250 + 20*levels, tests: 400, mermaid: 50 + 15*levels, markdown: 80 + 15*levels, dot: 200 + 15*levels})
+			var names float64
+			for _, l := range t.Levels {
+				names += float64(len(l.Name))
+			}
+			out.add(sizes{code: 160 + 8.5*levels, tests: 400 + 300*levels + 5*names, mermaid: 40 + 12*levels, markdown: 80 + 26*levels + names, dot: 150 + 9*levels})
 			out.markdown += 1.1 * float64(len(t.Doc))
 			out.dot += float64(len(t.Doc))
 		}
@@ -149,8 +154,7 @@ func count(m *ir.Machine) (*counts, sizes) {
 		for _, n := range m.Chart.Nodes {
 			if len(n.Requires) > 0 {
 				use("requires", requiresCost)
-				out.code += float64(len(n.Requires)) * 120
-				out.markdown += float64(len(n.Requires)) * 12
+				out.add(requiredCost(n.Requires))
 			}
 		}
 		for _, t := range m.Transitions {
@@ -240,6 +244,19 @@ func count(m *ir.Machine) (*counts, sizes) {
 	return c, out
 }
 
+// requiredCost is what a state's required fields add: the code's checks, the document's
+// list, and the tests' cases of each field missing and invalid.
+func requiredCost(fs []*ir.Field) sizes {
+	var x sizes
+	for _, f := range fs {
+		n := float64(len(f.Name))
+		x.code += 52 + n
+		x.markdown += 20 + n
+		x.tests += 270 + 4*n
+	}
+	return x
+}
+
 // field counts a context or payload field.
 func (c *counts) field(out *sizes, decl func(sizes, string, string, string, bool), f *ir.Field) {
 	decl(sizes{code: 60, tests: 10, markdown: 40}, f.Name, f.GoName, f.Doc, false)
@@ -295,7 +312,8 @@ func (c *counts) transitions(m *ir.Machine) sizes {
 		}
 	}
 
-	for _, t := range m.Transitions {
+	earlier := earlierGuards(m)
+	for ti, t := range m.Transitions {
 		from, on := float64(len(t.From)), float64(len(t.Events))
 		cells := from * on
 		c.cells += int64(len(t.From) * len(t.Events))
@@ -354,6 +372,11 @@ func (c *counts) transitions(m *ir.Machine) sizes {
 		code := 75 + from*(c.stateDigits+2) + on*(c.eventDigits+2) + 6*float64(len(t.Conds)) + 6*float64(len(t.Actions)) + 6*float64(len(t.Increment)+len(t.Reset))
 		if len(t.Roles) > 0 {
 			code += 30 + 30*float64(len(t.Roles))
+		}
+		if m.Chart != nil {
+			// A microstep's line also says whether it changes the configuration and settles
+			// it, and lists the history it reads and records and the done events it raises.
+			code += 40 + 32*float64(len(t.Mem)+len(t.Record)) + 12*float64(len(t.Raise))
 		}
 
 		// Diagram edges and the Markdown "to" cell.
@@ -444,6 +467,9 @@ func (c *counts) transitions(m *ir.Machine) sizes {
 			rows++
 		}
 		out.tests += cells * (rows*(c.testCase()+15+conds) + (1+rows)*calls)
+		// Each case of a transition tried after others on the same (state, event) sets
+		// their guards so that they do not hold.
+		out.tests += float64(earlier[ti]) * max(rows, 1) * 19
 	}
 
 	// Distinct edges to fixed and limit targets: the first label of an edge costs its line,
@@ -482,6 +508,55 @@ func (c *counts) transitions(m *ir.Machine) sizes {
 	out.dot += dotEdges * (18 + 2*c.stateDigits)
 	// The Markdown embeds the Mermaid diagram and lists each state's next states.
 	out.markdown += out.mermaid + edges*(c.stateName+4)
+	return out
+}
+
+// earlierGuards counts, for each transition, the guards of the transitions tried before it
+// on the same (state, event) pairs, summed over its pairs. Transitions are taken per event
+// (a counting sort, no list per pair), with a running count per state: time linear in the
+// expanded transitions, memory in the states and transitions.
+func earlierGuards(m *ir.Machine) []int64 {
+	out := make([]int64, len(m.Transitions))
+	start := make([]int32, len(m.Events)+1)
+	for _, t := range m.Transitions {
+		for _, e := range t.Events {
+			start[e.Index+1]++
+		}
+	}
+	for i := range m.Events {
+		start[i+1] += start[i]
+	}
+	order := make([]int32, start[len(m.Events)])
+	next := append([]int32(nil), start[:len(m.Events)]...)
+	for i, t := range m.Transitions {
+		for _, e := range t.Events {
+			order[next[e.Index]] = int32(i)
+			next[e.Index]++
+		}
+	}
+	acc := make([]int32, len(m.States))
+	for e := range m.Events {
+		ts := order[start[e]:start[e+1]]
+		if len(ts) < 2 {
+			continue
+		}
+		for _, i := range ts {
+			t := m.Transitions[i]
+			guards := int32(len(t.Conds))
+			for _, ch := range t.Choices {
+				guards += int32(len(ch.Conds))
+			}
+			for _, s := range t.From {
+				out[i] += int64(acc[s.Index])
+				acc[s.Index] += guards
+			}
+		}
+		for _, i := range ts {
+			for _, s := range m.Transitions[i].From {
+				acc[s.Index] = 0
+			}
+		}
+	}
 	return out
 }
 

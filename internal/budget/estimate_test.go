@@ -118,6 +118,11 @@ func TestEstimateIsClose(t *testing.T) {
 	specs[fmt.Sprintf("constructs %d×12", 60/scale)] = featureSpec(60/scale, 12)
 	specs[fmt.Sprintf("fan-in %d×%[1]d", 80/scale)] = faninSpec(80/scale, 80/scale)
 	specs[fmt.Sprintf("history %d×20", 100/scale)] = historySpec(100/scale, 20)
+	// The shapes the estimate once missed: many timeout levels on every state, many guarded
+	// transitions of one (state, event) pair, many fields every state requires.
+	specs[fmt.Sprintf("levels %d×50", 100/scale)] = levelsSpec(100/scale, 50)
+	specs[fmt.Sprintf("guarded %d", 200/scale)] = guardedSpec(200 / scale)
+	specs[fmt.Sprintf("required %d×50", 40/scale)] = requiredSpec(40/scale, 50)
 	const factor = 1.5
 	for _, name := range sortedNames(specs) {
 		m := load(t, specPath(name), specs[name])
@@ -183,6 +188,23 @@ func TestRefusesWideSpec(t *testing.T) {
 	limit, perr := ParseSize(raise)
 	if perr != nil || Check(est, limit) != nil {
 		t.Errorf("the suggested --max-output-size=%s does not pass: %v, %v", raise, perr, Check(est, limit))
+	}
+}
+
+// TestEstimateBoundsOddShapes: the report's machines, each a small spec whose outputs are
+// large for a reason other than states × events, are estimated past the budget (each ran
+// out of memory or time while estimated well under it).
+func TestEstimateBoundsOddShapes(t *testing.T) {
+	for name, spec := range map[string][]byte{
+		"1,000 timeout levels on 2,000 states":        levelsSpec(2000, 1000),
+		"20,000 guarded transitions of one pair":      guardedSpec(20000),
+		"3,000 required fields on each of 300 states": requiredSpec(300, 3000),
+	} {
+		est := Of(load(t, name, spec), kinds)
+		t.Logf("%s: %d bytes of spec, estimate %s", name, len(spec), Size(est.Total()))
+		if Check(est, Default) == nil {
+			t.Errorf("%s: estimate %s, within the budget %s", name, Size(est.Total()), Default)
+		}
 	}
 }
 

@@ -128,3 +128,67 @@ func historySpec(n, e int) []byte {
 	}
 	return []byte(b.String())
 }
+
+// levelsSpec writes n states in a ring, each with a timeout, and k timeout levels (1 % to
+// k %) that every timeout has.
+func levelsSpec(n, k int) []byte {
+	var b strings.Builder
+	b.WriteString("version: 1\nmachine: Levels\npackage: levels\ntimeout_levels: {")
+	for j := range k {
+		if j > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "l%d: %d%%", j, j+1)
+	}
+	b.WriteString("}\nstates:\n  s0: { initial: true, timeout: 15m }\n")
+	for i := 1; i < n; i++ {
+		fmt.Fprintf(&b, "  s%d: { timeout: 15m }\n", i)
+	}
+	b.WriteString("events:\n  next: {}\ntransitions:\n")
+	for i := range n {
+		fmt.Fprintf(&b, "  - { from: s%d, on: next, to: s%d }\n", i, (i+1)%n)
+	}
+	return []byte(b.String())
+}
+
+// guardedSpec writes k transitions of one (state, event) pair, each with a guard of its
+// own, the last one without.
+func guardedSpec(k int) []byte {
+	var b strings.Builder
+	b.WriteString("version: 1\nmachine: Guarded\npackage: guarded\nguards:\n")
+	for j := range k {
+		fmt.Fprintf(&b, "  g%d: {}\n", j)
+	}
+	b.WriteString("states:\n  a: { initial: true }\n  b: {}\nevents:\n  go: {}\n  back: {}\ntransitions:\n")
+	for j := range k {
+		fmt.Fprintf(&b, "  - { from: a, on: go, if: g%d, to: b }\n", j)
+	}
+	b.WriteString("  - { from: a, on: go, to: b }\n  - { from: b, on: back, to: a }\n")
+	return []byte(b.String())
+}
+
+// requiredSpec writes k required context fields and n states in a ring that each require
+// every one of them (one YAML anchor).
+func requiredSpec(n, k int) []byte {
+	var b strings.Builder
+	b.WriteString("version: 1\nmachine: Required\npackage: required\ncontext:\n")
+	for j := range k {
+		fmt.Fprintf(&b, "  f%d: { type: string, non_empty: true }\n", j)
+	}
+	b.WriteString("states:\n  s0: { initial: true }\n  s1: { requires: &all [")
+	for j := range k {
+		if j > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "f%d", j)
+	}
+	b.WriteString("] }\n")
+	for i := 2; i < n; i++ {
+		fmt.Fprintf(&b, "  s%d: { requires: *all }\n", i)
+	}
+	b.WriteString("events:\n  next: {}\ntransitions:\n")
+	for i := range n {
+		fmt.Fprintf(&b, "  - { from: s%d, on: next, to: s%d }\n", i, (i+1)%n)
+	}
+	return []byte(b.String())
+}

@@ -251,7 +251,7 @@ func (c *Chart) Check() error {
 				if t.Event == "" {
 					return fmt.Errorf("%s: no event", tw)
 				}
-				if !events[t.Event] {
+				if !events[t.Event] && t.Event != "*" && !(strings.HasSuffix(t.Event, ".*") && events[strings.TrimSuffix(t.Event, ".*")]) {
 					return fmt.Errorf("%s: event %q is not declared", tw, t.Event)
 				}
 			}
@@ -282,6 +282,12 @@ func (c *Chart) Check() error {
 }
 
 // isDescendant reports whether n is a proper descendant of anc.
+// Wildcard reports whether some transition of the chart is taken on "*", which takes
+// every event, undeclared ones too in XState.
+func (c *Chart) Wildcard() bool {
+	return c.count(func(t *Trans) bool { return t.Event == "*" }) > 0
+}
+
 // count is the number of the chart's transitions for which keep holds.
 func (c *Chart) count(keep func(*Trans) bool) int {
 	n := 0

@@ -252,6 +252,11 @@ func (g *gen) finish(root *Node) *Chart {
 	for i := range g.opt.Events {
 		c.Events = append(c.Events, fmt.Sprintf("e%d", i))
 	}
+	// Dotted events, for wildcard descriptors: x.* matches x, x.a and x.b.
+	wild := r.IntN(3) == 0
+	if wild {
+		c.Events = append(c.Events, "x", "x.a", "x.b")
+	}
 	var guards []string
 	for i := range g.opt.Guards {
 		name := fmt.Sprintf("g%d", i)
@@ -342,6 +347,14 @@ func (g *gen) finish(root *Node) *Chart {
 			t := &Trans{Event: c.Events[r.IntN(len(c.Events))]}
 			if i > 0 && r.IntN(3) == 0 {
 				t.Event = n.On[i-1].Event // several transitions for one event, by priority
+			} else if wild && r.IntN(4) == 0 {
+				// A wildcard descriptor. "*" matches done events too: on an atomic state
+				// only, which entering a final state exits, so that no done event it takes
+				// can raise itself again.
+				t.Event = "x.*"
+				if n.Kind == Atomic && r.IntN(2) == 0 {
+					t.Event = "*"
+				}
 			}
 			if r.IntN(3) == 0 {
 				t.Guard = guard()
@@ -536,13 +549,15 @@ func hasFinalChild(n *Node) bool {
 }
 
 // RandomSequences returns n event sequences of the given length, drawn from c.Events and
-// now and then the undeclared event "zz", which no state handles.
+// now and then the undeclared event "zz", which no state handles (none for a chart with a
+// "*" transition, which XState's takes: a generated machine has no undeclared events).
 func RandomSequences(r *rand.Rand, c *Chart, n, length int) [][]string {
 	out := make([][]string, n)
+	undeclared := !c.Wildcard()
 	for i := range out {
 		seq := make([]string, length)
 		for j := range seq {
-			if len(c.Events) == 0 || r.IntN(12) == 0 {
+			if len(c.Events) == 0 || r.IntN(12) == 0 && undeclared {
 				seq[j] = "zz"
 			} else {
 				seq[j] = c.Events[r.IntN(len(c.Events))]

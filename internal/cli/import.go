@@ -36,8 +36,9 @@ time fsmgen keeps); targets "#id", "#id.child", "sibling", ".child", or an array
 (several targets, one in each region of a parallel state, are to: [a, b]);
 guards and actions by name or {"type": name}; {"type": "not", "guards": [name]} is
 unless. meta (and the machine's version) is left out. Refused: named delays, invoke, context,
-output, tags, params, and(...) and or(...) guards, wildcard events, reenter: true
-without a target. reenter is written for a transition to its source or
+output, tags, params, and(...) and or(...) guards, reenter: true without a target.
+Wildcards ("*", "error.*") are kept; a config lists no events, so --event declares those
+only a wildcard takes. reenter is written for a transition to its source or
 a state within it, so that it means what it means in XState. A machine with
 transitions, actions or history states of its own, or parallel, becomes one top-level
 state named by its id ("machine" without one), its final states beside it.
@@ -50,8 +51,10 @@ on state ID is done: true; no event is always: true. Actions are <log label="NAM
 and <script>NAME</script>. An external transition (the default) to its source or a
 state within it is reenter: true; with type="internal", one to a state within its
 compound source is reenter: false. Elements and attributes of other namespaces (an
-editor's layout) are left out; data models, <send>, <raise>, <assign>, <if>, <invoke>,
-wildcard and prefix event descriptors are refused. Where SCXML and XState mean
+editor's layout) are left out; data models, <send>, <raise>, <assign>, <if>, <invoke>
+are refused. event="*" and "net.*" (or "net.") are wildcards; a wildcard written before a
+more specific transition of its state is refused (SCXML tries transitions in document
+order, the spec the most specific first). Where SCXML and XState mean
 different things (docs/spec.md, Statecharts), the spec means XState's.`,
 		examples: []string{
 			"fsmgen import --from xstate machine.json > machine.fsm.yaml",
@@ -70,6 +73,8 @@ func (c *command) importSpec(args []string) int {
 	force := fs.Bool("force", false, "with -o, replace FILE when it exists")
 	machine := fs.String("machine", "", "the spec's machine `name` (default: from the XState id or SCXML name, else Machine)")
 	pkg := fs.String("package", "", "the spec's Go `package` (default: the machine name lower-cased)")
+	var events listFlag
+	fs.Var(&events, "event", "declare event `name` besides those the input names, for wildcards to take (repeatable; an XState config lists no events)")
 	files, err := parse(fs, args)
 	if err != nil {
 		return ExitUsage
@@ -106,7 +111,7 @@ func (c *command) importSpec(args []string) int {
 	if err != nil {
 		return c.usageErr("%v", unwrapPath(err))
 	}
-	spec, ds := importer.Import(format, path, data, importer.Options{Machine: *machine, Package: *pkg})
+	spec, ds := importer.Import(format, path, data, importer.Options{Machine: *machine, Package: *pkg, Events: events})
 	if len(ds) > 0 {
 		diag.Write(c.stderr, ds, diag.FormatText)
 	}

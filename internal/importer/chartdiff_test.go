@@ -53,7 +53,7 @@ func TestRandomCharts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		spec, _, ds := convert(XState, "random.json", cfg, Options{})
+		spec, _, ds := convert(XState, "random.json", cfg, Options{Events: c.Events})
 		if spec == nil || len(ds) > 0 {
 			t.Fatalf("chart %d: refused:\n%s\nconfig:\n%s", i, text(ds), cfg)
 		}
@@ -65,7 +65,7 @@ func TestRandomCharts(t *testing.T) {
 			}
 			continue
 		}
-		if again, ds := Import(XState, "random.json", cfg, Options{}); !slices.Equal(again, spec) || ds.HasErrors() {
+		if again, ds := Import(XState, "random.json", cfg, Options{Events: c.Events}); !slices.Equal(again, spec) || ds.HasErrors() {
 			t.Fatalf("chart %d: Import differs from convert and check", i)
 		}
 		accepted++
@@ -104,7 +104,7 @@ func TestRandomChartsMeanTheirSpec(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		spec, ds := Import(XState, "random.json", cfg, Options{})
+		spec, ds := Import(XState, "random.json", cfg, Options{Events: c.Events})
 		if spec == nil {
 			t.Errorf("chart %d: refused, although the checker accepts the chart's own spec:\n%s\nconfig:\n%s", tries, text(ds), cfg)
 			continue

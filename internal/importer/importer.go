@@ -71,6 +71,9 @@ type Options struct {
 	// Package is the spec's Go package; "" is the machine name lower-cased (letters and
 	// digits only).
 	Package string
+	// Events are events to declare besides those the input names: an XState config lists
+	// none, so an event that only a wildcard ("*", "error.*") takes is known only so.
+	Events []string
 }
 
 // Import reads the statechart in data (read from path, which findings and the spec's header
@@ -127,6 +130,9 @@ func convert(from Format, path string, data []byte, opt Options) ([]byte, []diag
 		return nil, nil, ds.Sorted()
 	}
 	c.name(opt)
+	for _, e := range opt.Events {
+		c.extra = append(c.extra, named{e, src.start()})
+	}
 	out, lines := c.write(shownPath(path))
 	return out, lines, ds
 }
@@ -190,6 +196,7 @@ type trans struct {
 }
 
 type chart struct {
+	extra   []named  // events to declare besides those the transitions name (Options.Events)
 	from    string   // the input format, for the header
 	id      string   // the XState id or SCXML name, "" when none
 	idPos   diag.Pos // where the id is, or the root's position
@@ -202,6 +209,10 @@ type chart struct {
 	wrap     bool
 	wrapName string
 }
+
+// isDescriptor reports whether an event name is a wildcard descriptor ("*", "error.*"),
+// written as such in the spec and not declared as an event.
+func isDescriptor(name string) bool { return name == "*" || strings.HasSuffix(name, ".*") }
 
 // isDescendant reports whether n lies strictly within a.
 func (n *node) isDescendant(a *node) bool {

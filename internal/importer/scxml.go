@@ -110,6 +110,7 @@ func readSCXML(src *source) (*chart, diag.List) {
 		x.set(n)
 	}
 	r.prefixes()
+	r.wildcardOrder()
 	if r.ds.HasErrors() {
 		return nil, r.ds
 	}
@@ -369,10 +370,12 @@ func (r *sreader) transition(src *node, e *xelem) {
 		}
 		for _, ev := range fields {
 			switch {
-			case ev == "*":
-				r.ds.Errorf(a.pos, "the wildcard event \"*\" cannot be imported: an fsmgen transition names its events")
-			case strings.HasSuffix(ev, ".*") || strings.HasSuffix(ev, "."):
-				r.ds.Errorf(a.pos, "event descriptor %q matches every event it is a prefix of, which cannot be imported: fsmgen matches event names exactly", ev)
+			case ev == "*" || strings.HasSuffix(ev, ".*") || strings.HasSuffix(ev, "."):
+				// A wildcard: "a." and "a.*" are one descriptor in SCXML, a.* in the spec.
+				if strings.HasSuffix(ev, ".") {
+					ev += "*"
+				}
+				t.events = append(t.events, named{ev, a.pos})
 			case ev == "done.state."+src.name && len(fields) == 1:
 				t.done = true
 			case strings.HasPrefix(ev, "done.state."):
@@ -473,6 +476,52 @@ func (r *sreader) exec(e *xelem) []named {
 	}
 	r.noText(e)
 	return out
+}
+
+// wildcardOrder refuses a state whose transitions SCXML and the spec would try in different
+// orders: SCXML tries them in document order whatever their descriptors, the spec (as
+// XState) a transition on the event itself before wildcards, and longer wildcards before
+// shorter ones. So a wildcard transition written before a transition it outranks the
+// other way round for some event cannot be imported.
+func (r *sreader) wildcardOrder() {
+	rank := func(d string) int { // lower is tried first in the spec
+		if !isDescriptor(d) {
+			return 0
+		}
+		return 1_000_000 - len(d)
+	}
+	overlaps := func(a, b string) bool { // some event both a and b match
+		match := func(d, ev string) bool {
+			p, ok := strings.CutSuffix(d, ".*")
+			return d == "*" || d == ev || ok && (ev == p || strings.HasPrefix(ev, p+"."))
+		}
+		for _, e := range r.events {
+			if match(a, e.name) && match(b, e.name) {
+				return true
+			}
+		}
+		return false
+	}
+	done := map[*node]bool{}
+	for _, x := range r.trans {
+		src := x.src
+		if done[src] {
+			continue
+		}
+		done[src] = true
+		for i, t1 := range src.trans {
+			for _, t2 := range src.trans[i+1:] {
+				for _, a := range t1.events {
+					for _, b := range t2.events {
+						if rank(b.name) < rank(a.name) && overlaps(a.name, b.name) {
+							r.ds.Errorf(a.pos, "%q is written before %q (%d:%d) in the same state: SCXML tries it first, the spec (as XState) tries the more specific %q first; write the more specific transition first", a.name, b.name, b.pos.Line, b.pos.Col, b.name)
+							return
+						}
+					}
+				}
+			}
+		}
+	}
 }
 
 // prefixes refuses event names one of which is a prefix of another at a dot: in SCXML the

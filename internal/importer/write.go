@@ -3,6 +3,7 @@ package importer
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/fsmgen/fsmgen/internal/diag"
@@ -130,12 +131,13 @@ func (c *chart) write(shown string) ([]byte, []diag.Pos) {
 		add(&actions, "action", n.entry)
 		add(&actions, "action", n.exit)
 		for _, t := range n.trans {
-			add(&events, "event", t.events)
+			add(&events, "event", slices.DeleteFunc(slices.Clone(t.events), func(n named) bool { return isDescriptor(n.name) }))
 			add(&guards, "guard", t.ifs)
 			add(&guards, "guard", t.unless)
 			add(&actions, "action", t.do)
 		}
 	})
+	add(&events, "event", c.extra) // after those the transitions name
 	for _, d := range []struct {
 		key  string
 		list []named

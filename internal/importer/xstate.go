@@ -410,10 +410,8 @@ func (r *xreader) event(em *jmember) bool {
 	switch {
 	case e.name == "":
 		r.ds.Errorf(e.pos, "the event \"\" is XState v4's eventless transition: XState v5 and the import read always")
-	case e.name == "*":
-		r.ds.Errorf(e.pos, "the wildcard event \"*\" cannot be imported: an fsmgen transition names its events")
-	case strings.HasSuffix(e.name, ".*"):
-		r.ds.Errorf(e.pos, "the partial wildcard event %q cannot be imported: an fsmgen transition names its events", e.name)
+	case isDescriptor(e.name):
+		return true // a wildcard: the checker reads it
 	case strings.HasPrefix(e.name, "xstate."):
 		r.ds.Errorf(e.pos, "event %q is raised by XState itself and cannot be imported (a state's done event is onDone)", e.name)
 	default:

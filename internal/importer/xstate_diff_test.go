@@ -33,7 +33,7 @@ func TestAgainstXState(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		spec, ds := Import(XState, "random.json", cfg, Options{})
+		spec, ds := Import(XState, "random.json", cfg, Options{Events: c.Events})
 		if spec == nil {
 			continue // the checker refuses the chart (TestRandomCharts counts those)
 		}

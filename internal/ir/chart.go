@@ -103,11 +103,16 @@ type ChartTransition struct {
 	Pos    Pos
 	Doc    string
 	Source *Node
-	Event  *Event // the triggering event: a declared one, Chart.Always, or a node's Done
-	Always bool
-	Done   bool
-	Conds  []Cond
-	Target *Node // nil: targetless (nothing is exited or entered)
+	Event  *Event // the triggering event: a declared one, Chart.Always, or a node's Done (nil: Descriptor)
+	// Descriptor is, for a transition on a wildcard ("*": every event; "error.*": error and
+	// every event whose name starts with "error."), the descriptor as written; flattening
+	// offers the transition every event it matches, after the source's transitions on that
+	// very event, longer descriptors first (as XState does).
+	Descriptor string
+	Always     bool
+	Done       bool
+	Conds      []Cond
+	Target     *Node // nil: targetless (nothing is exited or entered)
 	// Targets are every target, Target first: more than one only for a transition into
 	// several regions of parallel states, one state in each.
 	Targets []*Node
@@ -120,6 +125,33 @@ type ChartTransition struct {
 	Increment  []*Counter
 	Reset      []*Counter
 	Roles      []RoleRule // who may fire it (none: anyone); only on an event's transition
+}
+
+// EventName is the event the transition is taken on, or its wildcard descriptor.
+func (t *ChartTransition) EventName() string {
+	if t.Event == nil {
+		return t.Descriptor
+	}
+	return t.Event.Name
+}
+
+// EventLabel is EventName as diagrams show it ("after 30s" for a delayed transition).
+func (t *ChartTransition) EventLabel() string {
+	if t.Event == nil {
+		return t.Descriptor
+	}
+	return t.Event.Label()
+}
+
+// Matches reports whether wildcard descriptor d matches event e: "*" every event, "a.b.*"
+// a.b and every event whose name starts with "a.b.". An internal event (a done event) is
+// matched by "*" alone, as XState matches its own done events' names by no prefix of ours.
+func Matches(d string, e *Event) bool {
+	if d == "*" {
+		return true
+	}
+	prefix, ok := strings.CutSuffix(d, ".*")
+	return ok && !e.Internal && (e.Name == prefix || strings.HasPrefix(e.Name, prefix+"."))
 }
 
 // AllTargets lists the transition's targets, Target first (none: targetless).

@@ -483,6 +483,7 @@ func (l *lowerer) resolveChartTransitions() {
 
 		// Triggers.
 		var events []*ir.Event
+		var descs []string // wildcard descriptors
 		always, done := t.Always.Value, t.Done.Value
 		switch {
 		case always && done:
@@ -513,6 +514,14 @@ func (l *lowerer) resolveChartTransitions() {
 			cs.bad = true
 		case t.OnSet:
 			for _, n := range t.On {
+				if isDescriptor(n.Value) && l.ev[n.Value] == nil {
+					if l.descriptor(n) {
+						descs = append(descs, n.Value)
+					} else {
+						cs.bad = true
+					}
+					continue
+				}
 				if e, ok := ref(l, "event", l.ev, n); ok {
 					events = append(events, e)
 				} else {
@@ -638,6 +647,15 @@ func (l *lowerer) resolveChartTransitions() {
 						Increment: inc, Reset: reset, Roles: roles}
 					cs.c.Transitions = append(cs.c.Transitions, ct)
 				}
+				if done {
+					continue
+				}
+				for _, d := range descs {
+					ct := &ir.ChartTransition{Index: len(cs.c.Transitions), Pos: b.pos, Doc: b.doc, Source: src, Descriptor: d,
+						Conds: b.conds, Target: target, Targets: targets, Recall: recall, Reenter: reenter, Actions: actions, Checkpoint: cp,
+						Increment: inc, Reset: reset, Roles: roles}
+					cs.c.Transitions = append(cs.c.Transitions, ct)
+				}
 			}
 		}
 	}
@@ -670,6 +688,35 @@ func (l *lowerer) chartTarget(to spec.Target, internal bool) (target *ir.Node, r
 		return n, false, ok
 	}
 	return nil, false, false
+}
+
+// isDescriptor reports whether a name written in on is meant as a wildcard descriptor ("*",
+// "error.*"): it holds a *. A declared event of that name is the event instead.
+func isDescriptor(name string) bool { return strings.Contains(name, "*") }
+
+// descriptor checks a wildcard descriptor: "*" alone, or "a.b.*" (a prefix of whole tokens,
+// no other *), matching at least one declared event.
+func (l *lowerer) descriptor(n spec.Str) bool {
+	d := n.Value
+	prefix := strings.TrimSuffix(d, ".*")
+	for _, tok := range strings.Split(prefix, ".") {
+		if d != "*" && (tok == "" || strings.Contains(tok, "*")) {
+			l.ds.Errorf(n.Pos, "event descriptor %q: a wildcard is \"*\" alone or a name followed by .* (\"error.*\"), with no other *", d)
+			return false
+		}
+	}
+	matched := false
+	for _, e := range l.m.Events {
+		if ir.Matches(d, e) {
+			l.used[any(e)] = true
+			matched = true
+		}
+	}
+	if matched || d == "*" {
+		return true
+	}
+	l.ds.Errorf(n.Pos, "event descriptor %q matches no event: declare an event %q or one whose name starts with %q", d, prefix, prefix+".")
+	return false
 }
 
 // moreTargets resolves the targets after the first (a list to: [a, b]) and returns them

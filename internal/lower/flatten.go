@@ -94,8 +94,8 @@ func (l *lowerer) flatten() {
 	}
 	f.byEvent = make([]map[int][]*ir.ChartTransition, len(c.Nodes))
 	f.events = make([][]int, len(c.Nodes))
-	for _, t := range c.Transitions {
-		n, e := t.Source.Index, t.Event.Index
+	offer := func(t *ir.ChartTransition, e int) {
+		n := t.Source.Index
 		if f.byEvent[n] == nil {
 			f.byEvent[n] = map[int][]*ir.ChartTransition{}
 		}
@@ -103,6 +103,28 @@ func (l *lowerer) flatten() {
 			f.events[n] = append(f.events[n], e)
 		}
 		f.byEvent[n][e] = append(f.byEvent[n][e], t)
+	}
+	for _, t := range c.Transitions {
+		if t.Event != nil {
+			offer(t, t.Event.Index)
+		}
+	}
+	// A wildcard transition is offered every event it matches (but the eventless one),
+	// after the source's transitions on that very event, longer descriptors first, each
+	// length in document order (XState's candidates).
+	var wild []*ir.ChartTransition
+	for _, t := range c.Transitions {
+		if t.Event == nil {
+			wild = append(wild, t)
+		}
+	}
+	slices.SortStableFunc(wild, func(a, b *ir.ChartTransition) int { return len(b.Descriptor) - len(a.Descriptor) })
+	for _, t := range wild {
+		for _, e := range l.m.Events {
+			if e != c.Always && ir.Matches(t.Descriptor, e) {
+				offer(t, e.Index)
+			}
+		}
 	}
 	f.values = make([]map[string]int, len(c.History))
 	for i := range f.values {
@@ -700,7 +722,7 @@ func eventName(t *ir.ChartTransition) string {
 	case t.Done:
 		return "done"
 	}
-	return strconv.Quote(t.Event.Name)
+	return strconv.Quote(t.EventName())
 }
 
 // entry is the result of entering states.

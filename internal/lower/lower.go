@@ -1242,6 +1242,11 @@ func (l *lowerer) resolveTransitions() {
 			on = nil // on beside after is refused where it is written
 		}
 		for _, n := range on {
+			if isDescriptor(n.Value) && l.ev[n.Value] == nil {
+				l.ds.Errorf(n.Pos, "event descriptor %q: wildcards are for statecharts (a spec with nested states), where the most specific match wins; a flat machine lists its events (on: [a, b]), or takes a transition from {any: true}", n.Value)
+				ok, c.evKnown = false, false
+				continue
+			}
 			ev, good := ref(l, "event", l.ev, n)
 			switch {
 			case !good:

@@ -96,6 +96,9 @@ func chartTrigger(t *ir.ChartTransition) string {
 	case t.Done:
 		return "done"
 	}
+	if t.Event == nil {
+		return CodeCell(t.Descriptor)
+	}
 	return eventCell(t.Event)
 }
 
@@ -174,7 +177,7 @@ func chartMove(t *ir.ChartTransition, code func(string) string) string {
 	case t.Done:
 		return x + " when done"
 	}
-	return x + " on " + code(t.Event.Name)
+	return x + " on " + code(t.EventName())
 }
 
 // chartActions lists where each action runs: entering and leaving states, and transitions.

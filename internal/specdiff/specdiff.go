@@ -559,7 +559,7 @@ func views(m *ir.Machine) []view {
 		return out
 	}
 	for _, t := range m.Chart.Transitions {
-		trig := "on " + t.Event.Label()
+		trig := "on " + t.EventLabel()
 		switch {
 		case t.Always:
 			trig = "always"

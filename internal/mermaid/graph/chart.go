@@ -137,7 +137,7 @@ func ChartTrigger(ts []*ir.ChartTransition) string {
 	default:
 		var names []string
 		for _, x := range ts {
-			names = append(names, x.Event.Label())
+			names = append(names, x.EventLabel())
 		}
 		trig = strings.Join(names, ", ")
 	}
