@@ -603,7 +603,7 @@ func chartDiagrams(ch *ir.Chart) (mermaid, markdown, dot float64) {
 		dot += 70 + 3*p + d
 	}
 	for _, t := range ch.Transitions {
-		label := float64(len(t.Source.Path) + len(t.Event.Name) + len(t.Doc))
+		label := float64(len(t.Source.Path) + len(t.EventName()) + len(t.Doc))
 		if t.Target != nil {
 			label += float64(len(t.Target.Path))
 		}
