@@ -1,6 +1,7 @@
 package markdown
 
 import (
+	"html"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -217,6 +218,11 @@ func cells(line string) []string {
 // content is literal, less one space each side when it has one each side.
 func cellCode(t *testing.T, cell string) string {
 	t.Helper()
+	if c := strings.TrimSpace(cell); strings.HasPrefix(c, "<code>") && strings.HasSuffix(c, "</code>") {
+		// A name a code span cannot hold the same way in every renderer (a backslash before
+		// a pipe): an HTML code element of character references.
+		return html.UnescapeString(strings.TrimSuffix(strings.TrimPrefix(c, "<code>"), "</code>"))
+	}
 	s := strings.ReplaceAll(strings.TrimSpace(cell), `\|`, "|")
 	n := len(s) - len(strings.TrimLeft(s, "`"))
 	if n == 0 || n == len(s) || !strings.HasSuffix(s, strings.Repeat("`", n)) {
