@@ -899,12 +899,19 @@ func TestEngineReplay(t *testing.T) {
 
 func TestEngineReplayEdges(t *testing.T) {
 	t.Run("an empty store", func(t *testing.T) {
+		// An ID the store never saw is not a new machine: a wiped database would make every
+		// instance one.
 		r := newRig()
-		if err := Replay(bg, r.m, newStore(), "doc-7", nil); err != nil {
-			t.Fatal(err)
+		err := Replay(bg, r.m, newStore(), "doc-7", nil)
+		var nf *NotFoundError
+		if !errors.Is(err, ErrNotFound) || !errors.As(err, &nf) || nf.ID != "doc-7" || nf.Machine != tStoreName {
+			t.Fatalf("Replay of an unknown ID = %v", err)
 		}
-		if r.m.ID != "doc-7" || r.m.State() != sDraft || r.m.Seq() != 0 || !CreatedAt(r.m).Equal(t0) {
-			t.Errorf("replayed nothing: %q, %s, %d, %v", r.m.ID, r.m.State(), r.m.Seq(), CreatedAt(r.m))
+		if r.m.ID == "doc-7" || r.m.State() != sDraft || r.m.Seq() != 0 {
+			t.Errorf("the machine changed: %q, %s, %d", r.m.ID, r.m.State(), r.m.Seq())
+		}
+		if err := Resume(bg, newRig(resumable).m, newStore(), "doc-7", nil, tIn{}); !errors.Is(err, ErrNotFound) {
+			t.Errorf("Resume of an unknown ID = %v", err)
 		}
 	})
 	t.Run("entries without context", func(t *testing.T) {

@@ -342,6 +342,9 @@ func Restore[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, C, X], s 
 	case s.Seq < 0:
 		return bad("seq", "%d is negative", s.Seq)
 	}
+	if err := checkSnapshotBounds(d.Spec, s.ID, s.Seq); err != nil {
+		return err
+	}
 	var limits []int
 	if len(d.Counters) > 0 {
 		var err error
@@ -515,6 +518,9 @@ func Replay[S StateType, E, R EnumType, C, X any](ctx context.Context, m *Machin
 	if err != nil {
 		return err
 	}
+	if l.Version == 0 && l.Snapshot == nil && len(l.Entries) == 0 {
+		return &NotFoundError{Machine: d.Spec.Name(), ID: id}
+	}
 	migrated := ""
 	if l.Version > 0 && l.Spec != d.Spec.Fingerprint {
 		if d.migration(l.Spec) == nil {
@@ -526,20 +532,20 @@ func Replay[S StateType, E, R EnumType, C, X any](ctx context.Context, m *Machin
 	if l.Snapshot != nil {
 		b, err := d.migrateSnapshot(l.Snapshot)
 		if err != nil {
-			return err
+			return namedSnapshotError(d.Spec, id, err)
 		}
 		var s Snapshot[S, C, X]
 		if err := json.Unmarshal(b, &s); err != nil {
-			return err
+			return namedSnapshotError(d.Spec, id, err)
 		}
 		switch {
 		case s.Spec != d.Spec.Fingerprint:
 			return &SpecMismatchError{Machine: d.Spec.Name(), ID: id, Stored: s.Spec, Spec: d.Spec.Fingerprint}
 		case s.Seq != l.SnapshotSeq || s.ID != id:
-			return InvalidSnapshot(d.Spec, "seq", fmt.Sprintf("the snapshot of %s at %d says it is of %s at %d", id, l.SnapshotSeq, s.ID, s.Seq))
+			return namedSnapshotError(d.Spec, id, InvalidSnapshot(d.Spec, "seq", fmt.Sprintf("the snapshot of %s at %d says it is of %.200q at %d", id, l.SnapshotSeq, s.ID, s.Seq)))
 		}
 		if err := Restore(m, s, check); err != nil {
-			return err
+			return namedSnapshotError(d.Spec, id, err)
 		}
 		if n := m.window(); n > 0 && s.Seq > 0 {
 			// The snapshot holds the present; the last of the past is in the log before it.
@@ -570,6 +576,10 @@ func Replay[S StateType, E, R EnumType, C, X any](ctx context.Context, m *Machin
 	if m.seq != l.Version {
 		return InvalidLog(d.Spec, id, l.Version, fmt.Errorf("the instance is at version %d, its log at %d", l.Version, m.seq))
 	}
+	if st := m.state.String(); migrated == "" && l.State != "" && l.State != st {
+		// The store's copy of the state (what Find reads) says otherwise than the log.
+		return InvalidLog(d.Spec, id, l.Version, fmt.Errorf("the store says the instance is in %.200s, its snapshot and log in %s", l.State, st))
+	}
 	m.migrated = migrated
 	return nil
 }
@@ -598,8 +608,12 @@ func CatchUp[S StateType, E, R EnumType, C, X any](ctx context.Context, m *Machi
 // first entry.
 func (m *Machine[S, E, R, C, X]) applyLog(entries []Entry) error {
 	d := m.def
+	var keys map[string]struct{}
 	for i := range entries {
 		e, err := m.decodeEntry(&entries[i])
+		if err == nil {
+			err = m.keySeen(&keys, e.Key)
+		}
 		if err == nil {
 			if m.seq == 0 && d.Timing {
 				m.createdAt, m.enteredAt, m.since = e.Created, e.Created, e.Created
@@ -638,6 +652,12 @@ func (m *Machine[S, E, R, C, X]) decodeEntry(se *Entry) (LogEntry[S, E, R], erro
 	case e.Seq != se.Seq || e.Kind != se.Kind || e.Key != se.Key:
 		return e, fmt.Errorf("the entry says seq %d, kind %q, key %q; the store %d, %q, %q", e.Seq, e.Kind, e.Key, se.Seq, se.Kind, se.Key)
 	}
+	if rewritten := len(data) != len(se.Data) || len(data) > 0 && &data[0] != &se.Data[0]; !rewritten {
+		// Not migrated: the store's copy of the fields names them as the entry does.
+		if err := m.agrees(se, &e); err != nil {
+			return e, err
+		}
+	}
 	return e, nil
 }
 
@@ -666,6 +686,9 @@ func (m *Machine[S, E, R, C, X]) apply(e *LogEntry[S, E, R]) error {
 	}
 	if e.Timestamp.IsZero() {
 		return errors.New("the entry has no timestamp")
+	}
+	if err := m.permitted(e); err != nil {
+		return err
 	}
 	if len(d.Counters) > 0 {
 		limits, err := m.limitsWith(e.Limits)
@@ -879,7 +902,7 @@ func (m *Machine[S, E, R, C, X]) StoredSnapshot(ctx context.Context) (s Snapshot
 	if err != nil || l.Snapshot == nil {
 		return s, false, err
 	}
-	return s, true, json.Unmarshal(l.Snapshot, &s)
+	return s, true, namedSnapshotError(m.def.Spec, m.ID, json.Unmarshal(l.Snapshot, &s))
 }
 
 // counterValues returns the machine's counters that are not zero, for the store.

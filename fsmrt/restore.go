@@ -17,8 +17,11 @@ var (
 )
 
 // SnapshotError says a snapshot cannot be restored: Field (its JSON path, as
-// "counters.failures") holds what the machine could never be in.
+// "counters.failures"; "(json)" for bytes that are not a snapshot's JSON) holds what the
+// machine could never be in. ID is the instance whose stored snapshot it is, when it was
+// read from a store (Replay, Resume, StoredSnapshot).
 type SnapshotError struct {
+	ID     string
 	Field  string
 	Reason string
 	spec   *Spec
@@ -31,6 +34,9 @@ func InvalidSnapshot(sp *Spec, field, reason string) *SnapshotError {
 
 // Error describes the refusal.
 func (e *SnapshotError) Error() string {
+	if e.ID != "" {
+		return fmt.Sprintf("%srestore %.200s: %s: %s", e.spec.prefix(), e.ID, e.Field, e.Reason)
+	}
 	return e.spec.prefix() + "restore: " + e.Field + ": " + e.Reason
 }
 

@@ -289,6 +289,8 @@ func CheckCommit(c *Commit) error {
 	switch {
 	case c.Machine == "" || c.ID == "":
 		return fmt.Errorf("%w: empty machine or id", ErrInvalidCommit)
+	case len(c.ID) > MaxIDLength:
+		return fmt.Errorf("%w: %s: an id of %d bytes, more than %d", ErrInvalidCommit, c.Machine, len(c.ID), MaxIDLength)
 	case c.Version < 0:
 		return fmt.Errorf("%w: %s %s: negative version %d", ErrInvalidCommit, c.Machine, c.ID, c.Version)
 	case c.Entry.Seq != c.Version+1:

@@ -162,7 +162,7 @@ func (s *fixedStore) Load(_ context.Context, _, id string) (Loaded, error) {
 	}
 	for _, e := range s.log {
 		l.Entries = append(l.Entries, storeEntry(e))
-		l.Version = e.Seq
+		l.Version, l.State = e.Seq, e.To.String()
 	}
 	return l, nil
 }
