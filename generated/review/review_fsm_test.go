@@ -761,8 +761,11 @@ func TestFsmStoreReplaysTheSameMachine(t *testing.T) {
 			t.Errorf("%s: a refused commit changed the machine:\n%s\n%s", id, after, before)
 		}
 	}
-	if _, err := ReplayTask(ctx, store, "fsm-x"); err != nil {
-		t.Errorf("replay of an empty log: %v", err)
+	// An ID the store never saw is not a new machine: a wiped store would turn every
+	// instance into one.
+	var nf *fsmrt.NotFoundError
+	if _, err := ReplayTask(ctx, store, "fsm-x"); !errors.Is(err, fsmrt.ErrNotFound) || !errors.As(err, &nf) || nf.ID != "fsm-x" {
+		t.Errorf("replay of an ID the store never saw: %v, want a NotFoundError", err)
 	}
 	// Entries no machine of this spec could have written.
 	for name, change := range map[string]func(map[string]any){

@@ -2,6 +2,7 @@ package testgen
 
 import (
 	"bytes"
+	"math/big"
 	_ "embed"
 	"encoding/json"
 	"fmt"
@@ -591,8 +592,14 @@ func funcs(m *ir.Machine) template.FuncMap {
 		},
 		"good": func(f *ir.Field) string { return good(f).goEx },
 		"dur":  func(d time.Duration) string { return fmt.Sprintf("time.Duration(%d)", int64(d)) },
+		// levelAt is the least time in a state that reaches pct percent of its timeout d,
+		// as the runtime computes it (exactly, rounding up), or "" when no duration does.
 		"levelAt": func(d time.Duration, pct int) string {
-			return fmt.Sprintf("time.Duration(%d)", int64(d)*int64(pct)/100)
+			at, ok := levelAt(d, pct)
+			if !ok {
+				return ""
+			}
+			return fmt.Sprintf("time.Duration(%d)", int64(at))
 		},
 		"enumConst": enumConst,
 		"enumGo":    func(f *ir.Field, i int) string { return enumConst(f, f.Values[i]) },
@@ -600,6 +607,34 @@ func funcs(m *ir.Machine) template.FuncMap {
 		"add":       func(a, b int) int { return a + b },
 		"hasRoles":  func() bool { return len(m.Roles) > 0 },
 	}
+}
+
+// levelAt is the least duration that reaches pct percent of d: d*pct/100 rounded up, in
+// exact arithmetic (fsmrt.Reached compares in 128 bits); false when it is past the longest
+// duration, so that no time in the state reaches the level.
+func levelAt(d time.Duration, pct int) (time.Duration, bool) {
+	n := new(big.Int).Mul(big.NewInt(int64(d)), big.NewInt(int64(pct)))
+	n.Add(n, big.NewInt(99))
+	n.Quo(n, big.NewInt(100))
+	if !n.IsInt64() {
+		return 0, false
+	}
+	return time.Duration(n.Int64()), true
+}
+
+// ExceedAfter is a time in state at which some machine in a state with a timeout has
+// reached a level of it: the least first level over the timeout states, as a Go duration.
+func (v view) ExceedAfter() string {
+	best, found := time.Duration(0), false
+	for _, s := range v.TimeoutStates() {
+		if at, ok := levelAt(s.Timeout.After, s.Timeout.Levels[0].Percent); ok && (!found || at < best) {
+			best, found = at, true
+		}
+	}
+	if !found {
+		return ""
+	}
+	return fmt.Sprintf("time.Duration(%d)", int64(best))
 }
 
 // PathSetup reports whether some step of the path tree changes the context before it fires.
