@@ -533,7 +533,7 @@ func (g *gen) engineStore(f *File) {
 		f.Comment(comment(fmt.Sprintf("FireDue%sTimers handles the timeouts of the machines stored in store that have\nfallen due at now, as FireDue%sTimersWith does on a clock stopped at now, with the\ndefault owner and leases, claiming at most limit.", T, T)))
 		machine := Qual(rt, "Machine").Types(Id("State"), Id("Event"), g.role(), Id(g.name("Context")), g.extra())
 		f.Func().Id("FireDue"+T+"Timers").Params(append(append([]Code{ctxParam(), Id("store").Qual(rt, "Store")}, g.hookParams()...), Id("now").Qual("time", "Time"), Id("limit").Int())...).Params(Int(), Error()).Block(
-			Return(Id("FireDue"+T+"TimersWith").Call(append(append([]Code{Id("ctx"), Id("store")}, g.hookArgs()...),
+			Return(Id("FireDue" + T + "TimersWith").Call(append(append([]Code{Id("ctx"), Id("store")}, g.hookArgs()...),
 				Qual(rt, "TimerOptions").Values(Dict{Id("Clock"): Qual(rt, "StoppedClock").Call(Id("now")), Id("Limit"): Id("limit")}))...)),
 		)
 		f.Line()

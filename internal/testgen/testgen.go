@@ -2,7 +2,6 @@ package testgen
 
 import (
 	"bytes"
-	"math/big"
 	_ "embed"
 	"encoding/json"
 	"fmt"
@@ -10,6 +9,7 @@ import (
 	"go/format"
 	"go/parser"
 	"go/token"
+	"math/big"
 	"path"
 	"slices"
 	"strconv"
