@@ -55,7 +55,7 @@ func (s *Store) Commit(ctx context.Context, c *fsmrt.Commit) error {
 	if err == nil || refusal(err) {
 		return err
 	}
-	return fmt.Errorf("sqlite store: commit %s %s seq %d: %w", c.Machine, c.ID, c.Entry.Seq, err)
+	return fmt.Errorf("sqlite store: commit %s %s seq %d: %w", c.Machine, c.ID, c.Entry.Seq, corrupt(err))
 }
 
 // refusal reports whether err is Commit refusing the commit, which it returns as it is.

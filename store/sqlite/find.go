@@ -202,7 +202,7 @@ func (s *Store) Find(ctx context.Context, q fsmrt.Query) ([]fsmrt.Instance, erro
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("sqlite store: find %s: %w", q.Machine, err)
+		return nil, fmt.Errorf("sqlite store: find %s: %w", q.Machine, corrupt(err))
 	}
 	return out, nil
 }

@@ -10,9 +10,11 @@ import (
 	"github.com/fsmgen/fsmgen/fsmrt"
 )
 
-// ErrCorrupt says a row of the database does not hold what this store wrote: a value of
-// the wrong type, a gap in a log, a snapshot out of place. Errors of Load, Log and
-// FindKey wrap it when they find such a row.
+// ErrCorrupt says the database does not hold what this store wrote: a value of the wrong
+// type, a gap in a log, a snapshot out of place, an instance row in another state than
+// its last entry entered, a table of the schema missing, or a file SQLite says is damaged
+// or not a database. Errors of Open, Load, Log and FindKey wrap it when they find such a
+// row or file, and those of every other operation on SQLite's word (corrupt.go).
 var ErrCorrupt = errors.New("corrupt data")
 
 // Load returns the instance with its last snapshot and the entries after it, read in one
@@ -25,7 +27,7 @@ func (s *Store) Load(ctx context.Context, machine, id string) (fsmrt.Loaded, err
 		return err
 	})
 	if err != nil {
-		return fsmrt.Loaded{}, fmt.Errorf("sqlite store: load %s %s: %w", machine, id, err)
+		return fsmrt.Loaded{}, fmt.Errorf("sqlite store: load %s %s: %w", machine, id, corrupt(err))
 	}
 	return l, nil
 }
@@ -43,7 +45,7 @@ func (s *Store) Log(ctx context.Context, machine, id string, after int64) ([]fsm
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("sqlite store: log of %s %s: %w", machine, id, err)
+		return nil, fmt.Errorf("sqlite store: log of %s %s: %w", machine, id, corrupt(err))
 	}
 	return log, nil
 }
@@ -63,7 +65,7 @@ func (s *Store) FindKey(ctx context.Context, machine, id, key string) (fsmrt.Ent
 			return err
 		})
 	if err != nil {
-		return fsmrt.Entry{}, false, fmt.Errorf("sqlite store: find key %q of %s %s: %w", key, machine, id, err)
+		return fsmrt.Entry{}, false, fmt.Errorf("sqlite store: find key %q of %s %s: %w", key, machine, id, corrupt(err))
 	}
 	return e, found, nil
 }
@@ -87,6 +89,10 @@ func load(ctx context.Context, q querier, machine, id string) (fsmrt.Loaded, err
 		return fsmrt.Loaded{}, err
 	}
 	l.Entries, err = entriesAfter(ctx, q, machine, id, l.SnapshotSeq, l.Version)
+	if n := len(l.Entries); err == nil && n > 0 && l.Entries[n-1].To != l.State {
+		// The instance row's state is what its last entry entered: Find reads it.
+		return fsmrt.Loaded{}, fmt.Errorf("%w: instance in state %q, its last entry %d entered %q", ErrCorrupt, l.State, l.Version, l.Entries[n-1].To)
+	}
 	return l, err
 }
 

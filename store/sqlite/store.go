@@ -45,6 +45,7 @@ type Option func(*config)
 type config struct {
 	busyTimeout time.Duration
 	synchronous string
+	create      bool // WithCreate
 }
 
 // WithBusyTimeout sets how long a connection waits for a lock another connection or
@@ -65,7 +66,9 @@ func WithSynchronousNormal() Option {
 // Open opens the SQLite database in file path, creating it when missing, puts it in WAL
 // mode, sets the other pragmas of the package documentation on every connection, and
 // migrates its schema. It fails with a SchemaError, changing nothing, when the file's
-// schema is newer than this code.
+// schema is newer than this code; with an error wrapping ErrCorrupt when the file is
+// damaged (not a database, a table of the schema missing); and with ErrEmptyFile when
+// the file is there and empty (0 bytes), unless WithCreate (corrupt.go).
 func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("sqlite store: open: empty path")
@@ -80,6 +83,9 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := newFile(ctx, path, cfg); err != nil {
+		return nil, fmt.Errorf("sqlite store: open: %w", err)
+	}
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite store: open %s: %w", path, err)
@@ -88,7 +94,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	s.owned = true
 	if err := s.setUp(ctx, cfg); err != nil {
 		_ = db.Close()
-		return nil, fmt.Errorf("sqlite store: open %s: %w", path, err)
+		return nil, fmt.Errorf("sqlite store: open %s: %w", path, corrupt(err))
 	}
 	return s, nil
 }
@@ -103,6 +109,9 @@ func New(ctx context.Context, db *sql.DB) (*Store, error) {
 	}
 	s := newStore(db)
 	if err := s.migrate(ctx); err != nil {
+		return nil, fmt.Errorf("sqlite store: %w", corrupt(err))
+	}
+	if err := checkSchema(ctx, db); err != nil {
 		return nil, fmt.Errorf("sqlite store: %w", err)
 	}
 	if err := s.prepare(ctx); err != nil {
@@ -121,6 +130,9 @@ func (s *Store) setUp(ctx context.Context, cfg config) error {
 		return err
 	}
 	if err := s.migrate(ctx); err != nil {
+		return err
+	}
+	if err := checkSchema(ctx, s.db); err != nil {
 		return err
 	}
 	return s.prepare(ctx)

@@ -126,8 +126,14 @@ func (s *Store) writeTx(ctx context.Context, writesFirst bool, fn func(*tx) erro
 // run runs fn in a transaction, which takes the write lock first when lock. Once it
 // commits, the commit is not cancelled. A transaction whose context ends is rolled back
 // by database/sql, which then drops its connection; one whose COMMIT fails is rolled back
-// here, or its connection dropped (rollback).
+// here, or its connection dropped (rollback). SQLite's word that the file is damaged
+// comes back wrapping ErrCorrupt.
 func (s *Store) run(ctx context.Context, lock bool, fn func(*tx) error) error {
+	return corrupt(s.runTx(ctx, lock, fn))
+}
+
+// runTx is run, with the driver's errors as they are.
+func (s *Store) runTx(ctx context.Context, lock bool, fn func(*tx) error) error {
 	conn, err := s.db.Conn(ctx)
 	if err != nil {
 		return err
