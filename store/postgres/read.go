@@ -32,6 +32,9 @@ func (s *Store) Load(ctx context.Context, machine, id string) (fsmrt.Loaded, err
 	if err := s.pool.SendBatch(ctx, &b).Close(); err != nil {
 		return fsmrt.Loaded{}, failed("load", machine, id, err)
 	}
+	if err := checkLoaded(&l); err != nil {
+		return fsmrt.Loaded{}, failed("load", machine, id, err)
+	}
 	return l, nil
 }
 

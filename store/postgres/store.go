@@ -103,5 +103,5 @@ func checkSchemaName(name string) error {
 
 // failed wraps err, the failure of operation op on instance (machine, id).
 func failed(op, machine, id string, err error) error {
-	return fmt.Errorf("postgres store: %s %q %q: %w", op, machine, id, err)
+	return fmt.Errorf("postgres store: %s %q %q: %w", op, machine, id, corrupt(err))
 }

@@ -89,8 +89,9 @@ func load(ctx context.Context, q querier, machine, id string) (fsmrt.Loaded, err
 		return fsmrt.Loaded{}, err
 	}
 	l.Entries, err = entriesAfter(ctx, q, machine, id, l.SnapshotSeq, l.Version)
-	if n := len(l.Entries); err == nil && n > 0 && l.Entries[n-1].To != l.State {
-		// The instance row's state is what its last entry entered: Find reads it.
+	if n := len(l.Entries); err == nil && n > 0 && l.Entries[n-1].To != "" && l.Entries[n-1].To != l.State {
+		// The instance row's state is what its last entry entered (when its commit named
+		// it): Find reads it.
 		return fsmrt.Loaded{}, fmt.Errorf("%w: instance in state %q, its last entry %d entered %q", ErrCorrupt, l.State, l.Version, l.Entries[n-1].To)
 	}
 	return l, err
