@@ -510,8 +510,11 @@ func Built[M any](m M, err error) (M, error) {
 // under this one. It fails with a SpecMismatchError (naming both fingerprints) if the
 // instance was stored under another spec, with a LogError (errors.Is ErrInvalidLog) if the
 // log has a gap or an entry does not decode or is not a transition of this machine from
-// the state the log has reached, and with a SnapshotError if the snapshot is not one the
-// machine could have taken. m gets no store: set one to fire on.
+// the state the log has reached, and with a SnapshotError naming the instance if the
+// snapshot is not one the machine could have taken (integrity.go says what else either
+// refuses). An ID the store has never seen fails with a NotFoundError (errors.Is
+// ErrNotFound), leaving m as it was: make a new machine to create one. m gets no store:
+// set one to fire on.
 func Replay[S StateType, E, R EnumType, C, X any](ctx context.Context, m *Machine[S, E, R, C, X], store Store, id string, check func(*X) error) error {
 	d := m.def
 	l, err := store.Load(ctx, d.Spec.Name(), id)

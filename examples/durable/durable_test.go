@@ -155,6 +155,11 @@ var script = []pipeline.Event{
 // the script from where its log has got, printing the machine's snapshot after each commit.
 func runPipeline(ctx context.Context, store fsmrt.Store) error {
 	m, err := pipeline.ReplayTask(ctx, store, "T-0001", runner{})
+	if errors.Is(err, fsmrt.ErrNotFound) {
+		// The first process: the store has no task yet.
+		m, err = pipeline.NewTask(runner{}), nil
+		m.ID = "T-0001"
+	}
 	if err != nil {
 		return err
 	}
@@ -280,6 +285,11 @@ func fireApproval(ctx context.Context, store fsmrt.Store, args []string) error {
 	var seq int64
 	err = fsmrt.Retry(ctx, 5, func(ctx context.Context) error {
 		m, err := approval.ReplayTask(ctx, store, "TASK-1", approval.TaskNopHooks{})
+		if errors.Is(err, fsmrt.ErrNotFound) {
+			// No process has committed the task yet: this one starts it.
+			m, err = approval.NewTask(approval.TaskNopHooks{}), nil
+			m.ID = "TASK-1"
+		}
 		if err != nil {
 			return err
 		}

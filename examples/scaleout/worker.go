@@ -243,20 +243,21 @@ func (w *Worker) apply(ctx context.Context, it Item) error {
 }
 
 // machine returns order id, from memory or loaded from the store; an order the store
-// does not have yet is created.
+// does not have yet (Replay says fsmrt.ErrNotFound) is created.
 func (w *Worker) machine(ctx context.Context, id string) (*order.Order, error) {
 	if m, ok := w.cache[id]; ok {
 		return m, nil
 	}
 	m, err := w.load(ctx, id)
+	if errors.Is(err, fsmrt.ErrNotFound) {
+		m = w.newOrder()
+		m.ID = id
+		m.SetStore(w.DB.Store)
+		// Another worker may create it first: a conflict, and Retry loads it again.
+		err = m.Create(ctx, order.OrderInput{Actor: w.Name, At: w.Clock.Now(), Reason: "order opened"})
+	}
 	if err != nil {
 		return nil, err
-	}
-	if m.Seq() == 0 {
-		// Another worker may create it first: a conflict, and Retry loads it again.
-		if err := m.Create(ctx, order.OrderInput{Actor: w.Name, At: w.Clock.Now(), Reason: "order opened"}); err != nil {
-			return nil, err
-		}
 	}
 	w.cache[id] = m
 	return m, nil

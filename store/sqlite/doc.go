@@ -12,7 +12,11 @@
 //	defer st.Close()
 //
 // Open creates the file when it is missing, puts it in WAL mode, sets the other pragmas
-// below on every connection of its pool and brings the schema up to date. A program
+// below on every connection of its pool and brings the schema up to date. A file that is
+// there but empty (0 bytes: a database truncated or lost) is refused with ErrEmptyFile
+// unless opened WithCreate, and a damaged one (not a database, pages SQLite cannot read,
+// a table of the schema missing) with an error wrapping ErrCorrupt, as every operation's
+// error is when SQLite finds the file damaged. A program
 // that opens its own *sql.DB (its own data source name and pragmas, a database shared with
 // its own tables) hands it to New instead, which only migrates the schema; the caller
 // then owns the pragmas and closes the database itself.

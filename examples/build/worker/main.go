@@ -163,9 +163,14 @@ func (w *worker) where(db, dsn string) string {
 	return "SQLite " + db
 }
 
-// load builds task id from the store, ready to fire.
+// load builds task id from the store, ready to fire. A task the store does not have is
+// not made anew (an empty or lost database would make every task one): it is an error
+// matching fsmrt.ErrNotFound, and "create ID" makes it.
 func (w *worker) load(ctx context.Context, id string) (*build.Task, error) {
 	m, err := build.ReplayTask(ctx, w.store, id, build.TaskNopHooks{})
+	if errors.Is(err, fsmrt.ErrNotFound) {
+		return nil, fmt.Errorf("no task %s: create it first: %w", id, err)
+	}
 	if err != nil {
 		return nil, err
 	}
