@@ -26,9 +26,12 @@ const (
 // Time in a store has no upper bound but what JSON encodes (the years 0-9999): a machine
 // stamps entries with its input's At or its clock, both the caller's (tests and
 // schedulers run clocks years ahead, SetClock), so no instant a caller can give is one a
-// machine cannot have written. Nor does Replay refuse times that go back: an input's At
-// in the past, or a clock set back, is recorded as given (the time in a state never counts
-// negative).
+// machine cannot have written, and a bound on the wall clock (now plus some skew) would
+// refuse the logs of every clock run ahead. Nor are times that go back refused, in a log
+// or in a snapshot (an enteredAt before its createdAt): an input's At in the past, or a
+// clock set back, is recorded as given (the time in a state never counts negative). What
+// is refused is an entry without a time, and one whose time the store keeps otherwise
+// (agrees).
 
 // ErrNotFound says a store holds no instance with that ID: Replay and Resume of an ID
 // never committed (or lost with its database) fail with a NotFoundError matching it, where
