@@ -326,6 +326,9 @@ type Transition struct {
 	Always  Bool
 	Done    Bool
 	Reenter Bool
+	// Raise lists the events the transition raises for the machine itself (statecharts):
+	// processed before the next event from outside, as XState's raise.
+	Raise []Str
 	// After makes the transition a delayed one: taken when its source has been active for
 	// that long (sugar over the source's timeout).
 	After Str

@@ -421,6 +421,8 @@ func (l *loader) transition(n *yaml.Node) *Transition {
 			t.Done = l.bool(v)
 		case "reenter":
 			t.Reenter = l.bool(v)
+		case "raise":
+			t.Raise = l.strs(v)
 		case "after":
 			t.After = l.str(v)
 		}

@@ -76,6 +76,7 @@ type Trans struct {
 	More    []string // further targets: with Target, one in each of several regions of parallel states
 	Reenter bool     // XState's reenter flag, always emitted explicitly
 	Actions []string // unique names, e.g. "t7"
+	Raise   []string // events raised for the machine itself, after the actions
 }
 
 // Path returns the names from below Root to n joined by "."; "" for Root.

@@ -369,6 +369,17 @@ func (g *gen) finish(root *Node) *Chart {
 			}
 			t.Reenter = r.IntN(2) == 0
 			t.Actions = actions()
+			// An event raised for the machine itself, by a transition that moves on to a
+			// later top-level state (as always transitions do), so that raising ends.
+			if t.Target != "" && len(t.More) == 0 && root.Kind == Compound && n.Parent != nil && r.IntN(4) == 0 {
+				top := n
+				for top.Parent != root {
+					top = top.Parent
+				}
+				if idx[effective(c.Lookup(t.Target))] > last[top] {
+					t.Raise = []string{c.Events[r.IntN(len(c.Events))]}
+				}
+			}
 			n.On = append(n.On, t)
 		}
 

@@ -135,5 +135,8 @@ func transitionYAML(n *Node, t *Trans) string {
 	if len(t.Actions) > 0 {
 		parts = append(parts, fmt.Sprintf("do: [%s]", quoted(t.Actions)))
 	}
+	if len(t.Raise) > 0 {
+		parts = append(parts, fmt.Sprintf("raise: [%s]", quoted(t.Raise)))
+	}
 	return "{ " + strings.Join(parts, ", ") + " }"
 }

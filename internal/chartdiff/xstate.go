@@ -140,8 +140,15 @@ func (c *Chart) xstateTrans(t *Trans) object {
 	if t.Guard != "" {
 		o = append(o, member{"guard", t.Guard})
 	}
-	if len(t.Actions) > 0 {
-		o = append(o, member{"actions", t.Actions})
+	if len(t.Actions)+len(t.Raise) > 0 {
+		var acts []any
+		for _, a := range t.Actions {
+			acts = append(acts, a)
+		}
+		for _, e := range t.Raise { // XState's raise action, which the runner makes so
+			acts = append(acts, object{{"type", "xstate.raise"}, {"event", object{{"type", e}}}})
+		}
+		o = append(o, member{"actions", acts})
 	}
 	return append(o, member{"reenter", t.Reenter})
 }

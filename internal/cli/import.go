@@ -35,7 +35,7 @@ one delay per state, from an atomic state outside parallel states (the states wh
 time fsmgen keeps); targets "#id", "#id.child", "sibling", ".child", or an array of them
 (several targets, one in each region of a parallel state, are to: [a, b]);
 guards and actions by name or {"type": name}; {"type": "not", "guards": [name]} is
-unless. meta (and the machine's version) is left out. Refused: named delays, invoke, context,
+unless; a transition's {"type": "xstate.raise", "event": {"type": E}} is raise: [E]. meta (and the machine's version) is left out. Refused: named delays, invoke, context,
 output, tags, params, and(...) and or(...) guards, reenter: true without a target.
 Wildcards ("*", "error.*") are kept; a config lists no events, so --event declares those
 only a wildcard takes. reenter is written for a transition to its source or
@@ -51,8 +51,8 @@ on state ID is done: true; no event is always: true. Actions are <log label="NAM
 and <script>NAME</script>. An external transition (the default) to its source or a
 state within it is reenter: true; with type="internal", one to a state within its
 compound source is reenter: false. Elements and attributes of other namespaces (an
-editor's layout) are left out; data models, <send>, <raise>, <assign>, <if>, <invoke>
-are refused. event="*" and "net.*" (or "net.") are wildcards; a wildcard written before a
+editor's layout) are left out; <raise event="E"/> in a <transition> is raise: [E]; data
+models, <send>, <assign>, <if>, <invoke>, and <raise> in <onentry> or <onexit>, are refused. event="*" and "net.*" (or "net.") are wildcards; a wildcard written before a
 more specific transition of its state is refused (SCXML tries transitions in document
 order, the spec the most specific first). Where SCXML and XState mean
 different things (docs/spec.md, Statecharts), the spec means XState's.`,

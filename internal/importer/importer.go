@@ -192,6 +192,7 @@ type trans struct {
 	ifs     []named
 	unless  []named
 	do      []named
+	raise   []named // events raised for the machine itself
 	doc     string
 }
 

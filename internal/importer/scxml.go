@@ -29,7 +29,7 @@ func scxmlRefusal(name string) string {
 }
 
 // executable content the subset refuses (everything but <log> and <script>).
-const execOnly = "only <log label=\"NAME\"/> and <script>NAME</script>, each naming an action, may stand in <onentry>, <onexit> and <transition>"
+const execOnly = "only <log label=\"NAME\"/> and <script>NAME</script>, each naming an action, may stand in <onentry>, <onexit> and <transition>, and <raise event=\"NAME\"/> in <transition>"
 
 var condRE = regexp.MustCompile(`^\s*(?:(!)\s*|(not)\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*$`)
 
@@ -432,7 +432,7 @@ func (r *sreader) transition(src *node, e *xelem) {
 			r.ds.Errorf(a.pos, "type of <transition> must be internal or external, not %q", a.value)
 		}
 	}
-	t.do = r.exec(e)
+	t.do, t.raise = r.execRaising(e)
 	src.trans = append(src.trans, t)
 	r.trans = append(r.trans, x)
 }
@@ -440,7 +440,16 @@ func (r *sreader) transition(src *node, e *xelem) {
 // exec reads executable content: the actions named by <log label="NAME"/> and
 // <script>NAME</script>.
 func (r *sreader) exec(e *xelem) []named {
-	var out []named
+	out, raised := r.execRaising(e)
+	for _, ev := range raised {
+		r.ds.Errorf(ev.pos, "<raise> here cannot be imported: an fsmgen state raises no events; raise %q on the transitions into it", ev.name)
+	}
+	return out
+}
+
+// execRaising reads executable content as exec does, and the events its <raise event="E"/>
+// elements raise.
+func (r *sreader) execRaising(e *xelem) (out, raised []named) {
 	for _, k := range e.kids {
 		if !r.scxml(k) {
 			r.ds.Errorf(k.pos, "<%s> (namespace %q) cannot be imported: %s", k.name, k.space, execOnly)
@@ -464,6 +473,19 @@ func (r *sreader) exec(e *xelem) []named {
 			}
 			s, p := k.textOf()
 			a = named{strings.TrimSpace(s), p}
+		case "raise":
+			at := r.attrs(k, "event")
+			r.noText(k)
+			if ev, ok := at["event"]; !ok || ev.value == "" {
+				r.ds.Errorf(k.pos, "<raise> without an event cannot be imported")
+			} else if n := (named{ev.value, ev.pos}); checkName(&r.ds, "event name", n, false) {
+				raised = append(raised, n)
+				if !r.seenEv[n.name] {
+					r.seenEv[n.name] = true
+					r.events = append(r.events, n)
+				}
+			}
+			continue
 		default:
 			r.ds.Errorf(k.pos, "<%s> cannot be imported: %s", k.name, execOnly)
 			continue
@@ -475,7 +497,7 @@ func (r *sreader) exec(e *xelem) []named {
 		out = append(out, a)
 	}
 	r.noText(e)
-	return out
+	return out, raised
 }
 
 // wildcardOrder refuses a state whose transitions SCXML and the spec would try in different

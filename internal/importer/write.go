@@ -135,6 +135,7 @@ func (c *chart) write(shown string) ([]byte, []diag.Pos) {
 			add(&guards, "guard", t.ifs)
 			add(&guards, "guard", t.unless)
 			add(&actions, "action", t.do)
+			add(&events, "event", t.raise)
 		}
 	})
 	add(&events, "event", c.extra) // after those the transitions name
@@ -268,6 +269,9 @@ func writeTrans(w *writer, src *node, t *trans) {
 	}
 	if len(t.do) > 0 {
 		parts = append(parts, "do: "+list(t.do))
+	}
+	if len(t.raise) > 0 {
+		parts = append(parts, "raise: "+list(t.raise))
 	}
 	if t.doc != "" {
 		parts = append(parts, "doc: "+dquote(t.doc))

@@ -454,7 +454,7 @@ func (r *xreader) transition(src *node, v *jvalue, events []named, always, done 
 			case "guard":
 				r.guard(t, mb.value)
 			case "actions":
-				t.do = r.actions(mb.value)
+				t.do, t.raise = r.actionsRaising(mb.value)
 			case "reenter":
 				if mb.value.kind != jBool {
 					r.ds.Errorf(mb.value.pos, "reenter must be true or false, not %s", mb.value.kind)
@@ -645,7 +645,16 @@ func (r *xreader) guardRef(v *jvalue, top bool) (named, bool, bool) {
 
 // actions reads actions: a name, {type: name}, or an array of those.
 func (r *xreader) actions(v *jvalue) []named {
-	var out []named
+	out, raised := r.actionsRaising(v)
+	for _, e := range raised {
+		r.ds.Errorf(e.pos, "raise in entry or exit actions cannot be imported: an fsmgen state raises no events; raise %q on the transitions into it", e.name)
+	}
+	return out
+}
+
+// actionsRaising reads actions, and the events raised among them: XState's raise action,
+// {"type": "xstate.raise", "event": {"type": name}}.
+func (r *xreader) actionsRaising(v *jvalue) (out, raised []named) {
 	one := func(v *jvalue) {
 		a := named{pos: v.pos}
 		switch v.kind {
@@ -659,6 +668,12 @@ func (r *xreader) actions(v *jvalue) []named {
 			}
 			name, ok := r.str(typ.value, "an action's type")
 			if !ok {
+				return
+			}
+			if name == "xstate.raise" {
+				if e, ok := r.raised(v); ok {
+					raised = append(raised, e)
+				}
 				return
 			}
 			a = named{name, typ.value.pos}
@@ -693,5 +708,33 @@ func (r *xreader) actions(v *jvalue) []named {
 	} else {
 		one(v)
 	}
-	return out
+	return out, raised
+}
+
+// raised reads the event of a raise action: {"type": "xstate.raise", "event": {"type":
+// name}}; a delay or an id cannot be imported.
+func (r *xreader) raised(v *jvalue) (named, bool) {
+	var ev *jvalue
+	for i := range v.members {
+		mb := &v.members[i]
+		switch mb.key {
+		case "type":
+		case "event":
+			ev = mb.value
+		default:
+			r.ds.Errorf(mb.keyPos, "%s of a raise action cannot be imported: fsmgen raises an event at once, by its name", mb.key)
+			return named{}, false
+		}
+	}
+	if ev == nil || ev.kind != jObject || member(ev, "type") == nil || len(ev.members) != 1 {
+		r.ds.Errorf(v.pos, "a raise action's event must be {\"type\": name}")
+		return named{}, false
+	}
+	typ := member(ev, "type")
+	name, ok := r.str(typ.value, "a raised event's type")
+	if !ok {
+		return named{}, false
+	}
+	e := named{name, typ.value.pos}
+	return e, checkName(&r.ds, "event name", e, false)
 }

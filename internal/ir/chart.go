@@ -118,9 +118,11 @@ type ChartTransition struct {
 	Targets []*Node
 	// Recall says the target is the configuration Target, a remembering state, was last
 	// entered from (to: {history: state}); nothing remembered, the transition is not taken.
-	Recall     bool
-	Reenter    bool
-	Actions    []*Action
+	Recall  bool
+	Reenter bool
+	Actions []*Action
+	// Raise are the events the transition raises for the machine itself, in order.
+	Raise      []*Event
 	Checkpoint *Checkpoint
 	Increment  []*Counter
 	Reset      []*Counter

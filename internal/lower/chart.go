@@ -556,6 +556,14 @@ func (l *lowerer) resolveChartTransitions() {
 				actions = append(actions, ac)
 			}
 		}
+		var raise []*ir.Event
+		for _, r := range t.Raise {
+			if e, ok := ref(l, "event", l.ev, r); ok {
+				raise = append(raise, e)
+			} else {
+				cs.bad = true
+			}
+		}
 		var cp *ir.Checkpoint
 		if t.Checkpoint.Set {
 			if c, ok := ref(l, "checkpoint", l.cp, t.Checkpoint); ok {
@@ -643,7 +651,7 @@ func (l *lowerer) resolveChartTransitions() {
 				}
 				for _, e := range evs {
 					ct := &ir.ChartTransition{Index: len(cs.c.Transitions), Pos: b.pos, Doc: b.doc, Source: src, Event: e,
-						Always: always, Done: done, Conds: b.conds, Target: target, Targets: targets, Recall: recall, Reenter: reenter, Actions: actions, Checkpoint: cp,
+						Always: always, Done: done, Conds: b.conds, Target: target, Targets: targets, Recall: recall, Reenter: reenter, Actions: actions, Raise: raise, Checkpoint: cp,
 						Increment: inc, Reset: reset, Roles: roles}
 					cs.c.Transitions = append(cs.c.Transitions, ct)
 				}
@@ -652,7 +660,7 @@ func (l *lowerer) resolveChartTransitions() {
 				}
 				for _, d := range descs {
 					ct := &ir.ChartTransition{Index: len(cs.c.Transitions), Pos: b.pos, Doc: b.doc, Source: src, Descriptor: d,
-						Conds: b.conds, Target: target, Targets: targets, Recall: recall, Reenter: reenter, Actions: actions, Checkpoint: cp,
+						Conds: b.conds, Target: target, Targets: targets, Recall: recall, Reenter: reenter, Actions: actions, Raise: raise, Checkpoint: cp,
 						Increment: inc, Reset: reset, Roles: roles}
 					cs.c.Transitions = append(cs.c.Transitions, ct)
 				}

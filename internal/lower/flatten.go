@@ -598,6 +598,17 @@ func (f *flattener) effectiveTargets(t *ir.ChartTransition, mem memory) []*ir.No
 	return out
 }
 
+// raised is what a microstep raises, in the order XState queues it: the events its
+// transitions raise (their actions run before the entries), then the done events the
+// entries raise.
+func raised(ts []*ir.ChartTransition, done []*ir.Event) []*ir.Event {
+	var out []*ir.Event
+	for _, t := range ts {
+		out = append(out, t.Raise...)
+	}
+	return append(out, done...)
+}
+
 // historyDefault is where history state h leads while it has recorded nothing: its
 // default, else its parent's initial state, or for a parallel parent the parent itself
 // (every region at its initial state), as XState does.
@@ -999,7 +1010,7 @@ func (f *flattener) microstep(from int, cf config, mem memory, e *ir.Event, o ou
 	clock := f.states[to].Clock
 	ft := &ir.Transition{Index: len(f.l.m.Transitions), Pos: pos, From: []*ir.State{f.states[from]}, Events: []*ir.Event{e},
 		Conds: o.conds, Target: ir.Target{Kind: ir.Fixed, State: f.states[to]}, Actions: append(actions, r.actions...),
-		Taken: ts, Mem: memConds, Record: record, Raise: r.raise, Changes: changed, Requires: r.requires,
+		Taken: ts, Mem: memConds, Record: record, Raise: raised(ts, r.raise), Changes: changed, Requires: r.requires,
 		KeepsClock: clock != nil && cf[clock.Index] && !set.on[clock.Index]}
 	for _, t := range ts {
 		if t.Checkpoint != nil && ft.Checkpoint == nil {

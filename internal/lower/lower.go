@@ -1237,6 +1237,9 @@ func (l *lowerer) resolveTransitions() {
 			l.ds.Errorf(t.OnPos, "on lists no event, so the transition can never be taken")
 			ok, c.evKnown = false, false
 		}
+		if len(t.Raise) > 0 {
+			l.ds.Errorf(t.Raise[0].Pos, "raise is for statecharts (a spec with nested states), whose macrostep takes raised events before the next one from outside; a flat machine's program fires the next event itself")
+		}
 		on := t.On
 		if t.After.Set {
 			on = nil // on beside after is refused where it is written

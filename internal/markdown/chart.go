@@ -102,6 +102,17 @@ func chartTrigger(t *ir.ChartTransition) string {
 	return eventCell(t.Event)
 }
 
+// raiseList adds to a cell of actions the events a transition raises: "raise `e`".
+func raiseList(actions string, raise []*ir.Event) string {
+	for _, e := range raise {
+		if actions != "" {
+			actions += ", "
+		}
+		actions += "raise " + CodeCell(e.Name)
+	}
+	return actions
+}
+
 // chartTransitions lists the transitions as written, one row per source and trigger.
 func chartTransitions(m *ir.Machine) *Table {
 	var rows [][]string
@@ -127,7 +138,7 @@ func chartTransitions(m *ir.Machine) *Table {
 		}
 		rows = append(rows, []string{
 			CodeCell(t.Source.Path), chartTrigger(t), condText(t.Conds), to, reenterCell(t),
-			actionList(t.Actions), cp, Text(t.Doc), strconv.Itoa(t.Pos.Line),
+			raiseList(actionList(t.Actions), t.Raise), cp, Text(t.Doc), strconv.Itoa(t.Pos.Line),
 		})
 	}
 	return table(2, []string{"From", "Trigger", "Guard", "To", "Reenter", "Actions", "Checkpoint", "Description", "Line"}, rows)

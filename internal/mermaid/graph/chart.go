@@ -176,10 +176,13 @@ func ChartLabel(ts []*ir.ChartTransition) string {
 	if n := len(t.AllTargets()); n > 1 {
 		parts = append(parts, fmt.Sprintf("(%d targets at once)", n))
 	}
-	if len(t.Actions) > 0 {
+	if len(t.Actions)+len(t.Raise) > 0 {
 		var names []string
 		for _, a := range t.Actions {
 			names = append(names, a.Name)
+		}
+		for _, e := range t.Raise {
+			names = append(names, "raise "+e.Name)
 		}
 		parts = append(parts, "/ "+strings.Join(names, ", "))
 	}
