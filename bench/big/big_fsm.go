@@ -679,7 +679,8 @@ func RestoreBig(s BigSnapshot) (*Big, error) {
 	return fsmrt.Built(m, fsmrt.Restore(&m.Machine, s, nil))
 }
 
-// ReplayBig rebuilds machine id from its store, no hook running (fsmrt.Replay).
+// ReplayBig rebuilds machine id from its store, no hook running (fsmrt.Replay); an ID the
+// store never saw is fsmrt.ErrNotFound (NewBig makes a new machine).
 func ReplayBig(ctx context.Context, store fsmrt.Store, id string) (*Big, error) {
 	m := NewBig()
 	return fsmrt.Built(m, fsmrt.Replay(ctx, &m.Machine, store, id, nil))

@@ -875,7 +875,8 @@ func RestoreChart(s ChartSnapshot) (*Chart, error) {
 	return fsmrt.Built(m, fsmrt.Restore(&m.Machine, s, nil))
 }
 
-// ReplayChart rebuilds machine id from its store, no hook running (fsmrt.Replay).
+// ReplayChart rebuilds machine id from its store, no hook running (fsmrt.Replay); an ID
+// the store never saw is fsmrt.ErrNotFound (NewChart makes a new machine).
 func ReplayChart(ctx context.Context, store fsmrt.Store, id string) (*Chart, error) {
 	m := NewChart()
 	return fsmrt.Built(m, fsmrt.Replay(ctx, &m.Machine, store, id, nil))

@@ -918,7 +918,8 @@ func RestoreChartActions(s ChartActionsSnapshot, hooks ChartActionsHooks) (*Char
 	return fsmrt.Built(m, fsmrt.Restore(&m.Machine, s, nil))
 }
 
-// ReplayChartActions rebuilds machine id from its store, no hook running (fsmrt.Replay).
+// ReplayChartActions rebuilds machine id from its store, no hook running (fsmrt.Replay);
+// an ID the store never saw is fsmrt.ErrNotFound (NewChartActions makes a new machine).
 func ReplayChartActions(ctx context.Context, store fsmrt.Store, id string, hooks ChartActionsHooks) (*ChartActions, error) {
 	m := NewChartActions(hooks)
 	return fsmrt.Built(m, fsmrt.Replay(ctx, &m.Machine, store, id, nil))

@@ -648,7 +648,8 @@ func RestoreChartFlat(s ChartFlatSnapshot) (*ChartFlat, error) {
 	return fsmrt.Built(m, fsmrt.Restore(&m.Machine, s, nil))
 }
 
-// ReplayChartFlat rebuilds machine id from its store, no hook running (fsmrt.Replay).
+// ReplayChartFlat rebuilds machine id from its store, no hook running (fsmrt.Replay); an
+// ID the store never saw is fsmrt.ErrNotFound (NewChartFlat makes a new machine).
 func ReplayChartFlat(ctx context.Context, store fsmrt.Store, id string) (*ChartFlat, error) {
 	m := NewChartFlat()
 	return fsmrt.Built(m, fsmrt.Replay(ctx, &m.Machine, store, id, nil))

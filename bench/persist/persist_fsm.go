@@ -309,7 +309,8 @@ func RestoreDoc(s DocSnapshot, hooks DocHooks) (*Doc, error) {
 	return fsmrt.Built(m, fsmrt.Restore(&m.Machine, s, nil))
 }
 
-// ReplayDoc rebuilds machine id from its store, no hook running (fsmrt.Replay).
+// ReplayDoc rebuilds machine id from its store, no hook running (fsmrt.Replay); an ID the
+// store never saw is fsmrt.ErrNotFound (NewDoc makes a new machine).
 func ReplayDoc(ctx context.Context, store fsmrt.Store, id string, hooks DocHooks) (*Doc, error) {
 	m := NewDoc(hooks)
 	return fsmrt.Built(m, fsmrt.Replay(ctx, &m.Machine, store, id, nil))

@@ -651,7 +651,8 @@ func RestoreTask(s TaskSnapshot, hooks TaskHooks) (*Task, error) {
 	return fsmrt.Built(m, fsmrt.Restore(&m.Machine, s, nil))
 }
 
-// ReplayTask rebuilds machine id from its store, no hook running (fsmrt.Replay).
+// ReplayTask rebuilds machine id from its store, no hook running (fsmrt.Replay); an ID the
+// store never saw is fsmrt.ErrNotFound (NewTask makes a new machine).
 func ReplayTask(ctx context.Context, store fsmrt.Store, id string, hooks TaskHooks) (*Task, error) {
 	m := NewTask(hooks)
 	return fsmrt.Built(m, fsmrt.Replay(ctx, &m.Machine, store, id, nil))

@@ -514,7 +514,7 @@ func (g *gen) engineStore(f *File) {
 		Return(Qual(rt, "Built").Call(Id("m"), Qual(rt, "Restore").Call(self(), Id("s"), Nil()))),
 	)
 	f.Line()
-	f.Comment(comment(fmt.Sprintf("Replay%s rebuilds machine id from its store, no hook running (fsmrt.Replay).", T)))
+	f.Comment(comment(fmt.Sprintf("Replay%s rebuilds machine id from its store, no hook running (fsmrt.Replay); an ID the\nstore never saw is fsmrt.ErrNotFound (New%s makes a new machine).", T, T)))
 	f.Func().Id("Replay"+T).Params(append([]Code{ctxParam(), Id("store").Qual(rt, "Store"), Id("id").String()}, g.hookParams()...)...).Params(Op("*").Id(T), Error()).Block(
 		Id("m").Op(":=").Id("New"+T).Call(g.hookArgs()...),
 		Return(Qual(rt, "Built").Call(Id("m"), Qual(rt, "Replay").Call(Id("ctx"), self(), Id("store"), Id("id"), Nil()))),

@@ -337,7 +337,8 @@ func RestoreTicket(s TicketSnapshot, hooks TicketHooks) (*Ticket, error) {
 	return fsmrt.Built(m, fsmrt.Restore(&m.Machine, s, nil))
 }
 
-// ReplayTicket rebuilds machine id from its store, no hook running (fsmrt.Replay).
+// ReplayTicket rebuilds machine id from its store, no hook running (fsmrt.Replay); an ID
+// the store never saw is fsmrt.ErrNotFound (NewTicket makes a new machine).
 func ReplayTicket(ctx context.Context, store fsmrt.Store, id string, hooks TicketHooks) (*Ticket, error) {
 	m := NewTicket(hooks)
 	return fsmrt.Built(m, fsmrt.Replay(ctx, &m.Machine, store, id, nil))

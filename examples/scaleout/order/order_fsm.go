@@ -421,7 +421,8 @@ func RestoreOrder(s OrderSnapshot, hooks OrderHooks) (*Order, error) {
 	return fsmrt.Built(m, fsmrt.Restore(&m.Machine, s, nil))
 }
 
-// ReplayOrder rebuilds machine id from its store, no hook running (fsmrt.Replay).
+// ReplayOrder rebuilds machine id from its store, no hook running (fsmrt.Replay); an ID
+// the store never saw is fsmrt.ErrNotFound (NewOrder makes a new machine).
 func ReplayOrder(ctx context.Context, store fsmrt.Store, id string, hooks OrderHooks) (*Order, error) {
 	m := NewOrder(hooks)
 	return fsmrt.Built(m, fsmrt.Replay(ctx, &m.Machine, store, id, nil))
