@@ -195,6 +195,12 @@ func TestCorruptLogs(t *testing.T) {
 			}
 		})
 	}
+	// A machine without a key window refuses a key used twice too.
+	twice := store(nil, with(submit, func(e *tEntryLog) { e.Key = "k" }), with(approve, func(e *tEntryLog) { e.Key = "k" }))
+	var le *LogError
+	if err := Replay(bg, newRig(func(d *tDef) { d.Idempotent = false }).m, twice, "doc-1", nil); !errors.As(err, &le) || le.Seq != 2 {
+		t.Errorf("a key used twice, without a key window: %v", err)
+	}
 	// What the engine may write replays: a log whose times go back (an input's At in the
 	// past), one in year 9999 (a clock set there), a stay entered before the creation.
 	for name, log := range map[string][]tEntryLog{

@@ -149,25 +149,33 @@ func (m *Machine[S, E, R, C, X]) permitted(e *LogEntry[S, E, R]) error {
 	return fmt.Errorf("transition %d is not permitted to role %s", e.Transition, e.Role)
 }
 
-// keySeen records idempotency key key of a replayed entry in seen (made when needed) and
-// refuses one used before: a store refuses a key an entry of the instance used already, so
-// no log has one twice. The keys recalled from before the entries replayed (the machine's
-// key window) count too.
+// keysTracked is how many idempotency keys of the entries it replays a machine without a
+// key window remembers, to refuse one used twice (keySeen).
+const keysTracked = 1 << 12
+
+// keySeen refuses idempotency key key of a replayed entry when an entry before it used it:
+// a store refuses a key an entry of the instance used already, so no log has one twice.
+// It looks where that costs nothing more: the machine's key window (the keys recalled from
+// before the entries replayed, and those replayed), or, for a machine without one, the
+// first keysTracked keys replayed, in seen (made when needed).
 func (m *Machine[S, E, R, C, X]) keySeen(seen *map[string]struct{}, key string) error {
-	if key == "" {
+	switch {
+	case key == "":
+		return nil
+	case m.def.Idempotent:
+		if _, ok := m.keys.Get(key); ok {
+			return fmt.Errorf("idempotency key %q used again", key)
+		}
 		return nil
 	}
 	if _, ok := (*seen)[key]; ok {
 		return fmt.Errorf("idempotency key %q used again", key)
 	}
-	if m.def.Idempotent {
-		if _, ok := m.keys.Get(key); ok {
-			return fmt.Errorf("idempotency key %q used again", key)
-		}
-	}
 	if *seen == nil {
 		*seen = map[string]struct{}{}
 	}
-	(*seen)[key] = struct{}{}
+	if len(*seen) < keysTracked {
+		(*seen)[key] = struct{}{}
+	}
 	return nil
 }
