@@ -164,3 +164,28 @@ transitions:
 		t.Errorf("JSON (%v):\n%s", err, out)
 	}
 }
+
+// TestSimLimitRefusalSaysTheMaximum: a counter written max: 1 refuses the increment past it
+// saying "its maximum of 1", as the spec writes it (and as the generated code says).
+func TestSimLimitRefusalSaysTheMaximum(t *testing.T) {
+	spec := filepath.Join(t.TempDir(), "order.fsm.yaml")
+	if err := os.WriteFile(spec, []byte(`version: 1
+machine: Order
+package: order
+counters:
+  retries: { max: 1 }
+states:
+  pending: { initial: true }
+  processing: {}
+events: { process: {}, retry: {} }
+transitions:
+  - { from: pending, on: process, to: processing, increment: retries }
+  - { from: processing, on: retry, to: pending }
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ := run(t, "sim", spec, "--events", "process,retry,process")
+	if code != ExitFindings || !strings.Contains(out, "counter retries reached its maximum of 1") {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+}

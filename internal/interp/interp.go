@@ -520,7 +520,11 @@ func (x *Machine) decide(e *ir.Event, in Inputs) (*plan, *Rejection) {
 				continue
 			}
 			if c.Then == nil {
-				return nil, x.reject(LimitReached, e, "%s on %s: counter %s reached its limit of %d", s.Name, e.Name, c.Name, limit)
+				word := "limit"
+				if c.Max {
+					word = "maximum" // max: N trips at N+1: say N, as the spec writes it
+				}
+				return nil, x.reject(LimitReached, e, "%s on %s: counter %s reached its %s of %d", s.Name, e.Name, c.Name, word, x.Bound(c))
 			}
 			if c.Summary != nil {
 				// Written before the target's requirements are checked, so that they see it.

@@ -60,7 +60,7 @@ func MachineDecls(T string) []Reserved {
 	}
 	out = append(out, Reserved{"registered" + T, "type"})
 	for _, s := range []string{"New" + T, "New" + T + "MemoryStore", "New" + T + "Registry", "Replay" + T,
-		"Restore" + T, "Resume" + T, "FireDue" + T + "Timers", "Find" + T + "s", "Find" + T + "es"} {
+		"Restore" + T, "Resume" + T, "FireDue" + T + "Timers", "FireDue" + T + "TimersWith", "Find" + T + "s", "Find" + T + "es"} {
 		out = append(out, Reserved{s, "function"})
 	}
 	return out
