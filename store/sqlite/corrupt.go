@@ -111,7 +111,11 @@ func newFile(ctx context.Context, path string, cfg config) error {
 		return nil
 	}
 	f.Close()
-	defer os.Remove(aside)
+	defer func() {
+		for _, suffix := range []string{"", "-wal", "-shm"} {
+			_ = os.Remove(aside + suffix)
+		}
+	}()
 	dsn, err := dataSourceName(aside, cfg)
 	if err != nil {
 		return nil
