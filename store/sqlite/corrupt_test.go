@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fsmgen/fsmgen/fsmrt"
 )
@@ -104,6 +105,11 @@ func TestCorruptFile(t *testing.T) {
 			}
 			_, err = s.Find(ctx, fsmrt.Query{Machine: "test.M"})
 			check("find", err)
+			// The scheduler's and the outbox's reads.
+			_, err = s.ClaimDeadlines(ctx, "test.M", "o", t0.Add(1000*time.Hour), time.Minute, 10)
+			check("claim deadlines", err)
+			_, err = s.ClaimEffects(ctx, "test.M", "o", t0.Add(1000*time.Hour), time.Minute, 10)
+			check("claim effects", err)
 			if fails == 0 {
 				t.Error("nothing read from the damaged file failed")
 			}
