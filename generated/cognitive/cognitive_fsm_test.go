@@ -1249,11 +1249,19 @@ func TestFsmChartWalks(t *testing.T) {
 		want, _ := json.Marshal(m.Snapshot())
 		h.calls = nil
 		r, err := ReplayTask(ctx, store, m.ID, h)
-		if err != nil {
+		switch {
+		case m.Seq() == 0:
+			// Nothing committed (a start with nothing to do, every event refused): the
+			// store has no such instance.
+			if !errors.Is(err, fsmrt.ErrNotFound) {
+				t.Errorf("walk %d: replay of a machine that committed nothing: %v, want a NotFoundError", i, err)
+			}
+		case err != nil:
 			t.Fatalf("walk %d: replay: %v", i, err)
-		}
-		if got, _ := json.Marshal(r.Snapshot()); string(got) != string(want) || len(h.calls) > 0 {
-			t.Errorf("walk %d: replayed (running %v)\n%s\nwant\n%s", i, h.calls, got, want)
+		default:
+			if got, _ := json.Marshal(r.Snapshot()); string(got) != string(want) || len(h.calls) > 0 {
+				t.Errorf("walk %d: replayed (running %v)\n%s\nwant\n%s", i, h.calls, got, want)
+			}
 		}
 		r, err = RestoreTask(m.Snapshot(), h)
 		if err != nil {
