@@ -212,7 +212,12 @@ func (w *worker) do(ctx context.Context, f []string) error {
 		m.ID = f[1]
 		w.ready(m)
 		w.watch(f[1])
-		return m.Create(ctx, build.TaskInput{Actor: "user", Reason: "task created"})
+		err := m.Create(ctx, build.TaskInput{Actor: "user", Reason: "task created"})
+		if errors.Is(err, fsmrt.ErrStoreConflict) {
+			// The store has it already: say so in the worker's terms, not the store's.
+			return fmt.Errorf("task %s exists already (created before, by this worker or another); fire its events, or create another ID", f[1])
+		}
+		return err
 	case f[0] == "fire" && len(f) >= 4:
 		e, err := build.ParseEvent(f[2])
 		if err != nil {
