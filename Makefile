@@ -43,18 +43,19 @@ test: fmt-check vet check-examples check-generated bin/testprogress
 	$(TESTGO) -race -count=1 -timeout $(TIMEOUT) $$($(GO) list ./... | grep -v -x $(NORACE:./%=-e github.com/fsmgen/fsmgen/%))
 	@# The modules' tests mostly wait on databases and processes: they run meanwhile.
 	@bash -c 'set -o pipefail; $(MAKE) --no-print-directory test-modules & mods=$$!; 		$(TESTGO) -count=1 -timeout $(SLOWTIMEOUT) $(NORACE); rc=$$?; wait $$mods || rc=1; exit $$rc'
-	$(TESTGO) -count=1 -timeout $(TIMEOUT) -run '^(TestManyUnknownKeys|TestEstimateIsClose)$$' ./spec/ ./internal/budget/
+	$(TESTGO) -count=1 -timeout $(TIMEOUT) -run '^TestManyUnknownKeys$$' ./spec/
 	$(TESTGO) -count=1 -timeout $(TIMEOUT) -run '^TestAllocs$$' ./examples/...
 	$(MAKE) --no-print-directory coverage
 	$(MAKE) --no-print-directory fuzz FUZZTIME=10s CHARTDIFF=
 	$(MAKE) --no-print-directory bench-smoke
 
-# The loader and checker, the Go emitter and the comparisons with XState start no
-# goroutine, nor do their tests: the race detector has nothing to find in them and would
-# add half to their time (they generate, build and test hundreds of packages, and run
-# hundreds of charts), so make test runs them without it (make race runs every package
-# with it).
-NORACE := ./internal/lower ./internal/gogen ./internal/chartdiff ./internal/importer ./internal/testgen
+# The loader and checker, the Go emitter, the test generator, the output budget and the
+# comparisons with XState start no goroutine (but the budget's calibration, a sampler of
+# memory figures), nor do their tests: the race detector has nothing to find in them and
+# would add half to their time, tenfold to the budget's (they generate, build and test
+# hundreds of packages, run hundreds of charts, estimate outputs of megabytes), so make
+# test runs them without it (make race runs every package with it).
+NORACE := ./internal/lower ./internal/gogen ./internal/chartdiff ./internal/importer ./internal/testgen ./internal/budget
 
 race: bin/testprogress
 	$(TESTGO) -race -count=1 -timeout $(SLOWTIMEOUT) ./...

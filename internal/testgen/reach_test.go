@@ -166,12 +166,12 @@ func reachable(m *ir.Machine, r *rand.Rand, walks, length int) map[*ir.State]boo
 // roles, required fields, timeouts, counters with limits, checkpoints) and, for every one
 // the checker accepts, requires the generated tests' paths to reach every state a random
 // exploration of the interpreter reaches, and no warning of an unreached state. Of those
-// specs, the first FSMGEN_RANDSPECS_BUILD (make test: 12) are generated, vetted and their
+// specs, the first FSMGEN_RANDSPECS_BUILD (make test: 6) are generated, vetted and their
 // generated tests run in one module. FSMGEN_RANDSPECS sets how many specs are drawn (make
 // test: 300; make test-long: 3,000).
 func TestRandomSpecsReachEveryState(t *testing.T) {
 	n := fixture.Count(t, "FSMGEN_RANDSPECS", 300)
-	build := fixture.Count(t, "FSMGEN_RANDSPECS_BUILD", 12)
+	build := fixture.Count(t, "FSMGEN_RANDSPECS_BUILD", 6)
 	if testing.Short() {
 		build = 0
 	}
