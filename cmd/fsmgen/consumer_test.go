@@ -135,30 +135,12 @@ func TestReadmeConsumers(t *testing.T) {
 				t.Fatal(err)
 			}
 			dir := filepath.Join(root, "app")
-			write := func(rel, data string) {
-				p := filepath.Join(dir, rel)
-				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
+			write := func(rel, data string) { writeFile(t, dir, rel, data) }
 			write("go.mod", gomod)
 			write("task/task.fsm.yaml", strings.Replace(string(spec), "package: review", "package: task", 1))
 			write("task/gen.go", "// Package task holds the review machine.\npackage task\n\n//go:generate go tool fsmgen generate task.fsm.yaml\n")
 			write("main.go", consumerMains[name])
-			run := func(args ...string) string {
-				t.Helper()
-				cmd := exec.Command("go", args...)
-				cmd.Dir = dir
-				cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod")
-				out, err := cmd.CombinedOutput()
-				if err != nil {
-					t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
-				}
-				return string(out)
-			}
+			run := func(args ...string) string { return goIn(t, dir, args...) }
 			run("mod", "tidy")
 			run("generate", "./...")
 			run("vet", "./...")
@@ -171,4 +153,30 @@ func TestReadmeConsumers(t *testing.T) {
 			}
 		})
 	}
+}
+
+// writeFile writes data to rel below dir, making the directories it needs.
+func writeFile(t *testing.T, dir, rel, data string) {
+	t.Helper()
+	p := filepath.Join(dir, rel)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// goIn runs the go command in dir, outside any workspace and updating go.mod as it needs,
+// and returns its output; a failure fails t with the output.
+func goIn(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("go", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
 }

@@ -2,7 +2,6 @@ package main_test
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -20,15 +19,7 @@ func TestGoGenerateConsumer(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	write := func(rel, data string) {
-		p := filepath.Join(dir, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := func(rel, data string) { writeFile(t, dir, rel, data) }
 	spec, err := os.ReadFile(filepath.Join(repo, "examples/review/review.fsm.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -60,16 +51,7 @@ func TestSkippingIsRefused(t *testing.T) {
 	}
 }
 `)
-	run := func(args ...string) {
-		t.Helper()
-		cmd := exec.Command("go", args...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-	}
+	run := func(args ...string) { goIn(t, dir, args...) }
 	run("mod", "tidy")
 	run("generate", "./...")
 	if _, err := os.Stat(filepath.Join(dir, "task/task_fsm.go")); err != nil {

@@ -162,6 +162,21 @@ func reachable(m *ir.Machine, r *rand.Rand, walks, length int) map[*ir.State]boo
 	return seen
 }
 
+// reachesAll fails t for every state of want that the generated tests' paths do not
+// reach.
+func reachesAll(t *testing.T, name string, m *ir.Machine, spec []byte, want map[*ir.State]bool) {
+	t.Helper()
+	reached := map[*ir.State]bool{}
+	for _, end := range testgen.Build(m).PathEnds {
+		reached[end.To] = true
+	}
+	for s := range want {
+		if !reached[s] {
+			t.Errorf("%s: the interpreter reaches %s, the generated tests do not:\n%s", name, s.Name, spec)
+		}
+	}
+}
+
 // TestRandomSpecsReachEveryState draws random flat specs (guard chains of 2 to 6 links,
 // roles, required fields, timeouts, counters with limits, checkpoints) and, for every one
 // the checker accepts, requires the generated tests' paths to reach every state a random
@@ -189,16 +204,7 @@ func TestRandomSpecsReachEveryState(t *testing.T) {
 			continue
 		}
 		accepted++
-		model := testgen.Build(m)
-		reached := map[*ir.State]bool{}
-		for _, end := range model.PathEnds {
-			reached[end.To] = true
-		}
-		for s := range reachable(m, r, 60, 30) {
-			if !reached[s] {
-				t.Errorf("%s: the interpreter reaches %s, the generated tests do not:\n%s", name, s.Name, spec)
-			}
-		}
+		reachesAll(t, name, m, spec, reachable(m, r, 60, 30))
 		if _, warnings, err := testgen.Tests(m, "rand.fsm.yaml"); err != nil || len(warnings) != 0 {
 			t.Errorf("%s: %v %v\n%s", name, err, warnings, spec)
 		}
@@ -246,15 +252,6 @@ func TestRandomChartsReachEveryConfiguration(t *testing.T) {
 			continue
 		}
 		accepted++
-		model := testgen.Build(m)
-		reached := map[*ir.State]bool{}
-		for _, end := range model.PathEnds {
-			reached[end.To] = true
-		}
-		for s := range reachable(m, r, 40, 30) {
-			if !reached[s] {
-				t.Errorf("random chart %d: the interpreter reaches %s, the generated tests do not:\n%s", i, s.Name, spec)
-			}
-		}
+		reachesAll(t, fmt.Sprintf("random chart %d", i), m, spec, reachable(m, r, 40, 30))
 	}
 }
