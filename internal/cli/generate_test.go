@@ -97,9 +97,7 @@ func TestGenerateOutputsAndDiagram(t *testing.T) {
 // TestGenerateWarnsOfUnreachedStates: a state the generated tests cannot reach is a warning
 // at its position; with --warnings-as-errors, nothing is written.
 func TestGenerateWarnsOfUnreachedStates(t *testing.T) {
-	dir := t.TempDir()
-	spec := filepath.Join(dir, "odd.fsm.yaml")
-	if err := os.WriteFile(spec, []byte(`version: 1
+	spec := specFile(t, "odd.fsm.yaml", `version: 1
 machine: Odd
 package: odd
 context: { n: { type: int } }
@@ -115,9 +113,8 @@ transitions:
   - { from: a, on: go, to: b, if: [big, tiny] }
   - { from: a, on: go, to: c }
   - { from: b, on: on, to: c }
-`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+`)
+	dir := filepath.Dir(spec)
 	out := filepath.Join(dir, "odd")
 	code, _, errs := run(t, "generate", "--warnings-as-errors", "-o", out, spec)
 	if code != ExitFindings || !strings.Contains(errs, spec+`:10:3: warning: the generated tests do not reach state "b"`) {

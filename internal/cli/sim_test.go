@@ -135,8 +135,7 @@ transitions:
 // TestSimShowsLimitRedirect: a step that a counter's limit sent elsewhere says which limit
 // and where the transition would have gone, in text and in JSON.
 func TestSimShowsLimitRedirect(t *testing.T) {
-	spec := filepath.Join(t.TempDir(), "order.fsm.yaml")
-	if err := os.WriteFile(spec, []byte(`version: 1
+	spec := specFile(t, "order.fsm.yaml", `version: 1
 machine: Order
 package: order
 counters:
@@ -149,9 +148,7 @@ events: { process: {}, retry: {} }
 transitions:
   - { from: pending, on: process, to: processing, increment: retries }
   - { from: processing, on: retry, to: pending }
-`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+`)
 	code, out, _ := run(t, "sim", spec, "--events", "process,retry,process")
 	want := "2: process: pending -> cancelled\n   retries reached its maximum of 1: pending -> processing went to cancelled instead\n"
 	if code != ExitOK || !strings.Contains(out, want) {
@@ -168,8 +165,7 @@ transitions:
 // TestSimLimitRefusalSaysTheMaximum: a counter written max: 1 refuses the increment past it
 // saying "its maximum of 1", as the spec writes it (and as the generated code says).
 func TestSimLimitRefusalSaysTheMaximum(t *testing.T) {
-	spec := filepath.Join(t.TempDir(), "order.fsm.yaml")
-	if err := os.WriteFile(spec, []byte(`version: 1
+	spec := specFile(t, "order.fsm.yaml", `version: 1
 machine: Order
 package: order
 counters:
@@ -181,11 +177,19 @@ events: { process: {}, retry: {} }
 transitions:
   - { from: pending, on: process, to: processing, increment: retries }
   - { from: processing, on: retry, to: pending }
-`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+`)
 	code, out, _ := run(t, "sim", spec, "--events", "process,retry,process")
 	if code != ExitFindings || !strings.Contains(out, "counter retries reached its maximum of 1") {
 		t.Errorf("exit %d:\n%s", code, out)
 	}
+}
+
+// specFile writes a spec into a temporary directory of t under name and returns its path.
+func specFile(t *testing.T, name, spec string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

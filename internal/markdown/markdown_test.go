@@ -1,7 +1,6 @@
 package markdown
 
 import (
-	"html"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -213,26 +212,10 @@ func cells(line string) []string {
 	return out
 }
 
-// cellCode reads a table cell holding one code span as GitHub-flavoured Markdown shows it:
-// "\\|" turns into "|" (in every cell, before inline parsing), then the code span's
-// content is literal, less one space each side when it has one each side.
+// cellCode reads a table cell of CodeCell as GitHub-flavoured Markdown shows it (readCode).
 func cellCode(t *testing.T, cell string) string {
 	t.Helper()
-	if c := strings.TrimSpace(cell); strings.HasPrefix(c, "<code>") && strings.HasSuffix(c, "</code>") {
-		// A name a code span cannot hold the same way in every renderer (a backslash before
-		// a pipe): an HTML code element of character references.
-		return html.UnescapeString(strings.TrimSuffix(strings.TrimPrefix(c, "<code>"), "</code>"))
-	}
-	s := strings.ReplaceAll(strings.TrimSpace(cell), `\|`, "|")
-	n := len(s) - len(strings.TrimLeft(s, "`"))
-	if n == 0 || n == len(s) || !strings.HasSuffix(s, strings.Repeat("`", n)) {
-		t.Fatalf("cell %q is not one code span", cell)
-	}
-	in := s[n : len(s)-n]
-	if len(in) >= 2 && in[0] == ' ' && in[len(in)-1] == ' ' && strings.Trim(in, " ") != "" {
-		in = in[1 : len(in)-1]
-	}
-	return in
+	return readCode(t, cell)
 }
 
 // cellText reads a table cell of Text as GitHub-flavoured Markdown shows it: "\\|" turns

@@ -15,8 +15,7 @@ import (
 func TestCreateTwice(t *testing.T) {
 	ctx := context.Background()
 	store := fsmrt.NewMemoryStore()
-	w := &worker{store: store, clock: &clock{real: time.Now(), at: time.Date(2026, 6, 1, 8, 0, 0, 0, time.UTC)},
-		out: io.Discard, errs: io.Discard, seen: map[string]int64{}}
+	w := quietWorker(store)
 	if err := w.do(ctx, []string{"create", "TASK-1"}); err != nil {
 		t.Fatal(err)
 	}
@@ -27,4 +26,11 @@ func TestCreateTwice(t *testing.T) {
 	if l, err := store.Load(ctx, "build.Task", "TASK-1"); err != nil || l.Version != 1 {
 		t.Errorf("the task after a second create: version %d, %v", l.Version, err)
 	}
+}
+
+// quietWorker is a worker on store whose clock stands at 08:00 and whose output goes
+// nowhere, for commands run one by one.
+func quietWorker(store fsmrt.Store) *worker {
+	return &worker{store: store, clock: &clock{real: time.Now(), at: time.Date(2026, 6, 1, 8, 0, 0, 0, time.UTC)},
+		out: io.Discard, errs: io.Discard, seen: map[string]int64{}}
 }

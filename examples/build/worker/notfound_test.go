@@ -3,9 +3,7 @@ package main
 import (
 	"context"
 	"errors"
-	"io"
 	"testing"
-	"time"
 
 	"github.com/fsmgen/fsmgen/fsmrt"
 )
@@ -16,8 +14,7 @@ import (
 func TestFireUnknownTask(t *testing.T) {
 	ctx := context.Background()
 	store := fsmrt.NewMemoryStore()
-	w := &worker{store: store, clock: &clock{real: time.Now(), at: time.Date(2026, 6, 1, 8, 0, 0, 0, time.UTC)},
-		out: io.Discard, errs: io.Discard, seen: map[string]int64{}}
+	w := quietWorker(store)
 	for _, cmd := range [][]string{{"fire", "TASK-9", "picked_up", "build_orchestrator"}, {"timeout", "TASK-9", "assigned", "1h"}} {
 		if err := w.do(ctx, cmd); !errors.Is(err, fsmrt.ErrNotFound) {
 			t.Errorf("%v on an unknown task = %v", cmd, err)
