@@ -17,8 +17,67 @@ import (
 // digits.
 func Fingerprint(m *Machine) string {
 	h := sha256.New()
+	canonical(m, h)
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+// Line is one line of the text a fingerprint is the hash of, with the section it is in:
+// machine, state, event (an event's lines and its payload fields), role, policy, field
+// (context fields), counter, checkpoint or transition.
+type Line struct {
+	Section, Text string
+}
+
+// Canonical returns the text Fingerprint hashes, line by line: the fingerprint of m is
+// the hash of the lines' texts, each ended by a newline (Hash).
+func Canonical(m *Machine) []Line {
+	var c canonWriter
+	canonical(m, &c)
+	return c.lines
+}
+
+// Hash returns the fingerprint of the canonical text lines.
+func Hash(lines []Line) string {
+	h := sha256.New()
+	for _, l := range lines {
+		io.WriteString(h, l.Text)
+		io.WriteString(h, "\n")
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+// canonWriter collects the canonical text as lines, in the section section sets.
+type canonWriter struct {
+	section string
+	partial []byte
+	lines   []Line
+}
+
+func (c *canonWriter) Write(b []byte) (int, error) {
+	for _, x := range b {
+		if x != '\n' {
+			c.partial = append(c.partial, x)
+			continue
+		}
+		c.lines = append(c.lines, Line{c.section, string(c.partial)})
+		c.partial = c.partial[:0]
+	}
+	return len(b), nil
+}
+
+// section starts a section of the canonical text, for Canonical.
+func section(w io.Writer, name string) {
+	if c, ok := w.(*canonWriter); ok {
+		c.section = name
+	}
+}
+
+// canonical writes the text Fingerprint hashes to h.
+func canonical(m *Machine, h io.Writer) {
 	p := func(format string, args ...any) { fmt.Fprintf(h, format+"\n", args...) }
+	section(h, "machine")
 	p("machine %q history=%t idempotent=%t", m.Name, m.RecordHistory, m.Idempotent)
+	section(h, "state")
 	for _, s := range m.States {
 		p("state %q initial=%t terminal=%t remembers=%t", s.Name, s.Initial, s.Terminal, s.Remembers)
 		writeNames(h, "  requires", s.Requires, func(f *Field) string { return f.Name })
@@ -36,21 +95,26 @@ func Fingerprint(m *Machine) string {
 			}
 		}
 	}
+	section(h, "event")
 	for _, e := range m.Events {
 		p("event %q", e.Name)
 		for _, f := range e.Payload {
 			writeField(h, f)
 		}
 	}
+	section(h, "role")
 	for _, r := range m.Roles {
 		p("role %q all=%t", r.Name, r.All)
 	}
+	section(h, "policy")
 	for _, po := range m.Policies {
 		p("policy %q default=%t", po.Name, po.Default)
 	}
+	section(h, "field")
 	for _, f := range m.Fields {
 		writeField(h, f)
 	}
+	section(h, "counter")
 	for _, c := range m.Counters {
 		then := ""
 		if c.Then != nil {
@@ -58,9 +122,11 @@ func Fingerprint(m *Machine) string {
 		}
 		p("counter %q per-state=%t reset-on-success=%t limit=%d max=%t then=%q configurable=%t", c.Name, c.PerState, c.ResetOnSuccess, c.Limit, c.Max, then, c.Configurable)
 	}
+	section(h, "checkpoint")
 	for _, c := range m.Checkpoints {
 		p("checkpoint %q every=%t", c.Name, c.EveryTransition)
 	}
+	section(h, "transition")
 	for _, t := range m.Transitions {
 		p("transition %d", t.Index)
 		writeNames(h, "  from", t.From, func(s *State) string { return s.Name })
@@ -75,7 +141,6 @@ func Fingerprint(m *Machine) string {
 			p("  checkpoint %q", t.Checkpoint.Name)
 		}
 	}
-	return "sha256:" + hex.EncodeToString(h.Sum(nil)[:16])
 }
 
 // writeNames writes a labelled line of quoted names.
