@@ -112,6 +112,7 @@ func (c *command) generate(args []string) int {
 	}
 
 	var plan output.Plan
+	var locks []*lockUpdate
 	var all diag.List
 	failed := false
 	for _, path := range files {
@@ -159,6 +160,16 @@ func (c *command) generate(args []string) int {
 			plan.Files = append(plan.Files, output.File{Path: filepath.Join(dir, name), Data: data, Spec: path})
 		}
 		plan.Dirs = append(plan.Dirs, dir)
+		if slices.Contains(kinds, "go") {
+			// The code reads instances of this version from now on: the lock keeps it.
+			u, err := lockFor(path, m)
+			if err != nil {
+				fmt.Fprintf(c.stderr, "fsmgen: %v\n", err)
+				failed = true
+				continue
+			}
+			locks = append(locks, u)
+		}
 	}
 	if *root != "" {
 		plan.Roots = append(plan.Roots, *root)
@@ -191,8 +202,15 @@ func (c *command) generate(args []string) int {
 				fmt.Fprintf(c.stdout, "interrupted: %s (a run was killed while writing; the next generate finishes it)\n", ch.Path)
 			}
 		}
-		if len(changes) > 0 {
-			fmt.Fprintf(c.stderr, "fsmgen: %d generated file(s) out of date; run fsmgen generate\n", len(changes))
+		stale := len(changes)
+		for _, u := range locks {
+			if u.stale() {
+				fmt.Fprintln(c.stdout, u.why())
+				stale++
+			}
+		}
+		if stale > 0 {
+			fmt.Fprintf(c.stderr, "fsmgen: %d generated file(s) out of date; run fsmgen generate\n", stale)
 			return ExitFindings
 		}
 		return ExitOK
@@ -201,6 +219,16 @@ func (c *command) generate(args []string) int {
 	if err != nil {
 		fmt.Fprintf(c.stderr, "fsmgen: %v\n", err)
 		return ExitUsage
+	}
+	// The lock last: code that reads a version is on disk before the lock records it.
+	for _, u := range locks {
+		if !u.stale() {
+			continue
+		}
+		if err := u.write(); err != nil {
+			fmt.Fprintf(c.stderr, "fsmgen: %v\n", err)
+			return ExitUsage
+		}
 	}
 	for _, ch := range changes {
 		switch ch.Kind {

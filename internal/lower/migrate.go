@@ -13,6 +13,7 @@ import (
 
 	"github.com/fsmgen/fsmgen/internal/diag"
 	"github.com/fsmgen/fsmgen/internal/ir"
+	"github.com/fsmgen/fsmgen/internal/lock"
 	"github.com/fsmgen/fsmgen/spec"
 )
 
@@ -23,11 +24,12 @@ import (
 // old instances lack and states require get a value; it pairs every older transition with
 // the one here that replays its log entries.
 func (l *lowerer) migrations() {
-	if len(l.f.Migrations) == 0 || l.f.Broken["migrations"] || l.ds.HasErrors() || !l.reading.migrations {
+	if l.f.Broken["migrations"] || l.ds.HasErrors() || !l.reading.migrations {
 		return
 	}
+	lk := l.readLock()
 	for _, sm := range l.f.Migrations {
-		if mg := l.migration(sm); mg != nil {
+		if mg := l.migration(sm, lk); mg != nil {
 			l.m.Migrations = append(l.m.Migrations, mg.Migration)
 			// The older spec's own migrations, carried on to here.
 			for _, older := range mg.older {
@@ -35,6 +37,7 @@ func (l *lowerer) migrations() {
 			}
 		}
 	}
+	l.lockedMigrations(lk)
 	seen := map[string]spec.Pos{}
 	for _, mg := range l.m.Migrations {
 		if pos, dup := seen[mg.From]; dup {
@@ -51,9 +54,12 @@ type migrationOf struct {
 }
 
 // migration resolves one migration; nil after errors.
-func (l *lowerer) migration(sm *spec.Migration) *migrationOf {
+func (l *lowerer) migration(sm *spec.Migration, lk *lock.File) *migrationOf {
 	if sm.From.Bad || !sm.From.Set {
 		return nil
+	}
+	if strings.HasPrefix(sm.From.Value, "sha256:") {
+		return l.fromLocked(sm, lk)
 	}
 	path := sm.From.Value
 	if !filepath.IsAbs(path) {
@@ -82,7 +88,11 @@ func (l *lowerer) migration(sm *spec.Migration) *migrationOf {
 		l.ds.Errorf(sm.From.Pos, "the older spec %s has errors%s", sm.From.Value, first)
 		return nil
 	}
-	from := ir.Fingerprint(old)
+	return l.migrateFrom(old, ir.Fingerprint(old), sm)
+}
+
+// migrateFrom resolves the migration sm from the older version old, of fingerprint from.
+func (l *lowerer) migrateFrom(old *ir.Machine, from string, sm *spec.Migration) *migrationOf {
 	switch {
 	case old.Name != l.m.Name || old.Package != l.m.Package:
 		l.ds.Errorf(sm.From.Pos, "%s is machine %s.%s, this spec %s.%s: a store finds instances by package and machine, so both must stay", sm.From.Value, old.Package, old.Name, l.m.Package, l.m.Name)
