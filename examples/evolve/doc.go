@@ -10,8 +10,17 @@
 // of version 1 and carry them on with the code of version 2: on an in-memory store, an
 // SQLite file and a PostgreSQL server, where workers running version 2 take over
 // instances stored under version 1 at once.
+//
+// Version 3 (v3/ticket.fsm.yaml) only adds to version 2 (an escalated state, the events
+// escalate and resolve, an escalations counter) and declares no migration from it: its
+// version lock (v3/ticket.fsm.lock, versions 1 and 2 merged as a branch merge would merge
+// them, and 3) is all the checker needs to prove that version 2's tickets load as they are.
+// Version 1's tickets still need version 2's mapping, which version 3 keeps with version 1
+// named by its fingerprint instead of its file. The tests store tickets under versions 1
+// and 2 and carry them on under version 3, on every store.
 package evolve
 
 // The generator runs in the repository's main module, which has what it imports.
 //go:generate go run -C ../.. ./cmd/fsmgen generate -o examples/evolve/v1 examples/evolve/v1/ticket.fsm.yaml
 //go:generate go run -C ../.. ./cmd/fsmgen generate -o examples/evolve/v2 examples/evolve/v2/ticket.fsm.yaml
+//go:generate go run -C ../.. ./cmd/fsmgen generate -o examples/evolve/v3 examples/evolve/v3/ticket.fsm.yaml
