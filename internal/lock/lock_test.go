@@ -2,6 +2,7 @@ package lock_test
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -192,4 +193,37 @@ func TestRead(t *testing.T) {
 	if _, _, ds := lock.Read(spec); !strings.Contains(fmt.Sprint(ds), "not a regular file") {
 		t.Errorf("a directory: %v", ds)
 	}
+}
+
+// FuzzParse: no input makes Parse panic or hang, and a lock it reads writes back as a lock
+// that reads to the same versions.
+func FuzzParse(f *testing.F) {
+	l := &lock.File{}
+	l.Add(fixture.Load(f, "../../examples/review/review.fsm.yaml"))
+	good := l.Bytes()
+	f.Add(good)
+	f.Add([]byte(swapLines(string(good), 5, 6)))
+	f.Add([]byte("# only a comment\n"))
+	f.Add([]byte("sha256:0123456789abcdef0123456789abcdef 000000 lock package \"x\" chart=false\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got, ds := lock.Parse("x.fsm.lock", data)
+		if ds.HasErrors() {
+			if len(got.Versions) != 0 {
+				t.Fatal("a refused lock has versions")
+			}
+			return
+		}
+		again, ds := lock.Parse("x.fsm.lock", got.Bytes())
+		if ds.HasErrors() || len(again.Versions) != len(got.Versions) {
+			t.Fatalf("written back: %v", ds)
+		}
+		for _, v := range got.Versions {
+			if _, err := v.Machine(); err != nil {
+				var le *lock.LineError
+				if !errors.As(err, &le) || le.Pos.Line == 0 {
+					t.Fatalf("an untyped or unplaced error: %v", err)
+				}
+			}
+		}
+	})
 }
