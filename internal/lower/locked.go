@@ -46,12 +46,14 @@ func (l *lowerer) fromLocked(sm *spec.Migration, lk *lock.File) *migrationOf {
 }
 
 // lockedMigrations adds a migration from every version of the lock that no migration of
-// the spec covers and that this spec can load as it is: where the version's every state,
+// the spec covers and that this spec can load: as it is, where the version's every state,
 // event, counter and context field is still here (the field with a type its values decode
-// as), its instances migrate with nothing written by hand. A version that has something
-// this spec has not is an error at its first line in the lock, proposing the migration
-// entry to write.
-func (l *lowerer) lockedMigrations(lk *lock.File) {
+// as), with nothing written by hand; else through a migration the spec declares from a
+// later version that has all of them (the version before a rename, say), its renames
+// applied to the names this version has. So a breaking change is written once, for the
+// version it broke, and carries every version before it too. A version neither carries is
+// an error at its first line in the lock, proposing the migration entry to write.
+func (l *lowerer) lockedMigrations(lk *lock.File, declared []*migrationOf) {
 	if lk == nil {
 		return
 	}
@@ -60,6 +62,12 @@ func (l *lowerer) lockedMigrations(lk *lock.File) {
 	for _, mg := range l.m.Migrations {
 		covered[mg.From] = true
 	}
+	type stranded struct {
+		v    *lock.Version
+		old  *ir.Machine
+		gaps []gap
+	}
+	var lost []stranded
 	for _, v := range lk.Versions {
 		if covered[v.Fingerprint] {
 			continue
@@ -69,26 +77,101 @@ func (l *lowerer) lockedMigrations(lk *lock.File) {
 			l.ds.Errorf(v.Pos, "version %s: %v", lock.Short(v.Fingerprint), err)
 			continue
 		}
-		if proposal := l.breaking(old, v); proposal != "" {
-			l.ds.Errorf(v.Pos, "%s", proposal)
-			continue
-		}
 		name := lock.Short(v.Fingerprint)
 		sm := &spec.Migration{Pos: v.Pos, From: spec.Str{Value: name, Pos: v.Pos, Set: true}}
+		source := name + " (" + filepath.Base(lk.Path) + ")"
+		if gaps := l.gaps(old, l.m); len(gaps) > 0 {
+			via := l.carrier(old, declared)
+			if via == nil {
+				lost = append(lost, stranded{v, old, gaps})
+				continue
+			}
+			sm = narrowed(via.sm, old, v.Pos, name)
+			source = name + " (" + filepath.Base(lk.Path) + ") as " + via.sm.From.Value
+		}
 		if mg := l.migrateFrom(old, v.Fingerprint, sm); mg != nil {
-			mg.Source = name + " (" + filepath.Base(lk.Path) + ")"
+			mg.Source = source
 			l.m.Migrations = append(l.m.Migrations, mg.Migration)
 		}
 	}
+	// One entry for the latest of the versions a change strands carries the earlier ones
+	// (those whose names it has): the error is at the versions no other stranded version
+	// carries, and names those it would carry. carries says the stranded version y carries
+	// x: x has nothing y lacks, and y has more, or as much and comes first.
+	carries := func(i, j int) bool {
+		y, x := lost[i], lost[j]
+		if i == j || len(l.gaps(x.old, y.old)) > 0 {
+			return false
+		}
+		return len(l.gaps(y.old, x.old)) > 0 || i < j
+	}
+	for i, y := range lost {
+		var carried []string
+		top := true
+		for j, x := range lost {
+			if carries(j, i) {
+				top = false
+			}
+			if carries(i, j) {
+				carried = append(carried, lock.Short(x.v.Fingerprint))
+			}
+		}
+		if !top {
+			continue
+		}
+		msg := proposal(lock.Short(y.v.Fingerprint), y.gaps)
+		if len(carried) > 0 {
+			msg += "\n(the entry carries the earlier versions " + strings.Join(carried, ", ") + " too: they have nothing it lacks)"
+		}
+		l.ds.Errorf(y.v.Pos, "%s", msg)
+	}
 }
 
-// breaking returns, when the locked version old has a state, event, counter or context
-// field that this spec has not (or a field whose values would not decode here), the error
-// that says so and proposes the migration entry to write; "" when it has none.
-func (l *lowerer) breaking(old *ir.Machine, v *lock.Version) string {
-	news := namesOf(l.m)
-	type gap struct{ section, name, why string }
+// carrier returns the declared migration whose older version has everything old has (so
+// that old's instances are instances of it too, as far as names and field types go); nil
+// when none does.
+func (l *lowerer) carrier(old *ir.Machine, declared []*migrationOf) *migrationOf {
+	for _, d := range declared {
+		if d.old != nil && len(l.gaps(old, d.old)) == 0 {
+			return d
+		}
+	}
+	return nil
+}
+
+// narrowed is the declared migration sm applied to the older version old: its renames of
+// the names old has, its defaults for the fields old lacks, named and placed as the
+// locked version.
+func narrowed(sm *spec.Migration, old *ir.Machine, pos spec.Pos, name string) *spec.Migration {
+	has := namesOf(old)
+	keep := func(rs []*spec.Rename, names []string) []*spec.Rename {
+		var out []*spec.Rename
+		for _, r := range rs {
+			if slices.Contains(names, r.Old.Value) {
+				out = append(out, r)
+			}
+		}
+		return out
+	}
+	out := &spec.Migration{Pos: pos, From: spec.Str{Value: name, Pos: pos, Set: true},
+		States: keep(sm.States, has.states), Events: keep(sm.Events, has.events),
+		Counters: keep(sm.Counters, has.counters), Context: keep(sm.Context, has.fields)}
+	for _, d := range sm.Defaults {
+		if !slices.Contains(has.fields, d.Field.Value) {
+			out.Defaults = append(out.Defaults, d)
+		}
+	}
+	return out
+}
+
+// gap is a name of an older version that a later one has not.
+type gap struct{ section, name, why string }
+
+// gaps returns what the older version old has that the machine m has not: states, events,
+// counters and context fields, and fields whose values would not decode as m's.
+func (l *lowerer) gaps(old, m *ir.Machine) []gap {
 	var gaps []gap
+	olds, news := namesOf(old), namesOf(m)
 	missing := func(section string, olds, news []string) {
 		for _, n := range olds {
 			if !slices.Contains(news, n) {
@@ -96,20 +179,23 @@ func (l *lowerer) breaking(old *ir.Machine, v *lock.Version) string {
 			}
 		}
 	}
-	olds := namesOf(old)
 	missing("states", olds.states, news.states)
 	missing("events", olds.events, news.events)
 	missing("counters", olds.counters, news.counters)
 	missing("context", olds.fields, news.fields)
 	for _, f := range old.Fields {
-		if nf := l.fi[f.Name]; nf != nil && !decodesAs(f, nf) {
-			gaps = append(gaps, gap{"context", f.Name, fmt.Sprintf("%s there, %s here", typeOf(f), typeOf(nf))})
+		for _, nf := range m.Fields {
+			if nf.Name == f.Name && !decodesAs(f, nf) {
+				gaps = append(gaps, gap{"context", f.Name, fmt.Sprintf("%s there, %s here", typeOf(f), typeOf(nf))})
+			}
 		}
 	}
-	if len(gaps) == 0 {
-		return ""
-	}
-	name := lock.Short(v.Fingerprint)
+	return gaps
+}
+
+// proposal is the error for a locked version (name) that has what this spec has not:
+// what, and the migration entry to write.
+func proposal(name string, gaps []gap) string {
 	var what []string
 	for _, g := range gaps {
 		kind := map[string]string{"states": "state", "events": "event", "counters": "counter", "context": "context field"}[g.section]

@@ -141,3 +141,52 @@ func TestLockedRefusals(t *testing.T) {
 		t.Errorf("no lock: %s", ds)
 	}
 }
+
+// TestLockedChain: the lock records the seed's version and a later one that added an event;
+// then a state is renamed. One migration entry, from the later version, carries both: the
+// error is at the later version's line only, and says it carries the earlier one.
+func TestLockedChain(t *testing.T) {
+	path, first := lockedSpec(t, func(s string) string { return s })
+	data, _ := os.ReadFile(path)
+	added := addEvent(string(data))
+	os.WriteFile(path, []byte(added), 0o644)
+	second, ds := load(t, path)
+	if second == nil {
+		t.Fatal(ds)
+	}
+	f, _, _ := lock.Read(path)
+	f.Add(second)
+	os.WriteFile(lock.Path(path), f.Bytes(), 0o644)
+	later := ir.Fingerprint(second)
+
+	renamed := strings.ReplaceAll(added, "blocked", "on_hold")
+	os.WriteFile(path, []byte(renamed), 0o644)
+	m, ds := load(t, path)
+	if m != nil || strings.Count(ds, "error: version") != 1 || !strings.Contains(ds, "version "+lock.Short(later)+" of this spec") ||
+		!strings.Contains(ds, "carries the earlier versions "+lock.Short(first)) {
+		t.Fatalf("want one error, at the later version, carrying the first:\n%s", ds)
+	}
+	fixed := renamed + "migrations:\n  - from: " + lock.Short(later) + "\n    states: { blocked: on_hold }\n    events: { blocked: on_hold }\n"
+	os.WriteFile(path, []byte(fixed), 0o644)
+	m, ds = load(t, path)
+	if m == nil || ds != "[]" {
+		t.Fatalf("with the one entry: %s", ds)
+	}
+	from := map[string]*ir.Migration{}
+	for _, mg := range m.Migrations {
+		from[mg.From] = mg
+	}
+	for _, fp := range []string{first, later} {
+		mg := from[fp]
+		if mg == nil || mg.States["blocked"] != "on_hold" || mg.Events["blocked"] != "on_hold" {
+			t.Errorf("migration from %s: %+v", fp, mg)
+		}
+	}
+	if len(m.Migrations) != 2 {
+		t.Errorf("%d migrations, want 2", len(m.Migrations))
+	}
+	// The first version has no nudge event: its transitions pair with the ones here all the same.
+	if mg := from[first]; mg != nil && len(mg.Transitions) != len(m.Transitions)-1 {
+		t.Errorf("the first version's %d transitions", len(mg.Transitions))
+	}
+}

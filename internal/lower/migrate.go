@@ -28,8 +28,10 @@ func (l *lowerer) migrations() {
 		return
 	}
 	lk := l.readLock()
+	var declared []*migrationOf
 	for _, sm := range l.f.Migrations {
 		if mg := l.migration(sm, lk); mg != nil {
+			declared = append(declared, mg)
 			l.m.Migrations = append(l.m.Migrations, mg.Migration)
 			// The older spec's own migrations, carried on to here.
 			for _, older := range mg.older {
@@ -37,7 +39,7 @@ func (l *lowerer) migrations() {
 			}
 		}
 	}
-	l.lockedMigrations(lk)
+	l.lockedMigrations(lk, declared)
 	seen := map[string]spec.Pos{}
 	for _, mg := range l.m.Migrations {
 		if pos, dup := seen[mg.From]; dup {
@@ -51,6 +53,8 @@ func (l *lowerer) migrations() {
 type migrationOf struct {
 	*ir.Migration
 	older []*ir.Migration
+	sm    *spec.Migration // as the spec declares it
+	old   *ir.Machine     // the older version
 }
 
 // migration resolves one migration; nil after errors.
@@ -252,7 +256,7 @@ func (l *lowerer) migrateFrom(old *ir.Machine, from string, sm *spec.Migration) 
 		}
 	}
 	dropIdentities(mg.States, mg.Events, mg.Counters, mg.Fields)
-	return &migrationOf{Migration: mg, older: old.Migrations}
+	return &migrationOf{Migration: mg, older: old.Migrations, sm: sm, old: old}
 }
 
 // specNames are the names of a machine's states, events, counters and context fields.
