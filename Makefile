@@ -36,6 +36,8 @@ check-generated:
 	$(GO) run ./cmd/fsmgen generate --check -o examples/evolve/v1 examples/evolve/v1/ticket.fsm.yaml
 	$(GO) run ./cmd/fsmgen generate --check -o examples/evolve/v2 examples/evolve/v2/ticket.fsm.yaml
 	$(GO) run ./cmd/fsmgen generate --check -o examples/evolve/v3 examples/evolve/v3/ticket.fsm.yaml
+	$(GO) run ./cmd/fsmgen generate --check -o examples/evolve/v4 examples/evolve/v4/ticket.fsm.yaml
+	$(GO) run ./cmd/fsmgen generate --check -o examples/evolve/v5 examples/evolve/v5/ticket.fsm.yaml
 
 # The whole test suite: formatting, vet, every test (with the race detector but for NORACE), the exact
 # allocation counts of the seed machines (without it: it allocates), the seed specs checked

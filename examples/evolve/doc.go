@@ -18,9 +18,18 @@
 // Version 1's tickets still need version 2's mapping, which version 3 keeps with version 1
 // named by its fingerprint instead of its file. The tests store tickets under versions 1
 // and 2 and carry them on under version 3, on every store.
+//
+// Version 4 (v4/ticket.fsm.yaml) breaks version 3: blocked and escalated merge into
+// waiting, escalate is called hand_to_lead and escalations handovers. Its one new
+// migration, from version 3, carries version 2 too; version 1 keeps its own. Version 5
+// (v5/ticket.fsm.yaml) adds to version 4 and declares nothing for it. The tests store
+// tickets under each of versions 1 to 4 and carry them all to an end with the code of
+// version 5, on every store (TestChain*).
 package evolve
 
 // The generator runs in the repository's main module, which has what it imports.
 //go:generate go run -C ../.. ./cmd/fsmgen generate -o examples/evolve/v1 examples/evolve/v1/ticket.fsm.yaml
 //go:generate go run -C ../.. ./cmd/fsmgen generate -o examples/evolve/v2 examples/evolve/v2/ticket.fsm.yaml
 //go:generate go run -C ../.. ./cmd/fsmgen generate -o examples/evolve/v3 examples/evolve/v3/ticket.fsm.yaml
+//go:generate go run -C ../.. ./cmd/fsmgen generate -o examples/evolve/v4 examples/evolve/v4/ticket.fsm.yaml
+//go:generate go run -C ../.. ./cmd/fsmgen generate -o examples/evolve/v5 examples/evolve/v5/ticket.fsm.yaml
