@@ -93,6 +93,11 @@ type Def[S StateType, E, R EnumType] struct {
 	// Migrations are the older specs whose stored instances the machine loads, migrated
 	// (Replay, Snapshot's UnmarshalJSON), and commits under this spec.
 	Migrations []Migration
+	// Logic are the spec's guard expressions as programs (see LogicAnd): a condition on
+	// guard g >= LogicBase is on Logic[g-LogicBase], which the engine evaluates, asking the
+	// guards it names in order; nil when the spec has none.
+	Logic     [][]int32
+	LogicBase int32
 
 	// Built by Init.
 	pairIndex      []int32 // by state*NumEvents+event: index+1 into Pairs, 0 for none

@@ -167,3 +167,27 @@ func TestEngineAllocsRefusals(t *testing.T) {
 		}
 	}
 }
+
+// TestEngineAllocsLogic: a transition guarded by an expression (and, or, not) allocates
+// nothing, taken or refused.
+func TestEngineAllocsLogic(t *testing.T) {
+	m, refusing := &tMachine{}, &tMachine{}
+	Init(m, logicDef(), quietOps{ok: true})
+	Init(refusing, logicDef(), quietOps{ok: false})
+	for _, x := range []*tMachine{m, refusing} {
+		x.Context = tCtx{Title: "t", Reviewer: "bo", Note: "n"}
+		x.Fire(bg, eSubmit)
+	}
+	cases := []struct {
+		name string
+		f    func()
+	}{
+		{"taken", func() { m.Fire(bg, eReject); m.Fire(bg, eSubmit) }},
+		{"refused", func() { refusing.Fire(bg, eReject) }},
+	}
+	for _, c := range cases {
+		if n := testing.AllocsPerRun(100, c.f); n != 0 {
+			t.Errorf("%s allocates %v times", c.name, n)
+		}
+	}
+}

@@ -531,7 +531,7 @@ func (m *Machine[S, E, R, C, X]) holds(ctx context.Context, conds []int32, st *S
 		if negate {
 			g = ^g
 		}
-		if m.guards.Guard(ctx, int(g), *st) == negate {
+		if m.guard(ctx, g, st) == negate {
 			return false
 		}
 	}

@@ -196,6 +196,8 @@ type Guard struct {
 	Below    Threshold
 	Equals   Scalar
 	Contains Scalar
+	// Expr makes the guard an expression over other guards (and, or, not, in).
+	Expr *GuardExpr
 }
 
 // Action is a declared action.
@@ -297,6 +299,8 @@ type Choice struct {
 	Unless []Str
 	To     Target
 	Doc    Str
+	// IfExpr and UnlessExpr replace If and Unless when they hold an expression.
+	IfExpr, UnlessExpr *GuardExpr
 }
 
 // Transition is one entry of the transitions list.
@@ -332,4 +336,7 @@ type Transition struct {
 	// After makes the transition a delayed one: taken when its source has been active for
 	// that long (sugar over the source's timeout).
 	After Str
+	// IfExpr and UnlessExpr replace If and Unless when they hold an expression ({and: ...},
+	// {or: ...}, {not: ...}, {in: state}): the list as a whole is their and.
+	IfExpr, UnlessExpr *GuardExpr
 }

@@ -85,7 +85,7 @@ func (l *loader) decode(root *yaml.Node) *File {
 		case "guards":
 			l.entries(v, func(name Str, b *yaml.Node) {
 				g := &Guard{Name: name, Broken: l.declBroken("guards", name.Value)}
-				l.fields(b, func(key string, _, v *yaml.Node) {
+				l.fields(b, func(key string, k, v *yaml.Node) {
 					switch key {
 					case "doc":
 						g.Doc = l.str(v)
@@ -101,6 +101,8 @@ func (l *loader) decode(root *yaml.Node) *File {
 						g.Equals = l.scalar(v)
 					case "contains":
 						g.Contains = l.scalar(v)
+					case "and", "or", "not", "in":
+						g.Expr = l.guardOp(g.Expr, key, k, v)
 					}
 				})
 				f.Guards = append(f.Guards, g)
@@ -393,9 +395,9 @@ func (l *loader) transition(n *yaml.Node) *Transition {
 				t.Choose = append(t.Choose, l.choice(resolve(c)))
 			}
 		case "if":
-			t.If = l.strs(v)
+			t.If, t.IfExpr = l.conditions(v)
 		case "unless":
-			t.Unless = l.strs(v)
+			t.Unless, t.UnlessExpr = l.conditions(v)
 		case "by":
 			v = resolve(v)
 			if v.Kind == yaml.ScalarNode {
@@ -480,9 +482,9 @@ func (l *loader) choice(n *yaml.Node) *Choice {
 	l.fields(n, func(key string, _, v *yaml.Node) {
 		switch key {
 		case "if":
-			c.If = l.strs(v)
+			c.If, c.IfExpr = l.conditions(v)
 		case "unless":
-			c.Unless = l.strs(v)
+			c.Unless, c.UnlessExpr = l.conditions(v)
 		case "to":
 			c.To = l.target(v)
 		case "doc":

@@ -39,7 +39,7 @@ func (g *gen) engineDef(f *File) {
 	guardIdx := func(cs []ir.Cond) []int {
 		var out []int
 		for _, c := range cs {
-			i := slices.Index(m.Guards, c.Guard)
+			i := guardIndex(m, c.Guard)
 			if c.Negate {
 				i = ^i
 			}
@@ -237,6 +237,7 @@ func (g *gen) engineDef(f *File) {
 	if m.Chart != nil {
 		d.add("Chart", g.chartDef(actionIdx))
 	}
+	logicDef(m, &d)
 	if len(m.Migrations) > 0 {
 		d.add("Migrations", Index().Qual(rt, "Migration").ValuesFunc(func(v *Group) {
 			for _, mg := range m.Migrations {

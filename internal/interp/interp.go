@@ -656,6 +656,8 @@ func (x *Machine) holds(g *ir.Guard, in Inputs) bool {
 			return false
 		}
 		return compare(n, g.Op, threshold(g.Threshold, in))
+	case ir.Logic:
+		return x.logic(g, in)
 	}
 	return in.Guard != nil && in.Guard(g)
 }

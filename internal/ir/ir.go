@@ -42,6 +42,10 @@ type Machine struct {
 	// Chart is the state tree of a statechart (nil for a flat machine): States are then
 	// its configurations and Transitions its compiled microsteps.
 	Chart *Chart
+	// Logic are the guard expressions (Guard.Kind Logic), declared ones first, then those
+	// written in a transition's if or unless and those flattening specialises; a condition
+	// on one indexes it after Guards (len(Guards)+i).
+	Logic []*Guard
 
 	// Migrations say how instances stored under older versions of the spec become
 	// instances of this one: those the spec declares, each composed with the older spec's
@@ -407,6 +411,7 @@ const (
 	Hook         GuardKind = iota // a method the program implements
 	CounterGuard                  // compares a counter
 	FieldGuard                    // compares a context field
+	Logic                         // an expression over guards and states (Guard.Expr)
 )
 
 // Op is a comparison.
@@ -447,6 +452,7 @@ type Guard struct {
 	Op        Op
 	Threshold Threshold // for AtLeast and Below
 	Equals    Literal   // for Equals and Contains (a value of the list's element type)
+	Expr      *Expr     // for Logic
 }
 
 // Cond is a guard that must hold, or must fail when Negate is set.

@@ -546,7 +546,11 @@ func (l *lowerer) resolveChartTransitions() {
 				}
 			}
 		}
-		conds, known := l.conds(t.If, t.Unless)
+		var only *ir.Node // the source the never-true check answers in against
+		if len(sources) == 1 {
+			only = sources[0]
+		}
+		conds, known := l.exprConds(t.If, t.Unless, t.IfExpr, t.UnlessExpr, only)
 		if !known {
 			cs.bad = true
 		}
@@ -584,7 +588,7 @@ func (l *lowerer) resolveChartTransitions() {
 		var branches []branch
 		if chooseSet {
 			for _, ch := range t.Choose {
-				bc, known := l.conds(ch.If, ch.Unless)
+				bc, known := l.exprConds(ch.If, ch.Unless, ch.IfExpr, ch.UnlessExpr, only)
 				if !known {
 					cs.bad = true
 				}

@@ -435,11 +435,15 @@ func (f *flattener) variants(from int, cf config, e *ir.Event, o outcome) {
 
 // own lists the candidates of node n itself for event e: its transitions in order, and
 // "none" unless one of them is unguarded.
-func (f *flattener) own(n *ir.Node, e *ir.Event) []outcome {
+func (f *flattener) own(n *ir.Node, c config, e *ir.Event) []outcome {
 	var out []outcome
 	for _, t := range f.byEvent[n.Index][e.Index] {
-		out = append(out, outcome{sel: []*ir.ChartTransition{t}, conds: t.Conds})
-		if len(t.Conds) == 0 {
+		conds, ok := f.l.resolveIn(t.Conds, f.isActive(c))
+		if !ok {
+			continue
+		}
+		out = append(out, outcome{sel: []*ir.ChartTransition{t}, conds: conds})
+		if len(conds) == 0 {
 			return out
 		}
 	}
@@ -455,7 +459,7 @@ func (f *flattener) selectFor(n *ir.Node, c config, e *ir.Event) []outcome {
 			if c[ch.Index] {
 				sub := f.selectFor(ch, c, e)
 				if last := sub[len(sub)-1]; last.sel == nil {
-					return append(sub[:len(sub)-1], f.own(n, e)...)
+					return append(sub[:len(sub)-1], f.own(n, c, e)...)
 				}
 				return sub
 			}
@@ -469,11 +473,11 @@ func (f *flattener) selectFor(n *ir.Node, c config, e *ir.Event) []outcome {
 		}
 		combos := product(regions, false)
 		if last := combos[len(combos)-1]; last.sel == nil {
-			return append(combos[:len(combos)-1], f.own(n, e)...)
+			return append(combos[:len(combos)-1], f.own(n, c, e)...)
 		}
 		return combos
 	}
-	return f.own(n, e)
+	return f.own(n, c, e)
 }
 
 // product combines lists of outcomes lexicographically: the first combination whose
@@ -551,8 +555,12 @@ func (f *flattener) eventless(c config) []outcome {
 		complete := false
 		for s := a; s != nil && !complete; s = s.Parent {
 			for _, t := range f.byEvent[s.Index][f.c.Always.Index] {
-				list = append(list, outcome{sel: []*ir.ChartTransition{t}, conds: t.Conds})
-				if len(t.Conds) == 0 {
+				conds, ok := f.l.resolveIn(t.Conds, f.isActive(c))
+				if !ok {
+					continue
+				}
+				list = append(list, outcome{sel: []*ir.ChartTransition{t}, conds: conds})
+				if len(conds) == 0 {
 					complete = true
 					break
 				}

@@ -99,6 +99,7 @@ type lowerer struct {
 	afters  map[string]*afterTimeout       // the timeouts delayed transitions give states, by name (path)
 	afterEv map[*spec.Transition]*ir.Event // the event each delayed transition is taken on
 	reading reading                        // how the spec is read
+	logic   map[string]*ir.Guard           // the guard expressions written in transitions, by their text
 }
 
 func (l *lowerer) run() {
@@ -111,11 +112,13 @@ func (l *lowerer) run() {
 	if l.cs != nil {
 		l.resolveNodes()
 		l.resolveGuards()
+		l.resolveLogic()
 		l.resolveCounters()
 		l.resolveCheckpoints()
 		l.resolveChartTransitions()
 		l.refuseInChart()
 		l.flatten()
+		l.pruneLogic()
 		l.checkLivelock()
 		l.checkGoDecls()
 		l.checkUnused()
@@ -124,6 +127,7 @@ func (l *lowerer) run() {
 	}
 	l.resolveStates()
 	l.resolveGuards()
+	l.resolveLogic()
 	l.checkGoDecls()
 	l.resolveCounters()
 	l.resolveCheckpoints()
@@ -372,6 +376,10 @@ func (l *lowerer) declare() {
 	seen = map[string]spec.Pos{}
 	for _, g := range f.Guards {
 		if dup("guard", seen, g.Name) {
+			continue
+		}
+		if g.Expr != nil {
+			l.declareLogic(g)
 			continue
 		}
 		gu := &ir.Guard{Index: len(l.m.Guards), Name: g.Name.Value, GoName: hookGo.addAs("guard", g.Name), Doc: g.Doc.Value, Pos: g.Name.Pos}
@@ -802,7 +810,7 @@ func (l *lowerer) timeout(st *ir.State, t *spec.Timeout) *ir.Timeout {
 func (l *lowerer) resolveGuards() {
 	for _, g := range l.f.Guards {
 		gu := l.gu[g.Name.Value]
-		if gu == nil || gu.Pos != g.Name.Pos {
+		if gu == nil || gu.Pos != g.Name.Pos || gu.Kind == ir.Logic {
 			continue
 		}
 		type cmp struct {
@@ -1267,7 +1275,7 @@ func (l *lowerer) resolveTransitions() {
 			ok = false
 		}
 
-		conds, known := l.conds(t.If, t.Unless)
+		conds, known := l.exprConds(t.If, t.Unless, t.IfExpr, t.UnlessExpr, nil)
 		tr.Conds = conds
 		c.condsKnown = known && !t.Broken
 		tr.Roles, _ = l.roleRules(t.By)
@@ -1342,7 +1350,7 @@ func (l *lowerer) choose(t *spec.Transition, tr *ir.Transition, c *trCheck, repo
 	var prevs []earlier
 	ok, hasDefault := true, false
 	for _, ch := range t.Choose {
-		conds, known := l.conds(ch.If, ch.Unless)
+		conds, known := l.exprConds(ch.If, ch.Unless, ch.IfExpr, ch.UnlessExpr, nil)
 		if known && report {
 			for _, p := range prevs {
 				if covers(p.conds, conds) {
@@ -1356,7 +1364,7 @@ func (l *lowerer) choose(t *spec.Transition, tr *ir.Transition, c *trCheck, repo
 			}
 			prevs = append(prevs, earlier{ch.Pos, conds})
 		}
-		if len(ch.If)+len(ch.Unless) == 0 {
+		if len(ch.If)+len(ch.Unless) == 0 && ch.IfExpr == nil && ch.UnlessExpr == nil {
 			hasDefault = true
 		}
 		tg, good := l.target(ch.To)
