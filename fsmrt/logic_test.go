@@ -9,10 +9,15 @@ import (
 
 // askedOps answers the guards from values and records the order they are asked in.
 type askedOps struct {
-	quietOps
 	values map[int]bool
 	asked  *[]int
 }
+
+func (askedOps) Act(context.Context, int, tStep) error        { return nil }
+func (askedOps) Require(tState, *tCtx) []FieldError           { return nil }
+func (askedOps) SetField(c *tCtx, f int, text string)         { *c.field(f) = text }
+func (askedOps) Policy(int) bool                              { return true }
+func (askedOps) Checkpoint(context.Context, int, tStep) error { return nil }
 
 func (o askedOps) Guard(_ context.Context, g int, _ tStep) bool {
 	*o.asked = append(*o.asked, g)
