@@ -383,9 +383,15 @@ func (o *oracle) guardsAt(s *ir.State, e *ir.Event) []*ir.Guard {
 	seen := map[*ir.Guard]bool{}
 	add := func(cs []ir.Cond) {
 		for _, c := range cs {
-			if !seen[c.Guard] {
-				seen[c.Guard] = true
-				out = append(out, c.Guard)
+			gs := []*ir.Guard{c.Guard}
+			if c.Guard.Kind == ir.Logic {
+				gs = c.Guard.Expr.Leaves() // an expression's guards decide it
+			}
+			for _, g := range gs {
+				if !seen[g] {
+					seen[g] = true
+					out = append(out, g)
+				}
 			}
 		}
 	}
