@@ -143,6 +143,9 @@ type StateDef struct {
 	// same Clock share its timeout, which counts from when that state was entered
 	// (Transition.KeepsClock).
 	Clock int32
+	// Delays are the state's delays (its delayed transitions' clocks beside its timeout), in
+	// the order the spec first writes them.
+	Delays []DelayDef
 }
 
 // Pair is a (state, event) pair whose transitions the engine decides.

@@ -74,6 +74,7 @@ type Machine[S StateType, E, R EnumType, C, X any] struct {
 	expired   bool
 	expiredIn S
 	expiredAt time.Time
+	fired     firedDelays // the delays of the current stay that have fired (ExpireNext)
 	clock     Clock
 	createdAt time.Time
 	enteredAt time.Time
@@ -842,7 +843,7 @@ func (m *Machine[S, E, R, C, X]) commitKind(ctx context.Context, store Store, ki
 	if m.entered && d.Timing {
 		// A state entered rearms the instance's deadlines, unless it has none and the state
 		// left had none either: there is nothing to disarm.
-		if dls := m.deadlines(m.state, m.since); len(dls) > 0 || m.timesOut(st.From) {
+		if dls := m.deadlines(m.state, m.since); len(dls) > 0 || m.timesOut(st.From) || m.waits(st.From) {
 			c.Rearm, c.Deadlines = true, dls
 		}
 	}

@@ -44,7 +44,7 @@ const (
 // deadlines returns the deadlines of state s entered at at, with the timeouts in force.
 func (m *Machine[S, E, R, C, X]) deadlines(s S, at time.Time) []Deadline {
 	if !m.timesOut(s) {
-		return nil
+		return m.delayDeadlines(s, at, nil)
 	}
 	d := m.def
 	sd, timeout := &d.States[s], m.timeouts[s]
@@ -64,7 +64,7 @@ func (m *Machine[S, E, R, C, X]) deadlines(s S, at time.Time) []Deadline {
 	if sd.Expires {
 		out = append(out, Deadline{Name: deadlineExpiry, At: at.Add(timeout), State: s.String(), Event: E(sd.Expiry).String()})
 	}
-	return out
+	return m.delayDeadlines(s, at, out)
 }
 
 // timesOut reports whether entering state s arms deadlines: it has a timeout in force,
@@ -271,7 +271,7 @@ func handleDueOnce[S StateType, E, R EnumType, C, X any](ctx context.Context, dl
 		in.At = m.updatedAt
 	}
 	meta := map[string]string{"deadline": dl.At.UTC().Format(time.RFC3339Nano), "timeout": m.timeouts[m.state].String()}
-	if dl.Name == deadlineExpiry {
+	if dl.Name == deadlineExpiry || isDelayDeadline(dl.Name) {
 		e, ok := named[E](m.def.NumEvents, dl.Event)
 		if ok {
 			in.Reason = "timeout expired"

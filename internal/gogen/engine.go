@@ -244,6 +244,7 @@ func (g *gen) engineMachine(f *File) {
 	)
 	f.Line()
 	if !g.timeouts {
+		g.expireNext(f)
 		return
 	}
 	wrap("Timeout", "Timeout returns the timeout of state s in force (0: none).", []Code{Id("s").Id("State")}, Qual("time", "Duration"), "Timeout", Id("s"))
@@ -270,7 +271,7 @@ func (g *gen) engineMachine(f *File) {
 			expiring = append(expiring, Case(Id("State"+s.GoName)).Block(Id("e").Op("=").Id("Event"+s.Timeout.OnExpiry.GoName)))
 		}
 	}
-	if len(expiring) > 0 {
+	if !g.expireNext(f) && len(expiring) > 0 {
 		f.Comment("// Expire fires the state's on_expiry event when its timeout has passed at now, once a\n// stay (fsmrt.Expire), and reports whether it did. Only states with on_expiry expire;\n// other timeouts are reports.")
 		f.Add(recv()).Id("Expire").Params(ctxParam(), now).Params(Bool(), Id("State"), Error()).BlockFunc(func(b *Group) {
 			b.Var().Id("e").Id("Event")
@@ -484,7 +485,7 @@ func (g *gen) findName() string {
 // what a stored machine arms as deadlines, and FireDue<T>Timers handles.
 func (g *gen) durableTimers() bool {
 	return slices.ContainsFunc(g.m.States, func(s *ir.State) bool {
-		return s.Timeout != nil && (len(s.Timeout.Levels) > 0 || s.Timeout.OnExpiry != nil)
+		return s.Timeout != nil && (len(s.Timeout.Levels) > 0 || s.Timeout.OnExpiry != nil) || len(s.Delays) > 0
 	})
 }
 

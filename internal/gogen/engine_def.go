@@ -111,7 +111,10 @@ func (g *gen) engineDef(f *File) {
 				v.add("Clock", Lit(s.Clock.Index))
 			}
 		}
-		oneLine = oneLine && len(s.Entry)+len(s.Exit) == 0 && !s.Remembers && s.Timeout == nil
+		if len(s.Delays) > 0 {
+			delayDef(s, &v)
+		}
+		oneLine = oneLine && len(s.Entry)+len(s.Exit) == 0 && !s.Remembers && s.Timeout == nil && len(s.Delays) == 0
 		states = append(states, v)
 	}
 	d.add("States", Index().Qual(rt, "StateDef").ValuesFunc(func(rows *Group) {

@@ -92,7 +92,7 @@ func newGen(m *ir.Machine) *gen {
 	for _, c := range m.Counters {
 		g.resetsOnSuccess = g.resetsOnSuccess || c.ResetOnSuccess
 	}
-	g.timing = g.timeouts || m.RecordHistory
+	g.timing = g.timeouts || m.RecordHistory || m.HasDelays()
 	return g
 }
 

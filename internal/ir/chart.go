@@ -74,6 +74,8 @@ type Node struct {
 	// Timeout is the state's timeout (nil: none); every configuration it is active in has
 	// it (State.Clock), counted from when the state was entered.
 	Timeout *Timeout
+	// Delays are the state's own delays (State.Delays), counted from when it was entered.
+	Delays []*Delay
 	// Requires are the context fields entering the state requires.
 	Requires []*Field
 	// GoName names a compound or parallel state in the generated State.Is<GoName>, which

@@ -94,6 +94,9 @@ func canonical(m *Machine, h io.Writer) {
 				p("  since %q", s.Clock.Path)
 			}
 		}
+		for _, d := range s.Delays {
+			p("  delay %d %q", d.After, d.Event.Name)
+		}
 	}
 	section(h, "event")
 	for _, e := range m.Events {

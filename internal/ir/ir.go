@@ -119,6 +119,9 @@ type State struct {
 	Entry     []*Action
 	Exit      []*Action
 	Timeout   *Timeout // nil when the state has none
+	// Delays are the state's delays (Delay) beyond the timeout its one delay would be:
+	// set when its delayed transitions wait several delays, or wait beside its timeout.
+	Delays []*Delay
 	// HistoryFrom lists, for a state that remembers, the states it can be entered from
 	// (the candidates of a history target), in state order.
 	HistoryFrom []*State
@@ -488,6 +491,16 @@ type Level struct {
 	Name    string
 	GoName  string
 	Percent int
+}
+
+// Delay is one delay of a state's delayed transitions (after) that have several, or that
+// wait beside the state's timeout: its own clock, counting from when the state was
+// entered, which raises its own event once a stay when it runs out.
+type Delay struct {
+	After time.Duration
+	Text  string // as the first transition waiting it writes it ("5s")
+	Event *Event
+	Pos   Pos
 }
 
 // Timeout is a state's timeout.

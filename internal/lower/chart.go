@@ -172,7 +172,8 @@ func (l *lowerer) resolveNodes() {
 				n.Requires = append(n.Requires, fd)
 			}
 		}
-		if a := l.afters[n.Path]; a != nil && s.Timeout == nil {
+		n.Delays = l.delaysOf(n.Path)
+		if a := l.afters[n.Path]; a != nil && a.ev != nil && s.Timeout == nil {
 			n.Timeout = l.timeout(&ir.State{Name: n.Path}, a.timeout())
 			cs.expiryPos[n], cs.timeoutPos[n] = a.after.Pos, a.after.Pos
 		} else if s.Timeout != nil {

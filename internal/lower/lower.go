@@ -752,9 +752,10 @@ func (l *lowerer) resolveStates() {
 		}
 		if s.Timeout != nil {
 			st.Timeout = l.timeout(st, s.Timeout)
-		} else if a := l.afters[st.Name]; a != nil {
+		} else if a := l.afters[st.Name]; a != nil && a.ev != nil {
 			st.Timeout = l.timeout(st, a.timeout())
 		}
+		st.Delays = l.delaysOf(st.Name)
 	}
 	l.initials = initials
 	switch {

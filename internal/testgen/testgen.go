@@ -53,7 +53,7 @@ func Tests(m *ir.Machine, source string) ([]byte, diag.List, error) {
 // render executes the template on a model and formats the file.
 func render(model *Model, source string) ([]byte, error) {
 	m := model.M
-	t, err := template.New("tests").Funcs(funcs(m)).Parse(testsTemplate)
+	t, err := template.Must(template.New("tests").Funcs(funcs(m)).Parse(delaysTemplate)).Parse(testsTemplate)
 	if err != nil {
 		return nil, err
 	}
@@ -149,7 +149,7 @@ func (v view) DurableTimers() bool { return len(v.DurableStates()) > 0 }
 func (v view) DurableStates() []*ir.State {
 	var out []*ir.State
 	for _, s := range v.M.States {
-		if s.Timeout != nil && (len(s.Timeout.Levels) > 0 || s.Timeout.OnExpiry != nil) {
+		if s.Timeout != nil && (len(s.Timeout.Levels) > 0 || s.Timeout.OnExpiry != nil) || len(s.Delays) > 0 {
 			out = append(out, s)
 		}
 	}
@@ -401,7 +401,7 @@ type ExpiryRow struct {
 func (v view) Expiries() []ExpiryRow {
 	var out []ExpiryRow
 	for _, s := range v.TimeoutStates() {
-		if s.Timeout.OnExpiry == nil {
+		if s.Timeout.OnExpiry == nil || len(s.Delays) > 0 { // with its delays (DelayRows)
 			continue
 		}
 		out = append(out, v.expiry(s))

@@ -1,0 +1,34 @@
+package gogen
+
+import (
+	. "github.com/dave/jennifer/jen"
+
+	"github.com/fsmgen/fsmgen/internal/ir"
+)
+
+// delayDef adds to state s's StateDef its delays (fsmrt.DelayDef), and the state whose
+// clock they count on in a statechart when no timeout has added it.
+func delayDef(s *ir.State, v *fields) {
+	v.add("Delays", Index().Qual(rt, "DelayDef").ValuesFunc(func(g *Group) {
+		for _, d := range s.Delays {
+			g.Values(Id("After").Op(":").Add(durationLit(int64(d.After))), Id("Event").Op(":").Lit(d.Event.Index))
+		}
+	}))
+	if s.Timeout == nil && s.Clock != nil {
+		v.add("Clock", Lit(s.Clock.Index))
+	}
+}
+
+// expireNext writes Expire for a machine with delays (fsmrt.ExpireNext), and reports
+// whether it did; a machine without keeps the Expire of its timeouts.
+func (g *gen) expireNext(f *File) bool {
+	if !g.m.HasDelays() {
+		return false
+	}
+	f.Comment("// Expire fires, of the current state's timers that have run out at now and not fired\n// this stay (its timeout's on_expiry event, its delays), the one that ran out first, at\n// its deadline (fsmrt.ExpireNext), and reports whether it did: call it until it reports\n// false to catch up with now. Timeouts without on_expiry are reports.")
+	f.Func().Params(Id("m").Op("*").Id(g.T)).Id("Expire").Params(ctxParam(), Id("now").Qual("time", "Time")).Params(Bool(), Id("State"), Error()).Block(
+		Return(Qual(rt, "ExpireNext").Call(Id("ctx"), self(), Id("now"))),
+	)
+	f.Line()
+	return true
+}
