@@ -69,6 +69,7 @@ var cases = []struct {
 	{"EffectsRace", testEffectsRace},
 	{"Deadlines", testDeadlines},
 	{"DeadlinesRace", testDeadlinesRace},
+	{"DelayDeadlines", testDelayDeadlines},
 	{"Find", testFind},
 	{"Pending", testPending},
 }
