@@ -194,6 +194,7 @@ type trans struct {
 	do      []named
 	raise   []named // events raised for the machine itself
 	doc     string
+	expr    *gexpr // a guard expression (logic.go), besides ifs and unless
 }
 
 type chart struct {

@@ -1,7 +1,6 @@
 package importer
 
 import (
-	"regexp"
 	"slices"
 	"strings"
 
@@ -30,8 +29,6 @@ func scxmlRefusal(name string) string {
 
 // executable content the subset refuses (everything but <log> and <script>).
 const execOnly = "only <log label=\"NAME\"/> and <script>NAME</script>, each naming an action, may stand in <onentry>, <onexit> and <transition>, and <raise event=\"NAME\"/> in <transition>"
-
-var condRE = regexp.MustCompile(`^\s*(?:(!)\s*|(not)\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*$`)
 
 type sreader struct {
 	src    *source
@@ -398,16 +395,8 @@ func (r *sreader) transition(src *node, e *xelem) {
 		}
 	}
 	if a, ok := at["cond"]; ok {
-		m := condRE.FindStringSubmatch(a.value)
-		switch {
-		case m == nil:
-			r.ds.Errorf(a.pos, "cond %q cannot be imported: write a guard name, or !name or not name for a guard that must fail", a.value)
-		case m[3] == "true" || m[3] == "false" || m[3] == "null" || m[3] == "undefined":
-			r.ds.Errorf(a.pos, "cond %q is a literal, not a guard name", a.value)
-		case m[1] != "" || m[2] != "":
-			t.unless = append(t.unless, named{m[3], a.pos})
-		default:
-			t.ifs = append(t.ifs, named{m[3], a.pos})
+		if x, ok := r.scond(a); ok {
+			setGuard(t, x)
 		}
 	}
 	if a, ok := at["target"]; ok {

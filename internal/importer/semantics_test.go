@@ -166,3 +166,23 @@ func TestSCXMLSemantics(t *testing.T) {
 		"on.playing",
 		"ended done / sleep goodbye")
 }
+
+// TestGuardLogicSemantics: the media player's guards, written with XState's and, or, not
+// and stateIn and with SCXML's !, &&, ||, parentheses and In, decide alike.
+func TestGuardLogicSemantics(t *testing.T) {
+	for fixture, root := range map[string]string{"testdata/xstate/media.json": "media", "testdata/scxml/media.scxml": "player"} {
+		at := func(video, audio string) string {
+			return root + ".video." + video + "," + root + ".audio." + audio
+		}
+		want(t, run(t, fixture, []string{"loaded"}, "mute", "play", "mute", "stop", "mute"),
+			at("stopped", "loud"),
+			"mute: invalid_transition in "+at("stopped", "loud"), // not in playing: no transition
+			at("playing", "loud"),  // loaded and not blocked
+			at("playing", "muted"), // in playing
+			at("stopped", "muted"), // unless loaded: audio stays muted
+			at("stopped", "loud"))  // not (blocked and in stopped)
+		want(t, run(t, fixture, []string{"loaded", "blocked"}, "play"),
+			at("stopped", "loud"),
+			"play: guard in "+at("stopped", "loud"))
+	}
+}

@@ -134,6 +134,7 @@ func (c *chart) write(shown string) ([]byte, []diag.Pos) {
 			add(&events, "event", slices.DeleteFunc(slices.Clone(t.events), func(n named) bool { return isDescriptor(n.name) }))
 			add(&guards, "guard", t.ifs)
 			add(&guards, "guard", t.unless)
+			add(&guards, "guard", t.expr.leaves())
 			add(&actions, "action", t.do)
 			add(&events, "event", t.raise)
 		}
@@ -266,6 +267,9 @@ func writeTrans(w *writer, src *node, t *trans) {
 		default:
 			parts = append(parts, g.key+": "+list(g.list))
 		}
+	}
+	if t.expr != nil {
+		parts = append(parts, "if: "+t.expr.spec())
 	}
 	if len(t.do) > 0 {
 		parts = append(parts, "do: "+list(t.do))

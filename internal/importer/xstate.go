@@ -45,7 +45,7 @@ func xstateTransRefusal(key string) string {
 	case "internal":
 		return "internal is XState v4's: XState v5 and the import read reenter (internal: false is reenter: true)"
 	case "in":
-		return "in (a state guard) cannot be imported: fsmgen guards are named hooks"
+		return "in is XState v4's state guard: XState v5 and the import read guard: {\"type\": \"xstate.stateIn\", \"stateValue\": \"#id\"}"
 	}
 	return ""
 }
@@ -557,90 +557,11 @@ func (r *xreader) resolve(from *node, ref string, p diag.Pos) *node {
 	return n
 }
 
-// guard reads a guard: a name, {type: name}, or not of one, {type: "not", guards: [name]}.
+// guard reads a transition's guard (xguard).
 func (r *xreader) guard(t *trans, v *jvalue) {
-	g, neg, ok := r.guardRef(v, true)
-	if !ok {
-		return
+	if x, ok := r.xguard(v); ok {
+		setGuard(t, x)
 	}
-	if neg {
-		t.unless = append(t.unless, g)
-	} else {
-		t.ifs = append(t.ifs, g)
-	}
-}
-
-func (r *xreader) guardRef(v *jvalue, top bool) (named, bool, bool) {
-	switch v.kind {
-	case jString:
-		g := named{v.str, v.pos}
-		if strings.HasPrefix(g.name, "xstate.") {
-			r.ds.Errorf(v.pos, "guard %q is one of XState's own and cannot be imported: fsmgen guards are named hooks", g.name)
-			return g, false, false
-		}
-		return g, false, checkName(&r.ds, "guard name", g, false)
-	case jObject:
-	default:
-		r.ds.Errorf(v.pos, "a guard is a name or an object with a type, not %s", v.kind)
-		return named{}, false, false
-	}
-	typ := member(v, "type")
-	if typ == nil {
-		r.ds.Errorf(v.pos, "a guard object needs a type, the guard's name")
-		return named{}, false, false
-	}
-	name, ok := r.str(typ.value, "a guard's type")
-	if !ok {
-		return named{}, false, false
-	}
-	switch name {
-	case "not", "xstate.not":
-		if !top {
-			r.ds.Errorf(typ.value.pos, "not within not cannot be imported: write the guard itself")
-			return named{}, false, false
-		}
-		var inner *jvalue
-		for i := range v.members {
-			mb := &v.members[i]
-			switch mb.key {
-			case "type":
-			case "guards":
-				if mb.value.kind != jArray || len(mb.value.elems) != 1 {
-					r.ds.Errorf(mb.value.pos, "not takes one guard: guards must be an array of one")
-					return named{}, false, false
-				}
-				inner = mb.value.elems[0]
-			case "guard":
-				inner = mb.value
-			default:
-				r.ds.Errorf(mb.keyPos, "unknown key %q in not: it takes guards, an array of one guard", mb.key)
-				return named{}, false, false
-			}
-		}
-		if inner == nil {
-			r.ds.Errorf(v.pos, "not needs the guard it negates: guards: [name]")
-			return named{}, false, false
-		}
-		g, _, ok := r.guardRef(inner, false)
-		return g, true, ok
-	case "and", "or", "xstate.and", "xstate.or":
-		r.ds.Errorf(typ.value.pos, "guard %s(...) cannot be imported: an fsmgen transition's guards are named hooks; give the combination a name of its own", strings.TrimPrefix(name, "xstate."))
-		return named{}, false, false
-	}
-	for i := range v.members {
-		mb := &v.members[i]
-		switch mb.key {
-		case "type":
-		case "params":
-			r.ds.Errorf(mb.keyPos, "guard %q has params, which cannot be imported: an fsmgen guard is a named hook without arguments", name)
-			return named{}, false, false
-		default:
-			r.ds.Errorf(mb.keyPos, "unknown key %q in guard %q: a guard object is {\"type\": name}", mb.key, name)
-			return named{}, false, false
-		}
-	}
-	t := &jvalue{kind: jString, str: name, pos: typ.value.pos}
-	return r.guardRef(t, top)
 }
 
 // actions reads actions: a name, {type: name}, or an array of those.
