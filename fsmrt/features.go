@@ -163,6 +163,9 @@ func Expire[S StateType, E, R EnumType, C, X any](ctx context.Context, m *Machin
 		// This stay has expired, whatever the event did (it may have re-entered the state,
 		// a new stay, which may expire in turn).
 		m.expired, m.expiredIn, m.expiredAt = true, from, entered
+		if coverOn {
+			m.coverRecord(CoverRecord{Kind: CoverExpiry, State: from.String()})
+		}
 	}
 	return err == nil, to, err
 }
@@ -180,6 +183,12 @@ func TimeoutLevel[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, C, X
 	}
 	st := &m.def.States[m.state]
 	if i := Level(now.Sub(m.since), d, st.Levels); i >= 0 {
+		if coverOn {
+			// Every level up to the one reached has been passed.
+			for _, v := range st.LevelValues[:i+1] {
+				m.coverRecord(CoverRecord{Kind: CoverLevel, State: m.state.String(), Level: m.def.levelName(v)})
+			}
+		}
 		return st.LevelValues[i]
 	}
 	return 0

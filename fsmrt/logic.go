@@ -22,7 +22,11 @@ func (m *Machine[S, E, R, C, X]) guard(ctx context.Context, g int32, st *Step[S,
 		ok, _ := m.logic(ctx, m.def.Logic[g-m.def.LogicBase], 0, false, st)
 		return ok
 	}
-	return m.guards.Guard(ctx, int(g), *st)
+	held := m.guards.Guard(ctx, int(g), *st)
+	if coverOn {
+		m.coverGuard(g, st, held)
+	}
+	return held
 }
 
 // logic evaluates the expression of program p at i and returns the index after it; with

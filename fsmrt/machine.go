@@ -372,8 +372,11 @@ func (m *Machine[S, E, R, C, X]) fireLoaded(ctx context.Context, e E, in *Input[
 // fireOnce applies idempotency keys around step and logs a refusal when the machine has a
 // logger.
 func (m *Machine[S, E, R, C, X]) fireOnce(ctx context.Context, e E, in *Input[R]) (S, error) {
-	seq := m.seq
+	seq, from := m.seq, m.state
 	to, err := m.once(ctx, e, in)
+	if coverOn && err != nil && m.seq == seq {
+		m.coverRefused(from, e, err)
+	}
 	if err != nil && m.logger != nil {
 		level, msg := slog.LevelWarn, "event refused"
 		switch {
@@ -795,6 +798,9 @@ func (m *Machine[S, E, R, C, X]) commit(ctx context.Context, st *Step[S, E, R], 
 	}
 	if d.History && (err == nil || m.store == nil) {
 		m.history.Add(Record[S, E]{From: st.From, To: st.To, Event: st.Event, EventID: in.EventID, At: st.At, Actor: in.Actor, Reason: in.Reason})
+	}
+	if coverOn && (err == nil || m.store == nil) {
+		m.coverTaken(st, t)
 	}
 	return err
 }

@@ -110,6 +110,7 @@ redirected says so under it. Exit status: 0 all events accepted, 1 an event was 
 		},
 		importVerb(),
 		diffVerb(),
+		coverVerb(),
 		{
 			name:    "schema",
 			summary: "print the JSON Schema of the spec language",
