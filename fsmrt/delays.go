@@ -113,6 +113,9 @@ func ExpireNext[S StateType, E, R EnumType, C, X any](ctx context.Context, m *Ma
 		// again, a new stay, whose timers start again).
 		if which < 0 {
 			m.expired, m.expiredIn, m.expiredAt = true, from, entered
+			if coverOn {
+				m.coverRecord(CoverRecord{Kind: CoverExpiry, State: from.String()})
+			}
 		} else {
 			if f := &m.fired; !f.since.Equal(entered) || !d.sameClock(S(f.in), from) {
 				*f = firedDelays{in: int32(from), since: entered}
