@@ -77,6 +77,7 @@ type Trans struct {
 	Reenter bool     // XState's reenter flag, always emitted explicitly
 	Actions []string // unique names, e.g. "t7"
 	Raise   []string // events raised for the machine itself, after the actions
+	Expr    *Expr    // a guard expression, in place of Guard (nil: Guard)
 }
 
 // Path returns the names from below Root to n joined by "."; "" for Root.
@@ -265,6 +266,11 @@ func (c *Chart) Check() error {
 			if t.Guard != "" {
 				if _, ok := c.Guards[t.Guard]; !ok {
 					return fmt.Errorf("%s: guard %q is not declared", tw, t.Guard)
+				}
+			}
+			if t.Expr != nil {
+				if err := c.checkExpr(t.Expr); err != nil {
+					return fmt.Errorf("%s: %w", tw, err)
 				}
 			}
 			for _, target := range append([]string{t.Target}, t.More...) {

@@ -504,7 +504,7 @@ func checkGenerated(c *Chart, opt Options) error {
 			}
 			switch {
 			case t.Always:
-				if n.Kind != Atomic || t.Guard == "" || t.Target == "" || c.Root.Kind != Compound {
+				if n.Kind != Atomic || t.Guard == "" && t.Expr == nil || t.Target == "" || c.Root.Kind != Compound {
 					return fmt.Errorf("%q: always transition %d: not guarded, targeted and on an atomic state", n.Path(), i)
 				}
 				top := n

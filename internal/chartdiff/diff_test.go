@@ -33,7 +33,7 @@ func TestAgainstXState(t *testing.T) {
 	var cases []Case
 	var ours [][][]Observation
 	var specs [][]byte
-	refused, loops, multi, parHistory, wildcards, raising := 0, 0, 0, 0, 0, 0
+	refused, loops, multi, parHistory, wildcards, raising, logic := 0, 0, 0, 0, 0, 0, 0
 	for len(cases) < machines {
 		c := Generate(r, SpecOptions())
 		jumps := AddJumps(r, c)
@@ -62,6 +62,7 @@ func TestAgainstXState(t *testing.T) {
 		multi += c.count(func(t *Trans) bool { return len(t.More) > 0 })
 		wildcards += c.count(func(t *Trans) bool { return strings.HasSuffix(t.Event, "*") })
 		raising += c.count(func(t *Trans) bool { return len(t.Raise) > 0 })
+		logic += c.count(func(t *Trans) bool { return t.Expr != nil })
 		for _, n := range c.Nodes() {
 			if n.Kind.IsHistory() && n.Parent.Kind == Parallel {
 				parHistory++
@@ -84,10 +85,10 @@ func TestAgainstXState(t *testing.T) {
 		t.Errorf("machine %d (guards %v), sequence %v, disagree after %s:\n%sspec:\n%s", d.Case, c.Chart.Guards, seq, stepName(seq, d.Step), d.Trace, specs[d.Case])
 	}
 	disagree := len(diffs)
-	t.Logf("%d machines (%d random charts refused by the checker), %d sequences of %d events, %d observations compared, %d disagreements; %d sequences cut at an eventless loop; %d transitions with several targets, %d history states of parallel states, %d transitions on wildcards, %d transitions that raise an event",
-		len(cases), refused, len(cases)*sequences, length, compared, disagree, loops, multi, parHistory, wildcards, raising)
-	if multi == 0 || parHistory == 0 || wildcards == 0 || raising == 0 {
-		t.Error("no chart has a transition with several targets, a history state of a parallel state, a transition on a wildcard, or one that raises an event")
+	t.Logf("%d machines (%d random charts refused by the checker), %d sequences of %d events, %d observations compared, %d disagreements; %d sequences cut at an eventless loop; %d transitions with several targets, %d history states of parallel states, %d transitions on wildcards, %d transitions that raise an event, %d guard expressions",
+		len(cases), refused, len(cases)*sequences, length, compared, disagree, loops, multi, parHistory, wildcards, raising, logic)
+	if multi == 0 || parHistory == 0 || wildcards == 0 || raising == 0 || logic == 0 {
+		t.Error("no chart has a transition with several targets, a history state of a parallel state, a transition on a wildcard, one that raises an event, or a guard expression")
 	}
 }
 

@@ -429,6 +429,7 @@ func (g *gen) finish(root *Node) *Chart {
 			}
 		}
 	}
+	g.logic(c)
 	return c
 }
 

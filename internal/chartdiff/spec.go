@@ -132,6 +132,9 @@ func transitionYAML(n *Node, t *Trans) string {
 	if t.Guard != "" {
 		parts = append(parts, fmt.Sprintf("if: %q", t.Guard))
 	}
+	if t.Expr != nil {
+		parts = append(parts, "if: "+t.Expr.Spec())
+	}
 	if len(t.Actions) > 0 {
 		parts = append(parts, fmt.Sprintf("do: [%s]", quoted(t.Actions)))
 	}

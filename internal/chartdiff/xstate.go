@@ -140,6 +140,9 @@ func (c *Chart) xstateTrans(t *Trans) object {
 	if t.Guard != "" {
 		o = append(o, member{"guard", t.Guard})
 	}
+	if t.Expr != nil {
+		o = append(o, member{"guard", c.xstateGuard(t.Expr)})
+	}
 	if len(t.Actions)+len(t.Raise) > 0 {
 		var acts []any
 		for _, a := range t.Actions {

@@ -31,12 +31,16 @@ refused at the position past the limit.
 XState: id (the machine's name), initial, states, type (parallel, final, history),
 history and a history state's target (its default), on, always, onDone, entry, exit,
 description (doc); after with delays in milliseconds ({"30000": ...} is after: 30s),
-one delay per state, from an atomic state outside parallel states (the states whose
-time fsmgen keeps); targets "#id", "#id.child", "sibling", ".child", or an array of them
+several delays per state ({"1000": ..., "5000": ...}, a clock each), from any state
+but a final or history one, one state's delays per configuration; targets "#id", "#id.child", "sibling", ".child", or an array of them
 (several targets, one in each region of a parallel state, are to: [a, b]);
-guards and actions by name or {"type": name}; {"type": "not", "guards": [name]} is
-unless; a transition's {"type": "xstate.raise", "event": {"type": E}} is raise: [E]. meta (and the machine's version) is left out. Refused: named delays, invoke, context,
-output, tags, params, and(...) and or(...) guards, reenter: true without a target.
+guards and actions by name or {"type": name}; XState's and, or, not and stateIn as a
+config in JSON writes them ({"type": "xstate.and", "guards": [...]}, xstate.or, {"type":
+"xstate.not", "guards": [g]}, {"type": "xstate.stateIn", "stateValue": "#id"}) are the
+spec's {and: [...]}, {or: [...]}, {not: ...} and {in: path} (the not of a name is
+unless); a transition's {"type": "xstate.raise", "event": {"type": E}} is raise: [E]. meta (and the machine's version) is left out. Refused: named delays, invoke, context,
+output, tags, params, other guards of XState's own, a stateValue that is not a string,
+reenter: true without a target.
 Wildcards ("*", "error.*") are kept; a config lists no events, so --event declares those
 only a wildcard takes. reenter is written for a transition to its source or
 a state within it, so that it means what it means in XState. A machine with
@@ -45,7 +49,9 @@ state named by its id ("machine" without one), its final states beside it.
 
 SCXML: <state id initial>, <initial>, <parallel>, <final>, <history type> with its
 default <transition>, <transition event cond target type>, <onentry>, <onexit>. cond is
-a guard name, or !name or not name (unless); event="a b" is on: [a, b]; target="a b"
+guard names, In('id'), !, &&, || and parentheses (the spec's {in: path}, {not: ...},
+{and: [...]}, {or: [...]}; anything else is refused, naming where it stands in the
+cond); event="a b" is on: [a, b]; target="a b"
 is to: [a, b] (not with a history state among them); done.state.ID
 on state ID is done: true; no event is always: true. Actions are <log label="NAME"/>
 and <script>NAME</script>. An external transition (the default) to its source or a

@@ -8,7 +8,7 @@
 // "actions": [...]}: one after start, then one after each event. Every sequence runs on a
 // fresh actor. A case that XState rejects or that fails while running reports an error and
 // the other cases still run.
-import { createActor, raise, setup } from 'xstate';
+import { and, createActor, not, or, raise, setup, stateIn } from 'xstate';
 
 // An eventless loop would otherwise hang the runner; the generated charts have none, so
 // hitting the limit is reported as an error of that case.
@@ -71,6 +71,41 @@ function withRaises(value) {
   return out;
 }
 
+// withGuards returns the config with every guard {"type": "xstate.and" | "xstate.or" |
+// "xstate.not", "guards": [...]} and {"type": "xstate.stateIn", "stateValue": "#id"} (how a
+// config written as JSON writes XState's higher-order guards, with the properties they
+// carry) made into XState's and, or, not and stateIn.
+function guardOf(g) {
+  if (g === null || typeof g !== 'object') {
+    return g;
+  }
+  switch (g.type) {
+    case 'xstate.and':
+      return and(g.guards.map(guardOf));
+    case 'xstate.or':
+      return or(g.guards.map(guardOf));
+    case 'xstate.not':
+      return not(guardOf(g.guards[0]));
+    case 'xstate.stateIn':
+      return stateIn(g.stateValue);
+  }
+  return g;
+}
+
+function withGuards(value) {
+  if (Array.isArray(value)) {
+    return value.map(withGuards);
+  }
+  if (value === null || typeof value !== 'object') {
+    return value;
+  }
+  const out = {};
+  for (const [key, sub] of Object.entries(value)) {
+    out[key] = key === 'guard' ? guardOf(sub) : withGuards(sub);
+  }
+  return out;
+}
+
 function describe(err) {
   return err instanceof Error ? err.message : String(err);
 }
@@ -87,7 +122,7 @@ function runCase(c) {
       log.push(name);
     };
   }
-  const config = { ...withRaises(c.machine), options: { maxIterations } };
+  const config = { ...withGuards(withRaises(c.machine)), options: { maxIterations } };
   const machine = setup({ guards, actions }).createMachine(config);
 
   const runs = [];
