@@ -248,9 +248,22 @@ func Of(path string, m *ir.Machine, recs []fsmrt.CoverRecord) *Report {
 		}
 	}
 
-	// Refusals: by state, each kind the state can refuse with.
+	// Refusals: an event a state does not accept, once for the machine; then by state, each
+	// other kind the state can refuse with.
+	invalid := false
+	for _, s := range m.States {
+		invalid = invalid || slices.Contains(refusalKinds(m, s), fsmrt.RefusalInvalid)
+	}
+	if invalid {
+		add(Refusals, "the machine never refused "+refusalText[fsmrt.RefusalInvalid], diag.Pos{File: path, Line: 1, Col: 1}, has(func(c fsmrt.CoverRecord) bool {
+			return c.Kind == fsmrt.CoverRefusal && c.Refusal == fsmrt.RefusalInvalid
+		}), -1)
+	}
 	for _, s := range m.States {
 		for _, kind := range refusalKinds(m, s) {
+			if kind == fsmrt.RefusalInvalid {
+				continue
+			}
 			add(Refusals, fmt.Sprintf("%s %q never refused an event (%s)", stateWord, s.Name, refusalText[kind]), s.Pos, has(func(c fsmrt.CoverRecord) bool {
 				return c.Kind == fsmrt.CoverRefusal && c.State == s.Name && c.Refusal == kind
 			}), -1)
@@ -281,7 +294,7 @@ func Of(path string, m *ir.Machine, recs []fsmrt.CoverRecord) *Report {
 
 // refusalText says what each kind of refusal is.
 var refusalText = map[string]string{
-	fsmrt.RefusalInvalid:    "an event it does not accept",
+	fsmrt.RefusalInvalid:    "an event a state does not accept",
 	fsmrt.RefusalGuards:     "no transition's guards held",
 	fsmrt.RefusalNoChoice:   "no candidate of a choice held",
 	fsmrt.RefusalNoHistory:  "nothing remembered to go back to",
