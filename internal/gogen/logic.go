@@ -45,7 +45,11 @@ func logicProgram(m *ir.Machine, x *ir.Expr, p []int) []int {
 		return logicProgram(m, x.Args[0], append(p, -1))
 	case ir.ExprAnd, ir.ExprTrue:
 		p = append(p, -2, len(x.Args))
-	default: // ExprOr, ExprFalse (an or of nothing); flattening answers every ExprIn
+	case ir.ExprIn:
+		// Flattening answers every in: a declared expression that asks one is kept for the
+		// documents, and no transition asks it.
+		return append(p, -3, 0)
+	default: // ExprOr, ExprFalse (an or of nothing)
 		p = append(p, -3, len(x.Args))
 	}
 	for _, a := range x.Args {

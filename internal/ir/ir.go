@@ -456,6 +456,7 @@ type Guard struct {
 	Threshold Threshold // for AtLeast and Below
 	Equals    Literal   // for Equals and Contains (a value of the list's element type)
 	Expr      *Expr     // for Logic
+	Inline    bool      // for Logic: written in a transition (named by its text), not declared
 }
 
 // Cond is a guard that must hold, or must fail when Negate is set.

@@ -218,7 +218,7 @@ func (l *lowerer) logicGuard(x *ir.Expr) *ir.Guard {
 	if g := l.logic[name]; g != nil {
 		return g
 	}
-	g := &ir.Guard{Index: len(l.m.Logic), Name: name, Pos: x.Pos, Kind: ir.Logic, Expr: x}
+	g := &ir.Guard{Index: len(l.m.Logic), Name: name, Pos: x.Pos, Kind: ir.Logic, Expr: x, Inline: true}
 	l.m.Logic = append(l.m.Logic, g)
 	l.logic[name] = g
 	return g
@@ -333,8 +333,9 @@ func (l *lowerer) resolveIn(cs []ir.Cond, active func(*ir.Node) bool) ([]ir.Cond
 	return andConds(nil, out)
 }
 
-// pruneLogic keeps, once a statechart is flattened, the expressions its transitions use
-// (those asking in are answered in each of them), and numbers them.
+// pruneLogic keeps, once a statechart is flattened, the declared expressions and those its
+// transitions use (those written in transitions that ask in are answered in each), and
+// numbers them.
 func (l *lowerer) pruneLogic() {
 	if len(l.m.Logic) == 0 {
 		return
@@ -369,7 +370,7 @@ func (l *lowerer) pruneLogic() {
 	}
 	var keep []*ir.Guard
 	for _, g := range l.m.Logic {
-		if used[g] || (l.gu[g.Name] == g && !g.Expr.HasIn()) {
+		if used[g] || !g.Inline {
 			g.Index = len(keep)
 			keep = append(keep, g)
 		}

@@ -514,6 +514,7 @@ func guards(m *ir.Machine) *Table {
 		}
 		rows = append(rows, []string{CodeCell(g.Name), cond, Text(g.Doc)})
 	}
+	rows = append(rows, logicRows(m)...)
 	return table(2, []string{"Guard", "Condition", "Description"}, rows)
 }
 
