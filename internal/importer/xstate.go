@@ -357,14 +357,13 @@ func (r *xreader) state(n *node, v *jvalue) {
 }
 
 // after reads a state's delayed transitions: an object whose keys are delays in
-// milliseconds. A delay written as a name (one the machine's options define) cannot be
-// imported.
+// milliseconds, each its own delay of the state (several make several clocks). A delay
+// written as a name (one the machine's options define) cannot be imported.
 func (r *xreader) after(n *node, v *jvalue) {
 	if v.kind != jObject {
 		r.ds.Errorf(v.pos, "after must be an object of delays in milliseconds, not %s", v.kind)
 		return
 	}
-	var first *jmember // the first delay, which the others must equal
 	for j := range v.members {
 		em := &v.members[j]
 		ms, err := strconv.ParseInt(em.key, 10, 64)
@@ -379,18 +378,26 @@ func (r *xreader) after(n *node, v *jvalue) {
 			r.ds.Errorf(em.keyPos, "delay %q must be a positive number of milliseconds, at most %d", em.key, int64(math.MaxInt64/time.Millisecond))
 			continue
 		}
-		if first == nil {
-			first = em
-		} else if em.key != first.key {
-			r.ds.Errorf(em.keyPos, "delay %s and delay %s (%d:%d) of one state cannot be imported: the delayed transitions of an fsmgen state share its one timeout", em.key, first.key, first.keyPos.Line, first.keyPos.Col)
-			continue
-		}
 		k := len(n.trans)
 		r.transitions(n, em.value, nil, false, false)
 		for _, t := range n.trans[k:] {
-			t.after = (time.Duration(ms) * time.Millisecond).String()
+			t.after = msDuration(ms)
 		}
 	}
+}
+
+// msDuration writes ms milliseconds in the largest unit that divides them ("2m",
+// "1500ms"), as a person writes a delay: a state's several delays are named by it.
+func msDuration(ms int64) string {
+	for _, u := range []struct {
+		ms   int64
+		unit string
+	}{{3600000, "h"}, {60000, "m"}, {1000, "s"}} {
+		if ms%u.ms == 0 {
+			return strconv.FormatInt(ms/u.ms, 10) + u.unit
+		}
+	}
+	return strconv.FormatInt(ms, 10) + "ms"
 }
 
 func (r *xreader) checkID(id string, n *node, p diag.Pos) {

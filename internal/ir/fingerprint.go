@@ -97,6 +97,9 @@ func canonical(m *Machine, h io.Writer) {
 		for _, d := range s.Delays {
 			p("  delay %d %q", d.After, d.Event.Name)
 		}
+		if s.Timeout == nil && len(s.Delays) > 0 && s.SharesClock() {
+			p("  since %q", s.Clock.Path)
+		}
 	}
 	section(h, "event")
 	for _, e := range m.Events {

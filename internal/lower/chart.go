@@ -172,7 +172,9 @@ func (l *lowerer) resolveNodes() {
 				n.Requires = append(n.Requires, fd)
 			}
 		}
-		n.Delays = l.delaysOf(n.Path)
+		if n.Delays = l.delaysOf(n.Path); len(n.Delays) > 0 {
+			cs.timeoutPos[n] = n.Delays[0].Pos
+		}
 		if a := l.afters[n.Path]; a != nil && a.ev != nil && s.Timeout == nil {
 			n.Timeout = l.timeout(&ir.State{Name: n.Path}, a.timeout())
 			cs.expiryPos[n], cs.timeoutPos[n] = a.after.Pos, a.after.Pos

@@ -157,7 +157,7 @@ func (l *lowerer) flatten() {
 		}
 		st.Clock = f.clock(cf, st.Name)
 		if st.Clock != nil {
-			st.Timeout = st.Clock.Timeout
+			st.Timeout, st.Delays = st.Clock.Timeout, st.Clock.Delays
 		}
 		// The Go name joins the active states' shortest unambiguous names:
 		// StateTalkingCameraOffGood for on.call.audio.live.talking,on.call.video.camera_off,...
@@ -210,14 +210,17 @@ func (f *flattener) clock(cf config, name string) *ir.Node {
 	var clock *ir.Node
 	for i, on := range cf {
 		n := f.c.Nodes[i]
-		if !on || n.Timeout == nil {
+		if !on || n.Timeout == nil && len(n.Delays) == 0 {
 			continue
 		}
 		if clock == nil {
 			clock = n
 			continue
 		}
-		if pair := [2]*ir.Node{clock, n}; !f.clocks[pair] {
+		if pair := [2]*ir.Node{clock, n}; !f.clocks[pair] && (len(clock.Delays) > 0 || len(n.Delays) > 0) {
+			f.clocks[pair] = true
+			f.l.ds.Errorf(f.l.cs.timeoutPos[n], "states %q and %q both wait (delayed transitions or a timeout) and are active together, in %q: a configuration counts the time of one state yet; wait in one of them, or in a state around both", clock.Path, n.Path, name)
+		} else if !f.clocks[pair] {
 			f.clocks[pair] = true
 			f.l.ds.Errorf(f.l.cs.timeoutPos[n], "states %q and %q both time out and are active together, in %q: a configuration keeps one timeout; time out one of them, or a state around both", clock.Path, n.Path, name)
 		}

@@ -210,7 +210,7 @@ func (v view) Timing() bool {
 	if v.M.RecordHistory {
 		return true
 	}
-	return len(v.TimeoutStates()) > 0
+	return len(v.TimeoutStates()) > 0 || v.M.HasDelays()
 }
 
 func (v view) TimeoutStates() []*ir.State {
@@ -449,7 +449,7 @@ func (v view) ClockRows() []ClockRow {
 		for _, e := range fireable(v.M) {
 			x := o.newMachine(s)
 			step, rej := x.Fire(e, o.fixedInputs(nil, true, e))
-			if rej != nil || step.To.Clock == nil {
+			if rej != nil || step.To.Clock == nil || step.To.Timeout == nil { // delays alone: DelayRows
 				continue
 			}
 			keeps := s.Clock == step.To.Clock
