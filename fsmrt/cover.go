@@ -1,7 +1,5 @@
 package fsmrt
 
-import "errors"
-
 // Coverage: built with the build tag fsmcover, the runtime records what each machine
 // fires, for fsmgen cover: every transition taken (with the microsteps of a statechart),
 // every guard's outcome, every refusal by kind, every timeout level recorded and every
@@ -60,8 +58,8 @@ const (
 
 // coverRecord records r (fsmcover builds).
 func (m *Machine[S, E, R, C, X]) coverRecord(r CoverRecord) {
-	r.Machine, r.Spec = m.def.Spec.Name(), m.def.Spec.Fingerprint
-	coverWrite(&r)
+	r.Machine, r.Spec = m.def.storeName, m.def.Spec.Fingerprint
+	coverWrite(r)
 }
 
 // coverTaken records transition t (and a statechart's microsteps after it) taken from st.
@@ -82,31 +80,23 @@ func (m *Machine[S, E, R, C, X]) coverRefused(from S, e E, err error) {
 	m.coverRecord(CoverRecord{Kind: CoverRefusal, State: from.String(), Event: e.String(), Refusal: refusalKind[S, E, R](err)})
 }
 
-// refusalKind classifies a refusal.
+// refusalKind classifies a refusal (the engine's own error values, unwrapped: a type
+// switch, which allocates nothing, unlike errors.As).
 func refusalKind[S StateType, E, R EnumType](err error) string {
-	var (
-		invalid    *InvalidTransitionError[S, E]
-		guards     *GuardError[S, E]
-		noChoice   *NoChoiceError[S, E]
-		noHistory  *NoHistoryError[S, E]
-		limit      *LimitError[S, E]
-		validation *ValidationError[S, E]
-		role       *PermissionError[S, E, R]
-	)
-	switch {
-	case errors.As(err, &invalid):
+	switch err.(type) {
+	case *InvalidTransitionError[S, E]:
 		return RefusalInvalid
-	case errors.As(err, &guards):
+	case *GuardError[S, E]:
 		return RefusalGuards
-	case errors.As(err, &noChoice):
+	case *NoChoiceError[S, E]:
 		return RefusalNoChoice
-	case errors.As(err, &noHistory):
+	case *NoHistoryError[S, E]:
 		return RefusalNoHistory
-	case errors.As(err, &limit):
+	case *LimitError[S, E]:
 		return RefusalLimit
-	case errors.As(err, &validation):
+	case *ValidationError[S, E]:
 		return RefusalValidation
-	case errors.As(err, &role):
+	case *PermissionError[S, E, R]:
 		return RefusalRole
 	}
 	return RefusalOther

@@ -6,4 +6,4 @@ package fsmrt
 // behind it, are compiled away.
 const coverOn = false
 
-func coverWrite(*CoverRecord) {}
+func coverWrite(CoverRecord) {}

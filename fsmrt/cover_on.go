@@ -24,11 +24,12 @@ var cover struct {
 	off  bool // nowhere to write: said once
 }
 
-// coverWrite appends r to the process's coverage file unless it wrote it already.
-func coverWrite(r *CoverRecord) {
+// coverWrite appends r to the process's coverage file unless it wrote it already. A
+// record written before costs a map look-up and no allocation.
+func coverWrite(r CoverRecord) {
 	cover.Lock()
 	defer cover.Unlock()
-	if cover.off || cover.seen[*r] {
+	if cover.off || cover.seen[r] {
 		return
 	}
 	if cover.f == nil {
@@ -60,5 +61,5 @@ func coverWrite(r *CoverRecord) {
 		fmt.Fprintf(os.Stderr, "fsmrt: coverage: %v\n", err)
 		return
 	}
-	cover.seen[*r] = true
+	cover.seen[r] = true
 }

@@ -1,4 +1,4 @@
-//go:build !race && !fsmcover
+//go:build !race
 
 package fsmrt
 

@@ -309,6 +309,11 @@ func (m *Machine[S, E, R, C, X]) SetLogger(l *slog.Logger) {
 // limit changed at run time (one allocation each). The errors returned without allocating are
 // shared by every machine of the Def: do not change them.
 func (m *Machine[S, E, R, C, X]) Fire(ctx context.Context, e E) (S, error) {
+	if coverOn {
+		// The coverage build records what the whole path decides.
+		var in Input[R]
+		return m.fire(ctx, e, &in)
+	}
 	if from := m.state; !m.slow && uint32(from) < m.ns && uint32(e) < m.ne {
 		i := uint32(from)*m.ne + uint32(e)
 		if i < uint32(len(m.moves)) {

@@ -1,8 +1,7 @@
-//go:build !race && !fsmcover
+//go:build !race
 
-// The race detector allocates for its own bookkeeping, and the coverage build (-tags
-// fsmcover) records each firing, so these counts hold only without either: make test runs
-// them in a build without -race.
+// The race detector allocates for its own bookkeeping, so these counts hold only without
+// it: make test runs them in a build without -race.
 
 package build_test
 
