@@ -164,6 +164,21 @@ func TestCoverIsExact(t *testing.T) {
 		t.Errorf("the transition is at %d:%d, want 17:5", r.Uncovered[1].Pos.Line, r.Uncovered[1].Pos.Col)
 	}
 
+	// Off, the recording is not in the program at all: no symbol of it in the test binary
+	// built without the tag (the calls sit behind a false constant and are compiled away);
+	// with the tag, it is there.
+	for _, c := range []struct {
+		tags string
+		want bool
+	}{{"", false}, {"fsmcover", true}} {
+		bin := filepath.Join(t.TempDir(), "door.test")
+		run("test", "-c", "-tags", c.tags, "-o", bin, "./door")
+		syms := run("tool", "nm", bin)
+		if got := strings.Contains(syms, "fsmrt.coverWrite"); got != c.want {
+			t.Errorf("tags %q: the recording in the binary: %v, want %v", c.tags, got, c.want)
+		}
+	}
+
 	// The CI gate and the reports.
 	gate := exec.Command("go", "tool", "fsmgen", "cover", "--fail-under", "90", "--markdown", "cover.md",
 		"--diagram", "mermaid", "-o", "cover", "door/door.fsm.yaml")
