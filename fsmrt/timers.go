@@ -271,23 +271,35 @@ func handleDueOnce[S StateType, E, R EnumType, C, X any](ctx context.Context, dl
 		in.At = m.updatedAt
 	}
 	meta := map[string]string{"deadline": dl.At.UTC().Format(time.RFC3339Nano), "timeout": m.timeouts[m.state].String()}
+	from := m.state
 	if dl.Name == deadlineExpiry || isDelayDeadline(dl.Name) {
 		e, ok := named[E](m.def.NumEvents, dl.Event)
 		if ok {
 			in.Reason = "timeout expired"
 			if _, err = m.FireWith(ctx, e, in); err == nil || errors.Is(err, ErrStoreConflict) || !errors.Is(err, ErrRefused) {
+				if coverOn && err == nil && dl.Name == deadlineExpiry {
+					m.coverRecord(CoverRecord{Kind: CoverExpiry, State: from.String()})
+				}
 				return err
 			}
 		} else {
 			err = fmt.Errorf("%q is not an event", dl.Event)
 		}
 		in.Reason = err.Error()
-		return m.note(ctx, KindTimeoutExpired, &in, meta, false)
+		err = m.note(ctx, KindTimeoutExpired, &in, meta, false)
+		if coverOn && err == nil && dl.Name == deadlineExpiry {
+			m.coverRecord(CoverRecord{Kind: CoverExpiry, State: from.String()})
+		}
+		return err
 	}
 	level := strings.TrimPrefix(dl.Name, deadlineLevel)
 	in.Reason = "timeout level " + level + " reached"
 	meta["level"] = level
-	return m.note(ctx, KindTimeoutPrefix+strings.ToUpper(level), &in, meta, false)
+	err = m.note(ctx, KindTimeoutPrefix+strings.ToUpper(level), &in, meta, false)
+	if coverOn && err == nil {
+		m.coverRecord(CoverRecord{Kind: CoverLevel, State: from.String(), Level: level})
+	}
+	return err
 }
 
 // armed reports whether dl is one of the deadlines the machine has armed now: its state's
