@@ -1,6 +1,7 @@
 // Package randspec writes random flat specs for property tests: the shapes real machines
 // are made of, combined in ways no one wrote by hand. A payment-style chain of transitions
-// on one event, each guarded by a hook guard of its own and some only for one role; states
+// on one event, each guarded by a hook guard of its own (or an expression of guards of its
+// own: and, or, not) and some only for one role; states
 // in the middle of chains that require context fields; timeouts whose expiry moves the
 // machine on; counters whose limit redirects a transition elsewhere; checkpoints. Every
 // state is the target of some transition, so the checker finds none unreachable; what the
@@ -29,6 +30,7 @@ type transition struct {
 	from, on, to string
 	guard        string // hook guard that must hold ("" none)
 	unless       string // hook guard that must fail ("" none)
+	expr         string // a guard expression that must hold, as YAML (logic.go; "" none)
 	by           []string
 	increment    string
 	checkpoint   string
@@ -108,9 +110,12 @@ func (g *flat) spec(opt Options) []byte {
 			t := transition{from: states[from], on: on, to: states[i+k], by: pick(), checkpoint: cp()}
 			if links > 1 || r.IntN(2) == 0 {
 				if k < links-1 || !open {
-					if r.IntN(5) == 0 {
+					switch r.IntN(5) {
+					case 0:
 						t.unless = g.guard()
-					} else {
+					case 1:
+						t.expr = g.expr()
+					default:
 						t.guard = g.guard()
 					}
 				}
@@ -266,6 +271,9 @@ func (g *flat) spec(opt Options) []byte {
 		}
 		if t.unless != "" {
 			fmt.Fprintf(&b, ", unless: %s", t.unless)
+		}
+		if t.expr != "" {
+			fmt.Fprintf(&b, ", if: %s", t.expr)
 		}
 		if len(t.by) > 0 {
 			fmt.Fprintf(&b, ", by: [%s]", strings.Join(t.by, ", "))

@@ -857,7 +857,7 @@ func (o *oracle) paths() {
 					}
 					in := o.fixedInputs(r, true, e)
 					in.Context = ctx
-					for _, off := range hookOutcomes(n.x, e, in) {
+					for _, off := range hookOutcomes(n.x, e, in, func(y *interp.Machine) string { return key(y, n.cid) }) {
 						y := clone(n.x)
 						in.Guard = failing(off)
 						st, rej := y.Fire(e, in)
@@ -1010,26 +1010,37 @@ func (o *oracle) fieldPreset(g *ir.Guard, hold bool) preset {
 	return p
 }
 
-// maxHookOutcomes bounds the hook-guard outcomes tried for one firing.
-const maxHookOutcomes = 64
+// maxHookOutcomes bounds the hook-guard outcomes tried for one firing, and maxHookRuns the
+// firings tried to find them.
+const (
+	maxHookOutcomes = 64
+	maxHookRuns     = 1024
+)
 
 // hookOutcomes lists the distinct ways the hook guards can decide firing e from x with the
 // inputs in (whose Guard it replaces): for each, the guards that fail, in the order they
 // are asked (the others hold). It explores the interpreter's decisions as a tree, each
 // guard asked for the first time in a firing a branch point (holding first, then failing),
 // so that a chain of n guarded transitions gives its n+1 outcomes, where scripting one
-// outcome for all the guards of a step reaches only the first and the last.
-func hookOutcomes(x *interp.Machine, e *ir.Event, in interp.Inputs) [][]*ir.Guard {
+// outcome for all the guards of a step reaches only the first and the last. An outcome
+// is kept when it leads somewhere no earlier one led (effect names where; every refusal is
+// one): a guard expression that fails in several ways (and: [a, b] when a fails, or a
+// holds and b fails) would otherwise give each way of failing again for every guard asked
+// after it, and fill the bound before the outcomes that take the later transitions.
+func hookOutcomes(x *interp.Machine, e *ir.Event, in interp.Inputs, effect func(*interp.Machine) string) [][]*ir.Guard {
 	type decision struct {
 		g    *ir.Guard
 		hold bool
 	}
 	var out [][]*ir.Guard
+	seen := map[string]bool{}
+	runs := 0
 	var explore func(forced []decision)
 	explore = func(forced []decision) {
-		if len(out) >= maxHookOutcomes {
+		if len(out) >= maxHookOutcomes || runs >= maxHookRuns {
 			return
 		}
+		runs++
 		asked := slices.Clone(forced)
 		val := make(map[*ir.Guard]bool, len(forced))
 		for _, d := range forced {
@@ -1043,14 +1054,21 @@ func hookOutcomes(x *interp.Machine, e *ir.Event, in interp.Inputs) [][]*ir.Guar
 			asked = append(asked, decision{g, true})
 			return true
 		}
-		clone(x).Fire(e, in)
+		y := clone(x)
+		where := "refused"
+		if _, rej := y.Fire(e, in); rej == nil {
+			where = effect(y)
+		}
 		var off []*ir.Guard
 		for _, d := range asked {
 			if !d.hold {
 				off = append(off, d.g)
 			}
 		}
-		out = append(out, off)
+		if !seen[where] {
+			seen[where] = true
+			out = append(out, off)
+		}
 		// The guards first asked in this run held: each may fail instead, the ones before
 		// it deciding as they did.
 		for i := len(asked) - 1; i >= len(forced); i-- {
