@@ -9,9 +9,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	v1 "github.com/fsmgen/fsmgen/examples/evolve/v1"
 	"github.com/fsmgen/fsmgen/fsmrt"
+	"github.com/fsmgen/fsmgen/generated/build"
 	"github.com/fsmgen/fsmgen/store/postgres"
 	"github.com/fsmgen/fsmgen/store/postgres/pgtest"
 	"github.com/fsmgen/fsmgen/store/sqlite"
@@ -144,4 +146,42 @@ func TestDiffStorePostgres(t *testing.T) {
 	storeStories(t, store, 36)
 	store.Close()
 	diffStore(t, fsmgenWith(t, "store/postgres"), dsn, 37)
+}
+
+// TestDiffStoreDeadlines: fsmgen diff --store also says, of the instances stored in a state
+// a change removes, how many have deadlines of that state (a migration arms them again):
+// seed 004's tasks, three created (pending's timeout armed), one picked up since.
+func TestDiffStoreDeadlines(t *testing.T) {
+	ctx := context.Background()
+	db := filepath.Join(t.TempDir(), "build.db")
+	store, err := sqlite.Open(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		m := build.NewTask(build.TaskNopHooks{})
+		m.ID = fmt.Sprintf("TASK-%d", i)
+		m.SetStore(store)
+		if err := m.Create(ctx, build.TaskInput{At: t0}); err != nil {
+			t.Fatal(err)
+		}
+		if i == 2 {
+			if _, err := m.FireWith(ctx, build.EventPickedUp, build.TaskInput{At: t0.Add(time.Minute), Role: build.RoleBuildOrchestrator}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	store.Close()
+	spec, err := os.ReadFile("../build/build.fsm.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	oldSpec, newSpec := filepath.Join(dir, "old.fsm.yaml"), filepath.Join(dir, "new.fsm.yaml")
+	os.WriteFile(oldSpec, spec, 0o644)
+	os.WriteFile(newSpec, []byte(strings.ReplaceAll(string(spec), "pending", "queued")), 0o644)
+	out, _ := exec.Command(fsmgenWith(t, "store/sqlite"), "diff", "--store", db, oldSpec, newSpec).Output()
+	if want := `breaking: state "pending" removed: instances stored in it cannot be loaded (map it to a new state); 2 stored instances in "pending", 2 with deadlines of it to arm again`; !strings.Contains(string(out), want) {
+		t.Errorf("no %q in:\n%s", want, out)
+	}
 }

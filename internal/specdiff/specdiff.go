@@ -13,6 +13,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/fsmgen/fsmgen/fsmrt"
 	"github.com/fsmgen/fsmgen/internal/diag"
@@ -55,8 +56,11 @@ type Change struct {
 	// State and Counter name what of the old spec the change concerns, when it concerns
 	// the instances stored in a state or counting a counter: a store can count them.
 	State, Counter string
-	// Stored is how many stored instances it concerns, when a store was asked (Count).
-	Stored *int
+	// Stored is how many stored instances it concerns, when a store was asked (Count);
+	// Deadlines, for a change of a state, how many of them have deadlines of that state
+	// (its timeout's levels and expiry, its delays), which a migration arms again.
+	Stored    *int
+	Deadlines *int
 }
 
 // Verdict is the highest class of the changes (Compatible when there are none).
@@ -94,7 +98,7 @@ func Compare(old, new *ir.Machine) []Change {
 	case d.mg != nil:
 		d.add(Compatible, d.mg.Pos, diag.Pos{}, "instances stored under the old spec (%s) migrate to this one (%s): the migration from %s", from, to, d.mg.Source)
 	default:
-		d.add(Breaking, top(new), top(old), "the fingerprint changes (%s -> %s): code generated from the new spec refuses instances stored under the old one; keep the old spec as a file and declare a migration from it (migrations: [{from: FILE%s}])", from, to, d.placesNeeded())
+		d.add(Breaking, top(new), top(old), "the fingerprint changes (%s -> %s): code generated from the new spec refuses instances stored under the old one; the version lock beside the spec carries them once it records the old version (fsmgen generate records each version it generates code from), or keep the old spec as a file and declare a migration from it (migrations: [{from: FILE%s}])", from, to, d.placesNeeded())
 	}
 	sort.SliceStable(d.out, func(i, j int) bool {
 		a, b := d.out[i].Pos, d.out[j].Pos
@@ -781,8 +785,56 @@ func Count(ctx context.Context, old *ir.Machine, cs []Change, find func(context.
 			counts[key] = n
 		}
 		cs[i].Stored = &n
+		if c.State != "" {
+			if st := stateNamed(old, c.State); st != nil && n > 0 && len(deadlineNames(st)) > 0 {
+				dl, err := countDeadlines(ctx, machine, st, find)
+				if err != nil {
+					return err
+				}
+				cs[i].Deadlines = &dl
+			}
+		}
 	}
 	return nil
+}
+
+// deadlineNames are the names of the deadlines state s arms (fsmrt.Query.Deadline).
+func deadlineNames(s *ir.State) []string {
+	var out []string
+	if t := s.Timeout; t != nil {
+		for _, l := range t.Levels {
+			out = append(out, "level:"+l.Name)
+		}
+		if t.OnExpiry != nil {
+			out = append(out, "expiry")
+		}
+	}
+	for _, d := range s.Delays {
+		out = append(out, fsmrt.DelayDeadline(d.Event.Name))
+	}
+	return out
+}
+
+// countDeadlines counts the instances in state s that have one of its deadlines.
+func countDeadlines(ctx context.Context, machine string, s *ir.State, find func(context.Context, fsmrt.Query) ([]fsmrt.Instance, error)) (int, error) {
+	ids := map[string]bool{}
+	for _, name := range deadlineNames(s) {
+		q := fsmrt.Query{Machine: machine, States: []string{s.Name}, Deadline: name, Due: time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC), Limit: 1000}
+		for {
+			got, err := find(ctx, q)
+			if err != nil {
+				return 0, err
+			}
+			for _, in := range got {
+				ids[in.ID] = true
+			}
+			if len(got) < q.Limit {
+				break
+			}
+			q.After = got[len(got)-1].ID
+		}
+	}
+	return len(ids), nil
 }
 
 // countAll counts the instances q selects, a page at a time.

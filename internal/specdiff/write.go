@@ -23,6 +23,8 @@ func Write(w io.Writer, cs []Change, f diag.Format) error {
 			Pos     diag.Pos  `json:"pos"`
 			Was     *diag.Pos `json:"was,omitempty"`
 			Stored  *int      `json:"stored,omitempty"`
+			// Deadlines: of the stored instances, those with deadlines of the state.
+			Deadlines *int `json:"deadlines,omitempty"`
 		}
 		out := struct {
 			Verdict string         `json:"verdict"`
@@ -30,7 +32,7 @@ func Write(w io.Writer, cs []Change, f diag.Format) error {
 			Changes []change       `json:"changes"`
 		}{Verdict: Verdict(cs).String(), Counts: counts(cs), Changes: []change{}}
 		for _, c := range cs {
-			x := change{Class: c.Class.String(), Message: c.Message + storedText(c), Pos: c.Pos, Stored: c.Stored}
+			x := change{Class: c.Class.String(), Message: c.Message + storedText(c), Pos: c.Pos, Stored: c.Stored, Deadlines: c.Deadlines}
 			if c.Was != (diag.Pos{}) {
 				was := c.Was
 				x.Was = &was
@@ -77,7 +79,11 @@ func storedText(c Change) string {
 		s = ""
 	}
 	if c.State != "" {
-		return fmt.Sprintf("; %d stored instance%s in %q", n, s, c.State)
+		text := fmt.Sprintf("; %d stored instance%s in %q", n, s, c.State)
+		if c.Deadlines != nil {
+			text += fmt.Sprintf(", %d with deadlines of it to arm again", *c.Deadlines)
+		}
+		return text
 	}
 	return fmt.Sprintf("; %d stored instance%s count %q", n, s, c.Counter)
 }
