@@ -734,7 +734,7 @@ func (f *flattener) conflict(t1, t2 *ir.ChartTransition) {
 	}
 	f.warned[k] = true
 	f.lost[t1] = true
-	f.l.ds.Warnf(t1.Pos, "transition from %q on %s is preempted by the transition at %d:%d from %q when both are taken at once: they leave the same states, and the first in document order wins", t1.Source.Path, eventName(t1), t2.Pos.Line, t2.Pos.Col, t2.Source.Path)
+	f.l.ds.Warnf(t1.Pos, "transition from %q on %s is preempted by the transition at %d:%d from %q when both are taken at once: they leave the same states, and the first in document order wins%s", t1.Source.Path, eventName(t1), t2.Pos.Line, t2.Pos.Col, t2.Source.Path, entryOrderNote(t1, t2))
 }
 
 func eventName(t *ir.ChartTransition) string {

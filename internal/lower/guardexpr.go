@@ -382,3 +382,21 @@ func (l *lowerer) pruneLogic() {
 func (f *flattener) isActive(c config) func(*ir.Node) bool {
 	return func(n *ir.Node) bool { return c[n.Index] }
 }
+
+// entryOrderNote is what a warning that eventless transition t1 is preempted by t2 adds
+// when in decides one of them: XState selects eventless transitions in the order their
+// sources were entered, not in document order, and in can enable one whose source stayed
+// active while the other's was just entered.
+func entryOrderNote(t1, t2 *ir.ChartTransition) string {
+	if !t1.Always || !t2.Always {
+		return ""
+	}
+	for _, t := range []*ir.ChartTransition{t1, t2} {
+		for _, c := range t.Conds {
+			if c.Guard.Kind == ir.Logic && c.Guard.Expr.HasIn() {
+				return " (XState selects eventless transitions in the order their sources were entered: where in enables one while its source stays active and the other's was just entered, it takes the one entered first)"
+			}
+		}
+	}
+	return ""
+}
