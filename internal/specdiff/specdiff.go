@@ -441,7 +441,7 @@ func counterNamed(m *ir.Machine, name string) *ir.Counter {
 // does when the transitions that name them run.
 func (d *differ) declarations() {
 	o, n := d.old, d.new
-	for _, g := range o.Guards {
+	for _, g := range declaredGuards(o) {
 		x := guardNamed(n, g.Name)
 		if x == nil {
 			d.add(Compatible, g.Pos, diag.Pos{}, "guard %q removed", g.Name)
@@ -451,7 +451,7 @@ func (d *differ) declarations() {
 			d.add(Behaviour, x.Pos, g.Pos, "guard %q tests %s (was %s)", x.Name, guardText(x), guardText(g))
 		}
 	}
-	for _, x := range n.Guards {
+	for _, x := range declaredGuards(n) {
 		if guardNamed(o, x.Name) == nil {
 			d.add(Compatible, x.Pos, diag.Pos{}, "guard %q added", x.Name)
 		}
@@ -485,7 +485,7 @@ func every(c *ir.Checkpoint) string {
 }
 
 func guardNamed(m *ir.Machine, name string) *ir.Guard {
-	for _, g := range m.Guards {
+	for _, g := range declaredGuards(m) {
 		if g.Name == name {
 			return g
 		}
@@ -732,6 +732,8 @@ func guardText(g *ir.Guard) string {
 		return "a hook"
 	case ir.CounterGuard:
 		return fmt.Sprintf("counter %s %s", g.Counter.Name, opText(g))
+	case ir.Logic:
+		return "expression " + g.Expr.String()
 	}
 	return fmt.Sprintf("field %s %s", g.Field.Name, opText(g))
 }
