@@ -221,6 +221,7 @@ func count(m *ir.Machine) (*counts, sizes) {
 		out.code += float64(len(g.Threshold.Values)) * 8
 		out.tests += float64(len(g.Threshold.Values)) * 150
 	}
+	out.code += logicCode(m)
 	for _, a := range m.Actions {
 		use("action", actionCost)
 		if a.Effect {
