@@ -1184,7 +1184,7 @@ func (f *flattener) check() {
 	// An error that stopped the last pass left the transitions after it unvisited.
 	for _, t := range f.c.Transitions {
 		if !f.taken[t] && !f.lost[t] && active[t.Source.Index] && !f.stop {
-			f.l.ds.Warnf(t.Pos, "transition from %q on %s is never taken: %s", t.Source.Path, eventName(t), f.whyNotTaken(t))
+			f.l.ds.Warnf(t.Pos, "transition from %q on %s is never taken: %s%s", t.Source.Path, eventName(t), f.whyNotTaken(t), inClause(t))
 		}
 	}
 }

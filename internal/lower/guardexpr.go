@@ -400,3 +400,14 @@ func entryOrderNote(t1, t2 *ir.ChartTransition) string {
 	}
 	return ""
 }
+
+// inClause is what the warning that transition t is never taken adds when its guard asks
+// in: that may be why.
+func inClause(t *ir.ChartTransition) string {
+	for _, c := range t.Conds {
+		if c.Guard.Kind == ir.Logic && c.Guard.Expr.HasIn() {
+			return "; or its guard's in never holds in a configuration its source is active in"
+		}
+	}
+	return ""
+}
