@@ -78,6 +78,7 @@ type Trans struct {
 	Actions []string // unique names, e.g. "t7"
 	Raise   []string // events raised for the machine itself, after the actions
 	Expr    *Expr    // a guard expression, in place of Guard (nil: Guard)
+	Delay   int      // a delayed transition (XState's after): its delay in milliseconds (0: none)
 }
 
 // Path returns the names from below Root to n joined by "."; "" for Root.
@@ -245,9 +246,11 @@ func (c *Chart) Check() error {
 			switch {
 			case t.Always && t.Done:
 				return fmt.Errorf("%s: both always and done", tw)
-			case t.Always || t.Done:
+			case (t.Always || t.Done) && t.Delay > 0:
+				return fmt.Errorf("%s: delayed and always or done", tw)
+			case t.Always || t.Done || t.Delay > 0:
 				if t.Event != "" {
-					return fmt.Errorf("%s: event %q on an always or done transition", tw, t.Event)
+					return fmt.Errorf("%s: event %q on an always, done or delayed transition", tw, t.Event)
 				}
 			default:
 				if t.Event == "" {

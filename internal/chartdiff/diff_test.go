@@ -33,7 +33,8 @@ func TestAgainstXState(t *testing.T) {
 	var cases []Case
 	var ours [][][]Observation
 	var specs [][]byte
-	refused, loops, multi, parHistory, wildcards, raising, logic := 0, 0, 0, 0, 0, 0, 0
+	refused, loops, multi, parHistory, wildcards, raising, logic, delayed := 0, 0, 0, 0, 0, 0, 0, 0
+	delayedPar := 0 // delayed transitions of states within regions of parallel states
 	for len(cases) < machines {
 		c := Generate(r, SpecOptions())
 		jumps := AddJumps(r, c)
@@ -63,6 +64,15 @@ func TestAgainstXState(t *testing.T) {
 		wildcards += c.count(func(t *Trans) bool { return strings.HasSuffix(t.Event, "*") })
 		raising += c.count(func(t *Trans) bool { return len(t.Raise) > 0 })
 		logic += c.count(func(t *Trans) bool { return t.Expr != nil })
+		delayed += c.count(func(t *Trans) bool { return t.Delay > 0 })
+		for _, n := range c.Nodes() {
+			for p := n.Parent; p != nil && len(n.On) > 0 && n.On[len(n.On)-1].Delay > 0; p = p.Parent {
+				if p.Kind == Parallel {
+					delayedPar++
+					break
+				}
+			}
+		}
 		for _, n := range c.Nodes() {
 			if n.Kind.IsHistory() && n.Parent.Kind == Parallel {
 				parHistory++
@@ -85,10 +95,10 @@ func TestAgainstXState(t *testing.T) {
 		t.Errorf("machine %d (guards %v), sequence %v, disagree after %s:\n%sspec:\n%s", d.Case, c.Chart.Guards, seq, stepName(seq, d.Step), d.Trace, specs[d.Case])
 	}
 	disagree := len(diffs)
-	t.Logf("%d machines (%d random charts refused by the checker), %d sequences of %d events, %d observations compared, %d disagreements; %d sequences cut at an eventless loop; %d transitions with several targets, %d history states of parallel states, %d transitions on wildcards, %d transitions that raise an event, %d guard expressions",
-		len(cases), refused, len(cases)*sequences, length, compared, disagree, loops, multi, parHistory, wildcards, raising, logic)
-	if multi == 0 || parHistory == 0 || wildcards == 0 || raising == 0 || logic == 0 {
-		t.Error("no chart has a transition with several targets, a history state of a parallel state, a transition on a wildcard, one that raises an event, or a guard expression")
+	t.Logf("%d machines (%d random charts refused by the checker), %d sequences of %d events, %d observations compared, %d disagreements; %d sequences cut at an eventless loop; %d transitions with several targets, %d history states of parallel states, %d transitions on wildcards, %d transitions that raise an event, %d guard expressions, %d delayed transitions (states with delays within regions of parallel states: %d)",
+		len(cases), refused, len(cases)*sequences, length, compared, disagree, loops, multi, parHistory, wildcards, raising, logic, delayed, delayedPar)
+	if multi == 0 || parHistory == 0 || wildcards == 0 || raising == 0 || logic == 0 || delayed == 0 || delayedPar == 0 {
+		t.Error("no chart has a transition with several targets, a history state of a parallel state, a transition on a wildcard, one that raises an event, a guard expression, or a delayed transition (in a region of a parallel state)")
 	}
 }
 
@@ -100,6 +110,8 @@ func sequencesWith(r *rand.Rand, c *Chart, jumps []string, n, length int, undecl
 	for i := range out {
 		for range length {
 			switch k := r.IntN(20); {
+			case k >= 16 && c.HasDelays():
+				out[i] = append(out[i], waitStep(r))
 			case k == 0 && undeclared:
 				out[i] = append(out[i], "zz")
 			case k < 5 && len(jumps) > 0:

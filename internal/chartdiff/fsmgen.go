@@ -40,8 +40,13 @@ func RunFsmgen(m *ir.Machine, c *Chart, seqs [][]string, strip string) (obs [][]
 			return nil, nil, false
 		}
 		got := []Observation{observe(x.State, st.Actions)}
+		clock := &clockSim{fired: map[*ir.Event]bool{}}
 		n := len(seq)
 		for i, name := range seq {
+			if d, ok := waitOf(name); ok {
+				got = append(got, observe(x.State, clock.wait(x, d, in)))
+				continue
+			}
 			e := events[name]
 			if e == nil {
 				got = append(got, observe(x.State, nil))
@@ -56,6 +61,7 @@ func RunFsmgen(m *ir.Machine, c *Chart, seqs [][]string, strip string) (obs [][]
 				got = append(got, observe(x.State, nil))
 				continue
 			}
+			clock.moved(st)
 			got = append(got, observe(st.To, st.Actions))
 		}
 		obs = append(obs, got)

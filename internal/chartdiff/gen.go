@@ -430,6 +430,7 @@ func (g *gen) finish(root *Node) *Chart {
 		}
 	}
 	g.logic(c)
+	g.delays(c)
 	return c
 }
 

@@ -117,6 +117,8 @@ func transitionYAML(n *Node, t *Trans) string {
 		parts = append(parts, "always: true")
 	case t.Done:
 		parts = append(parts, "done: true")
+	case t.Delay > 0:
+		parts = append(parts, fmt.Sprintf("after: %dms", t.Delay))
 	default:
 		parts = append(parts, fmt.Sprintf("on: %q", t.Event))
 	}

@@ -87,10 +87,12 @@ func (c *Chart) xstateNode(n *Node) object {
 	if len(n.Exit) > 0 {
 		add("exit", n.Exit)
 	}
-	var on object
+	var on, after object
 	var always, done []object
 	for _, t := range n.On {
 		switch {
+		case t.Delay > 0:
+			after = addTo(after, delayKey(t.Delay), c.xstateTrans(t))
 		case t.Always:
 			always = append(always, c.xstateTrans(t))
 		case t.Done:
@@ -111,6 +113,9 @@ func (c *Chart) xstateNode(n *Node) object {
 	}
 	if len(always) > 0 {
 		add("always", always)
+	}
+	if len(after) > 0 {
+		add("after", after)
 	}
 	if len(done) > 0 {
 		add("onDone", done)

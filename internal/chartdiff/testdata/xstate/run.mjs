@@ -6,9 +6,10 @@
 //
 // An observation is {"config": [...sorted active atomic paths...], "done": bool,
 // "actions": [...]}: one after start, then one after each event. Every sequence runs on a
-// fresh actor. A case that XState rejects or that fails while running reports an error and
+// fresh actor, on a simulated clock: a step "+N" lets N milliseconds pass, firing the
+// delayed transitions (after) that fall due. A case that XState rejects or that fails while running reports an error and
 // the other cases still run.
-import { and, createActor, not, or, raise, setup, stateIn } from 'xstate';
+import { and, createActor, not, or, raise, setup, SimulatedClock, stateIn } from 'xstate';
 
 // An eventless loop would otherwise hang the runner; the generated charts have none, so
 // hitting the limit is reported as an error of that case.
@@ -127,7 +128,24 @@ function runCase(c) {
 
   const runs = [];
   for (const [si, seq] of c.sequences.entries()) {
-    const actor = createActor(machine);
+    // Time is simulated: a step "+250" lets 250 milliseconds pass, timer by timer, so that
+    // a state entered when a delay fires counts its own delays from that instant.
+    const clock = new SimulatedClock();
+    const wait = (ms) => {
+      const end = clock.now() + ms;
+      for (;;) {
+        let next = Infinity;
+        for (const t of clock.timeouts.values()) {
+          next = Math.min(next, t.start + t.timeout);
+        }
+        if (next > end) {
+          break;
+        }
+        clock.set(next);
+      }
+      clock.set(end);
+    };
+    const actor = createActor(machine, { clock });
     // Only an error observer: without one XState rethrows errors asynchronously, which
     // would take down the whole batch instead of reporting this case.
     let failure;
@@ -150,7 +168,11 @@ function runCase(c) {
     actor.start();
     obs.push(observe(0));
     for (const [i, type] of seq.entries()) {
-      actor.send({ type });
+      if (type.startsWith('+')) {
+        wait(Number(type.slice(1)));
+      } else {
+        actor.send({ type });
+      }
       obs.push(observe(i + 1));
     }
     actor.stop();
