@@ -10,6 +10,9 @@ type GuardExpr struct {
 	Name Str    // the guard, or the state of in
 	Args []*GuardExpr
 	Bad  bool // written wrong (the error is reported)
+	// List says the expression is a list of items (an "and"), as if and unless take one:
+	// every item must hold (if), or every item must fail (unless).
+	List bool
 }
 
 // conditions reads an if or unless: one name or a list of names (the names), or, when it
@@ -28,7 +31,7 @@ func (l *loader) conditions(n *yaml.Node) ([]Str, *GuardExpr) {
 	if n.Kind == yaml.MappingNode {
 		return nil, l.guardExpr(n)
 	}
-	x := &GuardExpr{Pos: l.pos(n), Op: "and"}
+	x := &GuardExpr{Pos: l.pos(n), Op: "and", List: true}
 	for _, c := range n.Content {
 		x.Args = append(x.Args, l.guardExpr(c))
 	}

@@ -148,8 +148,9 @@ func (l *lowerer) expr(x *spec.GuardExpr) (*ir.Expr, bool) {
 }
 
 // exprConds resolves a transition's or a choice's guards: its names (conds) and, when it
-// has them, its expressions. An expression in if that is an and gives a condition per
-// argument; a name alone, or not of a name, a plain condition. src is the source of a
+// has them, its expressions. An and in if, and a list in if or unless, give a condition
+// per argument (each must hold; in unless, each must fail); a name alone, or not of a
+// name, a plain condition. src is the source of a
 // statechart's transition (nil otherwise), against which the never-true check answers
 // the in that it decides.
 func (l *lowerer) exprConds(ifs, unless []spec.Str, ifx, unlessx *spec.GuardExpr, src *ir.Node) ([]ir.Cond, bool) {
@@ -170,9 +171,10 @@ func (l *lowerer) exprConds(ifs, unless []spec.Str, ifx, unlessx *spec.GuardExpr
 			known = false
 			continue
 		}
-		if i == 0 && x.Op == ir.ExprAnd {
+		if x.Op == ir.ExprAnd && (i == 0 || sx.List) {
+			// Every item of a list must hold (if) or fail (unless), as names in a list.
 			for _, a := range x.Args {
-				out = append(out, l.cond(a, false))
+				out = append(out, l.cond(a, i == 1))
 			}
 			continue
 		}
