@@ -118,11 +118,12 @@ context:
   note:   { type: string, non_empty: true }
 states:
   draft: { initial: true }
-  paid:  { requires: [note] }
+  paid:  { requires: [note], timeout: { after: 1h, on_expiry: lapse } }
   done:  { terminal: true }
 events:
   edit: {}
   pay: {}
+  lapse: {}
   refund:
     payload:
       cents: { type: int, min: 1 }
@@ -130,6 +131,7 @@ transitions:
   - { from: draft, on: edit, to: draft }
   - { from: draft, on: pay, to: paid }
   - { from: paid, on: refund, to: done }
+  - { from: paid, on: lapse, to: done }
 `
 
 // invariantUse is a user's test of the generated machine.
@@ -140,6 +142,7 @@ import (
 	"errors"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/fsmgen/fsmgen/fsmrt"
 )
@@ -196,6 +199,12 @@ func TestAmountHoldsWheneverSet(t *testing.T) {
 	if _, err := m.Fire(ctx, EventPay); err != nil {
 		t.Fatal(err)
 	}
+	// An expiry is a transition like any other.
+	m.Context.Amount = -5
+	if fired, to, err := m.Expire(ctx, time.Now().Add(2*time.Hour)); fired || to != StatePaid || !errors.Is(err, ErrValidation) {
+		t.Errorf("expiry with amount -5: %v, %v, %v", fired, to, err)
+	}
+	m.Context.Amount = 0
 	if _, err := m.FireRefund(ctx, RefundPayload{}, PaymentInput{}); !errors.Is(err, ErrValidation) || m.State() != StatePaid {
 		t.Errorf("refund of 0 cents: %v", err)
 	}
