@@ -27,19 +27,19 @@ func fireAll[E any](ctx context.Context, id string, events []E, fire func(E, tim
 	return nil
 }
 
-// testChain: five versions of the ticket, additive (2 to 3, 4 to 5) and breaking (1 to 2:
-// renames and a merge of triage into open; 3 to 4: blocked and escalated merged into
-// waiting, an event and a counter renamed), with tickets stored under each of the first
-// four. Code of version 5, whose spec declares two migrations (from versions 1 and 3) and
-// whose lock records all five versions, loads every one of them with what it stored
-// (merged states' per-state counts added up) and carries each to an end.
-func testChain(t *testing.T, store fsmrt.Store) {
+// chainWant is what version 5 makes of a ticket stored under an older version.
+type chainWant struct {
+	state              v5.State
+	comments           map[v5.State]int
+	handovers, reopens int
+}
+
+// storeChain stores tickets under each of versions 1 to 4 (every story under version 1,
+// one ticket under each later one) and returns what version 5 should make of each, by ID.
+func storeChain(t *testing.T, store fsmrt.Store) map[string]chainWant {
+	t.Helper()
 	ctx := context.Background()
-	type want struct {
-		state              v5.State
-		comments           map[v5.State]int
-		handovers, reopens int
-	}
+	type want = chainWant
 	wants := map[string]want{}
 	// Version 1: every story.
 	for _, s := range stories() {
@@ -93,6 +93,18 @@ func testChain(t *testing.T, store fsmrt.Store) {
 	}
 	wants[m4.ID] = want{state: v5.StateWaiting, comments: map[v5.State]int{}, handovers: 2}
 
+	return wants
+}
+
+// testChain: five versions of the ticket, additive (2 to 3, 4 to 5) and breaking (1 to 2:
+// renames and a merge of triage into open; 3 to 4: blocked and escalated merged into
+// waiting, an event and a counter renamed), with tickets stored under each of the first
+// four. Code of version 5, whose spec declares two migrations (from versions 1 and 3) and
+// whose lock records all five versions, loads every one of them with what it stored
+// (merged states' per-state counts added up) and carries each to an end.
+func testChain(t *testing.T, store fsmrt.Store) {
+	ctx := context.Background()
+	wants := storeChain(t, store)
 	spec5 := v5.NewTicket(v5.TicketNopHooks{}).Snapshot().Spec
 	next := map[v5.State]v5.Event{v5.StateOpen: v5.EventAccept, v5.StateAccepted: v5.EventStart, v5.StateInProgress: v5.EventFinish, v5.StateWaiting: v5.EventResolve}
 	for id, w := range wants {

@@ -107,7 +107,6 @@ func (g *gen) context(f *File) {
 	if g.requires() {
 		g.requirements(f)
 	}
-	g.invariantTable(f)
 
 	for _, e := range m.Events {
 		if len(e.Payload) == 0 {

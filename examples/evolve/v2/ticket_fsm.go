@@ -398,6 +398,22 @@ func FindTickets(ctx context.Context, store fsmrt.Store, q fsmrt.Query) ([]fsmrt
 	return store.Find(ctx, q)
 }
 
+// MigrateTickets moves the machines stored in store under the older versions of the spec
+// to this one, a batch at a time: each is loaded as ReplayTicket loads it and committed
+// under this spec (Migrate), in a commit of its own, so that a run stopped at any point
+// leaves each under one spec and a second run finishes the job (fsmrt.MigrateStored). With
+// o.DryRun it changes nothing and reports what would move.
+func MigrateTickets(ctx context.Context, store fsmrt.Store, hooks TicketHooks, o fsmrt.MigrateOptions) (fsmrt.MigrateReport, error) {
+	return fsmrt.MigrateStored(ctx, store, def.Spec.Name(), func(ctx context.Context, id string) (*fsmrt.Machine[State, Event, fsmrt.NoRole, TicketContext, fsmrt.None], error) {
+		m, err := ReplayTicket(ctx, store, id, hooks)
+		if err != nil {
+			return nil, err
+		}
+		m.SetStore(store)
+		return &m.Machine, nil
+	}, o)
+}
+
 // TicketRegistry holds machines by ID and answers queries over them (fsmrt.Registry).
 //
 // Besides its own methods, a TicketRegistry has those of the runtime's registry it embeds (go doc

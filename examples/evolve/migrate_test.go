@@ -1,0 +1,215 @@
+package evolve_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	v5 "github.com/fsmgen/fsmgen/examples/evolve/v5"
+	"github.com/fsmgen/fsmgen/fsmrt"
+	"github.com/fsmgen/fsmgen/store/postgres"
+	"github.com/fsmgen/fsmgen/store/postgres/pgtest"
+	"github.com/fsmgen/fsmgen/store/sqlite"
+)
+
+// specOf returns the fingerprint ticket id is stored under.
+func specOf(t *testing.T, store fsmrt.Store, id string) string {
+	t.Helper()
+	l, err := store.Load(context.Background(), "ticket.Ticket", id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l.Spec
+}
+
+// testMigrate: the tickets of versions 1 to 4 moved to version 5 in batches: a dry run
+// first (nothing changes, the report says what would move, by older spec and state), then
+// the run, then a second run that finds nothing left to move.
+func testMigrate(t *testing.T, store fsmrt.Store) {
+	ctx := context.Background()
+	wants := storeChain(t, store)
+	spec5 := v5.NewTicket(v5.TicketNopHooks{}).Snapshot().Spec
+	dry, err := v5.MigrateTickets(ctx, store, v5.TicketNopHooks{}, fsmrt.MigrateOptions{Batch: 3, DryRun: true})
+	if err != nil || dry.Checked != len(wants) || dry.Moved != len(wants) || dry.Current != 0 || len(dry.Refused) != 0 || len(dry.Before) != 4 {
+		t.Fatalf("dry run: %+v, %v", dry, err)
+	}
+	for id := range wants {
+		if specOf(t, store, id) == spec5 {
+			t.Fatalf("the dry run moved %s", id)
+		}
+	}
+	r, err := v5.MigrateTickets(ctx, store, v5.TicketNopHooks{}, fsmrt.MigrateOptions{Batch: 3})
+	if err != nil || r.Moved != len(wants) || len(r.Refused) != 0 {
+		t.Fatalf("run: %+v, %v", r, err)
+	}
+	if r.After[v5.StateWaiting.String()] != 3 || r.Before[v1Spec()]["triage"] != 1 {
+		t.Errorf("report: before %v, after %v", r.Before, r.After)
+	}
+	for id, w := range wants {
+		if specOf(t, store, id) != spec5 {
+			t.Errorf("%s not under version 5", id)
+		}
+		m, err := v5.ReplayTicket(ctx, store, id, v5.TicketNopHooks{})
+		if err != nil || m.Migrated() != "" || m.State() != w.state || m.CountHandovers() != w.handovers {
+			t.Errorf("%s after the run: %v, %v", id, m, err)
+		}
+	}
+	again, err := v5.MigrateTickets(ctx, store, v5.TicketNopHooks{}, fsmrt.MigrateOptions{})
+	if err != nil || again.Moved != 0 || again.Current != len(wants) {
+		t.Errorf("second run: %+v, %v", again, err)
+	}
+}
+
+func v1Spec() string { s, _ := fingerprints(); return s }
+
+// killAfter is when run round of the killed migration is killed: at a random point of its
+// first 150 ms (it checks a ticket every 20 ms or so), for the first 20 runs; never after.
+func killAfter(rng *rand.Rand, round int) time.Duration {
+	if round >= 20 {
+		return time.Hour
+	}
+	return time.Duration(rng.IntN(150)) * time.Millisecond
+}
+
+func TestMigrateMemory(t *testing.T) { testMigrate(t, fsmrt.NewMemoryStore()) }
+
+func TestMigrateSQLite(t *testing.T) {
+	store, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "tickets.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	testMigrate(t, store)
+}
+
+// TestMigratePostgres: the same on PostgreSQL; then four runs at once over a fresh
+// database move every ticket exactly once between them.
+func TestMigratePostgres(t *testing.T) {
+	ctx := context.Background()
+	srv := pgtest.New(t, pgtest.Options{})
+	dsn, err := srv.CreateDatabase(ctx, "migrate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := postgres.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	t.Run("batches", func(t *testing.T) { testMigrate(t, store) })
+
+	dsn2, err := srv.CreateDatabase(ctx, "migrate2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	store2, err := postgres.Open(ctx, dsn2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store2.Close()
+	wants := storeChain(t, store2)
+	var wg sync.WaitGroup
+	reports := make([]fsmrt.MigrateReport, 4)
+	errs := make([]error, 4)
+	for i := range reports {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			st, err := postgres.Open(ctx, dsn2)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			defer st.Close()
+			reports[i], errs[i] = v5.MigrateTickets(ctx, st, v5.TicketNopHooks{}, fsmrt.MigrateOptions{Batch: 2})
+		}()
+	}
+	wg.Wait()
+	moved := 0
+	for i, r := range reports {
+		if errs[i] != nil || len(r.Refused) != 0 || r.Moved+r.Current != len(wants) {
+			t.Errorf("run %d: %+v, %v", i, r, errs[i])
+		}
+		moved += r.Moved
+	}
+	if moved != len(wants) {
+		t.Errorf("%d moves between the runs for %d tickets", moved, len(wants))
+	}
+}
+
+// TestMigrateKilled: the migrate program, killed at random points, leaves every ticket
+// under exactly one version (5, or the one it was stored under), and run again until it
+// ends, it moves them all.
+func TestMigrateKilled(t *testing.T) {
+	ctx := context.Background()
+	db := filepath.Join(t.TempDir(), "tickets.db")
+	store, err := sqlite.Open(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wants := storeChain(t, store)
+	before := map[string]string{}
+	for id := range wants {
+		before[id] = specOf(t, store, id)
+	}
+	store.Close()
+	bin := filepath.Join(t.TempDir(), "migrate")
+	if out, err := exec.Command("go", "build", "-o", bin, "./migrate").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	spec5 := v5.NewTicket(v5.TicketNopHooks{}).Snapshot().Spec
+	rng := rand.New(rand.NewPCG(7, 7))
+	kills := 0
+	for round := 0; ; round++ {
+		if round > 40 {
+			t.Fatal("the migration did not finish in 40 runs")
+		}
+		cmd := exec.Command(bin, "-db", db, "-batch", "1", "-pause", "20ms")
+		var out strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		var err error
+		select {
+		case err = <-done:
+		case <-time.After(killAfter(rng, round)):
+			cmd.Process.Kill()
+			<-done
+			kills++
+			err = nil
+		}
+		if err != nil {
+			t.Fatalf("run %d: %v\n%s", round, err, out.String())
+		}
+		st, err := sqlite.Open(ctx, db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		left := 0
+		for id := range wants {
+			switch spec := specOf(t, st, id); spec {
+			case spec5:
+			case before[id]:
+				left++
+			default:
+				t.Fatalf("after run %d, %s is under %s, neither its own spec nor version 5's", round, id, spec)
+			}
+		}
+		st.Close()
+		if left == 0 && strings.Contains(out.String(), "checked") {
+			t.Logf("done after %d runs, %d of them killed", round+1, kills)
+			break
+		}
+	}
+	if kills == 0 {
+		t.Error("no run was killed: the test proves nothing")
+	}
+}
