@@ -57,8 +57,11 @@ on state ID is done: true; no event is always: true. Actions are <log label="NAM
 and <script>NAME</script>. An external transition (the default) to its source or a
 state within it is reenter: true; with type="internal", one to a state within its
 compound source is reenter: false. Elements and attributes of other namespaces (an
-editor's layout) are left out; <raise event="E"/> in a <transition> is raise: [E]; data
-models, <send>, <assign>, <if>, <invoke>, and <raise> in <onentry> or <onexit>, are refused. event="*" and "net.*" (or "net.") are wildcards; a wildcard written before a
+editor's layout) are left out; <raise event="E"/> in a <transition> is raise: [E]; a
+<send id="T" event="E" delay="1.5s"/> in a state's <onentry>, with <cancel sendid="T"/>
+in its <onexit>, makes its transitions on E after: 1500ms (the delay as CSS2 time, in
+whole milliseconds; E taken by no other transition); data
+models, other <send>, <assign>, <if>, <invoke>, and <raise> in <onentry> or <onexit>, are refused. event="*" and "net.*" (or "net.") are wildcards; a wildcard written before a
 more specific transition of its state is refused (SCXML tries transitions in document
 order, the spec the most specific first). Where SCXML and XState mean
 different things (docs/spec.md, Statecharts), the spec means XState's.`,

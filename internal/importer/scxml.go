@@ -40,6 +40,8 @@ type sreader struct {
 	trans  []strans
 	events []named // every event name where first written
 	seenEv map[string]bool
+	sends  []delayedSend // the <send delay> of every state's <onentry> (scxmlsend.go)
+	cancel []delayedSend // the <cancel> of every state's <onexit>
 }
 
 type sref struct {
@@ -106,6 +108,7 @@ func readSCXML(src *source) (*chart, diag.List) {
 		}
 		x.set(n)
 	}
+	r.delayedSends()
 	r.prefixes()
 	r.wildcardOrder()
 	if r.ds.HasErrors() {
@@ -218,10 +221,10 @@ func (r *sreader) state(parent *node, e *xelem) {
 		switch k.name {
 		case "onentry":
 			r.attrs(k)
-			n.entry = append(n.entry, r.exec(k)...)
+			n.entry = append(n.entry, r.exec(r.takeSends(n, k))...)
 		case "onexit":
 			r.attrs(k)
-			n.exit = append(n.exit, r.exec(k)...)
+			n.exit = append(n.exit, r.exec(r.takeCancels(n, k))...)
 		case "transition":
 			if n.kind == history {
 				def = append(def, k)
