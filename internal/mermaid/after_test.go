@@ -20,6 +20,9 @@ func TestAfterLabels(t *testing.T) {
 		{"../lower/testdata/build/after.fsm.yaml", "s1 --> s2 : after 1m30s / beep", `[label="after 1m30s / beep"]`, "| `opened` | after `1m30s` |"},
 		{"../lower/testdata/build/chart_after.fsm.yaml", "s_active_ringing --> s_idle : after 30s [busy]", `[label="after 30s [busy]"]`, "| `active.ringing` | after `30s` | `busy` |"},
 		{"../lower/testdata/build/chart_clocks.fsm.yaml", "s_sending --> s_failed : after 5m", `label="after 5m"`, "| `sending` | after `5m` |"},
+		// Several delays on one state, each its own event.
+		{"../lower/testdata/build/delays.fsm.yaml", "s0 --> s3 : after 30s [busy]<br>after 2m", `[label="after 10s (internal) / log"]`, "| `ringing` | after `2m` |"},
+		{"../lower/testdata/build/chart_delays.fsm.yaml", "s_call_camera_on --> s_over : after 2m", `[label="after 30s [busy]", ltail=cluster_s_active]`, "| `active` | after `5m` |"},
 	} {
 		m := fixture.Load(t, c.spec)
 		diagram := StateDiagram(m)

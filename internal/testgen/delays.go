@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/fsmgen/fsmgen/internal/interp"
 	"github.com/fsmgen/fsmgen/internal/ir"
 )
 
@@ -55,11 +56,28 @@ func (v view) DelayRows() []DelayRow {
 				t.Reason = string(rej.Reason)
 			}
 			row.Timers = append(row.Timers, t)
-			if rej == nil && (step.Transition == nil || step.Transition.Target.Kind != ir.Internal || step.To != s) {
+			if rej == nil && !staysIn(s, step) {
 				break // left (or entered again): the stay is over
 			}
 		}
 		out = append(out, row)
 	}
 	return out
+}
+
+// staysIn reports whether step, taken in s, keeps its stay going: it ends in s without
+// entering again the state whose clock s counts (an internal transition in a flat machine).
+func staysIn(s *ir.State, step *interp.Step) bool {
+	if step.To != s {
+		return false
+	}
+	if len(step.Micro) == 0 {
+		return step.Transition != nil && step.Transition.Target.Kind == ir.Internal
+	}
+	for _, t := range step.Micro {
+		if !t.KeepsClock {
+			return false
+		}
+	}
+	return true
 }
