@@ -110,8 +110,9 @@ func (m *Machine[S, E, R, C, X]) Started() bool { return !m.unstarted }
 // its eventless transitions and done events, as an event's macrostep does. Fire starts a
 // machine not started yet before its event. Starting a started machine, or a flat one,
 // does nothing. With a store, starting is committed as a STATE_STARTED entry of the log.
-// When the eventless transitions do not settle it returns an EventlessLoopError and the
-// machine is as before (not started).
+// When the eventless transitions do not settle it returns an EventlessLoopError, and when
+// the context breaks the constraints of its set fields a ValidationError (Invariants); the
+// machine is then as before (not started).
 func (m *Machine[S, E, R, C, X]) Start(ctx context.Context) error {
 	return m.StartWith(ctx, Input[R]{})
 }
@@ -120,6 +121,9 @@ func (m *Machine[S, E, R, C, X]) Start(ctx context.Context) error {
 func (m *Machine[S, E, R, C, X]) StartWith(ctx context.Context, in Input[R]) error {
 	if !m.unstarted {
 		return nil
+	}
+	if err := m.checkContext(); err != nil {
+		return err
 	}
 	d := m.def
 	c := d.Chart
@@ -324,8 +328,8 @@ func (m *Machine[S, E, R, C, X]) takeChart(ctx context.Context, st *Step[S, E, R
 			}
 		}
 	}
-	if tr.Require {
-		if errs := m.onEnter.RequireOn(t, &m.Context); errs != nil {
+	if tr.Require || m.inv != nil {
+		if errs := m.validateOn(t, tr.Require); errs != nil {
 			if dry {
 				return st.From, ErrValidation
 			}

@@ -31,8 +31,9 @@ type Def[S StateType, E, R EnumType] struct {
 	//     without conditions, roles, actions, counters, checkpoint or required fields, the
 	//     state left has no exit actions and the state entered no entry actions and does
 	//     not remember, the event carries no payload, and the machine keeps neither time
-	//     nor history, has no checkpoint after every transition and no counter reset on
-	//     success. Fire then only sets the state and the sequence number; a machine with
+	//     nor history, has no checkpoint after every transition, no counter reset on
+	//     success and no context field whose constraints every transition checks
+	//     (Invariants). Fire then only sets the state and the sequence number; a machine with
 	//     a store or a logger decides such pairs from Pairs all the same;
 	//   - MoveStep(n) everywhere else the state accepts the event.
 	Moves []uint32

@@ -41,6 +41,7 @@ type Machine[S StateType, E, R EnumType, C, X any] struct {
 	actions    Actions[S, E, R]
 	requirer   Requirer[S, C]
 	onEnter    ChartRequirer[C]
+	inv        Invariants[C]
 	policies   Policies
 	checkpoint Checkpointer[S, E, R]
 	payloads   Payloads[X]
@@ -130,6 +131,7 @@ func Init[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, C, X], d *De
 	m.actions, _ = ops.(Actions[S, E, R])
 	m.requirer, _ = ops.(Requirer[S, C])
 	m.onEnter, _ = ops.(ChartRequirer[C])
+	m.inv, _ = ops.(Invariants[C])
 	m.policies, _ = ops.(Policies)
 	m.checkpoint, _ = ops.(Checkpointer[S, E, R])
 	m.payloads, _ = ops.(Payloads[X])
@@ -649,14 +651,14 @@ func (m *Machine[S, E, R, C, X]) take(ctx context.Context, st Step[S, E, R], in 
 	}
 	moved := !internal || redirected
 	m.entered = moved
-	if t.Require && moved {
+	if t.Require && moved || m.inv != nil {
 		c := &m.Context
 		if summaryField >= 0 {
 			after := m.Context
 			m.requirer.SetField(&after, int(summaryField), summary)
 			c = &after
 		}
-		if errs := m.requirer.Require(to, c); errs != nil {
+		if errs := m.validate(to, c, t.Require && moved); errs != nil {
 			if dry {
 				return st.From, ErrValidation
 			}

@@ -162,14 +162,18 @@ func isNote(kind string) bool {
 // of the state it starts in runs (its deadlines are armed) and other processes can load
 // it: a MACHINE_CREATED entry of the event log, with a snapshot, committed as the
 // instance's first. It fails with a ConflictError when the store already has the instance
-// (create it once), with ErrNoStore without a store, and when the machine has already
-// committed transitions. in says who creates it, when (in.At, else the machine's clock)
-// and why. A machine that keeps time is created then: its creation time and the time it
+// (create it once), with ErrNoStore without a store, when the machine has already
+// committed transitions, and with a ValidationError when its context breaks the
+// constraints of its set fields (Invariants). in says who creates it, when (in.At, else
+// the machine's clock) and why. A machine that keeps time is created then: its creation time and the time it
 // entered its first state are the entry's, and the first state's deadlines count from it,
 // whenever the machine was built.
 func (m *Machine[S, E, R, C, X]) Create(ctx context.Context, in Input[R]) error {
 	if m.store != nil && m.seq != 0 {
 		return fmt.Errorf("%smachine %s has made %d transitions: it exists", m.def.Spec.prefix(), m.ID, m.seq)
+	}
+	if err := m.checkCreate(); err != nil {
+		return err
 	}
 	if m.store == nil || !m.def.Timing {
 		return m.note(ctx, KindCreated, &in, nil, true)

@@ -408,6 +408,15 @@ func (c *TaskContext) requirements(s State, errs []FieldError) []FieldError {
 	return errs
 }
 
+// contextBounds hold whenever their fields are set; every transition checks them.
+var contextBounds = [...]fsmrt.Bound[TaskContext]{
+	{Field: "work_plan", Value: func(c *TaskContext) float64 { return float64(len(c.WorkPlan)) }, Min: 3, Max: 6, Has: fsmrt.BoundMin | fsmrt.BoundMax | fsmrt.BoundItems, Low: "Work plan required for IN_PROGRESS", High: "Work plan required for IN_PROGRESS"},
+	{Field: "estimated_cost", Value: func(c *TaskContext) float64 { return c.EstimatedCost }, Has: fsmrt.BoundMin, Low: "estimated_cost must be at least 0"},
+	{Field: "cost_total", Value: func(c *TaskContext) float64 { return c.CostTotal }, Has: fsmrt.BoundMin, Low: "cost_total must be at least 0"},
+	{Field: "run_count", Value: func(c *TaskContext) float64 { return float64(c.RunCount) }, Has: fsmrt.BoundMin, Low: "run_count must be at least 0"},
+	{Field: "token_count", Value: func(c *TaskContext) float64 { return float64(c.TokenCount) }, Has: fsmrt.BoundMin, Low: "token_count must be at least 0"},
+}
+
 // TaskExtra is what a Task keeps besides the engine's data, in its snapshots: its
 // policies.
 type TaskExtra struct {
@@ -575,6 +584,10 @@ func (m *ops) SetField(c *TaskContext, f int, text string) {
 	case 18:
 		c.BlockReason = text
 	}
+}
+
+func (m *ops) Invariants(c *TaskContext, errs []FieldError) []FieldError {
+	return fsmrt.CheckBounds(c, contextBounds[:], errs)
 }
 
 func (m *ops) Policy(p int) bool {

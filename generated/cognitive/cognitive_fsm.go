@@ -288,6 +288,12 @@ type TaskContext struct {
 	Priority int `json:"priority,omitempty"`
 }
 
+// contextBounds hold whenever their fields are set; every transition checks them.
+var contextBounds = [...]fsmrt.Bound[TaskContext]{
+	{Field: "plan_completed", Value: func(c *TaskContext) float64 { return float64(c.PlanCompleted) }, Has: fsmrt.BoundMin, Low: "plan_completed must be at least 0"},
+	{Field: "iteration", Value: func(c *TaskContext) float64 { return float64(c.Iteration) }, Has: fsmrt.BoundMin, Low: "iteration must be at least 0"},
+}
+
 // TaskCreatedPayload is the payload of the event "task_created".
 type TaskCreatedPayload struct {
 	// InputText is "input_text" (string). Original input text.
@@ -524,6 +530,10 @@ func (m *ops) Guard(ctx context.Context, g int, st TaskStep) bool {
 	default:
 		return slices.Contains(m.Context.PlanSteps, "tool_call")
 	}
+}
+
+func (m *ops) Invariants(c *TaskContext, errs []FieldError) []FieldError {
+	return fsmrt.CheckBounds(c, contextBounds[:], errs)
 }
 
 func (m *ops) Payload(x *TaskExtra, e int, clear bool) fsmrt.Payload {

@@ -154,12 +154,16 @@ func (v Checkpoint) String() string                { return checkpointNames.Stri
 func (v Checkpoint) MarshalText() ([]byte, error)  { return checkpointNames.Marshal(int(v)) }
 func (v *Checkpoint) UnmarshalText(b []byte) error { return fsmrt.Unmarshal(&checkpointNames, b, v) }
 
+// FieldError is one missing or invalid field of the context or of a payload.
+type FieldError = fsmrt.FieldError
+
 // Sentinel errors for errors.Is, the runtime's (fsmrt): every refusal matches ErrRefused
 // and its own.
 var (
 	ErrRefused           = fsmrt.ErrRefused
 	ErrInvalidTransition = fsmrt.ErrInvalidTransition
 	ErrGuard             = fsmrt.ErrGuard
+	ErrValidation        = fsmrt.ErrValidation
 	ErrInvalidSnapshot   = fsmrt.ErrInvalidSnapshot
 	ErrInvalidLog        = fsmrt.ErrInvalidLog
 	ErrStoreConflict     = fsmrt.ErrStoreConflict
@@ -170,6 +174,7 @@ var (
 type (
 	InvalidTransitionError = fsmrt.InvalidTransitionError[State, Event] // the state has no transition on the event
 	GuardError             = fsmrt.GuardError[State, Event]             // transitions exist, but none of their guards hold
+	ValidationError        = fsmrt.ValidationError[State, Event]        // required fields or the payload are missing or invalid
 	StoreError             = fsmrt.StoreError                           // the store failed to persist an accepted transition
 )
 
@@ -192,6 +197,12 @@ type TaskContext struct {
 	ModelTier string `json:"model_tier,omitempty"`
 	// CostTotalUsd is "cost_total_usd" (float). Running cost total in USD.
 	CostTotalUsd float64 `json:"cost_total_usd,omitempty"`
+}
+
+// contextBounds hold whenever their fields are set; every transition checks them.
+var contextBounds = [...]fsmrt.Bound[TaskContext]{
+	{Field: "confidence", Value: func(c *TaskContext) float64 { return c.Confidence }, Max: 1, Has: fsmrt.BoundMin | fsmrt.BoundMax, Low: "confidence must be at least 0", High: "confidence must be at most 1"},
+	{Field: "cost_total_usd", Value: func(c *TaskContext) float64 { return c.CostTotalUsd }, Has: fsmrt.BoundMin, Low: "cost_total_usd must be at least 0"},
 }
 
 // TaskStep describes the transition being decided or run; hooks receive it by value.
@@ -542,6 +553,10 @@ func (m *ops) Act(ctx context.Context, a int, st TaskStep) error {
 		m.hooks.ReportCancelSummary(ctx, (*Task)(m), st)
 	}
 	return nil
+}
+
+func (m *ops) Invariants(c *TaskContext, errs []FieldError) []FieldError {
+	return fsmrt.CheckBounds(c, contextBounds[:], errs)
 }
 
 func (m *ops) Checkpoint(ctx context.Context, cp int, st TaskStep) error {

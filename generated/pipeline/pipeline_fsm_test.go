@@ -313,7 +313,7 @@ var fsmRows1 = []fsmRow{
 		want: StateClassifying, reason: "invalid_transition"},
 	{name: "classifying/classified", line: 125, from: StateClassifying, event: EventClassified,
 		want: StateRouting, calls: []string{"record_intent", "checkpoint:progress"}},
-	{name: "classifying/classified/confident=false", line: 126, from: StateClassifying, event: EventClassified, setup: func(m *Task) { m.Context.Confidence = float64(-0.4) },
+	{name: "classifying/classified/confident=false", line: 126, from: StateClassifying, event: EventClassified, setup: func(m *Task) { m.Context.Confidence = float64(0.3) },
 		want: StateAwaitingClarification, calls: []string{"present_clarification_questions", "checkpoint:progress"}},
 	{name: "classifying/classified/confident=true", line: 125, from: StateClassifying, event: EventClassified, setup: func(m *Task) { m.Context.Confidence = float64(0.6) },
 		want: StateRouting, calls: []string{"record_intent", "checkpoint:progress"}},

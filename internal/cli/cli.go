@@ -98,9 +98,12 @@ given.`,
 state, and prints the state after each, or the first refused event with its index
 (0-based) and the reason. Without events it prints the initial state. Hook guards not
 given are false; --guard g@2=false sets one for the event of that index only. --fail
-makes an action marked may_fail fail whenever it runs. A step that a counter's limit
-redirected says so under it. Exit status: 0 all events accepted, 1 an event was refused,
-2 usage or spec error.`,
+makes an action marked may_fail fail whenever it runs. --set refuses a value that breaks
+the field's bounds (min, max, above, below, min_items, max_items) before any event, as
+every transition would; a zero value leaves the field unset; a field a state requires is
+refused by the first transition instead, with the {field, message} list. A step that a
+counter's limit redirected says so under it. Exit status: 0 all events accepted, 1 an
+event was refused, 2 usage or spec error.`,
 			examples: []string{
 				"fsmgen sim examples/review/review.fsm.yaml --events in_progress,pending_review,completed",
 				"fsmgen sim examples/approval/approval.fsm.yaml --as human --events ASSIGNED \\\n    --set 'assignee_ids=[\"ana\"]'",

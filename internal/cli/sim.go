@@ -276,14 +276,16 @@ func simInputs(m *ir.Machine, guards, policies, sets []string, as string) (inter
 	return in, perStep, nil
 }
 
-// constraintProblem says how a --set value breaks the field's bounds (min, max, min_items,
-// max_items), or returns "". A field some state requires is left alone: entering that state
-// checks it, and the refusal that reports it is what the run should show.
+// constraintProblem says how a --set value breaks the field's bounds (min, max, above,
+// below, min_items, max_items), or returns "": such constraints hold whenever the field is
+// set, and every transition checks them. A zero value leaves the field unset. A field some
+// state requires is left alone: its transitions refuse the value, and the refusal that
+// reports it, with its {field, message} list, is what the run should show.
 func constraintProblem(m *ir.Machine, f *ir.Field, v any) string {
 	if m.RequiredBy(f) != nil {
 		return ""
 	}
-	return interp.BoundsProblem(f, v)
+	return interp.InvariantProblem(f, v)
 }
 
 // decodeValue reads a JSON value; a bare word that is not JSON is taken as a string.

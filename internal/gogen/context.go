@@ -107,6 +107,7 @@ func (g *gen) context(f *File) {
 	if g.requires() {
 		g.requirements(f)
 	}
+	g.invariantTable(f)
 
 	for _, e := range m.Events {
 		if len(e.Payload) == 0 {

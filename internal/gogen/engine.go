@@ -285,7 +285,7 @@ func (g *gen) engineMachine(f *File) {
 
 // needsOps reports whether the engine calls back into the package (see engineOps).
 func (g *gen) needsOps() bool {
-	return len(g.m.Guards) > 0 || len(g.m.Actions) > 0 || g.requires() || len(g.m.Checkpoints) > 0 || g.hasExtra()
+	return len(g.m.Guards) > 0 || len(g.m.Actions) > 0 || g.requires() || g.invariants() || len(g.m.Checkpoints) > 0 || g.hasExtra()
 }
 
 // requires reports whether some state requires context fields (in a statechart, whether
@@ -391,6 +391,7 @@ func (g *gen) engineOps(f *File) {
 		})
 		f.Line()
 	}
+	g.invariantOps(f)
 	if len(m.Policies) > 0 {
 		f.Add(recv()).Id("Policy").Params(Id("p").Int()).Bool().BlockFunc(func(b *Group) {
 			var cases []Code

@@ -6,7 +6,7 @@ import (
 
 // errorAliases declares the sentinels and typed refusals of the machine as the runtime's.
 func (g *gen) errorAliases(f *File) {
-	validates := g.requires() || g.payloads()
+	validates := g.requires() || g.invariants() || g.payloads()
 	if validates {
 		f.Comment("// FieldError is one missing or invalid field of the context or of a payload.")
 		f.Type().Id("FieldError").Op("=").Qual(rt, "FieldError")

@@ -232,9 +232,11 @@ func TestGeneratedCompiles(t *testing.T) {
 }
 
 // TestDifferential runs seeded random event sequences through the generated code and the
-// reference interpreter, and requires them to agree on every state, every refusal reason,
-// every action and checkpoint, and every counter. make test runs 150 sequences of 40 events
-// per spec; FSMGEN_SEQUENCES sets how many (make fuzz, 1,000).
+// reference interpreter, and requires them to agree on every state, every refusal reason
+// and {field, message} list, every action and checkpoint, and every counter; the random
+// contexts and payloads set fields at and past their bounds and item counts, and no step is
+// accepted whose context breaks the constraints of a field it sets. make test runs 150
+// sequences of 40 events per spec; FSMGEN_SEQUENCES sets how many (make fuzz, 1,000).
 func TestDifferential(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a module")
@@ -299,6 +301,9 @@ func TestDifferential(t *testing.T) {
 				}
 			}
 			t.Logf("%d runs, %d steps agree; %d of %d states visited; outcomes %v", len(want), steps, len(visited), len(w.m.States), reasons)
+			if b, r, p := invariantFigures(t, w.m, w.vectors, want); b+p > 0 {
+				t.Logf("constraints: %d steps set a field past its bounds or item counts, %d refused listing one; %d refused for their payload", b, r, p)
+			}
 			if len(visited) < len(w.m.States) && len(w.m.States) <= 50 {
 				t.Errorf("random runs visit only %d of %d states: the vectors are too shallow", len(visited), len(w.m.States))
 			}
@@ -318,12 +323,14 @@ type step struct {
 
 type vector []step
 
-// result is what both sides report after each step.
+// result is what both sides report after each step: for a refusal that lists fields (a
+// ValidationError, interp.MissingArtifacts or InvalidPayload), the {field, message} list.
 type result struct {
-	State    string         `json:"state"`
-	Reason   string         `json:"reason,omitempty"`
-	Actions  []string       `json:"actions,omitempty"`
-	Counters map[string]int `json:"counters,omitempty"`
+	State    string              `json:"state"`
+	Reason   string              `json:"reason,omitempty"`
+	Errors   []interp.FieldError `json:"errors,omitempty"`
+	Actions  []string            `json:"actions,omitempty"`
+	Counters map[string]int      `json:"counters,omitempty"`
 }
 
 // driverVectors returns the vectors with context and payload fields keyed by the JSON
@@ -446,6 +453,9 @@ func randomValue(f *ir.Field, rng *rand.Rand) (any, bool) {
 	case 1, 2:
 		return goodValue(f)
 	}
+	if v, ok := boundaryValue(f, rng); ok {
+		return v, true
+	}
 	scalar := func() (any, bool) {
 		switch f.Type.Kind {
 		case ir.String:
@@ -544,7 +554,7 @@ func oracle(t *testing.T, m *ir.Machine, vs []vector) [][]result {
 			r := result{}
 			s, rej := x.Fire(e, in)
 			if rej != nil {
-				r.Reason = string(rej.Reason)
+				r.Reason, r.Errors = string(rej.Reason), rej.Errors
 			} else {
 				// Actions during the transition, checkpoints after it, effects once committed.
 				for _, a := range s.Actions {
@@ -648,9 +658,15 @@ type step struct {
 	Payload  json.RawMessage ` + "`json:\"payload\"`" + `
 }
 
+type fieldError struct {
+	Field   string ` + "`json:\"field\"`" + `
+	Message string ` + "`json:\"message\"`" + `
+}
+
 type result struct {
 	State    string         ` + "`json:\"state\"`" + `
 	Reason   string         ` + "`json:\"reason,omitempty\"`" + `
+	Errors   []fieldError   ` + "`json:\"errors,omitempty\"`" + `
 	Actions  []string       ` + "`json:\"actions,omitempty\"`" + `
 	Counters map[string]int ` + "`json:\"counters,omitempty\"`" + `
 }
@@ -721,6 +737,13 @@ func Main() {
 			}
 			if err != nil {
 				r.Reason = err.(interface{ Reason() string }).Reason()
+				// A ValidationError encodes its {field, message} list under errors.
+				var listed struct {
+					Errors []fieldError ` + "`json:\"errors\"`" + `
+				}
+				if b, jerr := json.Marshal(err); jerr == nil && json.Unmarshal(b, &listed) == nil {
+					r.Errors = listed.Errors
+				}
 			}
 			{{if .Hooks}}if err == nil {
 				r.Actions = h.actions

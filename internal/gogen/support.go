@@ -39,13 +39,16 @@ const (
 // move is the dispatch table's entry for s and e (the generated moves): the index of the
 // target state, moveRefused or moveStep. An entry with a target is one the engine's Fire
 // takes from the table alone, so the transition must do nothing but move the state: no
-// guard, role, hook, counter, required field, memory, payload, clock or checkpoint.
+// guard, role, hook, counter, required field, memory, payload, clock or checkpoint, and no
+// context field whose constraints every transition checks (invariants).
 func (g *gen) move(s *ir.State, e *ir.Event) int {
 	m := g.m
 	ts := m.Lookup(s, e)
 	switch {
 	case len(ts) == 0, e.Internal:
 		return moveRefused
+	case g.invariants():
+		return moveStep // every transition checks the context's invariants
 	case m.Chart != nil:
 		if len(ts) > 1 || ts[0].Guarded() || len(ts[0].Roles) > 0 || len(e.Payload) > 0 || g.timing || m.RecordHistory || g.everyCheckpoint || g.resetsOnSuccess {
 			return moveStep

@@ -159,6 +159,9 @@ func (x *Machine) Start(in Inputs) (*Step, *Rejection) {
 	if c == nil {
 		return &Step{From: x.State, To: x.State}, nil
 	}
+	if rej := x.startRefusal(in); rej != nil {
+		return nil, rej
+	}
 	step := &Step{From: x.State, Actions: append([]*ir.Action(nil), c.StartActions...)}
 	before := x.save()
 	if rej := x.settle(step, c.StartRaise, in); rej != nil {
@@ -537,8 +540,14 @@ func (x *Machine) decide(e *ir.Event, in Inputs) (*plan, *Rejection) {
 			p.step.Tripped, p.step.Redirected, p.step.To, p.internal = c, p.step.To, c.Then, false
 		}
 	}
-	if !p.internal {
-		if errs := x.requirements(t.Required(p.step.To), in); len(errs) > 0 {
+	{
+		// The fields the states entered require, then the constraints of the fields set
+		// (invariant.go), which every transition checks.
+		var required []*ir.Field
+		if !p.internal {
+			required = t.Required(p.step.To)
+		}
+		if errs := x.invariants(x.requirements(required, in), required, in); len(errs) > 0 {
 			r := x.reject(MissingArtifacts, e, "cannot enter %s: %d required field%s missing or invalid", p.step.To.Name, len(errs), plural(len(errs), " is", "s are"))
 			r.Errors = errs
 			return nil, r

@@ -231,28 +231,6 @@ func fieldProblem(f *ir.Field, v any, payload bool) string {
 	return ""
 }
 
-// BoundsProblem describes how a value that fits the field's type (CheckValue) breaks the
-// field's bounds (min, max, min_items, max_items), or returns "". An absent value has no
-// bounds to break.
-func BoundsProblem(f *ir.Field, v any) string {
-	if f.Type.Collection() {
-		switch x := v.(type) {
-		case []any:
-			return itemsProblem(f, len(x))
-		case map[string]any:
-			return itemsProblem(f, len(x))
-		}
-		return ""
-	}
-	if v == nil || !f.Type.Kind.Numeric() {
-		return ""
-	}
-	if num, ok := number(f, v); ok {
-		return rangeProblem(f, num)
-	}
-	return ""
-}
-
 // itemsProblem describes how a collection of n items breaks min_items or max_items, or "".
 func itemsProblem(f *ir.Field, n int) string {
 	if f.MinItems >= 0 && n < f.MinItems {

@@ -44,7 +44,7 @@ func PackageDecls() []Reserved {
 		"ErrNoChoice", "ErrNoHistory", "ErrLimit", "ErrValidation", "ErrIdempotencyConflict", "ErrStoreConflict",
 		"ErrNotRegistered", "ErrInvalidSnapshot", "ErrInvalidLog", "stateNames", "eventNames", "roleNames", "checkpointNames", "timeoutLevelNames",
 		"guardRefusals", "invalidTransitions", "moves", "plainPermitted", "noInput", "defaultTimeouts", "counterLimits",
-		"loggedTransitions", "resetOnSuccess", "fsmSpec", "fsmrt", "plainSteps", "def", "ops", "ErrEventlessLoop", "ErrActionFailed", "nodeNames")...)
+		"loggedTransitions", "resetOnSuccess", "fsmSpec", "fsmrt", "plainSteps", "def", "ops", "ErrEventlessLoop", "ErrActionFailed", "nodeNames", "contextBounds")...)
 	out = append(out, reserved("constant", "NumStates", "NumEvents", "NumNodes", "RoleNone", "LevelNone", "noCheckpoint")...)
 	out = append(out, reserved("function", "States", "Events", "ParseState", "ParseEvent", "ParseRole",
 		"ParseCheckpoint", "ParseTimeoutLevel", "ParseNode", "accepted", "accepts", "moveRefused", "moveStep", "init")...)

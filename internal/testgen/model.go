@@ -465,7 +465,7 @@ func (o *oracle) setGuard(r *Row, g *ir.Guard, hold bool) {
 			}
 			n := th
 			if (g.Op == ir.AtLeast) != hold {
-				n = th - step
+				n = under(f, th, step)
 			}
 			v = scalarValue(f, n, "", false)
 		}
