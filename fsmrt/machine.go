@@ -66,6 +66,7 @@ type Machine[S StateType, E, R EnumType, C, X any] struct {
 	updatedAt time.Time         // when the last persisted (or, with a clock, any) transition happened
 	logger    *slog.Logger
 	slow      bool // Fire cannot answer from the moves table alone: a store, a logger, or a start to run (setSlow)
+	inTx      bool // the last commit was in a transaction of the caller's (CallersTx): checkStored
 
 	history    Window[Record[S, E]] // the last records; the store's log has them all
 	keys       KeyWindow[keyRecord[S, E]]
@@ -354,6 +355,11 @@ func FirePayload[S StateType, E, R EnumType, C, X any](ctx context.Context, m *M
 // fire fires e: with a zero payload if e carries one (Fire and FireWith), else through
 // idempotency keys, logging a refusal when the machine has a logger.
 func (m *Machine[S, E, R, C, X]) fire(ctx context.Context, e E, in *Input[R]) (S, error) {
+	if m.inTx {
+		if err := m.checkStored(ctx); err != nil {
+			return m.state, err
+		}
+	}
 	if p := m.def.Payloads; p != nil && int(e) < len(p) && p[e] {
 		prev := m.extra
 		m.payloads.Payload(&m.extra, int(e), true)
@@ -870,9 +876,14 @@ func (m *Machine[S, E, R, C, X]) commitKind(ctx context.Context, store Store, ki
 	var calls []EffectCall[S, E, C]
 	if err == nil && len(m.pending) > 0 {
 		c.Effects, calls, err = m.effects(st, in, e.Timestamp)
-		var lease time.Duration
-		c.Owner, lease = m.claimer()
-		c.LeaseUntil = m.clockNow().Add(lease)
+		if inCallersTx(store) {
+			// Delivered once the caller's transaction is committed (CallersTx).
+			calls = nil
+		} else {
+			var lease time.Duration
+			c.Owner, lease = m.claimer()
+			c.LeaseUntil = m.clockNow().Add(lease)
+		}
 	}
 	if err == nil {
 		err = m.migrating(c, e.Context)
@@ -884,7 +895,7 @@ func (m *Machine[S, E, R, C, X]) commitKind(ctx context.Context, store Store, ki
 	if err != nil {
 		return StoreFailed(d.Spec, "commit", m.seq, err)
 	}
-	m.migrated = ""
+	m.migrated, m.inTx = "", inCallersTx(store)
 	if len(calls) > 0 {
 		m.deliver(ctx, calls, m.pending)
 	}

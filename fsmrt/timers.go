@@ -140,7 +140,7 @@ func (m *Machine[S, E, R, C, X]) note(ctx context.Context, kind string, in *Inpu
 		m.rollback()
 		return StoreFailed(d.Spec, "commit", m.seq+1, err)
 	}
-	m.migrated = ""
+	m.migrated, m.inTx = "", inCallersTx(m.store)
 	return nil
 }
 

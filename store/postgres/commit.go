@@ -213,11 +213,18 @@ func (s *Store) commitFailed(ctx context.Context, c *fsmrt.Commit, err error) er
 // did not write the instance or did not find the deadline to remove. The version, the
 // spec and the key come first: the batch stops at the write when they refuse it.
 func (s *Store) refused(ctx context.Context, c *fsmrt.Commit, w written, err error) error {
+	return s.refusedIn(ctx, s.pool, c, w, err)
+}
+
+// refusedIn is refused, reading why through q (the pool, or the caller's transaction).
+func (s *Store) refusedIn(ctx context.Context, q interface {
+	QueryRow(context.Context, string, ...any) pgx.Row
+}, c *fsmrt.Commit, w written, err error) error {
 	switch {
 	case err == nil && w.instance:
 		return &fsmrt.ConflictError{Machine: c.Machine, ID: c.ID, Version: c.Version, Stored: c.Version, Deadline: c.Fired}
 	case err == nil || lostRace(err):
-		return s.whyRefused(ctx, c)
+		return s.whyRefusedIn(ctx, q, c)
 	}
 	var pgErr *pgconn.PgError
 	if !errors.As(err, &pgErr) {
@@ -229,7 +236,7 @@ func (s *Store) refused(ctx context.Context, c *fsmrt.Commit, w written, err err
 			return &fsmrt.ConflictError{Machine: c.Machine, ID: c.ID, Version: c.Version, Stored: c.Version, Key: c.Entry.Key}
 		}
 		// The entry's sequence number is taken: the version moved on.
-		return s.whyRefused(ctx, c)
+		return s.whyRefusedIn(ctx, q, c)
 	case codeCharacterNotInRepertoire, codeUntranslatableCharacter:
 		return fmt.Errorf("%w: %q %q: a name the database cannot keep: %s", fsmrt.ErrInvalidCommit, c.Machine, c.ID, pgErr.Message)
 	}
@@ -240,9 +247,16 @@ func (s *Store) refused(ctx context.Context, c *fsmrt.Commit, w written, err err
 // *fsmrt.SpecMismatchError when it is stored under another spec than c's and the one c
 // migrates it from, else a *fsmrt.ConflictError with its version.
 func (s *Store) whyRefused(ctx context.Context, c *fsmrt.Commit) error {
+	return s.whyRefusedIn(ctx, s.pool, c)
+}
+
+// whyRefusedIn is whyRefused, reading through q (the pool, or the caller's transaction).
+func (s *Store) whyRefusedIn(ctx context.Context, q interface {
+	QueryRow(context.Context, string, ...any) pgx.Row
+}, c *fsmrt.Commit) error {
 	var stored int64
 	var spec string
-	err := s.pool.QueryRow(ctx, s.sql.stored, c.Machine, c.ID).Scan(&stored, &spec)
+	err := q.QueryRow(ctx, s.sql.stored, c.Machine, c.ID).Scan(&stored, &spec)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		stored = 0
