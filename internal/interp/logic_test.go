@@ -63,3 +63,32 @@ transitions:
 		}
 	}
 }
+
+// TestGuardExpressionsReadingAlike: two expressions whose text reads alike (a guard's name
+// holds " and ") are two expressions.
+func TestGuardExpressionsReadingAlike(t *testing.T) {
+	const spec = `version: 1
+machine: M
+package: m
+events: { go: {}, back: {} }
+guards: { "x and y": {}, x: {}, y: {}, z: {} }
+states:
+  s: { initial: true }
+  t: {}
+transitions:
+  - { from: s, on: go, to: t, unless: { and: ["x and y", z] } }
+  - { from: t, on: back, to: s, unless: { and: [x, y, z] } }
+`
+	m, ds := lower.Load("m.fsm.yaml", []byte(spec))
+	if ds.HasErrors() {
+		t.Fatal(ds)
+	}
+	x := New(m)
+	in := Inputs{Guard: func(g *ir.Guard) bool { return g.Name != "x and y" }}
+	if _, rej := x.Fire(m.Events[0], in); rej != nil {
+		t.Fatal(rej) // "x and y" fails: the and fails
+	}
+	if _, rej := x.Fire(m.Events[1], in); rej == nil {
+		t.Error("back was taken: x, y and z hold")
+	}
+}

@@ -3,6 +3,7 @@ package lower
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/fsmgen/fsmgen/internal/ir"
@@ -208,7 +209,9 @@ func (l *lowerer) cond(x *ir.Expr, negate bool) ir.Cond {
 	return ir.Cond{Guard: l.logicGuard(x), Negate: negate}
 }
 
-// logicGuard is the guard of kind Logic that evaluates x: one per expression as rendered.
+// logicGuard is the guard of kind Logic that evaluates x: one per expression (by its
+// structure: two guards' names may hold " and ", so that different expressions can read
+// alike), named by its text.
 func (l *lowerer) logicGuard(x *ir.Expr) *ir.Guard {
 	name := "(" + x.String() + ")"
 	if x.Op == ir.ExprIn {
@@ -217,13 +220,32 @@ func (l *lowerer) logicGuard(x *ir.Expr) *ir.Guard {
 	if l.logic == nil {
 		l.logic = map[string]*ir.Guard{}
 	}
-	if g := l.logic[name]; g != nil {
+	key := exprKey(x)
+	if g := l.logic[key]; g != nil {
 		return g
 	}
 	g := &ir.Guard{Index: len(l.m.Logic), Name: name, Pos: x.Pos, Kind: ir.Logic, Expr: x, Inline: true}
 	l.m.Logic = append(l.m.Logic, g)
-	l.logic[name] = g
+	l.logic[key] = g
 	return g
+}
+
+// exprKey writes x's structure: operations, and guards and states by index.
+func exprKey(x *ir.Expr) string {
+	switch x.Op {
+	case ir.ExprGuard:
+		if x.Guard.Kind == ir.Logic {
+			return "l" + strconv.Itoa(x.Guard.Index)
+		}
+		return "g" + strconv.Itoa(x.Guard.Index)
+	case ir.ExprIn:
+		return "i" + strconv.Itoa(x.State.Index)
+	}
+	out := strconv.Itoa(int(x.Op)) + "("
+	for _, a := range x.Args {
+		out += exprKey(a) + ","
+	}
+	return out + ")"
 }
 
 // neverHolds reports (and says so, of what) an expression that no answer of its guards

@@ -99,7 +99,7 @@ type lowerer struct {
 	afters  map[string]*afterTimeout       // the timeouts delayed transitions give states, by name (path)
 	afterEv map[*spec.Transition]*ir.Event // the event each delayed transition is taken on
 	reading reading                        // how the spec is read
-	logic   map[string]*ir.Guard           // the guard expressions written in transitions, by their text
+	logic   map[string]*ir.Guard           // the guard expressions written in transitions, by their structure (exprKey)
 }
 
 func (l *lowerer) run() {
