@@ -297,7 +297,7 @@ func newModule(t *testing.T, root string) *module {
 	m := &module{t: t, dir: t.TempDir(), root: root, pkgs: map[string]string{}}
 	m.write("go.mod", []byte("module docsnippets\n\n"+string(goLine)+"\n\nrequire github.com/fsmgen/fsmgen v0.0.0\n\n"+
 		"replace github.com/fsmgen/fsmgen => "+strconv.Quote(root)+"\n"))
-	for _, p := range []string{"context", "encoding/json", "errors", "fmt", "log", "log/slog", "os", "strings", "sync", "sync/atomic", "testing", "time"} {
+	for _, p := range []string{"context", "database/sql", "encoding/json", "errors", "fmt", "log", "log/slog", "os", "strings", "sync", "sync/atomic", "testing", "time"} {
 		m.pkgs[filepath.Base(p)] = p
 	}
 	m.pkgs["fsmrt"] = "github.com/fsmgen/fsmgen/fsmrt"
