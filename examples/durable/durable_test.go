@@ -101,6 +101,8 @@ func child(ctx context.Context, role, db string, args []string) error {
 		return fireApproval(ctx, store, rest)
 	case "cognitive":
 		return runCognitive(ctx, store, rest)
+	case "order-crash":
+		return orderThenHang(ctx, store)
 	}
 	return fmt.Errorf("no role %q", role)
 }

@@ -3,8 +3,11 @@ package durable
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/fsmgen/fsmgen/fsmrt"
 	"github.com/fsmgen/fsmgen/generated/review"
@@ -107,5 +110,73 @@ func TestSeed003OrderRowAndItsMachine(t *testing.T) {
 	}
 	if again, err := review.ReplayTask(ctx, store, m.ID); err != nil || again.State() != review.StateCompleted {
 		t.Fatalf("task: %v, %v", again, err)
+	}
+}
+
+// orderThenHang is a process that opens an order and starts its task in one transaction,
+// says so, and waits there, to be killed before it commits.
+func orderThenHang(ctx context.Context, store *sqlite.Store) error {
+	tx, err := store.BeginTx(ctx)
+	if err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO orders (id, status) VALUES ('ORDER-9', 'open')`); err != nil {
+		return err
+	}
+	m := review.NewTask()
+	m.ID = "ORDER-9"
+	m.SetStore(store.WithTx(tx))
+	if _, err := m.Fire(ctx, review.EventInProgress); err != nil {
+		return err
+	}
+	fmt.Println("written")
+	select {}
+}
+
+// TestSeed003OrderCrashBeforeCommit: a process killed (SIGKILL) after writing its order
+// and firing its task in one transaction, before committing it, leaves neither: the next
+// process finds no order and no task, and can start both again.
+func TestSeed003OrderCrashBeforeCommit(t *testing.T) {
+	ctx := context.Background()
+	db := filepath.Join(t.TempDir(), "orders.db")
+	store, err := sqlite.Open(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.DB().ExecContext(ctx, `CREATE TABLE orders (id TEXT PRIMARY KEY, status TEXT NOT NULL, billed INTEGER NOT NULL DEFAULT 0)`); err != nil {
+		t.Fatal(err)
+	}
+	store.Close()
+	cmd, lines := start(t, "order-crash", db)
+	select {
+	case l := <-lines:
+		if l != "written" {
+			t.Fatalf("the process said %q", l)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the process did not write")
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+
+	store, err = sqlite.Open(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	var n int
+	if err := store.DB().QueryRowContext(ctx, `SELECT count(*) FROM orders`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("%d orders after the crash, %v", n, err)
+	}
+	if _, err := review.ReplayTask(ctx, store, "ORDER-9"); !errors.Is(err, fsmrt.ErrNotFound) {
+		t.Fatalf("the task after the crash: %v, want not found", err)
+	}
+	m := review.NewTask()
+	m.ID = "ORDER-9"
+	m.SetStore(store)
+	if _, err := m.Fire(ctx, review.EventInProgress); err != nil {
+		t.Fatalf("starting it again: %v", err)
 	}
 }
