@@ -1,6 +1,10 @@
 package ir
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+	"unicode"
+)
 
 // ExprOp says what a guard expression node is.
 type ExprOp int
@@ -36,7 +40,11 @@ func (x *Expr) String() string {
 func (x *Expr) write(b *strings.Builder, nested bool) {
 	switch x.Op {
 	case ExprGuard:
-		b.WriteString(x.Guard.Name)
+		if x.Guard.Kind == Logic && x.Guard.Inline {
+			x.Guard.Expr.write(b, nested) // named by its text
+			return
+		}
+		b.WriteString(exprName(x.Guard.Name))
 	case ExprIn:
 		b.WriteString("in(" + x.State.Path + ")")
 	case ExprTrue:
@@ -64,6 +72,17 @@ func (x *Expr) write(b *strings.Builder, nested bool) {
 			b.WriteByte(')')
 		}
 	}
+}
+
+// exprName is a guard's name as an expression shows it: as written when it is a word
+// (letters, digits, _ . -), quoted otherwise, so that "x and y" does not read as an and.
+func exprName(name string) string {
+	for _, r := range name {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '_' && r != '.' && r != '-' {
+			return strconv.Quote(name)
+		}
+	}
+	return name
 }
 
 // Leaves lists the guards other than expressions the expression asks, in order of first
