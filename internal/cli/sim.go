@@ -203,6 +203,9 @@ func simInputs(m *ir.Machine, guards, policies, sets []string, as string) (inter
 		}
 		g := hooks[sub[1]]
 		if g == nil {
+			if x := logicNamed(m, sub[1]); x != nil {
+				return in, nil, fmt.Errorf("--guard %q: guard %q is an expression (%s): set the hook guards it asks", s, sub[1], x.Expr)
+			}
 			return in, nil, fmt.Errorf("--guard %q: no hook guard %q%s", s, sub[1], names.DidYouMean(sub[1], hookNames))
 		}
 		v := sub[3] == "true"
