@@ -38,7 +38,9 @@ guards and actions by name or {"type": name}; XState's and, or, not and stateIn 
 config in JSON writes them ({"type": "xstate.and", "guards": [...]}, xstate.or, {"type":
 "xstate.not", "guards": [g]}, {"type": "xstate.stateIn", "stateValue": "#id"}) are the
 spec's {and: [...]}, {or: [...]}, {not: ...} and {in: path} (the not of a name is
-unless); a transition's {"type": "xstate.raise", "event": {"type": E}} is raise: [E]. meta (and the machine's version) is left out. Refused: named delays, invoke, context,
+unless); a transition's {"type": "xstate.raise", "event": {"type": E}} is raise: [E]. meta (and the machine's version) is left out. A named delay ({"shortDelay": ...}) is the
+configurable timeout of the state that waits it, of the value --delay shortDelay=1s gives
+(one per state; without --delay it is refused). Refused: invoke, context,
 output, tags, params, other guards of XState's own, a stateValue that is not a string,
 reenter: true without a target.
 Wildcards ("*", "error.*") are kept; a config lists no events, so --event declares those
@@ -84,12 +86,18 @@ func (c *command) importSpec(args []string) int {
 	pkg := fs.String("package", "", "the spec's Go `package` (default: the machine name lower-cased)")
 	var events listFlag
 	fs.Var(&events, "event", "declare event `name` besides those the input names, for wildcards to take (repeatable; an XState config lists no events)")
+	var delayFlags listFlag
+	fs.Var(&delayFlags, "delay", "`name=duration`: the value of a named delay XState's after names (its delays option, which a config in JSON leaves out), made the configurable timeout of the state that waits it (repeatable)")
 	files, err := parse(fs, args)
 	if err != nil {
 		return ExitUsage
 	}
 	if len(files) != 1 {
 		return c.usageErr("import needs exactly one input file")
+	}
+	delays, err := delayValues(delayFlags)
+	if err != nil {
+		return c.usageErr("%v", err)
 	}
 	path := files[0]
 	format, ok := importer.FormatOf(path)
@@ -120,7 +128,7 @@ func (c *command) importSpec(args []string) int {
 	if err != nil {
 		return c.usageErr("%v", unwrapPath(err))
 	}
-	spec, ds := importer.Import(format, path, data, importer.Options{Machine: *machine, Package: *pkg, Events: events})
+	spec, ds := importer.Import(format, path, data, importer.Options{Machine: *machine, Package: *pkg, Events: events, Delays: delays})
 	if len(ds) > 0 {
 		diag.Write(c.stderr, ds, diag.FormatText)
 	}

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/fsmgen/fsmgen/internal/diag"
 	"github.com/fsmgen/fsmgen/internal/lower"
@@ -74,6 +75,10 @@ type Options struct {
 	// Events are events to declare besides those the input names: an XState config lists
 	// none, so an event that only a wildcard ("*", "error.*") takes is known only so.
 	Events []string
+	// Delays are the values of the named delays an XState config's after names (the
+	// machine's delays option, which a config written as JSON leaves out); each becomes the
+	// configurable timeout of the state that waits it (named.go).
+	Delays map[string]time.Duration
 }
 
 // Import reads the statechart in data (read from path, which findings and the spec's header
@@ -130,6 +135,9 @@ func convert(from Format, path string, data []byte, opt Options) ([]byte, []diag
 		return nil, nil, ds.Sorted()
 	}
 	c.name(opt)
+	if c.namedDelays(opt, &ds); ds.HasErrors() {
+		return nil, nil, ds.Sorted()
+	}
 	for _, e := range opt.Events {
 		c.extra = append(c.extra, named{e, src.start()})
 	}
@@ -172,6 +180,8 @@ type node struct {
 	def      *node // the default of a history state
 	trans    []*trans
 	path     string // the path the spec names the state by (see chart.layout)
+	// wait is the named delay the state waits, as its timeout (named.go).
+	wait *namedWait
 }
 
 // named is a name of an event, a guard or an action where the input writes it.
@@ -186,6 +196,7 @@ type trans struct {
 	always  bool
 	done    bool
 	after   string  // a delayed transition's delay, as a duration ("1.5s")
+	delay   named   // a delayed transition's named delay (XState's delays option)
 	target  *node   // nil: targetless, internal: true
 	more    []*node // further targets: with target, one in each region of a parallel state
 	reenter *bool   // written when set

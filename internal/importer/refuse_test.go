@@ -35,7 +35,7 @@ func s(states string) string {
 func refusalCases() []refusal {
 	return []refusal{
 		// XState.
-		{"after named delay", XState, x(`"a": {"after": {"slow": "a"}}`), "m.json:2:19: error: delay \"slow\" is not a number of milliseconds: a named delay, which the machine's options define, cannot be imported\n"},
+		{"after named delay", XState, x(`"a": {"after": {"slow": "a"}}`), "m.json:2:19: error: delay \"slow\" is a named delay, whose value the machine's options define: give it to the import (--delay slow=DURATION), which makes it the configurable timeout of \"a\"\n"},
 		{"after zero", XState, x(`"a": {"after": {"0": "a"}}`), "m.json:2:19: error: delay \"0\" must be a positive number of milliseconds, at most 9223372036854\n"},
 		{"after not an object", XState, x(`"a": {"after": ["a"]}`), "m.json:2:18: error: after must be an object of delays in milliseconds, not an array\n"},
 		{"after from a compound state and its child", XState, x(`"a": {"initial": "b", "states": {"b": {"after": {"500": "#c"}}}, "after": {"1000": "c"}}, "c": {"id": "c"}`), "m.json:2:59: error: states \"a\" and \"a.b\" both time out and are active together, in \"b\": a configuration keeps one timeout; time out one of them, or a state around both\n"},

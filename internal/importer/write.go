@@ -201,6 +201,9 @@ func (c *chart) writeState(w *writer, n *node, depth int, initial map[*node]bool
 			attrs = append(attrs, "default: "+quote(n.def.path))
 		}
 	}
+	if n.wait != nil {
+		attrs = append(attrs, n.wait.attr())
+	}
 	if len(n.entry) > 0 {
 		attrs = append(attrs, "entry: "+list(n.entry))
 	}

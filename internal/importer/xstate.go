@@ -372,7 +372,12 @@ func (r *xreader) after(n *node, v *jvalue) {
 			r.ds.Errorf(em.keyPos, "delay %q is too long: a delay is at most %d milliseconds", em.key, int64(math.MaxInt64/time.Millisecond))
 			continue
 		case err != nil:
-			r.ds.Errorf(em.keyPos, "delay %q is not a number of milliseconds: a named delay, which the machine's options define, cannot be imported", em.key)
+			// A named delay, whose value the machine's options define (Options.Delays).
+			k := len(n.trans)
+			r.transitions(n, em.value, nil, false, false)
+			for _, t := range n.trans[k:] {
+				t.delay = named{em.key, em.keyPos}
+			}
 			continue
 		case ms <= 0 || ms > int64(math.MaxInt64/time.Millisecond):
 			r.ds.Errorf(em.keyPos, "delay %q must be a positive number of milliseconds, at most %d", em.key, int64(math.MaxInt64/time.Millisecond))
