@@ -107,8 +107,8 @@ func sendDelay(v string) (string, bool) {
 	return msDuration(ms), true
 }
 
-// takeCancels reads the <cancel> elements of onexit e of state n (after its <onentry>, as
-// SCXML orders them or not) and returns e without them.
+// takeCancels reads the <cancel> elements of onexit e of state n and returns e without
+// them.
 func (r *sreader) takeCancels(n *node, e *xelem) *xelem {
 	out := *e
 	out.kids = nil
