@@ -18,8 +18,7 @@ LONGTIMEOUT ?= 60m
 # The modules beside the main one: the store adapters (each its own module, so that a
 # program that uses neither never downloads a database driver), and the programs and
 # cross-process tests that run the seeds on them.
-MODULES := store/sqlite store/postgres examples/durable examples/build/worker examples/scaleout examples/evolve
-
+MODULES := store/sqlite store/postgres examples/durable examples/build/worker examples/scaleout examples/evolve otel
 all: build
 
 build:

@@ -476,7 +476,7 @@ func (m *Machine[S, E, R, C, X]) record(t *Transition) {
 // setSlow says whether Fire must leave the moves table to the engine: with a store or a
 // logger, and before a statechart that does something on starting has started.
 func (m *Machine[S, E, R, C, X]) setSlow() {
-	m.slow = m.store != nil || m.logger != nil || m.unstarted
+	m.slow = m.store != nil || m.logger != nil || m.unstarted || m.observer != nil
 }
 
 // historyValues returns the history memory as a snapshot keeps it: by history state, what

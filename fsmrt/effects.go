@@ -188,7 +188,11 @@ func (m *Machine[S, E, R, C, X]) deliver(ctx context.Context, calls []EffectCall
 	d := m.def
 	var done []EffectID
 	for i := range calls {
-		if err := m.effector.Effect(ctx, int(actions[i]), &calls[i]); err != nil {
+		err := m.effector.Effect(ctx, int(actions[i]), &calls[i])
+		if m.observer != nil {
+			m.observer.Effect(ctx, &EffectInfo{Machine: d.storeName, ID: m.ID, Effect: calls[i].Name, Seq: calls[i].Seq, Attempt: calls[i].Attempt, Err: err})
+		}
+		if err != nil {
 			m.effectFailed(ctx, &calls[i], err)
 			continue
 		}

@@ -66,6 +66,8 @@ type Machine[S StateType, E, R EnumType, C, X any] struct {
 	updatedAt time.Time         // when the last persisted (or, with a clock, any) transition happened
 	logger    *slog.Logger
 	slow      bool // Fire cannot answer from the moves table alone: a store, a logger, or a start to run (setSlow)
+	observer  Observer
+	observing bool // a firing is being observed (observed)
 	inTx      bool // the last commit was in a transaction of the caller's (CallersTx): checkStored
 
 	history    Window[Record[S, E]] // the last records; the store's log has them all
@@ -138,6 +140,10 @@ func Init[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, C, X], d *De
 	m.payloads, _ = ops.(Payloads[X])
 	m.policySets, _ = ops.(PolicySets[X])
 	m.effector, _ = ops.(Effector[S, E, C])
+	if o := defaultObserver.Load(); o != nil {
+		m.observer = *o
+		m.setSlow()
+	}
 	if n := len(d.Counters); n > 0 {
 		m.counters = make([]int, d.counterSlots)
 		m.limits = make([]int, n)
@@ -355,6 +361,9 @@ func FirePayload[S StateType, E, R EnumType, C, X any](ctx context.Context, m *M
 // fire fires e: with a zero payload if e carries one (Fire and FireWith), else through
 // idempotency keys, logging a refusal when the machine has a logger.
 func (m *Machine[S, E, R, C, X]) fire(ctx context.Context, e E, in *Input[R]) (S, error) {
+	if m.observer != nil && !m.observing {
+		return m.observed(ctx, e, in)
+	}
 	if m.inTx {
 		if err := m.checkStored(ctx); err != nil {
 			return m.state, err
@@ -889,7 +898,13 @@ func (m *Machine[S, E, R, C, X]) commitKind(ctx context.Context, store Store, ki
 		err = m.migrating(c, e.Context)
 	}
 	if err == nil {
-		err = store.Commit(ctx, c)
+		if m.observer != nil {
+			start := time.Now()
+			err = store.Commit(ctx, c)
+			m.observeCommit(ctx, start, err)
+		} else {
+			err = store.Commit(ctx, c)
+		}
 	}
 	*c = Commit{} // nothing of it is kept: the store copies what it keeps
 	if err != nil {

@@ -257,10 +257,15 @@ func handleDue[S StateType, E, R EnumType, C, X any](ctx context.Context, dl Due
 
 // handleDueOnce handles one due deadline with the machine load gives.
 func handleDueOnce[S StateType, E, R EnumType, C, X any](ctx context.Context, dl DueDeadline,
-	load func(ctx context.Context, id string) (*Machine[S, E, R, C, X], error)) error {
+	load func(ctx context.Context, id string) (*Machine[S, E, R, C, X], error)) (err error) {
 	m, err := load(ctx, dl.ID)
 	if err != nil {
 		return err
+	}
+	if m.observer != nil {
+		defer func() {
+			m.observer.Timer(ctx, &TimerInfo{Machine: m.def.storeName, ID: dl.ID, Name: dl.Name, Due: dl.At, Handled: m.clockNow(), Err: err})
+		}()
 	}
 	if !m.armed(dl) {
 		// Left since (and maybe entered again, with new deadlines): this claim is stale.
