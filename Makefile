@@ -19,6 +19,7 @@ LONGTIMEOUT ?= 60m
 # program that uses neither never downloads a database driver), and the programs and
 # cross-process tests that run the seeds on them.
 MODULES := store/sqlite store/postgres examples/durable examples/build/worker examples/scaleout examples/evolve otel
+
 all: build
 
 build:

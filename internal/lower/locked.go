@@ -2,6 +2,7 @@ package lower
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -17,6 +18,9 @@ import (
 func (l *lowerer) readLock() *lock.File {
 	if l.reading.chain != nil || l.f.Path == "" {
 		return nil
+	}
+	if fi, err := os.Stat(l.f.Path); err != nil || !fi.Mode().IsRegular() {
+		return nil // a spec that is not a file on disk (given as data, under a name) has no lock
 	}
 	lk, exists, ds := lock.Read(l.f.Path)
 	l.ds = append(l.ds, ds...)
