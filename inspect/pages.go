@@ -1,0 +1,351 @@
+package inspect
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/fsmgen/fsmgen/fsmrt"
+)
+
+// machineLink and the others are the relative links between the pages.
+func machineLink(m string) string { return "machine?" + url.Values{"m": {m}}.Encode() }
+
+func listLink(m, state, level, after string) string {
+	v := url.Values{"m": {m}}
+	if state != "" {
+		v.Set("state", state)
+	}
+	if level != "" {
+		v.Set("level", level)
+	}
+	if after != "" {
+		v.Set("after", after)
+	}
+	return "instances?" + v.Encode()
+}
+
+func instanceLink(m, id string) string {
+	return "instance?" + url.Values{"m": {m}, "id": {id}}.Encode()
+}
+
+// overviewRow is one machine on the overview.
+type overviewRow struct {
+	Machine, Link string
+	Instances     int
+	States        int
+}
+
+func (h *Handler) overview(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := pageContext(r)
+	defer cancel()
+	var rows []overviewRow
+	for _, d := range h.machines {
+		all, err := h.store.Find(ctx, fsmrt.Query{Machine: d.Machine})
+		if err != nil {
+			h.fail(w, http.StatusInternalServerError, err)
+			return
+		}
+		rows = append(rows, overviewRow{Machine: d.Machine, Link: machineLink(d.Machine), Instances: len(all), States: len(d.States)})
+	}
+	h.render(w, "overview.html", struct {
+		Title    string
+		Machines []overviewRow
+	}{"Machines", rows})
+}
+
+// stateRow is one state of the machine page: its count and those past each level.
+type stateRow struct {
+	Name, Link string
+	Count      int
+	Terminal   bool
+	Timeout    string
+	Levels     []levelCell
+}
+
+type levelCell struct {
+	Name, Link string
+	Count      int
+	Has        bool // the state's timeout has this level
+}
+
+// counterRow counts the instances by one counter: At[k-1] have it at k or more.
+type counterRow struct {
+	Name     string
+	PerState bool
+	Limit    int
+	At       []int
+}
+
+func (h *Handler) machine(w http.ResponseWriter, r *http.Request) {
+	d, ok := h.describe(w, r)
+	if !ok {
+		return
+	}
+	ctx, cancel := pageContext(r)
+	defer cancel()
+	now := h.now()
+	all, err := h.store.Find(ctx, fsmrt.Query{Machine: d.Machine})
+	if err != nil {
+		h.fail(w, http.StatusInternalServerError, err)
+		return
+	}
+	counts := make([]int, len(d.States))
+	other := 0 // instances in a state the description does not have (another spec)
+	for _, in := range all {
+		if i := stateIndex(d, in.State); i >= 0 {
+			counts[i]++
+		} else {
+			other++
+		}
+	}
+	// Those past each level, by state: one query per level.
+	past := make([][]int, len(d.Levels))
+	for l, name := range d.Levels {
+		past[l] = make([]int, len(d.States))
+		found, err := h.store.Find(ctx, fsmrt.Query{Machine: d.Machine, Deadline: "level:" + name, Due: now})
+		if err != nil {
+			h.fail(w, http.StatusInternalServerError, err)
+			return
+		}
+		for _, in := range found {
+			if i := stateIndex(d, in.State); i >= 0 {
+				past[l][i]++
+			}
+		}
+	}
+	var rows []stateRow
+	for i, s := range d.States {
+		row := stateRow{Name: s.Name, Link: listLink(d.Machine, s.Name, "", ""), Count: counts[i], Terminal: s.Terminal}
+		if s.Timeout > 0 {
+			row.Timeout = s.Timeout.String()
+		}
+		for l, name := range d.Levels {
+			has := slices.ContainsFunc(s.Levels, func(x fsmrt.LevelDescription) bool { return x.Name == name })
+			row.Levels = append(row.Levels, levelCell{Name: name, Count: past[l][i], Has: has, Link: listLink(d.Machine, s.Name, name, "")})
+		}
+		rows = append(rows, row)
+	}
+	var levels []levelCell
+	for l, name := range d.Levels {
+		n := 0
+		for _, c := range past[l] {
+			n += c
+		}
+		levels = append(levels, levelCell{Name: name, Count: n, Link: listLink(d.Machine, "", name, ""), Has: true})
+	}
+	var counters []counterRow
+	for _, c := range d.Counters {
+		row := counterRow{Name: c.Name, PerState: c.PerState, Limit: c.Limit}
+		top := c.Limit
+		if top <= 0 {
+			top = 1
+		}
+		for k := 1; k <= top; k++ {
+			found, err := h.store.Find(ctx, fsmrt.Query{Machine: d.Machine, Counter: c.Name, AtLeast: k})
+			if err != nil {
+				h.fail(w, http.StatusInternalServerError, err)
+				return
+			}
+			row.At = append(row.At, len(found))
+		}
+		counters = append(counters, row)
+	}
+	h.render(w, "machine.html", struct {
+		Title, Machine, Spec, AllLink string
+		Total, Other                  int
+		Diagram                       *diagram
+		States                        []stateRow
+		Levels                        []levelCell
+		Counters                      []counterRow
+		Now                           time.Time
+	}{d.Machine, d.Machine, d.Spec, listLink(d.Machine, "", "", ""), len(all), other,
+		layout(d, counts, nil, -1), rows, levels, counters, now})
+}
+
+func stateIndex(d *fsmrt.Description, name string) int {
+	return slices.IndexFunc(d.States, func(s fsmrt.StateDescription) bool { return s.Name == name })
+}
+
+// instanceRow is one instance of a list.
+type instanceRow struct {
+	ID, Link, State string
+	Version         int64
+	UpdatedAt       time.Time
+}
+
+func (h *Handler) instances(w http.ResponseWriter, r *http.Request) {
+	d, ok := h.describe(w, r)
+	if !ok {
+		return
+	}
+	q := r.URL.Query()
+	state, level, after := q.Get("state"), q.Get("level"), q.Get("after")
+	query := fsmrt.Query{Machine: d.Machine, After: after, Limit: h.pageSize() + 1}
+	if state != "" {
+		if stateIndex(d, state) < 0 {
+			h.fail(w, http.StatusBadRequest, errors.New("no state "+strconv.Quote(state)+" in "+d.Machine))
+			return
+		}
+		query.States = []string{state}
+	}
+	if level != "" {
+		if !slices.Contains(d.Levels, level) {
+			h.fail(w, http.StatusBadRequest, errors.New("no timeout level "+strconv.Quote(level)+" in "+d.Machine))
+			return
+		}
+		query.Deadline, query.Due = "level:"+level, h.now()
+	}
+	ctx, cancel := pageContext(r)
+	defer cancel()
+	found, err := h.store.Find(ctx, query)
+	if err != nil {
+		h.fail(w, http.StatusInternalServerError, err)
+		return
+	}
+	next := ""
+	if len(found) > h.pageSize() {
+		found = found[:h.pageSize()]
+		next = listLink(d.Machine, state, level, found[len(found)-1].ID)
+	}
+	var rows []instanceRow
+	for _, in := range found {
+		rows = append(rows, instanceRow{ID: in.ID, Link: instanceLink(d.Machine, in.ID), State: in.State, Version: in.Version, UpdatedAt: in.UpdatedAt})
+	}
+	first := ""
+	if after != "" {
+		first = listLink(d.Machine, state, level, "")
+	}
+	h.render(w, "instances.html", struct {
+		Title, Machine, MachineLink, State, Level, After, Next, First string
+		Instances                                                     []instanceRow
+	}{d.Machine + " instances", d.Machine, machineLink(d.Machine), state, level, after, next, first, rows})
+}
+
+// entryRow is one entry of the timeline.
+type entryRow struct {
+	Seq                         int64
+	At                          time.Time
+	Kind, Event, From, To       string
+	Actor, Reason, Key, EventID string
+}
+
+type deadlineRow struct {
+	Name, State, Event, Owner string
+	At, LeaseUntil            time.Time
+	Due                       bool
+}
+
+type effectRow struct {
+	Name, Key, Owner string
+	Seq              int64
+	Index, Attempts  int
+	LeaseUntil       time.Time
+}
+
+func (h *Handler) instance(w http.ResponseWriter, r *http.Request) {
+	d, ok := h.describe(w, r)
+	if !ok {
+		return
+	}
+	id := r.URL.Query().Get("id")
+	ctx, cancel := pageContext(r)
+	defer cancel()
+	loaded, err := h.store.Load(ctx, d.Machine, id)
+	if err != nil {
+		h.fail(w, http.StatusInternalServerError, err)
+		return
+	}
+	if loaded.Version == 0 {
+		h.fail(w, http.StatusNotFound, errors.New("no instance "+strconv.Quote(id)+" of "+d.Machine+" in the store"))
+		return
+	}
+	log, err := h.store.Log(ctx, d.Machine, id, 0)
+	if err != nil {
+		h.fail(w, http.StatusInternalServerError, err)
+		return
+	}
+	var entries []entryRow
+	var context json.RawMessage
+	var path [][2]int // the moves the log took, by state index
+	for _, e := range log {
+		row := entryRow{Seq: e.Seq, At: e.At, Kind: e.Kind, Event: e.Event, From: e.From, To: e.To, Key: e.Key}
+		if v, err := decodeEntry(e.Data); err == nil {
+			row.Actor, row.Reason, row.EventID = v.Actor, v.Reason, v.EventID
+			if len(v.Context) > 0 {
+				context = v.Context
+			}
+		}
+		entries = append(entries, row)
+		if f, t := stateIndex(d, e.From), stateIndex(d, e.To); f >= 0 && t >= 0 {
+			path = append(path, [2]int{f, t})
+		}
+	}
+	var cur *fsmrt.Current
+	curErr := ""
+	if d.Current != nil {
+		if c, err := d.Current(ctx, h.store, id); err == nil {
+			cur = &c
+			context = c.Context
+		} else {
+			curErr = err.Error()
+		}
+	}
+	now := h.now()
+	var deadlines []deadlineRow
+	var effects []effectRow
+	if h.pending != nil {
+		ds, err := h.pending.PendingDeadlines(ctx, fsmrt.PendingQuery{Machine: d.Machine, ID: id})
+		if err != nil {
+			h.fail(w, http.StatusInternalServerError, err)
+			return
+		}
+		for _, x := range ds {
+			deadlines = append(deadlines, deadlineRow{Name: x.Name, State: x.State, Event: x.Event, Owner: x.Owner, At: x.At, LeaseUntil: x.LeaseUntil, Due: !x.At.After(now)})
+		}
+		es, err := h.pending.PendingEffects(ctx, fsmrt.PendingQuery{Machine: d.Machine, ID: id})
+		if err != nil {
+			h.fail(w, http.StatusInternalServerError, err)
+			return
+		}
+		for _, x := range es {
+			effects = append(effects, effectRow{Name: x.Name, Key: x.Key, Owner: x.Owner, Seq: x.Seq, Index: x.Index, Attempts: x.Attempts, LeaseUntil: x.LeaseUntil})
+		}
+	}
+	counts := make([]int, len(d.States))
+	current := stateIndex(d, loaded.State)
+	if current >= 0 {
+		counts[current] = 1
+	}
+	h.render(w, "instance.html", struct {
+		Title, Machine, MachineLink, ID, State, Spec, Context string
+		Version                                               int64
+		SpecDiffers, Pending                                  bool
+		Current                                               *fsmrt.Current
+		CurrentErr                                            string
+		Entries                                               []entryRow
+		Deadlines                                             []deadlineRow
+		Effects                                               []effectRow
+		Diagram                                               *diagram
+		Now                                                   time.Time
+	}{d.Machine + " " + id, d.Machine, machineLink(d.Machine), id, loaded.State, loaded.Spec, indent(context),
+		loaded.Version, d.Spec != "" && loaded.Spec != d.Spec, h.pending != nil, cur, curErr,
+		entries, deadlines, effects, layout(d, counts, path, current), now})
+}
+
+// indent pretty-prints JSON for the page; what is not JSON is shown as it is.
+func indent(b json.RawMessage) string {
+	if len(b) == 0 {
+		return ""
+	}
+	var out bytes.Buffer
+	if json.Indent(&out, b, "", "  ") != nil {
+		return string(b)
+	}
+	return out.String()
+}
