@@ -16,9 +16,10 @@ LONGTIMEOUT ?= 60m
 .PHONY: all build generate check-generated test race test-modules coverage vet fmt-check check-examples fuzz bench bench-smoke clean test-long
 
 # The modules beside the main one: the store adapters (each its own module, so that a
-# program that uses neither never downloads a database driver), and the programs and
-# cross-process tests that run the seeds on them.
-MODULES := store/sqlite store/postgres examples/durable examples/build/worker examples/scaleout examples/evolve otel
+# program that uses neither never downloads a database driver), the programs and
+# cross-process tests that run the seeds on them, and the inspector's tests over both
+# stores and in headless Chromium.
+MODULES := store/sqlite store/postgres examples/durable examples/build/worker examples/scaleout examples/evolve inspect/browsertest otel
 
 all: build
 
