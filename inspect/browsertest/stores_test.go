@@ -31,6 +31,12 @@ func sqliteStore(t *testing.T) fsmrt.Store {
 	return s
 }
 
+// pgtestDSN creates a new database named name on the shared PostgreSQL server.
+func pgtestDSN(t *testing.T, name string) (string, error) {
+	t.Helper()
+	return pgtest.Shared(t).CreateDatabase(context.Background(), name)
+}
+
 // postgresStore opens a new database named name on the shared PostgreSQL server.
 func postgresStore(t *testing.T, name string) fsmrt.Store {
 	t.Helper()

@@ -113,6 +113,7 @@ event was refused, 2 usage or spec error.`,
 		},
 		importVerb(),
 		diffVerb(),
+		inspectVerb(),
 		coverVerb(),
 		{
 			name:    "schema",

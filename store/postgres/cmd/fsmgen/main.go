@@ -1,6 +1,7 @@
 // Command fsmgen is fsmgen with the PostgreSQL store linked in, for what needs a store:
 // fsmgen diff --store postgres://... counts the stored instances each change of a spec
-// concerns. Everything else is the fsmgen command's.
+// concerns, and fsmgen inspect --store postgres://... serves the inspector of its machines on
+// 127.0.0.1. Everything else is the fsmgen command's.
 package main
 
 import (

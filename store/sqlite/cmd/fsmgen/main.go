@@ -1,6 +1,7 @@
 // Command fsmgen is fsmgen with the SQLite store linked in, for what needs a store:
 // fsmgen diff --store FILE counts the instances stored in the SQLite file FILE that each
-// change of a spec concerns. Everything else is the fsmgen command's.
+// change of a spec concerns, and fsmgen inspect --store FILE serves the inspector of its
+// machines on 127.0.0.1. Everything else is the fsmgen command's.
 package main
 
 import (
