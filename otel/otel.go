@@ -30,6 +30,7 @@ const (
 	AttrInstance = attribute.Key("fsm.instance") // spans only
 	AttrFrom     = attribute.Key("fsm.from")
 	AttrTo       = attribute.Key("fsm.to")
+	AttrState    = attribute.Key("fsm.state")
 	AttrEvent    = attribute.Key("fsm.event")
 	AttrOutcome  = attribute.Key("fsm.outcome") // accepted, refused, failed
 	AttrRefusal  = attribute.Key("fsm.refusal")
