@@ -51,7 +51,8 @@ func layout(d *fsmrt.Description, counts []int, path [][2]int, current int) *dia
 	cols := int(math.Ceil(math.Sqrt(float64(n) * 1.6)))
 	cols = max(1, min(cols, n))
 	rows := (n + cols - 1) / cols
-	g := &diagram{Width: 2*margin + cols*boxW + (cols-1)*gapX, Height: 2*margin + rows*boxH + (rows-1)*gapY}
+	// Room on the right for the label of a loop on the last column.
+	g := &diagram{Width: 2*margin + cols*boxW + (cols-1)*gapX + 120, Height: 2*margin + rows*boxH + (rows-1)*gapY}
 	showCounts := counts != nil && path == nil
 	for i, s := range d.States {
 		x, y := margin+(i%cols)*(boxW+gapX), margin+(i/cols)*(boxH+gapY)

@@ -156,6 +156,19 @@ func (h *Handler) machine(w http.ResponseWriter, r *http.Request) {
 		}
 		counters = append(counters, row)
 	}
+	// The outbox: the effects not delivered, oldest first, those tried most often first
+	// to catch the eye in the attempts column.
+	var effects []effectRow
+	if h.pending != nil {
+		es, err := h.pending.PendingEffects(ctx, fsmrt.PendingQuery{Machine: d.Machine, Limit: h.pageSize()})
+		if err != nil {
+			h.fail(w, http.StatusInternalServerError, err)
+			return
+		}
+		for _, x := range es {
+			effects = append(effects, effectRow{ID: x.ID, Link: instanceLink(d.Machine, x.ID), Name: x.Name, Key: x.Key, Owner: x.Owner, Seq: x.Seq, Index: x.Index, Attempts: x.Attempts, LeaseUntil: x.LeaseUntil})
+		}
+	}
 	h.render(w, "machine.html", struct {
 		Title, Machine, Spec, AllLink string
 		Total, Other                  int
@@ -163,9 +176,12 @@ func (h *Handler) machine(w http.ResponseWriter, r *http.Request) {
 		States                        []stateRow
 		Levels                        []levelCell
 		Counters                      []counterRow
+		Pending                       bool
+		Effects                       []effectRow
+		EffectsLimit                  int
 		Now                           time.Time
 	}{d.Machine, d.Machine, d.Spec, listLink(d.Machine, "", "", ""), len(all), other,
-		layout(d, counts, nil, -1), rows, levels, counters, now})
+		layout(d, counts, nil, -1), rows, levels, counters, h.pending != nil, effects, h.pageSize(), now})
 }
 
 func stateIndex(d *fsmrt.Description, name string) int {
@@ -242,6 +258,7 @@ type deadlineRow struct {
 }
 
 type effectRow struct {
+	ID, Link         string // the instance's, on the machine page
 	Name, Key, Owner string
 	Seq              int64
 	Index, Attempts  int

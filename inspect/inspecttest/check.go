@@ -91,6 +91,9 @@ func Run(t *testing.T, store fsmrt.Store) {
 		}
 		want(t, body, `<text class="label"`)
 		want(t, body, `>approach_rejected</text>`)
+		// No effect in the build machine's outbox.
+		want(t, body, `<table id="outbox"><tr><th>instance</th><th>effect</th><th>entry</th><th>key</th><th>attempts</th><th>claimed by</th></tr>
+<tr><td colspan="6" class="muted">none</td></tr></table>`)
 	})
 
 	t.Run("list past alert, paged", func(t *testing.T) {
@@ -185,6 +188,8 @@ func Run(t *testing.T, store fsmrt.Store) {
 		want(t, pages["machine"], esc(HostileEvent))
 		want(t, pages["machine"], esc(HostileCounter))
 		want(t, pages["list"], esc(HostileID))
+		// The machine's outbox: the effect claimed once and not delivered, by its instance.
+		want(t, pages["machine"], `<td>`+esc(HostileEffect)+`</td><td class="n">1.0</td><td><code>`+esc(HostileKey+"/0")+`</code></td><td class="n">1</td>`)
 		body := pages["instance"]
 		for _, x := range []string{HostileID, HostileActor, HostileReason, HostileKey, HostileEffect, `worker-&#34;&gt;&lt;b&gt;`} {
 			if !strings.Contains(body, esc(x)) && !strings.Contains(body, x) {
