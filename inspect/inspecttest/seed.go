@@ -155,7 +155,7 @@ func (name) IsTerminal() bool { return false }
 // claimed once.
 func SeedHostile(ctx context.Context, store fsmrt.Store) error {
 	type logEntry = fsmrt.LogEntry[name, name, name]
-	data, err := json.Marshal(logEntry{Seq: 1, Timestamp: T0, Kind: fsmrt.KindTransition, Actor: HostileActor, Reason: HostileReason, Key: HostileKey,
+	data, err := json.Marshal(logEntry{Seq: 1, Timestamp: T0, Actor: HostileActor, Reason: HostileReason, Key: HostileKey,
 		Context: json.RawMessage(`{"note":"</pre><script>alert('context')</script>"}`)})
 	if err != nil {
 		return err
