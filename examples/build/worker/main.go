@@ -19,6 +19,8 @@
 //
 // -speed N runs the clock N times faster than real time (600: ten minutes a second), and
 // -speed 0 stops it at -start, for scripts and tests, which move it with advance.
+// -inspect 127.0.0.1:8080 serves the inspector of the store's tasks and their metrics (for
+// Prometheus, at /metrics); -traces FILE writes the spans of what the tasks do.
 package main
 
 import (
@@ -58,6 +60,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	tick := fs.Duration("tick", time.Second, "how often to look for timeouts due")
 	speed := fs.Float64("speed", 1, "how much faster than real time the clock runs (0: stopped, see advance)")
 	start := fs.String("start", "", "the clock's start, RFC 3339 (default: now)")
+	inspectAddr := fs.String("inspect", "", "serve the inspector and the metrics on this loopback `address` (127.0.0.1:8080)")
+	traces := fs.String("traces", "", "write the spans of every firing, commit, timer and effect to this `file`")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -76,6 +80,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 1
 	}
 	defer closeStore()
+	stopOperating, err := operate(store, *inspectAddr, *traces, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "worker: %v\n", err)
+		return 1
+	}
+	defer stopOperating()
 	w := &worker{store: store, clock: clk, out: stdout, errs: stderr, seen: map[string]int64{}}
 	fmt.Fprintf(stderr, "worker: ready (%s)\n", w.where(*db, *dsn))
 
