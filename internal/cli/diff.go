@@ -112,6 +112,9 @@ func (c *command) diff(args []string) int {
 	if err := specdiff.Write(c.stdout, changes, f); err != nil {
 		return ExitUsage
 	}
+	if p := specdiff.Proposal(old, changes); p != "" && f == diag.FormatText {
+		fmt.Fprint(c.stdout, p)
+	}
 	if !never && len(changes) > 0 && specdiff.Verdict(changes) >= fail {
 		return ExitFindings
 	}
