@@ -213,3 +213,60 @@ func TestMigrateKilled(t *testing.T) {
 		t.Error("no run was killed: the test proves nothing")
 	}
 }
+
+// TestMigrateCommand: fsmgen migrate, the command of the SQLite store's fsmgen, run in
+// this module on an SQLite file with tickets of versions 1 to 4: a dry run says what
+// would move and moves nothing, the run moves them all, a second run finds nothing left.
+func TestMigrateCommand(t *testing.T) {
+	ctx := context.Background()
+	db := filepath.Join(t.TempDir(), "tickets.db")
+	store, err := sqlite.Open(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wants := storeChain(t, store)
+	store.Close()
+	bin := fsmgenWith(t, "store/sqlite")
+	run := func(args ...string) string {
+		t.Helper()
+		out, err := exec.Command(bin, append([]string{"migrate", "--store", db}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("fsmgen migrate %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	out := run("--dry-run", "v5/ticket.fsm.yaml")
+	if !strings.Contains(out, "ticket.Ticket: checked 10, already current 0, would move 10, refused 0") || !strings.Contains(out, "triage 1") || !strings.Contains(out, "after: ") {
+		t.Fatalf("dry run:\n%s", out)
+	}
+	spec5 := v5.NewTicket(v5.TicketNopHooks{}).Snapshot().Spec
+	st, err := sqlite.Open(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id := range wants {
+		if specOf(t, st, id) == spec5 {
+			t.Fatalf("the dry run moved %s", id)
+		}
+	}
+	st.Close()
+	if out := run("v5/ticket.fsm.yaml"); !strings.Contains(out, "moved 10, refused 0") {
+		t.Fatalf("run:\n%s", out)
+	}
+	if out := run("v5/ticket.fsm.yaml"); !strings.Contains(out, "already current 10, moved 0") {
+		t.Fatalf("second run:\n%s", out)
+	}
+	st, err = sqlite.Open(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for id := range wants {
+		if specOf(t, st, id) != spec5 {
+			t.Errorf("%s not under version 5", id)
+		}
+	}
+	if left, _ := filepath.Glob("fsmgen_migrate_*"); len(left) > 0 {
+		t.Errorf("the command left %v behind", left)
+	}
+}

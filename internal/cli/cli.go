@@ -115,6 +115,7 @@ event was refused, 2 usage or spec error.`,
 		diffVerb(),
 		inspectVerb(),
 		coverVerb(),
+		migrateVerb(),
 		{
 			name:    "schema",
 			summary: "print the JSON Schema of the spec language",
