@@ -226,7 +226,36 @@ func TestMigrateCommand(t *testing.T) {
 	}
 	wants := storeChain(t, store)
 	store.Close()
-	bin := fsmgenWith(t, "store/sqlite")
+	open := func() (fsmrt.Store, func()) {
+		st, err := sqlite.Open(ctx, db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st, func() { st.Close() }
+	}
+	migrateCommand(t, fsmgenWith(t, "store/sqlite"), db, wants, open)
+}
+
+// TestMigrateCommandPostgres: the same with the PostgreSQL store's fsmgen.
+func TestMigrateCommandPostgres(t *testing.T) {
+	ctx := context.Background()
+	srv := pgtest.New(t, pgtest.Options{})
+	dsn, err := srv.CreateDatabase(ctx, "migratecmd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := postgres.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	wants := storeChain(t, store)
+	migrateCommand(t, fsmgenWith(t, "store/postgres"), dsn, wants, func() (fsmrt.Store, func()) { return store, func() {} })
+}
+
+// migrateCommand runs bin's fsmgen migrate on the store dsn names, holding wants.
+func migrateCommand(t *testing.T, bin, db string, wants map[string]chainWant, open func() (fsmrt.Store, func())) {
+	t.Helper()
 	run := func(args ...string) string {
 		t.Helper()
 		out, err := exec.Command(bin, append([]string{"migrate", "--store", db}, args...)...).CombinedOutput()
@@ -240,27 +269,21 @@ func TestMigrateCommand(t *testing.T) {
 		t.Fatalf("dry run:\n%s", out)
 	}
 	spec5 := v5.NewTicket(v5.TicketNopHooks{}).Snapshot().Spec
-	st, err := sqlite.Open(ctx, db)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, done := open()
 	for id := range wants {
 		if specOf(t, st, id) == spec5 {
 			t.Fatalf("the dry run moved %s", id)
 		}
 	}
-	st.Close()
+	done()
 	if out := run("v5/ticket.fsm.yaml"); !strings.Contains(out, "moved 10, refused 0") {
 		t.Fatalf("run:\n%s", out)
 	}
 	if out := run("v5/ticket.fsm.yaml"); !strings.Contains(out, "already current 10, moved 0") {
 		t.Fatalf("second run:\n%s", out)
 	}
-	st, err = sqlite.Open(ctx, db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st, done = open()
+	defer done()
 	for id := range wants {
 		if specOf(t, st, id) != spec5 {
 			t.Errorf("%s not under version 5", id)
