@@ -3,10 +3,12 @@ package evolve_test
 import (
 	"context"
 	"math/rand/v2"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -292,4 +294,70 @@ func migrateCommand(t *testing.T, bin, db string, wants map[string]chainWant, op
 	if left, _ := filepath.Glob("fsmgen_migrate_*"); len(left) > 0 {
 		t.Errorf("the command left %v behind", left)
 	}
+}
+
+// TestMigrateCommandKilled: fsmgen migrate, killed (SIGKILL, it and what it started) at
+// random points, leaves every ticket under exactly one version, and run again, finishes.
+func TestMigrateCommandKilled(t *testing.T) {
+	ctx := context.Background()
+	db := filepath.Join(t.TempDir(), "tickets.db")
+	store, err := sqlite.Open(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wants := storeChain(t, store)
+	before := map[string]string{}
+	for id := range wants {
+		before[id] = specOf(t, store, id)
+	}
+	store.Close()
+	bin := fsmgenWith(t, "store/sqlite")
+	spec5 := v5.NewTicket(v5.TicketNopHooks{}).Snapshot().Spec
+	rng := rand.New(rand.NewPCG(11, 11))
+	kills := 0
+	for round := 0; round < 8; round++ {
+		cmd := exec.Command(bin, "migrate", "--store", db, "--batch", "1", "v5/ticket.fsm.yaml")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(time.Duration(500+rng.IntN(2500)) * time.Millisecond):
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-done
+			kills++
+		}
+		st, err := sqlite.Open(ctx, db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for id := range wants {
+			if spec := specOf(t, st, id); spec != spec5 && spec != before[id] {
+				t.Fatalf("after run %d, %s is under %s", round, id, spec)
+			}
+		}
+		st.Close()
+	}
+	out, err := exec.Command(bin, "migrate", "--store", db, "v5/ticket.fsm.yaml").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "refused 0") {
+		t.Fatalf("the last run: %v\n%s", err, out)
+	}
+	st, err := sqlite.Open(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for id := range wants {
+		if specOf(t, st, id) != spec5 {
+			t.Errorf("%s not under version 5 after the last run", id)
+		}
+	}
+	left, _ := filepath.Glob("fsmgen_migrate_*")
+	for _, d := range left {
+		os.RemoveAll(d) // a killed run cannot remove what it generated
+	}
+	t.Logf("%d of 8 runs killed; %d directories of killed runs removed", kills, len(left))
 }
