@@ -247,6 +247,8 @@ type BigContext struct{}
 //	func (m *Big) DeliverEffects(ctx context.Context, limit int) (int, error)
 //	func (m *Big) Migrate(ctx context.Context) (bool, error)
 //	func (m *Big) Migrated() string
+//
+//	func (m *Big) Describe() fsmrt.Description
 type Big struct {
 	fsmrt.Machine[State, Event, fsmrt.NoRole, BigContext, fsmrt.None]
 }

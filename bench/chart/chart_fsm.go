@@ -358,6 +358,8 @@ type ChartContext struct{}
 //	func (m *Chart) DeliverEffects(ctx context.Context, limit int) (int, error)
 //	func (m *Chart) Migrate(ctx context.Context) (bool, error)
 //	func (m *Chart) Migrated() string
+//
+//	func (m *Chart) Describe() fsmrt.Description
 type Chart struct {
 	fsmrt.Machine[State, Event, fsmrt.NoRole, ChartContext, fsmrt.None]
 }

@@ -382,6 +382,8 @@ var _ ChartActionsHooks = ChartActionsNopHooks{}
 //	func (m *ChartActions) DeliverEffects(ctx context.Context, limit int) (int, error)
 //	func (m *ChartActions) Migrate(ctx context.Context) (bool, error)
 //	func (m *ChartActions) Migrated() string
+//
+//	func (m *ChartActions) Describe() fsmrt.Description
 type ChartActions struct {
 	fsmrt.Machine[State, Event, fsmrt.NoRole, ChartActionsContext, fsmrt.None]
 	hooks ChartActionsHooks

@@ -231,6 +231,8 @@ type ChartFlatContext struct{}
 //	func (m *ChartFlat) DeliverEffects(ctx context.Context, limit int) (int, error)
 //	func (m *ChartFlat) Migrate(ctx context.Context) (bool, error)
 //	func (m *ChartFlat) Migrated() string
+//
+//	func (m *ChartFlat) Describe() fsmrt.Description
 type ChartFlat struct {
 	fsmrt.Machine[State, Event, fsmrt.NoRole, ChartFlatContext, fsmrt.None]
 }

@@ -172,6 +172,8 @@ type DocRecord = fsmrt.Record[State, Event]
 //	func (m *Doc) DeliverEffects(ctx context.Context, limit int) (int, error)
 //	func (m *Doc) Migrate(ctx context.Context) (bool, error)
 //	func (m *Doc) Migrated() string
+//
+//	func (m *Doc) Describe() fsmrt.Description
 type Doc struct {
 	fsmrt.Machine[State, Event, fsmrt.NoRole, DocContext, fsmrt.None]
 	hooks DocHooks

@@ -502,6 +502,8 @@ var _ TaskHooks = TaskNopHooks{}
 //	func (m *Task) DeliverEffects(ctx context.Context, limit int) (int, error)
 //	func (m *Task) Migrate(ctx context.Context) (bool, error)
 //	func (m *Task) Migrated() string
+//
+//	func (m *Task) Describe() fsmrt.Description
 type Task struct {
 	fsmrt.Machine[State, Event, Role, TaskContext, TaskExtra]
 	hooks TaskHooks

@@ -423,6 +423,8 @@ type TaskRecord = fsmrt.Record[State, Event]
 //	func (m *Task) DeliverEffects(ctx context.Context, limit int) (int, error)
 //	func (m *Task) Migrate(ctx context.Context) (bool, error)
 //	func (m *Task) Migrated() string
+//
+//	func (m *Task) Describe() fsmrt.Description
 type Task struct {
 	fsmrt.Machine[State, Event, fsmrt.NoRole, TaskContext, TaskExtra]
 	hooks TaskHooks

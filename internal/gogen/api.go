@@ -38,10 +38,12 @@ var machineAPI = []string{
 	"DeliverEffects(ctx context.Context, limit int) (int, error)",
 	"Migrate(ctx context.Context) (bool, error)",
 	"Migrated() string",
+	"",
+	"Describe() Description",
 }
 
 // runtimeTypes are the runtime's types machineAPI names unqualified.
-var runtimeTypes = map[string]bool{"Input": true, "LogEntry": true, "Snapshot": true, "Store": true}
+var runtimeTypes = map[string]bool{"Description": true, "Input": true, "LogEntry": true, "Snapshot": true, "Store": true}
 
 var apiIdent = regexp.MustCompile(`\.?\b[A-Za-z_][A-Za-z0-9_]*\b`)
 

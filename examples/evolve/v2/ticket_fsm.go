@@ -251,6 +251,8 @@ var _ TicketHooks = TicketNopHooks{}
 //	func (m *Ticket) DeliverEffects(ctx context.Context, limit int) (int, error)
 //	func (m *Ticket) Migrate(ctx context.Context) (bool, error)
 //	func (m *Ticket) Migrated() string
+//
+//	func (m *Ticket) Describe() fsmrt.Description
 type Ticket struct {
 	fsmrt.Machine[State, Event, fsmrt.NoRole, TicketContext, fsmrt.None]
 	hooks TicketHooks
