@@ -340,7 +340,7 @@ func (m *module) write(rel string, data []byte) {
 func (m *module) goCmd(args ...string) ([]byte, error) {
 	cmd := exec.Command("go", args...)
 	cmd.Dir = m.dir
-	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod", "GOPROXY=off", "GOTOOLCHAIN=local")
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod -trimpath", "GOPROXY=off", "GOTOOLCHAIN=local") // -trimpath: see gocheck
 	return cmd.CombinedOutput()
 }
 

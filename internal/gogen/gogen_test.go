@@ -168,7 +168,7 @@ func (m *module) run(t *testing.T, stdin []byte, args ...string) []byte {
 	t.Helper()
 	cmd := exec.Command("go", args...)
 	cmd.Dir = m.dir
-	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod -trimpath", "GOWORK=off") // -trimpath: see gocheck
 	return output(t, cmd, stdin)
 }
 

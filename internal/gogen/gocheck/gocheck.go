@@ -164,7 +164,9 @@ func (m *Module) blame(out []byte) string {
 func (m *Module) goCmd(args ...string) ([]byte, error) {
 	cmd := exec.Command("go", args...)
 	cmd.Dir = m.dir
-	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off", "GOPROXY=off", "GOTOOLCHAIN=local")
+	// -trimpath: the throwaway module is in a new directory each run; without it the
+	// directory is part of what the build cache keys on, and nothing of it is reused.
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod -trimpath", "GOWORK=off", "GOPROXY=off", "GOTOOLCHAIN=local")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
