@@ -1035,11 +1035,12 @@ func hookOutcomes(x *interp.Machine, e *ir.Event, in interp.Inputs, effect func(
 	var out [][]*ir.Guard
 	seen := map[string]bool{}
 	runs := 0
-	var explore func(forced []decision)
-	explore = func(forced []decision) {
-		if len(out) >= maxHookOutcomes || runs >= maxHookRuns {
-			return
-		}
+	// The tree is explored breadth first: every way with one guard failing that the first
+	// run's guards held, then every way with two, and so on. Depth first, the bound on runs
+	// could be spent on the ways the later guards decide (a long and or or after the first
+	// transition's guard) before any way the first guards decide otherwise.
+	queue := [][]decision{nil}
+	explore := func(forced []decision) {
 		runs++
 		asked := slices.Clone(forced)
 		val := make(map[*ir.Guard]bool, len(forced))
@@ -1071,11 +1072,15 @@ func hookOutcomes(x *interp.Machine, e *ir.Event, in interp.Inputs, effect func(
 		}
 		// The guards first asked in this run held: each may fail instead, the ones before
 		// it deciding as they did.
-		for i := len(asked) - 1; i >= len(forced); i-- {
-			explore(append(slices.Clone(asked[:i]), decision{asked[i].g, false}))
+		for i := len(forced); i < len(asked); i++ {
+			queue = append(queue, append(slices.Clone(asked[:i]), decision{asked[i].g, false}))
 		}
 	}
-	explore(nil)
+	for len(queue) > 0 && len(out) < maxHookOutcomes && runs < maxHookRuns {
+		forced := queue[0]
+		queue = queue[1:]
+		explore(forced)
+	}
 	return out
 }
 

@@ -255,3 +255,85 @@ func TestRandomChartsReachEveryConfiguration(t *testing.T) {
 		reachesAll(t, fmt.Sprintf("random chart %d", i), m, spec, reachable(m, r, 40, 30))
 	}
 }
+
+// deepExpressions is random spec 1988 of a make test-long run: s4 is reached only with the
+// first transition's guard expression failing in one way (g0, g1 and g3 failing) and then
+// an and of six guards holding after guards of two longer expressions were asked. Depth
+// first, the search of guard outcomes spent its bound on the later expressions' ways and
+// never reached s4.
+const deepExpressions = `version: 1
+machine: Rand
+package: randspec
+guards:
+  g0: {}
+  g1: {}
+  g2: {}
+  g3: {}
+  g4: {}
+  g5: {}
+  g6: {}
+  g7: {}
+  g8: {}
+  g9: {}
+  g10: {}
+  g11: {}
+  g12: {}
+  g13: {}
+  g14: {}
+  g15: {}
+  g16: {}
+  g17: {}
+  g18: {}
+  g19: {}
+  g20: {}
+context:
+  reference: { type: string, required: true }
+  amount: { type: int, min: 1 }
+states:
+  s0: { initial: true, timeout: { after: 59m, on_expiry: expire0 } }
+  s1: { requires: [reference], timeout: { after: 26m, on_expiry: expire1 } }
+  s2: { timeout: { after: 3m, on_expiry: expire2 } }
+  s3: {  }
+  s4: { requires: [reference] }
+  s5: {  }
+  s6: { terminal: true }
+events:
+  e0: {}
+  e1: {}
+  e2: {}
+  e3: {}
+  expire0: {}
+  expire1: {}
+  expire2: {}
+  e7: {}
+  e8: {}
+  e9: {}
+transitions:
+  - { from: s0, on: e0, to: s1, if: { or: [{ or: [g0, g1] }, { or: [{ not: g2 }, g3] }] } }
+  - { from: s0, on: e0, to: s2, if: g4 }
+  - { from: s0, on: e0, to: s3 }
+  - { from: s2, on: e1, to: s4, if: { and: [{ not: g5 }, g6, { and: [g7, { not: g8 }, g9] }] } }
+  - { from: s2, on: e1, to: s5, if: { and: [g10, { and: [g11, g12, { not: g13 }] }, { or: [g14, g15, g16] }] } }
+  - { from: s2, on: e1, to: s6, if: { and: [{ and: [g17, g18] }, g19] } }
+  - { from: s0, on: e2, to: s6 }
+  - { from: s1, on: e3, to: s1, if: g20 }
+  - { from: s0, on: expire0, to: s6 }
+  - { from: s1, on: expire1, to: s6 }
+  - { from: s2, on: expire2, to: s6 }
+  - { from: s3, on: e7, to: s6 }
+  - { from: s4, on: e8, to: s6 }
+  - { from: s5, on: e9, to: s6 }
+`
+
+// TestDeepExpressionsReachEveryState: the guard outcomes are searched breadth first, so
+// the bound on runs cannot be spent on later guards before the earlier ones decide
+// otherwise.
+func TestDeepExpressionsReachEveryState(t *testing.T) {
+	m, ds := lower.Load("rand.fsm.yaml", []byte(deepExpressions))
+	if m == nil || ds.HasErrors() {
+		t.Fatal(ds)
+	}
+	if model := testgen.Build(m); len(model.Unreached) != 0 {
+		t.Fatalf("unreached: %v", names(model.Unreached))
+	}
+}
