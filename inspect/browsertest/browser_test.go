@@ -43,6 +43,12 @@ func chromium(t *testing.T) string {
 // show may run.
 func browser(t *testing.T) context.Context {
 	path := chromium(t)
+	// The profile is removed once Chromium is gone: its helper processes may still write
+	// there for a moment after it is told to stop, which t.TempDir's removal would fail on.
+	profile, err := os.MkdirTemp("", "inspect-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(path),
 		chromedp.Flag("headless", true),
@@ -53,12 +59,22 @@ func browser(t *testing.T) context.Context {
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
 		chromedp.NoDefaultBrowserCheck,
-		chromedp.UserDataDir(t.TempDir()),
+		chromedp.UserDataDir(profile),
 	}
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelTab := chromedp.NewContext(actx)
 	ctx, cancelTime := context.WithTimeout(ctx, 2*time.Minute)
-	t.Cleanup(func() { cancelTime(); cancelTab(); cancelAlloc() })
+	t.Cleanup(func() {
+		cancelTime()
+		cancelTab()
+		cancelAlloc()
+		for i := 0; ; i++ {
+			if err := os.RemoveAll(profile); err == nil || i == 50 {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	})
 	var dialogs atomic.Int32
 	chromedp.ListenTarget(ctx, func(ev any) {
 		if d, ok := ev.(*page.EventJavascriptDialogOpening); ok {
