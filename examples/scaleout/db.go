@@ -160,7 +160,8 @@ const (
 	count BIGINT NOT NULL
 )`
 	sqlDeliver = `INSERT INTO scaleout_deliveries (key, id, seq, count) VALUES (?, ?, ?, 1)
-ON CONFLICT (key) DO UPDATE SET count = scaleout_deliveries.count + 1`
+ON CONFLICT (key) DO UPDATE SET count = scaleout_deliveries.count + 1
+RETURNING count`
 	sqlDeliveries = `SELECT key, id, seq, count FROM scaleout_deliveries`
 )
 
@@ -172,9 +173,11 @@ func (d *DB) CreateDeliveries(ctx context.Context) error {
 }
 
 // Deliver records one delivery of the effect with key key (of entry seq of order id).
-func (d *DB) Deliver(ctx context.Context, key, id string, seq int64) error {
-	_, err := d.exec(ctx, sqlDeliver, key, id, seq)
-	return err
+func (d *DB) Deliver(ctx context.Context, key, id string, seq int64) (count int64, err error) {
+	err = d.query(ctx, sqlDeliver, []any{key, id, seq}, func(scan func(...any) error) error {
+		return scan(&count)
+	})
+	return count, err
 }
 
 // Delivery is a row of the deliveries table.

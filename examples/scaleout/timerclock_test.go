@@ -46,7 +46,8 @@ func (h *timerHooks) Notify(ctx context.Context, e order.OrderEffect) error {
 	if e.Attempt == 1 && failsFirst(e.Key) {
 		return errFlaky
 	}
-	return h.db.Deliver(ctx, e.Key, e.ID, e.Seq)
+	_, err := h.db.Deliver(ctx, e.Key, e.ID, e.Seq)
+	return err
 }
 
 // failsFirst reports whether the first delivery of the effect with key fails.

@@ -90,20 +90,24 @@ func (h *hooks) AddItem(_ context.Context, m *order.Order, _ order.OrderStep) {
 }
 
 // Notify delivers the effect: one more delivery of its key. When the hooks are flaky,
-// the first attempt of some effects fails (see Flaky).
+// some effects fail (see Flaky): those failing before delivery fail at their first
+// attempt; those losing the answer lose the answer of their first delivery, whichever
+// attempt made it (a worker killed between claiming an effect and delivering it spends
+// an attempt that delivered nothing).
 func (h *hooks) Notify(ctx context.Context, e order.OrderEffect) error {
 	fault := NoFault
-	if h.flaky && e.Attempt == 1 {
+	if h.flaky {
 		fault = Flaky(e.Key)
 	}
-	if fault == FailBefore {
+	if fault == FailBefore && e.Attempt == 1 {
 		return errFlaky
 	}
-	if err := h.db.Deliver(ctx, e.Key, e.ID, e.Seq); err != nil {
+	n, err := h.db.Deliver(ctx, e.Key, e.ID, e.Seq)
+	if err != nil {
 		return err
 	}
 	*h.delivered++
-	if fault == LoseAck {
+	if fault == LoseAck && n == 1 {
 		return errFlaky
 	}
 	return nil
