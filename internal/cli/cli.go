@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -39,8 +40,23 @@ type verb struct {
 	run      func(c *command, args []string) int
 }
 
+// authorVerbs are the spec author's tools (the language server, the preview page), each
+// added by its own file's init; the help shows them after migrate, by name.
+var authorVerbs []func() verb
+
 // verbs lists the subcommands in the order the help shows them.
 func verbs() []verb {
+	vs := baseVerbs()
+	at := slices.IndexFunc(vs, func(v verb) bool { return v.name == "migrate" }) + 1
+	var more []verb
+	for _, f := range authorVerbs {
+		more = append(more, f())
+	}
+	slices.SortFunc(more, func(a, b verb) int { return strings.Compare(a.name, b.name) })
+	return slices.Insert(vs, at, more...)
+}
+
+func baseVerbs() []verb {
 	return []verb{
 		{
 			name:    "generate",
