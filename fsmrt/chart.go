@@ -540,8 +540,8 @@ func (m *Machine[S, E, R, C, X]) applyChart(e *LogEntry[S, E, R]) error {
 		// Only the first transition of a machine started before it had a store may start
 		// elsewhere: where its start's eventless transitions left it.
 		return fmt.Errorf("from %s in %s", e.From, m.state)
-	case !started && int(e.Trigger) >= c.External:
-		return fmt.Errorf("%d is not an event the program fires", e.Trigger)
+	case !started && int(e.Event) >= c.External:
+		return fmt.Errorf("%d is not an event the program fires", e.Event)
 	}
 	mem, err := d.memoryOf(e.History)
 	if err != nil {
@@ -568,7 +568,7 @@ func (m *Machine[S, E, R, C, X]) applyChart(e *LogEntry[S, E, R]) error {
 		if e.Transition != -1 {
 			return fmt.Errorf("a start has transition %d", e.Transition)
 		}
-	} else if raised, err = step(e.Transition, int32(e.Trigger), nil); err != nil {
+	} else if raised, err = step(e.Transition, int32(e.Event), nil); err != nil {
 		return err
 	}
 	for _, ti := range e.Micro {
@@ -609,7 +609,7 @@ func (m *Machine[S, E, R, C, X]) applyChart(e *LogEntry[S, E, R]) error {
 	m.recallEntry(e)
 	m.seq, m.updatedAt = e.Seq, e.Timestamp
 	if !started {
-		m.passed(e.From, e.Trigger)
+		m.passed(e.From, e.Event)
 	}
 	return nil
 }

@@ -418,7 +418,7 @@ func TestChartEncodings(t *testing.T) {
 		}
 	}
 	// An entry with microsteps: one whose eventless transitions hand the machine on.
-	e := LogEntry[chState, chEvent, NoRole]{Seq: 9, Timestamp: t0, Kind: KindTransition, Trigger: chNext, To: chB, Transition: 0, Micro: []int{6, 7, 6}, History: map[string]string{"a.h": "a.y"}}
+	e := LogEntry[chState, chEvent, NoRole]{Seq: 9, Timestamp: t0, Kind: KindTransition, Event: chNext, To: chB, Transition: 0, Micro: []int{6, 7, 6}, History: map[string]string{"a.h": "a.y"}}
 	if b, ok := m.appendEntry(nil, &e); !ok || !strings.Contains(string(b), `"microsteps":[6,7,6]`) {
 		t.Errorf("entry %s", b)
 	} else if want, _ := json.Marshal(e); string(b) != string(want) {

@@ -146,8 +146,8 @@ func TestSnapshotBounds(t *testing.T) {
 // of an entry's or the instance's fields disagrees with the log: each is refused with a
 // LogError naming the instance and the entry.
 func TestCorruptLogs(t *testing.T) {
-	submit := tEntryLog{Seq: 1, Timestamp: t0.Add(time.Minute), TaskID: "doc-1", Kind: KindTransition, Trigger: eSubmit, From: sDraft, To: sReview, Transition: 0, Created: t0}
-	approve := tEntryLog{Seq: 2, Timestamp: t0.Add(2 * time.Minute), TaskID: "doc-1", Kind: KindTransition, Trigger: eApprove, From: sReview, To: sApproved, Transition: 1,
+	submit := tEntryLog{Seq: 1, Timestamp: t0.Add(time.Minute), ID: "doc-1", Kind: KindTransition, Event: eSubmit, From: sDraft, To: sReview, Transition: 0, Created: t0}
+	approve := tEntryLog{Seq: 2, Timestamp: t0.Add(2 * time.Minute), ID: "doc-1", Kind: KindTransition, Event: eApprove, From: sReview, To: sApproved, Transition: 1,
 		Role: rAdmin, Context: json.RawMessage(`{"title":"t","reviewer":"r"}`)}
 	store := func(change func(es []Entry, l *Loaded), log ...tEntryLog) *rawStore {
 		s := &rawStore{}
@@ -178,7 +178,7 @@ func TestCorruptLogs(t *testing.T) {
 		{"a role the transition does not allow", store(nil, submit, with(approve, func(e *tEntryLog) { e.Role = rViewer })), 2, "transition 1 is not permitted to role viewer"},
 		{"no role where the transition names some", store(nil, submit, with(approve, func(e *tEntryLog) { e.Role = rNone })), 2, "transition 1 names roles, and was fired without one"},
 		{"an idempotency key used twice", store(nil, with(submit, func(e *tEntryLog) { e.Key = "k" }), with(approve, func(e *tEntryLog) { e.Key = "k" })), 2, `idempotency key "k" used again`},
-		{"an entry of another instance", store(nil, with(submit, func(e *tEntryLog) { e.TaskID = "doc-2" })), 1, `the entry is of instance "doc-2"`},
+		{"an entry of another instance", store(nil, with(submit, func(e *tEntryLog) { e.ID = "doc-2" })), 1, `the entry is of instance "doc-2"`},
 		{"the store's to_state edited", store(func(es []Entry, _ *Loaded) { es[0].To = "approved" }, submit), 1, "the entry says draft -> review; the store draft -> approved"},
 		{"the store's from_state edited", store(func(es []Entry, _ *Loaded) { es[0].From = "paused" }, submit), 1, "the entry says draft -> review; the store paused -> review"},
 		{"the store's event edited", store(func(es []Entry, _ *Loaded) { es[0].Event = "approve" }, submit), 1, "the entry says event submit; the store approve"},
@@ -241,7 +241,7 @@ func TestReplayUnknownID(t *testing.T) {
 // defects found in stored data.
 func FuzzReplay(f *testing.F) {
 	good := goodSnapshot(f, nil)
-	entry := storeEntry(tEntryLog{Seq: 2, Timestamp: t0.Add(2 * time.Minute), TaskID: "doc-1", Kind: KindTransition, Trigger: eComment, From: sReview, To: sReview, Transition: 6})
+	entry := storeEntry(tEntryLog{Seq: 2, Timestamp: t0.Add(2 * time.Minute), ID: "doc-1", Kind: KindTransition, Event: eComment, From: sReview, To: sReview, Transition: 6})
 	f.Add([]byte(good), entry.Data)
 	f.Add([]byte(good), []byte{})
 	f.Fuzz(func(t *testing.T, snap, entry []byte) {

@@ -67,7 +67,7 @@ func TestFireDueDelays(t *testing.T) {
 		t.Fatalf("at 4 minutes: %d handled", n)
 	}
 	log := logOf(t, st)
-	if e := log[len(log)-1]; e.Trigger != eComment || e.To != sReview || e.Actor != "scheduler" || !e.Timestamp.Equal(t0.Add(3*time.Minute)) {
+	if e := log[len(log)-1]; e.Event != eComment || e.To != sReview || e.Actor != "scheduler" || !e.Timestamp.Equal(t0.Add(3*time.Minute)) {
 		t.Errorf("comment entry %+v", e)
 	}
 	if got := armed(t, st); !reflect.DeepEqual(got, want[1:]) {
@@ -86,7 +86,7 @@ func TestFireDueDelays(t *testing.T) {
 		t.Fatalf("after the rejection: %v, %v", m, err)
 	}
 	log = logOf(t, st)
-	if e := log[len(log)-1]; e.Trigger != eReject || !e.Timestamp.Equal(t0.Add(10*time.Minute)) {
+	if e := log[len(log)-1]; e.Event != eReject || !e.Timestamp.Equal(t0.Add(10*time.Minute)) {
 		t.Errorf("rejection entry %+v", e)
 	}
 	if got := armed(t, st); len(got) != 0 {

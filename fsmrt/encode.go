@@ -19,7 +19,7 @@ func (m *Machine[S, E, R, C, X]) appendEntry(b []byte, e *LogEntry[S, E, R]) ([]
 	ns := len(d.States)
 	switch {
 	case int(e.From) >= ns || int(e.To) >= ns,
-		!isNote(e.Kind) && int(e.Trigger) >= d.NumEvents,
+		!isNote(e.Kind) && int(e.Event) >= d.NumEvents,
 		e.Role != 0 && (!d.Roles || int(e.Role) >= d.NumRoles),
 		!jsonTime(e.Timestamp) || !e.Created.IsZero() && !jsonTime(e.Created):
 		return b, false
@@ -38,13 +38,13 @@ func (m *Machine[S, E, R, C, X]) appendEntry(b []byte, e *LogEntry[S, E, R]) ([]
 	b = strconv.AppendInt(b, e.Seq, 10)
 	b = appendKey(b, "timestamp", false)
 	b = m.times.append(b, e.Timestamp)
-	b = appendKey(b, "taskId", false)
-	b = appendString(b, e.TaskID)
-	b = appendKey(b, "event", false)
+	b = appendKey(b, "id", false)
+	b = appendString(b, e.ID)
+	b = appendKey(b, "kind", false)
 	b = appendString(b, e.Kind)
 	if !isNote(e.Kind) {
-		b = appendKey(b, "trigger", false)
-		b = appendString(b, e.Trigger.String())
+		b = appendKey(b, "event", false)
+		b = appendString(b, e.Event.String())
 	}
 	b = appendKey(b, "from", false)
 	b = appendString(b, e.From.String())

@@ -23,8 +23,8 @@ func TestAppendEntry(t *testing.T) {
 	times := []time.Time{{}, t0, t0.Add(123456789 * time.Nanosecond), time.Date(2026, 1, 2, 3, 4, 5, 0, time.FixedZone("X", -5*3600+1800))}
 	for i := range 2000 {
 		e := tEntryLog{
-			Spec: pick(), Seq: rng.Int64N(1 << 40), Timestamp: times[1+rng.IntN(3)], TaskID: pick(), Kind: kinds[rng.IntN(len(kinds))],
-			Trigger: tEvent(rng.IntN(int(numEvents))), From: tState(rng.IntN(int(numStates))), To: tState(rng.IntN(int(numStates))),
+			Spec: pick(), Seq: rng.Int64N(1 << 40), Timestamp: times[1+rng.IntN(3)], ID: pick(), Kind: kinds[rng.IntN(len(kinds))],
+			Event: tEvent(rng.IntN(int(numEvents))), From: tState(rng.IntN(int(numStates))), To: tState(rng.IntN(int(numStates))),
 			Transition: rng.IntN(20) - 1, Actor: pick(), Reason: pick(), EventID: pick(), Key: pick(),
 			Created: times[rng.IntN(len(times))],
 		}
@@ -58,7 +58,7 @@ func TestAppendEntry(t *testing.T) {
 	// What only encoding/json may judge falls back to it.
 	for name, e := range map[string]tEntryLog{
 		"a state out of range":  {From: numStates},
-		"an event out of range": {Kind: KindTransition, Trigger: numEvents},
+		"an event out of range": {Kind: KindTransition, Event: numEvents},
 		"a role out of range":   {Role: 200},
 		"a year past 9999":      {Timestamp: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)},
 		"a creation before 0":   {Created: time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC)},

@@ -219,7 +219,7 @@ func TestEnginePoliciesAndPayloadsReplay(t *testing.T) {
 	t.Run("an entry without policies leaves them", func(t *testing.T) {
 		r := newRig(withExtras)
 		Extra(r.m).Policies.Editors = true
-		fs := &fixedStore{log: []tEntryLog{{Seq: 1, Timestamp: t0, Kind: KindTransition, Trigger: eComment, From: sDraft, To: sDraft, Transition: 6}}}
+		fs := &fixedStore{log: []tEntryLog{{Seq: 1, Timestamp: t0, Kind: KindTransition, Event: eComment, From: sDraft, To: sDraft, Transition: 6}}}
 		if err := Replay(bg, r.m, fs, "doc-1", nil); err != nil {
 			t.Fatal(err)
 		}
@@ -229,7 +229,7 @@ func TestEnginePoliciesAndPayloadsReplay(t *testing.T) {
 	})
 	t.Run("refused", func(t *testing.T) {
 		submit := func(change func(*tEntryLog)) *fixedStore {
-			e := tEntryLog{Seq: 1, Timestamp: t0, Kind: KindTransition, Trigger: eSubmit, From: sDraft, To: sReview, Transition: 0,
+			e := tEntryLog{Seq: 1, Timestamp: t0, Kind: KindTransition, Event: eSubmit, From: sDraft, To: sReview, Transition: 0,
 				Payload: json.RawMessage(`{"title":"T"}`), Policies: json.RawMessage(`{"editors":true}`)}
 			change(&e)
 			return &fixedStore{log: []tEntryLog{e}}

@@ -46,13 +46,13 @@ func TestEngineLogEntries(t *testing.T) {
 	r.clk.t = at.Add(time.Minute)
 	r.fire(t, eComment, tIn{Role: rViewer})
 	want := []tEntryLog{
-		{Seq: 1, Timestamp: t0.Add(time.Minute), TaskID: "doc-1", Kind: "STATE_TRANSITION", Trigger: eSubmit, From: sDraft, To: sReview, Transition: 0,
+		{Seq: 1, Timestamp: t0.Add(time.Minute), ID: "doc-1", Kind: "STATE_TRANSITION", Event: eSubmit, From: sDraft, To: sReview, Transition: 0,
 			Actor: "ann", Reason: "ready", EventID: "e1", Key: "k1", Created: t0,
 			Context: json.RawMessage(`{"title":"t","reviewer":"","note":"","n":3}`), Metadata: map[string]string{}},
-		{Seq: 2, Timestamp: at, TaskID: "doc-1", Kind: "STATE_TRANSITION", Trigger: eReject, From: sReview, To: sDraft, Transition: 3,
+		{Seq: 2, Timestamp: at, ID: "doc-1", Kind: "STATE_TRANSITION", Event: eReject, From: sReview, To: sDraft, Transition: 3,
 			Actor: "bob", Role: rEditor, Context: json.RawMessage(`{"title":"t","reviewer":"","note":"","n":5}`),
 			Limits: map[string]int{"rejections": 5}, Metadata: map[string]string{}},
-		{Seq: 3, Timestamp: at.Add(time.Minute), TaskID: "doc-1", Kind: "STATE_TRANSITION", Trigger: eComment, From: sDraft, To: sDraft, Transition: 6,
+		{Seq: 3, Timestamp: at.Add(time.Minute), ID: "doc-1", Kind: "STATE_TRANSITION", Event: eComment, From: sDraft, To: sDraft, Transition: 6,
 			Role: rViewer, Context: json.RawMessage(`{"title":"t","reviewer":"","note":"","n":6}`),
 			Limits: map[string]int{"rejections": 5}, Metadata: map[string]string{}},
 	}
@@ -917,7 +917,7 @@ func TestEngineReplayEdges(t *testing.T) {
 	t.Run("entries without context", func(t *testing.T) {
 		r := newRig()
 		r.m.Context.Title = "kept"
-		fs := &fixedStore{log: []tEntryLog{{Seq: 1, Timestamp: t0.Add(time.Minute), Kind: KindTransition, Trigger: eSubmit, From: sDraft, To: sReview, Transition: 0, Created: t0.Add(-time.Hour)}}}
+		fs := &fixedStore{log: []tEntryLog{{Seq: 1, Timestamp: t0.Add(time.Minute), Kind: KindTransition, Event: eSubmit, From: sDraft, To: sReview, Transition: 0, Created: t0.Add(-time.Hour)}}}
 		if err := Replay(bg, r.m, fs, "doc-1", nil); err != nil {
 			t.Fatal(err)
 		}
@@ -931,7 +931,7 @@ func TestEngineReplayEdges(t *testing.T) {
 	t.Run("the past before a snapshot", func(t *testing.T) {
 		r := newRig()
 		fs := &fixedStore{ok: true, snap: tSnapshot{Version: 1, Seq: 1500, State: sReview},
-			past: []tEntryLog{{Seq: 1499, Key: "a", Trigger: eSubmit, To: sReview}, {Seq: 1500, Key: "b", Trigger: eResume, To: sReview}, {Seq: 1501, Key: "c", Trigger: eComment, To: sReview}}}
+			past: []tEntryLog{{Seq: 1499, Key: "a", Event: eSubmit, To: sReview}, {Seq: 1500, Key: "b", Event: eResume, To: sReview}, {Seq: 1501, Key: "c", Event: eComment, To: sReview}}}
 		if err := Replay(bg, r.m, fs, "doc-1", nil); err != nil {
 			t.Fatal(err)
 		}
@@ -961,7 +961,7 @@ func TestEngineReplayEdges(t *testing.T) {
 	t.Run("keys before the snapshot without history", func(t *testing.T) {
 		r := newRig(untimed)
 		fs := &fixedStore{ok: true, snap: tSnapshot{Version: 1, Seq: 1, State: sReview},
-			past: []tEntryLog{{Seq: 1, Key: "a", Trigger: eSubmit, From: sDraft, To: sReview, Timestamp: t0}}}
+			past: []tEntryLog{{Seq: 1, Key: "a", Event: eSubmit, From: sDraft, To: sReview, Timestamp: t0}}}
 		if err := Replay(bg, r.m, fs, "doc-1", nil); err != nil {
 			t.Fatal(err)
 		}
@@ -974,7 +974,7 @@ func TestEngineReplayEdges(t *testing.T) {
 	})
 	t.Run("keys in the log of a machine without idempotency", func(t *testing.T) {
 		r := newRig(func(d *tDef) { d.Idempotent = false })
-		fs := &fixedStore{log: []tEntryLog{{Seq: 1, Key: "a", Timestamp: t0, Kind: KindTransition, Trigger: eSubmit, From: sDraft, To: sReview, Transition: 0}}}
+		fs := &fixedStore{log: []tEntryLog{{Seq: 1, Key: "a", Timestamp: t0, Kind: KindTransition, Event: eSubmit, From: sDraft, To: sReview, Transition: 0}}}
 		if err := Replay(bg, r.m, fs, "doc-1", nil); err != nil {
 			t.Fatal(err)
 		}
@@ -986,7 +986,7 @@ func TestEngineReplayEdges(t *testing.T) {
 		r := newRig(untimed)
 		r.clk.t = t0.Add(time.Hour)
 		SetClock(r.m, r.clk)
-		fs := &fixedStore{log: []tEntryLog{{Seq: 1, Timestamp: t0, Kind: KindTransition, Trigger: eSubmit, From: sDraft, To: sReview, Transition: 0, Created: t0}}}
+		fs := &fixedStore{log: []tEntryLog{{Seq: 1, Timestamp: t0, Kind: KindTransition, Event: eSubmit, From: sDraft, To: sReview, Transition: 0, Created: t0}}}
 		if err := Replay(bg, r.m, fs, "doc-1", nil); err != nil {
 			t.Fatal(err)
 		}
@@ -998,7 +998,7 @@ func TestEngineReplayEdges(t *testing.T) {
 
 func TestEngineReplayRefuses(t *testing.T) {
 	entry := func(seq int64, change func(*tEntryLog)) tEntryLog {
-		e := tEntryLog{Seq: seq, Timestamp: t0.Add(time.Duration(seq) * time.Minute), Kind: "STATE_TRANSITION", Trigger: eSubmit, From: sDraft, To: sReview,
+		e := tEntryLog{Seq: seq, Timestamp: t0.Add(time.Duration(seq) * time.Minute), Kind: "STATE_TRANSITION", Event: eSubmit, From: sDraft, To: sReview,
 			Transition: 0, Context: json.RawMessage(`{"title":"t"}`), Metadata: map[string]string{}}
 		if seq == 1 {
 			e.Created = t0
@@ -1021,18 +1021,18 @@ func TestEngineReplayRefuses(t *testing.T) {
 		{"the past fails", &fixedStore{ok: true, snap: tSnapshot{Version: 1, Seq: 2, State: sReview}, logErr: boom}, boom, 0, ""},
 		{"gap at the start", &fixedStore{log: []tEntryLog{entry(2, nil)}}, ErrInvalidLog, 2, "the log has a gap: seq 2 follows 0"},
 		{"gap after the snapshot", &fixedStore{ok: true, snap: tSnapshot{Version: 1, Seq: 3}, log: []tEntryLog{entry(5, nil)}}, ErrInvalidLog, 5, "the log has a gap: seq 5 follows 3"},
-		{"gap within", &fixedStore{log: []tEntryLog{entry(1, nil), entry(1, func(e *tEntryLog) { e.From, e.To, e.Trigger, e.Transition = sReview, sReview, eComment, 6 })}}, ErrInvalidLog, 1, "the log has a gap: seq 1 follows 1"},
+		{"gap within", &fixedStore{log: []tEntryLog{entry(1, nil), entry(1, func(e *tEntryLog) { e.From, e.To, e.Event, e.Transition = sReview, sReview, eComment, 6 })}}, ErrInvalidLog, 1, "the log has a gap: seq 1 follows 1"},
 		{"no timestamp", &fixedStore{log: []tEntryLog{entry(1, func(e *tEntryLog) { e.Timestamp = time.Time{} })}}, ErrInvalidLog, 1, "the entry has no timestamp"},
 		{"transition past the end", &fixedStore{log: []tEntryLog{entry(1, func(e *tEntryLog) { e.Transition = 11 })}}, ErrInvalidLog, 1, "draft -> review on submit is not transition 11 from draft"},
 		{"negative transition", &fixedStore{log: []tEntryLog{entry(1, func(e *tEntryLog) { e.Transition = -1 })}}, ErrInvalidLog, 1, "draft -> review on submit is not transition -1 from draft"},
 		{"another transition", &fixedStore{log: []tEntryLog{entry(1, func(e *tEntryLog) { e.Transition = 4 })}}, ErrInvalidLog, 1, "draft -> review on submit is not transition 4 from draft"},
-		{"from another state", &fixedStore{log: []tEntryLog{entry(1, func(e *tEntryLog) { e.From, e.To, e.Trigger, e.Transition = sReview, sPaused, ePause, 4 })}}, ErrInvalidLog, 1, "review -> paused on pause is not transition 4 from draft"},
-		{"a state the transition does not leave", &fixedStore{ok: true, snap: tSnapshot{Version: 1, State: sEscalated}, log: []tEntryLog{entry(1, func(e *tEntryLog) { e.From, e.To, e.Trigger, e.Transition = sEscalated, sPaused, ePause, 4 })}}, ErrInvalidLog, 1, "escalated -> paused on pause is not transition 4 from escalated"},
-		{"another trigger", &fixedStore{log: []tEntryLog{entry(1, func(e *tEntryLog) { e.Trigger = eApprove })}}, ErrInvalidLog, 1, "draft -> review on approve is not transition 0 from draft"},
+		{"from another state", &fixedStore{log: []tEntryLog{entry(1, func(e *tEntryLog) { e.From, e.To, e.Event, e.Transition = sReview, sPaused, ePause, 4 })}}, ErrInvalidLog, 1, "review -> paused on pause is not transition 4 from draft"},
+		{"a state the transition does not leave", &fixedStore{ok: true, snap: tSnapshot{Version: 1, State: sEscalated}, log: []tEntryLog{entry(1, func(e *tEntryLog) { e.From, e.To, e.Event, e.Transition = sEscalated, sPaused, ePause, 4 })}}, ErrInvalidLog, 1, "escalated -> paused on pause is not transition 4 from escalated"},
+		{"another trigger", &fixedStore{log: []tEntryLog{entry(1, func(e *tEntryLog) { e.Event = eApprove })}}, ErrInvalidLog, 1, "draft -> review on approve is not transition 0 from draft"},
 		{"another target", &fixedStore{log: []tEntryLog{entry(1, func(e *tEntryLog) { e.To = sApproved })}}, ErrInvalidLog, 1, "draft -> approved on submit is not transition 0 from draft"},
 		{"bad context", &fixedStore{log: []tEntryLog{entry(1, func(e *tEntryLog) { e.Context = json.RawMessage(`{"title":5}`) })}}, ErrInvalidLog, 1, "json: cannot unmarshal number"},
 		{"bad limits", &fixedStore{log: []tEntryLog{entry(1, nil), entry(2, func(e *tEntryLog) {
-			e.From, e.To, e.Trigger, e.Transition, e.Limits = sReview, sReview, eComment, 6, map[string]int{"rejections": 0}
+			e.From, e.To, e.Event, e.Transition, e.Limits = sReview, sReview, eComment, 6, map[string]int{"rejections": 0}
 		})}}, ErrInvalidLog, 2, "review: counter rejections: limit 0 is below 1"},
 	}
 	for _, c := range cases {
@@ -1069,11 +1069,11 @@ func TestEngineLogEntryMethods(t *testing.T) {
 	if e.Sequence() != 4 || e.IdempotencyKey() != "k" {
 		t.Errorf("Sequence %d, IdempotencyKey %q", e.Sequence(), e.IdempotencyKey())
 	}
-	b, err := json.Marshal(tEntryLog{Seq: 1, Timestamp: t0, TaskID: "doc-1", Kind: "STATE_TRANSITION", Trigger: eApprove, From: sReview, To: sApproved, Transition: 1, Metadata: map[string]string{}})
+	b, err := json.Marshal(tEntryLog{Seq: 1, Timestamp: t0, ID: "doc-1", Kind: "STATE_TRANSITION", Event: eApprove, From: sReview, To: sApproved, Transition: 1, Metadata: map[string]string{}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := `{"seq":1,"timestamp":"2024-01-02T03:04:05Z","taskId":"doc-1","event":"STATE_TRANSITION","trigger":"approve","from":"review","to":"approved","transition":1,"actor":"","reason":"","metadata":{}}`; string(b) != want {
+	if want := `{"seq":1,"timestamp":"2024-01-02T03:04:05Z","id":"doc-1","kind":"STATE_TRANSITION","event":"approve","from":"review","to":"approved","transition":1,"actor":"","reason":"","metadata":{}}`; string(b) != want {
 		t.Errorf("entry JSON %s, want %s", b, want)
 	}
 }
@@ -1081,7 +1081,7 @@ func TestEngineLogEntryMethods(t *testing.T) {
 func TestEngineReplayRefusesMore(t *testing.T) {
 	at := func(seq int64) time.Time { return t0.Add(time.Duration(seq) * time.Minute) }
 	comment := func(seq int64, change func(*tEntryLog)) tEntryLog {
-		e := tEntryLog{Seq: seq, Timestamp: at(seq), Kind: KindTransition, Trigger: eComment, From: sReview, To: sReview, Transition: 6}
+		e := tEntryLog{Seq: seq, Timestamp: at(seq), Kind: KindTransition, Event: eComment, From: sReview, To: sReview, Transition: 6}
 		change(&e)
 		return e
 	}
@@ -1105,9 +1105,9 @@ func TestEngineReplayRefusesMore(t *testing.T) {
 		{"timeouts of a machine that keeps no time", []func(*tDef){untimed}, inReview(nil, comment(2, func(e *tEntryLog) { e.Timeouts = map[tState]time.Duration{sReview: time.Hour} })),
 			"timeouts: the machine keeps no time"},
 		// rejections trips at 3 and redirects to rejected; escalations past its max refuses.
-		{"a redirect not taken", nil, inReview(map[string]int{"rejections": 2}, comment(2, func(e *tEntryLog) { e.Trigger, e.To, e.Transition = eReject, sDraft, 3 })),
+		{"a redirect not taken", nil, inReview(map[string]int{"rejections": 2}, comment(2, func(e *tEntryLog) { e.Event, e.To, e.Transition = eReject, sDraft, 3 })),
 			"review -> draft on reject trips a limit that redirects it to rejected"},
-		{"a limit that refuses", nil, inReview(map[string]int{"escalations": 1}, comment(2, func(e *tEntryLog) { e.Trigger, e.To, e.Transition = eEscalate, sEscalated, 7 })),
+		{"a limit that refuses", nil, inReview(map[string]int{"escalations": 1}, comment(2, func(e *tEntryLog) { e.Event, e.To, e.Transition = eEscalate, sEscalated, 7 })),
 			"review -> escalated on escalate trips a limit that refuses it"},
 	}
 	for _, c := range cases {
@@ -1122,7 +1122,7 @@ func TestEngineReplayRefusesMore(t *testing.T) {
 	}
 	t.Run("limits of a machine without counters", func(t *testing.T) {
 		st := &tStore{NewMemoryStore(), "plain.Job"}
-		e := tEntryLog{Seq: 1, Timestamp: t0, Kind: KindTransition, Trigger: eSubmit, From: sDraft, To: sReview, Transition: 0, Limits: map[string]int{"x": 1}}
+		e := tEntryLog{Seq: 1, Timestamp: t0, Kind: KindTransition, Event: eSubmit, From: sDraft, To: sReview, Transition: 0, Limits: map[string]int{"x": 1}}
 		if err := st.appendEntry(bg, "job-1", e, nil); err != nil {
 			t.Fatal(err)
 		}

@@ -48,12 +48,12 @@ func TestEngineResume(t *testing.T) {
 		t.Fatalf("resumed to %s at seq %d (store %v)", r.m.State(), r.m.Seq(), r.m.store)
 	}
 	log := logOf(t, st)
-	want := tEntryLog{Seq: 4, Timestamp: at, TaskID: "doc-1", Kind: KindResumed, Trigger: eClose, From: sClosed, To: sApproved, Transition: -1,
+	want := tEntryLog{Seq: 4, Timestamp: at, ID: "doc-1", Kind: KindResumed, Event: eClose, From: sClosed, To: sApproved, Transition: -1,
 		Actor: "ann", Reason: "reopen", EventID: "e9", Role: rAdmin, Context: log[2].Context, Metadata: map[string]string{}}
 	if len(log) != 4 || !reflect.DeepEqual(log[3], want) {
 		t.Fatalf("the resumed entry:\n got %+v\nwant %+v", log[3], want)
 	}
-	if b := snapJSON(t, log[3]); !strings.Contains(b, `"event":"STATE_RESUMED"`) || !strings.Contains(b, `"transition":-1`) {
+	if b := snapJSON(t, log[3]); !strings.Contains(b, `"kind":"STATE_RESUMED"`) || !strings.Contains(b, `"transition":-1`) {
 		t.Errorf("entry JSON %s", b)
 	}
 	// A snapshot of the resumed machine is saved.
@@ -234,9 +234,9 @@ func TestEngineResumeFails(t *testing.T) {
 func TestEngineReplayResumedRefuses(t *testing.T) {
 	// The machine was closed at seq 3, leaving approved.
 	closed := tSnapshot{Version: 1, ID: "doc-1", Seq: 3, State: sClosed}
-	closing := tEntryLog{Seq: 3, Timestamp: t0.Add(3 * time.Minute), Kind: KindTransition, Trigger: eClose, From: sApproved, To: sClosed, Transition: 9}
+	closing := tEntryLog{Seq: 3, Timestamp: t0.Add(3 * time.Minute), Kind: KindTransition, Event: eClose, From: sApproved, To: sClosed, Transition: 9}
 	resumed := func(change func(*tEntryLog)) []tEntryLog {
-		e := tEntryLog{Seq: 4, Timestamp: t0.Add(time.Hour), Kind: KindResumed, Trigger: eClose, From: sClosed, To: sApproved, Transition: -1}
+		e := tEntryLog{Seq: 4, Timestamp: t0.Add(time.Hour), Kind: KindResumed, Event: eClose, From: sClosed, To: sApproved, Transition: -1}
 		if change != nil {
 			change(&e)
 		}
@@ -252,7 +252,7 @@ func TestEngineReplayResumedRefuses(t *testing.T) {
 		{"right", []func(*tDef){resumable}, &fixedStore{ok: true, snap: closed, past: []tEntryLog{closing}, log: resumed(nil)}, 4, ""},
 		{"not resumable", nil, &fixedStore{ok: true, snap: closed, past: []tEntryLog{closing}, log: resumed(nil)}, 4, "the machine cannot be resumed"},
 		{"from a state not terminal", []func(*tDef){resumable},
-			&fixedStore{ok: true, snap: tSnapshot{Version: 1, Seq: 3, State: sApproved}, past: []tEntryLog{{Seq: 3, Trigger: eApprove, From: sReview, To: sApproved}},
+			&fixedStore{ok: true, snap: tSnapshot{Version: 1, Seq: 3, State: sApproved}, past: []tEntryLog{{Seq: 3, Event: eApprove, From: sReview, To: sApproved}},
 				log: resumed(func(e *tEntryLog) { e.From, e.To = sApproved, sReview })}, 4, "resumed from approved to review in approved"},
 		{"from another state", []func(*tDef){resumable}, &fixedStore{ok: true, snap: closed, past: []tEntryLog{closing}, log: resumed(func(e *tEntryLog) { e.From = sRejected })},
 			4, "resumed from rejected to approved in closed"},
@@ -294,7 +294,7 @@ func TestEngineResumeWithoutTheLastEntry(t *testing.T) {
 	if !errors.As(err, &le) || le.Seq != 3 || !strings.Contains(err.Error(), "no entry at seq 3") {
 		t.Fatalf("Resume = %v, want a LogError at seq 3", err)
 	}
-	resumed := tEntryLog{Seq: 4, Timestamp: t0, Kind: KindResumed, Trigger: eClose, From: sClosed, To: sApproved, Transition: -1}
+	resumed := tEntryLog{Seq: 4, Timestamp: t0, Kind: KindResumed, Event: eClose, From: sClosed, To: sApproved, Transition: -1}
 	lost.log = []tEntryLog{resumed}
 	err = Replay(bg, newRig(resumable).m, lost, "doc-1", nil)
 	if !errors.As(err, &le) || !strings.Contains(err.Error(), "the log before it has no entry at seq 3") {

@@ -96,13 +96,13 @@ func checkSnapshotBounds(sp *Spec, id string, seq int64) error {
 // spec is this machine's (it was not migrated).
 func (m *Machine[S, E, R, C, X]) agrees(se *Entry, e *LogEntry[S, E, R]) error {
 	switch {
-	case e.TaskID != "" && e.TaskID != m.ID:
-		return fmt.Errorf("the entry is of instance %.64q", e.TaskID)
+	case e.ID != "" && e.ID != m.ID:
+		return fmt.Errorf("the entry is of instance %.64q", e.ID)
 	case se.From != "" && int(e.From) < len(m.def.States) && se.From != e.From.String(),
 		se.To != "" && int(e.To) < len(m.def.States) && se.To != e.To.String():
 		return fmt.Errorf("the entry says %s -> %s; the store %s -> %s", e.From, e.To, se.From, se.To)
-	case se.Event != "" && (isNote(e.Kind) || int(e.Trigger) >= m.def.NumEvents || se.Event != e.Trigger.String()):
-		return fmt.Errorf("the entry says event %s; the store %s", eventName(e.Kind, e.Trigger), se.Event)
+	case se.Event != "" && (isNote(e.Kind) || int(e.Event) >= m.def.NumEvents || se.Event != e.Event.String()):
+		return fmt.Errorf("the entry says event %s; the store %s", eventName(e.Kind, e.Event), se.Event)
 	case !se.At.IsZero() && !e.Timestamp.IsZero() && absDuration(se.At.Sub(e.Timestamp)) >= time.Microsecond:
 		// Stores keep times to the microsecond.
 		return fmt.Errorf("the entry says it happened at %v; the store %v", e.Timestamp, se.At)

@@ -964,16 +964,19 @@ func (m *Machine[S, E, R, C, X]) findKey(ctx context.Context, key string) (keyRe
 	if err != nil {
 		return keyRecord[S, E]{}, false, InvalidLog(d.Spec, m.ID, e.Seq, err)
 	}
-	return keyRecord[S, E]{event: le.Trigger, state: le.To}, true, nil
+	return keyRecord[S, E]{event: le.Event, state: le.To}, true, nil
 }
 
 // logEntry describes an accepted transition (t: its index) for the event log.
 func (m *Machine[S, E, R, C, X]) logEntry(kind string, st Step[S, E, R], in *Input[R], t int) (LogEntry[S, E, R], error) {
 	d := m.def
 	e := LogEntry[S, E, R]{
-		Spec: d.Spec.Fingerprint, Seq: m.seq, Timestamp: m.updatedAt, TaskID: m.ID, Kind: kind, Trigger: st.Event,
+		Spec: d.Spec.Fingerprint, Seq: m.seq, Timestamp: m.updatedAt, ID: m.ID, Kind: kind, Event: st.Event,
 		From: st.From, To: st.To, Transition: t, Actor: in.Actor, Reason: in.Reason, EventID: in.EventID,
 		Metadata: noMetadata,
+	}
+	if kind != KindTransition && isNote(kind) {
+		e.Event = noEvent[E]()
 	}
 	if d.Roles {
 		e.Role = in.Role

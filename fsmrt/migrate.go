@@ -187,6 +187,7 @@ func (d *Def[S, E, R]) migrateEntry(b []byte) (out []byte, dropped bool, err err
 		return nil, false, err
 	}
 	r := rewriter{mg: mg}
+	upgradeEntry(o)
 	o["spec"] = r.quote(d.Spec.Fingerprint)
 	r.name(o, "from", mg.States)
 	r.name(o, "to", mg.States)
@@ -202,13 +203,13 @@ func (d *Def[S, E, R]) migrateEntry(b []byte) (out []byte, dropped bool, err err
 			o["transition"] = r.encode(r.transition(ti))
 		}
 	}
-	if t, ok := o["trigger"]; ok {
+	if t, ok := o["event"]; ok {
 		var name string
 		if r.decode(t, &name) {
 			if to := r.to(name, mg.Events); to != "" {
-				o["trigger"] = r.quote(to)
+				o["event"] = r.quote(to)
 			} else {
-				delete(o, "trigger") // an event this spec no longer has
+				delete(o, "event") // an event this spec no longer has
 				delete(o, "payload")
 				dropped = true
 			}
@@ -231,6 +232,26 @@ func (d *Def[S, E, R]) migrateEntry(b []byte) (out []byte, dropped bool, err err
 	}
 	out, err = json.Marshal(o)
 	return out, dropped, err
+}
+
+// upgradeEntry renames the keys of a log entry of format 1 (LogEntry.UnmarshalJSON) to
+// this format's: "taskId" to "id", "event" (the kind) to "kind", "trigger" to "event".
+func upgradeEntry(o map[string]json.RawMessage) {
+	id, ok := o["taskId"]
+	if !ok {
+		return
+	}
+	kind, event, hasEvent := o["event"], o["trigger"], false
+	if _, hasEvent = o["trigger"]; hasEvent && string(event) == "null" {
+		hasEvent = false
+	}
+	delete(o, "taskId")
+	delete(o, "trigger")
+	delete(o, "event")
+	o["id"], o["kind"] = id, kind
+	if hasEvent {
+		o["event"] = event
+	}
 }
 
 // sumByState returns b, numbers by state, by the names states gives them: states merged
@@ -442,7 +463,7 @@ func (m *Machine[S, E, R, C, X]) applyMoved(e *LogEntry[S, E, R]) error {
 	}
 	m.recallEntry(e)
 	m.seq, m.updatedAt = e.Seq, e.Timestamp
-	m.passed(e.From, e.Trigger)
+	m.passed(e.From, e.Event)
 	return nil
 }
 

@@ -397,8 +397,12 @@ func TestMigrateEntry(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := jsonOf(t, b)
+		// Migrated, it is of this format (LogEntry.UnmarshalJSON): id, kind, event.
+		want["id"], want["kind"] = want["taskId"], want["event"]
+		delete(want, "taskId")
+		delete(want, "trigger")
 		maps.Copy(want, map[string]any{
-			"spec": mgNew, "trigger": "submit", "from": "draft", "to": "review", "transition": 0.0,
+			"spec": mgNew, "event": "submit", "from": "draft", "to": "review", "transition": 0.0,
 			"microsteps": []any{6.0, 0.0, -1.0}, "limits": map[string]any{"rejections": 2.0},
 			"timeouts": map[string]any{"review": float64(time.Hour)}, "context": map[string]any{"title": "h", "n": 2.0, "reviewer": "bo"},
 		})
@@ -407,7 +411,7 @@ func TestMigrateEntry(t *testing.T) {
 		}
 		// It decodes as an entry of this spec.
 		var e tEntryLog
-		if err := json.Unmarshal(got, &e); err != nil || e.Spec != mgNew || e.Trigger != eSubmit || e.From != sDraft || e.To != sReview || e.Moved != nil {
+		if err := json.Unmarshal(got, &e); err != nil || e.Spec != mgNew || e.Event != eSubmit || e.From != sDraft || e.To != sReview || e.Moved != nil {
 			t.Errorf("decoded %+v, %v", e, err)
 		}
 	})
@@ -417,8 +421,8 @@ func TestMigrateEntry(t *testing.T) {
 			t.Fatal(err)
 		}
 		o := jsonOf(t, got)
-		if _, ok := o["trigger"]; ok {
-			t.Errorf("trigger %v kept", o["trigger"])
+		if _, ok := o["event"]; ok {
+			t.Errorf("event %v kept", o["event"])
 		}
 		if _, ok := o["payload"]; ok {
 			t.Errorf("payload %v kept", o["payload"])
@@ -437,19 +441,19 @@ func TestMigrateEntry(t *testing.T) {
 			t.Fatal(err)
 		}
 		o := jsonOf(t, got)
-		if o["trigger"] != "comment" || o["payload"] == nil || o["transition"] != -1.0 ||
+		if o["event"] != "comment" || o["payload"] == nil || o["transition"] != -1.0 ||
 			!reflect.DeepEqual(o["moved"], map[string]any{"inc": []any{3.0}, "internal": true}) {
 			t.Errorf("migrated %s", got)
 		}
 	})
 	t.Run("notes", func(t *testing.T) {
-		// Entries of no transition (-1) and no trigger stay so.
+		// Entries of no transition (-1) and no event stay so.
 		b := oldEntry(3, "", "checking", "checking", -1, map[string]any{"event": "TIMEOUT_WARNING", "trigger": nil})
 		got, _, err := d.migrateEntry(b)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if o := jsonOf(t, got); o["transition"] != -1.0 || o["moved"] != nil || o["from"] != "review" || o["trigger"] != nil {
+		if o := jsonOf(t, got); o["transition"] != -1.0 || o["moved"] != nil || o["from"] != "review" || o["event"] != nil || o["kind"] != "TIMEOUT_WARNING" {
 			t.Errorf("migrated %s", got)
 		}
 	})
@@ -583,11 +587,11 @@ func TestMigrateReplayRefuses(t *testing.T) {
 		reason  string
 	}{
 		{"unpaired without a move", nil, [][]byte{log[0], log[1], oldEntry(3, "sort", "checking", "approved", oSortApprove, nil)},
-			"review -> approved on Event(10) is not transition -1 from review"},
+			"review -> approved on no event of this spec is not transition -1 from review"},
 		{"a transition out of range", nil, [][]byte{log[0], log[1], oldEntry(3, "note", "checking", "checking", 10, nil)},
 			"10 is not a transition of the older spec"},
 		{"an event gone on a paired transition", nil, [][]byte{log[0], log[1], oldEntry(3, "sort", "checking", "checking", oNote, nil)},
-			"review -> review on Event(10) is not transition 6 from review"},
+			"review -> review on no event of this spec is not transition 6 from review"},
 		{"a move from another state", nil, [][]byte{log[0], log[1], oldEntry(3, "sort", "writing", "triage", oSortWriting, nil)},
 			"draft -> draft, migrated, in review"},
 		{"a move past the counters", []func(*Migration){func(mg *Migration) { mg.Moves[oSortChecking].Inc = []int32{4} }},

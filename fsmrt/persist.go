@@ -74,10 +74,14 @@ func (s *Snapshot[S, C, X]) UnmarshalJSON(b []byte) error {
 // Sequence returns the snapshot's sequence number, for the store.
 func (s Snapshot[S, C, X]) Sequence() int64 { return s.Seq }
 
-// LogEntry is one entry of a machine's event log, in the JSON form of the seed documents:
-// {"timestamp", "taskId", "event": "STATE_TRANSITION", "from", "to", "actor", "reason",
-// "metadata"}, plus what replaying it needs: the transition that fired and the machine's
-// data after it. A generated package names it (review.TaskLogEntry).
+// LogEntry is one entry of a machine's event log: {"seq", "timestamp", "id", "kind":
+// "STATE_TRANSITION", "event", "from", "to", "actor", "reason", "metadata"}, plus what
+// replaying it needs: the transition that fired and the machine's data after it. A
+// generated package names it (review.TaskLogEntry).
+//
+// Entries written before this format (format 1) named the instance "taskId", the kind
+// "event" and the event "trigger"; they decode into the same fields (UnmarshalJSON), so
+// stored logs of either format load.
 type LogEntry[S StateType, E, R EnumType] struct {
 	// Spec is the fingerprint of the spec the machine was generated from (Spec.Fingerprint).
 	Spec string `json:"spec,omitempty"`
@@ -85,13 +89,19 @@ type LogEntry[S StateType, E, R EnumType] struct {
 	Seq int64 `json:"seq"`
 	// Timestamp is when the transition happened: the input's At, else the machine's clock.
 	Timestamp time.Time `json:"timestamp"`
-	TaskID    string    `json:"taskId"`
-	// Kind is STATE_TRANSITION, or STATE_RESUMED for a machine Resume took out of a
-	// terminal state (its Transition is -1).
-	Kind    string `json:"event"`
-	Trigger E      `json:"trigger"`
-	From    S      `json:"from"`
-	To      S      `json:"to"`
+	// ID is the machine's ID.
+	ID string `json:"id"`
+	// Kind is what the entry records: KindTransition for a transition an event fired,
+	// KindResumed for a machine Resume took out of a terminal state (its Transition is
+	// -1), or a note that no event fired (KindCreated, KindStarted, KindMigrated, the
+	// timeout notes KindTimeoutPrefix+LEVEL).
+	Kind string `json:"kind"`
+	// Event is the event that fired the transition. A note has none: HasEvent reports
+	// false and Event is outside the machine's events (its String says so), as it is for
+	// an event an older spec had and this one no longer has.
+	Event E `json:"event"`
+	From  S `json:"from"`
+	To    S `json:"to"`
 	// Transition is the index of the declared transition that fired, in spec order from 0:
 	// replaying applies its bookkeeping without asking the guards.
 	Transition int    `json:"transition"`
@@ -130,6 +140,70 @@ type LogEntry[S StateType, E, R EnumType] struct {
 
 // Sequence returns the entry's sequence number, for the store.
 func (e LogEntry[S, E, R]) Sequence() int64 { return e.Seq }
+
+// HasEvent reports whether an event fired the entry's transition: false for a note
+// (MACHINE_CREATED, TIMEOUT_*, ...), whose Event is none of the machine's events.
+func (e LogEntry[S, E, R]) HasEvent() bool { return !isNote(e.Kind) }
+
+// eventText names event e in a message: its name, or what it is when it is none of the
+// machine's events.
+func (m *Machine[S, E, R, C, X]) eventText(e E) string {
+	if int(e) < m.def.NumEvents {
+		return e.String()
+	}
+	return "no event of this spec"
+}
+
+// noEvent is the Event of an entry no event fired: the largest value of E, none of a
+// machine's events.
+func noEvent[E EnumType]() E {
+	var e E
+	return ^e
+}
+
+// logEntryFields is LogEntry without its methods, for decoding its fields.
+type logEntryFields[S StateType, E, R EnumType] LogEntry[S, E, R]
+
+// UnmarshalJSON decodes an entry of either format: this one ("id", "kind", "event", the
+// event absent from a note) or format 1 ("taskId", "event" for the kind, "trigger" for
+// the event), told apart by the "taskId" key only format 1 has. An entry without an
+// event decodes with the Event no event has (HasEvent).
+func (e *LogEntry[S, E, R]) UnmarshalJSON(b []byte) error {
+	*e = LogEntry[S, E, R]{}
+	in := struct {
+		*logEntryFields[S, E, R]
+		Event   json.RawMessage `json:"event"`
+		TaskID  *string         `json:"taskId"`
+		Trigger *E              `json:"trigger"`
+	}{logEntryFields: (*logEntryFields[S, E, R])(e)}
+	if err := json.Unmarshal(b, &in); err != nil {
+		return err
+	}
+	e.Event = noEvent[E]()
+	if in.TaskID != nil {
+		// Format 1.
+		e.ID = *in.TaskID
+		if err := json.Unmarshal(orNull(in.Event), &e.Kind); err != nil {
+			return fmt.Errorf("the entry's kind (format 1's \"event\"): %w", err)
+		}
+		if in.Trigger != nil {
+			e.Event = *in.Trigger
+		}
+		return nil
+	}
+	if len(in.Event) > 0 && string(in.Event) != "null" {
+		return json.Unmarshal(in.Event, &e.Event)
+	}
+	return nil
+}
+
+// orNull returns b, or JSON's null for nothing.
+func orNull(b json.RawMessage) json.RawMessage {
+	if len(b) == 0 {
+		return json.RawMessage("null")
+	}
+	return b
+}
 
 // IdempotencyKey returns the entry's idempotency key, for the store.
 func (e LogEntry[S, E, R]) IdempotencyKey() string { return e.Key }
@@ -566,7 +640,7 @@ func Replay[S StateType, E, R EnumType, C, X any](ctx context.Context, m *Machin
 				}
 				m.recallEntry(&e)
 				if e.Seq == s.Seq {
-					m.passed(e.From, e.Trigger)
+					m.passed(e.From, e.Event)
 				}
 			}
 			// Read back from its start, the log held every key before the snapshot.
@@ -647,7 +721,7 @@ func (m *Machine[S, E, R, C, X]) decodeEntry(se *Entry) (LogEntry[S, E, R], erro
 	if dropped {
 		// An event this spec no longer has is none of its events: no key or history
 		// record of it matches a firing.
-		e.Trigger = E(m.def.NumEvents)
+		e.Event = noEvent[E]()
 	}
 	switch {
 	case e.Spec != m.def.Spec.Fingerprint:
@@ -723,8 +797,8 @@ func (m *Machine[S, E, R, C, X]) apply(e *LogEntry[S, E, R]) error {
 			return fmt.Errorf("policies: %w", err)
 		}
 	}
-	if p := d.Payloads; p != nil && e.Kind == KindTransition && int(e.Trigger) < len(p) && p[e.Trigger] {
-		pl := m.payloads.Payload(&m.extra, int(e.Trigger), true)
+	if p := d.Payloads; p != nil && e.Kind == KindTransition && int(e.Event) < len(p) && p[e.Event] {
+		pl := m.payloads.Payload(&m.extra, int(e.Event), true)
 		if err := json.Unmarshal(e.Payload, pl); err != nil {
 			return fmt.Errorf("payload: %w", err)
 		}
@@ -749,10 +823,10 @@ func (m *Machine[S, E, R, C, X]) apply(e *LogEntry[S, E, R]) error {
 	ok := e.From == m.state && e.Transition >= 0 && e.Transition < len(d.Transitions)
 	if ok {
 		t := &d.Transitions[e.Transition]
-		ok = slices.Contains(t.From, int32(e.From)) && slices.Contains(t.On, int32(e.Trigger)) && slices.Contains(t.To, int32(e.To))
+		ok = slices.Contains(t.From, int32(e.From)) && slices.Contains(t.On, int32(e.Event)) && slices.Contains(t.To, int32(e.To))
 	}
 	if !ok {
-		return fmt.Errorf("%s -> %s on %s is not transition %d from %s", e.From, e.To, e.Trigger, e.Transition, m.state)
+		return fmt.Errorf("%s -> %s on %s is not transition %d from %s", e.From, e.To, m.eventText(e.Event), e.Transition, m.state)
 	}
 	t := &d.Transitions[e.Transition]
 	// A tripped limit redirected the transition (the first one tripped decides; one that
@@ -773,9 +847,9 @@ func (m *Machine[S, E, R, C, X]) apply(e *LogEntry[S, E, R]) error {
 	}
 	switch {
 	case trips != 0 && then < 0:
-		return fmt.Errorf("%s -> %s on %s trips a limit that refuses it", e.From, e.To, e.Trigger)
+		return fmt.Errorf("%s -> %s on %s trips a limit that refuses it", e.From, e.To, m.eventText(e.Event))
 	case trips != 0 && S(then) != e.To:
-		return fmt.Errorf("%s -> %s on %s trips a limit that redirects it to %s", e.From, e.To, e.Trigger, S(then))
+		return fmt.Errorf("%s -> %s on %s trips a limit that redirects it to %s", e.From, e.To, m.eventText(e.Event), S(then))
 	}
 	// A redirect leaves the state, even back to the state left by an internal transition.
 	moved := t.Kind != TargetInternal || trips != 0
@@ -789,7 +863,7 @@ func (m *Machine[S, E, R, C, X]) apply(e *LogEntry[S, E, R]) error {
 	}
 	m.recallEntry(e)
 	m.seq, m.updatedAt = e.Seq, e.Timestamp
-	m.passed(e.From, e.Trigger)
+	m.passed(e.From, e.Event)
 	return nil
 }
 
@@ -815,7 +889,7 @@ func (m *Machine[S, E, R, C, X]) applyResumed(e *LogEntry[S, E, R]) error {
 	}
 	m.recallEntry(e)
 	m.seq, m.updatedAt = e.Seq, e.Timestamp
-	m.passed(e.From, e.Trigger)
+	m.passed(e.From, e.Event)
 	return nil
 }
 
@@ -861,10 +935,10 @@ func Resume[S StateType, E, R EnumType, C, X any](ctx context.Context, m *Machin
 // in memory: the history record and the idempotency key.
 func (m *Machine[S, E, R, C, X]) recallEntry(e *LogEntry[S, E, R]) {
 	if m.def.History {
-		m.history.Add(Record[S, E]{From: e.From, To: e.To, Event: e.Trigger, EventID: e.EventID, At: e.Timestamp, Actor: e.Actor, Reason: e.Reason})
+		m.history.Add(Record[S, E]{From: e.From, To: e.To, Event: e.Event, EventID: e.EventID, At: e.Timestamp, Actor: e.Actor, Reason: e.Reason})
 	}
 	if m.def.Idempotent && e.Key != "" {
-		m.keys.Put(e.Key, keyRecord[S, E]{event: e.Trigger, state: e.To})
+		m.keys.Put(e.Key, keyRecord[S, E]{event: e.Event, state: e.To})
 	}
 }
 
@@ -944,15 +1018,15 @@ func counterValue[S StateType](c *Counter, st S, n int) CounterValue {
 	return v
 }
 
-// logEntryJSON is LogEntry as it encodes: the same fields, but the trigger left out of an
-// entry that no event triggered (a note: MACHINE_CREATED, TIMEOUT_*).
+// logEntryJSON is LogEntry as it encodes: the same fields, but the event left out of an
+// entry that no event fired (a note: MACHINE_CREATED, TIMEOUT_*).
 type logEntryJSON[S StateType, E, R EnumType] struct {
 	Spec       string              `json:"spec,omitempty"`
 	Seq        int64               `json:"seq"`
 	Timestamp  time.Time           `json:"timestamp"`
-	TaskID     string              `json:"taskId"`
-	Kind       string              `json:"event"`
-	Trigger    *E                  `json:"trigger,omitempty"`
+	ID         string              `json:"id"`
+	Kind       string              `json:"kind"`
+	Event      *E                  `json:"event,omitempty"`
 	From       S                   `json:"from"`
 	To         S                   `json:"to"`
 	Transition int                 `json:"transition"`
@@ -973,21 +1047,21 @@ type logEntryJSON[S StateType, E, R EnumType] struct {
 	Moved      *Move               `json:"moved,omitempty"`
 }
 
-// MarshalJSON encodes the entry in the seed documents' format plus what replaying it needs;
-// a note (an entry no event triggered) has no trigger.
+// MarshalJSON encodes the entry with what replaying it needs; a note (an entry no event
+// fired) has no event.
 func (e LogEntry[S, E, R]) MarshalJSON() ([]byte, error) { return json.Marshal(e.wire()) }
 
 // wire returns the entry as it encodes.
 func (e *LogEntry[S, E, R]) wire() *logEntryJSON[S, E, R] {
 	j := &logEntryJSON[S, E, R]{
-		Spec: e.Spec, Seq: e.Seq, Timestamp: e.Timestamp, TaskID: e.TaskID, Kind: e.Kind, From: e.From, To: e.To,
+		Spec: e.Spec, Seq: e.Seq, Timestamp: e.Timestamp, ID: e.ID, Kind: e.Kind, From: e.From, To: e.To,
 		Transition: e.Transition, Actor: e.Actor, Reason: e.Reason, EventID: e.EventID, Role: e.Role, Key: e.Key,
 		Created: e.Created, Context: e.Context, Payload: e.Payload, Policies: e.Policies, Limits: e.Limits,
 		Timeouts: e.Timeouts, Metadata: e.Metadata, Micro: e.Micro, History: e.History,
 		Moved: e.Moved,
 	}
 	if !isNote(e.Kind) {
-		j.Trigger = &e.Trigger
+		j.Event = &e.Event
 	}
 	return j
 }

@@ -65,8 +65,8 @@ func TestFireDueNeverBackInTime(t *testing.T) {
 			t.Errorf("entry %d at %v is before entry %d at %v", log[i].Seq, log[i].Timestamp, log[i-1].Seq, log[i-1].Timestamp)
 		}
 	}
-	if e := log[len(log)-1]; e.Kind != KindTransition || e.Trigger != eSubmit || !e.Timestamp.Equal(t0.Add(12*time.Minute)) || e.Metadata["deadline"] != "" {
-		t.Errorf("expiry entry %s %s at %v", e.Kind, e.Trigger, e.Timestamp.Sub(t0))
+	if e := log[len(log)-1]; e.Kind != KindTransition || e.Event != eSubmit || !e.Timestamp.Equal(t0.Add(12*time.Minute)) || e.Metadata["deadline"] != "" {
+		t.Errorf("expiry entry %s %s at %v", e.Kind, e.Event, e.Timestamp.Sub(t0))
 	}
 	if _, err := load(bg, "doc-1"); err != nil {
 		t.Errorf("replay: %v", err)

@@ -158,7 +158,7 @@ func TestFireDue(t *testing.T) {
 		t.Fatalf("after the expiry: %v, %v", m, err)
 	}
 	log = logOf(t, st)
-	if e := log[len(log)-1]; e.Kind != KindTransition || e.Trigger != ePause || e.Reason != "timeout expired" || e.Actor != "scheduler" || !e.Timestamp.Equal(t0.Add(10*time.Minute)) {
+	if e := log[len(log)-1]; e.Kind != KindTransition || e.Event != ePause || e.Reason != "timeout expired" || e.Actor != "scheduler" || !e.Timestamp.Equal(t0.Add(10*time.Minute)) {
 		t.Errorf("expiry entry %+v", e)
 	}
 	if n, err := fire(time.Hour); n != 0 || err != nil {
@@ -287,7 +287,7 @@ func TestCreate(t *testing.T) {
 	}
 	// A creation entry anywhere but first does not replay.
 	fs := &fixedStore{log: []tEntryLog{
-		{Seq: 1, Timestamp: t0, Kind: KindTransition, Trigger: eComment, From: sDraft, To: sDraft, Transition: 6},
+		{Seq: 1, Timestamp: t0, Kind: KindTransition, Event: eComment, From: sDraft, To: sDraft, Transition: 6},
 		{Seq: 2, Timestamp: t0, Kind: KindCreated, From: sDraft, To: sDraft, Transition: -1},
 	}}
 	var le *LogError
@@ -307,7 +307,7 @@ func loadSnapshotOK(t *testing.T, st *tStore) (tSnapshot, bool) {
 }
 
 // TestLogEntryJSON: the encoding of a log entry has LogEntry's fields and tags, and leaves
-// the trigger out of a note.
+// the event out of a note.
 func TestLogEntryJSON(t *testing.T) {
 	a, b := reflect.TypeFor[tEntryLog](), reflect.TypeFor[logEntryJSON[tState, tEvent, tRole]]()
 	if a.NumField() != b.NumField() {
@@ -315,13 +315,13 @@ func TestLogEntryJSON(t *testing.T) {
 	}
 	for i := range a.NumField() {
 		fa, fb := a.Field(i), b.Field(i)
-		if fa.Name != fb.Name || fa.Tag != fb.Tag && fa.Name != "Trigger" {
+		if fa.Name != fb.Name || fa.Tag != fb.Tag && fa.Name != "Event" {
 			t.Errorf("field %d: %s %q, encoded as %s %q", i, fa.Name, fa.Tag, fb.Name, fb.Tag)
 		}
 	}
 	for kind, want := range map[string]bool{KindTransition: true, KindResumed: true, KindCreated: false, "TIMEOUT_WARN": false} {
-		b, err := json.Marshal(tEntryLog{Kind: kind, Trigger: eSubmit})
-		if err != nil || strings.Contains(string(b), `"trigger":"submit"`) != want {
+		b, err := json.Marshal(tEntryLog{Kind: kind, Event: eSubmit})
+		if err != nil || strings.Contains(string(b), `"event":"submit"`) != want {
 			t.Errorf("%s: %s, %v", kind, b, err)
 		}
 	}
@@ -439,7 +439,7 @@ func TestExpireOnceAStay(t *testing.T) {
 	if !expire(10*time.Minute) || r.m.Seq() != seq+1 {
 		t.Errorf("not expired at its timeout (seq %d)", r.m.Seq())
 	}
-	if e := logOf(t, st)[seq]; e.Trigger != eComment || e.Reason != "timeout expired" {
+	if e := logOf(t, st)[seq]; e.Event != eComment || e.Reason != "timeout expired" {
 		t.Errorf("the expiry's entry %+v", e)
 	}
 	if expire(11*time.Minute) || expire(time.Hour) || r.m.Seq() != seq+1 {

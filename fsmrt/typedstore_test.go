@@ -29,7 +29,7 @@ func storeEntry(e tEntryLog) Entry {
 		// A timeout of a state the machine does not have: what no machine encodes.
 		data = bytes.Replace(data, []byte(`"timeouts":{"review"`), []byte(`"timeouts":{"nowhere"`), 1)
 	}
-	return Entry{Seq: e.Seq, Kind: e.Kind, Event: e.Trigger.String(), From: e.From.String(), To: e.To.String(), At: e.Timestamp, Key: e.Key, Data: data}
+	return Entry{Seq: e.Seq, Kind: e.Kind, Event: e.Event.String(), From: e.From.String(), To: e.To.String(), At: e.Timestamp, Key: e.Key, Data: data}
 }
 
 // typedEntries decodes what a store keeps.

@@ -926,7 +926,7 @@ func TestSeed000PersistenceSeam(t *testing.T) {
 	c.Advance(time.Minute)
 
 	snap, ok, entries, err := seedStored(live)
-	if err != nil || !ok || snap.State != cognitive.StateSuspended || snap.Seq != 3 || len(entries) != 1 || entries[0].Trigger != cognitive.EventTaskResumed || entries[0].Seq != 4 {
+	if err != nil || !ok || snap.State != cognitive.StateSuspended || snap.Seq != 3 || len(entries) != 1 || entries[0].Event != cognitive.EventTaskResumed || entries[0].Seq != 4 {
 		t.Fatalf("store: %v %v snapshot %s seq %d, log %+v", err, ok, snap.State, snap.Seq, entries)
 	}
 

@@ -118,7 +118,7 @@ func TestSeed000CheckpointsAcrossProcesses(t *testing.T) {
 		if err := json.Unmarshal(e.Context, &c); err != nil {
 			t.Fatal(err)
 		}
-		byEvent[e.Trigger] = c
+		byEvent[e.Event] = c
 	}
 	// TASK_CREATED | Input, source, metadata.
 	if c := byEvent[cognitive.EventTaskCreated]; c.InputText != "plan a trip to Lisbon" || c.Source != "telegram" || c.InputMetadata["chat"] != "42" {
@@ -143,7 +143,7 @@ func TestSeed000CheckpointsAcrossProcesses(t *testing.T) {
 	}
 	var kinds []string
 	for _, e := range log {
-		kinds = append(kinds, e.Trigger.String())
+		kinds = append(kinds, e.Event.String())
 	}
 	want := []string{"task_created", "reason_done", "tool_call_completed", "task_suspended", "task_resumed", "tool_call_completed", "reason_done", "step_completed"}
 	if !reflect.DeepEqual(kinds, want) {

@@ -252,8 +252,8 @@ func TestSeed002KilledAndResumed(t *testing.T) {
 				t.Fatalf("log: %d entries, %v", len(log), err)
 			}
 			for i, e := range log {
-				if e.Trigger != script[i] || e.Seq != int64(i+1) {
-					t.Errorf("entry %d: %s at %d", i, e.Trigger, e.Seq)
+				if e.Event != script[i] || e.Seq != int64(i+1) {
+					t.Errorf("entry %d: %s at %d", i, e.Event, e.Seq)
 				}
 			}
 		})

@@ -532,7 +532,7 @@ func TestSeed002CancelAndResume(t *testing.T) {
 	if err != nil || int64(len(log)) != cancelled || log[0].Seq != 1 {
 		t.Fatalf("log: %d entries for %d transitions, %v", len(log), cancelled, err)
 	}
-	if e := log[len(log)-1]; e.Trigger != pipeline.EventCancel || e.From != pipeline.StateExecuting || e.To != pipeline.StateStopped || e.Actor != "user" || e.Reason != "/cancel" {
+	if e := log[len(log)-1]; e.Event != pipeline.EventCancel || e.From != pipeline.StateExecuting || e.To != pipeline.StateStopped || e.Actor != "user" || e.Reason != "/cancel" {
 		t.Errorf("cancel entry %+v", e)
 	}
 

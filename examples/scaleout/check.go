@@ -177,8 +177,8 @@ func (c *checker) keys(i int, log []order.OrderLogEntry) {
 		switch {
 		case !ok:
 			c.rep.problem("%s: entry %d has key %q, which no fresh event of the plan has", id, e.Seq, e.Key)
-		case e.Kind != fsmrt.KindTransition || e.Trigger != want:
-			c.rep.problem("%s: entry %d of key %q is %s %s, the plan's event is %s", id, e.Seq, e.Key, e.Kind, e.Trigger, want)
+		case e.Kind != fsmrt.KindTransition || e.Event != want:
+			c.rep.problem("%s: entry %d of key %q is %s %s, the plan's event is %s", id, e.Seq, e.Key, e.Kind, e.Event, want)
 		case seen[e.Key]:
 			c.rep.problem("%s: key %q applied twice (again at %d)", id, e.Key, e.Seq)
 		}
@@ -196,9 +196,9 @@ func (c *checker) unkeyed(id string, e order.OrderLogEntry) {
 	switch {
 	case e.Kind == fsmrt.KindCreated && e.Seq == 1:
 	case levelPercent[e.Kind] > 0:
-	case e.Kind == fsmrt.KindTransition && e.Trigger == order.EventRelease && e.Actor == scheduler:
+	case e.Kind == fsmrt.KindTransition && e.Event == order.EventRelease && e.Actor == scheduler:
 	default:
-		c.rep.problem("%s: entry %d (%s %s by %q) has no key", id, e.Seq, e.Kind, e.Trigger, e.Actor)
+		c.rep.problem("%s: entry %d (%s %s by %q) has no key", id, e.Seq, e.Kind, e.Event, e.Actor)
 	}
 }
 
@@ -224,7 +224,7 @@ func (c *checker) stays(id string, log []order.OrderLogEntry) {
 		case e.From == order.StateHeld && e.To != order.StateHeld:
 			c.release(id, in, e)
 			in = nil
-		case e.Trigger == order.EventRelease:
+		case e.Event == order.EventRelease:
 			c.rep.problem("%s: entry %d releases from %s", id, e.Seq, e.From)
 		}
 	}
@@ -255,8 +255,8 @@ func (c *checker) level(id string, in *stay, e order.OrderLogEntry) {
 func (c *checker) release(id string, in *stay, e order.OrderLogEntry) {
 	expiry := in.entered.Add(heldTimeout)
 	switch {
-	case e.Trigger != order.EventRelease || e.Actor != scheduler:
-		c.rep.problem("%s: entry %d leaves held on %s by %q", id, e.Seq, e.Trigger, e.Actor)
+	case e.Event != order.EventRelease || e.Actor != scheduler:
+		c.rep.problem("%s: entry %d leaves held on %s by %q", id, e.Seq, e.Event, e.Actor)
 	case e.To != in.from:
 		c.rep.problem("%s: entry %d releases to %s, held from %s", id, e.Seq, e.To, in.from)
 	case e.Timestamp.Before(expiry):
@@ -274,8 +274,8 @@ func (c *checker) release(id string, in *stay, e order.OrderLogEntry) {
 // keyed by the order and the firing's key (or the entry, for the scheduler's firings).
 func (c *checker) expectEffects(id string, log []order.OrderLogEntry) {
 	for _, e := range log {
-		ships := e.Trigger == order.EventAdvance && e.From == order.StateCheckout && e.To == order.StateShipped
-		if e.Kind != fsmrt.KindTransition || !ships && e.Trigger != order.EventRelease {
+		ships := e.Event == order.EventAdvance && e.From == order.StateCheckout && e.To == order.StateShipped
+		if e.Kind != fsmrt.KindTransition || !ships && e.Event != order.EventRelease {
 			continue
 		}
 		// The machine's name and ID, then the firing's key or the entry's sequence number.
@@ -343,10 +343,10 @@ func (c *checker) counters(id string, m *order.Order, log []order.OrderLogEntry)
 	for _, e := range log {
 		switch {
 		case e.Kind != fsmrt.KindTransition:
-		case e.Trigger == order.EventAdd:
+		case e.Event == order.EventAdd:
 			adds[e.From]++
 			items++
-		case e.Trigger == order.EventHold && e.From != order.StateHeld:
+		case e.Event == order.EventHold && e.From != order.StateHeld:
 			holds++
 		}
 	}

@@ -278,7 +278,7 @@ func runTimerClock(t *testing.T, kind, where string, offset time.Duration) {
 		for _, e := range log {
 			k := e.Kind
 			if e.Kind == fsmrt.KindTransition {
-				k = e.Trigger.String()
+				k = e.Event.String()
 			}
 			kinds = append(kinds, k)
 		}

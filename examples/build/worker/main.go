@@ -38,6 +38,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/fsmgen/fsmgen/examples/build/seedlog"
 	"github.com/fsmgen/fsmgen/fsmrt"
 	"github.com/fsmgen/fsmgen/generated/build"
 	"github.com/fsmgen/fsmgen/store/postgres"
@@ -310,7 +311,7 @@ func (w *worker) schedule(ctx context.Context) {
 			continue
 		}
 		for _, e := range log {
-			b, err := json.Marshal(e)
+			b, err := json.Marshal(seedlog.Of(e)) // the seed's event format
 			if err != nil {
 				fmt.Fprintf(w.errs, "worker: %v\n", err)
 				break

@@ -793,6 +793,7 @@ func TestFsmMigrations(t *testing.T) {
 func TestFsmStoreReplaysTheSameMachine(t *testing.T) {
 	ctx := context.Background()
 	store := fsmrt.NewMemoryStore()
+	var first map[string]any // the first entry a machine logged, as JSON
 	for _, p := range fsmPaths {
 		if len(p.steps) == 0 {
 			continue // nothing is logged for the initial state
@@ -831,8 +832,13 @@ func TestFsmStoreReplaysTheSameMachine(t *testing.T) {
 		}
 		for _, e := range log {
 			var le TicketLogEntry
-			if err := json.Unmarshal(e.Data, &le); err != nil || le.Kind != "STATE_TRANSITION" || le.TaskID != id || le.Spec != def.Spec.Fingerprint || e.To != le.To.String() {
+			if err := json.Unmarshal(e.Data, &le); err != nil || le.Kind != "STATE_TRANSITION" || le.ID != id || le.Spec != def.Spec.Fingerprint || e.To != le.To.String() {
 				t.Errorf("%s: log entry %s %v", id, e.Data, err)
+			}
+		}
+		if first == nil {
+			if err := json.Unmarshal(log[0].Data, &first); err != nil {
+				t.Fatal(err)
 			}
 		}
 		whole := fsmCopyLog(t, id, log)
@@ -867,25 +873,38 @@ func TestFsmStoreReplaysTheSameMachine(t *testing.T) {
 	if _, err := ReplayTicket(ctx, store, "fsm-x", &fsmHooks{}); !errors.Is(err, fsmrt.ErrNotFound) || !errors.As(err, &nf) || nf.ID != "fsm-x" {
 		t.Errorf("replay of an ID the store never saw: %v, want a NotFoundError", err)
 	}
-	// Entries no machine of this spec could have written.
+	// Entries no machine of this spec could have written: a first entry a machine wrote,
+	// changed. Unchanged, it replays.
+	if first == nil {
+		return // the machine never moves
+	}
 	for name, change := range map[string]func(map[string]any){
-		"unknown event": func(e map[string]any) { e["trigger"] = "no such event" },
+		"unchanged":     func(e map[string]any) {},
+		"unknown event": func(e map[string]any) { e["event"] = "no such event" },
 		"bad context":   func(e map[string]any) { e["context"] = "{" },
 		"wrong target":  func(e map[string]any) { e["to"] = "no such state" },
 		"another spec":  func(e map[string]any) { e["spec"] = "sha256:another" },
 		"another seq":   func(e map[string]any) { e["seq"] = 2 },
 	} {
-		e := map[string]any{"spec": def.Spec.Fingerprint, "seq": 1, "timestamp": "2026-01-01T00:00:00Z", "event": "STATE_TRANSITION",
-			"trigger": Event(0).String(), "from": StateOpen.String(), "to": StateOpen.String(), "transition": 0}
+		id := "fsm-bad " + name
+		e := map[string]any{"id": id}
+		for k, v := range first {
+			if k != "id" {
+				e[k] = v
+			}
+		}
 		change(e)
 		data, _ := json.Marshal(e)
-		id := "fsm-bad " + name
-		c := &fsmrt.Commit{Machine: def.Spec.Name(), ID: id, Spec: def.Spec.Fingerprint, State: "x",
+		c := &fsmrt.Commit{Machine: def.Spec.Name(), ID: id, Spec: def.Spec.Fingerprint, State: fmt.Sprint(first["to"]),
 			Entry: fsmrt.Entry{Seq: 1, Kind: "STATE_TRANSITION", Data: data}}
 		if err := store.Commit(ctx, c); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := ReplayTicket(ctx, store, id, &fsmHooks{}); err == nil {
+		_, err := ReplayTicket(ctx, store, id, &fsmHooks{})
+		switch {
+		case name == "unchanged" && err != nil:
+			t.Errorf("the first entry a machine logged, stored again: %v", err)
+		case name != "unchanged" && err == nil:
 			t.Errorf("%s: a log entry that cannot be replayed was accepted", name)
 		}
 	}
