@@ -72,6 +72,7 @@ var cases = []struct {
 	{"DelayDeadlines", testDelayDeadlines},
 	{"Find", testFind},
 	{"Pending", testPending},
+	{"IndexRows", testIndexRows},
 }
 
 const spec = "sha256:0123456789abcdef"

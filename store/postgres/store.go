@@ -17,6 +17,7 @@ type Store struct {
 	pool    *pgxpool.Pool
 	ownPool bool // Open made the pool: Close closes it
 	sql     statements
+	index   indexStatements
 }
 
 var _ fsmrt.Store = (*Store)(nil)
@@ -60,7 +61,7 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Store, error
 	if err := migrate(ctx, pool, o.schema); err != nil {
 		return nil, err
 	}
-	return &Store{pool: pool, sql: newStatements(o.schema)}, nil
+	return &Store{pool: pool, sql: newStatements(o.schema), index: newIndexStatements(o.schema)}, nil
 }
 
 // Open connects to the database of dsn (a postgres:// URL or a key=value string, as
