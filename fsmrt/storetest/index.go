@@ -28,7 +28,9 @@ func testIndexRows(t *testing.T, s *suite) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		slices.SortFunc(r.Counters, func(a, b fsmrt.CounterValue) int { return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.State, b.State)) })
+		slices.SortFunc(r.Counters, func(a, b fsmrt.CounterValue) int {
+			return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.State, b.State))
+		})
 		slices.SortFunc(r.Deadlines, func(a, b fsmrt.IndexDeadline) int { return cmp.Compare(a.Name, b.Name) })
 		for i := range r.Deadlines {
 			r.Deadlines[i].At = r.Deadlines[i].At.UTC()
