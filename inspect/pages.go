@@ -2,6 +2,7 @@ package inspect
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -90,33 +91,29 @@ func (h *Handler) machine(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := pageContext(r)
 	defer cancel()
 	now := h.now()
-	all, err := h.store.Find(ctx, fsmrt.Query{Machine: d.Machine})
+	byState, err := h.countByState(ctx, fsmrt.Query{Machine: d.Machine})
 	if err != nil {
 		h.fail(w, http.StatusInternalServerError, err)
 		return
 	}
+	all := total(byState)
 	counts := make([]int, len(d.States))
-	other := 0 // instances in a state the description does not have (another spec)
-	for _, in := range all {
-		if i := stateIndex(d, in.State); i >= 0 {
-			counts[i]++
-		} else {
-			other++
-		}
+	other := all // instances in a state the description does not have (another spec)
+	for i, s := range d.States {
+		counts[i] = byState[s.Name]
+		other -= counts[i]
 	}
-	// Those past each level, by state: one query per level.
+	// Those past each level, by state: one count per level.
 	past := make([][]int, len(d.Levels))
 	for l, name := range d.Levels {
 		past[l] = make([]int, len(d.States))
-		found, err := h.store.Find(ctx, fsmrt.Query{Machine: d.Machine, Deadline: "level:" + name, Due: now})
+		found, err := h.countByState(ctx, fsmrt.Query{Machine: d.Machine, Deadline: "level:" + name, Due: now})
 		if err != nil {
 			h.fail(w, http.StatusInternalServerError, err)
 			return
 		}
-		for _, in := range found {
-			if i := stateIndex(d, in.State); i >= 0 {
-				past[l][i]++
-			}
+		for i, s := range d.States {
+			past[l][i] = found[s.Name]
 		}
 	}
 	var rows []stateRow
@@ -147,12 +144,12 @@ func (h *Handler) machine(w http.ResponseWriter, r *http.Request) {
 			top = 1
 		}
 		for k := 1; k <= top; k++ {
-			found, err := h.store.Find(ctx, fsmrt.Query{Machine: d.Machine, Counter: c.Name, AtLeast: k})
+			found, err := h.countByState(ctx, fsmrt.Query{Machine: d.Machine, Counter: c.Name, AtLeast: k})
 			if err != nil {
 				h.fail(w, http.StatusInternalServerError, err)
 				return
 			}
-			row.At = append(row.At, len(found))
+			row.At = append(row.At, total(found))
 		}
 		counters = append(counters, row)
 	}
@@ -180,7 +177,7 @@ func (h *Handler) machine(w http.ResponseWriter, r *http.Request) {
 		Effects                       []effectRow
 		EffectsLimit                  int
 		Now                           time.Time
-	}{d.Machine, d.Machine, d.Spec, listLink(d.Machine, "", "", ""), len(all), other,
+	}{d.Machine, d.Machine, d.Spec, listLink(d.Machine, "", "", ""), all, other,
 		layout(d, counts, nil, -1), rows, levels, counters, h.pending != nil, effects, h.pageSize(), now})
 }
 
@@ -334,6 +331,21 @@ func (h *Handler) instance(w http.ResponseWriter, r *http.Request) {
 			effects = append(effects, effectRow{Name: x.Name, Key: x.Key, Owner: x.Owner, Seq: x.Seq, Index: x.Index, Attempts: x.Attempts, LeaseUntil: x.LeaseUntil})
 		}
 	}
+	// Without the generated code to replay it, the counters are those the store keeps
+	// for Find (fsmrt.IndexReader).
+	var rowCounters []fsmrt.CounterValue
+	rowsRead := false
+	if ir, ok := h.store.(fsmrt.IndexReader); ok && cur == nil {
+		rows, err := ir.IndexRows(ctx, d.Machine, id)
+		if err != nil {
+			h.fail(w, http.StatusInternalServerError, err)
+			return
+		}
+		rowCounters, rowsRead = rows.Counters, true
+		slices.SortFunc(rowCounters, func(a, b fsmrt.CounterValue) int {
+			return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.State, b.State))
+		})
+	}
 	counts := make([]int, len(d.States))
 	current := stateIndex(d, loaded.State)
 	if current >= 0 {
@@ -342,7 +354,8 @@ func (h *Handler) instance(w http.ResponseWriter, r *http.Request) {
 	h.render(w, "instance.html", struct {
 		Title, Machine, MachineLink, ID, State, Spec, Context string
 		Version                                               int64
-		SpecDiffers, Pending                                  bool
+		SpecDiffers, Pending, RowsRead                        bool
+		RowCounters                                           []fsmrt.CounterValue
 		Current                                               *fsmrt.Current
 		CurrentErr                                            string
 		Entries                                               []entryRow
@@ -351,7 +364,7 @@ func (h *Handler) instance(w http.ResponseWriter, r *http.Request) {
 		Diagram                                               *diagram
 		Now                                                   time.Time
 	}{d.Machine + " " + id, d.Machine, machineLink(d.Machine), id, loaded.State, loaded.Spec, indent(context),
-		loaded.Version, d.Spec != "" && loaded.Spec != d.Spec, h.pending != nil, cur, curErr,
+		loaded.Version, d.Spec != "" && loaded.Spec != d.Spec, h.pending != nil, rowsRead, rowCounters, cur, curErr,
 		entries, deadlines, effects, layout(d, counts, path, current), now})
 }
 

@@ -73,6 +73,7 @@ var cases = []struct {
 	{"Find", testFind},
 	{"Pending", testPending},
 	{"IndexRows", testIndexRows},
+	{"CountByState", testCountByState},
 }
 
 const spec = "sha256:0123456789abcdef"

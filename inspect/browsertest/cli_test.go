@@ -94,6 +94,11 @@ func checkServed(t *testing.T, url string, s inspecttest.Seeded) {
 	if !strings.Contains(body, `<td id="state">cto_intervention</td>`) || !strings.Contains(body, s.Reason) {
 		t.Errorf("instance page:\n%s", body)
 	}
+	// Without the generated code the counters are the store's rows, said so.
+	body = get("instance?m=build.Task&id=" + s.Planning)
+	if !strings.Contains(body, `<tr><td>failures</td><td>planning</td><td class="n">2</td></tr>`) || !strings.Contains(body, "As the store's rows say") {
+		t.Errorf("instance page without the generated code shows no counters:\n%s", body)
+	}
 }
 
 // TestCLISQLite: store/sqlite's fsmgen serves the inspector of a SQLite file on loopback.
