@@ -192,11 +192,12 @@ func (m *Machine[S, E, R, C, X]) deliver(ctx context.Context, calls []EffectCall
 		if m.observer != nil {
 			m.observer.Effect(ctx, &EffectInfo{Machine: d.storeName, ID: m.ID, Effect: calls[i].Name, Seq: calls[i].Seq, Attempt: calls[i].Attempt, Err: err})
 		}
+		id := EffectID{Machine: d.storeName, ID: m.ID, Seq: calls[i].Seq, Index: i}
 		if err != nil {
-			m.effectFailed(ctx, &calls[i], err)
+			m.effectFailed(ctx, id, &calls[i], err)
 			continue
 		}
-		done = append(done, EffectID{Machine: d.storeName, ID: m.ID, Seq: calls[i].Seq, Index: i})
+		done = append(done, id)
 	}
 	if len(done) > 0 {
 		if err := m.store.CompleteEffects(ctx, done, m.clockNow()); err != nil && m.logger != nil {
@@ -206,8 +207,10 @@ func (m *Machine[S, E, R, C, X]) deliver(ctx context.Context, calls []EffectCall
 	}
 }
 
-// effectFailed logs an effect that failed; the outbox retries it.
-func (m *Machine[S, E, R, C, X]) effectFailed(ctx context.Context, call *EffectCall[S, E, C], err error) {
+// effectFailed logs an effect that failed, and records its error in a store that keeps
+// them (EffectErrorRecorder); the outbox retries it.
+func (m *Machine[S, E, R, C, X]) effectFailed(ctx context.Context, id EffectID, call *EffectCall[S, E, C], err error) {
+	m.recordEffectError(ctx, id, err)
 	if m.logger != nil {
 		m.logger.LogAttrs(ctx, slog.LevelWarn, "effect not delivered", slog.String("machine", m.def.Spec.Machine),
 			slog.String("id", call.ID), slog.Int64("seq", call.Seq), slog.String("effect", call.Name),
@@ -277,7 +280,7 @@ func (m *Machine[S, E, R, C, X]) DeliverEffects(ctx context.Context, limit int) 
 			err = m.effector.Effect(ctx, int(a), &call)
 		}
 		if err != nil {
-			m.effectFailed(ctx, &call, err)
+			m.effectFailed(ctx, p.EffectID, &call, err)
 			if first == nil {
 				first = &EffectError{Effect: p.Name, Seq: p.Seq, Err: err}
 			}

@@ -42,6 +42,11 @@ type OwedEffect struct {
 	PendingEffect
 	Owner      string
 	LeaseUntil time.Time
+	// LastError is the error of its last failed delivery and FailedAt when it failed, on
+	// the deliverer's clock, in a store that keeps them (EffectErrorRecorder); empty when
+	// none failed, or the store keeps none.
+	LastError string
+	FailedAt  time.Time
 }
 
 // OwedDeadline is a deadline not handled yet, as PendingDeadlines reads it: Owner, when not
@@ -80,7 +85,7 @@ func (s *MemoryStore) PendingEffects(ctx context.Context, q PendingQuery) ([]Owe
 	}
 	out := make([]OwedEffect, 0, len(owed))
 	for _, e := range owed {
-		o := OwedEffect{PendingEffect: e.PendingEffect, Owner: e.owner}
+		o := OwedEffect{PendingEffect: e.PendingEffect, Owner: e.owner, LastError: e.lastError, FailedAt: e.failedAt}
 		if e.owner != "" {
 			o.LeaseUntil = e.leased.Truncate(time.Microsecond)
 		}

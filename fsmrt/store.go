@@ -383,6 +383,8 @@ type memEffect struct {
 	owner     string
 	leased    time.Time // leased until
 	delivered time.Time
+	lastError string
+	failedAt  time.Time
 }
 
 // memDeadline is a deadline of a MemoryStore.

@@ -163,7 +163,8 @@ func (h *Handler) machine(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		for _, x := range es {
-			effects = append(effects, effectRow{ID: x.ID, Link: instanceLink(d.Machine, x.ID), Name: x.Name, Key: x.Key, Owner: x.Owner, Seq: x.Seq, Index: x.Index, Attempts: x.Attempts, LeaseUntil: x.LeaseUntil})
+			effects = append(effects, effectRow{ID: x.ID, Link: instanceLink(d.Machine, x.ID), Name: x.Name, Key: x.Key, Owner: x.Owner, Seq: x.Seq, Index: x.Index, Attempts: x.Attempts, LeaseUntil: x.LeaseUntil,
+				LastError: x.LastError, FailedAt: x.FailedAt})
 		}
 	}
 	h.render(w, "machine.html", struct {
@@ -260,6 +261,10 @@ type effectRow struct {
 	Seq              int64
 	Index, Attempts  int
 	LeaseUntil       time.Time
+	// LastError is its last failed delivery's error, at FailedAt (a store that keeps
+	// them: fsmrt.EffectErrorRecorder).
+	LastError string
+	FailedAt  time.Time
 }
 
 func (h *Handler) instance(w http.ResponseWriter, r *http.Request) {
@@ -328,7 +333,8 @@ func (h *Handler) instance(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		for _, x := range es {
-			effects = append(effects, effectRow{Name: x.Name, Key: x.Key, Owner: x.Owner, Seq: x.Seq, Index: x.Index, Attempts: x.Attempts, LeaseUntil: x.LeaseUntil})
+			effects = append(effects, effectRow{Name: x.Name, Key: x.Key, Owner: x.Owner, Seq: x.Seq, Index: x.Index, Attempts: x.Attempts, LeaseUntil: x.LeaseUntil,
+				LastError: x.LastError, FailedAt: x.FailedAt})
 		}
 	}
 	// Without the generated code to replay it, the counters are those the store keeps

@@ -74,6 +74,7 @@ var cases = []struct {
 	{"Pending", testPending},
 	{"IndexRows", testIndexRows},
 	{"CountByState", testCountByState},
+	{"EffectErrors", testEffectErrors},
 }
 
 const spec = "sha256:0123456789abcdef"

@@ -92,8 +92,8 @@ func Run(t *testing.T, store fsmrt.Store) {
 		want(t, body, `<text class="label"`)
 		want(t, body, `>approach_rejected</text>`)
 		// No effect in the build machine's outbox.
-		want(t, body, `<table id="outbox"><tr><th>instance</th><th>effect</th><th>entry</th><th>key</th><th>attempts</th><th>claimed by</th></tr>
-<tr><td colspan="6" class="muted">none</td></tr></table>`)
+		want(t, body, `<table id="outbox"><tr><th>instance</th><th>effect</th><th>entry</th><th>key</th><th>attempts</th><th>claimed by</th><th>last error</th></tr>
+<tr><td colspan="7" class="muted">none</td></tr></table>`)
 	})
 
 	t.Run("list past alert, paged", func(t *testing.T) {
@@ -190,6 +190,9 @@ func Run(t *testing.T, store fsmrt.Store) {
 		want(t, pages["list"], esc(HostileID))
 		// The machine's outbox: the effect claimed once and not delivered, by its instance.
 		want(t, pages["machine"], `<td>`+esc(HostileEffect)+`</td><td class="n">1.0</td><td><code>`+esc(HostileKey+"/0")+`</code></td><td class="n">1</td>`)
+		// Which effects are failing, and why: the error of its last delivery.
+		want(t, pages["machine"], `<tr class="failing"><td><a href=`)
+		want(t, pages["machine"], `<span class="warn">`+esc(HostileError)+`</span> <span class="muted">at 2026-03-02 09:01:30Z</span>`)
 		body := pages["instance"]
 		for _, x := range []string{HostileID, HostileActor, HostileReason, HostileKey, HostileEffect, `worker-&#34;&gt;&lt;b&gt;`} {
 			if !strings.Contains(body, esc(x)) && !strings.Contains(body, x) {
@@ -199,6 +202,7 @@ func Run(t *testing.T, store fsmrt.Store) {
 		want(t, body, `alert(&#39;context&#39;)`)
 		// The effect, claimed once and not delivered.
 		want(t, body, `<td class="n">1.0</td><td><code>`+esc(HostileKey+"/0")+`</code></td><td class="n">1</td>`)
+		want(t, body, `<span class="warn">`+esc(HostileError)+`</span>`)
 		want(t, body, `<tr><td>level:warn <span class="warn">(due)</span></td>`)
 	})
 }

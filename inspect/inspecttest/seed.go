@@ -126,6 +126,8 @@ const (
 	HostileKey     = `key'"><svg onload=alert("key")>`
 	HostileEffect  = `<iframe src="javascript:alert('effect')">`
 	HostileCounter = `<b onmouseover=alert("counter")>`
+	// HostileError is the error of the effect's failed delivery.
+	HostileError = `503 <img src=x onerror=alert("error")>`
 )
 
 // HostileDescription describes the hostile machine.
@@ -171,7 +173,18 @@ func SeedHostile(ctx context.Context, store fsmrt.Store) error {
 	if err := store.Commit(ctx, c); err != nil {
 		return err
 	}
-	// One delivery tried, and not completed: the effect is pending with one attempt.
-	_, err = store.ClaimEffects(ctx, HostileMachine, `worker-"><b>`, T0.Add(time.Minute), time.Minute, 10)
-	return err
+	// One delivery tried, and failed: the effect is pending with one attempt and its
+	// error, in a store that keeps errors.
+	claimed, err := store.ClaimEffects(ctx, HostileMachine, `worker-"><b>`, T0.Add(time.Minute), time.Minute, 10)
+	if err != nil {
+		return err
+	}
+	if rec, ok := store.(fsmrt.EffectErrorRecorder); ok {
+		for _, e := range claimed {
+			if err := rec.RecordEffectError(ctx, e.EffectID, HostileError, T0.Add(90*time.Second)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

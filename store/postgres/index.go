@@ -23,18 +23,21 @@ WHERE machine = $1::text AND id = $2::text ORDER BY name COLLATE "C", state COLL
 WHERE machine = $1::text AND id = $2::text ORDER BY name COLLATE "C"`
 )
 
-// indexStatements are the statements of IndexRows and CountByState on the tables of one
-// schema.
+// indexStatements are the statements of IndexRows, CountByState and RecordEffectError on
+// the tables of one schema.
 type indexStatements struct {
 	instance, counters, deadlines string
 	// count holds CountByState's statement for each set of conditions without a page.
 	count []string
+	// effectError records an effect's last error (RecordEffectError).
+	effectError string
 }
 
 // newIndexStatements returns IndexRows' statements on the tables of schema.
 func newIndexStatements(schema string) indexStatements {
 	q := qualifier(schema)
-	return indexStatements{instance: q(sqlIndexInstance), counters: q(sqlIndexCounters), deadlines: q(sqlIndexDeadlines), count: countStatements(schema)}
+	return indexStatements{instance: q(sqlIndexInstance), counters: q(sqlIndexCounters), deadlines: q(sqlIndexDeadlines), count: countStatements(schema),
+		effectError: q(sqlEffectError)}
 }
 
 var _ fsmrt.IndexReader = (*Store)(nil)

@@ -11,7 +11,7 @@ import (
 
 // SchemaVersion is the version of the schema this code reads and writes: the version of
 // the last of its migrations.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // ErrSchema is what a *SchemaError matches with errors.Is.
 var ErrSchema = errors.New("postgres store: unsupported schema version")
@@ -51,7 +51,12 @@ var migrations = []migration{
 		sqlCreateCounters, sqlCreateCountersByValue,
 		sqlAddLastAt, sqlFillLastAt, sqlRequireLastAt,
 	}},
+	{version: 3, statements: []string{sqlAddEffectErrors}},
 }
+
+// The statements of version 3: the error of an effect's last failed delivery and when it
+// failed, for an operator (fsmrt.EffectErrorRecorder).
+const sqlAddEffectErrors = `ALTER TABLE {schema}.fsmgen_effects ADD COLUMN last_error text, ADD COLUMN failed_at timestamptz`
 
 // The statements of version 1: instances and their event logs.
 const (

@@ -15,7 +15,8 @@ import (
 // take no lock: a claim running at once is not held up, and what they read may be claimed
 // the moment after.
 const (
-	sqlPendingEffects = `SELECT id, seq, idx, name, idem_key, data, attempts, coalesce(owner, ''), leased_until
+	sqlPendingEffects = `SELECT id, seq, idx, name, idem_key, data, attempts, coalesce(owner, ''), leased_until,
+	coalesce(last_error, ''), failed_at
 FROM {schema}.fsmgen_effects
 WHERE machine = $1::text AND delivered_at IS NULL AND ($2::text = '' OR id = $2::text)
 ORDER BY committed_at, id COLLATE "C", seq, idx
@@ -56,9 +57,9 @@ func (s *Store) PendingEffects(ctx context.Context, q fsmrt.PendingQuery) ([]fsm
 	}
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (fsmrt.OwedEffect, error) {
 		e := fsmrt.OwedEffect{PendingEffect: fsmrt.PendingEffect{EffectID: fsmrt.EffectID{Machine: q.Machine}}}
-		var until *time.Time
-		err := row.Scan(&e.ID, &e.Seq, &e.Index, &e.Name, &e.Key, &e.Data, &e.Attempts, &e.Owner, &until)
-		e.LeaseUntil = leaseEnd(until)
+		var until, failed *time.Time
+		err := row.Scan(&e.ID, &e.Seq, &e.Index, &e.Name, &e.Key, &e.Data, &e.Attempts, &e.Owner, &until, &e.LastError, &failed)
+		e.LeaseUntil, e.FailedAt = leaseEnd(until), leaseEnd(failed)
 		return e, err
 	})
 	if err != nil {

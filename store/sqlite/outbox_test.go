@@ -63,7 +63,8 @@ func tableRows(t *testing.T, s *Store, query string, args ...any) []string {
 }
 
 const (
-	allEffects   = `SELECT * FROM fsmgen_effects ORDER BY machine, id, seq, idx`
+	allEffects = `SELECT machine, id, seq, idx, name, idem_key, data, owner, leased_until, attempts, delivered_at, committed_at
+		FROM fsmgen_effects ORDER BY machine, id, seq, idx`
 	allDeadlines = `SELECT * FROM fsmgen_deadlines ORDER BY machine, id, name`
 	allCounters  = `SELECT * FROM fsmgen_counters ORDER BY machine, id, name, state`
 )

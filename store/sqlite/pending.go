@@ -14,7 +14,8 @@ import (
 // deadlines by fsmgen_deadlines_due. ?2 is the instance, "" for all; ?3 the limit, -1 for
 // none.
 const (
-	selectPendingEffects = `SELECT id, seq, idx, name, idem_key, data, data IS NOT NULL, attempts, owner, leased_until
+	selectPendingEffects = `SELECT id, seq, idx, name, idem_key, data, data IS NOT NULL, attempts, owner, leased_until,
+			coalesce(last_error, ''), failed_at
 		FROM fsmgen_effects
 		WHERE machine = ?1 AND delivered_at IS NULL AND (?2 = '' OR id = ?2)
 		ORDER BY committed_at, id, seq, idx
@@ -56,10 +57,11 @@ func (s *Store) PendingEffects(ctx context.Context, q fsmrt.PendingQuery) ([]fsm
 			e := fsmrt.OwedEffect{PendingEffect: fsmrt.PendingEffect{EffectID: fsmrt.EffectID{Machine: q.Machine}}}
 			var hasData bool
 			var owner sql.NullString
-			var until sql.NullInt64
-			if err := scan(rows, &e.ID, &e.Seq, &e.Index, &e.Name, &e.Key, &e.Data, &hasData, &e.Attempts, &owner, &until); err != nil {
+			var until, failed sql.NullInt64
+			if err := scan(rows, &e.ID, &e.Seq, &e.Index, &e.Name, &e.Key, &e.Data, &hasData, &e.Attempts, &owner, &until, &e.LastError, &failed); err != nil {
 				return err
 			}
+			e.FailedAt = leasedUntil(failed)
 			if hasData && e.Data == nil {
 				e.Data = []byte{} // empty data, not none
 			}

@@ -115,10 +115,16 @@ var migrations = []migration{
 			WHERE e.machine = fsmgen_instances.machine AND e.id = fsmgen_instances.id
 				AND e.seq = fsmgen_instances.version)`,
 	}},
+	{version: 4, what: "effects' last errors", stmts: []string{
+		// The error of an effect's last failed delivery and when it failed, for an
+		// operator (fsmrt.EffectErrorRecorder).
+		`ALTER TABLE fsmgen_effects ADD COLUMN last_error TEXT NULL`,
+		`ALTER TABLE fsmgen_effects ADD COLUMN failed_at INTEGER NULL`,
+	}},
 }
 
 // SchemaVersion is the version of the schema this code writes and reads.
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // latest is the version the migrations lead to: SchemaVersion (tests append migrations
 // to try those to come).

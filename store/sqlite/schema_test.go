@@ -501,7 +501,8 @@ func TestSchemaUpgradeFromV2(t *testing.T) {
 
 	s = openStore(t, path)
 	if v := versionOf(t, s); v != SchemaVersion || !tableExists(t, s, "fsmgen_counters") ||
-		!columnExists(t, s, "fsmgen_deadlines", "handled_at") || !columnExists(t, s, "fsmgen_instances", "last_at") {
+		!columnExists(t, s, "fsmgen_deadlines", "handled_at") || !columnExists(t, s, "fsmgen_instances", "last_at") ||
+		!columnExists(t, s, "fsmgen_effects", "last_error") || !columnExists(t, s, "fsmgen_effects", "failed_at") {
 		t.Fatalf("after opening a version 2 file: schema version %d", v)
 	}
 	for i, id := range []string{"m", "n", "p"} {
