@@ -49,7 +49,6 @@ async function start() {
     securityLevel: "strict",
     maxTextSize: 50000000,
     maxEdges: 1000000,
-    flowchart: { htmlLabels: false },
     state: { useMaxWidth: false },
   });
   const list = await getJSON("api/specs");
@@ -310,6 +309,7 @@ async function run() {
 
 function show(sp, r) {
   $("state").textContent = r.configuration && r.configuration.length ? r.configuration.join(", ") : r.state;
+  $("state").dataset.state = r.state; // as fsmgen sim names it
   $("done").hidden = !r.done;
   const buttons = (id, names, cls) => {
     const box = $(id);
