@@ -370,3 +370,22 @@ transitions:
 		t.Errorf("a payload that is not an int: %+v", r)
 	}
 }
+
+// TestRefusedStaysATry: an event refused when tried is not fired when the session runs
+// again under settings that would accept it; it shows as skipped, and the command leaves
+// it out.
+func TestRefusedStaysATry(t *testing.T) {
+	s, _ := newServer(t, map[string]string{"door.fsm.yaml": door})
+	r, _ := simulate(t, s, 0, Session{Steps: []Try{{Event: "open"}}})
+	if !r.Session.Steps[0].Refused || r.Log[0].Refusal == nil {
+		t.Fatalf("the refused try is not marked: %+v", r.Session.Steps)
+	}
+	sess := r.Session
+	sess.Steps[0].Guards = []string{"unlocked"}
+	sess.Now = []string{"unlocked"}
+	sess.Steps = append(sess.Steps, Try{Event: "open", Guards: []string{"unlocked"}})
+	r, _ = simulate(t, s, 0, sess)
+	if !r.Log[0].Skipped || !r.Log[1].Accepted || r.State != "opened" || !strings.HasSuffix(r.Command, " --guard unlocked@0=true --events open") {
+		t.Errorf("log %+v, state %s, command %s", r.Log, r.State, r.Command)
+	}
+}

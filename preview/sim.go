@@ -50,6 +50,9 @@ type Try struct {
 	Event   string    `json:"event"`
 	Guards  []string  `json:"guards"`
 	Payload []Setting `json:"payload,omitempty"`
+	// Refused says the event was refused when it was tried (the server marks it): run
+	// again, it is never fired.
+	Refused bool `json:"refused,omitempty"`
 }
 
 // Run is the outcome of a session: what the page shows.
@@ -81,17 +84,20 @@ type Run struct {
 
 // Entry is one line of the log: an event accepted or refused.
 type Entry struct {
-	Index    int               `json:"index"` // the step's index in the session
-	Event    string            `json:"event"`
-	Accepted bool              `json:"accepted"`
-	From     string            `json:"from,omitempty"`
-	To       string            `json:"to,omitempty"`
-	Line     int               `json:"line,omitempty"` // of the transition taken
-	Limit    string            `json:"limit,omitempty"`
-	Wrote    map[string]string `json:"wrote,omitempty"`
-	Config   []string          `json:"configuration,omitempty"`
-	Actions  []string          `json:"actions,omitempty"`
-	Refusal  *Refusal          `json:"refusal,omitempty"`
+	Index    int    `json:"index"` // the step's index in the session
+	Event    string `json:"event"`
+	Accepted bool   `json:"accepted"`
+	// Skipped: the event was refused when tried, and would now be accepted; it is not
+	// fired (Try.Refused).
+	Skipped bool              `json:"skipped,omitempty"`
+	From    string            `json:"from,omitempty"`
+	To      string            `json:"to,omitempty"`
+	Line    int               `json:"line,omitempty"` // of the transition taken
+	Limit   string            `json:"limit,omitempty"`
+	Wrote   map[string]string `json:"wrote,omitempty"`
+	Config  []string          `json:"configuration,omitempty"`
+	Actions []string          `json:"actions,omitempty"`
+	Refusal *Refusal          `json:"refusal,omitempty"`
 }
 
 // Refusal is why an event was refused, in the interpreter's words (those sim prints).
@@ -182,8 +188,18 @@ func Simulate(m *ir.Machine, spec string, s Session) *Run {
 				s.Steps[i].Payload = nil
 				stepIn.Payload, _ = payload(e, nil)
 			}
+			if t.Refused {
+				// A try refused when it was made stays a try: run again after a change of
+				// the settings or of the spec, it is not fired even where it would now be
+				// accepted (which would rewrite what happened after it).
+				if _, rej := clone(x).Fire(e, stepIn); rej == nil {
+					r.Log = append(r.Log, Entry{Index: i, Event: t.Event, Skipped: true})
+					continue
+				}
+			}
 			st, rej := x.Fire(e, stepIn)
 			if rej != nil {
+				s.Steps[i].Refused = true
 				stepIn.Payload = nil // the events sim allows, which do not check payloads
 				r.Log = append(r.Log, Entry{Index: i, Event: t.Event, Refusal: &Refusal{State: x.State.Name, Reason: string(rej.Reason), Message: rej.Message,
 					Errors: rej.Errors, Actions: actionNames(rej.Actions), Allowed: eventList(x.Allowed(stepIn))}})
@@ -205,7 +221,7 @@ func Simulate(m *ir.Machine, spec string, s Session) *Run {
 			r.Log = append(r.Log, done)
 			replay = append(replay, i)
 		}
-		if n := len(s.Steps); n > 0 && !r.Log[n-1].Accepted {
+		if n := len(s.Steps); n > 0 && r.Log[n-1].Refusal != nil {
 			replay = append(replay, n-1)
 			if r.Log[n-1].Refusal.Reason == string(interp.InvalidPayload) {
 				replay = replay[:len(replay)-1]
@@ -292,7 +308,7 @@ func settle(m *ir.Machine, s Session, notes *[]string) (inputs, Session) {
 	}
 	steps := make([]Try, len(s.Steps))
 	for i, t := range s.Steps {
-		steps[i] = Try{Event: t.Event, Guards: keepGuards(t.Guards, fmt.Sprintf("step %d", i)), Payload: t.Payload}
+		steps[i] = Try{Event: t.Event, Guards: keepGuards(t.Guards, fmt.Sprintf("step %d", i)), Payload: t.Payload, Refused: t.Refused}
 	}
 	s.Steps = steps
 
@@ -575,4 +591,17 @@ func eventList(es []*ir.Event) []string {
 		out = append(out, e.Name)
 	}
 	return out
+}
+
+// clone copies a running machine, so that an event can be tried on the copy.
+func clone(x *interp.Machine) *interp.Machine {
+	y := *x
+	y.Counters = make([][]int, len(x.Counters))
+	for i, c := range x.Counters {
+		y.Counters[i] = slices.Clone(c)
+	}
+	y.Memory = slices.Clone(x.Memory)
+	y.Limits = slices.Clone(x.Limits)
+	y.Mem = slices.Clone(x.Mem)
+	return &y
 }

@@ -143,7 +143,7 @@ func comparePreview(t *testing.T, path string, r *preview.Run) {
 		}
 	}
 	var last *preview.Refusal
-	if n := len(r.Log); n > 0 && !r.Log[n-1].Accepted && r.Log[n-1].Refusal.Reason != "payload" {
+	if n := len(r.Log); n > 0 && r.Log[n-1].Refusal != nil && r.Log[n-1].Refusal.Reason != "payload" {
 		last = r.Log[n-1].Refusal
 	}
 	if r.Start != nil && r.Start.Refusal != nil {

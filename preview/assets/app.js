@@ -330,10 +330,12 @@ function show(sp, r) {
   const log = $("log");
   clear(log);
   const entry = (e) => {
-    const li = el("li", { class: e.accepted ? "accepted" : "refused" });
+    const li = el("li", { class: e.accepted ? "accepted" : e.skipped ? "skipped" : "refused" });
     li.dataset.index = String(e.index);
     if (e.index < 0) {
       li.appendChild(el("span", { class: "line" }, e.accepted ? "start: " + (e.configuration || [e.to]).join(", ") : "start refused"));
+    } else if (e.skipped) {
+      li.appendChild(el("span", { class: "line" }, e.index + ": " + e.event + ": refused when tried, not fired (it would be accepted now)"));
     } else if (e.accepted) {
       li.appendChild(el("span", { class: "line" }, e.index + ": " + e.event + ": " + e.from + " -> " + e.to));
     } else {
