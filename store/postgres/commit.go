@@ -77,6 +77,7 @@ func (s *Store) write(ctx context.Context, c *fsmrt.Commit) (pgx.Tx, written, er
 	s.queueWrite(&b, c, &w)
 	s.queueDeadlines(&b, c, &w)
 	s.queueCounters(&b, c)
+	s.queueNotify(&b, c)
 	br := s.pool.SendBatch(ctx, &b)
 	err := br.Close()
 	return br.Tx(), w, err

@@ -259,6 +259,9 @@ type statements struct {
 	claimEffects, completeEffects    string
 	claimDeadlines                   string
 	pendingEffects, pendingDeadlines string
+	notify, nextWork                 string
+	// wakePrefix starts the payload of the store's NOTIFYs (wake.go).
+	wakePrefix string
 	// find holds Find's statement for each set of conditions (see findConditions).
 	find [findVariants]string
 }
@@ -286,6 +289,9 @@ func newStatements(schema string) statements {
 		claimDeadlines:       q(sqlClaimDeadlines),
 		pendingEffects:       q(sqlPendingEffects),
 		pendingDeadlines:     q(sqlPendingDeadlines),
+		notify:               q(sqlNotify),
+		nextWork:             q(sqlNextWork),
+		wakePrefix:           pgx.Identifier{schema}.Sanitize() + ".",
 	}
 	for set := range findConditions(findVariants) {
 		st.find[set] = q(findStatement(set))

@@ -18,6 +18,7 @@ type Store struct {
 	ownPool bool // Open made the pool: Close closes it
 	sql     statements
 	index   indexStatements
+	wake    *waker // the watches and the listening connection (wake.go)
 }
 
 var _ fsmrt.Store = (*Store)(nil)
@@ -61,7 +62,8 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Store, error
 	if err := migrate(ctx, pool, o.schema); err != nil {
 		return nil, err
 	}
-	return &Store{pool: pool, sql: newStatements(o.schema), index: newIndexStatements(o.schema)}, nil
+	st := newStatements(o.schema)
+	return &Store{pool: pool, sql: st, index: newIndexStatements(o.schema), wake: &waker{prefix: st.wakePrefix}}, nil
 }
 
 // Open connects to the database of dsn (a postgres:// URL or a key=value string, as
@@ -81,9 +83,13 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 	return s, nil
 }
 
-// Close closes the pool of a store made by Open, waiting for the connections in use to
-// come back; a store made by New leaves its caller's pool open.
+// Close stops the store's listening connection (WatchWork) and closes the pool of a store
+// made by Open, waiting for the connections in use to come back; a store made by New
+// leaves its caller's pool open.
 func (s *Store) Close() {
+	if s.wake != nil {
+		s.wake.close()
+	}
 	if s.ownPool {
 		s.pool.Close()
 	}

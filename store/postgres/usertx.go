@@ -43,7 +43,7 @@ var writtenCond = regexp.MustCompile(`EXISTS \(SELECT 1 FROM \S*fsmgen_instances
 
 // inTx returns the statements of a commit in the caller's transaction.
 func inTx(st statements) statements {
-	for _, p := range []*string{&st.insertEffects, &st.handleFired, &st.disarm, &st.arm, &st.clearCounters, &st.setCounters, &st.changeCounters} {
+	for _, p := range []*string{&st.insertEffects, &st.handleFired, &st.disarm, &st.arm, &st.clearCounters, &st.setCounters, &st.changeCounters, &st.notify} {
 		*p = writtenCond.ReplaceAllLiteralString(*p, "TRUE")
 	}
 	return st
@@ -77,6 +77,7 @@ func (s *txStore) Commit(ctx context.Context, c *fsmrt.Commit) error {
 		}
 		s.queueDeadlines(&rest, c, &w)
 		s.queueCounters(&rest, c)
+		s.queueNotify(&rest, c)
 		if rest.Len() > 0 {
 			err = sp.SendBatch(ctx, &rest).Close()
 		}
