@@ -52,6 +52,9 @@ func (s *Store) Commit(ctx context.Context, c *fsmrt.Commit) error {
 		return err
 	}
 	err := s.writeTx(ctx, true, func(t *tx) error { return commitTx(ctx, t, c) })
+	if err == nil {
+		s.notify(c)
+	}
 	if err == nil || refusal(err) {
 		return err
 	}

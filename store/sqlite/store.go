@@ -30,6 +30,8 @@ type Store struct {
 	writer chan struct{}
 	// stmts are the statements prepared when the Store opened, by their text.
 	stmts map[string]*sql.Stmt
+	// hub wakes the watches of this process on the database file (wake.go).
+	hub *fileHub
 }
 
 var _ fsmrt.Store = (*Store)(nil)
@@ -96,6 +98,10 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("sqlite store: open %s: %w", path, corrupt(err))
 	}
+	if err := s.joinHub(ctx); err != nil {
+		_ = s.Close()
+		return nil, fmt.Errorf("sqlite store: open %s: %w", path, corrupt(err))
+	}
 	return s, nil
 }
 
@@ -116,6 +122,10 @@ func New(ctx context.Context, db *sql.DB) (*Store, error) {
 	}
 	if err := s.prepare(ctx); err != nil {
 		return nil, fmt.Errorf("sqlite store: %w", err)
+	}
+	if err := s.joinHub(ctx); err != nil {
+		_ = s.Close()
+		return nil, fmt.Errorf("sqlite store: %w", corrupt(err))
 	}
 	return s, nil
 }
@@ -177,6 +187,7 @@ func newStore(db *sql.DB) *Store {
 // Close closes the statements the Store prepared, and the database when Open opened it; a
 // Store from New leaves the database to the caller.
 func (s *Store) Close() error {
+	s.leaveHub()
 	err := s.closeStatements()
 	if !s.owned {
 		return err
