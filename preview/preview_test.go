@@ -8,12 +8,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/fsmgen/fsmgen/internal/mermaid"
 	"github.com/fsmgen/fsmgen/internal/testtool"
 	"golang.org/x/tools/txtar"
 )
@@ -387,5 +389,46 @@ func TestRefusedStaysATry(t *testing.T) {
 	r, _ = simulate(t, s, 0, sess)
 	if !r.Log[0].Skipped || !r.Log[1].Accepted || r.State != "opened" || !strings.HasSuffix(r.Command, " --guard unlocked@0=true --events open") {
 		t.Errorf("log %+v, state %s, command %s", r.Log, r.State, r.Command)
+	}
+}
+
+// TestLocal: the diagram around each state of each seed and of the project's flat test
+// specs is valid Mermaid (the real parser, with the checker's strict rules); it holds the
+// state, and every arrow into and out of it, and no other arrow.
+func TestLocal(t *testing.T) {
+	check := testtool.MermaidCheck(t)
+	root := testtool.Root(t)
+	files, _ := filepath.Glob(filepath.Join(root, "examples", "*", "*.fsm.yaml"))
+	more, _ := filepath.Glob(filepath.Join(root, "internal", "gogen", "testdata", "*.fsm.yaml"))
+	tmp := t.TempDir()
+	var out []string
+	for _, path := range append(files, more...) {
+		data, _ := os.ReadFile(path)
+		m, _ := load(path, data)
+		if m == nil || m.Chart != nil {
+			continue
+		}
+		full := mermaid.StateDiagram(m)
+		for _, s := range m.States {
+			id := StateID(s)
+			local := Local(full, []string{id})
+			for _, l := range strings.Split(full, "\n") {
+				arrow := strings.Contains(l, " --> ")
+				mine := strings.HasPrefix(l, "    "+id+" --> ") || strings.Contains(l, " --> "+id+" ") || strings.HasSuffix(l, " --> "+id)
+				if has := strings.Contains(local, l+"\n"); arrow && mine && !has {
+					t.Errorf("%s around %s: lacks %q", path, s.Name, l)
+				}
+			}
+			f := filepath.Join(tmp, strconv.Itoa(len(out))+".mmd")
+			os.WriteFile(f, []byte(local), 0o644)
+			out = append(out, f)
+		}
+	}
+	if len(out) < 100 {
+		t.Fatalf("only %d local diagrams", len(out))
+	}
+	cmd := exec.Command("node", append([]string{check, "--strict", "--quiet", "--expect", "stateDiagram"}, out...)...)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("check.mjs: %v\n%s", err, b)
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/fsmgen/fsmgen/internal/interp"
 	"github.com/fsmgen/fsmgen/internal/ir"
+	"github.com/fsmgen/fsmgen/internal/mermaid"
 	"github.com/fsmgen/fsmgen/internal/names"
 )
 
@@ -80,6 +81,9 @@ type Run struct {
 	Args    []string `json:"args"`
 	// Unreplayable says what of the session the command cannot say (empty: it replays all).
 	Unreplayable []string `json:"unreplayable"`
+	// Diagram is, for a machine too big for Mermaid to lay out at once (Machine.Big), the
+	// part of its diagram around the active state (Local).
+	Diagram string `json:"diagram,omitempty"`
 }
 
 // Entry is one line of the log: an event accepted or refused.
@@ -248,6 +252,9 @@ func Simulate(m *ir.Machine, spec string, s Session) *Run {
 		}
 	} else {
 		r.Active, r.Done = []string{StateID(x.State)}, x.State.Terminal
+		if d := mermaid.StateDiagram(m); isBig(m, d) {
+			r.Diagram = Local(d, r.Active)
+		}
 	}
 	if r.Within == nil {
 		r.Within = []string{}

@@ -3,6 +3,7 @@ package preview
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/fsmgen/fsmgen/internal/ir"
 	"github.com/fsmgen/fsmgen/internal/lower"
@@ -25,6 +26,11 @@ type Machine struct {
 	Name    string `json:"name"`
 	Mermaid string `json:"mermaid"` // the diagram fsmgen diagram prints
 	Chart   bool   `json:"chart"`
+	// Big says the page draws the diagram around the active state (Run.Diagram), and the
+	// whole one on request: Mermaid would take seconds to minutes to lay it out.
+	Big bool `json:"big"`
+	// Arrows is the number of arrows of the whole diagram.
+	Arrows int `json:"arrows"`
 	Initial string `json:"initial"`
 	// States are the states with their diagram identifiers (a statechart's nodes).
 	States   []NamedID `json:"states"`
@@ -105,6 +111,7 @@ func chartIDs(m *ir.Machine) []string { return graph.BuildChart(m.Chart).IDs }
 func describe(m *ir.Machine) *Machine {
 	v := &Machine{Name: m.Name, Mermaid: mermaid.StateDiagram(m), Chart: m.Chart != nil, Initial: m.Initial.Name,
 		States: []NamedID{}, Events: []Event{}, Hooks: []Named{}, Roles: []Named{}, Policies: []Policy{}, Fields: []Field{}, Failable: []Named{}}
+	v.Big, v.Arrows = isBig(m, v.Mermaid), strings.Count(v.Mermaid, " --> ")
 	for _, s := range m.States {
 		v.States = append(v.States, NamedID{Name: s.Name, ID: StateID(s)})
 	}

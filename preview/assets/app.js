@@ -60,6 +60,13 @@ async function start() {
     b.addEventListener("click", () => select(Number(b.dataset.spec)));
   });
   $("undo").addEventListener("click", undo);
+  $("whole").addEventListener("click", async () => {
+    const sp = specs[current];
+    sp.whole = !sp.whole;
+    $("whole").textContent = sp.whole ? "Draw around the active state" : "Draw the whole diagram (slow)";
+    if (sp.whole) await draw(sp.view.machine.mermaid);
+    else if (lastRun && lastRun.diagram) await draw(lastRun.diagram);
+  });
   $("reset").addEventListener("click", reset);
   const m = /^#spec=(\d+)$/.exec(location.hash);
   await select(m && Number(m[1]) < specs.length ? Number(m[1]) : 0);
@@ -114,7 +121,14 @@ async function load(i) {
   if (!m) return;
   $("machine-name").textContent = m.name;
   buildControls(sp);
-  await draw(m.mermaid);
+  $("big").hidden = !m.big;
+  if (m.big) {
+    $("big-text").textContent = m.name + " has " + m.states.length + " states and " + m.arrows +
+      " arrows, more than Mermaid lays out in a second: the diagram shows the states around the active one, one transition away.";
+    $("whole").textContent = sp.whole ? "Draw around the active state" : "Draw the whole diagram (slow)";
+  } else {
+    await draw(m.mermaid);
+  }
   await run();
 }
 
@@ -303,6 +317,7 @@ async function run() {
   const r = ans.run;
   if (!r.inputError) sp.session = r.session;
   lastRun = r;
+  if (r.diagram && !sp.whole) await draw(r.diagram);
   show(sp, r);
   window.fsmgenPreview.runs++;
 }

@@ -22,7 +22,7 @@ import (
 // chromium returns the path of a Chromium to drive: $FSMGEN_CHROMIUM, else the first of
 // the usual names on PATH. Without one the test is skipped with the command that
 // installs it, or fails when CI is true (CI installs it and must never skip).
-func chromium(t *testing.T) string {
+func chromium(t testing.TB) string {
 	t.Helper()
 	if p := os.Getenv("FSMGEN_CHROMIUM"); p != "" {
 		return p
@@ -44,7 +44,7 @@ func chromium(t *testing.T) string {
 // JavaScript dialog (alert, confirm) opening in it, or an exception the page's script does
 // not catch, fails the test; so does a message the page logs as an error (a violation of
 // its Content-Security-Policy among them).
-func browser(t *testing.T) context.Context {
+func browser(t testing.TB) context.Context {
 	path := chromium(t)
 	// The profile is removed once Chromium is gone: its helper processes may still write
 	// there for a moment after it is told to stop, which t.TempDir's removal would fail on.
@@ -111,7 +111,7 @@ var fsmgenBin struct {
 	done atomic.Bool
 }
 
-func buildFsmgen(t *testing.T) string {
+func buildFsmgen(t testing.TB) string {
 	t.Helper()
 	if !fsmgenBin.done.Load() {
 		dir, err := os.MkdirTemp("", "preview-fsmgen-")
@@ -141,7 +141,7 @@ func (e *buildError) Error() string { return e.err.Error() + "\n" + e.out }
 
 // serve runs fsmgen preview on the specs in dir (paths relative to it), as a user would,
 // and returns the URL it prints; it is stopped when t ends.
-func serve(t *testing.T, dir string, specs ...string) string {
+func serve(t testing.TB, dir string, specs ...string) string {
 	t.Helper()
 	bin := buildFsmgen(t)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -177,7 +177,7 @@ func serve(t *testing.T, dir string, specs ...string) string {
 
 // copySpec copies the repository's spec (and its lock file, if any) into dir, and returns
 // its name there.
-func copySpec(t *testing.T, dir, spec string) string {
+func copySpec(t testing.TB, dir, spec string) string {
 	t.Helper()
 	src := filepath.Join("..", "..", filepath.FromSlash(spec))
 	data, err := os.ReadFile(src)

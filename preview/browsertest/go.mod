@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	github.com/chromedp/cdproto v0.0.0-20250724212937-08a3db8b4327
 	github.com/chromedp/chromedp v0.14.2
+	github.com/fsmgen/fsmgen/bench v0.0.0
 )
 
 require (
@@ -20,7 +21,10 @@ require (
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 )
 
-replace github.com/fsmgen/fsmgen => ../..
+replace (
+	github.com/fsmgen/fsmgen => ../..
+	github.com/fsmgen/fsmgen/bench => ../../bench
+)
 
 // The fsmgen the tests build and run (fsmgen preview, and the fsmgen sim commands the page prints).
 tool github.com/fsmgen/fsmgen/cmd/fsmgen
