@@ -30,7 +30,7 @@ type Machine struct {
 	// whole one on request: Mermaid would take seconds to minutes to lay it out.
 	Big bool `json:"big"`
 	// Arrows is the number of arrows of the whole diagram.
-	Arrows int `json:"arrows"`
+	Arrows  int    `json:"arrows"`
 	Initial string `json:"initial"`
 	// States are the states with their diagram identifiers (a statechart's nodes).
 	States   []NamedID `json:"states"`
