@@ -19,7 +19,8 @@ LONGTIMEOUT ?= 60m
 # program that uses neither never downloads a database driver), the programs and
 # cross-process tests that run the seeds on them, and the inspector's tests over both
 # stores and in headless Chromium.
-MODULES := store/sqlite store/postgres examples/durable examples/build/worker examples/scaleout examples/evolve inspect/browsertest otel
+# preview/browsertest: the preview page's tests in headless Chromium (chromedp).
+MODULES := store/sqlite store/postgres examples/durable examples/build/worker examples/scaleout examples/evolve inspect/browsertest otel preview/browsertest
 
 all: build
 
@@ -92,6 +93,13 @@ test-long:
 # Statement coverage of each generated seed package by its generated tests alone.
 coverage:
 	$(GO) test -count=1 -timeout $(TIMEOUT) -cover -run '^TestFsm' ./generated/...
+
+# Refresh the preview's embedded copy of Mermaid (preview/assets) from the package the
+# lockfile of internal/mermaid/testdata/mermaid-check installs (npm ci there first);
+# TestMermaidCopy fails until the copy matches it.
+.PHONY: preview-mermaid
+preview-mermaid:
+	$(GO) generate ./preview
 
 vet:
 	$(GO) vet ./...
