@@ -45,6 +45,9 @@ func (s *Store) WithTx(t *sql.Tx) fsmrt.Store { return &txStore{Store: s, tx: &t
 type txStore struct {
 	*Store
 	tx *tx
+	// woke, in a transaction of InTx, collects the machines whose commits wake the
+	// watches once it commits (wake.go).
+	woke *[]string
 }
 
 // savepoint names the savepoint a commit in the caller's transaction rolls back to.
@@ -69,6 +72,9 @@ func (s *txStore) Commit(ctx context.Context, c *fsmrt.Commit) error {
 	}
 	if _, rerr := s.tx.ExecContext(ctx, "RELEASE "+savepoint); rerr != nil && err == nil {
 		err = rerr
+	}
+	if err == nil && s.woke != nil && wakes(c) {
+		*s.woke = append(*s.woke, c.Machine)
 	}
 	if err == nil || refusal(err) {
 		return err

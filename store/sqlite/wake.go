@@ -90,9 +90,41 @@ func (s *Store) leaveHub() {
 // notify wakes the watches of c's machine in this process, after c committed, if c arms
 // deadlines or writes effects that nobody holds.
 func (s *Store) notify(c *fsmrt.Commit) {
-	if s.hub != nil && (c.Rearm && len(c.Deadlines) > 0 || len(c.Effects) > 0 && c.Owner == "") {
+	if s.hub != nil && wakes(c) {
 		s.hub.Notify(c.Machine)
 	}
+}
+
+// wakes reports whether commit c wakes the watches of its machine: it arms deadlines or
+// writes effects that nobody holds.
+func wakes(c *fsmrt.Commit) bool {
+	return c.Rearm && len(c.Deadlines) > 0 || len(c.Effects) > 0 && c.Owner == ""
+}
+
+// InTx runs fn in a transaction of the caller's on the store's database (BeginTx), with the
+// store as seen from it (WithTx), and commits it when fn returns nil, rolling it back
+// otherwise; once committed, it wakes the watches of this process on the machines whose
+// transitions there armed deadlines or wrote effects (WatchWork), which a transaction
+// committed by the caller cannot. It returns fn's error, or the commit's.
+func (s *Store) InTx(ctx context.Context, fn func(tx *sql.Tx, st fsmrt.Store) error) error {
+	t, err := s.BeginTx(ctx)
+	if err != nil {
+		return err
+	}
+	var woke []string
+	if err := fn(t, &txStore{Store: s, tx: &tx{tx: t}, woke: &woke}); err != nil {
+		_ = t.Rollback()
+		return err
+	}
+	if err := t.Commit(); err != nil {
+		return fmt.Errorf("sqlite store: commit: %w", corrupt(err))
+	}
+	if s.hub != nil {
+		for _, m := range woke {
+			s.hub.Notify(m)
+		}
+	}
+	return nil
 }
 
 // WatchWork returns a watch on the work of machine (fsmrt.Waker): a commit of any Store of

@@ -2,6 +2,8 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"testing"
 	"time"
 
@@ -99,5 +101,51 @@ func TestWakeInProcess(t *testing.T) {
 	sharedHubs.Unlock()
 	if kept {
 		t.Fatal("the hub outlived the last Store of its file")
+	}
+}
+
+// TestWakeInTx: a transition committed in a transaction of InTx wakes the watches once
+// the transaction commits, not before; one rolled back (fn failing) wakes nobody and
+// leaves nothing.
+func TestWakeInTx(t *testing.T) {
+	ctx := context.Background()
+	path := tempPath(t)
+	a, b := openStore(t, path), openStore(t, path)
+	w := a.WatchWork("test.M")
+	defer w.Close()
+	errRolledBack := errors.New("rolled back")
+	err := b.InTx(ctx, func(_ *sql.Tx, st fsmrt.Store) error {
+		if err := st.Commit(ctx, orderCommit("o1", 1, "")); err != nil {
+			return err
+		}
+		return errRolledBack
+	})
+	if !errors.Is(err, errRolledBack) {
+		t.Fatalf("InTx: %v", err)
+	}
+	if e, d := owed(t, b, "o1"); e != 0 || d != 0 {
+		t.Fatalf("a rolled-back transaction left %d effects and %d deadlines", e, d)
+	}
+	err = b.InTx(ctx, func(_ *sql.Tx, st fsmrt.Store) error {
+		if err := st.Commit(ctx, orderCommit("o1", 1, "")); err != nil {
+			return err
+		}
+		select {
+		case <-w.C():
+			return errors.New("woken before the transaction committed")
+		default:
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-w.C():
+	default:
+		t.Fatal("not woken once the transaction committed")
+	}
+	if e, d := owed(t, a, "o1"); e != 1 || d != 1 {
+		t.Fatalf("the committed transaction left %d effects and %d deadlines, want 1 and 1", e, d)
 	}
 }
