@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/fsmgen/fsmgen/internal/ir"
+	specfile "github.com/fsmgen/fsmgen/spec"
 )
 
 // Server serves the page of a list of spec files and watches them. Make one with New.
@@ -74,7 +75,7 @@ func New(paths ...string) (*Server, error) {
 	}
 	s := &Server{mux: http.NewServeMux(), tmpl: t, changed: make(chan struct{})}
 	for _, p := range paths {
-		data, err := os.ReadFile(p)
+		data, err := readSpec(p)
 		if err != nil {
 			return nil, err
 		}
@@ -112,6 +113,17 @@ func (sp *spec) update(data []byte, readErr string) {
 	}
 }
 
+// readSpec reads a spec file, up to one byte past the loader's limit (spec.MaxBytes): the
+// loader refuses a larger one, so a huge file is not read whole.
+func readSpec(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, specfile.MaxBytes+1))
+}
+
 // Poll checks every spec file once and takes the new content of those that changed. It
 // returns whether one did.
 func (s *Server) Poll(full bool) bool {
@@ -128,7 +140,7 @@ func (s *Server) Poll(full bool) bool {
 			if same && !full {
 				continue
 			}
-			data, err = os.ReadFile(sp.path)
+			data, err = readSpec(sp.path)
 			if err == nil {
 				s.mu.Lock()
 				sp.stat = st

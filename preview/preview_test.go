@@ -229,7 +229,8 @@ func joined(got []string, want string) bool { return strings.Join(got, ",") == w
 
 // corpus returns the specs the project keeps as hostile or odd input: the checker's cases
 // and fuzz corpus (internal/lower), the generator's test specs (internal/gogen), the
-// diagram's (internal/mermaid), and the seeds.
+// diagram's (internal/mermaid), the seeds, and the kinds of input the loader's robustness
+// tests make (spec).
 func corpus(t *testing.T) map[string][]byte {
 	t.Helper()
 	root := testtool.Root(t)
@@ -276,6 +277,30 @@ func corpus(t *testing.T) map[string][]byte {
 			}
 		}
 	}
+	// The loader's hostile inputs (spec/robust_test.go): an alias bomb, nesting past the
+	// limits, a file past the size limit, lines of a megabyte, NUL, invalid UTF-8, binary
+	// junk.
+	const header = "version: 1\nmachine: M\npackage: m\nstates:\n  a: { initial: true, terminal: true }\ntransitions: []\n"
+	var bomb strings.Builder
+	bomb.WriteString(header + "x:\n  l0: &l0 [a, a, a, a, a, a, a, a, a, a]\n")
+	for i := 1; i < 30; i++ {
+		bomb.WriteString("  l" + strconv.Itoa(i) + ": &l" + strconv.Itoa(i) + " [")
+		for j := 0; j < 10; j++ {
+			if j > 0 {
+				bomb.WriteString(", ")
+			}
+			bomb.WriteString("*l" + strconv.Itoa(i-1))
+		}
+		bomb.WriteString("]\n")
+	}
+	out["spec: alias bomb"] = []byte(bomb.String())
+	out["spec: nesting"] = []byte(header + "x: " + strings.Repeat("[", 20000) + strings.Repeat("]", 20000) + "\n")
+	out["spec: too large"] = []byte(header + "doc: |\n" + strings.Repeat("  "+strings.Repeat("x", 1000)+"\n", 17000))
+	out["spec: long line"] = []byte(header + "doc: " + strings.Repeat("<script>", 1<<17) + "\n")
+	out["spec: NUL"] = []byte("version: 1\nmachine: M\x00\n")
+	out["spec: invalid UTF-8"] = []byte("version: 1\nmachine: \xc3\x28\n")
+	out["spec: PNG"] = []byte{0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 0, 0, 0, 0x0d}
+	out["spec: empty"] = []byte{}
 	return out
 }
 
