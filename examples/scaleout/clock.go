@@ -48,3 +48,9 @@ func ParseClock(epoch, start string, speed float64) (Clock, error) {
 	}
 	return Clock{Epoch: time.Unix(0, ns), Start: at.UTC(), Speed: speed}, nil
 }
+
+// RealTime returns how long, in real time, a span d of the clock's time lasts
+// (fsmrt.PacedClock): a Waiter sleeps that long for a deadline d away.
+func (c Clock) RealTime(d time.Duration) time.Duration {
+	return time.Duration(float64(d) / c.Speed)
+}
