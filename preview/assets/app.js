@@ -49,7 +49,7 @@ async function start() {
     securityLevel: "strict",
     maxTextSize: 50000000,
     maxEdges: 1000000,
-    state: { useMaxWidth: false },
+    state: { useMaxWidth: true },
   });
   const list = await getJSON("api/specs");
   gen = list.gen;
@@ -60,6 +60,10 @@ async function start() {
     b.addEventListener("click", () => select(Number(b.dataset.spec)));
   });
   $("undo").addEventListener("click", undo);
+  $("actual").addEventListener("change", () => {
+    $("diagram").classList.toggle("actual", $("actual").checked);
+    if (lastRun) highlight(lastRun);
+  });
   $("whole").addEventListener("click", async () => {
     const sp = specs[current];
     sp.whole = !sp.whole;
@@ -414,6 +418,15 @@ function highlight(r) {
   };
   mark(r.within, "within");
   mark(r.active, "active");
+  // Bring the active state into the diagram's view (when the diagram is taller than it).
+  const a = svg.querySelector("g.active");
+  if (a) {
+    const box = $("diagram");
+    const ar = a.getBoundingClientRect();
+    const br = box.getBoundingClientRect();
+    if (ar.top < br.top || ar.bottom > br.bottom) box.scrollTop += ar.top - br.top - (br.height - ar.height) / 2;
+    if (ar.left < br.left || ar.right > br.right) box.scrollLeft += ar.left - br.left - (br.width - ar.width) / 2;
+  }
 }
 
 document.addEventListener("DOMContentLoaded", () => {
