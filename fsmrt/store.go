@@ -77,10 +77,30 @@ type Query struct {
 	// counter) is at least AtLeast.
 	Counter string
 	AtLeast int
+	// IdleSince: the instance's last entry is at or before IdleSince: nothing has happened
+	// to it since (an instance stuck in its state, whatever its timeouts).
+	IdleSince time.Time
+	// Effects: the instance has effects in the outbox not delivered (EffectsPending), or
+	// whose last delivery failed (EffectsFailing: in a store that keeps the errors,
+	// EffectErrorRecorder); EffectsAny: no condition.
+	Effects EffectCondition
 	// After and Limit page through the results: IDs after After, at most Limit (0: all).
 	After string
 	Limit int
 }
+
+// EffectCondition is a Query's condition on an instance's effects.
+type EffectCondition uint8
+
+const (
+	// EffectsAny sets no condition on the effects.
+	EffectsAny EffectCondition = iota
+	// EffectsPending: some effect of the instance is not delivered.
+	EffectsPending
+	// EffectsFailing: some effect of the instance is not delivered and its last delivery
+	// failed.
+	EffectsFailing
+)
 
 // Instance is an instance as Find returns it.
 type Instance struct {
@@ -651,6 +671,14 @@ func (in *memInstance) matches(q *Query) bool {
 		return false
 	}
 	if q.Counter != "" && !slices.ContainsFunc(in.counters, func(c CounterValue) bool { return c.Name == q.Counter && c.Value >= q.AtLeast }) {
+		return false
+	}
+	if !q.IdleSince.IsZero() && (len(in.log) == 0 || in.log[len(in.log)-1].At.After(q.IdleSince)) {
+		return false
+	}
+	if q.Effects != EffectsAny && !slices.ContainsFunc(in.effects, func(e *memEffect) bool {
+		return e.delivered.IsZero() && (q.Effects != EffectsFailing || e.lastError != "")
+	}) {
 		return false
 	}
 	return true

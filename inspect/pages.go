@@ -18,15 +18,22 @@ import (
 func machineLink(m string) string { return "machine?" + url.Values{"m": {m}}.Encode() }
 
 func listLink(m, state, level, after string) string {
+	return filterLink(m, listFilter{State: state, Level: level}, after)
+}
+
+// listFilter is what an instance list selects: a state, past a timeout level, idle for
+// longer than a duration, with effects pending or failing.
+type listFilter struct {
+	State, Level, Idle, Effects string
+}
+
+// filterLink is the link to the list of m's instances f selects, after ID after.
+func filterLink(m string, f listFilter, after string) string {
 	v := url.Values{"m": {m}}
-	if state != "" {
-		v.Set("state", state)
-	}
-	if level != "" {
-		v.Set("level", level)
-	}
-	if after != "" {
-		v.Set("after", after)
+	for _, p := range [...][2]string{{"state", f.State}, {"level", f.Level}, {"idle", f.Idle}, {"effects", f.Effects}, {"after", after}} {
+		if p[1] != "" {
+			v.Set(p[0], p[1])
+		}
 	}
 	return "instances?" + v.Encode()
 }
@@ -153,6 +160,16 @@ func (h *Handler) machine(w http.ResponseWriter, r *http.Request) {
 		}
 		counters = append(counters, row)
 	}
+	// The instances owing effects, and those whose last delivery failed.
+	var owing [2]int
+	for i, c := range [...]fsmrt.EffectCondition{fsmrt.EffectsPending, fsmrt.EffectsFailing} {
+		found, err := h.countByState(ctx, fsmrt.Query{Machine: d.Machine, Effects: c})
+		if err != nil {
+			h.fail(w, http.StatusInternalServerError, err)
+			return
+		}
+		owing[i] = total(found)
+	}
 	// The outbox: the effects not delivered, oldest first, those tried most often first
 	// to catch the eye in the attempts column.
 	var effects []effectRow
@@ -177,9 +194,12 @@ func (h *Handler) machine(w http.ResponseWriter, r *http.Request) {
 		Pending                       bool
 		Effects                       []effectRow
 		EffectsLimit                  int
+		Owing, Failing                int
+		OwingLink, FailingLink        string
 		Now                           time.Time
 	}{d.Machine, d.Machine, d.Spec, listLink(d.Machine, "", "", ""), all, other,
-		layout(d, counts, nil, -1), rows, levels, counters, h.pending != nil, effects, h.pageSize(), now})
+		layout(d, counts, nil, -1), rows, levels, counters, h.pending != nil, effects, h.pageSize(),
+		owing[0], owing[1], filterLink(d.Machine, listFilter{Effects: "pending"}, ""), filterLink(d.Machine, listFilter{Effects: "failing"}, ""), now})
 }
 
 func stateIndex(d *fsmrt.Description, name string) int {
@@ -200,7 +220,26 @@ func (h *Handler) instances(w http.ResponseWriter, r *http.Request) {
 	}
 	q := r.URL.Query()
 	state, level, after := q.Get("state"), q.Get("level"), q.Get("after")
+	f := listFilter{State: state, Level: level, Idle: q.Get("idle"), Effects: q.Get("effects")}
 	query := fsmrt.Query{Machine: d.Machine, After: after, Limit: h.pageSize() + 1}
+	if f.Idle != "" {
+		idle, err := time.ParseDuration(f.Idle)
+		if err != nil || idle < 0 {
+			h.fail(w, http.StatusBadRequest, errors.New("idle: "+strconv.Quote(f.Idle)+" is not a duration (such as 1h30m)"))
+			return
+		}
+		query.IdleSince = h.now().Add(-idle)
+	}
+	switch f.Effects {
+	case "":
+	case "pending":
+		query.Effects = fsmrt.EffectsPending
+	case "failing":
+		query.Effects = fsmrt.EffectsFailing
+	default:
+		h.fail(w, http.StatusBadRequest, errors.New("effects: "+strconv.Quote(f.Effects)+" is neither pending nor failing"))
+		return
+	}
 	if state != "" {
 		if stateIndex(d, state) < 0 {
 			h.fail(w, http.StatusBadRequest, errors.New("no state "+strconv.Quote(state)+" in "+d.Machine))
@@ -225,7 +264,7 @@ func (h *Handler) instances(w http.ResponseWriter, r *http.Request) {
 	next := ""
 	if len(found) > h.pageSize() {
 		found = found[:h.pageSize()]
-		next = listLink(d.Machine, state, level, found[len(found)-1].ID)
+		next = filterLink(d.Machine, f, found[len(found)-1].ID)
 	}
 	var rows []instanceRow
 	for _, in := range found {
@@ -233,12 +272,12 @@ func (h *Handler) instances(w http.ResponseWriter, r *http.Request) {
 	}
 	first := ""
 	if after != "" {
-		first = listLink(d.Machine, state, level, "")
+		first = filterLink(d.Machine, f, "")
 	}
 	h.render(w, "instances.html", struct {
-		Title, Machine, MachineLink, State, Level, After, Next, First string
-		Instances                                                     []instanceRow
-	}{d.Machine + " instances", d.Machine, machineLink(d.Machine), state, level, after, next, first, rows})
+		Title, Machine, MachineLink, State, Level, Idle, Effects, After, Next, First string
+		Instances                                                                   []instanceRow
+	}{d.Machine + " instances", d.Machine, machineLink(d.Machine), state, level, f.Idle, f.Effects, after, next, first, rows})
 }
 
 // entryRow is one entry of the timeline.

@@ -75,6 +75,7 @@ var cases = []struct {
 	{"IndexRows", testIndexRows},
 	{"CountByState", testCountByState},
 	{"EffectErrors", testEffectErrors},
+	{"FindIdleAndEffects", testFindIdleAndEffects},
 }
 
 const spec = "sha256:0123456789abcdef"

@@ -119,6 +119,21 @@ func Run(t *testing.T, store fsmrt.Store) {
 		}
 	})
 
+	t.Run("list idle", func(t *testing.T) {
+		// The fresh task was created at 10:50: idle for 5 minutes at 11:00, not for 30.
+		body := Get(t, srv, "instances?m="+m+"&state=pending&idle=5m&after="+s.Pending[len(s.Pending)-1], 200)
+		want(t, body, `>`+s.Fresh+`</a></td><td>pending</td>`)
+		want(t, body, `nothing happened for <b>5m</b>`)
+		body = Get(t, srv, "instances?m="+m+"&state=pending&idle=30m&after="+s.Pending[len(s.Pending)-1], 200)
+		if strings.Contains(body, s.Fresh) {
+			t.Errorf("the fresh task is listed idle for 30 minutes")
+		}
+		// The old ones are, a page at a time, the filter kept by the next page's link.
+		body = Get(t, srv, "instances?m="+m+"&state=pending&idle=30m", 200)
+		want(t, body, `>`+s.Pending[0]+`</a>`)
+		want(t, body, `idle=30m`)
+	})
+
 	t.Run("list under CTO review", func(t *testing.T) {
 		body := Get(t, srv, "instances?m="+m+"&state=cto_intervention", 200)
 		want(t, body, `>`+s.CTO+`</a></td><td>cto_intervention</td>`)
@@ -203,6 +218,12 @@ func Run(t *testing.T, store fsmrt.Store) {
 		// The effect, claimed once and not delivered.
 		want(t, body, `<td class="n">1.0</td><td><code>`+esc(HostileKey+"/0")+`</code></td><td class="n">1</td>`)
 		want(t, body, `<span class="warn">`+esc(HostileError)+`</span>`)
+		// The instances whose effects fail, listed and counted.
+		want(t, Get(t, srv, "instances?m="+hm+"&effects=failing", 200), esc(HostileID))
+		want(t, Get(t, srv, "instances?m="+hm+"&effects=pending", 200), esc(HostileID))
+		want(t, pages["machine"], `owe effects, <a href="instances?effects=failing&amp;m=`+url.QueryEscape(HostileMachine)+`" class="warn">1</a> of them failing.`)
+		Get(t, srv, "instances?m="+hm+"&effects=sometimes", 400)
+		Get(t, srv, "instances?m="+hm+"&idle=forever", 400)
 		want(t, body, `<tr><td>level:warn <span class="warn">(due)</span></td>`)
 	})
 }

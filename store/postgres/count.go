@@ -34,6 +34,9 @@ func countStatement(set findConditions) string {
 		{findByState, sqlFindStates},
 		{findByDeadline, sqlFindDeadline},
 		{findByCounter, sqlFindCounter},
+		{findIdle, sqlFindIdle},
+		{findPending, sqlFindPending},
+		{findFailing, sqlFindFailing},
 	} {
 		if set&c.cond != 0 {
 			parts = append(parts, c.sql)

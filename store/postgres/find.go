@@ -13,18 +13,35 @@ import (
 
 // findConditions is a set of the conditions a query sets, which selects the statement
 // of Find that has their parts.
-type findConditions uint8
+type findConditions uint16
 
 // The conditions of a query, in the order of their parts in Find's statement.
 const (
 	findByState findConditions = 1 << iota
 	findByDeadline
 	findByCounter
+	findIdle
+	findPending
+	findFailing
 	findAfter
 	findLimited
 
 	// findVariants is the number of sets of conditions.
 	findVariants = findLimited << 1
+)
+
+// The conditions of Find added with schema 3: the time of the last entry, searched in
+// fsmgen_instances_idle; the effects not delivered (any, or those whose last delivery
+// failed), searched by the outbox's primary key.
+const (
+	sqlFindIdle = `
+	AND i.last_at <= $?::timestamptz`
+	sqlFindPending = `
+	AND EXISTS (SELECT FROM {schema}.fsmgen_effects e
+		WHERE e.machine = i.machine AND e.id = i.id AND e.delivered_at IS NULL)`
+	sqlFindFailing = `
+	AND EXISTS (SELECT FROM {schema}.fsmgen_effects e
+		WHERE e.machine = i.machine AND e.id = i.id AND e.delivered_at IS NULL AND e.last_error IS NOT NULL)`
 )
 
 // findStatement returns Find's statement for the conditions set, its schema still
@@ -39,6 +56,9 @@ func findStatement(set findConditions) string {
 		{findByState, sqlFindStates},
 		{findByDeadline, sqlFindDeadline},
 		{findByCounter, sqlFindCounter},
+		{findIdle, sqlFindIdle},
+		{findPending, sqlFindPending},
+		{findFailing, sqlFindFailing},
 		{findAfter, sqlFindAfter},
 	} {
 		if set&c.cond != 0 {
@@ -80,6 +100,16 @@ func findQuery(q *fsmrt.Query) (findConditions, []any) {
 	if q.Counter != "" {
 		set |= findByCounter
 		args = append(args, q.Counter, int64(q.AtLeast))
+	}
+	if !q.IdleSince.IsZero() {
+		set |= findIdle
+		args = append(args, micro(q.IdleSince))
+	}
+	switch q.Effects {
+	case fsmrt.EffectsPending:
+		set |= findPending
+	case fsmrt.EffectsFailing:
+		set |= findFailing
 	}
 	if q.After != "" {
 		set |= findAfter

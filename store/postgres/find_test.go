@@ -50,16 +50,17 @@ func findIDs(t *testing.T, st fsmrt.Store, q fsmrt.Query) []string {
 // The statements of Find number their parameters in the order of their parts.
 func TestFindStatements(t *testing.T) {
 	every := findStatement(findVariants - 1)
-	for n := 1; n <= 8; n++ {
+	for n := 1; n <= 9; n++ {
 		if !strings.Contains(every, fmt.Sprintf("$%d::", n)) {
 			t.Errorf("parameter $%d missing:\n%s", n, every)
 		}
 	}
-	if strings.Contains(every, "$?") || strings.Contains(every, "$9") {
+	if strings.Contains(every, "$?") || strings.Contains(every, "$10") {
 		t.Errorf("parameters misnumbered:\n%s", every)
 	}
-	q := fsmrt.Query{Machine: "m", States: []string{"a"}, Deadline: "d", Due: time.Now(), Counter: "c", AtLeast: 1, After: "x", Limit: 1}
-	if set, args := findQuery(&q); set != findVariants-1 || len(args) != 8 {
+	q := fsmrt.Query{Machine: "m", States: []string{"a"}, Deadline: "d", Due: time.Now(), Counter: "c", AtLeast: 1,
+		IdleSince: time.Now(), Effects: fsmrt.EffectsFailing, After: "x", Limit: 1}
+	if set, args := findQuery(&q); set != findVariants-1-findPending || len(args) != 9 {
 		t.Errorf("a query setting everything: conditions %b, %d arguments", set, len(args))
 	}
 	if set, args := findQuery(&fsmrt.Query{Machine: "m", States: []string{}, Limit: -1}); set != 0 || len(args) != 1 {
@@ -89,9 +90,16 @@ func findPlanData(t *testing.T, conn *pgx.Conn, t0 time.Time) {
 		`INSERT INTO fsmgen_counters (machine, id, name, state, value)
 		SELECT 'm' || (g % 3), 'i' || g, 'total', '', g % 11
 		FROM generate_series(1, 9000) g`,
+		// An effect each: not delivered for one instance in 2, its last delivery failed for
+		// one in 10.
+		`INSERT INTO fsmgen_effects (machine, id, seq, idx, name, idem_key, committed_at, delivered_at, last_error)
+		SELECT 'm' || (g % 3), 'i' || g, 1, 0, 'send', 'k' || g, $1::timestamptz,
+			CASE WHEN g % 2 <> 0 THEN $1::timestamptz END, CASE WHEN g % 10 = 0 THEN 'down' END
+		FROM generate_series(1, 9000) g`,
 		`ANALYZE fsmgen_instances`,
 		`ANALYZE fsmgen_deadlines`,
 		`ANALYZE fsmgen_counters`,
+		`ANALYZE fsmgen_effects`,
 	} {
 		var args []any
 		if strings.Contains(sql, "$1") {
@@ -155,6 +163,8 @@ func TestFindPlansUseIndexes(t *testing.T) {
 		indexes []string // searched by the plan for the values
 		generic []string // searched by the generic plan
 		match   func(state string, warn time.Time, failures, total int) bool
+		// g: which instances of findPlanData also match (nil: all).
+		g func(g int) bool
 	}{
 		{
 			name: "machine", q: fsmrt.Query{},
@@ -178,6 +188,24 @@ func TestFindPlansUseIndexes(t *testing.T) {
 			name: "counter", q: fsmrt.Query{Counter: "failures", AtLeast: 36},
 			indexes: []string{countersValueIndex}, generic: []string{countersValueIndex},
 			match: func(_ string, _ time.Time, failures, _ int) bool { return failures >= 36 },
+		},
+		{
+			name: "idle", q: fsmrt.Query{IdleSince: t0.Add(100 * time.Second)},
+			indexes: []string{instancesIdleIndex}, generic: []string{instancesIdleIndex},
+			match: func(string, time.Time, int, int) bool { return true },
+			g:     func(g int) bool { return g <= 100 },
+		},
+		{
+			name: "pending effects", q: fsmrt.Query{Effects: fsmrt.EffectsPending},
+			indexes: []string{effectsPendingIndex}, generic: []string{effectsPendingIndex},
+			match: func(string, time.Time, int, int) bool { return true },
+			g:     func(g int) bool { return g%2 == 0 },
+		},
+		{
+			name: "failing effects", q: fsmrt.Query{Effects: fsmrt.EffectsFailing},
+			indexes: []string{effectsPendingIndex}, generic: []string{effectsPendingIndex},
+			match: func(string, time.Time, int, int) bool { return true },
+			g:     func(g int) bool { return g%10 == 0 },
 		},
 		{
 			name: "every condition",
@@ -222,7 +250,7 @@ func TestFindPlansUseIndexes(t *testing.T) {
 		var want []fsmrt.Instance
 		for g := 1; g <= 9000; g++ {
 			machine, id, state, version, warn, failures, total := findPlanInstance(g, t0)
-			if machine == q.Machine && id > q.After && c.match(state, warn, failures, total) {
+			if machine == q.Machine && id > q.After && c.match(state, warn, failures, total) && (c.g == nil || c.g(g)) {
 				want = append(want, fsmrt.Instance{ID: id, State: state, Version: version, UpdatedAt: t0.Add(time.Duration(g) * time.Second)})
 			}
 		}

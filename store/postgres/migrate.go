@@ -51,12 +51,19 @@ var migrations = []migration{
 		sqlCreateCounters, sqlCreateCountersByValue,
 		sqlAddLastAt, sqlFillLastAt, sqlRequireLastAt,
 	}},
-	{version: 3, statements: []string{sqlAddEffectErrors}},
+	{version: 3, statements: []string{sqlAddEffectErrors, sqlCreateInstancesIdle}},
 }
 
 // The statements of version 3: the error of an effect's last failed delivery and when it
-// failed, for an operator (fsmrt.EffectErrorRecorder).
-const sqlAddEffectErrors = `ALTER TABLE {schema}.fsmgen_effects ADD COLUMN last_error text, ADD COLUMN failed_at timestamptz`
+// failed, for an operator (fsmrt.EffectErrorRecorder); Find's condition on the time of the
+// last entry (Query.IdleSince).
+const (
+	sqlAddEffectErrors     = `ALTER TABLE {schema}.fsmgen_effects ADD COLUMN last_error text, ADD COLUMN failed_at timestamptz`
+	sqlCreateInstancesIdle = `CREATE INDEX ` + instancesIdleIndex + ` ON {schema}.fsmgen_instances (machine, last_at)`
+)
+
+// instancesIdleIndex is the index of Find's condition on the time of the last entry.
+const instancesIdleIndex = "fsmgen_instances_idle"
 
 // The statements of version 1: instances and their event logs.
 const (

@@ -134,6 +134,18 @@ WHERE i.machine = ?`
 	findCounter = `
   AND i.id IN (SELECT c.id FROM fsmgen_counters AS c WHERE c.machine = ? AND c.name = ? AND c.value >= ?)`
 
+	// findIdle searches the index fsmgen_instances_idle: the last entry at or before the
+	// time.
+	findIdle = `
+  AND i.id IN (SELECT l.id FROM fsmgen_instances AS l WHERE l.machine = ? AND l.last_at <= ?)`
+
+	// findPending and findFailing search the outbox's index fsmgen_effects_pending, of
+	// the effects not delivered: any, or those whose last delivery failed.
+	findPending = `
+  AND i.id IN (SELECT e.id FROM fsmgen_effects AS e WHERE e.machine = ? AND e.delivered_at IS NULL)`
+	findFailing = `
+  AND i.id IN (SELECT e.id FROM fsmgen_effects AS e WHERE e.machine = ? AND e.delivered_at IS NULL AND e.last_error IS NOT NULL)`
+
 	findAfter = `
   AND i.id > ?`
 
@@ -168,6 +180,18 @@ func findQuery(q *fsmrt.Query) (string, []any) {
 	if q.Counter != "" {
 		b.WriteString(findCounter)
 		args = append(args, q.Machine, q.Counter, q.AtLeast)
+	}
+	if !q.IdleSince.IsZero() {
+		b.WriteString(findIdle)
+		args = append(args, q.Machine, q.IdleSince.UnixMicro())
+	}
+	switch q.Effects {
+	case fsmrt.EffectsPending:
+		b.WriteString(findPending)
+		args = append(args, q.Machine)
+	case fsmrt.EffectsFailing:
+		b.WriteString(findFailing)
+		args = append(args, q.Machine)
 	}
 	if q.After != "" {
 		b.WriteString(findAfter)

@@ -68,6 +68,9 @@ func TestFindQueryPlans(t *testing.T) {
 		{"states", fsmrt.Query{States: []string{"waiting", "failed"}}, []string{"fsmgen_instances_state (machine=? AND state=?)"}},
 		{"deadline", fsmrt.Query{Deadline: "expiry", Due: t0}, []string{"fsmgen_deadlines_name (machine=? AND name=? AND at<?)"}},
 		{"counter", fsmrt.Query{Counter: "failures", AtLeast: 3}, []string{"fsmgen_counters_value (machine=? AND name=? AND value>?)"}},
+		{"idle", fsmrt.Query{IdleSince: t0}, []string{"fsmgen_instances_idle (machine=? AND last_at<?)"}},
+		{"pending effects", fsmrt.Query{Effects: fsmrt.EffectsPending}, []string{"fsmgen_effects_pending (machine=?)"}},
+		{"failing effects", fsmrt.Query{Effects: fsmrt.EffectsFailing}, []string{"fsmgen_effects_pending (machine=?)"}},
 		{"all", fsmrt.Query{States: []string{"waiting"}, Deadline: "warn", Due: t0, Counter: "failures", AtLeast: 3, After: "m", Limit: 10}, []string{
 			"fsmgen_instances_state (machine=? AND state=?)",
 			"fsmgen_deadlines_name (machine=? AND name=? AND at<?)",

@@ -115,11 +115,13 @@ var migrations = []migration{
 			WHERE e.machine = fsmgen_instances.machine AND e.id = fsmgen_instances.id
 				AND e.seq = fsmgen_instances.version)`,
 	}},
-	{version: 4, what: "effects' last errors", stmts: []string{
+	{version: 4, what: "effects' last errors, idle instances", stmts: []string{
 		// The error of an effect's last failed delivery and when it failed, for an
 		// operator (fsmrt.EffectErrorRecorder).
 		`ALTER TABLE fsmgen_effects ADD COLUMN last_error TEXT NULL`,
 		`ALTER TABLE fsmgen_effects ADD COLUMN failed_at INTEGER NULL`,
+		// Find's condition on the time of the last entry (Query.IdleSince).
+		`CREATE INDEX fsmgen_instances_idle ON fsmgen_instances (machine, last_at)`,
 	}},
 }
 
