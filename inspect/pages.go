@@ -276,7 +276,7 @@ func (h *Handler) instances(w http.ResponseWriter, r *http.Request) {
 	}
 	h.render(w, "instances.html", struct {
 		Title, Machine, MachineLink, State, Level, Idle, Effects, After, Next, First string
-		Instances                                                                   []instanceRow
+		Instances                                                                    []instanceRow
 	}{d.Machine + " instances", d.Machine, machineLink(d.Machine), state, level, f.Idle, f.Effects, after, next, first, rows})
 }
 
