@@ -303,3 +303,44 @@ func jsString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
 }
+
+// TestStartsBroken: a spec with errors from the start shows its findings and no diagram;
+// once fixed, the page draws and runs it. The tabs switch between the specs.
+func TestStartsBroken(t *testing.T) {
+	ctx := browser(t)
+	dir := t.TempDir()
+	review := copySpec(t, dir, "examples/review/review.fsm.yaml")
+	const door = "version: 1\nmachine: Door\npackage: door\nstates:\n  closed: { initial: true }\n  opened: {}\ntransitions:\n  - { from: closed, to: opened }\n  - { from: opened, to: closd }\n"
+	path := filepath.Join(dir, "door.fsm.yaml")
+	os.WriteFile(path, []byte(door), 0o644)
+	url := serve(t, dir, "door.fsm.yaml", review)
+	if err := chromedp.Run(ctx, chromedp.Navigate(url), chromedp.Poll(`window.fsmgenPreview && window.fsmgenPreview.ready`, nil, chromedp.WithPollingTimeout(60*time.Second))); err != nil {
+		t.Fatal(err)
+	}
+	var finding string
+	var hidden bool
+	if err := chromedp.Run(ctx, chromedp.Text("#findings li.error", &finding, chromedp.ByQuery),
+		chromedp.Evaluate(`document.querySelector("#sim").hidden && document.querySelector("#picture").hidden`, &hidden)); err != nil {
+		t.Fatal(err)
+	}
+	if finding != `door.fsm.yaml:9:25: error: unknown state "closd" (did you mean "closed"?)` || !hidden {
+		t.Errorf("finding %q, simulator hidden %v", finding, hidden)
+	}
+	os.WriteFile(path, []byte(strings.Replace(door, "closd", "closed", 1)), 0o644)
+	if err := chromedp.Run(ctx, chromedp.Poll(`!document.querySelector("#sim").hidden && window.fsmgenPreview.runs > 0`, nil, chromedp.WithPollingTimeout(30*time.Second))); err != nil {
+		t.Fatalf("the fixed spec is not run: %v", err)
+	}
+	p := &tab{t, ctx}
+	if s := p.fire("opened", false); s.State != "opened" || !slices.Equal(s.Active, []string{"s1"}) {
+		t.Errorf("state %q, highlighted %v", s.State, s.Active)
+	}
+	// The second tab: seed 003 with a session of its own; back to the first, its session.
+	s := p.click(`.spec-tab[data-spec="1"]`)
+	if s.State != "not_started" || len(s.Log) != 0 {
+		t.Errorf("the second tab: state %q, log %q", s.State, s.Log)
+	}
+	s = p.click(`.spec-tab[data-spec="0"]`)
+	if s.State != "opened" || len(s.Log) != 1 {
+		t.Errorf("back to the first tab: state %q, log %q", s.State, s.Log)
+	}
+}
