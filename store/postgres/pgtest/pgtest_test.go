@@ -180,3 +180,35 @@ func TestShared(t *testing.T) {
 		t.Errorf("select 1: %d, %v", one, err)
 	}
 }
+
+// TestRestart: a server restarted (fast, then immediate) accepts connections on the same
+// port and keeps what was committed; a connection of before the restart is closed.
+func TestRestart(t *testing.T) {
+	ctx := context.Background()
+	srv := New(t, Options{})
+	conn, err := pgx.Connect(ctx, srv.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `CREATE TABLE kept (n int); INSERT INTO kept VALUES (1)`); err != nil {
+		t.Fatal(err)
+	}
+	for _, immediate := range []bool{false, true} {
+		if err := srv.Restart(ctx, immediate); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := conn.Exec(ctx, `SELECT 1`); err == nil {
+			t.Fatalf("a connection of before the restart (immediate %v) still works", immediate)
+		}
+		conn, err = pgx.Connect(ctx, srv.DSN)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(ctx)
+		var n int
+		if err := conn.QueryRow(ctx, `SELECT n FROM kept`).Scan(&n); err != nil || n != 1 {
+			t.Fatalf("after the restart (immediate %v): %d, %v", immediate, n, err)
+		}
+	}
+}
