@@ -41,6 +41,9 @@ type Server struct {
 	mu      sync.Mutex
 	gen     int           // bumped by every change of any spec
 	changed chan struct{} // closed (and replaced) at every change
+
+	closing   chan struct{} // closed by Close
+	closeOnce sync.Once
 }
 
 // spec is one spec file as last read.
@@ -73,7 +76,7 @@ func New(paths ...string) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{mux: http.NewServeMux(), tmpl: t, changed: make(chan struct{})}
+	s := &Server{mux: http.NewServeMux(), tmpl: t, changed: make(chan struct{}), closing: make(chan struct{})}
 	for _, p := range paths {
 		data, err := readSpec(p)
 		if err != nil {
@@ -286,6 +289,10 @@ func (s *Server) spec(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, v)
 }
 
+// Close answers the requests waiting for a change at once, so that an http.Server that
+// serves s can shut down without waiting for them (register it with RegisterOnShutdown).
+func (s *Server) Close() { s.closeOnce.Do(func() { close(s.closing) }) }
+
 // wait answers when the generation differs from the request's gen, or after 25 s.
 func (s *Server) wait(w http.ResponseWriter, r *http.Request) {
 	gen, _ := strconv.Atoi(r.URL.Query().Get("gen"))
@@ -298,6 +305,7 @@ func (s *Server) wait(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-ch:
 		case <-t.C:
+		case <-s.closing:
 		case <-r.Context().Done():
 			return
 		}

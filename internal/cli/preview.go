@@ -65,6 +65,7 @@ func (c *command) preview(args []string) int {
 	defer stop()
 	go srv.Watch(ctx, 200*time.Millisecond)
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
+	hs.RegisterOnShutdown(srv.Close) // the pages waiting for a change let go at once
 	fmt.Fprintf(c.stdout, "fsmgen preview: serving %d spec(s) at http://%s/\n", len(files), ln.Addr())
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()

@@ -242,6 +242,17 @@ func TestPreviewVerb(t *testing.T) {
 	if !strings.Contains(string(body), `"path":"`+kitchen+`"`) {
 		t.Errorf("/api/specs: %s", body)
 	}
+	// A page waiting for a change does not hold up the interrupt (the server's shutdown
+	// would time out, and fsmgen exit 2).
+	waiting := make(chan error, 1)
+	go func() {
+		resp, err := client.Get(url + "api/wait?gen=0")
+		if err == nil {
+			resp.Body.Close()
+		}
+		waiting <- err
+	}()
+	time.Sleep(100 * time.Millisecond)
 	cancel()
 	select {
 	case code := <-done:
