@@ -62,6 +62,15 @@ func TestGenerateWritesChecksAndRefuses(t *testing.T) {
 
 func TestGenerateOutputsAndDiagram(t *testing.T) {
 	dir := t.TempDir()
+	// generate writes the version lock beside the spec: a copy, not the repository's.
+	spec, err := os.ReadFile(kitchen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kitchen := filepath.Join(t.TempDir(), "kitchen.fsm.yaml")
+	if err := os.WriteFile(kitchen, spec, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if code, _, errs := run(t, "generate", "--outputs", "go,mermaid,dot", "-o", dir, kitchen); code != ExitOK {
 		t.Fatalf("generate: %d %s", code, errs)
 	}
