@@ -47,6 +47,7 @@ var syntaxes = map[string][2]string{
 	".dot": {"// ", ""},
 	".mmd": {"%% ", ""},
 	".md":  {"<!-- ", " -->"},
+	".svg": {"<!-- ", " -->"},
 }
 
 // Header is the first line of a generated file with the given name, or "" when fsmgen
@@ -61,8 +62,11 @@ func Header(name string) string {
 
 func sourceLine(name, src string) string {
 	s := syntaxes[filepath.Ext(name)]
-	if filepath.Ext(name) == ".md" {
+	switch filepath.Ext(name) {
+	case ".md":
 		src = commentEscaper.Replace(src)
+	case ".svg":
+		src = xmlCommentEscape(src)
 	}
 	return s[0] + "source: " + src + s[1]
 }
@@ -74,6 +78,23 @@ var (
 	commentEscaper   = strings.NewReplacer("%", "%25", "<", "%3C", ">", "%3E")
 	commentUnescaper = strings.NewReplacer("%25", "%", "%3C", "<", "%3E", ">")
 )
+
+// An SVG file is XML, whose comments may not hold "--": there the path is escaped as in a
+// document, and a "-" after a "-" is written %2D too.
+var xmlCommentUnescaper = strings.NewReplacer("%25", "%", "%3C", "<", "%3E", ">", "%2D", "-")
+
+func xmlCommentEscape(src string) string {
+	src = commentEscaper.Replace(src)
+	var b strings.Builder
+	for i := 0; i < len(src); i++ {
+		if src[i] == '-' && i > 0 && src[i-1] == '-' {
+			b.WriteString("%2D")
+			continue
+		}
+		b.WriteByte(src[i])
+	}
+	return b.String()
+}
 
 // Stamp returns data with the source line after its header line, when the generator did
 // not write one itself (the Go generators do).
@@ -106,8 +127,11 @@ func parseSource(name, line string) (string, bool) {
 		return "", false
 	}
 	src := strings.TrimSuffix(strings.TrimPrefix(line, s[0]+"source: "), s[1])
-	if filepath.Ext(name) == ".md" {
+	switch filepath.Ext(name) {
+	case ".md":
 		src = commentUnescaper.Replace(src)
+	case ".svg":
+		src = xmlCommentUnescaper.Replace(src)
 	}
 	return src, src != ""
 }
