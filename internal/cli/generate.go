@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -20,30 +21,31 @@ import (
 )
 
 // outputKinds are what generate can write, in the order they are produced.
-var outputKinds = []string{"go", "tests", "mermaid", "markdown", "dot"}
+var outputKinds = []string{"go", "tests", "mermaid", "markdown", "dot", "svg"}
 
 // defaultOutputs are written unless --outputs says otherwise.
 const defaultOutputs = "go,tests,mermaid,markdown"
 
 // emit renders one output of a machine whose spec is at path, with the header's source
-// path src.
-func emit(kind string, m *ir.Machine, path, src string) (name string, data []byte, err error) {
-	name, data, _, err = emitWarn(kind, m, path, src)
+// path src; kinds are the outputs written with it (the document shows the SVG picture
+// when it is one of them).
+func emit(ctx context.Context, kind string, m *ir.Machine, path, src string, kinds []string) (name string, data []byte, err error) {
+	name, data, _, err = emitWarn(ctx, kind, m, path, src, kinds)
 	return name, data, err
 }
 
 // emitWarn is emit, with the warnings of rendering the output (the tests' unreached states).
-func emitWarn(kind string, m *ir.Machine, path, src string) (name string, data []byte, warnings diag.List, err error) {
+func emitWarn(ctx context.Context, kind string, m *ir.Machine, path, src string, kinds []string) (name string, data []byte, warnings diag.List, err error) {
 	if kind == "tests" {
 		data, warnings, err = testgen.Tests(m, src)
 		return testgen.Filename(gogen.Base(path)), data, warnings, err
 	}
-	name, data, err = emitOne(kind, m, path, src)
+	name, data, err = emitOne(ctx, kind, m, path, src, kinds)
 	return name, data, nil, err
 }
 
 // emitOne renders one output but the tests.
-func emitOne(kind string, m *ir.Machine, path, src string) (name string, data []byte, err error) {
+func emitOne(ctx context.Context, kind string, m *ir.Machine, path, src string, kinds []string) (name string, data []byte, err error) {
 	base := gogen.Base(path)
 	switch kind {
 	case "go":
@@ -54,11 +56,24 @@ func emitOne(kind string, m *ir.Machine, path, src string) (name string, data []
 		return name, output.Stamp(name, mermaid.File(m), src), nil
 	case "markdown":
 		name = base + ".md"
-		data, err = markdown.Document(m, mermaid.StateDiagram(m))
+		picture := ""
+		if slices.Contains(kinds, "svg") {
+			picture = base + ".svg"
+		}
+		data, err = markdown.DocumentImage(m, mermaid.StateDiagram(m), picture)
 		return name, output.Stamp(name, data, src), err
 	case "dot":
 		name = base + ".dot"
 		return name, output.Stamp(name, []byte(dot.Graph(m)), src), nil
+	case "svg":
+		// The DOT diagram laid out by the registered renderer, under the generated header.
+		name = base + ".svg"
+		pic, err := renderSVG(ctx, []byte(dot.Graph(m)))
+		if err != nil {
+			return "", nil, fmt.Errorf("%s: %w", path, err)
+		}
+		data = append([]byte(output.Header(name)+"\n"), pic...)
+		return name, output.Stamp(name, data, src), nil
 	}
 	return "", nil, fmt.Errorf("unknown output %q (want %s)", kind, strings.Join(outputKinds, ", "))
 }
@@ -110,6 +125,9 @@ func (c *command) generate(args []string) int {
 	if len(kinds) == 0 {
 		return c.usageErr("--outputs: nothing to write")
 	}
+	if slices.Contains(kinds, "svg") && svgRender == nil {
+		return c.noSVG("--outputs svg", "generate --outputs "+strings.Join(kinds, ",")+" FILE...")
+	}
 
 	var plan output.Plan
 	var locks []*lockUpdate
@@ -150,7 +168,7 @@ func (c *command) generate(args []string) int {
 			return ExitUsage
 		}
 		for _, kind := range kinds {
-			name, data, warnings, err := emitWarn(kind, m, path, src)
+			name, data, warnings, err := emitWarn(c.ctx, kind, m, path, src, kinds)
 			all = append(all, warnings...)
 			if err != nil {
 				fmt.Fprintf(c.stderr, "fsmgen: %v\n", err)
@@ -293,7 +311,7 @@ func relSource(dir, spec string) (string, error) {
 // diagram prints one machine's diagram.
 func (c *command) diagram(args []string) int {
 	fs := c.flags("diagram")
-	format := fs.String("format", "mermaid", "`format`: mermaid, dot or markdown")
+	format := fs.String("format", "mermaid", "`format`: mermaid, dot, markdown or svg")
 	files, err := parse(fs, args)
 	if err != nil {
 		return ExitUsage
@@ -302,8 +320,11 @@ func (c *command) diagram(args []string) int {
 		return c.usageErr("diagram needs exactly one spec file")
 	}
 	kind := *format
-	if kind != "mermaid" && kind != "dot" && kind != "markdown" {
-		return c.usageErr("--format: unknown format %q (want mermaid, dot or markdown)", kind)
+	if kind != "mermaid" && kind != "dot" && kind != "markdown" && kind != "svg" {
+		return c.usageErr("--format: unknown format %q (want mermaid, dot, markdown or svg)", kind)
+	}
+	if kind == "svg" && svgRender == nil {
+		return c.noSVG("--format svg", "diagram --format svg FILE")
 	}
 	m, ds, err := loadFile(files[0])
 	if err != nil {
@@ -313,7 +334,7 @@ func (c *command) diagram(args []string) int {
 		diag.Write(c.stderr, ds, diag.FormatText)
 		return ExitFindings
 	}
-	_, data, err := emit(kind, m, files[0], files[0])
+	_, data, err := emit(c.ctx, kind, m, files[0], files[0], nil)
 	if err != nil {
 		fmt.Fprintf(c.stderr, "fsmgen: %v\n", err)
 		return ExitFindings
