@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -26,36 +25,8 @@ GROUP BY i.state`
 // has neither findAfter nor findLimited), its schema still "{schema}": Find's condition
 // parts between sqlCountSelect and sqlCountGroup, the parameters numbered from $1.
 func countStatement(set findConditions) string {
-	parts := []string{sqlCountSelect}
-	for _, c := range []struct {
-		cond findConditions
-		sql  string
-	}{
-		{findByState, sqlFindStates},
-		{findByDeadline, sqlFindDeadline},
-		{findByCounter, sqlFindCounter},
-		{findIdle, sqlFindIdle},
-		{findPending, sqlFindPending},
-		{findFailing, sqlFindFailing},
-	} {
-		if set&c.cond != 0 {
-			parts = append(parts, c.sql)
-		}
-	}
-	parts = append(parts, sqlCountGroup)
-	sql := strings.Join(parts, "")
-	var b strings.Builder
-	for n := 1; ; n++ {
-		i := strings.Index(sql, "$?")
-		if i < 0 {
-			break
-		}
-		b.WriteString(sql[:i+1])
-		b.WriteString(strconv.Itoa(n))
-		sql = sql[i+2:]
-	}
-	b.WriteString(sql)
-	return b.String()
+	parts := append([]string{sqlCountSelect}, conditionParts(set&^(findAfter|findLimited))...)
+	return numbered(strings.Join(append(parts, sqlCountGroup), ""))
 }
 
 // countStatements returns CountByState's statements for every set of conditions, on the

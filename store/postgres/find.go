@@ -48,7 +48,17 @@ const (
 // "{schema}": the parts of sqlFind..., the parameters numbered from $1 in the order they
 // come.
 func findStatement(set findConditions) string {
-	parts := []string{sqlFindSelect}
+	parts := append([]string{sqlFindSelect}, conditionParts(set&^findLimited)...)
+	parts = append(parts, sqlFindOrder)
+	if set&findLimited != 0 {
+		parts = append(parts, sqlFindLimit)
+	}
+	return numbered(strings.Join(parts, ""))
+}
+
+// conditionParts returns the parts of the conditions set (findLimited aside), in order.
+func conditionParts(set findConditions) []string {
+	var parts []string
 	for _, c := range []struct {
 		cond findConditions
 		sql  string
@@ -65,11 +75,11 @@ func findStatement(set findConditions) string {
 			parts = append(parts, c.sql)
 		}
 	}
-	parts = append(parts, sqlFindOrder)
-	if set&findLimited != 0 {
-		parts = append(parts, sqlFindLimit)
-	}
-	sql := strings.Join(parts, "")
+	return parts
+}
+
+// numbered numbers the parameters "$?" of sql from $1, in the order they come.
+func numbered(sql string) string {
 	var b strings.Builder
 	for n := 1; ; n++ {
 		i := strings.Index(sql, "$?")
