@@ -156,10 +156,9 @@ func WorkerMain(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		fmt.Fprintf(stderr, "worker: %v\n", err)
 		return 2
 	}
-	db, err := where.open(ctx)
+	db, err := openRetrying(ctx, where, stderr)
 	if err == nil {
 		defer db.Close()
-		err = db.CreateDeliveries(ctx)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "worker: %v\n", err)
@@ -172,6 +171,7 @@ func WorkerMain(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		Rate: *rate, Flaky: *flaky, Log: stderr,
 		Stats: Stats{Worker: index},
 	}
+	defer w.Close()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if *wait || *linger {
@@ -332,4 +332,26 @@ func orderCommits(ctx context.Context, store fsmrt.Store, id string) ([]fsmrt.Co
 		out[i] = c
 	}
 	return out, nil
+}
+
+// openRetrying opens the worker's database and creates its deliveries table, trying again
+// for a while when that fails (a server restarting, a connection terminated: see
+// disrupt.go), as a worker started again at such a time must.
+func openRetrying(ctx context.Context, where storeFlags, stderr io.Writer) (*DB, error) {
+	pause := storePause
+	for try := 0; ; try++ {
+		db, err := where.open(ctx)
+		if err == nil {
+			if err = db.CreateDeliveries(ctx); err == nil {
+				return db, nil
+			}
+			db.Close()
+		}
+		if try == storeRetries || ctx.Err() != nil {
+			return nil, err
+		}
+		fmt.Fprintf(stderr, "worker: open again: %v\n", err)
+		time.Sleep(pause)
+		pause = min(2*pause, time.Second)
+	}
 }

@@ -25,7 +25,10 @@ import (
 type Run struct {
 	Kind  string // SQLite or Postgres
 	Where string // the SQLite file or the PostgreSQL DSN
-	Plan  Plan
+	// WorkerWhere, when set, is the DSN the workers connect to instead of Where (a proxy
+	// in front of the server: CutProxy).
+	WorkerWhere string
+	Plan        Plan
 	// Speed is how much faster than real time the run's clock goes; the clock starts when
 	// the workers do.
 	Speed float64
@@ -48,6 +51,13 @@ type Run struct {
 	WorkerArgs func(index int) []string
 	// Drain bounds the wait for the timers and the outbox after the events.
 	Drain time.Duration
+	// Restarts and Terminations disrupt a run on PostgreSQL during the events, each after
+	// a random pause of 0.3 to 1.7 times DisruptEvery (disrupt.go): Restarts times the
+	// server is restarted with Restart, Terminations times the workers' connections that
+	// run a statement or are in a transaction are terminated.
+	Restart                func(ctx context.Context) error
+	Restarts, Terminations int
+	DisruptEvery           time.Duration
 	// Logf receives what the processes write on their standard error, and progress.
 	Logf func(format string, args ...any)
 
@@ -65,6 +75,8 @@ type Result struct {
 	// Stats are those of the workers' last processes; Kills how many were killed.
 	Stats []Stats
 	Kills int
+	// Disrupted counts the restarts and the connections terminated.
+	Disrupted Disrupted
 	// CPU is the processor time of every worker process of the run, killed ones
 	// included.
 	CPU time.Duration
@@ -98,7 +110,10 @@ func (r *Run) Workers(ctx context.Context, db *DB) (Result, error) {
 	var res Result
 	start, err := f.begin(ctx, r.Together)
 	if err == nil {
-		err = r.events(ctx, f, &res)
+		err = r.events(ctx, f, db, &res)
+	}
+	if err == nil {
+		err = r.checkDisrupted(res.Disrupted)
 	}
 	if err == nil {
 		res.Elapsed = time.Since(start)
@@ -119,7 +134,11 @@ func (r *Run) Workers(ctx context.Context, db *DB) (Result, error) {
 
 // workerArgs returns the flags of worker index.
 func (r *Run) workerArgs(index int) []string {
-	args := append(storeArgs(r.Kind, r.Where, ""), planArgs(r.Plan, index)...)
+	where := r.Where
+	if r.WorkerWhere != "" {
+		where = r.WorkerWhere
+	}
+	args := append(storeArgs(r.Kind, where, ""), planArgs(r.Plan, index)...)
 	args = append(args, r.clock.Args()...)
 	args = append(args, "-linger")
 	if r.Together {
@@ -153,17 +172,26 @@ func planArgs(p Plan, index int) []string {
 	}
 }
 
-// events waits until every worker is done with its events, killing workers meanwhile.
-func (r *Run) events(ctx context.Context, f *fleet, res *Result) error {
+// events waits until every worker is done with its events, killing workers meanwhile,
+// and disrupting the server.
+func (r *Run) events(ctx context.Context, f *fleet, db *DB, res *Result) error {
 	rng := rand.New(rand.NewPCG(r.Seed, 7))
 	var kill <-chan time.Time
 	if r.Kills > 0 {
 		kill = time.After(r.pause(rng))
 	}
+	rounds := 0
+	disrupt := r.nextDisruption(rng, rounds)
 	for !f.allDone() {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
+		case <-disrupt:
+			if err := r.disrupt(ctx, db, rng, &res.Disrupted, rounds); err != nil {
+				return err
+			}
+			rounds++
+			disrupt = r.nextDisruption(rng, rounds)
 		case ev := <-f.events:
 			if err := f.handle(ev); err != nil {
 				return err
@@ -211,8 +239,12 @@ func (r *Run) drain(ctx context.Context, f *fleet, db *DB) error {
 			}
 		case <-poll.C:
 			held, effects, deadlines, err := outstanding(ctx, db)
-			if err != nil {
+			if err != nil && r.Restarts+r.Terminations == 0 {
 				return err
+			}
+			if err != nil { // a connection of the proof's a disruption broke: the pool drops it
+				r.Logf("drain: %v", err)
+				continue
 			}
 			if held == 0 && effects == 0 && deadlines == 0 {
 				return nil

@@ -18,7 +18,10 @@ var machineName = order.NewOrder(order.OrderNopHooks{}).StoreName()
 // Worker fires a list of planned events at the orders of a store, one at a time, with
 // their idempotency keys, retrying those that lose a race (fsmrt.Retry); between events,
 // every Tick, it handles the deadlines that fell due (fsmrt.FireDue) and delivers the
-// effects left in the outbox (DeliverEffects). It keeps the orders it has loaded in
+// effects left in the outbox (DeliverEffects). While it waits (for the next event of a
+// paced list, or once its list is done) it sleeps with an fsmrt.Waiter until the store
+// wakes it (a deadline armed or an effect nobody holds committed), the nearest deadline
+// falls due, or Tick passed. It keeps the orders it has loaded in
 // memory, and loads one again from the store only when a commit of it lost a race.
 // A Worker is used by one goroutine.
 type Worker struct {
@@ -49,6 +52,7 @@ type Worker struct {
 	hooks   *hooks
 	cache   map[string]*order.Order
 	carrier *order.Order // the hooks and the store, for DeliverEffects
+	waiter  *fsmrt.Waiter
 }
 
 // Stats counts what a worker did.
@@ -71,6 +75,9 @@ type Stats struct {
 	Timers    int `json:"timers"`
 	Delivered int `json:"delivered"`
 	Errors    int `json:"errors"`
+	// StoreFailures: firings that failed in the store (a lost connection, a server
+	// restarting) and were fired again (see storeRetries).
+	StoreFailures int `json:"storeFailures"`
 	// CPU is the processor time the process spent on its events.
 	CPU time.Duration `json:"cpu"`
 }
@@ -156,6 +163,14 @@ func (w *Worker) init() {
 	w.cache = map[string]*order.Order{}
 	w.carrier = w.newOrder()
 	w.carrier.SetStore(w.DB.Store)
+	w.waiter = fsmrt.NewWaiter(w.DB.Store, machineName, fsmrt.WaitOptions{Clock: w.Clock, Poll: w.Tick})
+}
+
+// Close stops the worker's watch on the store.
+func (w *Worker) Close() {
+	if w.waiter != nil {
+		w.waiter.Close()
+	}
 }
 
 // Run fires the worker's events, serving the timers and the outbox every Tick.
@@ -178,41 +193,75 @@ func (w *Worker) Run(ctx context.Context) error {
 	return ctx.Err()
 }
 
-// await waits until at, serving the timers and the outbox when next, and every Tick
-// after it, comes meanwhile. It returns when to serve them next.
+// await waits until at, serving the timers and the outbox when next comes meanwhile, and
+// then whenever the Waiter says there may be work. It returns when to serve them next.
 func (w *Worker) await(ctx context.Context, at, next time.Time) time.Time {
-	for {
-		now := time.Now()
-		if !now.Before(next) {
-			w.serve(ctx)
-			now = time.Now()
-			next = now.Add(w.Tick)
-		}
-		if !now.Before(at) || ctx.Err() != nil {
-			return next
-		}
-		time.Sleep(min(at.Sub(now), next.Sub(now)))
+	if now := time.Now(); !now.Before(next) && now.Before(at) {
+		w.serve(ctx)
+		next = time.Now().Add(w.Tick)
 	}
+	for time.Now().Before(at) && ctx.Err() == nil {
+		wait, cancel := context.WithDeadline(ctx, at)
+		err := w.waiter.Wait(wait)
+		cancel()
+		if err != nil {
+			break
+		}
+		for w.serve(ctx) && ctx.Err() == nil {
+		}
+		next = time.Now().Add(w.Tick)
+	}
+	return next
 }
 
-// Linger serves the timers and the outbox until ctx is done.
+// Linger serves the timers and the outbox until ctx is done, waiting in between until
+// the Waiter says there may be work.
 func (w *Worker) Linger(ctx context.Context) {
 	w.init()
-	t := time.NewTicker(w.Tick)
-	defer t.Stop()
 	for {
 		for w.serve(ctx) && ctx.Err() == nil {
 		}
-		select {
-		case <-ctx.Done():
+		if w.waiter.Wait(ctx) != nil {
 			return
-		case <-t.C:
 		}
 	}
 }
 
-// apply fires one planned event, loading the order again after a lost race.
+// storeRetries is how many times an event whose firing failed in the store otherwise
+// than by a lost race (a connection lost, mid-commit or not; a server restarting) is
+// fired again, the order loaded afresh, after a pause that doubles from storePause up to
+// a second: its key makes the new firing answer the first, if the first was committed
+// after all.
+const (
+	storeRetries = 60
+	storePause   = 20 * time.Millisecond
+)
+
+// apply fires one planned event, loading the order again after a lost race, and firing
+// it again after a failure of the store.
 func (w *Worker) apply(ctx context.Context, it Item) error {
+	pause := storePause
+	for try := 0; ; try++ {
+		err := w.applyOnce(ctx, it)
+		if err == nil || ctx.Err() != nil || try == storeRetries ||
+			errors.Is(err, fsmrt.ErrStoreConflict) || errors.Is(err, fsmrt.ErrIdempotencyConflict) {
+			return err
+		}
+		w.Stats.StoreFailures++
+		if w.Log != nil {
+			fmt.Fprintf(w.Log, "%s: fired again: %v\n", w.Name, err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, time.Second)
+	}
+}
+
+// applyOnce fires one planned event, loading the order again after a lost race.
+func (w *Worker) applyOnce(ctx context.Context, it Item) error {
 	id := w.Plan.ID(it.Instance)
 	tries := 0
 	err := fsmrt.Retry(ctx, retries, func(ctx context.Context) error {
