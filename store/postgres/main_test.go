@@ -21,6 +21,11 @@ import (
 var databases atomic.Int64
 
 func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) == "crash" { // a process of TestCommitInCallersTxCrash
+		err := crashChild(os.Getenv("FSMGEN_POSTGRES_TEST_DSN"))
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	code := m.Run()
 	pgtest.StopShared()
 	os.Exit(code)

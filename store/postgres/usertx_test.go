@@ -134,7 +134,7 @@ func TestCommitInCallersTx(t *testing.T) {
 func TestInTxStatements(t *testing.T) {
 	for _, schema := range []string{"", "tenant_7"} {
 		st := inTx(newStatements(schema))
-		for _, q := range []string{st.insertEffects, st.handleFired, st.disarm, st.arm, st.clearCounters, st.setCounters, st.changeCounters} {
+		for _, q := range []string{st.insertEffects, st.handleFired, st.disarm, st.arm, st.clearCounters, st.setCounters, st.changeCounters, st.notify} {
 			if strings.Contains(q, "pg_current_xact_id_if_assigned") {
 				t.Errorf("schema %q: %s", schema, q)
 			}
