@@ -31,6 +31,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
 	"strings"
@@ -58,7 +59,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	fs.SetOutput(stderr)
 	db := fs.String("db", "build.db", "SQLite file of the embedded store")
 	dsn := fs.String("postgres", "", "PostgreSQL DSN (instead of -db)")
-	tick := fs.Duration("tick", time.Second, "how often to look for timeouts due")
+	tick := fs.Duration("tick", time.Second, "how often to look for timeouts due at most: the store wakes the worker when a timeout is armed, and it sleeps until the nearest falls due")
 	speed := fs.Float64("speed", 1, "how much faster than real time the clock runs (0: stopped, see advance)")
 	start := fs.String("start", "", "the clock's start, RFC 3339 (default: now)")
 	inspectAddr := fs.String("inspect", "", "serve the inspector and the metrics on this loopback `address` (127.0.0.1:8080)")
@@ -98,13 +99,32 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			lines <- sc.Text()
 		}
 	}()
-	ticker := time.NewTicker(*tick)
-	defer ticker.Stop()
+	// The timeouts are handled when the store says one may be due (fsmrt.Waiter: a commit
+	// arming one, in this process or, on PostgreSQL, any other; the nearest falling due on
+	// the worker's clock), at least every tick.
+	ctx, cancel := context.WithCancel(ctx)
+	waiter := fsmrt.NewWaiter(store, build.NewTask(build.TaskNopHooks{}).StoreName(), fsmrt.WaitOptions{Clock: clk, Poll: *tick})
+	due, waited := make(chan struct{}, 1), make(chan struct{})
+	defer func() {
+		cancel()
+		<-waited
+		waiter.Close()
+	}()
+	go func() {
+		defer close(waited)
+		for waiter.Wait(ctx) == nil {
+			select {
+			case due <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
 	for {
 		select {
 		case <-ctx.Done():
 			return 0
-		case <-ticker.C:
+		case <-due:
 			w.schedule(ctx)
 		case line, ok := <-lines:
 			if !ok {
@@ -147,6 +167,15 @@ func (c *clock) Now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.at.Add(time.Duration(float64(time.Since(c.real)) * c.speed))
+}
+
+// RealTime returns how long, in real time, a span d of the clock's time lasts
+// (fsmrt.PacedClock); for a stopped clock, longer than any wait (only advance moves it).
+func (c *clock) RealTime(d time.Duration) time.Duration {
+	if c.speed <= 0 {
+		return time.Duration(math.MaxInt64 / 2)
+	}
+	return time.Duration(float64(d) / c.speed)
 }
 
 // advance moves the clock on by d.

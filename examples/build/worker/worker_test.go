@@ -59,7 +59,13 @@ const start = "2026-06-01T08:00:00Z"
 // clock stopped at start.
 func startWorker(t *testing.T, store ...string) *proc {
 	t.Helper()
-	cmd := exec.Command(binary, append(store, "-speed", "0", "-start", start, "-tick", "20ms")...)
+	return startWorkerArgs(t, append(store, "-speed", "0", "-start", start, "-tick", "20ms")...)
+}
+
+// startWorkerArgs starts a worker with the flags args.
+func startWorkerArgs(t *testing.T, args ...string) *proc {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
