@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 )
 
 // Chart describes what a statechart adds to its Def (Def.Chart; nil for a flat machine).
@@ -40,6 +41,9 @@ type Chart struct {
 	// does something (Start, or an eventless transition the initial configuration may take).
 	Start, StartRaise []int32
 	Starts            bool
+	// Clocks are the states with delays of their own (indexes into Nodes), by slot: each
+	// keeps a clock, restarted when a microstep enters the state (Transition.Enters).
+	Clocks []int32
 }
 
 // Memory is a condition on, or a record into, a statechart's history memory: slot Slot
@@ -355,6 +359,9 @@ func (m *Machine[S, E, R, C, X]) takeChart(ctx context.Context, st *Step[S, E, R
 	if d.counts {
 		m.countChart(tr)
 	}
+	if m.clocks.start != nil {
+		m.clocks.enter(tr, st.At)
+	}
 	switch {
 	case tr.Settled:
 		m.record(tr)
@@ -390,6 +397,15 @@ func (m *Machine[S, E, R, C, X]) takeChart(ctx context.Context, st *Step[S, E, R
 		keep = keep && xt.KeepsClock
 	}
 	m.entered = moved && !keep // its deadlines stay armed when the timeout counts on
+	if m.clocks.start != nil {
+		// The delays of the states a macrostep did not enter count on; one of them that
+		// fired (this event) does not fire again this stay.
+		m.markFired(int32(st.Event), st.At)
+		m.clocks.keptUntil = time.Time{}
+		if moved && keep && m.clocksMoved(tr, st.From, st.To) {
+			m.entered, m.clocks.keptUntil = true, st.At
+		}
+	}
 	if moved && len(d.resetOnSuccess) > 0 {
 		m.resetChart(tr)
 	}
@@ -433,6 +449,9 @@ func (m *Machine[S, E, R, C, X]) microstep(ctx context.Context, t int32, st *Ste
 	}
 	if m.def.counts {
 		m.countChart(tr)
+	}
+	if m.clocks.start != nil {
+		m.clocks.enter(tr, st.At)
 	}
 	m.record(tr)
 	m.state = S(tr.Target)
@@ -560,6 +579,9 @@ func (m *Machine[S, E, R, C, X]) applyChart(e *LogEntry[S, E, R]) error {
 		moved = moved || t.Kind != TargetInternal
 		keep = keep && t.KeepsClock
 		m.countChart(t)
+		if m.clocks.start != nil && d.Timing {
+			m.clocks.enter(t, e.Timestamp)
+		}
 		return append(raised, t.Raise...), nil
 	}
 	var raised []int32
@@ -605,6 +627,9 @@ func (m *Machine[S, E, R, C, X]) applyChart(e *LogEntry[S, E, R]) error {
 	m.setSlow()
 	if d.Timing && (state != from || moved) {
 		m.moveClock(from, e.Timestamp, keep)
+	}
+	if !started && m.clocks.start != nil {
+		m.markFired(int32(e.Event), e.Timestamp)
 	}
 	m.recallEntry(e)
 	m.seq, m.updatedAt = e.Seq, e.Timestamp

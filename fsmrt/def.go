@@ -114,6 +114,8 @@ type Def[S StateType, E, R EnumType] struct {
 	byName         []int32 // the states in the order of their names, as JSON sorts map keys
 	effectIndex    map[string]int32
 	byMem          []memPick // by pair, for a statechart
+	delaySlot      []int32   // by event: the clock (slot+1) of the delay raising it (buildClocks)
+	delayBit       []uint8   // by event: the delay's bit among its state's
 	remembers      bool
 	entries        bool
 	exits          bool
@@ -220,6 +222,9 @@ type Transition struct {
 	// KeepsClock says the microstep enters a configuration whose timeout's state (its
 	// Clock) was active before it and is not entered again: the timeout counts on.
 	KeepsClock bool
+	// Enters are the clocks (Chart.Clocks slots) of the states the microstep enters: they
+	// start over.
+	Enters []int32
 }
 
 // ChoiceDef is one branch of a choice: entered when Conds hold (no Conds: otherwise).
@@ -440,6 +445,7 @@ func (d *Def[S, E, R]) build() {
 	d.buildRefusals()
 	if d.Chart != nil {
 		d.buildByMem()
+		d.buildClocks()
 	}
 	d.counts = len(d.Counters) > 0
 	for i, c := range d.Counters {

@@ -19,6 +19,9 @@ import (
 type DelayDef struct {
 	After time.Duration
 	Event int32
+	// Clock is, in a statechart, the clock the delay counts on (a slot of Chart.Clocks,
+	// from 1): its state's, started when that state was entered. 0: the configuration's.
+	Clock int32
 }
 
 // deadlineDelay starts the name of a delay's deadline; the delay's event name follows.
@@ -49,20 +52,32 @@ func (m *Machine[S, E, R, C, X]) waits(s S) bool {
 }
 
 // delayDeadlines appends to out the deadlines of the delays of state s, whose clock started
-// at at.
+// at at; in a statechart, those of the delays that count on their state's clock, from it,
+// but those that fired this stay of their state.
 func (m *Machine[S, E, R, C, X]) delayDeadlines(s S, at time.Time, out []Deadline) []Deadline {
 	if !m.waits(s) {
 		return out
 	}
-	for _, dl := range m.def.States[s].Delays {
+	for i := range m.def.States[s].Delays {
+		dl := &m.def.States[s].Delays[i]
+		start := at
+		if dl.Clock > 0 && s == m.state {
+			if m.clockFired(dl) {
+				continue
+			}
+			start = m.delayStart(dl)
+		}
 		ev := E(dl.Event).String()
-		out = append(out, Deadline{Name: DelayDeadline(ev), At: at.Add(dl.After), State: s.String(), Event: ev})
+		out = append(out, Deadline{Name: DelayDeadline(ev), At: start.Add(dl.After), State: s.String(), Event: ev})
 	}
 	return out
 }
 
 // delayFired reports whether delay i of the current stay has fired.
 func (m *Machine[S, E, R, C, X]) delayFired(i int) bool {
+	if dl := &m.def.States[m.state].Delays[i]; dl.Clock > 0 {
+		return m.clockFired(dl)
+	}
 	f := &m.fired
 	return f.bits&(1<<i) != 0 && f.since.Equal(m.since) && m.def.sameClock(S(f.in), m.state)
 }
@@ -87,9 +102,14 @@ func ExpireNext[S StateType, E, R EnumType, C, X any](ctx context.Context, m *Ma
 	if t := m.timeouts[m.state]; sd.Expires && t > 0 && !(m.expired && d.sameClock(m.expiredIn, m.state) && m.expiredAt.Equal(m.since)) {
 		at, which = m.since.Add(t), -1
 	}
-	for i, dl := range sd.Delays {
-		if due := m.since.Add(dl.After); !m.delayFired(i) && (which == -2 || !due.After(at)) {
-			at, which = due, i
+	var start time.Time // of the delay chosen
+	for i := range sd.Delays {
+		dl := &sd.Delays[i]
+		s := m.delayStart(dl)
+		// The first due; of those due at once, the first started (XState schedules it
+		// first), then the first in order.
+		if due := s.Add(dl.After); !m.delayFired(i) && (which == -2 || due.Before(at) || due.Equal(at) && (which == -1 || s.Before(start))) {
+			at, which, start = due, i, s
 		}
 	}
 	if which == -2 || at.After(now) {
@@ -115,6 +135,10 @@ func ExpireNext[S StateType, E, R EnumType, C, X any](ctx context.Context, m *Ma
 			m.expired, m.expiredIn, m.expiredAt = true, from, entered
 			if coverOn {
 				m.coverRecord(CoverRecord{Kind: CoverExpiry, State: from.String()})
+			}
+		} else if sd.Delays[which].Clock > 0 {
+			if m.state == from {
+				m.markFired(sd.Delays[which].Event, at)
 			}
 		} else {
 			if f := &m.fired; !f.since.Equal(entered) || !d.sameClock(S(f.in), from) {

@@ -338,6 +338,24 @@ func (m *Machine[S, E, R, C, X]) appendSnapshot(b []byte, ctx []byte) ([]byte, b
 			b = appendKey(b, "timeoutSince", false)
 			b = m.times.append(b, m.since)
 		}
+		if starts, fired := m.snapshotClocks(); starts != nil || fired != nil {
+			// Rare (states of a statechart entered after its configuration's clock): the
+			// standard encoder.
+			if starts != nil {
+				x, err := json.Marshal(starts)
+				if err != nil {
+					return b, false
+				}
+				b = append(appendKey(b, "clocks", false), x...)
+			}
+			if fired != nil {
+				x, err := json.Marshal(fired)
+				if err != nil {
+					return b, false
+				}
+				b = append(appendKey(b, "delaysFired", false), x...)
+			}
+		}
 	}
 	if !reflect.ValueOf(&m.extra).Elem().IsZero() {
 		x, err := json.Marshal(&m.extra)

@@ -70,6 +70,7 @@ func SetClock[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, C, X], c
 		// A new machine starts now; one restored or replayed keeps the times it has.
 		m.createdAt = c.Now()
 		m.enteredAt, m.since = m.createdAt, m.createdAt
+		m.clocks.reset(m.createdAt)
 	}
 }
 

@@ -79,6 +79,7 @@ type Machine[S StateType, E, R EnumType, C, X any] struct {
 	expiredIn S
 	expiredAt time.Time
 	fired     firedDelays // the delays of the current stay that have fired (ExpireNext)
+	clocks    chartClocks // a statechart's clocks of its states (clocks.go)
 	clock     Clock
 	createdAt time.Time
 	enteredAt time.Time
@@ -170,6 +171,10 @@ func Init[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, C, X], d *De
 		for i, s := range d.States {
 			m.timeouts[i] = s.Timeout
 		}
+		if d.Chart != nil {
+			m.clocks = newChartClocks(len(d.Chart.Clocks))
+			m.clocks.reset(m.createdAt)
+		}
 	}
 	if d.MayFail != nil || d.Chart != nil && len(d.Counters) > 0 {
 		// A statechart's macrostep refused after its first microstep puts the counters
@@ -216,7 +221,7 @@ func (m *Machine[S, E, R, C, X]) newUndo() {
 	m.undo = &undo[S, E, C, X]{
 		counters: make([]int, len(m.counters)), memory: make([]S, len(m.memory)),
 		remembered: make([]bool, len(m.remembered)), timeByState: make([]time.Duration, len(m.timeByState)),
-		mem:  make([]int32, len(m.mem)),
+		mem: make([]int32, len(m.mem)), clocks: newChartClocks(len(m.clocks.start)),
 		deep: sharesMemory(reflect.TypeFor[C]()),
 	}
 	m.undo.enc = json.NewEncoder(&m.undo.buf)
@@ -239,6 +244,7 @@ type undo[S StateType, E any, C, X any] struct {
 	remembered           []bool
 	timeByState          []time.Duration
 	mem                  []int32
+	clocks               chartClocks
 	unstarted            bool
 	// A context that holds slices, maps or pointers, which actions may change in place, is
 	// kept as JSON (in buf, by enc) and decoded back; encoded is whether it was.
@@ -280,6 +286,7 @@ func (m *Machine[S, E, R, C, X]) keep() {
 	copy(u.remembered, m.remembered)
 	copy(u.timeByState, m.timeByState)
 	copy(u.mem, m.mem)
+	u.clocks.copyFrom(&m.clocks)
 	u.unstarted = m.unstarted
 }
 
@@ -300,6 +307,7 @@ func (m *Machine[S, E, R, C, X]) rollback() {
 	copy(m.remembered, u.remembered)
 	copy(m.timeByState, u.timeByState)
 	copy(m.mem, u.mem)
+	m.clocks.copyFrom(&u.clocks)
 	m.unstarted = u.unstarted
 	m.setSlow()
 }

@@ -47,6 +47,12 @@ type Snapshot[S StateType, C, X any] struct {
 	// started counting, when that is before EnteredAt: the state whose timeout it is was
 	// entered before the configuration (StateDef.Clock). Omitted, it is EnteredAt.
 	TimeoutSince time.Time `json:"timeoutSince,omitzero"`
+	// Clocks are, in a statechart, when the active states with delays of their own were
+	// entered, by path, those entered after the configuration's clock started (TimeoutSince,
+	// else EnteredAt) only; omitted, they started with it. DelaysFired lists, by such a
+	// state, the events of its delays that have fired this stay.
+	Clocks      map[string]time.Time `json:"clocks,omitempty"`
+	DelaysFired map[string][]string  `json:"delaysFired,omitempty"`
 	// Extra is what the generated package keeps besides (payloads, policies).
 	Extra X `json:"extra,omitzero"`
 	// History holds, for a statechart, what each history state has recorded: the paths
@@ -250,6 +256,7 @@ func (m *Machine[S, E, R, C, X]) Snapshot() Snapshot[S, C, X] {
 		if !m.since.Equal(m.enteredAt) {
 			s.TimeoutSince = m.since
 		}
+		s.Clocks, s.DelaysFired = m.snapshotClocks()
 		for st, t := range m.timeByState {
 			if t != 0 {
 				if s.TimeByState == nil {
@@ -525,6 +532,14 @@ func Restore[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, C, X], s 
 	} else if !s.CreatedAt.IsZero() || !s.EnteredAt.IsZero() || !s.TimeoutSince.IsZero() || len(s.TimeByState) > 0 || len(s.Timeouts) > 0 {
 		return bad("timeouts", "the machine keeps no time")
 	}
+	since := s.EnteredAt
+	if !s.TimeoutSince.IsZero() {
+		since = s.TimeoutSince
+	}
+	clocks, err := m.restoreClocks(s.State, since, s.CreatedAt, s.Clocks, s.DelaysFired)
+	if err != nil {
+		return bad("clocks", "%v", err)
+	}
 	for e, carries := range d.Payloads {
 		if !carries {
 			continue
@@ -559,6 +574,9 @@ func Restore[S StateType, E, R EnumType, C, X any](m *Machine[S, E, R, C, X], s 
 		m.createdAt, m.enteredAt, m.since = s.CreatedAt, s.EnteredAt, s.EnteredAt
 		if !s.TimeoutSince.IsZero() {
 			m.since = s.TimeoutSince
+		}
+		if m.clocks.start != nil {
+			m.clocks.copyFrom(&clocks)
 		}
 	}
 	return nil
@@ -694,6 +712,7 @@ func (m *Machine[S, E, R, C, X]) applyLog(entries []Entry) error {
 		if err == nil {
 			if m.seq == 0 && d.Timing {
 				m.createdAt, m.enteredAt, m.since = e.Created, e.Created, e.Created
+				m.clocks.reset(e.Created)
 			}
 			err = m.apply(&e)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -58,10 +59,13 @@ func (m *Machine[S, E, R, C, X]) deadlines(s S, at time.Time) []Deadline {
 			// different logs.
 			continue
 		}
+		if kept := m.clocks.keptUntil; !kept.IsZero() && !at.Add(after).After(kept) {
+			continue // handled, or falling due as the timeout counts on: not armed again
+		}
 		name := d.levelName(sd.LevelValues[i])
 		out = append(out, Deadline{Name: deadlineLevel + name, At: at.Add(after), State: s.String(), Level: sd.LevelValues[i]})
 	}
-	if sd.Expires {
+	if kept := m.clocks.keptUntil; sd.Expires && (kept.IsZero() || at.Add(timeout).After(kept)) {
 		out = append(out, Deadline{Name: deadlineExpiry, At: at.Add(timeout), State: s.String(), Event: E(sd.Expiry).String()})
 	}
 	return m.delayDeadlines(s, at, out)
@@ -149,6 +153,11 @@ func (m *Machine[S, E, R, C, X]) applyNote(e *LogEntry[S, E, R]) error {
 	if e.From != m.state || e.To != m.state || e.Transition != -1 || e.Kind == KindCreated && e.Seq != 1 {
 		return fmt.Errorf("%s %s -> %s (transition %d) in %s at %d", e.Kind, e.From, e.To, e.Transition, m.state, e.Seq)
 	}
+	if ev := e.Metadata["delay"]; ev != "" && e.Kind == KindTimeoutExpired && m.clocks.start != nil {
+		if x, ok := named[E](m.def.NumEvents, ev); ok {
+			m.markFired(int32(x), e.Timestamp)
+		}
+	}
 	m.seq, m.updatedAt = e.Seq, e.Timestamp
 	return nil
 }
@@ -181,8 +190,11 @@ func (m *Machine[S, E, R, C, X]) Create(ctx context.Context, in Input[R]) error 
 	in.At = m.now(&in)
 	created, entered, since := m.createdAt, m.enteredAt, m.since
 	m.createdAt, m.enteredAt, m.since = in.At, in.At, in.At
+	clocks := slices.Clone(m.clocks.start)
+	m.clocks.reset(in.At)
 	if err := m.note(ctx, KindCreated, &in, nil, true); err != nil {
 		m.createdAt, m.enteredAt, m.since = created, entered, since
+		copy(m.clocks.start, clocks)
 		return err
 	}
 	return nil
@@ -295,6 +307,11 @@ func handleDueOnce[S StateType, E, R EnumType, C, X any](ctx context.Context, dl
 			err = fmt.Errorf("%q is not an event", dl.Event)
 		}
 		in.Reason = err.Error()
+		if ok && m.clocks.start != nil && isDelayDeadline(dl.Name) {
+			// Its stay's delay has fired: a replay knows it by the entry's event.
+			meta["delay"] = dl.Event
+			m.markFired(int32(e), in.At)
+		}
 		err = m.note(ctx, KindTimeoutExpired, &in, meta, false)
 		if coverOn && err == nil && dl.Name == deadlineExpiry {
 			m.coverRecord(CoverRecord{Kind: CoverExpiry, State: from.String()})
@@ -316,7 +333,9 @@ func handleDueOnce[S StateType, E, R EnumType, C, X any](ctx context.Context, dl
 // of the same name, at the same time (to the microsecond, as stores keep it). A claim that
 // outlived its lease may be of an earlier stay in the state.
 func (m *Machine[S, E, R, C, X]) armed(dl DueDeadline) bool {
-	if m.state.String() != dl.State {
+	if m.state.String() != dl.State && (m.clocks.start == nil || !isDelayDeadline(dl.Name)) {
+		// A delay that counts on its state's clock is armed in every configuration that
+		// state is active in: its name and time say which stay it is of.
 		if s, ok := named[S](len(m.def.States), dl.State); !ok || !m.def.sameClock(m.state, s) {
 			return false
 		}

@@ -179,6 +179,13 @@ func (g *gen) chartDef(actionIdx func([]*ir.Action) []int) *Statement {
 	if g.starts() {
 		v.add("Starts", True())
 	}
+	if len(c.Clocks) > 0 {
+		var idx []int
+		for _, n := range c.Clocks {
+			idx = append(idx, n.Index)
+		}
+		v.add("Clocks", int32s(idx))
+	}
 	return Op("&").Qual(rt, "Chart").Values(func() []Code {
 		out := make([]Code, len(v))
 		for i, x := range v {

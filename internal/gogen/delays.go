@@ -1,6 +1,8 @@
 package gogen
 
 import (
+	"slices"
+
 	. "github.com/dave/jennifer/jen"
 
 	"github.com/fsmgen/fsmgen/internal/ir"
@@ -8,15 +10,28 @@ import (
 
 // delayDef adds to state s's StateDef its delays (fsmrt.DelayDef), and the state whose
 // clock they count on in a statechart when no timeout has added it.
-func delayDef(s *ir.State, v *fields) {
+func delayDef(c *ir.Chart, s *ir.State, v *fields) {
 	v.add("Delays", Index().Qual(rt, "DelayDef").ValuesFunc(func(g *Group) {
 		for _, d := range s.Delays {
-			g.Values(Id("After").Op(":").Add(durationLit(int64(d.After))), Id("Event").Op(":").Lit(d.Event.Index))
+			vals := []Code{Id("After").Op(":").Add(durationLit(int64(d.After))), Id("Event").Op(":").Lit(d.Event.Index)}
+			if slot := clockSlot(c, d.Node); slot > 0 {
+				vals = append(vals, Id("Clock").Op(":").Lit(slot))
+			}
+			g.Values(vals...)
 		}
 	}))
 	if s.Timeout == nil && s.Clock != nil {
 		v.add("Clock", Lit(s.Clock.Index))
 	}
+}
+
+// clockSlot is the clock (fsmrt.Chart.Clocks slot, from 1) of a statechart state with
+// delays, 0 for none.
+func clockSlot(c *ir.Chart, n *ir.Node) int {
+	if c == nil || n == nil {
+		return 0
+	}
+	return 1 + slices.Index(c.Clocks, n)
 }
 
 // expireNext writes Expire for a machine with delays (fsmrt.ExpireNext), and reports

@@ -112,7 +112,7 @@ func (g *gen) engineDef(f *File) {
 			}
 		}
 		if len(s.Delays) > 0 {
-			delayDef(s, &v)
+			delayDef(m.Chart, s, &v)
 		}
 		oneLine = oneLine && len(s.Entry)+len(s.Exit) == 0 && !s.Remembers && s.Timeout == nil && len(s.Delays) == 0
 		states = append(states, v)
@@ -381,6 +381,13 @@ func (g *gen) transitionDef(t *ir.Transition, guardIdx func([]ir.Cond) []int, ac
 	}
 	if t.KeepsClock {
 		v.add("KeepsClock", True())
+	}
+	if len(t.Enters) > 0 {
+		var slots []int
+		for _, n := range t.Enters {
+			slots = append(slots, clockSlot(m.Chart, n)-1)
+		}
+		v.add("Enters", int32s(slots))
 	}
 	if m.Chart != nil {
 		if then, ok := g.fold(t); ok {

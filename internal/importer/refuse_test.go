@@ -38,7 +38,6 @@ func refusalCases() []refusal {
 		{"after named delay", XState, x(`"a": {"after": {"slow": "a"}}`), "m.json:2:19: error: delay \"slow\" is a named delay, whose value the machine's options define: give it to the import (--delay slow=DURATION), which makes it the configurable timeout of \"a\"\n"},
 		{"after zero", XState, x(`"a": {"after": {"0": "a"}}`), "m.json:2:19: error: delay \"0\" must be a positive number of milliseconds, at most 9223372036854\n"},
 		{"after not an object", XState, x(`"a": {"after": ["a"]}`), "m.json:2:18: error: after must be an object of delays in milliseconds, not an array\n"},
-		{"after from a compound state and its child", XState, x(`"a": {"initial": "b", "states": {"b": {"after": {"500": "#c"}}}, "after": {"1000": "c"}}, "c": {"id": "c"}`), "m.json:2:59: error: states \"a\" and \"a.b\" both time out and are active together, in \"b\": a configuration keeps one timeout; time out one of them, or a state around both\n"},
 		{"invoke", XState, x(`"a": {"invoke": {"src": "fetch"}}`), "m.json:2:9: error: invoke (invoked actors) cannot be imported: an fsmgen machine invokes no actors\n"},
 		{"context", XState, `{"context": {"n": 1}, "initial": "a", "states": {"a": {}}}`, "m.json:1:2: error: context (extended state) cannot be imported: declare the context the machine needs in the spec\n"},
 		{"output", XState, x(`"a": {"type": "final", "output": {"n": 1}}`), "m.json:2:26: error: output cannot be imported: an fsmgen machine and its final states have no output\n"},

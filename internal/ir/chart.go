@@ -32,6 +32,10 @@ type Chart struct {
 	// the entry actions in order and the internal events raised (done events).
 	StartActions []*Action
 	StartRaise   []*Event
+	// Clocks are the states with delays of their own (Node.Delays), in document order: each
+	// keeps a clock, restarted when the state is entered (Transition.Enters), which its
+	// delays count on whatever the other states do.
+	Clocks []*Node
 }
 
 // NodeKind says what a chart node is.

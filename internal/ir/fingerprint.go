@@ -95,6 +95,11 @@ func canonical(m *Machine, h io.Writer) {
 			}
 		}
 		for _, d := range s.Delays {
+			if d.Node != nil && d.Node != s.Clock {
+				// A clock of its own, beside the configuration's (Chart.Clocks).
+				p("  delay %d %q since %q", d.After, d.Event.Name, d.Node.Path)
+				continue
+			}
 			p("  delay %d %q", d.After, d.Event.Name)
 		}
 		if s.Timeout == nil && len(s.Delays) > 0 && s.SharesClock() {

@@ -502,6 +502,9 @@ type Delay struct {
 	Text  string // as the first transition waiting it writes it ("5s")
 	Event *Event
 	Pos   Pos
+	// Node is, in a statechart, the state whose delay it is: the delay counts from when
+	// that state was entered, whatever else the configuration does (nil in a flat machine).
+	Node *Node
 }
 
 // Timeout is a state's timeout.
@@ -575,6 +578,9 @@ type Transition struct {
 	Changes    bool
 	Requires   []*Field
 	KeepsClock bool
+	// Enters lists the states of Chart.Clocks the microstep enters (again): their clocks
+	// start over.
+	Enters []*Node
 }
 
 // RequiredBy names the states that require context field f: in a statechart the chart's

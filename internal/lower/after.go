@@ -31,6 +31,7 @@ const maxDelays = 64
 type afterGroup struct {
 	key, short string
 	own        *spec.Timeout
+	node       *ir.Node // in a statechart
 	delays     []*afterDelay
 }
 
@@ -75,13 +76,13 @@ func (l *lowerer) declareAfter(eventGo *goNames) {
 			}
 			continue
 		}
-		key, short, own, ok := l.afterSource(t)
+		key, short, own, node, ok := l.afterSource(t)
 		if !ok {
 			continue // unknown, or refused: reported where the sources are resolved, or here
 		}
 		g := byKey[key]
 		if g == nil {
-			g = &afterGroup{key: key, short: short, own: own}
+			g = &afterGroup{key: key, short: short, own: own, node: node}
 			byKey[key] = g
 			groups = append(groups, g)
 		}
@@ -98,7 +99,7 @@ func (l *lowerer) declareAfter(eventGo *goNames) {
 	}
 	for _, g := range groups {
 		a := &afterTimeout{after: g.delays[0].after}
-		if g.own == nil && len(g.delays) == 1 {
+		if g.own == nil && len(g.delays) == 1 && !l.waitsBeside(g, groups) {
 			if a.ev = l.afterEvent(eventGo, g, g.delays[0], g.short+".after"); a.ev != nil {
 				l.afters[g.key] = a
 			}
@@ -118,7 +119,7 @@ func (l *lowerer) declareAfter(eventGo *goNames) {
 				name += "." + dl.after.Value
 			}
 			if ev := l.afterEvent(eventGo, g, dl, name); ev != nil {
-				a.delays = append(a.delays, &ir.Delay{After: dl.d, Text: dl.after.Value, Event: ev, Pos: dl.after.Pos})
+				a.delays = append(a.delays, &ir.Delay{After: dl.d, Text: dl.after.Value, Event: ev, Pos: dl.after.Pos, Node: g.node})
 			}
 		}
 		l.afters[g.key] = a
@@ -156,26 +157,61 @@ func (l *lowerer) delaysOf(key string) []*ir.Delay {
 // afterSource resolves the source of delayed transition t: its name (a statechart state's
 // path, and the shortest end of it no other state's path ends with), the timeout it
 // declares itself, and whether it can have a timeout of after's.
-func (l *lowerer) afterSource(t *spec.Transition) (key, short string, own *spec.Timeout, ok bool) {
+func (l *lowerer) afterSource(t *spec.Transition) (key, short string, own *spec.Timeout, node *ir.Node, ok bool) {
 	name := t.From.States[0]
 	if l.cs == nil {
 		for _, s := range l.f.States {
 			if s.Name.Value == name.Value {
-				return s.Name.Value, s.Name.Value, s.Timeout, true
+				return s.Name.Value, s.Name.Value, s.Timeout, nil, true
 			}
 		}
-		return "", "", nil, false
+		return "", "", nil, nil, false
 	}
 	n := l.cs.refs[name.Value]
 	if n == nil && l.cs.twice[name.Value] == nil {
 		n = l.cs.relative(name.Value)
 	}
 	if n == nil {
-		return "", "", nil, false
+		return "", "", nil, nil, false
 	}
 	if why := cannotTimeOut(n); why != "" {
 		l.ds.Errorf(t.After.Pos, "after on %s state %q, which cannot time out: %s", n.Kind, n.Path, why)
-		return "", "", nil, false
+		return "", "", nil, nil, false
 	}
-	return n.Path, l.cs.shortNames()[n], l.cs.decl[n].Timeout, true
+	return n.Path, l.cs.shortNames()[n], l.cs.decl[n].Timeout, n, true
+}
+
+// waitsBeside reports whether the state of g, in a statechart, can be active together with
+// another state that waits (delayed transitions, or a timeout): one is within the other, or
+// they lie in two regions of a parallel state. Its one delay is then a delay of its own
+// (a clock of the state's, Delay.Node), not a timeout: a configuration keeps one timeout.
+func (l *lowerer) waitsBeside(g *afterGroup, groups []*afterGroup) bool {
+	if g.node == nil {
+		return false
+	}
+	for _, o := range groups {
+		if o != g && activeTogether(g.node, o.node) {
+			return true
+		}
+	}
+	for n, s := range l.cs.decl {
+		if n != g.node && s.Timeout != nil && activeTogether(g.node, n) {
+			return true
+		}
+	}
+	return false
+}
+
+// activeTogether reports whether chart states a and b can be active at once: one lies
+// within the other, or their least common ancestor is a parallel state.
+func activeTogether(a, b *ir.Node) bool {
+	if a.IsDescendant(b) || b.IsDescendant(a) {
+		return true
+	}
+	for p := a.Parent; p != nil; p = p.Parent {
+		if b.IsDescendant(p) {
+			return p.Kind == ir.NodeParallel
+		}
+	}
+	return false
 }

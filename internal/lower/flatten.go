@@ -132,6 +132,11 @@ func (l *lowerer) flatten() {
 	}
 	c.Values = make([][][]*ir.Node, len(c.History))
 
+	for _, n := range c.Nodes {
+		if len(n.Delays) > 0 {
+			c.Clocks = append(c.Clocks, n)
+		}
+	}
 	start := make(config, len(c.Nodes))
 	startMem := make(memory, len(c.History))
 	r := f.enterInitial(start, startMem)
@@ -157,7 +162,12 @@ func (l *lowerer) flatten() {
 		}
 		st.Clock = f.clock(cf, st.Name)
 		if st.Clock != nil {
-			st.Timeout, st.Delays = st.Clock.Timeout, st.Clock.Delays
+			st.Timeout = st.Clock.Timeout
+		}
+		for j, on := range cf {
+			if on {
+				st.Delays = append(st.Delays, c.Nodes[j].Delays...)
+			}
 		}
 		// The Go name joins the active states' shortest unambiguous names:
 		// StateTalkingCameraOffGood for on.call.audio.live.talking,on.call.video.camera_off,...
@@ -203,27 +213,34 @@ func (l *lowerer) flatten() {
 	f.order()
 }
 
-// clock returns the active state of configuration cf (named name) that has a timeout (nil:
-// none). A configuration keeps one clock: two states with timeouts active together are
-// refused, once per pair.
+// clock returns the active state of configuration cf (named name) whose timeout the
+// configuration has, else the first active state with delays (nil: none). Each state with
+// delays counts them on a clock of its own (Chart.Clocks), but a configuration keeps one
+// timeout: two states with timeouts active together are refused, once per pair.
 func (f *flattener) clock(cf config, name string) *ir.Node {
-	var clock *ir.Node
+	var clock, waits *ir.Node
 	for i, on := range cf {
 		n := f.c.Nodes[i]
-		if !on || n.Timeout == nil && len(n.Delays) == 0 {
+		if !on {
+			continue
+		}
+		if waits == nil && len(n.Delays) > 0 {
+			waits = n
+		}
+		if n.Timeout == nil {
 			continue
 		}
 		if clock == nil {
 			clock = n
 			continue
 		}
-		if pair := [2]*ir.Node{clock, n}; !f.clocks[pair] && (len(clock.Delays) > 0 || len(n.Delays) > 0) {
+		if pair := [2]*ir.Node{clock, n}; !f.clocks[pair] {
 			f.clocks[pair] = true
-			f.l.ds.Errorf(f.l.cs.timeoutPos[n], "states %q and %q both wait (delayed transitions or a timeout) and are active together, in %q: a configuration counts the time of one state yet; wait in one of them, or in a state around both", clock.Path, n.Path, name)
-		} else if !f.clocks[pair] {
-			f.clocks[pair] = true
-			f.l.ds.Errorf(f.l.cs.timeoutPos[n], "states %q and %q both time out and are active together, in %q: a configuration keeps one timeout; time out one of them, or a state around both", clock.Path, n.Path, name)
+			f.l.ds.Errorf(f.l.cs.timeoutPos[n], "states %q and %q both time out and are active together, in %q: a configuration keeps one timeout; time out one of them, or a state around both (delayed transitions, after, may wait in both)", clock.Path, n.Path, name)
 		}
+	}
+	if clock == nil {
+		return waits
 	}
 	return clock
 }
@@ -1023,6 +1040,11 @@ func (f *flattener) microstep(from int, cf config, mem memory, e *ir.Event, o ou
 		Conds: o.conds, Target: ir.Target{Kind: ir.Fixed, State: f.states[to]}, Actions: append(actions, r.actions...),
 		Taken: ts, Mem: memConds, Record: record, Raise: raised(ts, r.raise), Changes: changed, Requires: r.requires,
 		KeepsClock: clock != nil && cf[clock.Index] && !set.on[clock.Index]}
+	for _, n := range f.c.Clocks {
+		if set.on[n.Index] {
+			ft.Enters = append(ft.Enters, n)
+		}
+	}
 	for _, t := range ts {
 		if t.Checkpoint != nil && ft.Checkpoint == nil {
 			ft.Checkpoint = t.Checkpoint // the first of the microstep's

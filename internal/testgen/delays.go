@@ -66,7 +66,8 @@ func (v view) DelayRows() []DelayRow {
 }
 
 // staysIn reports whether step, taken in s, keeps its stay going: it ends in s without
-// entering again the state whose clock s counts (an internal transition in a flat machine).
+// entering again the state whose clock s counts, nor a state with delays (an internal
+// transition in a flat machine).
 func staysIn(s *ir.State, step *interp.Step) bool {
 	if step.To != s {
 		return false
@@ -75,8 +76,8 @@ func staysIn(s *ir.State, step *interp.Step) bool {
 		return step.Transition != nil && step.Transition.Target.Kind == ir.Internal
 	}
 	for _, t := range step.Micro {
-		if !t.KeepsClock {
-			return false
+		if !t.KeepsClock || len(t.Enters) > 0 {
+			return false // a state with delays entered again: theirs start over
 		}
 	}
 	return true
