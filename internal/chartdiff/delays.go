@@ -19,10 +19,10 @@ import (
 // or 1000 milliseconds), one or two transitions per delay (the first guarded when two),
 // to any state but a history state, or none; and no state a history state may enter has
 // any (XState 5 may then keep the timers of a state it leaves and enters again through a
-// history state running beside the new ones, where fsmgen restarts them). fsmgen counts the time of one state per configuration, so no two
-// of those states are active together (neither is within the other, nor are they in two
-// regions of a parallel state); and a chart with a "*" transition has none, since XState's
-// "*" takes the events of delays too.
+// history state running beside the new ones, where fsmgen restarts them). The states may
+// be active together (in two regions of a parallel state, or one within the other): each
+// counts its delays from when it was entered. A chart with a "*" transition has none,
+// since XState's "*" takes the events of delays too.
 func (g *gen) delays(c *Chart) {
 	r := g.r
 	if c.Wildcard() {
@@ -40,7 +40,7 @@ func (g *gen) delays(c *Chart) {
 		if n.Kind == Final || n.Kind.IsHistory() || len(owners) == 3 || r.IntN(4) != 0 {
 			continue
 		}
-		if restorable(n) || slices.ContainsFunc(owners, func(o *Node) bool { return activeTogether(o, n) }) {
+		if restorable(n) {
 			continue
 		}
 		owners = append(owners, n)
@@ -77,12 +77,6 @@ func restorable(n *Node) bool {
 	return false
 }
 
-// activeTogether reports whether states a and b can be active at once: one is within the
-// other, or their least common ancestor is a parallel state.
-func activeTogether(a, b *Node) bool {
-	return a == b || isDescendant(a, b) || isDescendant(b, a) || lca(a, b).Kind == Parallel
-}
-
 // waitSteps are how long a wait step lets pass, in milliseconds.
 var waitSteps = []int{50, 100, 150, 250, 500, 1000, 2000}
 
@@ -101,25 +95,58 @@ func waitOf(step string) (time.Duration, bool) {
 // HasDelays reports whether some transition of c is delayed.
 func (c *Chart) HasDelays() bool { return c.count(func(t *Trans) bool { return t.Delay > 0 }) > 0 }
 
-// clockSim keeps time for fsmgen's interpreter as the runtime does (fsmrt.ExpireNext): the
-// configuration's delays count from when the state they belong to was entered (since; a
-// microstep that keeps that state active, KeepsClock, keeps it), each fires once a stay,
-// the first due first, at its deadline (a state's one delay is its timeout's expiry).
+// clockSim keeps time for fsmgen's interpreter as the runtime does (fsmrt.ExpireNext): a
+// state's delays count from when it was entered (starts; a microstep that enters it,
+// Transition.Enters, restarts it), the configuration's timeout from when its state was
+// entered (since; a microstep that keeps that state active, KeepsClock, keeps it); each
+// fires once a stay, the first due first (of those due at once: a delay before the
+// timeout, the first started, then the first in document order), at its deadline.
 type clockSim struct {
 	now, since time.Duration
-	fired      map[*ir.Event]bool
+	fired      map[*ir.Event]bool // the timeout's, this stay of its state
+	starts     map[*ir.Node]time.Duration
+	firedAt    map[*ir.Event]time.Duration // a state's delay: the start of the stay it fired in
 }
 
-// moved accounts for step st taken at now: the stay goes on when every microstep keeps
-// the clock.
+func newClockSim() *clockSim {
+	return &clockSim{fired: map[*ir.Event]bool{}, starts: map[*ir.Node]time.Duration{}, firedAt: map[*ir.Event]time.Duration{}}
+}
+
+// moved accounts for step st taken at now: the states entered start their clocks again;
+// the timeout's stay goes on when every microstep keeps the clock; a delay's event marks
+// it fired unless its state was entered again.
 func (k *clockSim) moved(st *interp.Step) {
 	keep := len(st.Micro) > 0
 	for _, t := range st.Micro {
 		keep = keep && t.KeepsClock
+		for _, n := range t.Enters {
+			k.starts[n] = k.now
+		}
 	}
 	if !keep {
 		k.since, k.fired = k.now, map[*ir.Event]bool{}
 	}
+	k.mark(st.From, st.Event)
+}
+
+// mark records that delay event e of configuration s fired now.
+func (k *clockSim) mark(s *ir.State, e *ir.Event) {
+	for _, dl := range s.Delays {
+		if dl.Event == e && dl.Node != nil && k.starts[dl.Node] != k.now {
+			k.firedAt[e] = k.starts[dl.Node]
+		}
+	}
+}
+
+// start returns when timer dl of the configuration started counting, and whether it fired
+// this stay.
+func (k *clockSim) start(dl *ir.Delay) (time.Duration, bool) {
+	if dl.Node == nil {
+		return k.since, k.fired[dl.Event]
+	}
+	s := k.starts[dl.Node]
+	at, ok := k.firedAt[dl.Event]
+	return s, ok && at == s
 }
 
 // wait lets d pass on x, firing the delays that fall due in order, and returns the
@@ -129,19 +156,32 @@ func (k *clockSim) wait(x *interp.Machine, d time.Duration, in interp.Inputs) []
 	var actions []*ir.Action
 	for {
 		var next *ir.Delay
+		var due, from time.Duration
 		for _, dl := range timers(x.State) {
-			if !k.fired[dl.Event] && k.since+dl.After <= end && (next == nil || dl.After < next.After) {
-				next = dl
+			s, fired := k.start(dl)
+			at := s + dl.After
+			if fired || at > end {
+				continue
+			}
+			if next == nil || at < due || at == due && dl.Node != nil && (next.Node == nil || s < from) {
+				next, due, from = dl, at, s
 			}
 		}
 		if next == nil {
 			break
 		}
-		k.now = k.since + next.After
-		k.fired[next.Event] = true
+		k.now = due
+		state := x.State
+		if next.Node == nil {
+			k.fired[next.Event] = true
+		} else {
+			k.firedAt[next.Event] = from
+		}
 		if st, rej := x.Fire(next.Event, in); rej == nil {
 			actions = append(actions, st.Actions...)
 			k.moved(st)
+		} else {
+			k.mark(state, next.Event)
 		}
 	}
 	k.now = end

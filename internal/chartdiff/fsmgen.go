@@ -40,7 +40,7 @@ func RunFsmgen(m *ir.Machine, c *Chart, seqs [][]string, strip string) (obs [][]
 			return nil, nil, false
 		}
 		got := []Observation{observe(x.State, st.Actions)}
-		clock := &clockSim{fired: map[*ir.Event]bool{}}
+		clock := newClockSim()
 		n := len(seq)
 		for i, name := range seq {
 			if d, ok := waitOf(name); ok {

@@ -26,9 +26,17 @@ func TestAgainstXState(t *testing.T) {
 	var cases []chartdiff.Case
 	var ours [][][]chartdiff.Observation
 	var specs [][]byte
+	finishing := 0
 	for tries := 0; len(cases) < 100; tries++ {
 		c := chartdiff.Generate(r, chartdiff.DefaultOptions())
 		prepare(c, r, c.Root)
+		if c.Root.Kind == chartdiff.Parallel && canFinish(c.Root) {
+			// XState's machine is done when its parallel root is; the state the import wraps
+			// that root in is done, but an fsmgen machine is done in a top-level final state
+			// only, which the import does not add (docs/spec.md says so).
+			finishing++
+			continue
+		}
 		cfg, err := c.XStateConfig()
 		if err != nil {
 			t.Fatal(err)
@@ -61,7 +69,28 @@ func TestAgainstXState(t *testing.T) {
 		t.Errorf("chart %d, events %v, disagree at step %d:\n%sspec:\n%s", d.Case, cases[d.Case].Sequences[d.Sequence], d.Step, d.Trace, specs[d.Case])
 	}
 	disagree := len(diffs)
-	t.Logf("%d charts, %d observations compared, %d disagreements", len(cases), compared, disagree)
+	t.Logf("%d charts, %d observations compared, %d disagreements (%d charts whose parallel root can finish left out)", len(cases), compared, disagree, finishing)
+}
+
+// canFinish reports whether chart state n can be done: a compound state with a final
+// state, a parallel state whose regions all can.
+func canFinish(n *chartdiff.Node) bool {
+	switch n.Kind {
+	case chartdiff.Compound:
+		for _, k := range n.Children {
+			if k.Kind == chartdiff.Final {
+				return true
+			}
+		}
+	case chartdiff.Parallel:
+		for _, k := range n.Children {
+			if !k.Kind.IsHistory() && !canFinish(k) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // wrapPrefix is the path prefix of the state the import wraps a machine with transitions of
