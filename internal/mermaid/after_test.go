@@ -23,6 +23,9 @@ func TestAfterLabels(t *testing.T) {
 		// Several delays on one state, each its own event.
 		{"../lower/testdata/build/delays.fsm.yaml", "s0 --> s3 : after 30s [busy]<br>after 2m", `[label="after 10s (internal) / log"]`, "| `ringing` | after `2m` |"},
 		{"../lower/testdata/build/chart_delays.fsm.yaml", "s_call_camera_on --> s_over : after 2m", `[label="after 30s [busy]", ltail=cluster_s_active]`, "| `active` | after `5m` |"},
+		// Delays of states active together: two regions, a compound state and its child.
+		{"../lower/testdata/build/chart_delays_parallel.fsm.yaml", "s_call_camera_off --> s_call_camera_on : after 10s", `s_call_audio_live -> s_over [label="after 30s"]`, "| `call.audio.live` | after `1m` | `idle` |"},
+		{"../lower/testdata/build/chart_delays_parallel.fsm.yaml", "s_box_inner --> s_box_inner : after 5s (internal)", `s_idle -> s_box [label="after 1s", lhead=cluster_s_box]`, "| `idle` | after `1s` | `box` |"},
 	} {
 		m := fixture.Load(t, c.spec)
 		diagram := StateDiagram(m)

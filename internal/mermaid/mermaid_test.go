@@ -21,8 +21,9 @@ func specs(t *testing.T) []string {
 	if err != nil || len(files) != 5 {
 		t.Fatalf("examples: %v %v", files, err)
 	}
-	// chart_clocks: timeouts and a delayed transition on compound and parallel states.
-	return append(append(files, "testdata/door.fsm.yaml", "testdata/hostile.fsm.yaml", "../lower/testdata/build/chart_clocks.fsm.yaml"), chartSpecs...)
+	// chart_clocks: timeouts and a delayed transition on compound and parallel states;
+	// chart_delays_parallel: delays of states active together.
+	return append(append(files, "testdata/door.fsm.yaml", "testdata/hostile.fsm.yaml", "../lower/testdata/build/chart_clocks.fsm.yaml", "../lower/testdata/build/chart_delays_parallel.fsm.yaml"), chartSpecs...)
 }
 
 func load(t *testing.T, path string) *ir.Machine { return fixture.Load(t, path) }
