@@ -260,6 +260,13 @@ func TestSameAsGraphviz(t *testing.T) {
 					t.Errorf("%s differ:\n ours %q\n dot  %q", c.what, c.ours, c.ref)
 				}
 			}
+			texts := [][]string{ours.texts, ref.texts}
+			for _, ts := range texts {
+				slices.Sort(ts)
+			}
+			if !slices.Equal(texts[0], texts[1]) {
+				t.Errorf("texts differ:\n ours %q\n dot  %q", texts[0], texts[1])
+			}
 			if ours.graph != ref.graph {
 				t.Errorf("graph title %q, dot's %q", ours.graph, ref.graph)
 			}
@@ -327,5 +334,46 @@ func TestBadGraph(t *testing.T) {
 	cancel()
 	if _, err := Render(cancelled, []byte("digraph { a }")); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled context: %v", err)
+	}
+}
+
+// TestEmptyLabels: an empty label draws nothing, as Graphviz draws it: no node shows its
+// name for want of a label (go-graphviz gives such nodes their name when it reads the
+// graph), and an empty edge or graph label takes no room, as no label.
+func TestEmptyLabels(t *testing.T) {
+	ctx := context.Background()
+	render := func(g string) []byte {
+		t.Helper()
+		pic, err := Render(ctx, []byte(g))
+		if err != nil {
+			t.Fatalf("%s: %v", g, err)
+		}
+		return pic
+	}
+	empty := render(`digraph G { graph [label=""]; subgraph cluster_x { graph [ "label" = /* c */ "" ]; a } a -> b [label=""]; c [label=""]; edge [label=""]; b -> c }`)
+	without := render(`digraph G { subgraph cluster_x { a } a -> b; c [label="\E"]; b -> c }`)
+	if !bytes.Equal(empty, without) {
+		t.Errorf("empty labels are not drawn as no labels:\n%s\n%s", empty, without)
+	}
+	if p := parse(t, empty); !slices.Equal(p.texts, []string{"a", "b"}) {
+		t.Errorf("texts %q, want a and b", p.texts)
+	}
+
+	for _, tc := range []struct{ in, want string }{
+		{`a [label=""]`, `a [label="\E"]`},
+		{`a [label = "", xlabel=""]`, `a [label = "\E", xlabel=""]`},
+		{`a ["label"=""]`, `a ["label"="\E"]`},
+		{`a [tooltip="label=\"\""] // label=""` + "\n" + `/* label="" */ b [label=<label="">]`, ""},
+		{"# label=\"\"\nx [mylabel=\"\", label=\"x\", label=\"\" ]", "# label=\"\"\nx [mylabel=\"\", label=\"x\", label=\"\\E\" ]"},
+		{`unterminated "label=""`, ""},
+	} {
+		got, changed := emptyLabels([]byte(tc.in))
+		want := tc.want
+		if want == "" {
+			want = tc.in
+		}
+		if string(got) != want || changed != (tc.want != "") {
+			t.Errorf("emptyLabels(%q) = %q, %v; want %q", tc.in, got, changed, want)
+		}
 	}
 }
