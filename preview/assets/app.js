@@ -34,7 +34,10 @@ let drawn = ""; // the Mermaid text of the diagram shown
 let renders = 0;
 let lastRun = null;
 
-window.fsmgenPreview = { ready: false, renders: 0, runs: 0, loadedAt: 0 };
+// What the page has done, for its tests: ready once started, the diagrams drawn, the
+// sessions run, when it was ready (ms since the navigation started), and the changes
+// still under way.
+window.fsmgenPreview = { ready: false, renders: 0, runs: 0, loadedAt: 0, busy: 0 };
 
 async function getJSON(url, init) {
   const r = await fetch(url, init);
@@ -84,7 +87,7 @@ async function select(i) {
   history.replaceState(null, "", "#spec=" + i);
   document.querySelectorAll(".spec-tab").forEach((b) => b.classList.toggle("selected", Number(b.dataset.spec) === i));
   drawn = "";
-  await load(i);
+  await serially(() => load(i));
 }
 
 // follow waits for the spec files to change, and loads the one shown when it does.
@@ -102,7 +105,7 @@ async function follow() {
           if (i === current) reload = true;
         }
       });
-      if (reload) await load(current);
+      if (reload) await serially(() => load(current));
     } catch (e) {
       $("live").classList.add("lost");
       await new Promise((r) => setTimeout(r, 1000));
@@ -268,8 +271,20 @@ const toggle = (list, name, on) => on ? [...list.filter((x) => x !== name), name
 const valueOf = (list, name) => (list.find((x) => x.field === name) || { value: "" }).value;
 const setValue = (list, name, v) => [...list.filter((x) => x.field !== name), ...(v === "" ? [] : [{ field: name, value: v }])];
 
+// One thing at a time: a click while the server answers the one before waits for it, so
+// that the answers come back in order.
+let chain = Promise.resolve();
+function serially(f) {
+  window.fsmgenPreview.busy++;
+  const p = chain.then(f);
+  chain = p.catch(() => {}).then(() => { window.fsmgenPreview.busy--; });
+  return p;
+}
+
 // change applies f to a copy of the session, keeping the old one for undo, and runs it.
-async function change(f) {
+const change = (f) => serially(() => changeNow(f));
+
+async function changeNow(f) {
   const sp = specs[current];
   sp.undo.push(copy(sp.session));
   const s = copy(sp.session);
@@ -278,26 +293,24 @@ async function change(f) {
   await run();
 }
 
-async function fire(name) {
+const fire = (name) => serially(async () => {
   const sp = specs[current];
   const payload = sp.payloads && sp.payloads[name] ? sp.payloads[name] : [];
-  await change((s) => { s.steps.push({ event: name, guards: s.now.slice(), payload: copy(payload) }); });
+  await changeNow((s) => { s.steps.push({ event: name, guards: s.now.slice(), payload: copy(payload) }); });
   if (lastRun && lastRun.inputError) {
     sp.session = sp.undo.pop();
   }
-}
+});
 
-async function undo() {
+const undo = () => serially(async () => {
   const sp = specs[current];
   if (sp.undo.length === 0) return;
   sp.session = sp.undo.pop();
   buildControls(sp);
   await run();
-}
+});
 
-async function reset() {
-  await change((s) => { s.steps = []; s.guards = s.now.slice(); });
-}
+const reset = () => change((s) => { s.steps = []; s.guards = s.now.slice(); });
 
 // run sends the session to the server, which runs it through the interpreter, and shows
 // the outcome.

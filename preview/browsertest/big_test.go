@@ -21,7 +21,7 @@ func loadBig(tb testing.TB, b *tab, url string) time.Duration {
 	var ms float64
 	err := chromedp.Run(b.ctx,
 		chromedp.Navigate(url+"?t="+time.Now().Format("150405.000000000")),
-		chromedp.Poll(`window.fsmgenPreview && window.fsmgenPreview.ready && window.fsmgenPreview.runs > 0`, nil, chromedp.WithPollingTimeout(2*time.Minute)),
+		chromedp.Poll(`window.fsmgenPreview && window.fsmgenPreview.ready && window.fsmgenPreview.runs > 0 && window.fsmgenPreview.busy === 0`, nil, chromedp.WithPollingTimeout(2*time.Minute)),
 		chromedp.Evaluate(`window.fsmgenPreview.loadedAt`, &ms),
 	)
 	if err != nil {

@@ -124,7 +124,7 @@ func TestHostileNames(t *testing.T) {
 	// The findings of the broken spec quote its names: as text.
 	var finding string
 	if err := chromedp.Run(ctx, chromedp.Navigate(url+"?1#spec=1"),
-		chromedp.Poll(`document.querySelectorAll("#findings li.error").length > 0`, nil),
+		chromedp.Poll(`document.querySelectorAll("#findings li.error").length > 0 && window.fsmgenPreview.busy === 0`, nil),
 		chromedp.Evaluate(`document.querySelector("#findings li.error .message").textContent`, &finding)); err != nil {
 		t.Fatal(err)
 	}

@@ -61,7 +61,7 @@ func open(t *testing.T, ctx chromeCtx, url string) *tab {
 	t.Helper()
 	err := chromedp.Run(ctx,
 		chromedp.Navigate(url),
-		chromedp.Poll(`window.fsmgenPreview && window.fsmgenPreview.ready && window.fsmgenPreview.runs > 0`, nil, chromedp.WithPollingTimeout(60*time.Second)),
+		chromedp.Poll(`window.fsmgenPreview && window.fsmgenPreview.ready && window.fsmgenPreview.runs > 0 && window.fsmgenPreview.busy === 0`, nil, chromedp.WithPollingTimeout(60*time.Second)),
 	)
 	if err != nil {
 		t.Fatalf("loading %s: %v", url, err)
@@ -104,7 +104,7 @@ func (p *tab) fire(name string, refused bool) shown {
 
 func (p *tab) waitRuns(n int) {
 	p.t.Helper()
-	if err := chromedp.Run(p.ctx, chromedp.Poll(`window.fsmgenPreview.runs >= `+itoa(n), nil, chromedp.WithPollingTimeout(30*time.Second))); err != nil {
+	if err := chromedp.Run(p.ctx, chromedp.Poll(`window.fsmgenPreview.runs >= `+itoa(n)+` && window.fsmgenPreview.busy === 0`, nil, chromedp.WithPollingTimeout(30*time.Second))); err != nil {
 		p.t.Fatalf("waiting for run %d: %v (%+v)", n, err, p.shown())
 	}
 }
@@ -257,7 +257,7 @@ func TestReviewSession(t *testing.T) {
 	if err := os.WriteFile(path, []byte(edited), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := chromedp.Run(ctx, chromedp.Poll(`window.fsmgenPreview.renders > `+itoa(renders)+` && [...document.querySelectorAll("#allowed button")].some(b => b.textContent === "archived")`, nil, chromedp.WithPollingTimeout(30*time.Second))); err != nil {
+	if err := chromedp.Run(ctx, chromedp.Poll(`window.fsmgenPreview.renders > `+itoa(renders)+` && window.fsmgenPreview.busy === 0 && [...document.querySelectorAll("#allowed button")].some(b => b.textContent === "archived")`, nil, chromedp.WithPollingTimeout(30*time.Second))); err != nil {
 		t.Fatalf("the page did not follow the edit: %v (%+v)", err, p.shown())
 	}
 	t.Logf("the page showed the edited spec %v after it was written", time.Since(start).Round(time.Millisecond))
@@ -277,7 +277,7 @@ func TestReviewSession(t *testing.T) {
 	}
 	var finding string
 	if err := chromedp.Run(ctx,
-		chromedp.Poll(`document.querySelectorAll("#findings li.error").length > 0`, nil, chromedp.WithPollingTimeout(30*time.Second)),
+		chromedp.Poll(`document.querySelectorAll("#findings li.error").length > 0 && window.fsmgenPreview.busy === 0`, nil, chromedp.WithPollingTimeout(30*time.Second)),
 		chromedp.Evaluate(`document.querySelector("#findings li.error").textContent`, &finding),
 	); err != nil {
 		t.Fatalf("no finding shown: %v", err)
@@ -314,7 +314,7 @@ func TestStartsBroken(t *testing.T) {
 	path := filepath.Join(dir, "door.fsm.yaml")
 	os.WriteFile(path, []byte(door), 0o644)
 	url := serve(t, dir, "door.fsm.yaml", review)
-	if err := chromedp.Run(ctx, chromedp.Navigate(url), chromedp.Poll(`window.fsmgenPreview && window.fsmgenPreview.ready`, nil, chromedp.WithPollingTimeout(60*time.Second))); err != nil {
+	if err := chromedp.Run(ctx, chromedp.Navigate(url), chromedp.Poll(`window.fsmgenPreview && window.fsmgenPreview.ready && window.fsmgenPreview.busy === 0`, nil, chromedp.WithPollingTimeout(60*time.Second))); err != nil {
 		t.Fatal(err)
 	}
 	var finding string
@@ -327,7 +327,7 @@ func TestStartsBroken(t *testing.T) {
 		t.Errorf("finding %q, simulator hidden %v", finding, hidden)
 	}
 	os.WriteFile(path, []byte(strings.Replace(door, "closd", "closed", 1)), 0o644)
-	if err := chromedp.Run(ctx, chromedp.Poll(`!document.querySelector("#sim").hidden && window.fsmgenPreview.runs > 0`, nil, chromedp.WithPollingTimeout(30*time.Second))); err != nil {
+	if err := chromedp.Run(ctx, chromedp.Poll(`!document.querySelector("#sim").hidden && window.fsmgenPreview.runs > 0 && window.fsmgenPreview.busy === 0`, nil, chromedp.WithPollingTimeout(30*time.Second))); err != nil {
 		t.Fatalf("the fixed spec is not run: %v", err)
 	}
 	p := &tab{t, ctx}
