@@ -20,7 +20,8 @@ LONGTIMEOUT ?= 60m
 # cross-process tests that run the seeds on them, and the inspector's tests over both
 # stores and in headless Chromium.
 # preview/browsertest: the preview page's tests in headless Chromium (chromedp).
-MODULES := store/sqlite store/postgres examples/durable examples/build/worker examples/scaleout examples/evolve inspect/browsertest otel preview/browsertest
+# svg: the SVG renderer (Graphviz as WebAssembly) and its fsmgen, for diagram --format svg.
+MODULES := store/sqlite store/postgres examples/durable examples/build/worker examples/scaleout examples/evolve inspect/browsertest otel preview/browsertest svg
 
 all: build
 

@@ -60,7 +60,7 @@ func baseVerbs() []verb {
 	return []verb{
 		{
 			name:    "generate",
-			args:    "[-o DIR | --root DIR] [--check] [--outputs go,tests,mermaid,markdown,dot]\n[--no-tests] [--format text|json|github-actions] [--warnings-as-errors]\n[--max-output-size SIZE] FILE...",
+			args:    "[-o DIR | --root DIR] [--check] [--outputs go,tests,mermaid,markdown,dot,svg]\n[--no-tests] [--format text|json|github-actions] [--warnings-as-errors]\n[--max-output-size SIZE] FILE...",
 			summary: "write Go code, tests, Mermaid and Markdown for each spec",
 			about: `Generate checks each spec and writes its outputs: by default <name>_fsm.go,
 <name>_fsm_test.go, <name>.mmd and <name>.md beside the spec (-o DIR for one spec,
@@ -70,24 +70,32 @@ are written, unless --warnings-as-errors is given. --check writes nothing and ex
 with a diff, when the files on disk differ from what would be written. fsmgen replaces or
 removes only files generated from the specs it is given, prints each file it removes, and
 refuses a spec whose outputs would exceed --max-output-size (128MB by default) before
-building any of them.`,
+building any of them. --outputs ...,svg writes <name>.svg, the DOT diagram drawn by
+Graphviz run as WebAssembly, beside the Markdown, which then shows it; it needs the fsmgen
+of module github.com/fsmgen/fsmgen/svg (go run github.com/fsmgen/fsmgen/svg/cmd/fsmgen),
+which links Graphviz so that this one need not.`,
 			examples: []string{
 				"fsmgen generate task.fsm.yaml                  # writes task_fsm.go and the rest next to the spec",
 				"fsmgen generate --root generated examples/*/*.fsm.yaml",
 				"fsmgen generate --check --root generated examples/*/*.fsm.yaml   # CI: exit 1 on drift",
 				"fsmgen generate --outputs go task.fsm.yaml     # only the Go code",
+				"fsmgen generate --outputs go,tests,mermaid,markdown,svg task.fsm.yaml   # the svg module's fsmgen",
 			},
 			run: (*command).generate,
 		},
 		{
 			name:    "diagram",
-			args:    "[--format mermaid|dot|markdown] FILE",
-			summary: "print one machine's diagram: Mermaid, DOT or Markdown",
+			args:    "[--format mermaid|dot|markdown|svg] FILE",
+			summary: "print one machine's diagram: Mermaid, DOT, Markdown or SVG",
 			about: `Diagram prints the diagram of one spec on stdout. A spec with errors prints its
-findings on stderr and exits 1.`,
+findings on stderr and exits 1. --format svg prints the DOT diagram drawn by Graphviz run
+as WebAssembly, with nothing installed; it needs the fsmgen of module
+github.com/fsmgen/fsmgen/svg (go run github.com/fsmgen/fsmgen/svg/cmd/fsmgen), which
+links Graphviz so that this one need not: this one refuses it, saying so.`,
 			examples: []string{
 				"fsmgen diagram examples/review/review.fsm.yaml",
 				"fsmgen diagram --format dot examples/build/build.fsm.yaml | dot -Tsvg > build.svg",
+				"fsmgen diagram --format svg examples/build/build.fsm.yaml > build.svg   # the svg module's fsmgen",
 			},
 			run: (*command).diagram,
 		},
