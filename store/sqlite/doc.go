@@ -116,6 +116,16 @@
 // write-ahead log's shared memory do not work over network file systems). Many workers
 // on many machines want the PostgreSQL store.
 //
+// # Wake-ups
+//
+// The store is an fsmrt.Waker within a process, so that schedulers and deliverers
+// (fsmrt.Waiter) sleep until there is work rather than poll: the Stores of one process on
+// one file share a hub, and a commit that arms deadlines or writes effects nobody holds
+// wakes the watches of its machine there (WatchWork) once committed, as does InTx for the
+// transitions committed in its transaction. SQLite tells other processes nothing: their
+// Waiters find such work at their polling interval, or when the nearest deadline they
+// knew of falls due (NextWork, one statement).
+//
 // # Find
 //
 // Find is one SELECT, put together from the conditions the query sets, every value a
