@@ -84,8 +84,10 @@ test-modules: bin/testprogress
 		rc=0; for p in "$${pids[@]}"; do wait $$p || rc=1; done; exit $$rc'
 
 # The scale-out proof at the size of its acceptance bar: 1, 4 and 8 worker processes, 1,000
-# orders, 50,000 events, on SQLite and PostgreSQL (a few minutes on 2 CPUs; make test runs a
-# short scenario of it); then the random-spec property tests at ten times make test's size.
+# orders, 50,000 events, on SQLite and PostgreSQL, and on PostgreSQL with the server
+# restarted, connections terminated and COMMITs cut by a proxy under 4 workers (a few minutes
+# on 2 CPUs; make test runs a short scenario of each); then the random-spec property tests at
+# ten times make test's size.
 test-long:
 	cd examples/scaleout && SCALEOUT_FULL=1 $(GO) test -count=1 -timeout 60m ./...
 	@echo "random specs: 3,000 flat specs and 1,000 statecharts, every reachable state reached by the generated tests; 150 specs built and tested"
