@@ -1,0 +1,233 @@
+package lsp
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+var (
+	didYouMeanRE = regexp.MustCompile(`\(did you mean ("(?:[^"\\]|\\.)*")\?\)`)
+	quotedRE     = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
+	unknownRE    = regexp.MustCompile(`^unknown (event|guard|action) ("(?:[^"\\]|\\.)*")`)
+)
+
+// migrationProposal starts the migrations entry that the checker proposes for a version
+// of the lock that this spec strands.
+const migrationProposal = "\n  migrations:\n"
+
+func (s *Server) codeActions(p codeActionParams) (any, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	uri := p.TextDocument.URI
+	d := s.docs[pathOf(uri)]
+	var specDoc *document
+	if d != nil {
+		specDoc = d
+	}
+	var diags []Diagnostic
+	for _, raw := range p.Context.Diagnostics {
+		var dg Diagnostic
+		if json.Unmarshal(raw, &dg) == nil && dg.Message != "" {
+			diags = append(diags, dg) // what a client sends that is not a diagnostic is passed over
+		}
+	}
+	if len(diags) == 0 && d != nil && d.diagsText == d.t {
+		// The client sent none: the server's own findings over the range.
+		for _, f := range d.diags {
+			dg := toDiagnostic(d.t, f, f.Message)
+			if f.Pos.File != s.checkPath(d.path) && f.Pos.File != d.path {
+				dg = Diagnostic{Severity: severity(f.Severity), Source: "fsmgen", Message: f.String()}
+			}
+			if dg.Range.Start.Line <= p.Range.End.Line && dg.Range.End.Line >= p.Range.Start.Line {
+				diags = append(diags, dg)
+			}
+		}
+	}
+	if specDoc == nil {
+		// A finding published for a lock: its fix is made in the spec that has the lock.
+		for _, od := range s.docs {
+			if od.others[uri] {
+				specDoc = od
+				break
+			}
+		}
+	}
+	actions := []CodeAction{}
+	if specDoc == nil {
+		return actions, nil
+	}
+	ix := specDoc.index()
+	for _, dg := range diags {
+		if d != nil {
+			if a, ok := didYouMeanFix(d, dg); ok {
+				actions = append(actions, a)
+			}
+		}
+		if m := unknownRE.FindStringSubmatch(dg.Message); m != nil && ix.root != nil {
+			name, err := strconv.Unquote(m[2])
+			if err != nil {
+				continue
+			}
+			section := map[string]string{"event": "events", "guard": "guards", "action": "actions"}[m[1]]
+			if e, ok := insertDecl(ix, section, name); ok {
+				actions = append(actions, CodeAction{Title: fmt.Sprintf("Declare %s %s under %s", m[1], m[2], section), Kind: "quickfix",
+					Diagnostics: []Diagnostic{dg}, Edit: &WorkspaceEdit{Changes: map[string][]TextEdit{specDoc.uri: {e}}}})
+			}
+		}
+		if i := strings.Index(dg.Message, migrationProposal); i >= 0 && ix.root != nil {
+			entry := dg.Message[i+len(migrationProposal):]
+			if j := strings.Index(entry, "\n("); j >= 0 {
+				entry = entry[:j] // the note on the versions the entry carries
+			}
+			if e, ok := insertMigration(ix, entry); ok {
+				actions = append(actions, CodeAction{Title: "Add the migrations entry the checker proposes", Kind: "quickfix",
+					Diagnostics: []Diagnostic{dg}, Edit: &WorkspaceEdit{Changes: map[string][]TextEdit{specDoc.uri: {e}}}})
+			}
+		}
+	}
+	return actions, nil
+}
+
+// didYouMeanFix replaces the misspelt name a finding is about with its suggestion.
+func didYouMeanFix(d *document, dg Diagnostic) (CodeAction, bool) {
+	m := didYouMeanRE.FindStringSubmatch(dg.Message)
+	if m == nil {
+		return CodeAction{}, false
+	}
+	want, err := strconv.Unquote(m[1])
+	if err != nil {
+		return CodeAction{}, false
+	}
+	q := quotedRE.FindString(dg.Message)
+	got, err := strconv.Unquote(q)
+	if err != nil || got == "" {
+		return CodeAction{}, false
+	}
+	off := d.t.offset(dg.Range.Start)
+	quote := byte(0)
+	if off < len(d.t.s) && (d.t.s[off] == '"' || d.t.s[off] == '\'') {
+		quote = d.t.s[off]
+		off++
+	}
+	if !strings.HasPrefix(d.t.s[off:], got) {
+		return CodeAction{}, false
+	}
+	written := want
+	switch {
+	case quote == '"':
+		written = strings.Trim(strconv.Quote(want), `"`)
+	case quote == '\'':
+		written = strings.ReplaceAll(want, "'", "''")
+	case !plainName(want):
+		written = yamlName(want)
+	}
+	return CodeAction{
+		Title: fmt.Sprintf("Change %q to %q", got, want), Kind: "quickfix", IsPreferred: true,
+		Diagnostics: []Diagnostic{dg},
+		Edit:        &WorkspaceEdit{Changes: map[string][]TextEdit{d.uri: {{Range: d.t.rangeOf(off, off+len(got)), NewText: written}}}},
+	}, true
+}
+
+// lineEnd returns the offset of the end of the line holding off (before its line break).
+func lineEnd(t *text, off int) int {
+	i := strings.IndexByte(t.s[off:], '\n')
+	if i < 0 {
+		return len(t.s)
+	}
+	if i > 0 && t.s[off+i-1] == '\r' {
+		i--
+	}
+	return off + i
+}
+
+// insertDecl returns the edit that declares name (as name: {}) under section.
+func insertDecl(ix *index, section, name string) (TextEdit, bool) {
+	entry := yamlName(name) + ": {}"
+	k := ix.sectionKeys[section]
+	if k == nil {
+		// No such section: a new one, before transitions (or at the end).
+		block := section + ":\n  " + entry + "\n"
+		if tk := ix.sectionKeys["transitions"]; tk != nil && tk.Column == 1 {
+			at := ix.t.loaderOffset(tk.Line, 1)
+			return TextEdit{Range: ix.t.rangeOf(at, at), NewText: block + "\n"}, true
+		}
+		return appendText(ix, block), true
+	}
+	v := field(ix.root, section)
+	switch {
+	case v == nil || v.Kind == yaml.ScalarNode && v.Tag == "!!null":
+		at := lineEnd(ix.t, ix.t.loaderOffset(k.Line, k.Column))
+		if v != nil && v.Value != "" {
+			// events: ~ or events: null
+			from := ix.t.loaderOffset(v.Line, v.Column)
+			return TextEdit{Range: ix.t.rangeOf(from, from+len(v.Value)), NewText: "{ " + entry + " }"}, true
+		}
+		return TextEdit{Range: ix.t.rangeOf(at, at), NewText: "\n  " + entry}, true
+	case v.Kind != yaml.MappingNode:
+		return TextEdit{}, false
+	case v.Style&yaml.FlowStyle != 0:
+		end := ix.end(v)
+		if end == 0 || ix.t.s[end-1] != '}' {
+			return TextEdit{}, false
+		}
+		at := end - 1
+		for at > 0 && ix.t.s[at-1] == ' ' {
+			at--
+		}
+		sep := ", "
+		if len(v.Content) == 0 {
+			sep = " "
+		}
+		return TextEdit{Range: ix.t.rangeOf(at, at), NewText: sep + entry}, true
+	}
+	indent := strings.Repeat(" ", max(0, v.Content[0].Column-1))
+	at := lineEnd(ix.t, ix.end(v))
+	return TextEdit{Range: ix.t.rangeOf(at, at), NewText: "\n" + indent + entry}, true
+}
+
+// appendText returns the edit that adds block at the end of the document, on a line of
+// its own.
+func appendText(ix *index, block string) TextEdit {
+	end := len(ix.t.s)
+	if end > 0 && ix.t.s[end-1] != '\n' {
+		block = "\n" + block
+	}
+	return TextEdit{Range: ix.t.rangeOf(end, end), NewText: block}
+}
+
+// insertMigration returns the edit that adds a migrations entry, given as the checker
+// proposes it (its lines indented by four spaces, the first "- from: ..."), to the spec.
+func insertMigration(ix *index, entry string) (TextEdit, bool) {
+	lines := strings.Split(strings.TrimRight(entry, "\n"), "\n")
+	if len(lines) == 0 || !strings.HasPrefix(lines[0], "    - from: ") {
+		return TextEdit{}, false
+	}
+	reindent := func(indent string) string {
+		var b strings.Builder
+		for _, l := range lines {
+			b.WriteString(indent + strings.TrimPrefix(l, "    ") + "\n")
+		}
+		return b.String()
+	}
+	k := ix.sectionKeys["migrations"]
+	if k == nil {
+		return appendText(ix, "migrations:\n"+reindent("  ")), true
+	}
+	v := field(ix.root, "migrations")
+	switch {
+	case v == nil || v.Kind == yaml.ScalarNode && v.Tag == "!!null" && v.Value == "":
+		at := lineEnd(ix.t, ix.t.loaderOffset(k.Line, k.Column))
+		return TextEdit{Range: ix.t.rangeOf(at, at), NewText: "\n" + strings.TrimSuffix(reindent("  "), "\n")}, true
+	case v.Kind != yaml.SequenceNode || v.Style&yaml.FlowStyle != 0 || len(v.Content) == 0:
+		return TextEdit{}, false
+	}
+	// The items' dash stands two columns before their mapping.
+	indent := strings.Repeat(" ", max(0, v.Content[0].Column-3))
+	at := lineEnd(ix.t, ix.end(v))
+	return TextEdit{Range: ix.t.rangeOf(at, at), NewText: "\n" + strings.TrimSuffix(reindent(indent), "\n")}, true
+}

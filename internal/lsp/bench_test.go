@@ -1,0 +1,103 @@
+package lsp
+
+import (
+	"fmt"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"testing"
+	"time"
+)
+
+// syntheticSpec writes the synthetic machine of bench/specgen (Synthetic: n states, e
+// events, perState transitions a state, the states a ring through the forward
+// transitions, every non-terminal state failing to the last), which the generation
+// scaling measurement uses; bench is a module of its own, so its generator is mirrored
+// here.
+func syntheticSpec(n, e, perState int) string {
+	offsets := []struct{ event, target int }{{0, 1}, {1, -1}, {5, 7}, {11, 20}, {15, 33}, {3, 12}, {8, 41}, {13, 26}, {17, 45}}
+	var b strings.Builder
+	states := make([]string, n)
+	events := make([]string, e)
+	for i := range states {
+		states[i] = fmt.Sprintf("s%0*d", len(fmt.Sprint(n-1)), i)
+	}
+	for j := range events {
+		events[j] = fmt.Sprintf("e%0*d", len(fmt.Sprint(e-1)), j)
+	}
+	type tr struct{ from, ev, to int }
+	var trs []tr
+	ring, k := n-1, e-1
+	plain := max(1, min(perState-1, len(offsets), k))
+	for i := range ring {
+		used, targets := map[int]bool{}, map[int]bool{}
+		for _, o := range offsets[:plain] {
+			ev, to := (i+o.event)%k, ((i+o.target)%ring+ring)%ring
+			if used[ev] || targets[to] || to == i {
+				continue
+			}
+			used[ev], targets[to] = true, true
+			trs = append(trs, tr{i, ev, to})
+		}
+		trs = append(trs, tr{i, e - 1, n - 1})
+	}
+	fmt.Fprintf(&b, "version: 1\nmachine: Scale\npackage: scale\ndoc: A synthetic machine of %d states, %d events and %d transitions for benchmarks.\nstates:\n", n, e, len(trs))
+	for i, s := range states {
+		switch i {
+		case 0:
+			fmt.Fprintf(&b, "  %s: { initial: true }\n", s)
+		case n - 1:
+			fmt.Fprintf(&b, "  %s: { terminal: true }\n", s)
+		default:
+			fmt.Fprintf(&b, "  %s: {}\n", s)
+		}
+	}
+	b.WriteString("events:\n")
+	for _, ev := range events {
+		fmt.Fprintf(&b, "  %s: {}\n", ev)
+	}
+	b.WriteString("transitions:\n")
+	for _, t := range trs {
+		fmt.Fprintf(&b, "  - { from: %s, on: %s, to: %s }\n", states[t.from], events[t.ev], states[t.to])
+	}
+	return b.String()
+}
+
+// BenchmarkKeystrokeDiagnostics measures, on a 1,000-state spec (bench/specgen's
+// synthetic machine as bench/scaling writes it: 20 events, 7 transitions a state, 6,993
+// transitions), the time from a keystroke (a character typed into a state's name, the
+// incremental change an editor sends) to the diagnostics of the new text: the debounce
+// (DefaultDebounce) and the check. The aim is under 300 ms.
+func BenchmarkKeystrokeDiagnostics(b *testing.B) {
+	for _, n := range []int{100, 1000} {
+		b.Run(fmt.Sprintf("states=%d", n), func(b *testing.B) {
+			spec := syntheticSpec(n, 20, 7)
+			// As fsmgen lsp runs the server: a process of its own, with the collector
+			// set to trade memory for time (lsp.GCPercent).
+			defer debug.SetGCPercent(debug.SetGCPercent(GCPercent))
+			c := newClient(b, Options{})
+			uri := c.open(filepath.Join(b.TempDir(), "scale.fsm.yaml"), spec)
+			c.waitDiags(uri, 1)
+			// Letters typed into the last transition's target, one a keystroke: each
+			// version a text not seen before.
+			at := newText(spec).position(strings.LastIndex(spec, " }"))
+			v := 1
+			var worst time.Duration
+			for i := 0; b.Loop(); i++ {
+				v++
+				ch := contentChange{Range: &Range{Start: at, End: at}, Text: string(rune('a' + i%26))}
+				at.Character++
+				start := time.Now()
+				c.send("textDocument/didChange", didChangeParams{TextDocument: versionedTextDocumentIdentifier{URI: uri, Version: v},
+					ContentChanges: []contentChange{ch}})
+				ds := c.waitDiags(uri, v)
+				worst = max(worst, time.Since(start))
+				if len(ds) == 0 {
+					b.Fatalf("version %d: no finding on the misspelt state", v)
+				}
+			}
+			b.ReportMetric(float64(worst.Microseconds())/1000, "worst-ms")
+			b.ReportMetric(float64(len(spec)), "spec-bytes")
+		})
+	}
+}
