@@ -179,8 +179,8 @@ func TestGenerate(t *testing.T) {
 // compiled afresh. Each seed and the statechart give the picture package svg draws, and
 // the same bytes from a second process.
 func TestFreshMachine(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds a module")
+	if testing.Short() && !testtool.CI() {
+		t.Skip("builds a module (-short)")
 	}
 	root := testtool.Root(t)
 	goCmd, err := exec.LookPath("go")
