@@ -7,9 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/fsmgen/fsmgen/internal/interp"
-	"github.com/fsmgen/fsmgen/internal/ir"
 )
 
 // Delays: delayed transitions (XState's after) and the steps of a sequence that let time
@@ -95,99 +92,6 @@ func waitOf(step string) (time.Duration, bool) {
 // HasDelays reports whether some transition of c is delayed.
 func (c *Chart) HasDelays() bool { return c.count(func(t *Trans) bool { return t.Delay > 0 }) > 0 }
 
-// clockSim keeps time for fsmgen's interpreter as the runtime does (fsmrt.ExpireNext): a
-// state's delays count from when it was entered (starts; a microstep that enters it,
-// Transition.Enters, restarts it), the configuration's timeout from when its state was
-// entered (since; a microstep that keeps that state active, KeepsClock, keeps it); each
-// fires once a stay, the first due first (of those due at once: a delay before the
-// timeout, the first started, then the first in document order), at its deadline.
-type clockSim struct {
-	now, since time.Duration
-	fired      map[*ir.Event]bool // the timeout's, this stay of its state
-	starts     map[*ir.Node]time.Duration
-	firedAt    map[*ir.Event]time.Duration // a state's delay: the start of the stay it fired in
-}
-
-func newClockSim() *clockSim {
-	return &clockSim{fired: map[*ir.Event]bool{}, starts: map[*ir.Node]time.Duration{}, firedAt: map[*ir.Event]time.Duration{}}
-}
-
-// moved accounts for step st taken at now: the states entered start their clocks again;
-// the timeout's stay goes on when every microstep keeps the clock; a delay's event marks
-// it fired unless its state was entered again.
-func (k *clockSim) moved(st *interp.Step) {
-	keep := len(st.Micro) > 0
-	for _, t := range st.Micro {
-		keep = keep && t.KeepsClock
-		for _, n := range t.Enters {
-			k.starts[n] = k.now
-		}
-	}
-	if !keep {
-		k.since, k.fired = k.now, map[*ir.Event]bool{}
-	}
-	k.mark(st.From, st.Event)
-}
-
-// mark records that delay event e of configuration s fired now.
-func (k *clockSim) mark(s *ir.State, e *ir.Event) {
-	for _, dl := range s.Delays {
-		if dl.Event == e && dl.Node != nil && k.starts[dl.Node] != k.now {
-			k.firedAt[e] = k.starts[dl.Node]
-		}
-	}
-}
-
-// start returns when timer dl of the configuration started counting, and whether it fired
-// this stay.
-func (k *clockSim) start(dl *ir.Delay) (time.Duration, bool) {
-	if dl.Node == nil {
-		return k.since, k.fired[dl.Event]
-	}
-	s := k.starts[dl.Node]
-	at, ok := k.firedAt[dl.Event]
-	return s, ok && at == s
-}
-
-// wait lets d pass on x, firing the delays that fall due in order, and returns the
-// actions they ran.
-func (k *clockSim) wait(x *interp.Machine, d time.Duration, in interp.Inputs) []*ir.Action {
-	end := k.now + d
-	var actions []*ir.Action
-	for {
-		var next *ir.Delay
-		var due, from time.Duration
-		for _, dl := range timers(x.State) {
-			s, fired := k.start(dl)
-			at := s + dl.After
-			if fired || at > end {
-				continue
-			}
-			if next == nil || at < due || at == due && dl.Node != nil && (next.Node == nil || s < from) {
-				next, due, from = dl, at, s
-			}
-		}
-		if next == nil {
-			break
-		}
-		k.now = due
-		state := x.State
-		if next.Node == nil {
-			k.fired[next.Event] = true
-		} else {
-			k.firedAt[next.Event] = from
-		}
-		if st, rej := x.Fire(next.Event, in); rej == nil {
-			actions = append(actions, st.Actions...)
-			k.moved(st)
-		} else {
-			k.mark(state, next.Event)
-		}
-	}
-	k.now = end
-	return actions
-}
-
 // addTo appends transition t to the list of key in o, a member added at the end when new.
 func addTo(o object, key string, t object) object {
 	i := slices.IndexFunc(o, func(m member) bool { return m.key == key })
@@ -200,13 +104,3 @@ func addTo(o object, key string, t object) object {
 
 // delayKey is how XState's after writes a delay of ms milliseconds.
 func delayKey(ms int) string { return strconv.Itoa(ms) }
-
-// timers are the delays of state s: its Delays, and the timeout its one delay makes, which
-// the runtime fires after the delays due at the same instant.
-func timers(s *ir.State) []*ir.Delay {
-	out := s.Delays
-	if t := s.Timeout; t != nil && t.OnExpiry != nil {
-		out = append(slices.Clip(out), &ir.Delay{After: t.After, Event: t.OnExpiry})
-	}
-	return out
-}

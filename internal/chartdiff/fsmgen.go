@@ -40,11 +40,15 @@ func RunFsmgen(m *ir.Machine, c *Chart, seqs [][]string, strip string) (obs [][]
 			return nil, nil, false
 		}
 		got := []Observation{observe(x.State, st.Actions)}
-		clock := newClockSim()
+		clock := interp.NewTimers()
 		n := len(seq)
 		for i, name := range seq {
 			if d, ok := waitOf(name); ok {
-				got = append(got, observe(x.State, clock.wait(x, d, in)))
+				var actions []*ir.Action
+				for _, st := range clock.Wait(x, d, in) {
+					actions = append(actions, st.Actions...)
+				}
+				got = append(got, observe(x.State, actions))
 				continue
 			}
 			e := events[name]
@@ -61,7 +65,7 @@ func RunFsmgen(m *ir.Machine, c *Chart, seqs [][]string, strip string) (obs [][]
 				got = append(got, observe(x.State, nil))
 				continue
 			}
-			clock.moved(st)
+			clock.Moved(st)
 			got = append(got, observe(st.To, st.Actions))
 		}
 		obs = append(obs, got)
