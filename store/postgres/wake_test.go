@@ -44,7 +44,7 @@ func listening(t *testing.T, s *Store, n int) {
 // (another pool, as another process) that arms a deadline, once it is committed; a
 // transaction of the caller's that rolls back wakes nobody, one that commits does; a
 // commit whose effects its committer holds and that arms nothing wakes nobody, nor does a
-// commit of another machine; and NextWork tells the nearest deadline, lease end or free
+// commit of another machine or a refused one; and NextWork tells the nearest deadline, lease end or free
 // effect.
 func TestWakeOnCommit(t *testing.T) {
 	ctx := context.Background()
@@ -111,6 +111,10 @@ func TestWakeOnCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 	woken(t, w, "the marker")
+	// A commit refused (o5 exists) is rolled back: its NOTIFY with it.
+	if err := b.Commit(ctx, orderCommit("o5", 1, "")); err == nil {
+		t.Fatal("a second creation of o5 was accepted")
+	}
 	select {
 	case <-w.C():
 		t.Fatal("woken twice: by a commit that should wake nobody")
