@@ -46,16 +46,6 @@ var sections = map[string]kind{
 	"timeout_levels": kLevel,
 }
 
-// sectionOf is the section that declares names of a kind ("" for groups, payload fields).
-func sectionOf(k kind) string {
-	for s, sk := range sections {
-		if sk == k {
-			return s
-		}
-	}
-	return ""
-}
-
 // decl is a declaration: a key under a section (or a state's states, an event's payload),
 // or, for a group, an entry of a state's groups.
 type decl struct {

@@ -17,14 +17,12 @@ const maxMessage = 64 << 20
 
 // JSON-RPC 2.0 error codes the server answers with.
 const (
-	codeParseError       = -32700
-	codeInvalidRequest   = -32600
-	codeMethodNotFound   = -32601
-	codeInvalidParams    = -32602
-	codeInternalError    = -32603
-	codeServerNotInit    = -32002
-	codeRequestFailed    = -32803
-	codeRequestCancelled = -32800
+	codeParseError     = -32700
+	codeInvalidRequest = -32600
+	codeMethodNotFound = -32601
+	codeInvalidParams  = -32602
+	codeInternalError  = -32603
+	codeRequestFailed  = -32803
 )
 
 // message is one JSON-RPC 2.0 message: a request (ID and Method), a notification (Method

@@ -169,7 +169,6 @@ const (
 	symbolMethod    = 6
 	symbolProperty  = 7
 	symbolField     = 8
-	symbolEnum      = 10
 	symbolFunction  = 12
 	symbolVariable  = 13
 	symbolConstant  = 14
@@ -203,10 +202,3 @@ type prepareRenameResult struct {
 	Range       Range  `json:"range"`
 	Placeholder string `json:"placeholder"`
 }
-
-type logMessageParams struct {
-	Type    int    `json:"type"`
-	Message string `json:"message"`
-}
-
-type showMessageParams = logMessageParams

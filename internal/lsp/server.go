@@ -30,7 +30,8 @@ import (
 )
 
 // DefaultDebounce is how long the server waits after a change before it checks the
-// document: changes that come sooner are checked together.
+// document, when the change follows another closely: changes that come sooner are checked
+// together. A change after a quiet spell is checked at once.
 const DefaultDebounce = 50 * time.Millisecond
 
 // GCPercent is the garbage collector's target that fsmgen lsp runs with (runtime/debug's
@@ -75,8 +76,9 @@ type document struct {
 	ix        *index // of t, built when asked for
 	good      *index // the last index of a text that parsed: names to complete from
 	timer     *time.Timer
-	running   int  // checks in flight
-	pending   bool // a check is wanted once one in flight ends
+	changed   time.Time // when the last change came
+	running   int       // checks in flight
+	pending   bool      // a check is wanted once one in flight ends
 	// The findings last published, with the text they are about.
 	diags     diag.List
 	diagsText *text
@@ -441,6 +443,15 @@ func (s *Server) didChange(p didChangeParams) {
 	d.ix = nil
 	if d.timer != nil {
 		d.timer.Stop()
+	}
+	// A change after a quiet spell (none for the debounce, no check running) is checked at
+	// once; one that follows another closely waits for the changes to stop.
+	now := time.Now()
+	quiet := now.Sub(d.changed) >= s.opts.Debounce && d.running == 0
+	d.changed = now
+	if quiet {
+		s.startCheck(d)
+		return
 	}
 	d.timer = time.AfterFunc(s.opts.Debounce, func() {
 		s.mu.Lock()
