@@ -144,6 +144,7 @@ func (m *Machine[S, E, R, C, X]) StartWith(ctx context.Context, in Input[R]) err
 	err := m.acts(ctx, c.Start, &st)
 	if err == nil {
 		copy(m.memBefore, m.mem) // what a loop puts back
+		m.clocks.save()
 		err = m.settle(ctx, &st, c.StartRaise)
 	}
 	if err != nil {
@@ -191,6 +192,7 @@ func (m *Machine[S, E, R, C, X]) settle(ctx context.Context, st *Step[S, E, R], 
 			m.queue = q[:0]
 			m.state = st.From
 			copy(m.mem, m.memBefore)
+			m.clocks.restore()
 			return &EventlessLoopError[S, E]{State: st.From, Event: st.Event, Starting: st.Starting, spec: d.Spec}
 		}
 		if again && c.Always >= 0 {
@@ -360,6 +362,7 @@ func (m *Machine[S, E, R, C, X]) takeChart(ctx context.Context, st *Step[S, E, R
 		m.countChart(tr)
 	}
 	if m.clocks.start != nil {
+		m.clocks.save()
 		m.clocks.enter(tr, st.At)
 	}
 	switch {

@@ -17,6 +17,9 @@ import (
 type chartClocks struct {
 	start, firedAt []time.Time
 	fired          []uint64
+	// before are the starts before the macrostep being taken, which an eventless loop
+	// puts back (save, restore).
+	before []time.Time
 	// keptUntil is, after a macrostep that left the configuration's timeout counting on
 	// (Transition.KeepsClock) but changed the clocks, when it happened: the timeout's
 	// deadlines due by then are not armed again (zero otherwise).
@@ -27,8 +30,14 @@ func newChartClocks(n int) chartClocks {
 	if n == 0 {
 		return chartClocks{}
 	}
-	return chartClocks{start: make([]time.Time, n), firedAt: make([]time.Time, n), fired: make([]uint64, n)}
+	return chartClocks{start: make([]time.Time, n), firedAt: make([]time.Time, n), fired: make([]uint64, n), before: make([]time.Time, n)}
 }
+
+// save keeps the starts before a macrostep.
+func (c *chartClocks) save() { copy(c.before, c.start) }
+
+// restore puts back the starts save kept.
+func (c *chartClocks) restore() { copy(c.start, c.before) }
 
 // copyFrom copies o's values into c's slices (which have o's lengths).
 func (c *chartClocks) copyFrom(o *chartClocks) {

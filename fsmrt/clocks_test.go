@@ -3,6 +3,7 @@ package fsmrt
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -266,5 +267,47 @@ func TestRegionsFireAllocatesNothing(t *testing.T) {
 	}
 	if !m.clocks.start[0].Equal(at) || !m.clocks.start[1].Equal(t0) {
 		t.Errorf("clocks %v: live's started at the last back (%v), off's at the start", m.clocks.start, at)
+	}
+}
+
+// loopOps holds guard 0 (loop).
+type loopOps struct{ loop bool }
+
+func (o *loopOps) Guard(context.Context, int, Step[rgState, rgEvent, NoRole]) bool { return o.loop }
+
+// TestRegionsLoopPutsClocksBack: an event refused because the eventless transitions after
+// it do not settle leaves the clocks as they were (here back, which enters live again,
+// then live and muted handing the machine to each other while loop holds).
+func TestRegionsLoopPutsClocksBack(t *testing.T) {
+	d := Def[rgState, rgEvent, NoRole]{Spec: rgDef.Spec, Initial: rgLiveOff, States: rgDef.States, EveryCheckpoint: -1, Timing: true}
+	d.NumEvents = 6 // and always, the machine's own
+	d.Moves = []uint32{
+		6, 5, 6, 6, 6, 6, // live,off
+		6, 5, 6, 5, 5, 5, // live,on
+		5, 6, 5, 6, 6, 6, // muted,off
+		5, 6, 5, 5, 5, 5, // muted,on
+		5, 5, 5, 5, 5, 5, // over
+	}
+	d.Transitions = append(slices.Clone(rgDef.Transitions),
+		Transition{From: []int32{0}, On: []int32{5}, To: []int32{2}, Conds: []int32{0}, Target: 2, Checkpoint: -1, Changes: true, KeepsClock: true},
+		Transition{From: []int32{2}, On: []int32{5}, To: []int32{0}, Conds: []int32{0}, Target: 0, Checkpoint: -1, Changes: true, Enters: []int32{0}})
+	d.Transitions[6].Settled = false // back: the eventless transitions after it are selected
+	c := *rgDef.Chart
+	c.Always = 5
+	d.Chart = &c
+	m := &rgMachine{}
+	ops := &loopOps{}
+	Init(m, &d, ops)
+	SetClock(m, StoppedClock(t0))
+	if s, err := m.FireWith(bg, rgMute, Input[NoRole]{At: t0.Add(time.Second)}); err != nil || s != rgMutedOff {
+		t.Fatalf("mute: %s, %v", s, err)
+	}
+	ops.loop = true
+	s, err := m.FireWith(bg, rgBack, Input[NoRole]{At: t0.Add(time.Minute)})
+	if !errors.Is(err, ErrEventlessLoop) || s != rgMutedOff || m.State() != rgMutedOff {
+		t.Fatalf("back: %s, %v (in %s)", s, err, m.State())
+	}
+	if !m.clocks.start[0].Equal(t0) {
+		t.Errorf("live's clock started at %v after the refused back, want t0", m.clocks.start[0].Sub(t0))
 	}
 }
