@@ -311,3 +311,52 @@ func TestRegionsLoopPutsClocksBack(t *testing.T) {
 		t.Errorf("live's clock started at %v after the refused back, want t0", m.clocks.start[0].Sub(t0))
 	}
 }
+
+// TestFireDueRegionsRefusedDelay: a delay whose event the machine refuses (its guard does
+// not hold) has fired all the same: recorded in its TIMEOUT_EXPIRED entry, a machine
+// replayed from the log does not arm it again when the other region moves.
+func TestFireDueRegionsRefusedDelay(t *testing.T) {
+	d := Def[rgState, rgEvent, NoRole]{Spec: rgDef.Spec, NumEvents: 5, Initial: rgLiveOff, Moves: rgDef.Moves, States: rgDef.States, EveryCheckpoint: -1, Timing: true, Chart: rgDef.Chart}
+	d.Transitions = slices.Clone(rgDef.Transitions)
+	for _, i := range []int{2, 7} { // off.after.30s, if loop
+		d.Transitions[i].Conds, d.Transitions[i].Plain = []int32{0}, false
+	}
+	st := NewMemoryStore()
+	build := func() *rgMachine {
+		m := &rgMachine{}
+		Init(m, &d, &loopOps{})
+		SetClock(m, StoppedClock(t0))
+		m.ID = "call-1"
+		return m
+	}
+	load := func(ctx context.Context, id string) (*rgMachine, error) {
+		m := build()
+		if err := Replay(ctx, m, st, id, nil); err != nil {
+			return nil, err
+		}
+		m.SetStore(st)
+		return m, nil
+	}
+	m := build()
+	m.SetStore(st)
+	if err := m.Create(bg, Input[NoRole]{At: t0}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := FireDue(bg, st, "regions.Regions", "s1", t0.Add(40*time.Second), time.Minute, 10, load); n != 1 || err != nil {
+		t.Fatalf("FireDue at 40s: %d, %v", n, err)
+	}
+	m, err := load(bg, "call-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, err := m.FireWith(bg, rgMute, Input[NoRole]{At: t0.Add(45 * time.Second)}); err != nil || s != rgMutedOff {
+		t.Fatalf("mute: %s, %v", s, err)
+	}
+	got, err := st.ClaimDeadlines(bg, "regions.Regions", "probe", t0.Add(1000*time.Hour), -2000*time.Hour, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].Name != "after:off.after.90s" || !got[0].At.Equal(t0.Add(90*time.Second)) {
+		t.Errorf("armed in muted,off: %+v, want off's 90s only", got)
+	}
+}
