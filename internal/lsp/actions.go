@@ -14,6 +14,7 @@ var (
 	didYouMeanRE = regexp.MustCompile(`\(did you mean ("(?:[^"\\]|\\.)*")\?\)`)
 	quotedRE     = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
 	unknownRE    = regexp.MustCompile(`^unknown (event|guard|action) ("(?:[^"\\]|\\.)*")`)
+	unmappedRE   = regexp.MustCompile(`^state ("(?:[^"\\]|\\.)*") of (.*) \(.*\) has no place in this spec`)
 )
 
 // migrationProposal starts the migrations entry that the checker proposes for a version
@@ -77,6 +78,14 @@ func (s *Server) codeActions(p codeActionParams) (any, error) {
 			if e, ok := insertDecl(ix, section, name); ok {
 				actions = append(actions, CodeAction{Title: fmt.Sprintf("Declare %s %s under %s", m[1], m[2], section), Kind: "quickfix",
 					Diagnostics: []Diagnostic{dg}, Edit: &WorkspaceEdit{Changes: map[string][]TextEdit{specDoc.uri: {e}}}})
+			}
+		}
+		if m := unmappedRE.FindStringSubmatch(dg.Message); m != nil && ix.root != nil {
+			if state, err := strconv.Unquote(m[1]); err == nil {
+				if e, ok := unmappedFix(ix, state, m[2]); ok {
+					actions = append(actions, CodeAction{Title: fmt.Sprintf("Map state %s of %s to a state here (NEW_NAME, to fill in)", m[1], m[2]), Kind: "quickfix",
+						Diagnostics: []Diagnostic{dg}, Edit: &WorkspaceEdit{Changes: map[string][]TextEdit{specDoc.uri: {e}}}})
+				}
 			}
 		}
 		if i := strings.Index(dg.Message, migrationProposal); i >= 0 && ix.root != nil {
@@ -158,16 +167,22 @@ func insertDecl(ix *index, section, name string) (TextEdit, bool) {
 		}
 		return appendText(ix, block), true
 	}
-	v := field(ix.root, section)
+	return insertEntry(ix, k, field(ix.root, section), entry)
+}
+
+// insertEntry returns the edit that adds entry ("key: value") to the mapping v, the value
+// of key k: in its style, flow or block (indented as its first key, or two columns past
+// k), or as the mapping's only entry when v is null.
+func insertEntry(ix *index, k, v *yaml.Node, entry string) (TextEdit, bool) {
 	switch {
 	case v == nil || v.Kind == yaml.ScalarNode && v.Tag == "!!null":
-		at := lineEnd(ix.t, ix.t.loaderOffset(k.Line, k.Column))
 		if v != nil && v.Value != "" {
-			// events: ~ or events: null
+			// key: ~ or key: null
 			from := ix.t.loaderOffset(v.Line, v.Column)
 			return TextEdit{Range: ix.t.rangeOf(from, from+len(v.Value)), NewText: "{ " + entry + " }"}, true
 		}
-		return TextEdit{Range: ix.t.rangeOf(at, at), NewText: "\n  " + entry}, true
+		at := lineEnd(ix.t, ix.t.loaderOffset(k.Line, k.Column))
+		return TextEdit{Range: ix.t.rangeOf(at, at), NewText: "\n" + strings.Repeat(" ", k.Column+1) + entry}, true
 	case v.Kind != yaml.MappingNode:
 		return TextEdit{}, false
 	case v.Style&yaml.FlowStyle != 0:
@@ -184,10 +199,40 @@ func insertDecl(ix *index, section, name string) (TextEdit, bool) {
 			sep = " "
 		}
 		return TextEdit{Range: ix.t.rangeOf(at, at), NewText: sep + entry}, true
+	case len(v.Content) == 0:
+		return TextEdit{}, false
 	}
 	indent := strings.Repeat(" ", max(0, v.Content[0].Column-1))
 	at := lineEnd(ix.t, ix.end(v))
 	return TextEdit{Range: ix.t.rangeOf(at, at), NewText: "\n" + indent + entry}, true
+}
+
+// unmappedFix maps a state of an older spec that has no place in this one, in the
+// migration from that spec: older: NEW_NAME under its states, to fill in.
+func unmappedFix(ix *index, state, file string) (TextEdit, bool) {
+	for _, mg := range ix.migrations {
+		if mg.from == nil || mg.from.name != file {
+			continue
+		}
+		entry := yamlName(state) + ": NEW_NAME"
+		for i := 0; i+1 < len(mg.item.Content); i += 2 {
+			if k := mg.item.Content[i]; k.Value == "states" {
+				return insertEntry(ix, k, mg.item.Content[i+1], entry)
+			}
+		}
+		// No states yet: a states entry of the migration.
+		var fromKey *yaml.Node
+		for i := 0; i+1 < len(mg.item.Content); i += 2 {
+			if mg.item.Content[i].Value == "from" {
+				fromKey = mg.item.Content[i]
+			}
+		}
+		if fromKey == nil {
+			return TextEdit{}, false
+		}
+		return insertEntry(ix, fromKey, mg.item, "states: { "+entry+" }")
+	}
+	return TextEdit{}, false
 }
 
 // appendText returns the edit that adds block at the end of the document, on a line of

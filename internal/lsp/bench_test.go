@@ -2,19 +2,22 @@ package lsp
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fsmgen/fsmgen/internal/testtool"
 )
 
 // syntheticSpec writes the synthetic machine of bench/specgen (Synthetic: n states, e
 // events, perState transitions a state, the states a ring through the forward
 // transitions, every non-terminal state failing to the last), which the generation
 // scaling measurement uses; bench is a module of its own, so its generator is mirrored
-// here.
-func syntheticSpec(n, e, perState int) string {
+// here (TestSyntheticSpecIsSpecgens checks the copy against bench/big/big.fsm.yaml).
+func syntheticSpec(name, pkg string, n, e, perState int) string {
 	offsets := []struct{ event, target int }{{0, 1}, {1, -1}, {5, 7}, {11, 20}, {15, 33}, {3, 12}, {8, 41}, {13, 26}, {17, 45}}
 	var b strings.Builder
 	states := make([]string, n)
@@ -41,7 +44,7 @@ func syntheticSpec(n, e, perState int) string {
 		}
 		trs = append(trs, tr{i, e - 1, n - 1})
 	}
-	fmt.Fprintf(&b, "version: 1\nmachine: Scale\npackage: scale\ndoc: A synthetic machine of %d states, %d events and %d transitions for benchmarks.\nstates:\n", n, e, len(trs))
+	fmt.Fprintf(&b, "version: 1\nmachine: %s\npackage: %s\ndoc: A synthetic machine of %d states, %d events and %d transitions for benchmarks.\nstates:\n", name, pkg, n, e, len(trs))
 	for i, s := range states {
 		switch i {
 		case 0:
@@ -73,7 +76,7 @@ func syntheticSpec(n, e, perState int) string {
 func BenchmarkKeystrokeDiagnostics(b *testing.B) {
 	for _, n := range []int{100, 1000} {
 		b.Run(fmt.Sprintf("states=%d", n), func(b *testing.B) {
-			spec := syntheticSpec(n, 20, 7)
+			spec := syntheticSpec("Scale", "scale", n, 20, 7)
 			// As fsmgen lsp runs the server: a process of its own, with the collector
 			// set to trade memory for time (lsp.GCPercent).
 			defer debug.SetGCPercent(debug.SetGCPercent(GCPercent))
@@ -105,5 +108,19 @@ func BenchmarkKeystrokeDiagnostics(b *testing.B) {
 			b.ReportMetric(float64((cpuTime()-cpu).Microseconds())/1000/float64(v-1), "cpu-ms/op")
 			b.ReportMetric(float64(len(spec)), "spec-bytes")
 		})
+	}
+}
+
+// TestSyntheticSpecIsSpecgens: the copy of bench/specgen's generator writes what it writes:
+// the big benchmark machine's spec (specgen.Big, 50 states, 20 events, 6 transitions a
+// state), committed as bench/big/big.fsm.yaml, after its generated-file header.
+func TestSyntheticSpecIsSpecgens(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(testtool.Root(t), "bench", "big", "big.fsm.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, want, _ := strings.Cut(string(b), "\n")
+	if got := syntheticSpec("Big", "big", 50, 20, 6); got != want {
+		t.Errorf("syntheticSpec differs from bench/big/big.fsm.yaml:\n%s", got)
 	}
 }

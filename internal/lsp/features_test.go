@@ -617,3 +617,56 @@ func TestMigrationEntryAction(t *testing.T) {
 		}
 	}
 }
+
+// TestUnmappedStateAction: a state of an older spec left with no place here is offered its
+// line in the migration's states (in the states there, or a new states entry), to fill in.
+func TestUnmappedStateAction(t *testing.T) {
+	r := testtool.Root(t)
+	dir := t.TempDir()
+	for _, v := range []string{"v1", "v2"} {
+		os.MkdirAll(filepath.Join(dir, v), 0o755)
+		b, err := os.ReadFile(filepath.Join(r, "examples", "evolve", v, "ticket.fsm.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(dir, v, "ticket.fsm.yaml"), b, 0o644)
+	}
+	v2 := filepath.Join(dir, "v2", "ticket.fsm.yaml")
+	b, _ := os.ReadFile(v2)
+	c := newClient(t, Options{})
+	for i, tc := range []struct{ edit, fill, want string }{
+		{strings.Replace(string(b), "states: { triage: open, approved: accepted }", "states: { approved: accepted }", 1), "open", "states: { approved: accepted, triage: open }"},
+		{strings.Replace(string(b), "    states: { triage: open, approved: accepted }\n", "    states:\n      approved: accepted\n", 1), "open", "      approved: accepted\n      triage: open\n"},
+		{strings.Replace(string(b), "    states: { triage: open, approved: accepted }\n", "", 1), "", "    states: { "},
+	} {
+		uri := c.open(v2, tc.edit)
+		ds := c.waitDiags(uri, 1)
+		var act *CodeAction
+		for _, d := range ds {
+			if !strings.Contains(d.Message, "has no place in this spec") {
+				continue
+			}
+			acts := decodeAs[[]CodeAction](t, c.request("textDocument/codeAction", codeActionParams{TextDocument: textDocumentIdentifier{URI: uri}, Range: d.Range, Context: diagContext(d)}))
+			if len(acts) == 1 && strings.HasPrefix(acts[0].Title, "Map state") {
+				act = &acts[0]
+				break
+			}
+		}
+		if act == nil {
+			t.Fatalf("case %d: no action mapping the older state: %v", i, ds)
+		}
+		fixed := applyEdits(newText(tc.edit), act.Edit.Changes[uri])
+		if tc.want != "" && !strings.Contains(fixed, tc.want) && !strings.Contains(fixed, strings.ReplaceAll(tc.want, "open", "NEW_NAME")) {
+			t.Errorf("case %d: %q not in\n%s", i, tc.want, fixed)
+		}
+		if tc.fill != "" {
+			fixed = strings.ReplaceAll(fixed, "NEW_NAME", tc.fill)
+			if ds := lower.Check(c.srv.checkPath(v2), []byte(fixed)); ds.HasErrors() {
+				t.Errorf("case %d: the fixed spec has errors: %v\n%s", i, ds, fixed)
+			}
+		} else if _, err := parseDoc([]byte(fixed)); err != nil {
+			t.Errorf("case %d: the fixed spec does not parse: %v\n%s", i, err, fixed)
+		}
+		c.send("textDocument/didClose", didCloseParams{TextDocument: textDocumentIdentifier{URI: uri}})
+	}
+}
