@@ -51,6 +51,10 @@ func TestNamedDelays(t *testing.T) {
 			"m.json:1:45: error: delay \"shortDelay\" is a named delay, whose value the machine's options define: give it to the import (--delay shortDelay=DURATION), which makes it the configurable timeout of \"a\"\n"},
 		{`{"initial": "a", "states": {"a": {"after": {"x": "b", "y": "b"}}, "b": {}}}`,
 			"m.json:1:55: error: state \"a\" waits the named delays \"x\" (1:45) and \"y\": a state has one timeout, which a named delay becomes\n"},
+		// Named delays in two regions are two configurable timeouts, which a configuration
+		// does not keep together (numbered delays may wait in both).
+		{`{"type": "parallel", "states": {"a": {"initial": "a1", "states": {"a1": {"after": {"x": "a2"}}, "a2": {}}}, "b": {"initial": "b1", "states": {"b1": {"after": {"y": "b2"}}, "b2": {}}}}}`,
+			"m.json:1:143: error: states \"machine.a.a1\" and \"machine.b.b1\" both time out and are active together, in \"a1,b1\": a configuration keeps one timeout; time out one of them, or a state around both (delayed transitions, after, may wait in both)\n"},
 		{`{"initial": "a", "states": {"a": {"after": {"x-1": "b"}}, "b": {}}}`,
 			"m.json:1:45: error: delay \"x-1\" is neither a number of milliseconds nor the name of a delay (letters, digits and _)\n"},
 	} {
