@@ -3,6 +3,7 @@ package lsp
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -212,9 +213,17 @@ func (s *Server) completion(p textDocumentPositionParams) (any, error) {
 		}
 	}
 	if c.key {
+		// A key typed over one that has its colon keeps it.
+		suffix := ": "
+		if strings.HasPrefix(d.t.s[c.to:], ":") {
+			suffix = ""
+		}
 		for _, k := range s.schema.keys(s.schema.at(c.path)) {
+			if slices.Contains(c.siblings, k.name) {
+				continue // the mapping has it
+			}
 			it := CompletionItem{Label: k.name, Kind: completionProperty, Detail: "key", SortText: "~" + k.name,
-				TextEdit: &TextEdit{Range: rng, NewText: k.name + ": "}}
+				TextEdit: &TextEdit{Range: rng, NewText: k.name + suffix}}
 			if k.doc != "" {
 				it.Documentation = &markupContent{Kind: "plaintext", Value: k.doc}
 			}

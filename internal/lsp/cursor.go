@@ -9,6 +9,7 @@ import (
 type cursor struct {
 	path     []string // keys from the top; "-" for an item of a sequence
 	key      bool     // a key is written here (else a value)
+	siblings []string // where a key is written, the keys its mapping has already
 	from, to int      // byte offsets of the word under the cursor
 	prefix   string   // the word's part before the cursor
 }
@@ -196,18 +197,61 @@ func cursorAt(t *text, off int) cursor {
 		c.path = append(c.path, en.key)
 	}
 	if valueText != "" || !c.key {
-		c.path, c.key = flowPath(c.path, valueText)
+		c.path, c.key, c.siblings = flowPath(c.path, valueText)
 	} else if len(own) > 0 && own[len(own)-1].key != "-" {
 		// "key: partial" is handled above; "- partial" is a key or a value of the item.
 		c.key = true
 	}
+	if c.key && valueText == "" {
+		c.siblings = blockSiblings(t, pos.Line, c.from-t.starts[pos.Line])
+	}
 	return c
+}
+
+// blockSiblings returns the keys at column col of the block mapping that line is in: the
+// lines above up to its start (a less indented line, or the sequence item it starts on)
+// and below up to its end.
+func blockSiblings(t *text, line, col int) []string {
+	var out []string
+	// scan reads one line: it adds the key at col and reports whether the mapping goes on.
+	scan := func(i int, up bool) bool {
+		l := t.line(i)
+		trimmed := strings.TrimSpace(l)
+		if trimmed == "" || strings.HasPrefix(trimmed, "#") {
+			return true
+		}
+		es := lineEntries(l)
+		if len(es) == 0 {
+			// A value's continuation, or less indented text: the end.
+			return len(l)-len(strings.TrimLeft(l, " ")) > col
+		}
+		for _, en := range es {
+			if en.col == col && en.key != "-" {
+				out = append(out, en.key)
+			}
+		}
+		switch first := es[0]; {
+		case first.col > col:
+			return true
+		case first.col == col && first.key != "-":
+			return true
+		case up && es[len(es)-1].col == col && es[len(es)-1].key != "-":
+			return false // the sequence item the mapping starts on
+		}
+		return false
+	}
+	for i := line - 1; i >= 0 && scan(i, true); i-- {
+	}
+	for i := line + 1; i < t.lines() && scan(i, false); i++ {
+	}
+	return out
 }
 
 // flowPath reads the flow collections of a value written up to the cursor and returns the
 // path at its end, and whether a key is written there.
-func flowPath(base []string, s string) ([]string, bool) {
+func flowPath(base []string, s string) ([]string, bool, []string) {
 	type frame struct {
+		keys      []string
 		seq       bool
 		key       string
 		expectKey bool
@@ -243,8 +287,10 @@ func flowPath(base []string, s string) ([]string, bool) {
 			tok = i + 1
 		case ch == ':' && (i+1 == len(s) || s[i+1] == ' '):
 			if len(stack) > 0 && !stack[len(stack)-1].seq {
-				stack[len(stack)-1].key = strings.Trim(strings.TrimSpace(s[tok:i]), `"'`)
-				stack[len(stack)-1].expectKey = false
+				f := &stack[len(stack)-1]
+				f.key = strings.Trim(strings.TrimSpace(s[tok:i]), `"'`)
+				f.expectKey = false
+				f.keys = append(f.keys, f.key)
 			}
 			tok = i + 1
 		case ch == '#' && (i == 0 || s[i-1] == ' '):
@@ -258,9 +304,9 @@ func flowPath(base []string, s string) ([]string, bool) {
 			continue
 		}
 		if f.expectKey {
-			return path, true
+			return path, true, f.keys
 		}
 		path = append(path, f.key)
 	}
-	return path, false
+	return path, false, nil
 }

@@ -183,14 +183,29 @@ func TestCompletion(t *testing.T) {
 		{"state keys flow", func(s string) string { return strings.Replace(s, "open: { doc: Wide open. }", "open: { |", 1) }, []string{"initial", "terminal"}, nil},
 		{"transition keys", func(s string) string {
 			return strings.Replace(s, "    increment: tries", "    |\n    increment: tries", 1)
-		}, []string{"from", "on", "to", "if", "unless", "do", "by"}, []string{"initial"}},
-		{"top keys", func(s string) string { return strings.Replace(s, "roles:", "|\nroles:", 1) }, []string{"states", "events", "transitions", "migrations"}, nil},
+		}, []string{"unless", "do", "by", "reset"}, []string{"initial", "from", "on", "if", "to", "increment"}},
+		{"flow siblings", func(s string) string {
+			return strings.Replace(s, "closed: { initial: true, entry: [beep] }", "closed: { initial: true, | }", 1)
+		}, []string{"terminal", "entry"}, []string{"initial"}},
+		{"block siblings", func(s string) string {
+			return strings.Replace(s, "  open: { doc: Wide open. }", "  open:\n    doc: Wide open.\n    |\n    exit: [beep]", 1)
+		}, []string{"terminal", "entry"}, []string{"doc", "exit"}},
+		{"top keys", func(s string) string { return strings.Replace(s, "roles:", "|\nroles:", 1) }, []string{"checkpoints", "policies", "migrations"}, []string{"states", "events", "transitions", "version"}},
 		{"bool value", func(s string) string { return strings.Replace(s, "initial: true", "initial: |", 1) }, []string{"true", "false"}, nil},
+		{"key over a key", func(s string) string { return strings.Replace(s, "initial: true", "ini|tial: true", 1) }, []string{"initial", "terminal"}, nil},
 	}
 	for i, tc := range cases {
 		src, p := marked(t, tc.edit(miniSpec))
 		uri := c.open(filepath.Join(dir, itoa(i)+".fsm.yaml"), src)
 		got := completionLabels(t, c, uri, p)
+		if tc.name == "key over a key" {
+			l := decodeAs[completionList](t, c.request("textDocument/completion", pos(uri, p)))
+			for _, it := range l.Items {
+				if it.Label == "initial" && (it.TextEdit == nil || it.TextEdit.NewText != "initial" || applyEdits(newText(src), []TextEdit{*it.TextEdit}) != miniSpec) {
+					t.Errorf("completing a key over a key: %+v", it.TextEdit)
+				}
+			}
+		}
 		for _, w := range tc.want {
 			if !slices.Contains(got, w) {
 				t.Errorf("%s: %q not proposed: %v", tc.name, w, got)

@@ -351,6 +351,9 @@ func pathOf(uri string) string {
 	if p == "" {
 		p = u.Opaque
 	}
+	if len(p) > 2 && p[0] == '/' && p[2] == ':' {
+		p = p[1:] // /C:/dir/spec.fsm.yaml on Windows
+	}
 	return filepath.Clean(filepath.FromSlash(p))
 }
 
@@ -360,7 +363,11 @@ func uriOf(path string) string {
 	if err == nil {
 		path = abs
 	}
-	return (&url.URL{Scheme: "file", Path: filepath.ToSlash(path)}).String()
+	p := filepath.ToSlash(path)
+	if !strings.HasPrefix(p, "/") {
+		p = "/" + p // C:/dir on Windows
+	}
+	return (&url.URL{Scheme: "file", Path: p}).String()
 }
 
 // checkPath is the path the checker is given for a document: relative to the server's
