@@ -229,86 +229,51 @@ func (s *Server) call(method string, params json.RawMessage, request bool) (resu
 		s.shutdown = true
 		return nil, nil
 	case "textDocument/didOpen":
-		var p didOpenParams
-		if err := decode(&p); err != nil {
-			return nil, err
-		}
-		s.didOpen(p)
-		return nil, nil
+		return with(decode, notification(s.didOpen))
 	case "textDocument/didChange":
-		var p didChangeParams
-		if err := decode(&p); err != nil {
-			return nil, err
-		}
-		s.didChange(p)
-		return nil, nil
+		return with(decode, notification(s.didChange))
 	case "textDocument/didSave":
-		var p didSaveParams
-		if err := decode(&p); err != nil {
-			return nil, err
-		}
-		s.didSave(p)
-		return nil, nil
+		return with(decode, notification(s.didSave))
 	case "textDocument/didClose":
-		var p didCloseParams
-		if err := decode(&p); err != nil {
-			return nil, err
-		}
-		s.didClose(p)
-		return nil, nil
+		return with(decode, notification(s.didClose))
 	case "textDocument/completion":
-		var p textDocumentPositionParams
-		if err := decode(&p); err != nil {
-			return nil, err
-		}
-		return s.completion(p)
+		return with(decode, s.completion)
 	case "textDocument/hover":
-		var p textDocumentPositionParams
-		if err := decode(&p); err != nil {
-			return nil, err
-		}
-		return s.hover(p)
+		return with(decode, s.hover)
 	case "textDocument/definition":
-		var p textDocumentPositionParams
-		if err := decode(&p); err != nil {
-			return nil, err
-		}
-		return s.definition(p)
+		return with(decode, s.definition)
 	case "textDocument/references":
-		var p referenceParams
-		if err := decode(&p); err != nil {
-			return nil, err
-		}
-		return s.references(p)
+		return with(decode, s.references)
 	case "textDocument/prepareRename":
-		var p textDocumentPositionParams
-		if err := decode(&p); err != nil {
-			return nil, err
-		}
-		return s.prepareRename(p)
+		return with(decode, s.prepareRename)
 	case "textDocument/rename":
-		var p renameParams
-		if err := decode(&p); err != nil {
-			return nil, err
-		}
-		return s.rename(p)
+		return with(decode, s.rename)
 	case "textDocument/documentSymbol":
-		var p documentSymbolParams
-		if err := decode(&p); err != nil {
-			return nil, err
-		}
-		return s.documentSymbols(p)
+		return with(decode, s.documentSymbols)
 	case "textDocument/codeAction":
-		var p codeActionParams
-		if err := decode(&p); err != nil {
-			return nil, err
-		}
-		return s.codeActions(p)
+		return with(decode, s.codeActions)
 	}
 	if request {
 		return nil, errorf(codeMethodNotFound, "fsmgen lsp does not implement %s", method)
 	}
 	return nil, errNoMethod
+}
+
+// with decodes a method's parameters and calls its handler with them.
+func with[P any](decode func(any) error, handle func(P) (any, error)) (any, error) {
+	var p P
+	if err := decode(&p); err != nil {
+		return nil, err
+	}
+	return handle(p)
+}
+
+// notification makes a handler of a notification, which answers nothing.
+func notification[P any](handle func(P)) func(P) (any, error) {
+	return func(p P) (any, error) {
+		handle(p)
+		return nil, nil
+	}
 }
 
 func (s *Server) initialize() any {
