@@ -26,10 +26,7 @@ func (s *Server) codeActions(p codeActionParams) (any, error) {
 	defer s.mu.Unlock()
 	uri := p.TextDocument.URI
 	d := s.docs[pathOf(uri)]
-	var specDoc *document
-	if d != nil {
-		specDoc = d
-	}
+	specDoc := d
 	var diags []Diagnostic
 	for _, raw := range p.Context.Diagnostics {
 		var dg Diagnostic
@@ -40,11 +37,7 @@ func (s *Server) codeActions(p codeActionParams) (any, error) {
 	if len(diags) == 0 && d != nil && d.diagsText == d.t {
 		// The client sent none: the server's own findings over the range.
 		for _, f := range d.diags {
-			dg := toDiagnostic(d.t, f, f.Message)
-			if f.Pos.File != s.checkPath(d.path) && f.Pos.File != d.path {
-				dg = Diagnostic{Severity: severity(f.Severity), Source: "fsmgen", Message: f.String()}
-			}
-			if dg.Range.Start.Line <= p.Range.End.Line && dg.Range.End.Line >= p.Range.Start.Line {
+			if dg := s.inDoc(d, d.t, f); dg.Range.Start.Line <= p.Range.End.Line && dg.Range.End.Line >= p.Range.Start.Line {
 				diags = append(diags, dg)
 			}
 		}
@@ -52,9 +45,10 @@ func (s *Server) codeActions(p codeActionParams) (any, error) {
 	if specDoc == nil {
 		// A finding published for a lock: its fix is made in the spec that has the lock.
 		for _, od := range s.docs {
-			if od.others[uri] {
-				specDoc = od
-				break
+			for other := range od.others {
+				if pathOf(other) == pathOf(uri) {
+					specDoc = od
+				}
 			}
 		}
 	}

@@ -522,11 +522,10 @@ func (s *Server) publish(d *document, version int, t *text, ds diag.List) {
 	mine := []Diagnostic{}
 	others := map[string][]Diagnostic{}
 	for _, f := range ds {
+		mine = append(mine, s.inDoc(d, t, f))
 		if f.Pos.File == cp || f.Pos.File == d.path || f.Pos.File == "" {
-			mine = append(mine, toDiagnostic(t, f, f.Message))
 			continue
 		}
-		mine = append(mine, Diagnostic{Severity: severity(f.Severity), Source: "fsmgen", Message: f.String()})
 		other := f.Pos.File
 		if !filepath.IsAbs(other) {
 			other = filepath.Join(s.cwd, other)
@@ -550,6 +549,15 @@ func (s *Server) publish(d *document, version int, t *text, ds diag.List) {
 		d.others[uri] = true
 		s.out.notify("textDocument/publishDiagnostics", publishDiagnosticsParams{URI: uri, Diagnostics: list})
 	}
+}
+
+// inDoc is a finding of document d (of its text t) as the document shows it: at its
+// position, or, a finding of another file, at the start with its place in the message.
+func (s *Server) inDoc(d *document, t *text, f diag.Diagnostic) Diagnostic {
+	if f.Pos.File == s.checkPath(d.path) || f.Pos.File == d.path || f.Pos.File == "" {
+		return toDiagnostic(t, f, f.Message)
+	}
+	return Diagnostic{Severity: severity(f.Severity), Source: "fsmgen", Message: f.String()}
 }
 
 func severity(s diag.Severity) int {
