@@ -17,9 +17,16 @@ import (
 type chartClocks struct {
 	start, firedAt []time.Time
 	fired          []uint64
-	// before are the starts before the macrostep being taken, which an eventless loop
-	// puts back (save, restore).
-	before []time.Time
+	// order says in which order the states were entered, for delays due at the same
+	// instant of states entered at the same instant (XState schedules the first entered
+	// first): the microstep that entered each, counted by entered (0: on starting, or
+	// before the snapshot the machine was restored from).
+	order   []uint64
+	entered uint64
+	// before are the starts and orders before the macrostep being taken, which an eventless
+	// loop puts back (save, restore).
+	before      []time.Time
+	orderBefore []uint64
 	// keptUntil is, after a macrostep that left the configuration's timeout counting on
 	// (Transition.KeepsClock) but changed the clocks, when it happened: the timeout's
 	// deadlines due by then are not armed again (zero otherwise).
@@ -30,36 +37,57 @@ func newChartClocks(n int) chartClocks {
 	if n == 0 {
 		return chartClocks{}
 	}
-	return chartClocks{start: make([]time.Time, n), firedAt: make([]time.Time, n), fired: make([]uint64, n), before: make([]time.Time, n)}
+	return chartClocks{start: make([]time.Time, n), firedAt: make([]time.Time, n), fired: make([]uint64, n), order: make([]uint64, n),
+		before: make([]time.Time, n), orderBefore: make([]uint64, n)}
 }
 
 // save keeps the starts before a macrostep.
-func (c *chartClocks) save() { copy(c.before, c.start) }
+func (c *chartClocks) save() {
+	copy(c.before, c.start)
+	copy(c.orderBefore, c.order)
+}
 
 // restore puts back the starts save kept.
-func (c *chartClocks) restore() { copy(c.start, c.before) }
+func (c *chartClocks) restore() {
+	copy(c.start, c.before)
+	copy(c.order, c.orderBefore)
+}
 
 // copyFrom copies o's values into c's slices (which have o's lengths).
 func (c *chartClocks) copyFrom(o *chartClocks) {
 	copy(c.start, o.start)
 	copy(c.firedAt, o.firedAt)
 	copy(c.fired, o.fired)
-	c.keptUntil = o.keptUntil
+	copy(c.order, o.order)
+	c.entered, c.keptUntil = o.entered, o.keptUntil
 }
 
 // reset starts every clock at at, none fired.
 func (c *chartClocks) reset(at time.Time) {
 	for i := range c.start {
-		c.start[i], c.firedAt[i], c.fired[i] = at, time.Time{}, 0
+		c.start[i], c.firedAt[i], c.fired[i], c.order[i] = at, time.Time{}, 0, 0
 	}
-	c.keptUntil = time.Time{}
+	c.entered, c.keptUntil = 0, time.Time{}
 }
 
 // enter restarts at at the clocks of the states transition t enters.
 func (c *chartClocks) enter(t *Transition, at time.Time) {
-	for _, s := range t.Enters {
-		c.start[s] = at
+	if len(t.Enters) == 0 {
+		return
 	}
+	c.entered++
+	for _, s := range t.Enters {
+		c.start[s], c.order[s] = at, c.entered
+	}
+}
+
+// delayOrder returns the order delay dl's state was entered in (0 for a delay on the
+// configuration's clock).
+func (m *Machine[S, E, R, C, X]) delayOrder(dl *DelayDef) uint64 {
+	if dl.Clock > 0 && int(dl.Clock) <= len(m.clocks.order) {
+		return m.clocks.order[dl.Clock-1]
+	}
+	return 0
 }
 
 // delayStart returns when delay dl of the current configuration started counting: its

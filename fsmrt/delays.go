@@ -103,13 +103,14 @@ func ExpireNext[S StateType, E, R EnumType, C, X any](ctx context.Context, m *Ma
 		at, which = m.since.Add(t), -1
 	}
 	var start time.Time // of the delay chosen
+	var order uint64
 	for i := range sd.Delays {
 		dl := &sd.Delays[i]
-		s := m.delayStart(dl)
-		// The first due; of those due at once, the first started (XState schedules it
-		// first), then the first in order.
-		if due := s.Add(dl.After); !m.delayFired(i) && (which == -2 || due.Before(at) || due.Equal(at) && (which == -1 || s.Before(start))) {
-			at, which, start = due, i, s
+		s, o := m.delayStart(dl), m.delayOrder(dl)
+		// The first due; of those due at once, the first whose state was entered (XState
+		// schedules it first), then the first in order.
+		if due := s.Add(dl.After); !m.delayFired(i) && (which == -2 || due.Before(at) || due.Equal(at) && (which == -1 || s.Before(start) || s.Equal(start) && o < order)) {
+			at, which, start, order = due, i, s, o
 		}
 	}
 	if which == -2 || at.After(now) {

@@ -70,3 +70,36 @@ func TestDelaysActiveTogether(t *testing.T) {
 	}
 	t.Logf("%d observations compared", compared)
 }
+
+// TestDelaysEnteredInOrder: two regions' delays due at the same instant, of states entered
+// at the same instant by two events (b1 again, then a1 again), fire in the order the states
+// were entered, as XState schedules them: b's first, though a is first in document order.
+func TestDelaysEnteredInOrder(t *testing.T) {
+	needXState(t)
+	c := hand(st("", Compound, "p", nil,
+		st("p", Parallel, "", nil,
+			st("a", Compound, "a1", nil,
+				leaf("a1", on("ea", "p.a.a1", true, "ra"), delayed(200, "p.a.a2", "d1")),
+				leaf("a2")),
+			st("b", Compound, "b1", nil,
+				leaf("b1", on("eb", "p.b.b1", true, "rb"), delayed(200, "p.b.b2", "d2")),
+				leaf("b2")))))
+	seqs := [][]string{{"+100", "eb", "ea", "+250"}}
+	m, ds := lower.Load("clocks.fsm.yaml", c.SpecYAML())
+	if ds.HasErrors() {
+		t.Fatalf("%v\n%s", ds, c.SpecYAML())
+	}
+	ours, _, _ := RunFsmgen(m, c, seqs, "")
+	cases := []Case{{Chart: c, Sequences: seqs}}
+	theirs, err := RunXState(context.Background(), xstateDir, cases)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, diffs := Compare(cases, [][][]Observation{ours}, theirs)
+	for _, d := range diffs {
+		t.Errorf("disagrees at step %d:\n%s", d.Step, d.Trace)
+	}
+	if got, want := formatObs(ours[0][4]), "p.a.a2 p.b.b2 | ex_b1 d2 en_b2 ex_a1 d1 en_a2"; got != want {
+		t.Errorf("after the wait: %s, want %s", got, want)
+	}
+}

@@ -14,18 +14,20 @@ import (
 // microsteps all keep that state active, KeepsClock, keeps it; in a flat machine, an
 // internal transition). Each timer fires once a stay of its state; of those due, the first
 // due fires first, and of those due at once a delay before the timeout, then the one whose
-// state was entered first, then the first in document order. Time starts at 0, when the
-// machine starts.
+// state was entered first (at an earlier time, or by an earlier microstep), then the first
+// in document order. Time starts at 0, when the machine starts.
 type Timers struct {
 	now, since time.Duration
 	fired      map[*ir.Event]bool // the timeout's and a flat state's delays, this stay
 	starts     map[*ir.Node]time.Duration
+	order      map[*ir.Node]int // the microstep that entered each state, counted by entered
+	entered    int
 	firedAt    map[*ir.Event]time.Duration // a chart state's delay: the start of the stay it fired in
 }
 
 // NewTimers returns the timers of a machine started at time 0.
 func NewTimers() *Timers {
-	return &Timers{fired: map[*ir.Event]bool{}, starts: map[*ir.Node]time.Duration{}, firedAt: map[*ir.Event]time.Duration{}}
+	return &Timers{fired: map[*ir.Event]bool{}, starts: map[*ir.Node]time.Duration{}, order: map[*ir.Node]int{}, firedAt: map[*ir.Event]time.Duration{}}
 }
 
 // Now is the time the timers are at.
@@ -38,8 +40,11 @@ func (k *Timers) Moved(st *Step) {
 	keep := len(st.Micro) > 0 || st.Transition != nil && st.Transition.Target.Kind == ir.Internal
 	for _, t := range st.Micro {
 		keep = keep && t.KeepsClock
+		if len(t.Enters) > 0 {
+			k.entered++
+		}
 		for _, n := range t.Enters {
-			k.starts[n] = k.now
+			k.starts[n], k.order[n] = k.now, k.entered
 		}
 	}
 	if !keep {
@@ -78,14 +83,19 @@ func (k *Timers) Wait(x *Machine, d time.Duration, in Inputs) []*Step {
 	for {
 		var next *ir.Delay
 		var due, from time.Duration
+		order := 0
 		for _, dl := range timersOf(x.State) {
 			s, fired := k.start(dl)
 			at := s + dl.After
 			if fired || at > end {
 				continue
 			}
-			if next == nil || at < due || at == due && dl.Node != nil && (next.Node == nil || s < from) {
-				next, due, from = dl, at, s
+			o := 0
+			if dl.Node != nil {
+				o = k.order[dl.Node]
+			}
+			if next == nil || at < due || at == due && dl.Node != nil && (next.Node == nil || s < from || s == from && o < order) {
+				next, due, from, order = dl, at, s, o
 			}
 		}
 		if next == nil {
