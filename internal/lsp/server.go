@@ -30,8 +30,8 @@ import (
 )
 
 // DefaultDebounce is how long the server waits after a change before it checks the
-// document, when the change follows another closely: changes that come sooner are checked
-// together. A change after a quiet spell is checked at once.
+// document: changes that come sooner are checked together. A change after a quiet spell is
+// checked at once when checking the document takes less than that.
 const DefaultDebounce = 50 * time.Millisecond
 
 // GCPercent is the garbage collector's target that fsmgen lsp runs with (runtime/debug's
@@ -76,9 +76,10 @@ type document struct {
 	ix        *index // of t, built when asked for
 	good      *index // the last index of a text that parsed: names to complete from
 	timer     *time.Timer
-	changed   time.Time // when the last change came
-	running   int       // checks in flight
-	pending   bool      // a check is wanted once one in flight ends
+	changed   time.Time     // when the last change came
+	took      time.Duration // how long the last check took
+	running   int           // checks in flight
+	pending   bool          // a check is wanted once one in flight ends
 	// The findings last published, with the text they are about.
 	diags     diag.List
 	diagsText *text
@@ -416,10 +417,13 @@ func (s *Server) didChange(p didChangeParams) {
 	if d.timer != nil {
 		d.timer.Stop()
 	}
-	// A change after a quiet spell (none for the debounce, no check running) is checked at
-	// once; one that follows another closely waits for the changes to stop.
+	// A change after a quiet spell (no change for the debounce, no check running) is checked
+	// at once, if a check takes less than the debounce; one that follows another closely,
+	// or of a spec whose check takes longer, waits for the changes to stop: on a big spec a
+	// check started at the first keystroke of several would hold a core that the check of
+	// the last one needs.
 	now := time.Now()
-	quiet := now.Sub(d.changed) >= s.opts.Debounce && d.running == 0
+	quiet := now.Sub(d.changed) >= s.opts.Debounce && d.running == 0 && d.took < s.opts.Debounce
 	d.changed = now
 	if quiet {
 		s.startCheck(d)
@@ -484,9 +488,11 @@ func (s *Server) startCheck(d *document) {
 	s.checks.Add(1)
 	go func() {
 		defer s.checks.Done()
+		start := time.Now()
 		ds := s.runCheck(d.path, t)
 		s.mu.Lock()
 		defer s.mu.Unlock()
+		d.took = time.Since(start)
 		d.running--
 		if d.pending && d.running < maxChecks {
 			d.pending = false
