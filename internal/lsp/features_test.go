@@ -71,17 +71,31 @@ func TestSeedDiagnostics(t *testing.T) {
 	}
 }
 
-// TestEveryName: on every seed and a statechart, every name goes to its definition, is
-// among its own references, and hovers.
+// TestEveryName: on every seed and every spec of the checker's, generator's and diagrams'
+// corpora that checks clean (statecharts among them), every name goes to its definition,
+// is among its own references, and hovers.
 func TestEveryName(t *testing.T) {
 	c := newClient(t, Options{})
-	for _, p := range seeds(t) {
+	specs := seeds(t)
+	r := testtool.Root(t)
+	for _, g := range []string{"internal/lower/testdata/build/*.fsm.yaml", "internal/gogen/testdata/*.fsm.yaml", "internal/mermaid/testdata/*.fsm.yaml"} {
+		m, _ := filepath.Glob(filepath.Join(r, filepath.FromSlash(g)))
+		for _, p := range m {
+			if b, err := os.ReadFile(p); err == nil && !lower.Check(p, b).HasErrors() && !slices.Contains(specs, p) {
+				specs = append(specs, p)
+			}
+		}
+	}
+	if len(specs) < 30 {
+		t.Fatalf("only %d specs", len(specs))
+	}
+	for _, p := range specs {
 		path, text := copySpec(t, p)
 		uri := c.open(path, text)
 		c.waitDiags(uri, 1)
 		tx := newText(text)
 		ix := buildIndex(path, tx)
-		if len(ix.occs) < 20 {
+		if len(ix.occs) == 0 {
 			t.Fatalf("%s: only %d names found", p, len(ix.occs))
 		}
 		for _, o := range ix.occs {
@@ -104,7 +118,7 @@ func TestEveryName(t *testing.T) {
 				t.Errorf("%s: references %v miss it or its definition %v", where, refs, defs[0])
 			}
 			h := decodeAs[*hover](t, c.request("textDocument/hover", at))
-			if h == nil || !strings.Contains(h.Contents.Value, o.kind.String()) {
+			if h == nil || !strings.Contains(h.Contents.Value, o.kind.String()) || strings.HasPrefix(h.Contents.Value, "unknown") {
 				t.Errorf("%s: hover %+v", where, h)
 			}
 		}
@@ -363,6 +377,7 @@ states:
         states:
           "off": { initial: true }
           "on": {}
+      h: { history: deep, default: bold.on }
   q: {}
 transitions:
   - { from: p.bold.off, on: go, to: p.bold.on }
@@ -382,7 +397,7 @@ transitions:
 	}
 	res = c.request("textDocument/rename", renameParams{textDocumentPositionParams: pos(uri, tx.position(strings.Index(spec, `from: "on"`)+7)), NewName: "lit"})
 	got = applyEdits(tx, decodeAs[WorkspaceEdit](t, res).Changes[uri])
-	if want := strings.NewReplacer(`"on": {}`, `"lit": {}`, "p.bold.on", "p.bold.lit", `from: "on"`, `from: "lit"`).Replace(spec); got != want {
+	if want := strings.NewReplacer(`"on": {}`, `"lit": {}`, "p.bold.on", "p.bold.lit", "default: bold.on", "default: bold.lit", `from: "on"`, `from: "lit"`).Replace(spec); got != want {
 		t.Errorf("renamed:\n%s\nwant\n%s", got, want)
 	}
 	// The outline nests the states.
@@ -393,7 +408,7 @@ transitions:
 			states = &syms[i]
 		}
 	}
-	if states == nil || len(states.Children) != 2 || len(states.Children[0].Children) != 1 || len(states.Children[0].Children[0].Children) != 2 {
+	if states == nil || len(states.Children) != 2 || len(states.Children[0].Children) != 2 || len(states.Children[0].Children[0].Children) != 2 {
 		t.Errorf("outline of states: %+v", states)
 	}
 }

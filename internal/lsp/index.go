@@ -306,7 +306,16 @@ func (ix *index) add(kd kind, k, v *yaml.Node, path string) *decl {
 	}
 	ix.byName[kd][path] = append(ix.byName[kd][path], d)
 	if kd == kState && path != k.Value {
-		ix.byName[kd][k.Value] = append(ix.byName[kd][k.Value], d)
+		// A nested state is named by its path, by its name, or (where a path is read from
+		// a parent, as a history state's default) by the end of its path.
+		for rest := path; ; {
+			i := strings.IndexByte(rest, '.')
+			if i < 0 {
+				break
+			}
+			rest = rest[i+1:]
+			ix.byName[kd][rest] = append(ix.byName[kd][rest], d)
+		}
 	}
 	return d
 }

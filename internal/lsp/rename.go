@@ -123,13 +123,19 @@ func renameEdits(ix *index, d *decl, nn string) ([]TextEdit, error) {
 				continue
 			}
 			written = nn
-		case d.kind == kState && d.parent != nil && (o.name == d.path || strings.HasPrefix(o.name, d.path+".")):
-			segs := strings.Split(o.name, ".")
-			segs[len(dsegs)-1] = nn
-			written = strings.Join(segs, ".")
-		case d.kind == kState && strings.HasPrefix(o.name, d.path+"."):
-			// A path through a top-level state.
-			written = nn + strings.TrimPrefix(o.name, d.path)
+		case d.kind == kState && strings.Contains(o.name, "."):
+			// A path, or the end of one: the segment that names d, if it is written.
+			ts := ix.resolve(kState, o.name)
+			if len(ts) != 1 || (ts[0].path != d.path && !strings.HasPrefix(ts[0].path, d.path+".")) {
+				continue
+			}
+			osegs := strings.Split(o.name, ".")
+			at := len(dsegs) - 1 - (strings.Count(ts[0].path, ".") + 1 - len(osegs))
+			if at < 0 {
+				continue
+			}
+			osegs[at] = nn
+			written = strings.Join(osegs, ".")
 		case ix.refersTo(o, d):
 			written = nn
 		default:
