@@ -242,6 +242,20 @@ func (f *flattener) clock(cf config, name string) *ir.Node {
 	if clock == nil {
 		return waits
 	}
+	// A state's delays restart when it is entered; a timeout counting on across such a
+	// restart would have its levels armed again, or those already due lost, as schedulers
+	// happened to handle them. Delays may wait beside a timeout only in the timeout's own
+	// state or the states around it, which are never entered without it.
+	for i, on := range cf {
+		n := f.c.Nodes[i]
+		if !on || len(n.Delays) == 0 || n == clock || clock.IsDescendant(n) {
+			continue
+		}
+		if pair := [2]*ir.Node{clock, n}; !f.clocks[pair] {
+			f.clocks[pair] = true
+			f.l.ds.Errorf(f.l.cs.timeoutPos[n], "state %q waits (delayed transitions) while %q times out, in %q: a timeout cannot count on while delays restart within it or beside it; wait in %q or a state around it, or use delayed transitions (after) in both", n.Path, clock.Path, name, clock.Path)
+		}
+	}
 	return clock
 }
 
