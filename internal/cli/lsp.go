@@ -19,16 +19,17 @@ func lspVerb() verb {
 		about: `Lsp is a language server (package internal/lsp) for an editor to start: it speaks the
 Language Server Protocol on standard input and output (--stdio, which some clients pass,
 is the default and only transport). As a spec is edited it reports every finding fsmgen
-check reports, at the same positions, with the same messages (checked at once after a
-quiet spell, 50 ms after the last of quick changes); it completes the names valid at the
-cursor and the schema's keys, goes to the definition and the references of a name (into
-the older specs the spec migrates from), renames a name across the spec (refused when the
-check of the renamed spec finds a new error: a name taken), hovers (a name's kind and doc,
-the transitions into and out of a state, a guard's uses, a key's description), outlines
-the spec and fixes: the did-you-mean fix, declaring a missing event, guard or action,
-adding the migrations entry the checker proposes. The README's "Editor support" says how
-to start it from VS Code, Neovim and Helix; docs/lsp.md says more. It runs until the
-editor says exit; 2 if the connection breaks.`,
+check reports, at the same positions, with the same messages (checked 50 ms after the last
+of a run of changes); it completes the names valid at the cursor and the schema's keys,
+goes to the definition and the references of a name (into the older specs the spec
+migrates from), renames a name across the spec (with the migration entry that keeps
+stored instances loading; refused when the check of the renamed spec finds a new error: a
+name taken), hovers (a name's kind and doc, the transitions into and out of a state, a
+guard's uses, a key's description), outlines the spec and fixes: the did-you-mean fix,
+declaring a missing event, guard or action, adding the migrations entry the checker
+proposes. The README's "Editor support" says how to start it from VS Code, Neovim and
+Helix; docs/lsp.md says more. It runs until the editor says exit; 2 if the connection
+breaks.`,
 		examples: []string{
 			"fsmgen lsp",
 			"go tool fsmgen lsp --stdio",

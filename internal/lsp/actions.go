@@ -76,7 +76,7 @@ func (s *Server) codeActions(p codeActionParams) (any, error) {
 		}
 		if m := unmappedRE.FindStringSubmatch(dg.Message); m != nil && ix.root != nil {
 			if state, err := strconv.Unquote(m[1]); err == nil {
-				if e, ok := unmappedFix(ix, state, m[2]); ok {
+				if e, ok := unmappedFix(ix, state, m[2], "NEW_NAME"); ok {
 					actions = append(actions, CodeAction{Title: fmt.Sprintf("Map state %s of %s to a state here (NEW_NAME, to fill in)", m[1], m[2]), Kind: "quickfix",
 						Diagnostics: []Diagnostic{dg}, Edit: &WorkspaceEdit{Changes: map[string][]TextEdit{specDoc.uri: {e}}}})
 				}
@@ -202,31 +202,33 @@ func insertEntry(ix *index, k, v *yaml.Node, entry string) (TextEdit, bool) {
 }
 
 // unmappedFix maps a state of an older spec that has no place in this one, in the
-// migration from that spec: older: NEW_NAME under its states, to fill in.
-func unmappedFix(ix *index, state, file string) (TextEdit, bool) {
+// migration from that spec: older: to under its states (NEW_NAME, to fill in, for the
+// code action).
+func unmappedFix(ix *index, state, file, to string) (TextEdit, bool) {
 	for _, mg := range ix.migrations {
-		if mg.from == nil || mg.from.name != file {
-			continue
+		if mg.from != nil && mg.from.name == file {
+			return migrationEntry(ix, mg, "states", yamlName(state)+": "+to)
 		}
-		entry := yamlName(state) + ": NEW_NAME"
-		for i := 0; i+1 < len(mg.item.Content); i += 2 {
-			if k := mg.item.Content[i]; k.Value == "states" {
-				return insertEntry(ix, k, mg.item.Content[i+1], entry)
-			}
-		}
-		// No states yet: a states entry of the migration.
-		var fromKey *yaml.Node
-		for i := 0; i+1 < len(mg.item.Content); i += 2 {
-			if mg.item.Content[i].Value == "from" {
-				fromKey = mg.item.Content[i]
-			}
-		}
-		if fromKey == nil {
-			return TextEdit{}, false
-		}
-		return insertEntry(ix, fromKey, mg.item, "states: { "+entry+" }")
 	}
 	return TextEdit{}, false
+}
+
+// migrationEntry returns the edit that adds entry ("older: name") to section (states,
+// events, counters, context) of migration mg: to the section there, or as a new one.
+func migrationEntry(ix *index, mg *migration, section, entry string) (TextEdit, bool) {
+	var fromKey *yaml.Node
+	for i := 0; i+1 < len(mg.item.Content); i += 2 {
+		switch k := mg.item.Content[i]; k.Value {
+		case section:
+			return insertEntry(ix, k, mg.item.Content[i+1], entry)
+		case "from":
+			fromKey = k
+		}
+	}
+	if fromKey == nil {
+		return TextEdit{}, false
+	}
+	return insertEntry(ix, fromKey, mg.item, section+": { "+entry+" }")
 }
 
 // appendText returns the edit that adds block at the end of the document, on a line of

@@ -2,6 +2,7 @@ package lsp
 
 import (
 	"encoding/json"
+	"fmt"
 	"sort"
 	"strconv"
 	"strings"
@@ -72,6 +73,8 @@ func (s *Server) rename(p renameParams) (any, error) {
 	if nn == dc.name {
 		return WorkspaceEdit{Changes: map[string][]TextEdit{d.uri: {}}}, nil
 	}
+	// The older specs this one migrates from keep their name for it: older: new.
+	edits = mergeEdits(edits, s.olderNamesKept(ix, dc, nn))
 	// Refused when the check of the renamed spec finds an error the spec did not have
 	// (a name taken, two names one Go identifier): the rename would break the spec.
 	renamed := applyEdits(d.t, edits)
@@ -80,10 +83,149 @@ func (s *Server) rename(p renameParams) (any, error) {
 		before = s.runCheck(d.path, d.t)
 	}
 	after := s.runCheck(d.path, newText(renamed))
-	if f, ok := newError(before, after, dc.name, nn); ok {
-		return nil, errorf(codeRequestFailed, "cannot rename %s %q to %q: %s", dc.kind, dc.name, nn, f.Message)
+	if more, ok := keepMigrating(ix, dc, nn, newErrors(before, after, dc.name, nn)); ok && len(more) > 0 {
+		// The rename strands stored instances (a version of the lock, an older spec's
+		// state): the migration that says where the name went comes with it, checked too.
+		edits = mergeEdits(edits, more)
+		after = s.runCheck(d.path, newText(applyEdits(d.t, edits)))
+	}
+	if fs := newErrors(before, after, dc.name, nn); len(fs) > 0 {
+		return nil, errorf(codeRequestFailed, "cannot rename %s %q to %q: %s", dc.kind, dc.name, nn, fs[0].Message)
 	}
 	return WorkspaceEdit{Changes: map[string][]TextEdit{d.uri: edits}}, nil
+}
+
+// migrationSections are the sections of a migration's renames, by kind.
+var migrationSections = map[kind]string{kState: "states", kEvent: "events", kCounter: "counters", kField: "context"}
+
+// keepMigrating returns the edits that keep stored instances loading after declaration d
+// is renamed to nn, given the new errors of the renamed spec: the migrations entry the
+// checker proposes for a version of the lock that has d (with d: nn), or d: nn in the
+// migration from an older spec whose state d was. ok is false when an error is of another
+// kind, or names more than d.
+func keepMigrating(ix *index, d *decl, nn string, errs []diag.Diagnostic) (edits []TextEdit, ok bool) {
+	section := migrationSections[d.kind]
+	if section == "" {
+		return nil, len(errs) == 0
+	}
+	for _, f := range errs {
+		if m := unmappedRE.FindStringSubmatch(f.Message); m != nil && d.kind == kState {
+			state, err := strconv.Unquote(m[1])
+			if err != nil || state != ix.shortest(d) || len(d.children) > 0 {
+				return nil, false
+			}
+			e, ok := unmappedFix(ix, state, m[2], yamlName(nn))
+			if !ok {
+				return nil, false
+			}
+			edits = append(edits, e)
+			continue
+		}
+		i := strings.Index(f.Message, migrationProposal)
+		if i < 0 {
+			return nil, false
+		}
+		entry := f.Message[i+len(migrationProposal):]
+		if j := strings.Index(entry, "\n("); j >= 0 {
+			entry = entry[:j]
+		}
+		// The entry names d alone: "- from: V" and one line "section: { d: NEW_NAME }" (a
+		// statechart's state by its shortest path, as its configurations name it).
+		old, now := ix.migrationNames(d, nn)
+		lines := strings.Split(entry, "\n")
+		want := fmt.Sprintf("      %s: { %s: NEW_NAME }", section, old)
+		if len(lines) != 2 || lines[1] != want || d.kind == kState && len(d.children) > 0 {
+			return nil, false
+		}
+		lines[1] = fmt.Sprintf("      %s: { %s: %s }", section, yamlName(old), yamlName(now))
+		e, ok := insertMigration(ix, strings.Join(lines, "\n"))
+		if !ok {
+			return nil, false
+		}
+		edits = append(edits, e)
+	}
+	return edits, true
+}
+
+// migrationNames are the names a migration gives declaration d, renamed to nn: a
+// statechart's leaf state by its shortest path (as its configurations name it), the rest
+// by their names.
+func (ix *index) migrationNames(d *decl, nn string) (old, now string) {
+	if d.kind != kState {
+		return d.path, nn
+	}
+	old, now = ix.shortest(d), nn
+	if len(ix.byName[kState][nn]) > 0 {
+		now = strings.TrimSuffix(old, d.name) + nn
+	}
+	return old, now
+}
+
+// olderNamesKept returns the edits that map, in each migration from an older spec's file,
+// the older spec's name for declaration d (its own, which the migration does not rename)
+// to nn, the name d is renamed to: so its stored instances, log entries and values keep
+// going where they went.
+func (s *Server) olderNamesKept(ix *index, d *decl, nn string) []TextEdit {
+	section := migrationSections[d.kind]
+	if section == "" || d.kind == kState && len(d.children) > 0 {
+		return nil
+	}
+	old, now := ix.migrationNames(d, nn)
+	var edits []TextEdit
+	for _, mg := range ix.migrations {
+		if mg.file == "" {
+			continue
+		}
+		older := s.indexOf(mg.file)
+		if older == nil || older.root == nil || len(older.resolve(d.kind, old)) == 0 {
+			continue
+		}
+		mapped := false
+		for _, p := range mg.pairs {
+			for _, o := range p.old {
+				mapped = mapped || p.kind == d.kind && o.name == old
+			}
+		}
+		if mapped {
+			continue
+		}
+		if e, ok := migrationEntry(ix, mg, section, yamlName(old)+": "+yamlName(now)); ok {
+			edits = append(edits, e)
+		}
+	}
+	return edits
+}
+
+// shortest is the shortest end of a state's path that names it alone: how the
+// configurations of a statechart name a leaf (a flat machine's states, by their names).
+func (ix *index) shortest(d *decl) string {
+	segs := strings.Split(d.path, ".")
+	for i := len(segs) - 1; i > 0; i-- {
+		if end := strings.Join(segs[i:], "."); len(ix.byName[kState][end]) == 1 {
+			return end
+		}
+	}
+	return d.path
+}
+
+// mergeEdits adds the insertions more to edits: an insertion where an edit ends is joined
+// to it, so that no two edits touch.
+func mergeEdits(edits, more []TextEdit) []TextEdit {
+	out := append([]TextEdit(nil), edits...)
+	for _, m := range more {
+		joined := false
+		for i, e := range out {
+			if e.Range.End == m.Range.Start && m.Range.Start == m.Range.End {
+				out[i].NewText += m.NewText
+				joined = true
+				break
+			}
+		}
+		if !joined {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // badName says why a new name cannot be a name at all ("" when it can).
@@ -176,9 +318,9 @@ func applyEdits(t *text, edits []TextEdit) string {
 	return out
 }
 
-// newError returns an error of after that before did not have, before's messages read
+// newErrors returns the errors of after that before did not have, before's messages read
 // with the old name renamed.
-func newError(before, after diag.List, old, nn string) (diag.Diagnostic, bool) {
+func newErrors(before, after diag.List, old, nn string) []diag.Diagnostic {
 	had := map[string]int{}
 	r := strings.NewReplacer(strconv.Quote(old), strconv.Quote(nn))
 	for _, f := range before {
@@ -187,6 +329,7 @@ func newError(before, after diag.List, old, nn string) (diag.Diagnostic, bool) {
 			had[f.Message]++
 		}
 	}
+	var out []diag.Diagnostic
 	for _, f := range after {
 		if f.Severity != diag.Error {
 			continue
@@ -195,7 +338,7 @@ func newError(before, after diag.List, old, nn string) (diag.Diagnostic, bool) {
 			had[f.Message]--
 			continue
 		}
-		return f, true
+		out = append(out, f)
 	}
-	return diag.Diagnostic{}, false
+	return out
 }
