@@ -2,6 +2,7 @@ package lsp
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -57,13 +58,25 @@ func TestNeovim(t *testing.T) {
 		steps[k] = v
 	}
 	t.Logf("steps:\n%s", got)
+	// Where the seed has the typo's target and the guard's declaration.
+	lineOf := func(needle string) (line, col int) {
+		for i, l := range strings.Split(string(data), "\n") {
+			if c := strings.Index(l, needle); c >= 0 {
+				return i + 1, c + 1
+			}
+		}
+		t.Fatalf("the seed has no %q", needle)
+		return 0, 0
+	}
+	typoLine, typoCol := lineOf("to: pending_review,")
+	guardLine, _ := lineOf("  reviews_complete:")
 	for k, want := range map[string]string{
 		"started":    "fsmgen",
-		"diagnostic": `66:30 unknown state "pending_reviewx" (did you mean "pending_review"?)`,
+		"diagnostic": fmt.Sprintf(`%d:%d unknown state "pending_reviewx" (did you mean "pending_review"?)`, typoLine, typoCol+len("to: ")),
 		"fixed":      "true",
 		"clean":      "true",
 		"hover":      "**guard** `reviews_complete`",
-		"definition": "29",
+		"definition": fmt.Sprint(guardLine),
 		"renamed":    "2",
 		"saved":      "true",
 		"stopped":    "true",
