@@ -11,10 +11,10 @@ import (
 func TestMemoryStoreConformance(t *testing.T) {
 	shared := fsmrt.NewMemoryStore()
 	t.Run("new", func(t *testing.T) {
-		storetest.Run(t, func(*testing.T) fsmrt.Store { return fsmrt.NewMemoryStore() })
+		storetest.RunComplete(t, func(*testing.T) fsmrt.Store { return fsmrt.NewMemoryStore() })
 	})
 	t.Run("shared", func(t *testing.T) {
-		storetest.Run(t, func(*testing.T) fsmrt.Store { return shared })
+		storetest.RunComplete(t, func(*testing.T) fsmrt.Store { return shared })
 	})
 }
 

@@ -12,10 +12,7 @@ import (
 // testCountByState: a store that counts by state (fsmrt.StateCounter) counts what Find
 // lists, page aside, for every kind of condition and their combination.
 func testCountByState(t *testing.T, s *suite) {
-	sc, ok := s.Store.(fsmrt.StateCounter)
-	if !ok {
-		t.Skip("the store does not count by state (fsmrt.StateCounter)")
-	}
+	sc := optional[fsmrt.StateCounter](t, s, "fsmrt.StateCounter")
 	ctx := context.Background()
 	// Nine instances: seqs 1 to 3 (states b, a, b), counters and deadlines by instance.
 	for i := range 9 {

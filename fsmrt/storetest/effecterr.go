@@ -14,11 +14,8 @@ import (
 // fsmrt.MaxEffectError bytes of it, on a character boundary; nothing for an effect
 // delivered; nothing once the effect is delivered.
 func testEffectErrors(t *testing.T, s *suite) {
-	rec, ok := s.Store.(fsmrt.EffectErrorRecorder)
-	pr, ok2 := s.Store.(fsmrt.PendingReader)
-	if !ok || !ok2 {
-		t.Skip("the store does not keep effects' errors (fsmrt.EffectErrorRecorder, fsmrt.PendingReader)")
-	}
+	rec := optional[fsmrt.EffectErrorRecorder](t, s, "fsmrt.EffectErrorRecorder")
+	pr := optional[fsmrt.PendingReader](t, s, "fsmrt.PendingReader")
 	ctx := context.Background()
 	a := s.id("a")
 	s.commitEffects(t, a, 1, 2, "", time.Time{})

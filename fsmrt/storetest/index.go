@@ -16,10 +16,7 @@ import (
 // (only those not zero, as the last commit that set them says), and its deadlines, those a
 // scheduler handled marked so, those a rearm replaced gone.
 func testIndexRows(t *testing.T, s *suite) {
-	ir, ok := s.Store.(fsmrt.IndexReader)
-	if !ok {
-		t.Skip("the store does not read its rows (fsmrt.IndexReader)")
-	}
+	ir := optional[fsmrt.IndexReader](t, s, "fsmrt.IndexReader")
 	ctx := context.Background()
 	id := s.id("m")
 	rows := func() fsmrt.IndexRows {

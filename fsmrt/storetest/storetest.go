@@ -28,11 +28,20 @@ import (
 )
 
 // Run runs every conformance test against the stores open returns, each as a subtest.
-func Run(t *testing.T, open func(t *testing.T) fsmrt.Store) {
-	run := randomID()
+// The tests of the optional interfaces (fsmrt.PendingReader, IndexReader, StateCounter,
+// EffectErrorRecorder) are skipped, saying so, for a store that does not implement them.
+func Run(t *testing.T, open func(t *testing.T) fsmrt.Store) { run(t, open, false) }
+
+// RunComplete runs every conformance test as Run does, and fails those of an optional
+// interface the store does not implement: the suite of a store that means to have them
+// all (the memory, SQLite and PostgreSQL stores) skips nothing.
+func RunComplete(t *testing.T, open func(t *testing.T) fsmrt.Store) { run(t, open, true) }
+
+func run(t *testing.T, open func(t *testing.T) fsmrt.Store, complete bool) {
+	id := randomID()
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			c.test(t, &suite{Store: open(t), machine: "storetest." + c.name, run: run})
+			c.test(t, &suite{Store: open(t), machine: "storetest." + c.name, run: id, complete: complete})
 		})
 	}
 }
@@ -40,8 +49,23 @@ func Run(t *testing.T, open func(t *testing.T) fsmrt.Store) {
 // suite is what one subtest works on.
 type suite struct {
 	fsmrt.Store
-	machine string
-	run     string
+	machine  string
+	run      string
+	complete bool // RunComplete: a missing optional interface fails the test
+}
+
+// optional returns the suite's store as the optional interface T, or ends the subtest:
+// skipped under Run, failed under RunComplete.
+func optional[T any](t *testing.T, s *suite, what string) T {
+	t.Helper()
+	x, ok := s.Store.(T)
+	if !ok {
+		if s.complete {
+			t.Fatalf("the store does not implement %s", what)
+		}
+		t.Skipf("the store does not implement %s", what)
+	}
+	return x
 }
 
 // id names an instance of the subtest, apart from those of earlier runs on the same store.
@@ -1100,10 +1124,7 @@ func owedDeadlines(ds []fsmrt.OwedDeadline) []string {
 // without claiming or changing anything.
 func testPending(t *testing.T, s *suite) {
 	ctx := context.Background()
-	pr, ok := s.Store.(fsmrt.PendingReader)
-	if !ok {
-		t.Skip("the store does not implement fsmrt.PendingReader")
-	}
+	pr := optional[fsmrt.PendingReader](t, s, "fsmrt.PendingReader")
 	a, b := s.id("a"), s.id("b")
 	effects := func(q fsmrt.PendingQuery) []string {
 		t.Helper()

@@ -12,19 +12,19 @@ import (
 // Every subtest opens a store of its own (a pool of its own) on one fresh database.
 func TestConformance(t *testing.T) {
 	dsn := newDatabase(t)
-	storetest.Run(t, func(t *testing.T) fsmrt.Store { return openStore(t, dsn) })
+	storetest.RunComplete(t, func(t *testing.T) fsmrt.Store { return openStore(t, dsn) })
 }
 
 // One store serves every subtest.
 func TestConformanceSharedStore(t *testing.T) {
 	st := openStore(t, newDatabase(t))
-	storetest.Run(t, func(*testing.T) fsmrt.Store { return st })
+	storetest.RunComplete(t, func(*testing.T) fsmrt.Store { return st })
 }
 
 // The tables live in a schema other than public, whose name needs quoting.
 func TestConformanceOtherSchema(t *testing.T) {
 	st := openStore(t, newDatabase(t), WithSchema(`Other "App"; x`))
-	storetest.Run(t, func(*testing.T) fsmrt.Store { return st })
+	storetest.RunComplete(t, func(*testing.T) fsmrt.Store { return st })
 }
 
 // A database whose transactions are SERIALIZABLE reports lost races as serialization
@@ -42,7 +42,7 @@ func TestConformanceSerializable(t *testing.T) {
 	if err := st.pool.QueryRow(context.Background(), "SHOW default_transaction_isolation").Scan(&level); err != nil || level != "serializable" {
 		t.Fatalf("default_transaction_isolation = %q, %v", level, err)
 	}
-	storetest.Run(t, func(*testing.T) fsmrt.Store { return st })
+	storetest.RunComplete(t, func(*testing.T) fsmrt.Store { return st })
 }
 
 // Pools configured for other query modes, such as the simple protocol that some
@@ -59,7 +59,7 @@ func TestConformanceQueryExecModes(t *testing.T) {
 			q.Set("default_query_exec_mode", mode)
 			u.RawQuery = q.Encode()
 			st := openStore(t, u.String())
-			storetest.Run(t, func(*testing.T) fsmrt.Store { return st })
+			storetest.RunComplete(t, func(*testing.T) fsmrt.Store { return st })
 		})
 	}
 }
