@@ -160,10 +160,10 @@ func Simulate(m *ir.Machine, spec string, s Session) *Run {
 	if m.Chart != nil {
 		st, rej := x.Start(in.in)
 		if rej != nil {
-			r.Start = &Entry{Index: -1, Refusal: &Refusal{State: x.State.Name, Reason: string(rej.Reason), Message: rej.Message, Allowed: []string{}, Actions: actionNames(rej.Actions)}}
+			r.Start = &Entry{Index: -1, Refusal: &Refusal{State: x.State.Name, Reason: string(rej.Reason), Message: rej.Message, Allowed: []string{}, Actions: ir.ActionNames(rej.Actions)}}
 			started = false
 		} else {
-			r.Start = &Entry{Index: -1, Accepted: true, To: x.State.Name, Config: configuration(x.State), Actions: actionNames(st.Actions)}
+			r.Start = &Entry{Index: -1, Accepted: true, To: x.State.Name, Config: x.State.ConfigPaths(), Actions: ir.ActionNames(st.Actions)}
 		}
 	}
 	// The steps the replay command fires: the accepted ones, and a refused last one.
@@ -175,7 +175,7 @@ func Simulate(m *ir.Machine, spec string, s Session) *Run {
 			e := in.events[t.Event]
 			if e == nil {
 				r.Log = append(r.Log, Entry{Index: i, Event: t.Event, Refusal: &Refusal{State: x.State.Name, Reason: "unknown_event",
-					Message: fmt.Sprintf("unknown event %q%s", t.Event, names.DidYouMean(t.Event, nonInternal)), Allowed: eventList(x.Allowed(stepIn))}})
+					Message: fmt.Sprintf("unknown event %q%s", t.Event, names.DidYouMean(t.Event, nonInternal)), Allowed: ir.EventNames(x.Allowed(stepIn))}})
 				continue
 			}
 			var payloadErr string
@@ -206,12 +206,12 @@ func Simulate(m *ir.Machine, spec string, s Session) *Run {
 				s.Steps[i].Refused = true
 				stepIn.Payload = nil // the events sim allows, which do not check payloads
 				r.Log = append(r.Log, Entry{Index: i, Event: t.Event, Refusal: &Refusal{State: x.State.Name, Reason: string(rej.Reason), Message: rej.Message,
-					Errors: rej.Errors, Actions: actionNames(rej.Actions), Allowed: eventList(x.Allowed(stepIn))}})
+					Errors: rej.Errors, Actions: ir.ActionNames(rej.Actions), Allowed: ir.EventNames(x.Allowed(stepIn))}})
 				continue
 			}
 			done := Entry{Index: i, Event: t.Event, Accepted: true, From: st.From.Name, To: st.To.Name, Line: st.Transition.Pos.Line}
 			if m.Chart != nil {
-				done.Config, done.Actions = configuration(st.To), actionNames(st.Actions)
+				done.Config, done.Actions = st.To.ConfigPaths(), ir.ActionNames(st.Actions)
 			}
 			if c := st.Tripped; c != nil {
 				done.Limit = c.SummaryText(x.Bound(c), st.From.Name, st.Redirected.Name)
@@ -236,7 +236,7 @@ func Simulate(m *ir.Machine, spec string, s Session) *Run {
 	r.Session = s
 	r.State = x.State.Name
 	if m.Chart != nil {
-		r.Config, r.Done = configuration(x.State), x.State.Terminal
+		r.Config, r.Done = x.State.ConfigPaths(), x.State.Terminal
 		ids := chartIDs(m)
 		within := map[*ir.Node]bool{}
 		for _, n := range x.State.Config {
@@ -264,7 +264,7 @@ func Simulate(m *ir.Machine, spec string, s Session) *Run {
 	r.Allowed, r.Refused = []string{}, []string{}
 	if started {
 		allowed := x.Allowed(now)
-		r.Allowed = eventList(allowed)
+		r.Allowed = ir.EventNames(allowed)
 		for _, e := range m.Events {
 			if !e.Internal && !slices.Contains(allowed, e) {
 				r.Refused = append(r.Refused, e.Name)
@@ -571,33 +571,6 @@ func shellQuote(a string) string {
 		return a
 	}
 	return "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
-}
-
-// configuration lists the paths of a statechart configuration's active atomic states,
-// sorted (as sim prints them).
-func configuration(s *ir.State) []string {
-	out := make([]string, len(s.Config))
-	for i, n := range s.Config {
-		out[i] = n.Path
-	}
-	slices.Sort(out)
-	return out
-}
-
-func actionNames(as []*ir.Action) []string {
-	var out []string
-	for _, a := range as {
-		out = append(out, a.Name)
-	}
-	return out
-}
-
-func eventList(es []*ir.Event) []string {
-	out := []string{}
-	for _, e := range es {
-		out = append(out, e.Name)
-	}
-	return out
 }
 
 // clone copies a running machine, so that an event can be tried on the copy.

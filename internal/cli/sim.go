@@ -330,12 +330,12 @@ func runSim(m *ir.Machine, order []string, in interp.Inputs, perStep []stepGuard
 	if m.Chart != nil {
 		st, rej := x.Start(in)
 		if rej != nil {
-			res.Rejected = &SimRejection{Index: -1, State: x.State.Name, Reason: string(rej.Reason), Message: rej.Message, AllowedTransitions: []string{}, Actions: actionNames(rej.Actions)}
+			res.Rejected = &SimRejection{Index: -1, State: x.State.Name, Reason: string(rej.Reason), Message: rej.Message, AllowedTransitions: []string{}, Actions: ir.ActionNames(rej.Actions)}
 			res.Final = x.State.Name
 			return res
 		}
 		res.Initial = x.State.Name
-		res.StartActions = actionNames(st.Actions)
+		res.StartActions = ir.ActionNames(st.Actions)
 	}
 	for i, name := range order {
 		step := i
@@ -352,19 +352,19 @@ func runSim(m *ir.Machine, order []string, in interp.Inputs, perStep []stepGuard
 		if e == nil {
 			res.Rejected = &SimRejection{Index: i, Event: name, State: x.State.Name, Reason: "unknown_event",
 				Message: fmt.Sprintf("unknown event %q%s", name, names.DidYouMean(name, eventNames))}
-			res.Rejected.AllowedTransitions = eventList(x.Allowed(in))
+			res.Rejected.AllowedTransitions = ir.EventNames(x.Allowed(in))
 			break
 		}
 		st, rej := x.Fire(e, in)
 		if rej != nil {
-			res.Rejected = &SimRejection{Index: i, Event: name, State: x.State.Name, Reason: string(rej.Reason), Message: rej.Message, Errors: rej.Errors, Actions: actionNames(rej.Actions)}
-			res.Rejected.AllowedTransitions = eventList(x.Allowed(in))
+			res.Rejected = &SimRejection{Index: i, Event: name, State: x.State.Name, Reason: string(rej.Reason), Message: rej.Message, Errors: rej.Errors, Actions: ir.ActionNames(rej.Actions)}
+			res.Rejected.AllowedTransitions = ir.EventNames(x.Allowed(in))
 			break
 		}
 		done := SimStep{Index: i, Event: name, From: st.From.Name, To: st.To.Name, Line: st.Transition.Pos.Line}
 		if m.Chart != nil {
-			done.Configuration, done.Done = configuration(st.To), &st.To.Terminal
-			done.Actions = actionNames(st.Actions)
+			done.Configuration, done.Done = st.To.ConfigPaths(), &st.To.Terminal
+			done.Actions = ir.ActionNames(st.Actions)
 		}
 		if c := st.Tripped; c != nil {
 			done.Limit = c.SummaryText(x.Bound(c), st.From.Name, st.Redirected.Name)
@@ -379,7 +379,7 @@ func runSim(m *ir.Machine, order []string, in interp.Inputs, perStep []stepGuard
 	}
 	res.Final = x.State.Name
 	if m.Chart != nil {
-		res.Configuration, res.Done = configuration(x.State), &x.State.Terminal
+		res.Configuration, res.Done = x.State.ConfigPaths(), &x.State.Terminal
 	}
 	if len(m.Counters) > 0 {
 		res.Counters = map[string]any{}
@@ -398,33 +398,6 @@ func runSim(m *ir.Machine, order []string, in interp.Inputs, perStep []stepGuard
 		}
 	}
 	return res
-}
-
-// configuration lists the paths of a statechart configuration's active atomic states,
-// sorted.
-func configuration(s *ir.State) []string {
-	out := make([]string, len(s.Config))
-	for i, n := range s.Config {
-		out[i] = n.Path
-	}
-	slices.Sort(out)
-	return out
-}
-
-func actionNames(as []*ir.Action) []string {
-	var out []string
-	for _, a := range as {
-		out = append(out, a.Name)
-	}
-	return out
-}
-
-func eventList(es []*ir.Event) []string {
-	out := []string{}
-	for _, e := range es {
-		out = append(out, e.Name)
-	}
-	return out
 }
 
 // writeSimText prints the result one line per step. Every line goes through escapeUnsafe:

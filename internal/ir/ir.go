@@ -685,3 +685,32 @@ func (m *Machine) Refusals() (guard, noChoice, noHistory, limit bool) {
 	}
 	return
 }
+
+// ConfigPaths lists the paths of a statechart configuration's active atomic states,
+// sorted (as sim and the preview show them).
+func (s *State) ConfigPaths() []string {
+	out := make([]string, len(s.Config))
+	for i, n := range s.Config {
+		out[i] = n.Path
+	}
+	slices.Sort(out)
+	return out
+}
+
+// ActionNames lists the names of actions, in order (nil for none).
+func ActionNames(as []*Action) []string {
+	var out []string
+	for _, a := range as {
+		out = append(out, a.Name)
+	}
+	return out
+}
+
+// EventNames lists the names of events, in order (empty, not nil, for none).
+func EventNames(es []*Event) []string {
+	out := []string{}
+	for _, e := range es {
+		out = append(out, e.Name)
+	}
+	return out
+}
