@@ -90,8 +90,15 @@ func (c *command) inspect(args []string) int {
 	}
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(c.stdout, "fsmgen inspect: serving %d machine(s) of %s store at http://%s/\n", len(machines), o.Name, ln.Addr())
+	return c.serve(ctx, "inspect", srv, ln)
+}
+
+// serve serves srv on ln until it fails or ctx is done, then shuts it down (giving its
+// requests 5 seconds): a page server verb's exit code.
+func (c *command) serve(ctx context.Context, verb string, srv *http.Server, ln net.Listener) int {
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
+	var err error
 	select {
 	case err = <-done:
 	case <-ctx.Done():
@@ -100,7 +107,7 @@ func (c *command) inspect(args []string) int {
 		err = srv.Shutdown(shut)
 	}
 	if err != nil && !errors.Is(err, http.ErrServerClosed) {
-		fmt.Fprintf(c.stderr, "fsmgen: inspect: %v\n", err)
+		fmt.Fprintf(c.stderr, "fsmgen: %s: %v\n", verb, err)
 		return ExitUsage
 	}
 	return ExitOK

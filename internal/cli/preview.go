@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -67,18 +65,5 @@ func (c *command) preview(args []string) int {
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
 	hs.RegisterOnShutdown(srv.Close) // the pages waiting for a change let go at once
 	fmt.Fprintf(c.stdout, "fsmgen preview: serving %d spec(s) at http://%s/\n", len(files), ln.Addr())
-	done := make(chan error, 1)
-	go func() { done <- hs.Serve(ln) }()
-	select {
-	case err = <-done:
-	case <-ctx.Done():
-		shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		err = hs.Shutdown(shut)
-	}
-	if err != nil && !errors.Is(err, http.ErrServerClosed) {
-		fmt.Fprintf(c.stderr, "fsmgen: preview: %v\n", err)
-		return ExitUsage
-	}
-	return ExitOK
+	return c.serve(ctx, "preview", hs, ln)
 }
