@@ -241,10 +241,9 @@ func upgradeEntry(o map[string]json.RawMessage) {
 	if !ok {
 		return
 	}
-	kind, event, hasEvent := o["event"], o["trigger"], false
-	if _, hasEvent = o["trigger"]; hasEvent && string(event) == "null" {
-		hasEvent = false
-	}
+	kind := o["event"]
+	event, hasEvent := o["trigger"]
+	hasEvent = hasEvent && string(event) != "null"
 	delete(o, "taskId")
 	delete(o, "trigger")
 	delete(o, "event")

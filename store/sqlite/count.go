@@ -24,10 +24,11 @@ var _ fsmrt.StateCounter = (*Store)(nil)
 // countQuery returns CountByState's statement for q and its parameters: Find's, with its
 // conditions searching the same indexes, counted by state.
 func countQuery(q fsmrt.Query) (string, []any) {
-	q.After, q.Limit = "", 0
-	query, args := findQuery(&q)
-	query = strings.TrimSuffix(strings.TrimPrefix(query, findSelect), findOrder)
-	return countSelect + query + countGroup, args
+	var b strings.Builder
+	b.WriteString(countSelect)
+	args := findConditions(&b, &q, []any{q.Machine})
+	b.WriteString(countGroup)
+	return b.String(), args
 }
 
 // CountByState returns how many instances of q.Machine meet q's conditions, by state, in

@@ -160,7 +160,22 @@ LIMIT ?`
 func findQuery(q *fsmrt.Query) (string, []any) {
 	var b strings.Builder
 	b.WriteString(findSelect)
-	args := []any{q.Machine}
+	args := findConditions(&b, q, []any{q.Machine})
+	if q.After != "" {
+		b.WriteString(findAfter)
+		args = append(args, q.After)
+	}
+	b.WriteString(findOrder)
+	if q.Limit > 0 {
+		b.WriteString(findLimit)
+		args = append(args, q.Limit)
+	}
+	return b.String(), args
+}
+
+// findConditions writes to b the parts of the conditions q sets (its page aside), and
+// returns args with their parameters appended.
+func findConditions(b *strings.Builder, q *fsmrt.Query, args []any) []any {
 	if len(q.States) > 0 {
 		b.WriteString(findStates)
 		args = append(args, q.Machine)
@@ -193,16 +208,7 @@ func findQuery(q *fsmrt.Query) (string, []any) {
 		b.WriteString(findFailing)
 		args = append(args, q.Machine)
 	}
-	if q.After != "" {
-		b.WriteString(findAfter)
-		args = append(args, q.After)
-	}
-	b.WriteString(findOrder)
-	if q.Limit > 0 {
-		b.WriteString(findLimit)
-		args = append(args, q.Limit)
-	}
-	return b.String(), args
+	return args
 }
 
 // Find returns the instances of q.Machine that meet every condition q sets, in ID order,
