@@ -85,20 +85,6 @@ func runDisrupted(t *testing.T, dsn string, sc scenario, disrupt func(r *Run)) R
 	}
 	t.Logf("events in %v (%d entries), drained in %v, %d kills", res.Elapsed.Round(time.Millisecond), res.Entries,
 		res.Drained.Round(time.Millisecond), res.Kills)
-	checkStats(t, r.Plan, res.Stats)
-	rep, err := Check(ctx, db, r.Plan, r.Flaky)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Log(rep)
-	for _, p := range rep.Problems {
-		t.Error(p)
-	}
-	if rep.Dropped > 0 {
-		t.Errorf("and %d more problems", rep.Dropped)
-	}
-	if rep.Stays == 0 || rep.Effects == 0 {
-		t.Errorf("no timer fired or no effect delivered: the run proves nothing of them")
-	}
+	checkRun(ctx, t, db, r, res)
 	return res
 }

@@ -95,6 +95,14 @@ func runScenario(t *testing.T, kind, where string, sc scenario) {
 	t.Logf("events in %v (%d entries, %.0f/s), drained in %v, %d kills, worker CPU %v",
 		res.Elapsed.Round(time.Millisecond), res.Entries, float64(res.Entries)/res.Elapsed.Seconds(),
 		res.Drained.Round(time.Millisecond), res.Kills, res.CPU.Round(time.Millisecond))
+	checkRun(ctx, t, db, r, res)
+}
+
+// checkRun checks what a run of r's workers did and left in db: each worker's account
+// (checkStats) and the store against the plan (Check), which must find no problem and
+// have seen timers fire and effects delivered.
+func checkRun(ctx context.Context, t *testing.T, db *DB, r *Run, res Result) {
+	t.Helper()
 	checkStats(t, r.Plan, res.Stats)
 	rep, err := Check(ctx, db, r.Plan, r.Flaky)
 	if err != nil {
