@@ -238,12 +238,8 @@ func TestClockDurableDeadlines(t *testing.T) {
 	ckFire(t, m, ckOpen, 0)
 	deadlines := func() []string {
 		t.Helper()
-		got, err := st.ClaimDeadlines(bg, "clock.Clock", "probe", t0.Add(1000*time.Hour), -2000*time.Hour, 100)
-		if err != nil {
-			t.Fatal(err)
-		}
 		var out []string
-		for _, d := range got {
+		for _, d := range claimAll(t, st, "clock.Clock") {
 			out = append(out, fmt.Sprintf("%s@%v", d.Name, d.At.Sub(t0)))
 		}
 		return out

@@ -164,12 +164,8 @@ func TestFireDueRegions(t *testing.T) {
 	}
 	armed := func() []string {
 		t.Helper()
-		got, err := st.ClaimDeadlines(bg, "regions.Regions", "probe", t0.Add(1000*time.Hour), -2000*time.Hour, 100)
-		if err != nil {
-			t.Fatal(err)
-		}
 		var out []string
-		for _, d := range got {
+		for _, d := range claimAll(t, st, "regions.Regions") {
 			out = append(out, fmt.Sprintf("%s@%v", d.Name, d.At.Sub(t0)))
 		}
 		return out

@@ -37,15 +37,22 @@ func timerRig(st Store, opts ...func(*tDef)) (*rig, func(context.Context, string
 // armed lists the deadlines st holds for doc-1 as name@minutes-after-t0:event.
 func armed(t *testing.T, st Store) []string {
 	t.Helper()
-	got, err := st.ClaimDeadlines(bg, tStoreName, "probe", t0.Add(1000*time.Hour), -2000*time.Hour, 100) // a lease already over
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out []string
-	for _, d := range got {
+	for _, d := range claimAll(t, st, tStoreName) {
 		out = append(out, fmt.Sprintf("%s@%v:%s", d.Name, d.At.Sub(t0), d.Event))
 	}
 	return out
+}
+
+// claimAll claims every deadline of machine not handled, for a lease already over, so that
+// the next claim gets them again.
+func claimAll(t *testing.T, st Store, machine string) []DueDeadline {
+	t.Helper()
+	got, err := st.ClaimDeadlines(bg, machine, "probe", t0.Add(1000*time.Hour), -2000*time.Hour, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
 }
 
 func TestTimersArmAndDisarm(t *testing.T) {
