@@ -234,8 +234,10 @@ func runEvents(ctx context.Context, w *Worker, profile string) error {
 // FloorMain is the floor's process: it reads from the source database the logs of the
 // orders worker -worker owns, as a run of the workers left them, prints "ready", and,
 // on a line of standard input, commits every entry of them again to the target database
-// by hand (DB.FloorCommit), the orders interleaved as the workers fire them, and prints
-// "done" and the number of commits. It returns the exit code.
+// by hand, the orders interleaved as the workers fire them, and prints "done" and the
+// number of commits. With -work entries it writes the two statements of DB.FloorCommit;
+// with -work same the whole commits the workers made (Redo), as SameWork writes them. It
+// returns the exit code.
 func FloorMain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("floor", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -244,14 +246,19 @@ func FloorMain(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	var p Plan
 	var index int
 	addPlanFlags(fs, &p, &index)
+	work := fs.String("work", FloorEntries, "what the floor writes: "+FloorEntries+" (two statements) or "+FloorSameWork+" (the workers' whole commits)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if err := checkPlan(p, index); err != nil {
+	err := checkPlan(p, index)
+	if err == nil && *work != FloorEntries && *work != FloorSameWork {
+		err = fmt.Errorf("-work %q: %s or %s", *work, FloorEntries, FloorSameWork)
+	}
+	if err != nil {
 		fmt.Fprintf(stderr, "floor: %v\n", err)
 		return 2
 	}
-	commits, err := floorCommits(ctx, source, p, index)
+	commits, err := floorCommits(ctx, source, p, index, *work == FloorSameWork)
 	if err != nil {
 		fmt.Fprintf(stderr, "floor: reading the source: %v\n", err)
 		return 1
@@ -262,6 +269,16 @@ func FloorMain(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		return 1
 	}
 	defer db.Close()
+	write := db.FloorCommit
+	if *work == FloorSameWork {
+		sw, err := NewSameWork(ctx, db)
+		if err != nil {
+			fmt.Fprintf(stderr, "floor: %v\n", err)
+			return 1
+		}
+		defer sw.Close()
+		write = sw.Commit
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if !await(ctx, cancel, lines(stdin), true, stdout) {
@@ -269,7 +286,7 @@ func FloorMain(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	}
 	cpu := cpuTime()
 	for i := range commits {
-		if err := db.FloorCommit(ctx, &commits[i]); err != nil {
+		if err := write(ctx, &commits[i]); err != nil {
 			fmt.Fprintf(stderr, "floor: %s %d: %v\n", commits[i].ID, commits[i].Entry.Seq, err)
 			return 1
 		}
@@ -278,11 +295,18 @@ func FloorMain(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	return 0
 }
 
+// The floors: what a floor process writes (FloorMain's -work).
+const (
+	FloorEntries  = "entries" // the entries, two statements each (DB.FloorCommit)
+	FloorSameWork = "same"    // the workers' whole commits (Redo, SameWork)
+)
+
 // floorCommits reads the logs of the orders worker index owns from the source database
 // and returns their commits, interleaved: the first entry of each order, then the second
-// of each, and so on. A commit carries the order's last snapshot where the store's
-// commit carried one (every transition and the creation; not a timeout level).
-func floorCommits(ctx context.Context, source storeFlags, p Plan, index int) ([]fsmrt.Commit, error) {
+// of each, and so on. With same they are the commits the workers made (Redo); else a
+// commit carries the entry, and the order's last snapshot where the store's commit
+// carried one (every transition and the creation; not a timeout level).
+func floorCommits(ctx context.Context, source storeFlags, p Plan, index int, same bool) ([]fsmrt.Commit, error) {
 	db, err := source.open(ctx)
 	if err != nil {
 		return nil, err
@@ -293,7 +317,13 @@ func floorCommits(ctx context.Context, source storeFlags, p Plan, index int) ([]
 		if p.Owner(i) != index {
 			continue
 		}
-		cs, err := orderCommits(ctx, db.Store, p.ID(i))
+		var cs []fsmrt.Commit
+		var err error
+		if same {
+			cs, err = Redo(ctx, db.Store, p.ID(i), time.Minute)
+		} else {
+			cs, err = orderCommits(ctx, db.Store, p.ID(i))
+		}
 		if err != nil {
 			return nil, err
 		}

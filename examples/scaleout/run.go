@@ -273,13 +273,14 @@ type FloorResult struct {
 	CPU time.Duration
 }
 
-// Floor runs the floor on target: Plan.Workers processes commit by hand, each the logs
-// of the orders a worker owns, as source (a database a run of the workers filled, of the
-// same kind) holds them, all starting together.
-func (r *Run) Floor(ctx context.Context, source, target string) (FloorResult, error) {
+// Floor runs the floor work (FloorEntries or FloorSameWork) on target: Plan.Workers
+// processes commit by hand, each the logs of the orders a worker owns, as source (a
+// database a run of the workers filled, of the same kind) holds them, all starting
+// together.
+func (r *Run) Floor(ctx context.Context, work, source, target string) (FloorResult, error) {
 	f := r.fleet(roleFloor, func(index int) []string {
 		args := append(storeArgs(r.Kind, target, ""), storeArgs(r.Kind, source, "source-")...)
-		return append(args, planArgs(r.Plan, index)...)
+		return append(append(args, "-work", work), planArgs(r.Plan, index)...)
 	})
 	defer f.stop()
 	for i := range r.Plan.Workers {

@@ -53,28 +53,51 @@ func scenarios() []scenario {
 // test starts (which runs without fsync).
 func TestScaleOut(t *testing.T) {
 	t.Run("sqlite", func(t *testing.T) {
+		t.Run("same-work steps", func(t *testing.T) {
+			dir := t.TempDir()
+			checkSameWorkSteps(context.Background(), t, SQLite, filepath.Join(dir, "steps.db"), filepath.Join(dir, "floor.db"))
+		})
 		for _, sc := range scenarios() {
 			t.Run(fmt.Sprintf("N=%d", sc.workers), func(t *testing.T) {
-				runScenario(t, SQLite, filepath.Join(t.TempDir(), "orders.db"), sc)
+				dir := t.TempDir()
+				runScenario(t, SQLite, filepath.Join(dir, "orders.db"), filepath.Join(dir, "floor.db"), sc)
 			})
 		}
 	})
 	t.Run("postgres", func(t *testing.T) {
 		srv := pgtest.New(t, pgtest.Options{MaxConnections: 200})
+		t.Run("same-work steps", func(t *testing.T) {
+			ctx := context.Background()
+			where, err := srv.CreateDatabase(ctx, "steps")
+			if err != nil {
+				t.Fatal(err)
+			}
+			floor, err := srv.CreateDatabase(ctx, "steps_floor")
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkSameWorkSteps(ctx, t, Postgres, where, floor)
+		})
 		for _, sc := range scenarios() {
 			t.Run(fmt.Sprintf("N=%d", sc.workers), func(t *testing.T) {
 				dsn, err := srv.CreateDatabase(context.Background(), fmt.Sprintf("orders_%d", sc.workers))
 				if err != nil {
 					t.Fatal(err)
 				}
-				runScenario(t, Postgres, dsn, sc)
+				floor, err := srv.CreateDatabase(context.Background(), fmt.Sprintf("floor_%d", sc.workers))
+				if err != nil {
+					t.Fatal(err)
+				}
+				runScenario(t, Postgres, dsn, floor, sc)
 			})
 		}
 	})
 }
 
-// runScenario runs sc on the database where of kind and checks it.
-func runScenario(t *testing.T, kind, where string, sc scenario) {
+// runScenario runs sc on the database where of kind and checks it, then writes its log
+// again with the same-work floor on the empty database floor, which must then hold what
+// the workers wrote (checkSameWork).
+func runScenario(t *testing.T, kind, where, floor string, sc scenario) {
 	ctx := context.Background()
 	r := &Run{
 		Kind: kind, Where: where,
@@ -96,6 +119,7 @@ func runScenario(t *testing.T, kind, where string, sc scenario) {
 		res.Elapsed.Round(time.Millisecond), res.Entries, float64(res.Entries)/res.Elapsed.Seconds(),
 		res.Drained.Round(time.Millisecond), res.Kills, res.CPU.Round(time.Millisecond))
 	checkRun(ctx, t, db, r, res)
+	checkSameWork(ctx, t, r, db, floor)
 }
 
 // checkRun checks what a run of r's workers did and left in db: each worker's account
