@@ -13,7 +13,7 @@ TIMEOUT     ?= 15m
 SLOWTIMEOUT ?= 30m
 LONGTIMEOUT ?= 60m
 
-.PHONY: all build generate check-generated test race test-modules coverage vet fmt-check check-examples fuzz bench bench-smoke clean test-long
+.PHONY: all build generate check-generated test race test-modules coverage vet fmt-check check-examples fuzz bench bench-durable bench-smoke clean test-long
 
 # The modules beside the main one: the store adapters (each its own module, so that a
 # program that uses neither never downloads a database driver), the programs and
@@ -130,6 +130,15 @@ fuzz:
 # qmuntal/stateless and a hand-written switch, and generation scaling; writes BENCHMARKS.md.
 bench:
 	bash bench/run.sh
+
+# The durable numbers (about 10 minutes on 2 CPUs): the scale-out benchmark at its
+# acceptance size (1, 4 and 8 worker processes; 1,000 orders; 50,000 events) on SQLite and
+# a PostgreSQL server it starts, against the same-work floor and the two-statement floor,
+# with the server's time by statement; writes examples/scaleout/RESULTS.md, then
+# BENCHMARKS.md from it and the runtime results make bench last wrote.
+bench-durable:
+	cd examples/scaleout && $(GO) run ./cmd/bench -statements -o RESULTS.md
+	cd bench && $(GO) run ./cmd/report -dir results -notes notes.md -o ../BENCHMARKS.md
 
 # What CI runs of the bench module (its own go.mod): vet, the agreement and scaling tests,
 # every benchmark once, so that it never rots; and the committed big machine (spec, generated

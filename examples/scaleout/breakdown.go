@@ -17,8 +17,10 @@ import (
 // time a transition took.
 type Breakdown struct {
 	Transitions int
-	// Floor: the commits written by hand (DB.FloorCommit).
+	// Floor: the entries written by hand, two statements each (DB.FloorCommit).
 	Floor time.Duration
+	// SameWork: the very same commits written by hand (SameWork).
+	SameWork time.Duration
 	// Commit: the very same commits through the store's Commit, with what the floor
 	// leaves out (the checks, the effects, the deadlines, the counters).
 	Commit time.Duration
@@ -47,6 +49,14 @@ func Decompose(ctx context.Context, kind string, p Plan, fresh func(name string)
 	}{
 		{"floor", &b.Floor, func(ctx context.Context, db *DB) error {
 			return each(commits, func(c *fsmrt.Commit) error { return db.FloorCommit(ctx, c) })
+		}},
+		{"samework", &b.SameWork, func(ctx context.Context, db *DB) error {
+			sw, err := NewSameWork(ctx, db)
+			if err != nil {
+				return err
+			}
+			defer sw.Close()
+			return each(commits, func(c *fsmrt.Commit) error { return sw.Commit(ctx, c) })
 		}},
 		{"commit", &b.Commit, func(ctx context.Context, db *DB) error {
 			return each(commits, func(c *fsmrt.Commit) error { return db.Store.Commit(ctx, c) })

@@ -70,6 +70,9 @@ type Result struct {
 	// Entries is how many entries the store's log held then.
 	Elapsed time.Duration
 	Entries int64
+	// Busy is the processor time the whole machine spent busy meanwhile (machineBusy):
+	// the workers, the database server and anything else running.
+	Busy time.Duration
 	// Drained is how long the timers and the outbox took to drain after that.
 	Drained time.Duration
 	// Stats are those of the workers' last processes; Kills how many were killed.
@@ -109,6 +112,7 @@ func (r *Run) Workers(ctx context.Context, db *DB) (Result, error) {
 	}
 	var res Result
 	start, err := f.begin(ctx, r.Together)
+	busy := machineBusy()
 	if err == nil {
 		err = r.events(ctx, f, db, &res)
 	}
@@ -116,7 +120,7 @@ func (r *Run) Workers(ctx context.Context, db *DB) (Result, error) {
 		err = r.checkDisrupted(res.Disrupted)
 	}
 	if err == nil {
-		res.Elapsed = time.Since(start)
+		res.Elapsed, res.Busy = time.Since(start), machineBusy()-busy
 		res.Entries, err = db.Entries(ctx, machineName)
 	}
 	if err == nil {
@@ -271,6 +275,8 @@ type FloorResult struct {
 	Commits int64
 	// CPU is the processor time the floor processes spent on their commits.
 	CPU time.Duration
+	// Busy is the processor time the whole machine spent busy meanwhile (machineBusy).
+	Busy time.Duration
 }
 
 // Floor runs the floor work (FloorEntries or FloorSameWork) on target: Plan.Workers
@@ -289,6 +295,7 @@ func (r *Run) Floor(ctx context.Context, work, source, target string) (FloorResu
 		}
 	}
 	start, err := f.begin(ctx, true)
+	busy := machineBusy()
 	for err == nil && !f.allDone() {
 		select {
 		case <-ctx.Done():
@@ -297,7 +304,7 @@ func (r *Run) Floor(ctx context.Context, work, source, target string) (FloorResu
 			err = f.handle(ev)
 		}
 	}
-	res := FloorResult{Elapsed: time.Since(start)}
+	res := FloorResult{Elapsed: time.Since(start), Busy: machineBusy() - busy}
 	f.stop()
 	for _, line := range f.lines {
 		var d struct {

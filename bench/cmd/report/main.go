@@ -312,34 +312,51 @@ var benchDoc = map[string]string{
 
 // withScaleout adds to doc the durable stores' target, measured by the scale-out proof
 // (results: its RESULTS.md), and the results themselves, after the generation scaling;
-// doc is left as it is without results.
+// doc is left as it is without results. The target is read from the results' first table:
+// its N, store and first ratio columns (the workers against the same-work floor).
 func withScaleout(doc, results string) string {
 	if strings.TrimSpace(results) == "" {
 		return doc
 	}
-	// The first table of the results: date, machine, Go, N, store, transitions/s, floor,
-	// ratio, CPU.
 	var ratios []string
 	ok := true
+	col := map[string]int{}
 	for _, line := range strings.Split(results, "\n") {
-		cells := strings.Split(strings.Trim(line, "| "), "|")
-		if len(cells) != 9 || !strings.HasSuffix(strings.TrimSpace(cells[7]), "x") {
+		if !strings.HasPrefix(line, "|") {
 			if len(ratios) > 0 {
 				break
 			}
+			col = map[string]int{}
 			continue
 		}
-		n, store, ratio := strings.TrimSpace(cells[3]), strings.TrimSpace(cells[4]), strings.TrimSpace(cells[7])
-		ratios = append(ratios, fmt.Sprintf("%s N=%s %s", store, n, ratio))
-		if v, err := strconv.ParseFloat(strings.TrimSuffix(ratio, "x"), 64); err != nil || v < 0.7 {
+		cells := strings.Split(strings.Trim(line, "| "), "|")
+		for i := range cells {
+			cells[i] = strings.TrimSpace(cells[i])
+		}
+		if len(col) == 0 {
+			for i, c := range cells {
+				if _, seen := col[c]; !seen {
+					col[c] = i
+				}
+			}
+			continue
+		}
+		n, hasN := col["N"]
+		store, hasStore := col["store"]
+		ratio, hasRatio := col["ratio"]
+		if !hasN || !hasStore || !hasRatio || len(cells) <= max(n, store, ratio) || !strings.HasSuffix(cells[ratio], "x") {
+			continue // the header's rule, or another table
+		}
+		ratios = append(ratios, fmt.Sprintf("%s N=%s %s", cells[store], cells[n], cells[ratio]))
+		if v, err := strconv.ParseFloat(strings.TrimSuffix(cells[ratio], "x"), 64); err != nil || v < durableTarget {
 			ok = false
 		}
 	}
 	if len(ratios) == 0 {
 		return doc
 	}
-	target := fmt.Sprintf("| durable stores: transitions/s of the scale-out proof's N worker processes (N = 1, 4, 8) at least 0.7x the same commits written by hand, PostgreSQL and SQLite alike | %s | %s |\n",
-		strings.Join(ratios, "; "), yes(ok))
+	target := fmt.Sprintf("| durable stores: transitions/s of the scale-out proof's N worker processes (N = 1, 4, 8) at least %.1fx the same durable writes written by hand (the same-work floor), PostgreSQL and SQLite alike | %s | %s |\n",
+		durableTarget, strings.Join(ratios, "; "), yes(ok))
 	if i := strings.Index(doc, "\n\n`Fire` here is FireValid"); i >= 0 {
 		doc = doc[:i+1] + target + doc[i+1:]
 	}
@@ -349,12 +366,16 @@ func withScaleout(doc, results string) string {
 	}
 	body = strings.Replace(body, "<!-- notes: everything below this line is kept when the command rewrites the file -->\n", "", 1)
 	body = strings.ReplaceAll("\n"+body, "\n## ", "\n### ")
-	section := "## Durable stores: the scale-out proof (issue 13)\n\nCopied from examples/scaleout/RESULTS.md, which `go run ./cmd/bench` in examples/scaleout writes (make bench does not run it).\n\n" + strings.TrimLeft(body, "\n") + "\n"
+	section := "## Durable stores: the scale-out proof\n\nCopied from examples/scaleout/RESULTS.md, which `make bench-durable` writes (make bench does not run it).\n\n" + strings.TrimLeft(body, "\n") + "\n"
 	if i := strings.Index(doc, "## benchstat\n"); i >= 0 {
 		return doc[:i] + section + doc[i:]
 	}
 	return doc + "\n" + section
 }
+
+// durableTarget is the least ratio of the workers' transitions a second to the same-work
+// floor's that meets the durable stores' target.
+const durableTarget = 0.8
 
 type fact struct {
 	text string

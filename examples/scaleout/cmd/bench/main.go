@@ -92,7 +92,7 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&c.split.Instances, "breakdown-instances", 200, "orders of the breakdown of one process's transitions")
 	fs.IntVar(&c.split.Events, "breakdown-events", 10000, "events of the breakdown (its fresh events are fired)")
 	fs.BoolVar(&c.verbose, "v", false, "pass on what the processes write on their standard error")
-	fs.BoolVar(&c.statements, "statements", false, "with PostgreSQL, load pg_stat_statements and write the server's time by statement, the workers' against the floor's")
+	fs.BoolVar(&c.statements, "statements", false, "with PostgreSQL, load pg_stat_statements and write the server's time by statement, the workers' against the same-work floor's")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -119,31 +119,39 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	return c, nil
 }
 
-// row is one line of the results: a store, a number of workers, both measures.
+// row is one line of the results: a store, a number of workers, the workers' run and
+// both floors.
 type row struct {
 	store   string
 	workers int
 	run     scaleout.Result
-	floor   scaleout.FloorResult
-	report  *scaleout.Report
+	// same is the same-work floor, floor the two-statement one.
+	same, floor scaleout.FloorResult
+	report      *scaleout.Report
 	// server: the server's execution time by statement (-statements), the workers'
-	// database's and the floor's.
+	// database's and the same-work floor's.
 	server, floorServer []statementTime
 }
 
 // rate returns the workers' transitions a second.
 func (r row) rate() float64 { return float64(r.run.Entries) / r.run.Elapsed.Seconds() }
 
-// floorRate returns the floor's transitions a second.
-func (r row) floorRate() float64 { return float64(r.floor.Commits) / r.floor.Elapsed.Seconds() }
+// floorRate returns the two-statement floor's transitions a second.
+func (r row) floorRate() float64 { return floorRate(r.floor) }
 
-// cpu returns the workers' and the floor's processor time a transition.
-func (r row) cpu() (store, floor time.Duration) {
+// sameRate returns the same-work floor's transitions a second.
+func (r row) sameRate() float64 { return floorRate(r.same) }
+
+// floorRate returns a floor's transitions a second.
+func floorRate(f scaleout.FloorResult) float64 { return float64(f.Commits) / f.Elapsed.Seconds() }
+
+// workersCPU returns the processor time of the workers' processes during the events.
+func (r row) workersCPU() time.Duration {
 	var sum time.Duration
 	for _, s := range r.run.Stats {
 		sum += s.CPU
 	}
-	return sum / time.Duration(max(r.run.Entries, 1)), r.floor.CPU / time.Duration(max(r.floor.Commits, 1))
+	return sum
 }
 
 // breakdown is a store's Breakdown.
@@ -215,6 +223,10 @@ func (c *config) one(ctx context.Context, store string, n int, databases func(na
 	if err != nil {
 		return row{}, err
 	}
+	same, err := databases(fmt.Sprintf("same_%d", n))
+	if err != nil {
+		return row{}, err
+	}
 	r := &scaleout.Run{Kind: store, Where: source, Plan: p, Speed: 60, Together: true, Logf: c.logf}
 	if c.profile != "" {
 		r.WorkerArgs = func(index int) []string {
@@ -231,21 +243,27 @@ func (c *config) one(ctx context.Context, store string, n int, databases func(na
 		}
 		defer func() {
 			if err == nil {
-				res.server, res.floorServer, err = c.serverTimes(ctx, fmt.Sprintf("orders_%d", n), fmt.Sprintf("floor_%d", n))
+				res.server, res.floorServer, err = c.serverTimes(ctx, fmt.Sprintf("orders_%d", n), fmt.Sprintf("same_%d", n))
 			}
 		}()
 	}
 	if res.run, res.report, err = c.runWorkers(ctx, r); err != nil {
 		return res, err
 	}
-	if err := c.prepare(ctx, store, target); err != nil {
-		return res, err
+	for _, f := range []struct {
+		work, where string
+		into        *scaleout.FloorResult
+	}{{scaleout.FloorSameWork, same, &res.same}, {scaleout.FloorEntries, target, &res.floor}} {
+		if err := c.prepare(ctx, store, f.where); err != nil {
+			return res, err
+		}
+		if *f.into, err = r.Floor(ctx, f.work, source, f.where); err != nil {
+			return res, fmt.Errorf("floor %s: %w", f.work, err)
+		}
 	}
-	if res.floor, err = r.Floor(ctx, source, target); err != nil {
-		return res, err
-	}
-	fmt.Fprintf(c.stderr, "%s N=%d: %.0f transitions/s (%d in %v), floor %.0f/s (%d in %v)\n", store, n,
+	fmt.Fprintf(c.stderr, "%s N=%d: %.0f transitions/s (%d in %v), same-work floor %.0f/s (%d in %v), two-statement floor %.0f/s (%d in %v)\n", store, n,
 		res.rate(), res.run.Entries, res.run.Elapsed.Round(time.Millisecond),
+		res.sameRate(), res.same.Commits, res.same.Elapsed.Round(time.Millisecond),
 		res.floorRate(), res.floor.Commits, res.floor.Elapsed.Round(time.Millisecond))
 	return res, nil
 }
@@ -325,42 +343,74 @@ func (c *config) write(rows []row, splits []breakdown, stdout io.Writer) error {
 	return os.WriteFile(c.out, b.Bytes(), 0o644)
 }
 
-// table writes the heading and the table of the results.
+// table writes the heading and the tables of the results.
 func (c *config) table(w io.Writer, rows []row) {
 	fmt.Fprintf(w, "# Scale-out results\n\n")
-	fmt.Fprintf(w, "Written by `go run ./cmd/bench` in examples/scaleout (this run: %v; the flags are in\ncmd/bench/main.go). ", time.Since(c.started).Round(time.Second))
-	fmt.Fprintf(w, "Each row: N worker processes fire the plan (%d orders, %d events, seed %d;\n", c.plan.Instances, c.plan.Events, c.plan.Seed)
-	fmt.Fprintf(w, "duplicates, key conflicts, contended events, timers and effects as in the test, no kills) at\n")
-	fmt.Fprintf(w, "a fresh database, and the run passes every check of the test; *transitions/s* is the log\n")
-	fmt.Fprintf(w, "entries committed until the last worker was done, over that time. *floor* is N processes\n")
-	fmt.Fprintf(w, "committing the same entries (same data, same snapshots) again, by hand, to a fresh database\n")
-	fmt.Fprintf(w, "of the same server: one transaction of one UPDATE ... WHERE version = $n (an INSERT for a\n")
-	fmt.Fprintf(w, "new order) and one INSERT of the entry. *CPU/transition* is the processor time of the\n")
-	fmt.Fprintf(w, "worker (floor) processes per transition: for SQLite it includes the database engine, for\n")
-	fmt.Fprintf(w, "PostgreSQL not the server. PostgreSQL %s runs with fsync, synchronous_commit and\n", c.pgVersion)
-	loaded := ""
+	fmt.Fprintf(w, "Written by `make bench-durable` (`go run ./cmd/bench` in examples/scaleout; this run: %v; the\n", time.Since(c.started).Round(time.Second))
+	fmt.Fprintf(w, "flags are in cmd/bench/main.go). Each row: N worker processes fire the plan (%d orders,\n", c.plan.Instances)
+	fmt.Fprintf(w, "%d events, seed %d; duplicates, key conflicts, contended events, timers and effects as in\n", c.plan.Events, c.plan.Seed)
+	fmt.Fprintf(w, "the test, no kills) at a fresh database, and the run passes every check of the test;\n")
+	fmt.Fprintf(w, "*transitions/s* is the log entries committed until the last worker was done, over that\n")
+	fmt.Fprintf(w, "time. Then, on fresh databases of the same server, N processes write the same log again\n")
+	fmt.Fprintf(w, "by hand, each the orders of one worker, in turn:\n\n")
+	fmt.Fprintf(w, "- *same-work floor*: the whole commits the workers made (made again from their log by\n")
+	fmt.Fprintf(w, "  scaleout.Redo, every entry equal to the stored one byte for byte), each in one\n")
+	fmt.Fprintf(w, "  transaction of hand-written SQL (scaleout.SameWork): the instance by compare-and-set on\n")
+	fmt.Fprintf(w, "  its version with its snapshot, the entry with its idempotency key, the outbox rows, the\n")
+	fmt.Fprintf(w, "  deadline handled, the deadlines disarmed and armed, the counters changed; on PostgreSQL\n")
+	fmt.Fprintf(w, "  one batch and the COMMIT (two round trips, as the store), on SQLite statements prepared\n")
+	fmt.Fprintf(w, "  once. The proof's tests check that it leaves the very rows the workers left.\n")
+	fmt.Fprintf(w, "- *two-statement floor*: one UPDATE ... WHERE version = $n (an INSERT for a new order) and\n")
+	fmt.Fprintf(w, "  one INSERT of the entry, nothing else.\n\n")
+	fmt.Fprintf(w, "PostgreSQL %s runs with fsync, synchronous_commit and full_page_writes off", c.pgVersion)
 	if c.statements {
-		loaded = " and pg_stat_statements loaded (-statements)"
+		fmt.Fprintf(w, " and pg_stat_statements loaded (-statements)")
 	}
-	fmt.Fprintf(w, "full_page_writes off%s; SQLite in WAL mode with synchronous=NORMAL; the floor alike.\n\n", loaded)
-	fmt.Fprintf(w, "| date | machine | Go | N | store | transitions/s | floor transitions/s | ratio | CPU/transition (floor) |\n")
-	fmt.Fprintf(w, "|---|---|---|---:|---|---:|---:|---:|---:|\n")
+	fmt.Fprintf(w, "; SQLite in WAL mode with synchronous=NORMAL; the floors alike.\n\n")
+	fmt.Fprintf(w, "| date | machine | Go | N | store | transitions/s | same-work floor/s | ratio | two-statement floor/s | ratio |\n")
+	fmt.Fprintf(w, "|---|---|---|---:|---|---:|---:|---:|---:|---:|\n")
 	date, machine := c.started.UTC().Format("2006-01-02"), machineName()
 	for _, r := range rows {
-		cs, cf := r.cpu()
-		fmt.Fprintf(w, "| %s | %s | %s | %d | %s | %.0f | %.0f | %.2fx | %d µs (%d µs) |\n", date, machine, runtime.Version(),
-			r.workers, r.store, r.rate(), r.floorRate(), r.rate()/r.floorRate(), cs.Microseconds(), cf.Microseconds())
+		fmt.Fprintf(w, "| %s | %s | %s | %d | %s | %.0f | %.0f | %.2fx | %.0f | %.2fx |\n", date, machine, runtime.Version(),
+			r.workers, r.store, r.rate(), r.sameRate(), r.rate()/r.sameRate(), r.floorRate(), r.rate()/r.floorRate())
+	}
+	fmt.Fprintf(w, "\nWhere the processor time goes, a transition: *processes* is the worker (floor) processes\n")
+	fmt.Fprintf(w, "(for SQLite, the database engine is in them); *machine* is every CPU of the machine busy\n")
+	fmt.Fprintf(w, "meanwhile (/proc/stat): the processes, the PostgreSQL server, this command, anything else.\n")
+	fmt.Fprintf(w, "*busy* is that time over the wall time of the %d CPUs: near 100%%, the row is held by the\n", runtime.NumCPU())
+	fmt.Fprintf(w, "processors the workers share with the server.\n\n")
+	fmt.Fprintf(w, "| N | store | run | transitions | wall | processes | machine | busy |\n")
+	fmt.Fprintf(w, "|---:|---|---|---:|---:|---:|---:|---:|\n")
+	for _, r := range rows {
+		phases := []struct {
+			name        string
+			n           int64
+			wall, procs time.Duration
+			busy        time.Duration
+		}{
+			{"workers", r.run.Entries, r.run.Elapsed, r.workersCPU(), r.run.Busy},
+			{"same-work floor", r.same.Commits, r.same.Elapsed, r.same.CPU, r.same.Busy},
+			{"two-statement floor", r.floor.Commits, r.floor.Elapsed, r.floor.CPU, r.floor.Busy},
+		}
+		for _, p := range phases {
+			per := func(d time.Duration) string {
+				return fmt.Sprintf("%d µs", (d / time.Duration(max(p.n, 1))).Microseconds())
+			}
+			fmt.Fprintf(w, "| %d | %s | %s | %d | %v | %s | %s | %.0f%% |\n", r.workers, r.store, p.name, p.n,
+				p.wall.Round(time.Millisecond), per(p.procs), per(p.busy),
+				100*p.busy.Seconds()/(p.wall.Seconds()*float64(runtime.NumCPU())))
+		}
 	}
 	fmt.Fprintf(w, "\nWhat the workers did (entries: at the end of the events; the timers' last entries follow):\n\n")
-	fmt.Fprintf(w, "| N | store | entries | events phase | floor | conflicts retried | loads | catch-ups | timers | effects |\n")
-	fmt.Fprintf(w, "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	fmt.Fprintf(w, "| N | store | entries | conflicts retried | loads | catch-ups | timers | effects |\n")
+	fmt.Fprintf(w, "|---:|---|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range rows {
 		var s scaleout.Stats
 		for _, x := range r.run.Stats {
 			s.Conflicts, s.Loads, s.CatchUps, s.Timers, s.Delivered = s.Conflicts+x.Conflicts, s.Loads+x.Loads, s.CatchUps+x.CatchUps, s.Timers+x.Timers, s.Delivered+x.Delivered
 		}
-		fmt.Fprintf(w, "| %d | %s | %d | %v | %v | %d | %d | %d | %d | %d |\n", r.workers, r.store, r.run.Entries,
-			r.run.Elapsed.Round(time.Millisecond), r.floor.Elapsed.Round(time.Millisecond), s.Conflicts, s.Loads, s.CatchUps, s.Timers, s.Delivered)
+		fmt.Fprintf(w, "| %d | %s | %d | %d | %d | %d | %d | %d |\n", r.workers, r.store, r.run.Entries,
+			s.Conflicts, s.Loads, s.CatchUps, s.Timers, s.Delivered)
 	}
 }
 
@@ -370,15 +420,15 @@ func (c *config) breakdowns(w io.Writer, splits []breakdown) {
 		return
 	}
 	fmt.Fprintf(w, "\nWhere the time of a transition goes, in one process (scaleout.Decompose): the %d orders'\n", c.split.Instances)
-	fmt.Fprintf(w, "fresh events of a plan of %d events, and their creations, committed four ways, each on a\n", c.split.Events)
-	fmt.Fprintf(w, "fresh database: by hand (the floor); the very same commits through Store.Commit; fired by\n")
-	fmt.Fprintf(w, "machines kept in memory, without keys; and with their idempotency keys. Time a transition\n")
-	fmt.Fprintf(w, "(and transitions/s).\n\n")
-	fmt.Fprintf(w, "| store | transitions | floor | Store.Commit | FireWith, no key | FireWith, key |\n")
-	fmt.Fprintf(w, "|---|---:|---:|---:|---:|---:|\n")
+	fmt.Fprintf(w, "fresh events of a plan of %d events, and their creations, committed five ways, each on a\n", c.split.Events)
+	fmt.Fprintf(w, "fresh database: their entries by hand (the two-statement floor); the very same commits by\n")
+	fmt.Fprintf(w, "hand (the same-work floor) and through Store.Commit; fired by machines kept in memory,\n")
+	fmt.Fprintf(w, "without keys; and with their idempotency keys. Time a transition (and transitions/s).\n\n")
+	fmt.Fprintf(w, "| store | transitions | two-statement floor | same-work floor | Store.Commit | FireWith, no key | FireWith, key |\n")
+	fmt.Fprintf(w, "|---|---:|---:|---:|---:|---:|---:|\n")
 	for _, s := range splits {
-		fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s |\n", s.store, s.Transitions,
-			perTransition(s.Floor), perTransition(s.Commit), perTransition(s.FireNoKey), perTransition(s.Fire))
+		fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %s |\n", s.store, s.Transitions,
+			perTransition(s.Floor), perTransition(s.SameWork), perTransition(s.Commit), perTransition(s.FireNoKey), perTransition(s.Fire))
 	}
 }
 
@@ -452,7 +502,7 @@ func (c *config) serverTimes(ctx context.Context, workers, floor string) (w, f [
 }
 
 // statementsTable writes, for each row measured with -statements, the server's execution
-// time a transition by statement, the workers' and the floor's: the statements that took
+// time a transition by statement, the workers' and the same-work floor's: the statements that took
 // 1% of their database's time or more, and the rest together.
 func (c *config) statementsTable(w io.Writer, rows []row) {
 	first := true
@@ -462,15 +512,15 @@ func (c *config) statementsTable(w io.Writer, rows []row) {
 		}
 		if first {
 			fmt.Fprintf(w, "\nThe server's execution time a transition (pg_stat_statements, with -statements), by\n"+
-				"statement, the workers' database against the floor's: statements that took 1%% of their\n"+
-				"database's time or more, in full up to 100 characters.\n")
+				"statement, the workers' database against the same-work floor's: statements that took 1%% of\n"+
+				"their database's time or more, in full up to 100 characters.\n")
 			first = false
 		}
 		for _, side := range []struct {
 			who     string
 			times   []statementTime
 			entries int64
-		}{{"workers", r.server, r.run.Entries}, {"floor", r.floorServer, r.floor.Commits}} {
+		}{{"workers", r.server, r.run.Entries}, {"same-work floor", r.floorServer, r.same.Commits}} {
 			var total float64
 			for _, st := range side.times {
 				total += st.ms
