@@ -343,6 +343,10 @@ type proc struct {
 	gen   int
 	cmd   *exec.Cmd
 	stdin io.WriteCloser
+	// last is the last line it wrote on its standard error, for the error of a process
+	// that failed.
+	mu   sync.Mutex
+	last string
 }
 
 // event is a line a process printed, or its end.
@@ -377,12 +381,18 @@ func (f *fleet) start(index int) error {
 	if err != nil {
 		return err
 	}
+	p := &proc{gen: gen, cmd: cmd, stdin: stdin}
 	cmd.Stdout = &lineWriter{emit: func(l string) { f.events <- event{index: index, gen: gen, line: l} }}
-	cmd.Stderr = &lineWriter{emit: func(l string) { f.r.Logf("%s %d: %s", f.role, index, l) }}
+	cmd.Stderr = &lineWriter{emit: func(l string) {
+		p.mu.Lock()
+		p.last = l
+		p.mu.Unlock()
+		f.r.Logf("%s %d: %s", f.role, index, l)
+	}}
 	if err := cmd.Start(); err != nil {
 		return err
 	}
-	f.procs[index] = &proc{gen: gen, cmd: cmd, stdin: stdin}
+	f.procs[index] = p
 	f.live++
 	go func() {
 		err := cmd.Wait()
@@ -424,7 +434,10 @@ func (f *fleet) handle(ev event) error {
 			f.cpu += st.UserTime() + st.SystemTime()
 		}
 		if ev.gen == p.gen && !f.stopping && (!f.done[ev.index] || f.role == roleWorker) {
-			err := fmt.Errorf("%s %d ended before it was stopped: %v", f.role, ev.index, ev.err)
+			p.mu.Lock()
+			last := p.last
+			p.mu.Unlock()
+			err := fmt.Errorf("%s %d ended before it was stopped: %v (its last line: %q)", f.role, ev.index, ev.err, last)
 			f.failure = firstErr(f.failure, err)
 			return err
 		}
