@@ -383,6 +383,7 @@ func (e *StoreError) Unwrap() error { return e.Err }
 type MemoryStore struct {
 	mu        sync.Mutex
 	instances map[[2]string]*memInstance
+	hub       WorkHub // WatchWork's watches (memwake.go)
 }
 
 // memInstance is one instance of a MemoryStore.
@@ -421,13 +422,18 @@ func NewMemoryStore() *MemoryStore {
 }
 
 // Commit writes c if the instance is at c.Version (Store.Commit).
-func (s *MemoryStore) Commit(ctx context.Context, c *Commit) error {
+func (s *MemoryStore) Commit(ctx context.Context, c *Commit) (err error) {
 	if err := CheckCommit(c); err != nil {
 		return err
 	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	defer func() { // once unlocked
+		if err == nil && CommitWakes(c) {
+			s.hub.Notify(c.Machine)
+		}
+	}()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	in := s.instances[[2]string{c.Machine, c.ID}]

@@ -29,7 +29,7 @@ import (
 
 // Run runs every conformance test against the stores open returns, each as a subtest.
 // The tests of the optional interfaces (fsmrt.PendingReader, IndexReader, StateCounter,
-// EffectErrorRecorder) are skipped, saying so, for a store that does not implement them.
+// EffectErrorRecorder, Waker) are skipped, saying so, for a store that does not implement them.
 func Run(t *testing.T, open func(t *testing.T) fsmrt.Store) { run(t, open, false) }
 
 // RunComplete runs every conformance test as Run does, and fails those of an optional
@@ -100,6 +100,7 @@ var cases = []struct {
 	{"CountByState", testCountByState},
 	{"EffectErrors", testEffectErrors},
 	{"FindIdleAndEffects", testFindIdleAndEffects},
+	{"Waker", testWaker},
 }
 
 const spec = "sha256:0123456789abcdef"

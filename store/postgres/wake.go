@@ -73,15 +73,9 @@ type waker struct {
 
 var _ fsmrt.Waker = (*Store)(nil)
 
-// notifies reports whether commit c wakes the listeners: it arms deadlines or writes
-// effects that nobody holds.
-func notifies(c *fsmrt.Commit) bool {
-	return c.Rearm && len(c.Deadlines) > 0 || len(c.Effects) > 0 && c.Owner == ""
-}
-
 // queueNotify queues the NOTIFY of commit c, if it wakes anyone.
 func (s *Store) queueNotify(b *pgx.Batch, c *fsmrt.Commit) {
-	if notifies(c) {
+	if fsmrt.CommitWakes(c) {
 		b.Queue(s.sql.notify, c.Machine, c.ID, s.sql.wakePrefix+c.Machine)
 	}
 }

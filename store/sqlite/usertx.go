@@ -73,7 +73,7 @@ func (s *txStore) Commit(ctx context.Context, c *fsmrt.Commit) error {
 	if _, rerr := s.tx.ExecContext(ctx, "RELEASE "+savepoint); rerr != nil && err == nil {
 		err = rerr
 	}
-	if err == nil && s.woke != nil && wakes(c) {
+	if err == nil && s.woke != nil && fsmrt.CommitWakes(c) {
 		*s.woke = append(*s.woke, c.Machine)
 	}
 	if err == nil || refusal(err) {

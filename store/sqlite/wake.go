@@ -90,15 +90,9 @@ func (s *Store) leaveHub() {
 // notify wakes the watches of c's machine in this process, after c committed, if c arms
 // deadlines or writes effects that nobody holds.
 func (s *Store) notify(c *fsmrt.Commit) {
-	if s.hub != nil && wakes(c) {
+	if s.hub != nil && fsmrt.CommitWakes(c) {
 		s.hub.Notify(c.Machine)
 	}
-}
-
-// wakes reports whether commit c wakes the watches of its machine: it arms deadlines or
-// writes effects that nobody holds.
-func wakes(c *fsmrt.Commit) bool {
-	return c.Rearm && len(c.Deadlines) > 0 || len(c.Effects) > 0 && c.Owner == ""
 }
 
 // InTx runs fn in a transaction of the caller's on the store's database (BeginTx), with the
