@@ -172,9 +172,19 @@ func (c *config) measure(ctx context.Context) ([]row, []breakdown, error) {
 	var splits []breakdown
 	for _, store := range c.stores {
 		var databases func(name string) (string, error)
+		var drop func(name string) error // a database measured, to give its disk back
 		switch store {
 		case scaleout.SQLite:
 			databases = func(name string) (string, error) { return filepath.Join(dir, name+".db"), nil }
+			drop = func(name string) error {
+				var errs []error
+				for _, suffix := range []string{".db", ".db-wal", ".db-shm"} {
+					if err := os.Remove(filepath.Join(dir, name+suffix)); err != nil && !errors.Is(err, os.ErrNotExist) {
+						errs = append(errs, err)
+					}
+				}
+				return errors.Join(errs...)
+			}
 		case scaleout.Postgres:
 			opts := pgtest.Options{MaxConnections: 200}
 			if c.statements {
@@ -193,6 +203,7 @@ func (c *config) measure(ctx context.Context) ([]row, []breakdown, error) {
 			}
 			c.pgVersion = serverVersion(ctx, srv.DSN)
 			databases = func(name string) (string, error) { return srv.CreateDatabase(ctx, name) }
+			drop = func(name string) error { return execOn(ctx, srv.DSN, "DROP DATABASE "+pgx.Identifier{name}.Sanitize()) }
 		}
 		for _, n := range c.workers {
 			r, err := c.one(ctx, store, n, databases)
@@ -200,6 +211,11 @@ func (c *config) measure(ctx context.Context) ([]row, []breakdown, error) {
 				return nil, nil, fmt.Errorf("%s, N=%d: %w", store, n, err)
 			}
 			rows = append(rows, r)
+			for _, name := range []string{"orders_%d", "same_%d", "floor_%d"} {
+				if err := drop(fmt.Sprintf(name, n)); err != nil {
+					return nil, nil, fmt.Errorf("%s, N=%d: %w", store, n, err)
+				}
+			}
 		}
 		b, err := scaleout.Decompose(ctx, store, c.split, databases)
 		if err != nil {
