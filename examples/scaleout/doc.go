@@ -90,8 +90,11 @@
 // when PostgreSQL is not installed rather than skip); SCALEOUT_FULL=1 runs the acceptance
 // bar, N = 1, 4, 8 with 1,000 orders and 50,000 events on both stores (make test-long).
 // PostgreSQL runs without fsync, synchronous_commit and full_page_writes, SQLite with
-// synchronous=NORMAL: a killed process loses nothing either way. go run ./cmd/bench
-// measures the throughput and writes RESULTS.md.
+// synchronous=NORMAL: a killed process loses nothing either way. go run ./cmd/bench (make
+// bench-durable) measures the throughput against two floors written by hand and writes
+// RESULTS.md: the same-work floor, the workers' own commits made again from their log
+// (Redo) and written in one hand-written transaction each (SameWork), which the tests
+// check leaves the very rows the workers left; and two statements a transition.
 //
 // TestScaleOutDisrupted runs the proof on PostgreSQL with the server disrupted besides
 // the kills (disrupt.go): restarted mid-run, fast or as a crash (with synchronous_commit

@@ -1,10 +1,13 @@
 // Command bench measures the scale-out proof's throughput: for each store (SQLite, and a
 // PostgreSQL server it starts) and each number of worker processes N, it runs the plan's
 // events with N workers (no kills, no flaky deliveries), checks the run as the test does,
-// and commits the same log entries again with N floor processes, by hand (one transaction
-// of one UPDATE ... WHERE version = $n and one INSERT per entry), on a fresh database of
-// the same server. It writes the transitions a second of both to a Markdown file,
-// RESULTS.md by default, keeping what follows the notes marker of the file as it was.
+// and writes the same log again with N floor processes, by hand, on fresh databases of the
+// same server, twice: the same-work floor (the workers' whole commits, made again by
+// scaleout.Redo, written by scaleout.SameWork) and the two-statement floor (one UPDATE ...
+// WHERE version = $n and one INSERT of the entry). It writes the transitions a second of
+// all three, and where the processor time went, to a Markdown file, RESULTS.md by default,
+// keeping what follows the notes marker of the file as it was. make bench-durable runs it
+// with -statements and copies its tables into BENCHMARKS.md.
 //
 //	go run ./cmd/bench                      # N = 1, 4, 8; 1,000 orders; 50,000 events
 //	go run ./cmd/bench -n 1 -events 5000 -o -
