@@ -63,7 +63,7 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Store, error
 		return nil, err
 	}
 	st := newStatements(o.schema)
-	return &Store{pool: pool, sql: st, index: newIndexStatements(o.schema), wake: &waker{prefix: st.wakePrefix}}, nil
+	return &Store{pool: pool, sql: st, index: newIndexStatements(o.schema), wake: &waker{prefix: st.wakePrefix, ping: listenPing}}, nil
 }
 
 // Open connects to the database of dsn (a postgres:// URL or a key=value string, as

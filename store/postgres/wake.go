@@ -60,6 +60,9 @@ WHERE ` + sqlWritten
 type waker struct {
 	hub    fsmrt.WorkHub
 	prefix string // the payload's schema part: quoted schema name and a dot
+	// ping is how long the connection waits for a notification before it checks that it
+	// is alive, and how long that check may take (listenPing; a test shortens it).
+	ping time.Duration
 
 	mu      sync.Mutex
 	watches int
@@ -207,14 +210,14 @@ func (w *waker) listen(ctx context.Context, cfg *pgx.ConnConfig, done chan struc
 // or ctx ends. Every listenPing without one it checks that the connection is alive.
 func (w *waker) serve(ctx context.Context, conn *pgx.Conn) {
 	for {
-		wait, cancel := context.WithTimeout(ctx, listenPing)
+		wait, cancel := context.WithTimeout(ctx, w.ping)
 		n, err := conn.WaitForNotification(wait)
 		cancel()
 		switch {
 		case ctx.Err() != nil:
 			return
 		case errors.Is(err, context.DeadlineExceeded) && !conn.IsClosed():
-			ping, cancel := context.WithTimeout(ctx, listenPing)
+			ping, cancel := context.WithTimeout(ctx, w.ping)
 			err = conn.Ping(ping)
 			cancel()
 			if err != nil {
