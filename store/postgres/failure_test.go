@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/fsmgen/fsmgen/fsmrt"
 )
@@ -162,32 +161,12 @@ func TestCommitOutcomeUnknown(t *testing.T) {
 	ctx := context.Background()
 	dsn := newDatabase(t)
 	var cut atomic.Int32
-	cfg, err := pgxpool.ParseConfig(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var d net.Dialer
-	cfg.ConnConfig.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		conn, err := d.DialContext(ctx, network, addr)
-		if err != nil {
-			return nil, err
-		}
-		return cutConn{Conn: conn, cut: &cut}, nil
-	}
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	st, err := New(ctx, pool)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := openStoreWrapping(t, dsn, func(conn net.Conn) net.Conn { return cutConn{Conn: conn, cut: &cut} })
 	check := openStore(t, dsn)
 
 	mustCommit(t, st, "unknown", "m", 1, 1)
 	cut.Store(cutBefore)
-	err = st.Commit(ctx, testCommit("unknown", "m", 2, "", "{}"))
+	err := st.Commit(ctx, testCommit("unknown", "m", 2, "", "{}"))
 	if err == nil || errors.Is(err, ErrCommitUnknown) || errors.Is(err, fsmrt.ErrStoreConflict) {
 		t.Errorf("a commit cut before the COMMIT was sent: %v, want a failure of known outcome", err)
 	}

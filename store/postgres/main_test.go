@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"sync/atomic"
 	"testing"
@@ -122,4 +123,33 @@ func mustLog(t testing.TB, st fsmrt.Store, machine, id string) []fsmrt.Entry {
 		t.Fatalf("log %s %s: %v", machine, id, err)
 	}
 	return log
+}
+
+// openStoreWrapping opens a store on dsn whose connections to the server, the listening
+// one included, are those wrap makes of the connections it dials; closed when t ends.
+func openStoreWrapping(t testing.TB, dsn string, wrap func(net.Conn) net.Conn) *Store {
+	t.Helper()
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d net.Dialer
+	cfg.ConnConfig.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		conn, err := d.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return wrap(conn), nil
+	}
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	st, err := New(context.Background(), pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	return st
 }

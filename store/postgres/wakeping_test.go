@@ -7,8 +7,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // silentConn is a connection to the server that a test can silence, as a network that
@@ -45,34 +43,15 @@ func (c *silentConn) Read(p []byte) (int, error) {
 func TestWakeAfterSilentConnection(t *testing.T) {
 	ctx := context.Background()
 	dsn := newDatabase(t)
-	cfg, err := pgxpool.ParseConfig(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var mu sync.Mutex
 	var conns []*silentConn
-	var d net.Dialer
-	cfg.ConnConfig.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := d.DialContext(ctx, network, addr)
-		if err != nil {
-			return nil, err
-		}
-		sc := &silentConn{Conn: c}
+	st := openStoreWrapping(t, dsn, func(conn net.Conn) net.Conn {
+		sc := &silentConn{Conn: conn}
 		mu.Lock()
 		conns = append(conns, sc)
 		mu.Unlock()
-		return sc, nil
-	}
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	st, err := New(ctx, pool)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.Close)
+		return sc
+	})
 	st.wake.ping = 200 * time.Millisecond // before the listener starts
 	other := openStore(t, dsn)
 
