@@ -6,31 +6,6 @@ import (
 	"time"
 )
 
-// wakingStore is a MemoryStore that wakes through a WorkHub, as a store does: after a
-// commit that arms a deadline; NextWork reads the deadlines it owes.
-type wakingStore struct {
-	*MemoryStore
-	hub WorkHub
-}
-
-func (s *wakingStore) Commit(ctx context.Context, c *Commit) error {
-	err := s.MemoryStore.Commit(ctx, c)
-	if err == nil && len(c.Deadlines) > 0 {
-		s.hub.Notify(c.Machine)
-	}
-	return err
-}
-
-func (s *wakingStore) WatchWork(machine string) WorkWatch { return s.hub.Watch(machine) }
-
-func (s *wakingStore) NextWork(ctx context.Context, machine string) (time.Time, bool, error) {
-	d, err := s.PendingDeadlines(ctx, PendingQuery{Machine: machine, Limit: 1})
-	if err != nil || len(d) == 0 {
-		return time.Time{}, false, err
-	}
-	return d[0].At, true, nil
-}
-
 // pacedClock is the system clock read as running ten times faster.
 type pacedClock struct{ start time.Time }
 
@@ -49,10 +24,10 @@ func armCommit(id string, at time.Time) *Commit {
 
 // TestWaiterPolls: on a store that wakes nobody, Wait sleeps the polling interval.
 func TestWaiterPolls(t *testing.T) {
-	w := NewWaiter(NewMemoryStore(), "m", WaitOptions{Poll: 20 * time.Millisecond})
+	w := NewWaiter(struct{ Store }{NewMemoryStore()}, "m", WaitOptions{Poll: 20 * time.Millisecond}) // not a Waker
 	defer w.Close()
 	if w.Woken() {
-		t.Fatal("a MemoryStore wakes nobody")
+		t.Fatal("a store that is not a Waker wakes nobody")
 	}
 	start := time.Now()
 	for range 3 {
@@ -76,7 +51,7 @@ func TestWaiterPolls(t *testing.T) {
 // every one.
 func TestWaiterWoken(t *testing.T) {
 	ctx := context.Background()
-	s := &wakingStore{MemoryStore: NewMemoryStore()}
+	s := NewMemoryStore()
 	clock := pacedClock{start: time.Now()}
 	w := NewWaiter(s, "m", WaitOptions{Poll: time.Hour, Clock: clock})
 	defer w.Close()
