@@ -84,11 +84,16 @@ type Waiter struct {
 	// answer again means the work is someone else's to do (held, or being claimed), and
 	// the Waiter does not spin on it.
 	last time.Time
-	// Wakes counts the Waits a wake-up ended, Timed those the nearest work ended, and
-	// Polls those the polling interval ended.
+	// Wakes counts the Waits (and Readys) a wake-up ended, Timed those the nearest work
+	// ended, and Polls those the polling interval ended.
 	Wakes, Timed, Polls int
-	timer               *time.Timer
-	once                sync.Once
+	// Ready's view between two questions to the store (wakeready.go): the nearest work
+	// NextWork gave (when isNext), and when, in real time, Ready last asked.
+	next   time.Time
+	asked  time.Time
+	isNext bool
+	timer  *time.Timer
+	once   sync.Once
 }
 
 // NewWaiter returns a Waiter on the work of machine (a Spec.Name) in store. Close it when

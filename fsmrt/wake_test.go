@@ -102,3 +102,73 @@ func TestWaiterWoken(t *testing.T) {
 		t.Fatalf("%d watches after Close", s.hub.Watching())
 	}
 }
+
+// askingStore is a memory store that counts the questions NextWork answers.
+type askingStore struct {
+	*MemoryStore
+	asked int
+}
+
+func (s *askingStore) NextWork(ctx context.Context, machine string) (time.Time, bool, error) {
+	s.asked++
+	return s.MemoryStore.NextWork(ctx, machine)
+}
+
+// settableClock is a clock a test sets.
+type settableClock struct{ at time.Time }
+
+func (c *settableClock) Now() time.Time { return c.at }
+
+// TestWaiterReady: a busy loop's Ready asks the store once every polling interval (not at
+// a wake-up), says yes when the work it was told of falls due without asking, and says
+// yes to work due now; on a store that is not a Waker it says yes once every interval.
+func TestWaiterReady(t *testing.T) {
+	ctx := context.Background()
+	const poll = 400 * time.Millisecond // long beside two calls in a row, on a busy machine too
+	t0 := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
+	clock := &settableClock{at: t0}
+	s := &askingStore{MemoryStore: NewMemoryStore()}
+	w := NewWaiter(s, "m", WaitOptions{Poll: poll, Clock: clock})
+	defer w.Close()
+	ready := func(what string, want bool, asked int) {
+		t.Helper()
+		if got := w.Ready(ctx); got != want || s.asked != asked {
+			t.Fatalf("%s: Ready %v after %d questions, want %v after %d", what, got, s.asked, want, asked)
+		}
+	}
+	ready("nothing stored", false, 1)
+	ready("at once again", false, 1)
+	if err := s.Commit(ctx, armCommit("c", t0.Add(10*time.Second))); err != nil {
+		t.Fatal(err)
+	}
+	ready("woken, within the interval", false, 1)
+	time.Sleep(poll + 20*time.Millisecond)
+	ready("a deadline 10s away", false, 2)
+	ready("the deadline it knows of, not due", false, 2)
+	clock.at = t0.Add(10 * time.Second)
+	ready("the deadline due", true, 2)
+	// Handled: the state left, its deadlines disarmed; a free effect committed.
+	c := armCommit("c", t0)
+	c.Version, c.Entry.Seq, c.Deadlines = 1, 2, nil
+	c.Entry.At = clock.at
+	c.Effects = []Effect{{Name: "send", Key: "c/2/0"}}
+	if err := s.Commit(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	ready("within the interval", false, 2)
+	time.Sleep(poll + 20*time.Millisecond)
+	ready("a free effect", true, 3)
+	if w.Wakes != 2 || w.Timed != 1 {
+		t.Errorf("%d wakes, %d timed; want 2 and 1", w.Wakes, w.Timed)
+	}
+
+	p := NewWaiter(struct{ Store }{NewMemoryStore()}, "m", WaitOptions{Poll: poll})
+	defer p.Close()
+	if !p.Ready(ctx) || p.Ready(ctx) {
+		t.Fatal("polling: Ready not yes then no")
+	}
+	time.Sleep(poll + 20*time.Millisecond)
+	if !p.Ready(ctx) {
+		t.Fatal("polling: Ready not yes after the interval")
+	}
+}

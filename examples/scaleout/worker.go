@@ -173,7 +173,10 @@ func (w *Worker) Close() {
 	}
 }
 
-// Run fires the worker's events, serving the timers and the outbox every Tick.
+// Run fires the worker's events, serving the timers and the outbox in between: paced
+// (Rate), while it waits for the next event's time, and at least every Tick; unpaced,
+// whenever the Waiter says there may be work (a deadline it was told of falls due, or
+// the store, asked once every Tick, says something is due).
 func (w *Worker) Run(ctx context.Context) error {
 	w.init()
 	next := time.Now()
@@ -185,9 +188,13 @@ func (w *Worker) Run(ctx context.Context) error {
 		if err := w.apply(ctx, it); err != nil {
 			return err
 		}
-		if !time.Now().Before(next) {
+		switch {
+		case w.Rate > 0 && !time.Now().Before(next):
 			w.serve(ctx)
 			next = time.Now().Add(w.Tick)
+		case w.Rate <= 0 && w.waiter.Ready(ctx):
+			for w.serve(ctx) && ctx.Err() == nil {
+			}
 		}
 	}
 	return ctx.Err()
