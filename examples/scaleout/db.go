@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/url"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -35,6 +36,10 @@ type DB struct {
 	file  *sql.DB       // SQLite
 	pool  *pgxpool.Pool // PostgreSQL
 	close func()
+	// stmts are the proof's statements prepared on file, once each (pgx prepares and
+	// keeps those it runs on its own).
+	mu    sync.Mutex
+	stmts map[string]*sql.Stmt
 }
 
 // Open opens the database where (a SQLite file, or a PostgreSQL DSN) of kind, migrating
@@ -72,7 +77,15 @@ func openSQLite(ctx context.Context, path string) (*DB, error) {
 		return nil, err
 	}
 	file.SetMaxOpenConns(2)
-	return &DB{Kind: SQLite, Store: st, file: file, close: func() { file.Close(); st.Close() }}, nil
+	d := &DB{Kind: SQLite, Store: st, file: file, stmts: map[string]*sql.Stmt{}}
+	d.close = func() {
+		for _, s := range d.stmts {
+			s.Close()
+		}
+		file.Close()
+		st.Close()
+	}
+	return d, nil
 }
 
 // openPostgres opens a pool on dsn and the store on it.
@@ -99,11 +112,30 @@ func (d *DB) exec(ctx context.Context, query string, args ...any) (int64, error)
 		tag, err := d.pool.Exec(ctx, numbered(query), args...)
 		return tag.RowsAffected(), err
 	}
-	res, err := d.file.ExecContext(ctx, query, args...)
+	st, err := d.prepared(ctx, query)
+	if err != nil {
+		return 0, err
+	}
+	res, err := st.ExecContext(ctx, args...)
 	if err != nil {
 		return 0, err
 	}
 	return res.RowsAffected()
+}
+
+// prepared returns query prepared on the proof's SQLite connections, preparing it the
+// first time.
+func (d *DB) prepared(ctx context.Context, query string) (*sql.Stmt, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if st := d.stmts[query]; st != nil {
+		return st, nil
+	}
+	st, err := d.file.PrepareContext(ctx, query)
+	if err == nil {
+		d.stmts[query] = st
+	}
+	return st, err
 }
 
 // query runs a query written with ? placeholders and calls row for each row, with scan
@@ -122,7 +154,11 @@ func (d *DB) query(ctx context.Context, query string, args []any, row func(scan 
 		}
 		return rows.Err()
 	}
-	rows, err := d.file.QueryContext(ctx, query, args...)
+	st, err := d.prepared(ctx, query)
+	if err != nil {
+		return err
+	}
+	rows, err := st.QueryContext(ctx, args...)
 	if err != nil {
 		return err
 	}
