@@ -59,12 +59,24 @@ func testWaker(t *testing.T, s *suite) {
 	woken("deadlines armed")
 	next("deadlines armed", at(80).Truncate(time.Microsecond), true)
 
-	// A deadline leased gives its lease's end (after it falls due) and a microsecond.
-	if got := s.claimDue(t, "s1", at(100)); len(got) != 2 {
+	// A deadline leased gives its lease's end (after it falls due) and a microsecond, when
+	// that comes before the other deadlines.
+	claim := func(now time.Time, lease time.Duration, want int) {
+		t.Helper()
+		got, err := s.ClaimDeadlines(ctx, s.machine, "s1", now, lease, 10)
+		if err != nil || len(got) != want {
+			t.Fatalf("claimed %v, %v; want %d deadlines", got, err, want)
+		}
+	}
+	claim(at(80), 10*time.Second, 1)
+	next("the warning leased until 90", at(90).Truncate(time.Microsecond).Add(time.Microsecond), true)
+	claim(at(91), 30*time.Second, 1)
+	next("the warning leased until 121, the expiry free at 100", at(100).Truncate(time.Microsecond), true)
+	if got := s.claimDue(t, "s1", at(130)); len(got) != 2 {
 		t.Fatalf("claimed %v, want both deadlines", got)
 	}
-	leased := at(160).Truncate(time.Microsecond).Add(time.Microsecond)
-	next("deadlines leased until 160", leased, true)
+	leased := at(190).Truncate(time.Microsecond).Add(time.Microsecond)
+	next("deadlines leased until 190", leased, true)
 
 	// Effects nobody holds are free from their commit.
 	drain()

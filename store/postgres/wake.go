@@ -45,11 +45,20 @@ WHERE ` + sqlWritten
 	// sqlNextWork reads the earliest time at which a claim of machine $1 may find work: a
 	// deadline not handled falls due, or its lease runs out (claims take a lease that ran
 	// out before their now: a microsecond after its end), or an effect not delivered is
-	// free (its commit's time) or its lease runs out.
-	sqlNextWork = `SELECT least(
+	// free (its commit's time) or its lease runs out. A deadline's time is never before
+	// its at, so the deadlines after the first free one (in the order of the claims'
+	// index) cannot be earlier than it: only those up to it are read, not every deadline
+	// of the machine.
+	sqlNextWork = `WITH free AS (
+	SELECT at FROM {schema}.fsmgen_deadlines
+	WHERE machine = $1::text AND handled_at IS NULL AND (leased_until IS NULL OR leased_until < at)
+	ORDER BY at LIMIT 1
+)
+SELECT least(
 	(SELECT min(CASE WHEN leased_until IS NULL OR leased_until < at THEN at
 		ELSE leased_until + interval '1 microsecond' END)
-	FROM {schema}.fsmgen_deadlines WHERE machine = $1::text AND handled_at IS NULL),
+	FROM {schema}.fsmgen_deadlines WHERE machine = $1::text AND handled_at IS NULL
+		AND at <= COALESCE((SELECT at FROM free), 'infinity')),
 	(SELECT min(CASE WHEN leased_until IS NULL THEN committed_at
 		ELSE leased_until + interval '1 microsecond' END)
 	FROM {schema}.fsmgen_effects WHERE machine = $1::text AND delivered_at IS NULL))`

@@ -39,9 +39,14 @@ type fileHub struct {
 // may find work, as the claims read the tables: a deadline not handled falls due, or its
 // lease runs out (a claim takes a lease that ended before its now: a microsecond after
 // its end); an effect not delivered is free (its commit's time) or its lease runs out.
+// A deadline's time is never before its at, so the deadlines after the first free one (in
+// the order of the claims' index) cannot be earlier than it: only those up to it are read.
 const sqlNextWork = `SELECT min(t) FROM (
 	SELECT min(CASE WHEN owner IS NULL OR leased_until < at THEN at ELSE leased_until + 1 END) AS t
 	FROM fsmgen_deadlines WHERE machine = ?1 AND handled_at IS NULL
+		AND at <= coalesce((SELECT at FROM fsmgen_deadlines
+			WHERE machine = ?1 AND handled_at IS NULL AND (owner IS NULL OR leased_until < at)
+			ORDER BY at LIMIT 1), 9223372036854775807)
 	UNION ALL
 	SELECT min(CASE WHEN owner IS NULL THEN committed_at ELSE leased_until + 1 END)
 	FROM fsmgen_effects WHERE machine = ?1 AND delivered_at IS NULL)`
