@@ -127,8 +127,13 @@ func readSpec(path string) ([]byte, error) {
 	return io.ReadAll(io.LimitReader(f, specfile.MaxBytes+1))
 }
 
-// Poll checks every spec file once and takes the new content of those that changed. It
-// returns whether one did.
+// settleTime is how long a spec file must have been left alone before a change of it is taken:
+// an editor that writes a file in place truncates it first, and a poll between the two
+// would show an empty spec's finding.
+const settleTime = 100 * time.Millisecond
+
+// Poll checks every spec file once and takes the new content of those that changed, and
+// were last modified settleTime ago or more. It returns whether one did.
 func (s *Server) Poll(full bool) bool {
 	any := false
 	for _, sp := range s.specs {
@@ -142,6 +147,9 @@ func (s *Server) Poll(full bool) bool {
 			s.mu.Unlock()
 			if same && !full {
 				continue
+			}
+			if age := time.Since(st.mtime); !same && age >= 0 && age < settleTime {
+				continue // being written, maybe (truncated, not yet filled): taken once it holds still
 			}
 			data, err = readSpec(sp.path)
 			if err == nil {

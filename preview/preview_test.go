@@ -155,9 +155,9 @@ func simulate(t *testing.T, h http.Handler, i int, sess Session) (*Run, int) {
 	return a.Run, w.Code
 }
 
-// TestFollowsTheFile: a change of the file is taken at the next poll: a new version, its
-// findings, the machine of the last clean version kept while it has errors, and waiters
-// woken.
+// TestFollowsTheFile: a change of the file is taken at the next poll once the file has
+// held still for settleTime: a new version, its findings, the machine of the last clean
+// version kept while it has errors, and waiters woken.
 func TestFollowsTheFile(t *testing.T) {
 	s, dir := newServer(t, map[string]string{"door.fsm.yaml": door})
 	path := filepath.Join(dir, "door.fsm.yaml")
@@ -173,6 +173,7 @@ func TestFollowsTheFile(t *testing.T) {
 		t.Fatal("Poll saw a change of an unchanged file")
 	}
 	os.WriteFile(path, []byte(strings.Replace(door, "to: closed }", "to: closd }", 1)), 0o644)
+	time.Sleep(settleTime + 10*time.Millisecond)
 	if !s.Poll(true) {
 		t.Fatal("Poll missed the change")
 	}
@@ -455,5 +456,36 @@ func TestLocal(t *testing.T) {
 	cmd := exec.Command("node", append([]string{check, "--strict", "--quiet", "--expect", "stateDiagram"}, out...)...)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("check.mjs: %v\n%s", err, b)
+	}
+}
+
+// TestWaitsForTheWriteToEnd: a change is not taken while the file was modified less than
+// settleTime ago, however often the page polls (an editor writing in place truncates the
+// file first: the empty spec must not be shown), and is taken once it held still.
+func TestWaitsForTheWriteToEnd(t *testing.T) {
+	s, dir := newServer(t, map[string]string{"door.fsm.yaml": door})
+	path := filepath.Join(dir, "door.fsm.yaml")
+	if err := os.WriteFile(path, nil, 0o644); err != nil { // truncated, not yet filled
+		t.Fatal(err)
+	}
+	// Its modification time stays just now while the page polls.
+	taken := false
+	for end := time.Now().Add(3 * settleTime); time.Now().Before(end) && !taken; time.Sleep(settleTime / 10) {
+		now := time.Now()
+		if err := os.Chtimes(path, now, now); err != nil {
+			t.Fatal(err)
+		}
+		if taken = s.Poll(true); taken && time.Since(now) < settleTime { // else this machine stalled
+			t.Fatal("Poll took a file modified just now")
+		}
+	}
+	time.Sleep(settleTime + 10*time.Millisecond)
+	if !s.Poll(false) && !taken {
+		t.Fatal("Poll missed the change once the file held still")
+	}
+	var v SpecView
+	json.Unmarshal(get(t, s, "http://127.0.0.1/api/spec?i=0").Body.Bytes(), &v)
+	if !v.Errors || !strings.Contains(v.Findings[0].Message, "empty") {
+		t.Errorf("an emptied file, once still: %+v", v.Findings)
 	}
 }
