@@ -114,11 +114,6 @@ func (s *askingStore) NextWork(ctx context.Context, machine string) (time.Time, 
 	return s.MemoryStore.NextWork(ctx, machine)
 }
 
-// settableClock is a clock a test sets.
-type settableClock struct{ at time.Time }
-
-func (c *settableClock) Now() time.Time { return c.at }
-
 // TestWaiterReady: a busy loop's Ready asks the store once every polling interval (not at
 // a wake-up), says yes when the work it was told of falls due without asking, and says
 // yes to work due now; on a store that is not a Waker it says yes once every interval.
@@ -126,7 +121,7 @@ func TestWaiterReady(t *testing.T) {
 	ctx := context.Background()
 	const poll = 400 * time.Millisecond // long beside two calls in a row, on a busy machine too
 	t0 := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
-	clock := &settableClock{at: t0}
+	clock := &fakeClock{t: t0}
 	s := &askingStore{MemoryStore: NewMemoryStore()}
 	w := NewWaiter(s, "m", WaitOptions{Poll: poll, Clock: clock})
 	defer w.Close()
@@ -145,12 +140,12 @@ func TestWaiterReady(t *testing.T) {
 	time.Sleep(poll + 20*time.Millisecond)
 	ready("a deadline 10s away", false, 2)
 	ready("the deadline it knows of, not due", false, 2)
-	clock.at = t0.Add(10 * time.Second)
+	clock.t = t0.Add(10 * time.Second)
 	ready("the deadline due", true, 2)
 	// Handled: the state left, its deadlines disarmed; a free effect committed.
 	c := armCommit("c", t0)
 	c.Version, c.Entry.Seq, c.Deadlines = 1, 2, nil
-	c.Entry.At = clock.at
+	c.Entry.At = clock.t
 	c.Effects = []Effect{{Name: "send", Key: "c/2/0"}}
 	if err := s.Commit(ctx, c); err != nil {
 		t.Fatal(err)
