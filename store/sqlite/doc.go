@@ -77,11 +77,15 @@
 //
 // # Concurrency
 //
-// Every write is one transaction that takes SQLite's write lock at its start, as BEGIN
-// IMMEDIATE would: its first statement writes (a commit's, the instance; a claim's, a
-// write that changes nothing). The writers of one Store also queue in the process, so
-// they do not spin on the lock. The statements of the writes and of the reads by key are prepared once, when the
-// Store opens, and kept on each connection that ran them. A Commit's first statement
+// Every write is one transaction that takes SQLite's write lock at its start (BEGIN
+// IMMEDIATE). The writes of one Store (commits, claims, completions, and the transactions
+// of InTx) queue in the process for their turn, so they do not spin on the lock, and run
+// on one connection the Store keeps for them, their statements prepared on it once: so
+// SQLite's cache of pages on that connection stays warm from one write to the next, which
+// a write on another connection would empty. Write your own rows in the store's file in a
+// transaction of InTx for the same reasons (a database handed to New and limited to one
+// connection is written through its pool instead). The reads by key run on the pool, their
+// statements prepared once when the Store opens. A Commit's first statement
 // inserts a new instance, or moves a stored one from the version it expects under its
 // spec, or under the spec it migrates the instance from (Commit.Migrated), which its spec
 // then replaces; the entry's unique index refuses a used idempotency key, and the

@@ -30,6 +30,13 @@ type Store struct {
 	writer chan struct{}
 	// stmts are the statements prepared when the Store opened, by their text.
 	stmts map[string]*sql.Stmt
+	// keepWriter is whether the Store writes on a connection of its own, w, once taken
+	// (writer.go); w is the Store's only while it holds the writer's turn.
+	keepWriter bool
+	w          *writer
+	// busyTimeout is the connections' busy timeout; a write waits that long for the
+	// store's earlier writes (lockWriter), or DefaultBusyTimeout if longer.
+	busyTimeout time.Duration
 	// hub wakes the watches of this process on the database file (wake.go).
 	hub *fileHub
 }
@@ -94,6 +101,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	}
 	s := newStore(db)
 	s.owned = true
+	s.busyTimeout = cfg.busyTimeout
 	if err := s.setUp(ctx, cfg); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("sqlite store: open %s: %w", path, corrupt(err))
@@ -114,6 +122,9 @@ func New(ctx context.Context, db *sql.DB) (*Store, error) {
 		return nil, errors.New("sqlite store: nil database")
 	}
 	s := newStore(db)
+	if err := s.readBusyTimeout(ctx); err != nil {
+		return nil, fmt.Errorf("sqlite store: %w", corrupt(err))
+	}
 	if err := s.migrate(ctx); err != nil {
 		return nil, fmt.Errorf("sqlite store: %w", corrupt(err))
 	}
@@ -173,6 +184,16 @@ func enableWAL(ctx context.Context, db *sql.DB, timeout time.Duration) error {
 	}
 }
 
+// readBusyTimeout sets the store's busy timeout to that of a connection of its database.
+func (s *Store) readBusyTimeout(ctx context.Context) error {
+	var ms int64
+	if err := s.db.QueryRowContext(ctx, `PRAGMA busy_timeout`).Scan(&ms); err != nil {
+		return fmt.Errorf("read the busy timeout: %w", err)
+	}
+	s.busyTimeout = time.Duration(ms) * time.Millisecond
+	return nil
+}
+
 // busy reports whether err is SQLite's SQLITE_BUSY: a lock another connection holds.
 func busy(err error) bool {
 	var e *msqlite.Error
@@ -181,14 +202,14 @@ func busy(err error) bool {
 
 // newStore returns a Store on db.
 func newStore(db *sql.DB) *Store {
-	return &Store{db: db, writer: make(chan struct{}, 1)}
+	return &Store{db: db, writer: make(chan struct{}, 1), keepWriter: keepsWriter(db), busyTimeout: DefaultBusyTimeout}
 }
 
 // Close closes the statements the Store prepared, and the database when Open opened it; a
 // Store from New leaves the database to the caller.
 func (s *Store) Close() error {
 	s.leaveHub()
-	err := s.closeStatements()
+	err := errors.Join(s.closeWriter(), s.closeStatements())
 	if !s.owned {
 		return err
 	}
@@ -262,16 +283,36 @@ func (s *Store) migrationTx(ctx context.Context, fn func(*sql.Conn) error) error
 	return s.inTx(ctx, "BEGIN IMMEDIATE", fn)
 }
 
-// lockWriter waits for this Store's turn to write, or for ctx to be done. The caller
-// calls unlockWriter when it is done writing.
+// lockWriter waits for this Store's turn to write, or for ctx to be done, for at most
+// the busy timeout, and never less than DefaultBusyTimeout: then it fails with
+// ErrWriterBusy. The caller calls unlockWriter when it is done writing.
 func (s *Store) lockWriter(ctx context.Context) error {
+	select {
+	case s.writer <- struct{}{}:
+		return nil
+	default:
+	}
+	limit := max(s.busyTimeout, minTurnWait)
+	wait := time.NewTimer(limit)
+	defer wait.Stop()
 	select {
 	case s.writer <- struct{}{}:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
+	case <-wait.C:
+		return fmt.Errorf("%w (%v)", ErrWriterBusy, limit)
 	}
 }
+
+// minTurnWait is the least a write waits for the store's earlier writes (lockWriter).
+var minTurnWait = DefaultBusyTimeout
+
+// ErrWriterBusy is the error of a write that waited longer than the busy timeout (and
+// than DefaultBusyTimeout) for the store's earlier writes, in this process, to end: the
+// in-process counterpart of SQLITE_BUSY. A transaction of InTx that writes through the store itself, rather than
+// through the store it is given, waits for itself and ends this way.
+var ErrWriterBusy = errors.New("sqlite store: the store's earlier write did not end within the busy timeout")
 
 // unlockWriter lets the next writer of this Store in.
 func (s *Store) unlockWriter() { <-s.writer }

@@ -53,15 +53,23 @@ func (s *Store) closeStatements() error {
 }
 
 // tx is a transaction of a Store. It runs a statement the Store prepared as prepared on
-// the transaction's connection, any other one as it is.
+// the transaction's connection, any other one as it is. It is a transaction of
+// database/sql (tx), or the one the writer connection began (conn, its statements
+// prepared on it, writer.go).
 type tx struct {
 	tx    *sql.Tx
+	conn  *sql.Conn
 	stmts map[string]*sql.Stmt
 }
 
 // ExecContext runs query, which returns no rows, with args.
 func (t *tx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	if st := t.stmts[query]; st != nil {
+	switch st := t.stmts[query]; {
+	case t.tx == nil && st != nil:
+		return st.ExecContext(ctx, args...)
+	case t.tx == nil:
+		return t.conn.ExecContext(ctx, query, args...)
+	case st != nil:
 		return t.tx.StmtContext(ctx, st).ExecContext(ctx, args...)
 	}
 	return t.tx.ExecContext(ctx, query, args...)
@@ -69,7 +77,12 @@ func (t *tx) ExecContext(ctx context.Context, query string, args ...any) (sql.Re
 
 // QueryContext runs query with args.
 func (t *tx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	if st := t.stmts[query]; st != nil {
+	switch st := t.stmts[query]; {
+	case t.tx == nil && st != nil:
+		return st.QueryContext(ctx, args...)
+	case t.tx == nil:
+		return t.conn.QueryContext(ctx, query, args...)
+	case st != nil:
 		return t.tx.StmtContext(ctx, st).QueryContext(ctx, args...)
 	}
 	return t.tx.QueryContext(ctx, query, args...)
@@ -77,7 +90,12 @@ func (t *tx) QueryContext(ctx context.Context, query string, args ...any) (*sql.
 
 // QueryRowContext runs query, which returns at most one row, with args.
 func (t *tx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
-	if st := t.stmts[query]; st != nil {
+	switch st := t.stmts[query]; {
+	case t.tx == nil && st != nil:
+		return st.QueryRowContext(ctx, args...)
+	case t.tx == nil:
+		return t.conn.QueryRowContext(ctx, query, args...)
+	case st != nil:
 		return t.tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
 	}
 	return t.tx.QueryRowContext(ctx, query, args...)
@@ -112,14 +130,18 @@ func (s *Store) read(ctx context.Context, fn func(*tx) error) error {
 // writeTx runs fn in a transaction that holds SQLite's write lock from its start, once the
 // earlier writers of this Store are done: committed when fn returns nil and ctx is not
 // done by then, rolled back otherwise. Writers in other processes wait for the lock in
-// SQLite's busy handler, up to the busy timeout. The transaction takes the lock with
-// lockWrite before fn runs, unless writesFirst says that fn's first statement writes,
-// which takes it as well.
+// SQLite's busy handler, up to the busy timeout. It runs on the writer connection
+// (writeOn), or, when the Store keeps none, on a connection of the pool, where it takes
+// the lock with lockWrite before fn runs, unless writesFirst says that fn's first
+// statement writes, which takes it as well.
 func (s *Store) writeTx(ctx context.Context, writesFirst bool, fn func(*tx) error) error {
 	if err := s.lockWriter(ctx); err != nil {
 		return err
 	}
 	defer s.unlockWriter()
+	if s.keepWriter {
+		return corrupt(s.writeOn(ctx, fn))
+	}
 	return s.run(ctx, !writesFirst, fn)
 }
 

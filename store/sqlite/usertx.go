@@ -15,7 +15,9 @@ func (s *Store) DB() *sql.DB { return s.db }
 // BeginTx begins a transaction on the store's database holding SQLite's write lock from
 // its first statement, waiting for it as the store's own commits do: a transaction that
 // reads first and writes later may otherwise find another writer got there in between, and
-// fail. Use it for the transactions that machines commit in (WithTx).
+// fail. Use it for the transactions that machines commit in (WithTx). It begins on a
+// connection of the pool, outside the store's turn to write, so it waits for the store's
+// writes in SQLite's busy handler: InTx, which runs in that turn, is the cheaper way.
 func (s *Store) BeginTx(ctx context.Context) (*sql.Tx, error) {
 	t, err := s.db.BeginTx(ctx, nil)
 	if err != nil {

@@ -102,21 +102,22 @@ func (s *Store) notify(c *fsmrt.Commit) {
 
 // InTx runs fn in a transaction of the caller's on the store's database (BeginTx), with the
 // store as seen from it (WithTx), and commits it when fn returns nil, rolling it back
-// otherwise; once committed, it wakes the watches of this process on the machines whose
-// transitions there armed deadlines or wrote effects (WatchWork), which a transaction
-// committed by the caller cannot. It returns fn's error, or the commit's.
+// otherwise (and when fn panics); once committed, it wakes the watches of this process on
+// the machines whose transitions there armed deadlines or wrote effects (WatchWork), which
+// a transaction committed by the caller cannot. It returns fn's error, or the commit's.
+//
+// The transaction is the store's turn to write: it runs on the store's writer connection
+// (writer.go) once the store's earlier writes are done, and the store's other writes wait
+// for it to end, as they wait for one another. So fn must not write through the store
+// itself (only through st), nor call InTx again: such a write waits for fn, and fails with
+// ErrWriterBusy after the busy timeout.
 func (s *Store) InTx(ctx context.Context, fn func(tx *sql.Tx, st fsmrt.Store) error) error {
-	t, err := s.BeginTx(ctx)
+	var woke []string
+	err := s.userTx(ctx, func(t *sql.Tx) error {
+		return fn(t, &txStore{Store: s, tx: &tx{tx: t}, woke: &woke})
+	})
 	if err != nil {
 		return err
-	}
-	var woke []string
-	if err := fn(t, &txStore{Store: s, tx: &tx{tx: t}, woke: &woke}); err != nil {
-		_ = t.Rollback()
-		return err
-	}
-	if err := t.Commit(); err != nil {
-		return fmt.Errorf("sqlite store: commit: %w", corrupt(err))
 	}
 	if s.hub != nil {
 		for _, m := range woke {
