@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -217,18 +218,24 @@ func await(ctx context.Context, cancel func(), in <-chan string, wait bool, stdo
 
 // runEvents runs the worker's events, profiling them into the file profile if named.
 func runEvents(ctx context.Context, w *Worker, profile string) error {
-	if profile != "" {
-		f, err := os.Create(profile)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
+	return profiled(profile, func() error { return w.Run(ctx) })
+}
+
+// profiled runs fn, profiling its CPU into the file profile if named.
+func profiled(profile string, fn func() error) error {
+	if profile == "" {
+		return fn()
 	}
-	return w.Run(ctx)
+	f, err := os.Create(profile)
+	if err != nil {
+		return err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		return errors.Join(err, f.Close())
+	}
+	err = fn()
+	pprof.StopCPUProfile()
+	return errors.Join(err, f.Close())
 }
 
 // FloorMain is the floor's process: it reads from the source database the logs of the
@@ -246,6 +253,7 @@ func FloorMain(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	var p Plan
 	var index int
 	addPlanFlags(fs, &p, &index)
+	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the commits to this file")
 	work := fs.String("work", FloorEntries, "what the floor writes: "+FloorEntries+" (two statements) or "+FloorSameWork+" (the workers' whole commits)")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -285,11 +293,17 @@ func FloorMain(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		return 1
 	}
 	cpu := cpuTime()
-	for i := range commits {
-		if err := write(ctx, &commits[i]); err != nil {
-			fmt.Fprintf(stderr, "floor: %s %d: %v\n", commits[i].ID, commits[i].Entry.Seq, err)
-			return 1
+	err = profiled(*cpuprofile, func() error {
+		for i := range commits {
+			if err := write(ctx, &commits[i]); err != nil {
+				return fmt.Errorf("%s %d: %w", commits[i].ID, commits[i].Entry.Seq, err)
+			}
 		}
+		return nil
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "floor: %v\n", err)
+		return 1
 	}
 	fmt.Fprintf(stdout, "done {\"commits\":%d,\"cpu\":%d}\n", len(commits), cpuTime()-cpu)
 	return 0

@@ -40,6 +40,8 @@ type DB struct {
 	// keeps those it runs on its own).
 	mu    sync.Mutex
 	stmts map[string]*sql.Stmt
+	// deliver is Deliver's statement on SQLite, prepared on the store's database.
+	deliver *sql.Stmt
 }
 
 // Open opens the database where (a SQLite file, or a PostgreSQL DSN) of kind, migrating
@@ -81,6 +83,9 @@ func openSQLite(ctx context.Context, path string) (*DB, error) {
 	d.close = func() {
 		for _, s := range d.stmts {
 			s.Close()
+		}
+		if d.deliver != nil {
+			d.deliver.Close()
 		}
 		file.Close()
 		st.Close()
@@ -209,11 +214,39 @@ func (d *DB) CreateDeliveries(ctx context.Context) error {
 }
 
 // Deliver records one delivery of the effect with key key (of entry seq of order id).
+// On SQLite it is a transaction of the store's InTx, as a program writes its own rows in
+// the store's file: on the store's writer connection, in its turn, so that it neither
+// waits for the store's commits in SQLite's busy handler nor empties the writer's cache
+// of pages, as a write on another connection would.
 func (d *DB) Deliver(ctx context.Context, key, id string, seq int64) (count int64, err error) {
+	if st, ok := d.Store.(*sqlite.Store); ok {
+		stmt, err := d.deliverStmt(ctx, st)
+		if err != nil {
+			return 0, err
+		}
+		err = st.InTx(ctx, func(tx *sql.Tx, _ fsmrt.Store) error {
+			return tx.StmtContext(ctx, stmt).QueryRowContext(ctx, key, id, seq).Scan(&count)
+		})
+		return count, err
+	}
 	err = d.query(ctx, sqlDeliver, []any{key, id, seq}, func(scan func(...any) error) error {
 		return scan(&count)
 	})
 	return count, err
+}
+
+// deliverStmt returns the delivery's statement, prepared once on the store's database.
+func (d *DB) deliverStmt(ctx context.Context, st *sqlite.Store) (*sql.Stmt, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.deliver == nil {
+		stmt, err := st.DB().PrepareContext(ctx, sqlDeliver)
+		if err != nil {
+			return nil, err
+		}
+		d.deliver = stmt
+	}
+	return d.deliver, nil
 }
 
 // Delivery is a row of the deliveries table.

@@ -49,6 +49,9 @@ type Run struct {
 	Together bool
 	// WorkerArgs, when set, returns more flags for worker index.
 	WorkerArgs func(index int) []string
+	// FloorArgs, when set, returns more flags for floor process index of the floor
+	// that writes work (FloorEntries or FloorSameWork).
+	FloorArgs func(work string, index int) []string
 	// Drain bounds the wait for the timers and the outbox after the events.
 	Drain time.Duration
 	// Restarts and Terminations disrupt a run on PostgreSQL during the events, each after
@@ -286,7 +289,11 @@ type FloorResult struct {
 func (r *Run) Floor(ctx context.Context, work, source, target string) (FloorResult, error) {
 	f := r.fleet(roleFloor, func(index int) []string {
 		args := append(storeArgs(r.Kind, target, ""), storeArgs(r.Kind, source, "source-")...)
-		return append(append(args, "-work", work), planArgs(r.Plan, index)...)
+		args = append(append(args, "-work", work), planArgs(r.Plan, index)...)
+		if r.FloorArgs != nil {
+			args = append(args, r.FloorArgs(work, index)...)
+		}
+		return args
 	})
 	defer f.stop()
 	for i := range r.Plan.Workers {

@@ -91,7 +91,7 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&c.plan.Instances, "instances", 1000, "orders")
 	fs.IntVar(&c.plan.Events, "events", 50000, "events")
 	fs.Uint64Var(&c.plan.Seed, "seed", 2026, "seed of the plan")
-	fs.StringVar(&c.profile, "profile", "", "directory for a CPU profile of the first worker of each run")
+	fs.StringVar(&c.profile, "profile", "", "directory for CPU profiles of the first process of each run: its first worker, and each floor's first process")
 	fs.IntVar(&c.split.Instances, "breakdown-instances", 200, "orders of the breakdown of one process's transitions")
 	fs.IntVar(&c.split.Events, "breakdown-events", 10000, "events of the breakdown (its fresh events are fired)")
 	fs.BoolVar(&c.verbose, "v", false, "pass on what the processes write on their standard error")
@@ -253,6 +253,12 @@ func (c *config) one(ctx context.Context, store string, n int, databases func(na
 				return nil
 			}
 			return []string{"-cpuprofile", filepath.Join(c.profile, fmt.Sprintf("%s-%d.pprof", store, n))}
+		}
+		r.FloorArgs = func(work string, index int) []string {
+			if index > 0 {
+				return nil
+			}
+			return []string{"-cpuprofile", filepath.Join(c.profile, fmt.Sprintf("%s-%d-floor-%s.pprof", store, n, work))}
 		}
 	}
 	res = row{store: store, workers: n}
