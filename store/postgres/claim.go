@@ -42,23 +42,36 @@ func (s *Store) ClaimEffects(ctx context.Context, machine, owner string, now tim
 
 // CompleteEffects records the effects ids delivered at now (fsmrt.Store.CompleteEffects),
 // in one statement and one round trip. Effects already recorded delivered are left as they
-// are; ids of no effect are ignored.
+// are; ids of no effect are ignored. A store made WithGroupedCompletions queues them
+// instead, for its next commit (group.go).
 func (s *Store) CompleteEffects(ctx context.Context, ids []fsmrt.EffectID, now time.Time) error {
 	if len(ids) == 0 {
 		return ctx.Err()
 	}
-	machines, instances := make([]string, len(ids)), make([]string, len(ids))
-	seqs, indexes := make([]int64, len(ids)), make([]int32, len(ids))
-	for i, id := range ids {
-		machines[i], instances[i], seqs[i], indexes[i] = id.Machine, id.ID, id.Seq, int32(id.Index)
+	if s.group != nil && s.group.add(s, ids, now) {
+		return nil
 	}
-	err := s.readCommitted(ctx, func(b *pgx.Batch) {
-		b.Queue(s.sql.completeEffects, machines, instances, seqs, indexes, micro(now))
-	})
+	return s.complete(ctx, completionArgs(ids, func(int) time.Time { return now }))
+}
+
+// complete runs the statement of CompleteEffects on its arguments (completionArgs).
+func (s *Store) complete(ctx context.Context, args []any) error {
+	err := s.readCommitted(ctx, func(b *pgx.Batch) { b.Queue(s.sql.completeEffects, args...) })
 	if err != nil {
-		return fmt.Errorf("postgres store: complete %d effects: %w", len(ids), err)
+		return fmt.Errorf("postgres store: complete %d effects: %w", len(args[0].([]string)), err)
 	}
 	return nil
+}
+
+// completionArgs returns the arguments of sqlCompleteEffects: the effects ids, each
+// delivered at at(i).
+func completionArgs(ids []fsmrt.EffectID, at func(i int) time.Time) []any {
+	machines, instances := make([]string, len(ids)), make([]string, len(ids))
+	seqs, indexes, times := make([]int64, len(ids)), make([]int32, len(ids)), make([]time.Time, len(ids))
+	for i, id := range ids {
+		machines[i], instances[i], seqs[i], indexes[i], times[i] = id.Machine, id.ID, id.Seq, int32(id.Index), micro(at(i))
+	}
+	return []any{machines, instances, seqs, indexes, times}
 }
 
 // ClaimDeadlines leases to owner, until now+lease, at most limit deadlines of machine that

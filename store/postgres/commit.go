@@ -51,9 +51,12 @@ func (s *Store) Commit(ctx context.Context, c *fsmrt.Commit) error {
 	tx, w, err := s.write(ctx, c)
 	if err != nil || !w.instance || !w.fired {
 		_ = tx.Rollback(ctx) // a failed rollback closes the connection: the server rolls back
+		s.group.giveBack(s, w.completed, w.completedAt)
 		return s.refused(ctx, c, w, err)
 	}
 	if err := tx.Commit(ctx); err != nil {
+		// Stored or not, they may be stored again: a completion is stored once.
+		s.group.giveBack(s, w.completed, w.completedAt)
 		return s.commitFailed(ctx, c, err)
 	}
 	return nil
@@ -65,6 +68,10 @@ type written struct {
 	instance bool
 	// fired: the deadline the commit handles was recorded handled, or it handles none.
 	fired bool
+	// completed: the completions of effects queued (WithGroupedCompletions) that the
+	// batch stores, delivered at completedAt.
+	completed   []fsmrt.EffectID
+	completedAt []time.Time
 }
 
 // write begins a transaction and writes c in it, in one round trip, and returns the
@@ -78,6 +85,7 @@ func (s *Store) write(ctx context.Context, c *fsmrt.Commit) (pgx.Tx, written, er
 	s.queueDeadlines(&b, c, &w)
 	s.queueCounters(&b, c)
 	s.queueNotify(&b, c)
+	w.completed, w.completedAt = s.queueGroup(&b)
 	br := s.pool.SendBatch(ctx, &b)
 	err := br.Close()
 	return br.Tx(), w, err

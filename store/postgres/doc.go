@@ -128,7 +128,12 @@
 // fsmgen_deadlines_due); delivered effects and handled deadlines are out of them. Ids and
 // names are ordered bytewise (COLLATE "C"), as the other stores order them, whatever the
 // database's collation. CompleteEffects records a batch of effects delivered in one
-// UPDATE over unnest'ed arrays, in one round trip.
+// UPDATE over unnest'ed arrays, in one round trip. A program that delivers the effects of
+// each transition at once (a machine with an owner) spends that round trip after every
+// transition with effects; a store made WithGroupedCompletions(d) queues the completions
+// instead and stores them in the batch of its next commit, of any instance (or by
+// themselves after d, or at Close). A crash loses those queued, and their effects are
+// delivered again once their leases run out: delivery stays at least once.
 //
 // # Wake-ups
 //

@@ -158,10 +158,10 @@ const (
 SELECT id, seq, idx, name, idem_key, data, attempts FROM claimed
 ORDER BY committed_at, id COLLATE "C", seq, idx`
 
-	// sqlCompleteEffects records delivered at $5 the effects named by the arrays $1
-	// machines, $2 ids, $3 seqs, $4 indexes, unless they already are.
-	sqlCompleteEffects = `UPDATE {schema}.fsmgen_effects e SET delivered_at = $5::timestamptz
-FROM unnest($1::text[], $2::text[], $3::bigint[], $4::int[]) AS d(machine, id, seq, idx)
+	// sqlCompleteEffects records delivered the effects named by the arrays $1 machines,
+	// $2 ids, $3 seqs, $4 indexes, each at its time of $5, unless they already are.
+	sqlCompleteEffects = `UPDATE {schema}.fsmgen_effects e SET delivered_at = d.at
+FROM unnest($1::text[], $2::text[], $3::bigint[], $4::int[], $5::timestamptz[]) AS d(machine, id, seq, idx, at)
 WHERE e.machine = d.machine AND e.id = d.id AND e.seq = d.seq AND e.idx = d.idx
 	AND e.delivered_at IS NULL`
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -18,7 +19,8 @@ type Store struct {
 	ownPool bool // Open made the pool: Close closes it
 	sql     statements
 	index   indexStatements
-	wake    *waker // the watches and the listening connection (wake.go)
+	wake    *waker           // the watches and the listening connection (wake.go)
+	group   *completionGroup // WithGroupedCompletions (group.go), or nil
 }
 
 var _ fsmrt.Store = (*Store)(nil)
@@ -28,7 +30,8 @@ type Option func(*options)
 
 // options are what Options set.
 type options struct {
-	schema string
+	schema      string
+	groupWithin time.Duration // WithGroupedCompletions
 }
 
 // DefaultSchema is the PostgreSQL schema of the store's tables unless WithSchema says
@@ -63,7 +66,11 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Store, error
 		return nil, err
 	}
 	st := newStatements(o.schema)
-	return &Store{pool: pool, sql: st, index: newIndexStatements(o.schema), wake: &waker{prefix: st.wakePrefix, ping: listenPing}}, nil
+	s := &Store{pool: pool, sql: st, index: newIndexStatements(o.schema), wake: &waker{prefix: st.wakePrefix, ping: listenPing}}
+	if o.groupWithin > 0 {
+		s.group = &completionGroup{within: o.groupWithin}
+	}
+	return s, nil
 }
 
 // Open connects to the database of dsn (a postgres:// URL or a key=value string, as
@@ -85,8 +92,11 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 
 // Close stops the store's listening connection (WatchWork) and closes the pool of a store
 // made by Open, waiting for the connections in use to come back; a store made by New
-// leaves its caller's pool open.
+// leaves its caller's pool open. A store made WithGroupedCompletions first stores the
+// completions still queued; those it cannot store are lost, and their effects delivered
+// again once their leases run out.
 func (s *Store) Close() {
+	_ = s.closeGroup()
 	if s.wake != nil {
 		s.wake.close()
 	}
