@@ -137,7 +137,7 @@ bench:
 # with the server's time by statement; writes examples/scaleout/RESULTS.md, then
 # BENCHMARKS.md from it and the runtime results make bench last wrote.
 bench-durable:
-	cd examples/scaleout && $(GO) run ./cmd/bench -statements -o RESULTS.md
+	cd examples/scaleout && $(GO) run ./cmd/bench -statements -count 3 -o RESULTS.md
 	cd bench && $(GO) run ./cmd/report -dir results -notes notes.md -o ../BENCHMARKS.md
 
 # What CI runs of the bench module (its own go.mod): vet, the agreement and scaling tests,

@@ -47,13 +47,13 @@ type DB struct {
 // Open opens the database where (a SQLite file, or a PostgreSQL DSN) of kind, migrating
 // the store's schema. SQLite runs with synchronous=NORMAL: a crash of a process loses
 // nothing, a power loss may lose the last commits (the PostgreSQL of the tests runs
-// without fsync alike).
-func Open(ctx context.Context, kind, where string) (*DB, error) {
+// without fsync alike). The options are the PostgreSQL store's.
+func Open(ctx context.Context, kind, where string, opts ...postgres.Option) (*DB, error) {
 	switch kind {
 	case SQLite:
 		return openSQLite(ctx, where)
 	case Postgres:
-		return openPostgres(ctx, where)
+		return openPostgres(ctx, where, opts...)
 	}
 	return nil, fmt.Errorf("unknown store %q (sqlite or postgres)", kind)
 }
@@ -94,12 +94,12 @@ func openSQLite(ctx context.Context, path string) (*DB, error) {
 }
 
 // openPostgres opens a pool on dsn and the store on it.
-func openPostgres(ctx context.Context, dsn string) (*DB, error) {
+func openPostgres(ctx context.Context, dsn string, opts ...postgres.Option) (*DB, error) {
 	pool, err := pgxpool.New(ctx, dsn)
 	if err != nil {
 		return nil, err
 	}
-	st, err := postgres.New(ctx, pool)
+	st, err := postgres.New(ctx, pool, opts...)
 	if err != nil {
 		pool.Close()
 		return nil, err

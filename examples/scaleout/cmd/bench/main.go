@@ -17,6 +17,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -26,6 +27,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -59,6 +61,7 @@ type config struct {
 	// extension pg_stat_statements, once started with it.
 	statements bool
 	statsDSN   string
+	count      int // -count
 }
 
 // run is the command; it returns the exit code.
@@ -87,6 +90,7 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	c := &config{stderr: stderr, started: time.Now()}
 	fs.StringVar(&c.out, "o", "RESULTS.md", "the Markdown file to write (- for standard output)")
 	n := fs.String("n", "1,4,8", "numbers of worker processes")
+	fs.IntVar(&c.count, "count", 1, "how many times each row is measured: the rows of one round after another, each round workers then floors; a row shows the medians")
 	stores := fs.String("stores", "sqlite,postgres", "stores to measure")
 	fs.IntVar(&c.plan.Instances, "instances", 1000, "orders")
 	fs.IntVar(&c.plan.Events, "events", 50000, "events")
@@ -98,6 +102,9 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&c.statements, "statements", false, "with PostgreSQL, load pg_stat_statements and write the server's time by statement, the workers' against the same-work floor's")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
+	}
+	if c.count < 1 {
+		return nil, fmt.Errorf("-count: %d", c.count)
 	}
 	if c.profile != "" {
 		// The workers write their profiles there: make it, or the first worker fails.
@@ -136,6 +143,42 @@ type row struct {
 	server, floorServer []statementTime
 }
 
+// measured is a line of the results: a store and a number of workers, measured -count
+// times (its runs, in order).
+type measured struct {
+	store   string
+	workers int
+	runs    []row
+}
+
+// median returns the median of f over the runs (the mean of the two middle ones for an
+// even count).
+func (m *measured) median(f func(row) float64) float64 {
+	v := make([]float64, len(m.runs))
+	for i, r := range m.runs {
+		v[i] = f(r)
+	}
+	slices.Sort(v)
+	if len(v)%2 == 1 {
+		return v[len(v)/2]
+	}
+	return (v[len(v)/2-1] + v[len(v)/2]) / 2
+}
+
+// sameRatio is a run's ratio of the workers' rate to the same-work floor's.
+func sameRatio(r row) float64 { return r.rate() / r.sameRate() }
+
+// floorRatio is a run's ratio of the workers' rate to the two-statement floor's.
+func floorRatio(r row) float64 { return r.rate() / r.floorRate() }
+
+// mid returns the run whose same-work ratio is the median (the lower middle one for an
+// even count): the run the detailed tables show.
+func (m *measured) mid() row {
+	runs := slices.Clone(m.runs)
+	slices.SortStableFunc(runs, func(a, b row) int { return cmp.Compare(sameRatio(a), sameRatio(b)) })
+	return runs[(len(runs)-1)/2]
+}
+
 // rate returns the workers' transitions a second.
 func (r row) rate() float64 { return float64(r.run.Entries) / r.run.Elapsed.Seconds() }
 
@@ -165,13 +208,13 @@ type breakdown struct {
 
 // measure measures every store: its runs with each number of workers, and the
 // breakdown of one process's transitions.
-func (c *config) measure(ctx context.Context) ([]row, []breakdown, error) {
+func (c *config) measure(ctx context.Context) ([]*measured, []breakdown, error) {
 	dir, err := os.MkdirTemp("", "scaleout-bench-")
 	if err != nil {
 		return nil, nil, err
 	}
 	defer os.RemoveAll(dir)
-	var rows []row
+	var rows []*measured
 	var splits []breakdown
 	for _, store := range c.stores {
 		var databases func(name string) (string, error)
@@ -208,15 +251,22 @@ func (c *config) measure(ctx context.Context) ([]row, []breakdown, error) {
 			databases = func(name string) (string, error) { return srv.CreateDatabase(ctx, name) }
 			drop = func(name string) error { return execOn(ctx, srv.DSN, "DROP DATABASE "+pgx.Identifier{name}.Sanitize()) }
 		}
-		for _, n := range c.workers {
-			r, err := c.one(ctx, store, n, databases)
-			if err != nil {
-				return nil, nil, fmt.Errorf("%s, N=%d: %w", store, n, err)
-			}
-			rows = append(rows, r)
-			for _, name := range []string{"orders_%d", "same_%d", "floor_%d"} {
-				if err := drop(fmt.Sprintf(name, n)); err != nil {
-					return nil, nil, fmt.Errorf("%s, N=%d: %w", store, n, err)
+		lines := make([]*measured, len(c.workers))
+		for i, n := range c.workers {
+			lines[i] = &measured{store: store, workers: n}
+			rows = append(rows, lines[i])
+		}
+		for round := range c.count {
+			for i, n := range c.workers {
+				r, err := c.one(ctx, store, n, databases)
+				if err != nil {
+					return nil, nil, fmt.Errorf("%s, N=%d, round %d: %w", store, n, round+1, err)
+				}
+				lines[i].runs = append(lines[i].runs, r)
+				for _, name := range []string{"orders_%d", "same_%d", "floor_%d"} {
+					if err := drop(fmt.Sprintf(name, n)); err != nil {
+						return nil, nil, fmt.Errorf("%s, N=%d: %w", store, n, err)
+					}
 				}
 			}
 		}
@@ -262,17 +312,24 @@ func (c *config) one(ctx context.Context, store string, n int, databases func(na
 		}
 	}
 	res = row{store: store, workers: n}
+	var ran func() error // once the workers are done, before the check reads their database
 	if c.statsDSN != "" && store == scaleout.Postgres {
 		if err := execOn(ctx, c.statsDSN, "SELECT pg_stat_statements_reset()"); err != nil {
 			return res, err
 		}
+		// The workers' database is read after the run, by the check and by the floors
+		// (their commits are made again from its log): its statements are taken before.
+		ran = func() (err error) {
+			res.server, err = c.serverTimes(ctx, fmt.Sprintf("orders_%d", n))
+			return err
+		}
 		defer func() {
 			if err == nil {
-				res.server, res.floorServer, err = c.serverTimes(ctx, fmt.Sprintf("orders_%d", n), fmt.Sprintf("same_%d", n))
+				res.floorServer, err = c.serverTimes(ctx, fmt.Sprintf("same_%d", n))
 			}
 		}()
 	}
-	if res.run, res.report, err = c.runWorkers(ctx, r); err != nil {
+	if res.run, res.report, err = c.runWorkers(ctx, r, ran); err != nil {
 		return res, err
 	}
 	for _, f := range []struct {
@@ -293,14 +350,17 @@ func (c *config) one(ctx context.Context, store string, n int, databases func(na
 	return res, nil
 }
 
-// runWorkers runs the workers of r and checks the run.
-func (c *config) runWorkers(ctx context.Context, r *scaleout.Run) (scaleout.Result, *scaleout.Report, error) {
+// runWorkers runs the workers of r, then ran if not nil, and checks the run.
+func (c *config) runWorkers(ctx context.Context, r *scaleout.Run, ran func() error) (scaleout.Result, *scaleout.Report, error) {
 	db, err := r.Start(ctx)
 	if err != nil {
 		return scaleout.Result{}, nil, err
 	}
 	defer db.Close()
 	res, err := r.Workers(ctx, db)
+	if err == nil && ran != nil {
+		err = ran()
+	}
 	if err != nil {
 		return res, nil, err
 	}
@@ -346,7 +406,7 @@ func serverVersion(ctx context.Context, dsn string) string {
 const notesMarker = "<!-- notes: everything below this line is kept when the command rewrites the file -->"
 
 // write writes the results file (or standard output), keeping the notes of the old file.
-func (c *config) write(rows []row, splits []breakdown, stdout io.Writer) error {
+func (c *config) write(rows []*measured, splits []breakdown, stdout io.Writer) error {
 	var b bytes.Buffer
 	c.table(&b, rows)
 	c.breakdowns(&b, splits)
@@ -369,7 +429,7 @@ func (c *config) write(rows []row, splits []breakdown, stdout io.Writer) error {
 }
 
 // table writes the heading and the tables of the results.
-func (c *config) table(w io.Writer, rows []row) {
+func (c *config) table(w io.Writer, rows []*measured) {
 	fmt.Fprintf(w, "# Scale-out results\n\n")
 	fmt.Fprintf(w, "Written by `make bench-durable` (`go run ./cmd/bench` in examples/scaleout; this run: %v; the\n", time.Since(c.started).Round(time.Second))
 	fmt.Fprintf(w, "flags are in cmd/bench/main.go). Each row: N worker processes fire the plan (%d orders,\n", c.plan.Instances)
@@ -387,17 +447,33 @@ func (c *config) table(w io.Writer, rows []row) {
 	fmt.Fprintf(w, "  once. The proof's tests check that it leaves the very rows the workers left.\n")
 	fmt.Fprintf(w, "- *two-statement floor*: one UPDATE ... WHERE version = $n (an INSERT for a new order) and\n")
 	fmt.Fprintf(w, "  one INSERT of the entry, nothing else.\n\n")
-	fmt.Fprintf(w, "PostgreSQL %s runs with fsync, synchronous_commit and full_page_writes off", c.pgVersion)
-	if c.statements {
-		fmt.Fprintf(w, " and pg_stat_statements loaded (-statements)")
+	var setups []string
+	if slices.Contains(c.stores, scaleout.Postgres) {
+		pg := fmt.Sprintf("PostgreSQL %s runs with fsync, synchronous_commit and full_page_writes off", c.pgVersion)
+		if c.statements {
+			pg += " and pg_stat_statements loaded (-statements)"
+		}
+		setups = append(setups, pg)
 	}
-	fmt.Fprintf(w, "; SQLite in WAL mode with synchronous=NORMAL; the floors alike.\n\n")
-	fmt.Fprintf(w, "| date | machine | Go | N | store | transitions/s | same-work floor/s | ratio | two-statement floor/s | ratio |\n")
-	fmt.Fprintf(w, "|---|---|---|---:|---|---:|---:|---:|---:|---:|\n")
+	if slices.Contains(c.stores, scaleout.SQLite) {
+		setups = append(setups, "SQLite runs in WAL mode with synchronous=NORMAL")
+	}
+	fmt.Fprintf(w, "%s; the floors alike.\n\n", strings.Join(setups, "; "))
+	fmt.Fprintf(w, "Each row was measured %d times, in rounds: every row once, then every row again. The rates\n", c.count)
+	fmt.Fprintf(w, "are the medians of the runs; each ratio is the median of the runs' ratios, each of a run\n")
+	fmt.Fprintf(w, "against the floors measured right after it; *each run* lists the same-work ratios in\n")
+	fmt.Fprintf(w, "round order. The tables after this one show the run of the median same-work ratio.\n\n")
+	fmt.Fprintf(w, "| date | machine | Go | N | store | transitions/s | same-work floor/s | ratio | two-statement floor/s | ratio | each run |\n")
+	fmt.Fprintf(w, "|---|---|---|---:|---|---:|---:|---:|---:|---:|---|\n")
 	date, machine := c.started.UTC().Format("2006-01-02"), machineName()
-	for _, r := range rows {
-		fmt.Fprintf(w, "| %s | %s | %s | %d | %s | %.0f | %.0f | %.2fx | %.0f | %.2fx |\n", date, machine, runtime.Version(),
-			r.workers, r.store, r.rate(), r.sameRate(), r.rate()/r.sameRate(), r.floorRate(), r.rate()/r.floorRate())
+	for _, m := range rows {
+		var each []string
+		for _, r := range m.runs {
+			each = append(each, fmt.Sprintf("%.2f", sameRatio(r)))
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %d | %s | %.0f | %.0f | %.2fx | %.0f | %.2fx | %s |\n", date, machine, runtime.Version(),
+			m.workers, m.store, m.median(row.rate), m.median(row.sameRate), m.median(sameRatio),
+			m.median(row.floorRate), m.median(floorRatio), strings.Join(each, ", "))
 	}
 	fmt.Fprintf(w, "\nWhere the processor time goes, a transition: *processes* is the worker (floor) processes\n")
 	fmt.Fprintf(w, "(for SQLite, the database engine is in them); *machine* is every CPU of the machine busy\n")
@@ -406,7 +482,8 @@ func (c *config) table(w io.Writer, rows []row) {
 	fmt.Fprintf(w, "processors the workers share with the server.\n\n")
 	fmt.Fprintf(w, "| N | store | run | transitions | wall | processes | machine | busy |\n")
 	fmt.Fprintf(w, "|---:|---|---|---:|---:|---:|---:|---:|\n")
-	for _, r := range rows {
+	for _, m := range rows {
+		r := m.mid()
 		phases := []struct {
 			name        string
 			n           int64
@@ -429,7 +506,8 @@ func (c *config) table(w io.Writer, rows []row) {
 	fmt.Fprintf(w, "\nWhat the workers did (entries: at the end of the events; the timers' last entries follow):\n\n")
 	fmt.Fprintf(w, "| N | store | entries | conflicts retried | loads | catch-ups | timers | effects |\n")
 	fmt.Fprintf(w, "|---:|---|---:|---:|---:|---:|---:|---:|\n")
-	for _, r := range rows {
+	for _, m := range rows {
+		r := m.mid()
 		var s scaleout.Stats
 		for _, x := range r.run.Stats {
 			s.Conflicts, s.Loads, s.CatchUps, s.Timers, s.Delivered = s.Conflicts+x.Conflicts, s.Loads+x.Loads, s.CatchUps+x.CatchUps, s.Timers+x.Timers, s.Delivered+x.Delivered
@@ -494,44 +572,41 @@ type statementTime struct {
 	ms    float64
 }
 
-// serverTimes returns the execution time of the statements run in the databases named
-// workers and floor since pg_stat_statements was last reset, longest first.
-func (c *config) serverTimes(ctx context.Context, workers, floor string) (w, f []statementTime, err error) {
+// serverTimes returns the execution time of the statements run in database since
+// pg_stat_statements was last reset, longest first.
+func (c *config) serverTimes(ctx context.Context, database string) ([]statementTime, error) {
 	conn, err := pgx.Connect(ctx, c.statsDSN)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	defer conn.Close(ctx)
-	rows, err := conn.Query(ctx, `SELECT d.datname, s.query, s.calls, s.total_exec_time
+	rows, err := conn.Query(ctx, `SELECT s.query, s.calls, s.total_exec_time
 		FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid
-		WHERE d.datname IN ($1, $2) ORDER BY s.total_exec_time DESC`, workers, floor)
+		WHERE d.datname = $1 ORDER BY s.total_exec_time DESC`, database)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	defer rows.Close()
 	space := regexp.MustCompile(`\s+`)
+	var out []statementTime
 	for rows.Next() {
-		var db string
 		var st statementTime
-		if err := rows.Scan(&db, &st.query, &st.calls, &st.ms); err != nil {
-			return nil, nil, err
+		if err := rows.Scan(&st.query, &st.calls, &st.ms); err != nil {
+			return nil, err
 		}
 		st.query = strings.ReplaceAll(space.ReplaceAllString(strings.TrimSpace(st.query), " "), `"public".`, "")
-		if db == workers {
-			w = append(w, st)
-		} else {
-			f = append(f, st)
-		}
+		out = append(out, st)
 	}
-	return w, f, rows.Err()
+	return out, rows.Err()
 }
 
 // statementsTable writes, for each row measured with -statements, the server's execution
 // time a transition by statement, the workers' and the same-work floor's: the statements that took
 // 1% of their database's time or more, and the rest together.
-func (c *config) statementsTable(w io.Writer, rows []row) {
+func (c *config) statementsTable(w io.Writer, rows []*measured) {
 	first := true
-	for _, r := range rows {
+	for _, m := range rows {
+		r := m.mid()
 		if r.server == nil && r.floorServer == nil {
 			continue
 		}
