@@ -276,7 +276,7 @@ func (w *Worker) applyOnce(ctx context.Context, it Item) error {
 			w.Stats.Conflicts++
 			w.refresh(ctx, id)
 		}
-		m, err := w.machine(ctx, id)
+		m, err := w.machine(ctx, id, it.Slot == 0 && tries == 1)
 		if err != nil {
 			return err
 		}
@@ -303,20 +303,37 @@ func (w *Worker) applyOnce(ctx context.Context, it Item) error {
 }
 
 // machine returns order id, from memory or loaded from the store; an order the store
-// does not have yet (Replay says fsmrt.ErrNotFound) is created.
-func (w *Worker) machine(ctx context.Context, id string) (*order.Order, error) {
+// does not have yet (Replay says fsmrt.ErrNotFound) is created. With first (its first
+// event), the order is created at once, and loaded only when the store has it already (a
+// worker started again, or the next worker got there first): a load less for each order.
+func (w *Worker) machine(ctx context.Context, id string, first bool) (*order.Order, error) {
 	if m, ok := w.cache[id]; ok {
 		return m, nil
 	}
+	if first {
+		m, err := w.create(ctx, id)
+		if !errors.Is(err, fsmrt.ErrStoreConflict) {
+			return m, err
+		}
+	}
 	m, err := w.load(ctx, id)
 	if errors.Is(err, fsmrt.ErrNotFound) {
-		m = w.newOrder()
-		m.ID = id
-		m.SetStore(w.DB.Store)
 		// Another worker may create it first: a conflict, and Retry loads it again.
-		err = m.Create(ctx, order.OrderInput{Actor: w.Name, At: w.Clock.Now(), Reason: "order opened"})
+		return w.create(ctx, id)
 	}
 	if err != nil {
+		return nil, err
+	}
+	w.cache[id] = m
+	return m, nil
+}
+
+// create creates order id in the store, and keeps it in memory.
+func (w *Worker) create(ctx context.Context, id string) (*order.Order, error) {
+	m := w.newOrder()
+	m.ID = id
+	m.SetStore(w.DB.Store)
+	if err := m.Create(ctx, order.OrderInput{Actor: w.Name, At: w.Clock.Now(), Reason: "order opened"}); err != nil {
 		return nil, err
 	}
 	w.cache[id] = m
