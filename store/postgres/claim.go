@@ -48,7 +48,7 @@ func (s *Store) CompleteEffects(ctx context.Context, ids []fsmrt.EffectID, now t
 	if len(ids) == 0 {
 		return ctx.Err()
 	}
-	if s.group != nil && s.group.add(s, ids, now) {
+	if s.group.Add(ids, now) {
 		return nil
 	}
 	return s.complete(ctx, completionArgs(ids, func(int) time.Time { return now }))

@@ -51,12 +51,12 @@ func (s *Store) Commit(ctx context.Context, c *fsmrt.Commit) error {
 	tx, w, err := s.write(ctx, c)
 	if err != nil || !w.instance || !w.fired {
 		_ = tx.Rollback(ctx) // a failed rollback closes the connection: the server rolls back
-		s.group.giveBack(s, w.completed, w.completedAt)
+		s.group.GiveBack(w.completed, w.completedAt)
 		return s.refused(ctx, c, w, err)
 	}
 	if err := tx.Commit(ctx); err != nil {
 		// Stored or not, they may be stored again: a completion is stored once.
-		s.group.giveBack(s, w.completed, w.completedAt)
+		s.group.GiveBack(w.completed, w.completedAt)
 		return s.commitFailed(ctx, c, err)
 	}
 	return nil

@@ -19,8 +19,8 @@ type Store struct {
 	ownPool bool // Open made the pool: Close closes it
 	sql     statements
 	index   indexStatements
-	wake    *waker           // the watches and the listening connection (wake.go)
-	group   *completionGroup // WithGroupedCompletions (group.go), or nil
+	wake    *waker                 // the watches and the listening connection (wake.go)
+	group   *fsmrt.CompletionGroup // WithGroupedCompletions (group.go), or nil
 }
 
 var _ fsmrt.Store = (*Store)(nil)
@@ -67,9 +67,7 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Store, error
 	}
 	st := newStatements(o.schema)
 	s := &Store{pool: pool, sql: st, index: newIndexStatements(o.schema), wake: &waker{prefix: st.wakePrefix, ping: listenPing}}
-	if o.groupWithin > 0 {
-		s.group = &completionGroup{within: o.groupWithin}
-	}
+	s.group = s.newGroup(o.groupWithin)
 	return s, nil
 }
 
@@ -96,7 +94,7 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 // completions still queued; those it cannot store are lost, and their effects delivered
 // again once their leases run out.
 func (s *Store) Close() {
-	_ = s.closeGroup()
+	_ = s.group.Close()
 	if s.wake != nil {
 		s.wake.close()
 	}
