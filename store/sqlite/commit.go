@@ -51,7 +51,20 @@ func (s *Store) Commit(ctx context.Context, c *fsmrt.Commit) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	err := s.writeTx(ctx, true, func(t *tx) error { return commitTx(ctx, t, c) })
+	var done []fsmrt.EffectID // completions queued, stored with c (group.go)
+	var doneAt []time.Time
+	err := s.writeTx(ctx, true, func(t *tx) error {
+		if err := commitTx(ctx, t, c); err != nil {
+			return err
+		}
+		if done, doneAt = s.group.Take(); len(done) > 0 {
+			return completeEach(ctx, t, done, doneAt)
+		}
+		return nil
+	})
+	if err != nil {
+		s.group.GiveBack(done, doneAt)
+	}
 	if err == nil {
 		s.notify(c)
 	}

@@ -118,11 +118,15 @@ func scanEffect(rows *sql.Rows, machine string) (fsmrt.PendingEffect, error) {
 }
 
 // CompleteEffects records the effects ids delivered at now, in one transaction
-// (fsmrt.Store.CompleteEffects). Effects already delivered keep their time; ids the
-// outbox does not hold are passed over.
+// (fsmrt.Store.CompleteEffects), or queues them for the next commit when opened
+// WithGroupedCompletions. Effects already delivered keep their time; ids the outbox does
+// not hold are passed over.
 func (s *Store) CompleteEffects(ctx context.Context, ids []fsmrt.EffectID, now time.Time) error {
 	if err := ctx.Err(); err != nil || len(ids) == 0 {
 		return err
+	}
+	if s.group.Add(ids, now) {
+		return nil // stored with the next commit (WithGroupedCompletions)
 	}
 	err := s.writeTx(ctx, true, func(t *tx) error { return completeEffects(ctx, t, ids, now) })
 	if err != nil {

@@ -39,6 +39,9 @@ type Store struct {
 	busyTimeout time.Duration
 	// hub wakes the watches of this process on the database file (wake.go).
 	hub *fileHub
+	// group queues the completions of delivered effects (WithGroupedCompletions), or is
+	// nil.
+	group *fsmrt.CompletionGroup
 }
 
 var _ fsmrt.Store = (*Store)(nil)
@@ -54,7 +57,8 @@ type Option func(*config)
 type config struct {
 	busyTimeout time.Duration
 	synchronous string
-	create      bool // WithCreate
+	create      bool          // WithCreate
+	groupWithin time.Duration // WithGroupedCompletions
 }
 
 // WithBusyTimeout sets how long a connection waits for a lock another connection or
@@ -102,6 +106,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	s := newStore(db)
 	s.owned = true
 	s.busyTimeout = cfg.busyTimeout
+	s.group = s.newGroup(cfg.groupWithin)
 	if err := s.setUp(ctx, cfg); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("sqlite store: open %s: %w", path, corrupt(err))
@@ -208,8 +213,9 @@ func newStore(db *sql.DB) *Store {
 // Close closes the statements the Store prepared, and the database when Open opened it; a
 // Store from New leaves the database to the caller.
 func (s *Store) Close() error {
+	err := s.group.Close()
 	s.leaveHub()
-	err := errors.Join(s.closeWriter(), s.closeStatements())
+	err = errors.Join(err, s.closeWriter(), s.closeStatements())
 	if !s.owned {
 		return err
 	}
