@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/fsmgen/fsmgen/fsmrt"
-	"github.com/fsmgen/fsmgen/store/postgres"
 )
 
 // roleEnv names the role a copy of the running program plays (see Child).
@@ -71,13 +70,14 @@ func addStoreFlags(fs *flag.FlagSet, prefix, what string) storeFlags {
 	}
 }
 
-// open opens the database the flags name, a PostgreSQL store with opts.
-func (f storeFlags) open(ctx context.Context, opts ...postgres.Option) (*DB, error) {
+// open opens the database the flags name, its store grouping completions within group
+// (Open).
+func (f storeFlags) open(ctx context.Context, group ...time.Duration) (*DB, error) {
 	switch {
 	case *f.dsn != "":
-		return Open(ctx, Postgres, *f.dsn, opts...)
+		return Open(ctx, Postgres, *f.dsn, group...)
 	case *f.db != "":
-		return Open(ctx, SQLite, *f.db)
+		return Open(ctx, SQLite, *f.db, group...)
 	}
 	return nil, fmt.Errorf("no database: give -db FILE or -postgres DSN")
 }
@@ -140,7 +140,7 @@ func WorkerMain(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	wait := fs.Bool("wait", false, "wait for a line on standard input before starting")
 	linger := fs.Bool("linger", false, "after the events, serve the timers and the outbox until standard input closes")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the events to this file")
-	group := fs.Duration("group-completions", 100*time.Millisecond, "PostgreSQL: store the completions of effects delivered with the next commit, or within this (real time; 0: each at once)")
+	group := fs.Duration("group-completions", 100*time.Millisecond, "store the completions of effects delivered with the next commit, or within this (real time; 0: each at once)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -159,7 +159,7 @@ func WorkerMain(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		fmt.Fprintf(stderr, "worker: %v\n", err)
 		return 2
 	}
-	db, err := openRetrying(ctx, where, stderr, postgres.WithGroupedCompletions(*group))
+	db, err := openRetrying(ctx, where, stderr, *group)
 	if err == nil {
 		defer db.Close()
 	}
@@ -383,10 +383,10 @@ func orderCommits(ctx context.Context, store fsmrt.Store, id string) ([]fsmrt.Co
 // openRetrying opens the worker's database and creates its deliveries table, trying again
 // for a while when that fails (a server restarting, a connection terminated: see
 // disrupt.go), as a worker started again at such a time must.
-func openRetrying(ctx context.Context, where storeFlags, stderr io.Writer, opts ...postgres.Option) (*DB, error) {
+func openRetrying(ctx context.Context, where storeFlags, stderr io.Writer, group time.Duration) (*DB, error) {
 	pause := storePause
 	for try := 0; ; try++ {
-		db, err := where.open(ctx, opts...)
+		db, err := where.open(ctx, group)
 		if err == nil {
 			if err = db.CreateDeliveries(ctx); err == nil {
 				return db, nil

@@ -47,20 +47,24 @@ type DB struct {
 // Open opens the database where (a SQLite file, or a PostgreSQL DSN) of kind, migrating
 // the store's schema. SQLite runs with synchronous=NORMAL: a crash of a process loses
 // nothing, a power loss may lose the last commits (the PostgreSQL of the tests runs
-// without fsync alike). The options are the PostgreSQL store's.
-func Open(ctx context.Context, kind, where string, opts ...postgres.Option) (*DB, error) {
+// without fsync alike). Group, when not zero, is the stores' WithGroupedCompletions.
+func Open(ctx context.Context, kind, where string, group ...time.Duration) (*DB, error) {
+	var within time.Duration
+	if len(group) > 0 {
+		within = group[0]
+	}
 	switch kind {
 	case SQLite:
-		return openSQLite(ctx, where)
+		return openSQLite(ctx, where, sqlite.WithSynchronousNormal(), sqlite.WithGroupedCompletions(within))
 	case Postgres:
-		return openPostgres(ctx, where, opts...)
+		return openPostgres(ctx, where, postgres.WithGroupedCompletions(within))
 	}
 	return nil, fmt.Errorf("unknown store %q (sqlite or postgres)", kind)
 }
 
 // openSQLite opens the store on file path and a connection of the proof's own.
-func openSQLite(ctx context.Context, path string) (*DB, error) {
-	st, err := sqlite.Open(ctx, path, sqlite.WithSynchronousNormal())
+func openSQLite(ctx context.Context, path string, opts ...sqlite.Option) (*DB, error) {
+	st, err := sqlite.Open(ctx, path, opts...)
 	if err != nil {
 		return nil, err
 	}
