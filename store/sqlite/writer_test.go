@@ -70,18 +70,7 @@ func TestWriterDroppedAfterFailedRollback(t *testing.T) {
 func TestOneConnectionPool(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	path := tempPath(t)
-	openStore(t, path) // creates the file, in WAL mode
-	dsn, err := dataSourceName(path, config{busyTimeout: DefaultBusyTimeout, synchronous: "FULL"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	db, err := sql.Open("sqlite", dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	db.SetMaxOpenConns(1)
+	db := openOwnDB(t, 1)
 	s, err := New(ctx, db)
 	if err != nil {
 		t.Fatal(err)
@@ -107,12 +96,12 @@ func TestOneConnectionPool(t *testing.T) {
 	}
 }
 
-// Close gives the writer connection back to a database it does not own, which stays
-// usable.
-func TestCloseGivesTheWriterBack(t *testing.T) {
-	ctx := context.Background()
+// openOwnDB returns a database of the program's own on a new file in WAL mode, limited
+// to conns connections, closed when t ends.
+func openOwnDB(t *testing.T, conns int) *sql.DB {
+	t.Helper()
 	path := tempPath(t)
-	openStore(t, path)
+	openStore(t, path) // creates the file, in WAL mode
 	dsn, err := dataSourceName(path, config{busyTimeout: DefaultBusyTimeout, synchronous: "FULL"})
 	if err != nil {
 		t.Fatal(err)
@@ -121,8 +110,16 @@ func TestCloseGivesTheWriterBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
-	db.SetMaxOpenConns(2)
+	t.Cleanup(func() { db.Close() })
+	db.SetMaxOpenConns(conns)
+	return db
+}
+
+// Close gives the writer connection back to a database it does not own, which stays
+// usable.
+func TestCloseGivesTheWriterBack(t *testing.T) {
+	ctx := context.Background()
+	db := openOwnDB(t, 2)
 	s, err := New(ctx, db)
 	if err != nil {
 		t.Fatal(err)
