@@ -109,7 +109,11 @@
 // leased_until (and count the attempt of an effect) before they commit. Since SQLite
 // admits one writer at a time to the file, claimers in any number of goroutines or
 // processes never get the same row while its lease runs. CompleteEffects sets
-// delivered_at, once: a delivered effect is never claimed again. A commit that rearms
+// delivered_at, once: a delivered effect is never claimed again. A store opened
+// WithGroupedCompletions(d) queues the completions instead, and stores them in the
+// transaction of its next commit (or by themselves after d, or at Close), saving a write
+// transaction after each transition whose effects were delivered at commit; a crash loses
+// those queued, and their effects are delivered again once their leases run out. A commit that rearms
 // replaces the instance's deadlines, leases, handled ones and all; a commit that handles
 // a deadline sets its handled_at (the time of the commit's entry), after which no claim
 // gets it, but Find still sees it until the next rearm; it is refused with a
