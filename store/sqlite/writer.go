@@ -64,14 +64,42 @@ func (s *Store) writerConn(ctx context.Context) (*writer, error) {
 	return w, nil
 }
 
-// close closes the statements of w and gives its connection back to the pool, or, when
-// bad (its transaction in an unknown state), has the pool close it.
-func (w *writer) close(bad bool) error {
-	var errs []error
-	for _, st := range w.stmts {
-		errs = append(errs, st.Close())
+// beginWriter begins a transaction on the writer connection with BEGIN IMMEDIATE. A
+// connection the pool closed meanwhile (a transaction of InTx whose context ended is
+// rolled back by database/sql, which may close its connection) is dropped, and the
+// transaction begun on another one. The caller holds the writer's turn.
+func (s *Store) beginWriter(ctx context.Context) (*writer, error) {
+	for try := 0; ; try++ {
+		w, err := s.writerConn(ctx)
+		if err != nil {
+			return nil, err
+		}
+		_, err = w.conn.ExecContext(ctx, "BEGIN IMMEDIATE")
+		if err == nil {
+			return w, nil
+		}
+		if !errors.Is(err, sql.ErrConnDone) && !errors.Is(err, driver.ErrBadConn) {
+			return nil, err // BUSY, a context done: no transaction began
+		}
+		if derr := s.dropWriter(true); derr != nil || try > 0 {
+			return nil, errors.Join(err, derr)
+		}
 	}
-	if bad {
+}
+
+// close closes the statements of w and gives its connection back to the pool, or, when
+// bad (its transaction in an unknown state, or the connection closed already), has the
+// pool close it. The statements of a connection closed already are left alone: the driver
+// cannot close them any more, and they go with it.
+func (w *writer) close(bad bool) error {
+	open := w.conn.Raw(func(any) error { return nil }) == nil
+	var errs []error
+	if open {
+		for _, st := range w.stmts {
+			errs = append(errs, st.Close())
+		}
+	}
+	if bad || !open {
 		// The pool closes the connection; what closing it says is of no use.
 		_ = w.conn.Raw(func(any) error { return driver.ErrBadConn })
 		_ = w.conn.Close()
@@ -104,15 +132,8 @@ func (s *Store) closeWriter() error {
 // that cannot roll back (the transaction may have ended already, or be in an unknown
 // state) or that the pool closed is dropped. The caller holds the writer's turn.
 func (s *Store) writeOn(ctx context.Context, fn func(*tx) error) error {
-	w, err := s.writerConn(ctx)
+	w, err := s.beginWriter(ctx)
 	if err != nil {
-		return err
-	}
-	if _, err := w.conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
-		if errors.Is(err, sql.ErrConnDone) || errors.Is(err, driver.ErrBadConn) {
-			return errors.Join(err, s.dropWriter(true))
-		}
-		// BUSY, a context done: no transaction began.
 		return err
 	}
 	err = fn(&tx{conn: w.conn, stmts: w.stmts})

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"testing"
 	"time"
@@ -226,5 +227,64 @@ func TestInTxSelfWait(t *testing.T) {
 	}
 	if err := s.Commit(ctx, testCommit("m", 2, "", false)); err != nil {
 		t.Fatalf("commit after the transactions: %v", err)
+	}
+}
+
+// A transaction of InTx whose context ends is rolled back, and the store's next writes
+// go through.
+func TestInTxContextEnds(t *testing.T) {
+	s := openStore(t, tempPath(t))
+	commitN(t, s, "m", 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	err := s.InTx(ctx, func(_ *sql.Tx, st fsmrt.Store) error {
+		if err := st.Commit(ctx, testCommit("x", 1, "", false)); err != nil {
+			return err
+		}
+		cancel()
+		time.Sleep(50 * time.Millisecond) // database/sql rolls the transaction back meanwhile
+		return nil
+	})
+	if err == nil {
+		t.Fatal("InTx committed after its context ended")
+	}
+	if l := mustLoad(t, s, "x"); l.Version != 0 {
+		t.Errorf("the transaction rolled back stored %+v", l)
+	}
+	for seq := int64(2); seq <= 3; seq++ {
+		if err := s.Commit(context.Background(), testCommit("m", seq, "", false)); err != nil {
+			t.Fatalf("commit %d after the cancelled transaction: %v", seq, err)
+		}
+	}
+}
+
+// A writer connection the pool closed behind the store's back is replaced at the next
+// write, which goes through.
+func TestWriterClosedByThePool(t *testing.T) {
+	s := openStore(t, tempPath(t))
+	commitN(t, s, "m", 1)
+	first := s.w
+	_ = first.conn.Raw(func(any) error { return driver.ErrBadConn }) // the pool closes it
+	if err := s.Commit(context.Background(), testCommit("m", 2, "", false)); err != nil {
+		t.Fatalf("commit after the writer connection was closed: %v", err)
+	}
+	if s.w == first {
+		t.Error("the closed connection was kept")
+	}
+	if l := mustLoad(t, s, "m"); l.Version != 2 {
+		t.Errorf("loaded %+v, want version 2", l)
+	}
+}
+
+// Close after the pool closed the writer connection behind the store's back closes the
+// store all the same.
+func TestCloseAfterWriterClosed(t *testing.T) {
+	s, err := Open(context.Background(), tempPath(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	commitN(t, s, "m", 1)
+	_ = s.w.conn.Raw(func(any) error { return driver.ErrBadConn })
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
 	}
 }
